@@ -1,0 +1,48 @@
+// The one thing the loop needs from a model: complete a conversation. Implemented by the openai-SDK
+// adapter and the scripted model (executors/llm).
+import type { ChatMessage, TokenUsage, ToolCall } from './messages.ts';
+
+export interface ToolDefinition {
+  name: string;
+  description: string;
+  /** JSON Schema of the arguments, exactly as sent to the provider. */
+  parameters: Record<string, unknown>;
+}
+
+export interface ModelRequest {
+  model: string;
+  messages: readonly ChatMessage[];
+  tools?: readonly ToolDefinition[];
+  temperature?: number;
+  maxTokens?: number;
+  signal?: AbortSignal;
+  /** Called with each streamed text fragment, when the model streams. */
+  onDelta?: (text: string) => void;
+}
+
+export interface ModelResponse {
+  content: string | null;
+  toolCalls: ToolCall[];
+  finishReason: string;
+  usage: TokenUsage;
+  /** The model that actually answered (may differ from the one asked for). */
+  model: string;
+}
+
+export interface ChatModel {
+  complete(request: ModelRequest): Promise<ModelResponse>;
+}
+
+/** A model call that failed; `retryable` follows agent-loop.md R12 (network, timeouts, 408, 429, 5xx). */
+export class ModelError extends Error {
+  override readonly name = 'ModelError';
+  readonly status: number | undefined;
+  readonly retryable: boolean;
+  readonly retryAfterMs: number | undefined;
+  constructor(message: string, init: { status?: number; retryable: boolean; retryAfterMs?: number; cause?: unknown }) {
+    super(message, { cause: init.cause });
+    this.status = init.status;
+    this.retryable = init.retryable;
+    this.retryAfterMs = init.retryAfterMs;
+  }
+}

@@ -1,0 +1,107 @@
+// The `warren` command line.
+import { relative } from 'node:path';
+import { Command, InvalidArgumentError } from 'commander';
+import type { Logger } from 'pino';
+import { startHub } from '../local-hub/server.ts';
+import { LocalFolderStore } from '../store/local-store.ts';
+import { DefinitionError, formatProblem } from '../store/problems.ts';
+import { loadWarrenConfig } from './config.ts';
+import { startDaemon } from './daemon.ts';
+import { createLogger } from './logger.ts';
+
+export function buildCli(): Command {
+  const program = new Command('warren')
+    .description('Hub-driven multi-agent scheduler: brings the agents of a hub to life.')
+    .showHelpAfterError();
+
+  program
+    .command('start')
+    .description('run the scheduler and workers (and the local hub when hub.embedded is true)')
+    .option('-c, --config <file>', 'warren config file', 'warren.yaml')
+    .action(async (opts: { config: string }) => {
+      const logger = createLogger();
+      const config = loadWarrenConfig(opts.config);
+      const daemon = await startDaemon({ config, logger, env: process.env });
+      if (daemon.generatedAdminKey) {
+        logger.info(`hub admin key (generated for this run; set WARREN_HUB_ADMIN_KEY to choose one): ${daemon.generatedAdminKey}`);
+      }
+      onShutdownSignal(logger, () => daemon.stop());
+    });
+
+  program
+    .command('hub')
+    .description('run the local hub alone')
+    .option('-c, --config <file>', 'warren config file', 'warren.yaml')
+    .option('-p, --port <port>', 'port (default: hub.port, or WARREN_HUB_PORT)', parsePort)
+    .option('--db <file>', "sqlite file, or ':memory:' (default: hub.db)")
+    .action(async (opts: { config: string; port?: number; db?: string }) => {
+      const logger = createLogger();
+      const config = loadWarrenConfig(opts.config);
+      const generated = !process.env[config.hub.admin_key_env];
+      const hub = await startHub({ dbPath: opts.db ?? config.hub.db, host: config.hub.host, port: opts.port ?? config.hub.port, adminKey: process.env[config.hub.admin_key_env], logger });
+      logger.info({ url: hub.url }, 'hub listening');
+      if (generated) logger.info(`hub admin key (generated for this run; set ${config.hub.admin_key_env} to choose one): ${hub.adminKey}`);
+      onShutdownSignal(logger, () => hub.close());
+    });
+
+  program
+    .command('validate')
+    .description('check agent definitions and print every problem as file:line:column')
+    .argument('[dir]', 'agents folder or store root (default: store.path of warren.yaml)')
+    .option('-c, --config <file>', 'warren config file', 'warren.yaml')
+    .action(async (dir: string | undefined, opts: { config: string }) => {
+      const store = new LocalFolderStore(dir ?? loadWarrenConfig(opts.config).store.path);
+      const { agents, problems } = await store.load();
+      for (const p of problems) {
+        const shown = { ...p, file: relative(process.cwd(), p.file) || p.file };
+        (p.severity === 'error' ? console.error : console.warn)(formatProblem(shown));
+      }
+      const errors = problems.filter((p) => p.severity === 'error').length;
+      console.log(`${agents.length} agent${agents.length === 1 ? '' : 's'} valid${errors ? `, ${errors} problem${errors === 1 ? '' : 's'}` : ''} in ${relative(process.cwd(), store.agentsDir) || '.'}`);
+      process.exitCode = errors ? 1 : 0;
+    });
+
+  return program;
+}
+
+/** First Ctrl-C/SIGTERM stops cleanly and exits 0; a second one forces exit. */
+function onShutdownSignal(logger: Logger, stop: () => Promise<void>): void {
+  let stopping = false;
+  const handler = (signal: NodeJS.Signals): void => {
+    if (stopping) {
+      logger.warn({ signal }, 'second signal: exiting now');
+      process.exit(1);
+    }
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    stop().then(
+      () => {
+        logger.info('stopped');
+        process.exit(0);
+      },
+      (err: unknown) => {
+        logger.error({ err }, 'error while shutting down');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', handler);
+  process.on('SIGTERM', handler);
+}
+
+function parsePort(v: string): number {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0 || n > 65_535) throw new InvalidArgumentError('expected a port number');
+  return n;
+}
+
+/** Runs the CLI; expected failures (bad config, unreachable services) print one clear line, not a stack. */
+export async function main(argv: string[]): Promise<void> {
+  try {
+    await buildCli().parseAsync(argv);
+  } catch (err) {
+    if (err instanceof DefinitionError) console.error(err.problems.map(formatProblem).join('\n'));
+    else console.error(`warren: ${err instanceof Error ? err.message : String(err)}`);
+    process.exitCode = 1;
+  }
+}

@@ -1,0 +1,73 @@
+// warren.yaml: where the hub, Redis and the agent definitions are, and how much to run at once.
+// Validated like agent configs (file:line:column), with environment overrides applied after.
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { z } from 'zod';
+import { parseDuration } from '../store/duration.ts';
+import { DefinitionError } from '../store/problems.ts';
+import { validateYaml } from '../store/yaml-validate.ts';
+
+const durationMs = z.union([z.string(), z.number()]).transform((v, ctx) => {
+  const ms = parseDuration(v);
+  if (ms === undefined) {
+    ctx.addIssue({ code: 'custom', message: 'expected a duration like 500ms, 2s or 1m' });
+    return z.NEVER;
+  }
+  return ms;
+});
+
+export const WarrenConfigSchema = z.strictObject({
+  hub: z
+    .strictObject({
+      url: z.url().default('http://127.0.0.1:7070'),
+      /** Serve the local hub in this process (the one-command demo). */
+      embedded: z.boolean().default(false),
+      /** Address the local hub binds to; loopback unless deliberately exposed (e.g. in a container). */
+      host: z.string().default('127.0.0.1'),
+      port: z.number().int().min(0).max(65_535).default(7070),
+      db: z.string().default('./data/hub.sqlite'),
+      /** Name of the env var holding the hub's admin (service) key. */
+      admin_key_env: z.string().default('WARREN_HUB_ADMIN_KEY'),
+      /** Register the loaded agents on the hub when they are missing there. */
+      register_agents: z.boolean().default(true),
+    })
+    .prefault({}),
+  redis: z.strictObject({ url: z.string().default('redis://127.0.0.1:6379'), prefix: z.string().min(1).default('warren') }).prefault({}),
+  store: z.strictObject({ type: z.literal('local').default('local'), path: z.string().default('./examples') }).prefault({}),
+  scheduler: z.strictObject({ poll_interval: durationMs.default(1_000) }).prefault({}),
+  workers: z.strictObject({ concurrency: z.number().int().min(1).max(10_000).default(50) }).prefault({}),
+  executors: z.strictObject({ llm: z.strictObject({ stream: z.boolean().default(false) }).prefault({}) }).prefault({}),
+});
+export type WarrenConfig = z.infer<typeof WarrenConfigSchema>;
+
+/**
+ * Loads warren.yaml (paths in it are relative to the file), then applies the environment overrides
+ * REDIS_URL, WARREN_HUB_PORT, WARREN_HUB_HOST, WARREN_HUB_EMBEDDED and WARREN_HUB_URL. A missing file means all defaults.
+ */
+export function loadWarrenConfig(file: string | undefined, env: NodeJS.ProcessEnv = process.env): WarrenConfig {
+  let config: WarrenConfig;
+  let base = process.cwd();
+  if (file && existsSync(file)) {
+    const result = validateYaml(file, readFileSync(file, 'utf8'), WarrenConfigSchema);
+    if (!result.ok) throw new DefinitionError(result.problems);
+    config = result.value;
+    base = dirname(resolve(file));
+  } else if (file && file !== 'warren.yaml') {
+    throw new DefinitionError([{ file, message: 'config file not found', severity: 'error' }]);
+  } else {
+    config = WarrenConfigSchema.parse({});
+  }
+  config.store.path = resolve(base, config.store.path);
+  if (config.hub.db !== ':memory:') config.hub.db = resolve(base, config.hub.db);
+  if (env.REDIS_URL) config.redis.url = env.REDIS_URL;
+  if (env.WARREN_HUB_PORT) {
+    const port = Number(env.WARREN_HUB_PORT);
+    if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new Error(`WARREN_HUB_PORT must be a port number, got "${env.WARREN_HUB_PORT}"`);
+    config.hub.port = port;
+    if (config.hub.embedded) config.hub.url = `http://127.0.0.1:${port}`;
+  }
+  if (env.WARREN_HUB_HOST) config.hub.host = env.WARREN_HUB_HOST;
+  if (env.WARREN_HUB_EMBEDDED) config.hub.embedded = /^(1|true|yes)$/i.test(env.WARREN_HUB_EMBEDDED);
+  if (env.WARREN_HUB_URL) config.hub.url = env.WARREN_HUB_URL;
+  return config;
+}

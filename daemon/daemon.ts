@@ -1,0 +1,96 @@
+// Wires one warren process: optional embedded hub, agent registry, scheduler, worker; and stops them in order.
+import type { Logger } from 'pino';
+import { HubClient } from '../hub-client/client.ts';
+import { LlmExecutor } from '../executors/llm/llm-executor.ts';
+import { parseMockResponses } from '../executors/llm/scripted-model.ts';
+import { startHub, type RunningHub } from '../local-hub/server.ts';
+import { ActivationQueue } from '../scheduler/activation-queue.ts';
+import { Scheduler } from '../scheduler/scheduler.ts';
+import { LocalFolderStore } from '../store/local-store.ts';
+import type { ActivationOutcome } from './activation.ts';
+import { AgentRegistry } from './agent-registry.ts';
+import type { WarrenConfig } from './config.ts';
+import { ExecutorRegistry } from './executor-registry.ts';
+import { assertRedisReachable, connectRedis, redactUrl } from './redis.ts';
+import { ActivationWorker } from './worker.ts';
+
+export interface DaemonOptions {
+  config: WarrenConfig;
+  logger: Logger;
+  /** Where secrets come from (process.env in production); read only by name, never copied whole. */
+  env: NodeJS.ProcessEnv;
+  /** Grace period for running activations at shutdown. */
+  shutdownDeadlineMs?: number;
+  onOutcome?: (outcome: ActivationOutcome) => void;
+}
+
+export interface RunningDaemon {
+  hubUrl: string;
+  /** The embedded hub's admin key when this process generated it (printed at start). */
+  generatedAdminKey: string | undefined;
+  registry: AgentRegistry;
+  stop(): Promise<void>;
+}
+
+export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
+  const { config, logger, env } = opts;
+  const cleanups: Array<() => Promise<void>> = [];
+  const stop = async (): Promise<void> => {
+    for (const c of cleanups.reverse()) await c().catch((err: unknown) => logger.warn({ err }, 'error during shutdown'));
+    cleanups.length = 0;
+  };
+
+  try {
+    let hubUrl = config.hub.url;
+    let adminKey = env[config.hub.admin_key_env];
+    let embedded: RunningHub | undefined;
+    if (config.hub.embedded) {
+      embedded = await startHub({ dbPath: config.hub.db, adminKey, host: config.hub.host, port: config.hub.port, logger: logger.child({ component: 'hub' }) });
+      cleanups.push(() => embedded!.close());
+      hubUrl = embedded.url;
+      adminKey = embedded.adminKey;
+      logger.info({ url: hubUrl, db: config.hub.db }, 'embedded hub listening');
+    }
+    if (!adminKey) throw new Error(`the hub's admin key is not set: export ${config.hub.admin_key_env} (or run with hub.embedded: true)`);
+
+    const hub = new HubClient({ baseUrl: hubUrl, apiKey: adminKey, logger: logger.child({ component: 'hub-client' }) });
+    const llm = new LlmExecutor({
+      secret: (name) => env[name],
+      defaultApiBase: env.OPENAI_BASE_URL,
+      mockResponses: env.WARREN_MOCK_RESPONSES ? parseMockResponses(env.WARREN_MOCK_RESPONSES) : undefined,
+      stream: config.executors.llm.stream,
+    });
+    const executors = new ExecutorRegistry(llm);
+    const registry = new AgentRegistry({ store: new LocalFolderStore(config.store.path), executors, logger });
+    await registry.reload();
+    if (config.hub.register_agents) await registry.registerOnHub(hub);
+
+    const producerConn = connectRedis(config.redis.url, 'producer', logger);
+    cleanups.push(async () => void (await producerConn.quit()));
+    await assertRedisReachable(producerConn, config.redis.url);
+    const workerConn = connectRedis(config.redis.url, 'worker', logger);
+    cleanups.push(async () => void (await workerConn.quit()));
+    logger.info({ redis: redactUrl(config.redis.url), prefix: config.redis.prefix }, 'redis connected');
+
+    const queue = new ActivationQueue(producerConn, { prefix: config.redis.prefix, logger });
+    cleanups.push(() => queue.close());
+    const worker = new ActivationWorker({
+      connection: workerConn,
+      prefix: config.redis.prefix,
+      concurrency: config.workers.concurrency,
+      deps: { hub, agents: registry, executors, logger },
+      logger,
+      onOutcome: opts.onOutcome,
+    });
+    cleanups.push(() => worker.close(opts.shutdownDeadlineMs ?? 30_000));
+    const scheduler = new Scheduler({ hub, queue, runnableAgents: () => registry.runnable(), pollIntervalMs: config.scheduler.poll_interval, logger });
+    scheduler.start();
+    cleanups.push(() => scheduler.stop());
+    logger.info({ agents: [...registry.runnable()], concurrency: config.workers.concurrency }, 'warren is running');
+
+    return { hubUrl, generatedAdminKey: embedded && !env[config.hub.admin_key_env] ? embedded.adminKey : undefined, registry, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}

@@ -1,0 +1,42 @@
+// The contract every executor keeps, whether it runs the in-process loop or a CLI subprocess.
+import type { EventLog } from '../agent-loop/events.ts';
+import type { TokenUsage } from '../agent-loop/messages.ts';
+import type { TerminationReason } from '../agent-loop/termination.ts';
+import type { AgentDefinition } from '../store/definition.ts';
+
+export interface ActivationInput {
+  /** Unique per activation; the root of every idempotency key it uses. */
+  id: string;
+  definition: AgentDefinition;
+  /** System part (prompt, skills, budget) and task part (thread or exploration), already rendered. */
+  context: { system: string; task: string };
+  events: EventLog;
+  /** Fires on cancel, shutdown or deadline; the executor must stop promptly when it does. */
+  signal: AbortSignal;
+}
+
+export interface ExecutorResult {
+  /** Final answer text; empty when there is nothing to post. */
+  text: string;
+  /** True when the executor already posted through the hub itself (then the pipeline does not). */
+  posted: boolean;
+  termination: TerminationReason;
+  partial: boolean;
+  usage: TokenUsage & { costUsd?: number; costIsEstimate?: boolean };
+  steps: number;
+  error?: { message: string; retryable: boolean };
+}
+
+export interface Executor {
+  run(input: ActivationInput): Promise<ExecutorResult>;
+}
+
+/** An executor cannot run this agent at all (missing key, missing CLI): retrying will not help. */
+export class ExecutorSetupError extends Error {
+  override readonly name = 'ExecutorSetupError';
+  readonly agent: string;
+  constructor(agent: string, message: string) {
+    super(`agent ${agent}: ${message}`);
+    this.agent = agent;
+  }
+}

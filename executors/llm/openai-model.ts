@@ -1,0 +1,138 @@
+// ChatModel over the real `openai` SDK: any OpenAI-compatible endpoint, JSON or SSE streaming.
+import OpenAI from 'openai';
+import type { ChatCompletionChunk, ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
+import type { ChatMessage, ToolCall } from '../../agent-loop/messages.ts';
+import { ModelError, type ChatModel, type ModelRequest, type ModelResponse } from '../../agent-loop/model.ts';
+
+export interface OpenAIModelOptions {
+  /** OpenAI-compatible base URL (…/v1); undefined = the SDK default (OPENAI_BASE_URL, else OpenAI). */
+  baseURL?: string;
+  apiKey: string;
+  /** Stream the answer (SSE) and report text deltas as they arrive. */
+  stream?: boolean;
+  timeoutMs?: number;
+  maxRetries?: number;
+}
+
+export class OpenAIChatModel implements ChatModel {
+  readonly #client: OpenAI;
+  readonly #stream: boolean;
+
+  constructor(opts: OpenAIModelOptions) {
+    this.#client = new OpenAI({ baseURL: opts.baseURL, apiKey: opts.apiKey, timeout: opts.timeoutMs ?? 120_000, maxRetries: opts.maxRetries ?? 2 });
+    this.#stream = opts.stream ?? false;
+  }
+
+  async complete(req: ModelRequest): Promise<ModelResponse> {
+    const params = {
+      model: req.model,
+      messages: req.messages.map(toWireMessage),
+      temperature: req.temperature,
+      max_tokens: req.maxTokens,
+      tools: req.tools?.length ? req.tools.map(toWireTool) : undefined,
+    };
+    try {
+      if (this.#stream) {
+        const stream = await this.#client.chat.completions.create({ ...params, stream: true, stream_options: { include_usage: true } }, { signal: req.signal });
+        return await collectStream(stream, req);
+      }
+      const res = await this.#client.chat.completions.create(params, { signal: req.signal });
+      const choice = res.choices[0];
+      return {
+        content: choice?.message.content ?? null,
+        toolCalls: (choice?.message.tool_calls ?? []).flatMap((tc) => (tc.type === 'function' ? [fromWireCall(tc.id, tc.function.name, tc.function.arguments)] : [])),
+        finishReason: choice?.finish_reason ?? 'stop',
+        usage: {
+          inputTokens: res.usage?.prompt_tokens ?? 0,
+          outputTokens: res.usage?.completion_tokens ?? 0,
+          cachedTokens: res.usage?.prompt_tokens_details?.cached_tokens ?? 0,
+        },
+        model: res.model,
+      };
+    } catch (err) {
+      throw toModelError(err);
+    }
+  }
+}
+
+async function collectStream(stream: AsyncIterable<ChatCompletionChunk>, req: ModelRequest): Promise<ModelResponse> {
+  let content = '';
+  let finishReason = 'stop';
+  let model = req.model;
+  let usage = { inputTokens: 0, outputTokens: 0, cachedTokens: 0 };
+  const calls = new Map<number, { id: string; name: string; args: string }>();
+  for await (const chunk of stream) {
+    model = chunk.model || model;
+    if (chunk.usage) {
+      usage = {
+        inputTokens: chunk.usage.prompt_tokens,
+        outputTokens: chunk.usage.completion_tokens,
+        cachedTokens: chunk.usage.prompt_tokens_details?.cached_tokens ?? 0,
+      };
+    }
+    const choice = chunk.choices[0];
+    if (!choice) continue;
+    if (choice.delta.content) {
+      content += choice.delta.content;
+      req.onDelta?.(choice.delta.content);
+    }
+    for (const d of choice.delta.tool_calls ?? []) {
+      const call = calls.get(d.index) ?? { id: '', name: '', args: '' };
+      if (d.id) call.id = d.id;
+      if (d.function?.name) call.name += d.function.name;
+      if (d.function?.arguments) call.args += d.function.arguments;
+      calls.set(d.index, call);
+    }
+    if (choice.finish_reason) finishReason = choice.finish_reason;
+  }
+  const toolCalls = [...calls.entries()].sort(([a], [b]) => a - b).map(([, c]) => fromWireCall(c.id, c.name, c.args));
+  return { content: content || null, toolCalls, finishReason, usage, model };
+}
+
+function toWireMessage(m: ChatMessage): ChatCompletionMessageParam {
+  switch (m.role) {
+    case 'assistant':
+      return {
+        role: 'assistant',
+        content: m.content,
+        tool_calls: m.toolCalls?.length
+          ? m.toolCalls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: c.rawArguments ?? JSON.stringify(c.arguments) } }))
+          : undefined,
+      };
+    case 'tool':
+      return { role: 'tool', tool_call_id: m.toolCallId, content: m.content };
+    default:
+      return { role: m.role, content: m.content };
+  }
+}
+
+function toWireTool(t: { name: string; description: string; parameters: Record<string, unknown> }): ChatCompletionTool {
+  return { type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } };
+}
+
+function fromWireCall(id: string, name: string, args: string): ToolCall {
+  try {
+    const parsed: unknown = args.trim() === '' ? {} : JSON.parse(args);
+    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) return { id, name, arguments: parsed as Record<string, unknown> };
+  } catch {
+    // Left for the loop's repair step; keep the raw text so nothing is lost.
+  }
+  return { id, name, arguments: {}, rawArguments: args };
+}
+
+function toModelError(err: unknown): ModelError {
+  if (err instanceof OpenAI.APIUserAbortError) return new ModelError('model call aborted', { retryable: false, cause: err });
+  if (err instanceof OpenAI.APIConnectionError) return new ModelError(`model endpoint unreachable: ${err.message}`, { retryable: true, cause: err });
+  if (err instanceof OpenAI.APIError) {
+    const status = err.status as number | undefined;
+    const retryable = status === undefined || status === 408 || status === 429 || status >= 500;
+    const ra = (err.headers as Headers | undefined)?.get('retry-after');
+    return new ModelError(`model call failed (${status ?? 'no status'}): ${err.message}`, {
+      status,
+      retryable,
+      retryAfterMs: ra && Number.isFinite(Number(ra)) ? Number(ra) * 1000 : undefined,
+      cause: err,
+    });
+  }
+  return new ModelError(err instanceof Error ? err.message : String(err), { retryable: false, cause: err });
+}

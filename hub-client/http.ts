@@ -1,0 +1,117 @@
+// The one place hub HTTP happens: timeouts on every call, retries only where safe (hub-api.md §10).
+import type { Logger } from 'pino';
+import { detailToString, HubError } from './errors.ts';
+import { backoffDelayMs, DEFAULT_RETRY, isRepeatable, isRetryableStatus, parseRetryAfter, type RetryPolicy } from './retry-policy.ts';
+
+export interface HubHttpOptions {
+  /** Hub origin, e.g. http://127.0.0.1:7070 (the client adds /api/v1). */
+  baseUrl: string;
+  /** Admin (service) key or an agent key; sent as a Bearer token. */
+  apiKey: string;
+  timeoutMs?: number;
+  retry?: RetryPolicy;
+  logger?: Logger;
+}
+
+export type Query = Record<string, string | number | boolean | undefined>;
+
+export interface RequestOptions {
+  query?: Query;
+  body?: unknown;
+  /** Makes a POST safe to retry; the hub replays the original answer for a repeated key. */
+  idempotencyKey?: string;
+  signal?: AbortSignal;
+  timeoutMs?: number;
+}
+
+export class HubHttp {
+  readonly baseUrl: string;
+  readonly #apiKey: string;
+  readonly #timeoutMs: number;
+  readonly #retry: RetryPolicy;
+  readonly #logger: Logger | undefined;
+
+  constructor(opts: HubHttpOptions) {
+    this.baseUrl = opts.baseUrl.replace(/\/+$/, '');
+    this.#apiKey = opts.apiKey;
+    this.#timeoutMs = opts.timeoutMs ?? 30_000;
+    this.#retry = opts.retry ?? DEFAULT_RETRY;
+    this.#logger = opts.logger;
+  }
+
+  async request(method: 'GET' | 'POST', path: string, opts: RequestOptions = {}): Promise<unknown> {
+    const repeatable = isRepeatable(method, opts.idempotencyKey !== undefined);
+    const attempts = repeatable ? this.#retry.attempts : 1;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.#once(method, path, opts);
+      } catch (err) {
+        if (!(err instanceof HubError) || !err.retryable || attempt >= attempts || opts.signal?.aborted) throw err;
+        const delay = backoffDelayMs(attempt, this.#retry, (err.cause as { retryAfterMs?: number } | undefined)?.retryAfterMs);
+        this.#logger?.warn({ method, path, status: err.status, attempt, delayMs: Math.round(delay) }, 'hub call failed, retrying');
+        await sleep(delay, opts.signal);
+      }
+    }
+  }
+
+  async #once(method: string, path: string, opts: RequestOptions): Promise<unknown> {
+    const url = new URL(`${this.baseUrl}/api/v1${path}`);
+    for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
+    const headers: Record<string, string> = { authorization: `Bearer ${this.#apiKey}`, accept: 'application/json' };
+    if (opts.body !== undefined) headers['content-type'] = 'application/json';
+    if (opts.idempotencyKey) headers['idempotency-key'] = opts.idempotencyKey;
+    const timeout = AbortSignal.timeout(opts.timeoutMs ?? this.#timeoutMs);
+    const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
+
+    let res: Response;
+    let text: string;
+    try {
+      res = await fetch(url, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body), signal });
+      text = await res.text();
+    } catch (cause) {
+      const aborted = opts.signal?.aborted === true;
+      const detail = timeout.aborted ? 'timed out' : aborted ? 'aborted' : errorMessage(cause);
+      throw new HubError({ method, path, detail, retryable: !aborted, cause });
+    }
+    const body = parseJson(text);
+    if (res.ok) return body;
+    const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'));
+    throw new HubError({
+      method,
+      path,
+      status: res.status,
+      detail: detailToString(body, text.slice(0, 200) || res.statusText),
+      retryable: isRetryableStatus(res.status),
+      cause: { retryAfterMs },
+    });
+  }
+}
+
+function parseJson(text: string): unknown {
+  if (text === '') return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
+
+function errorMessage(err: unknown): string {
+  if (err instanceof Error) {
+    const cause = err.cause instanceof Error ? `: ${err.cause.message}` : '';
+    return `${err.message}${cause}`;
+  }
+  return String(err);
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const t = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(t);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}

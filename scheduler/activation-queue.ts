@@ -1,0 +1,37 @@
+// The producer side of the activation queue: one active plus at most one pending activation per agent.
+import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { ACTIVATION_QUEUE, PRIORITY, type ActivationJob } from './activation-job.ts';
+
+export class ActivationQueue {
+  readonly queue: Queue<ActivationJob>;
+
+  constructor(connection: Redis, opts: { prefix: string; logger: Logger }) {
+    this.queue = new Queue<ActivationJob>(ACTIVATION_QUEUE, { connection, prefix: opts.prefix });
+    this.queue.on('error', (err) => opts.logger.error({ err }, 'activation queue error'));
+  }
+
+  /**
+   * BullMQ's `keepLastIfActive` deduplication keyed by agent gives exactly the rule we want: while an
+   * activation waits, further adds are absorbed by it; while one runs, one follow-up is kept and queued
+   * when it finishes, so new input during a run triggers exactly one more activation.
+   */
+  async enqueue(agent: string, trigger: ActivationJob['trigger']): Promise<string | undefined> {
+    const data: ActivationJob = { agent, trigger, enqueuedAt: Date.now() };
+    const job = await this.queue.add(trigger, data, {
+      deduplication: { id: `agent:${agent}`, keepLastIfActive: true },
+      priority: PRIORITY[trigger],
+      attempts: 3,
+      backoff: { type: 'exponential', delay: 2_000, jitter: 0.5 },
+      removeOnComplete: { count: 1_000 },
+      removeOnFail: { count: 1_000 },
+    });
+    // A deduplicated add returns the id of the job that absorbed it.
+    return job.id;
+  }
+
+  async close(): Promise<void> {
+    await this.queue.close();
+  }
+}

@@ -1,0 +1,78 @@
+// The scheduler loop: on a timer, ask the hub who has unread notifications and enqueue one activation
+// per runnable agent. Repeats are expected (notifications stay unread until handled); the queue's
+// per-agent deduplication absorbs them.
+import type { Logger } from 'pino';
+import type { HubAdapter } from '../hub-client/adapter.ts';
+import type { ActivationQueue } from './activation-queue.ts';
+import { selectInboxWork } from './intake.ts';
+
+export interface SchedulerOptions {
+  hub: HubAdapter;
+  queue: ActivationQueue;
+  /** Names of agents this daemon can run right now (loaded, valid, requirements met). */
+  runnableAgents: () => ReadonlySet<string>;
+  pollIntervalMs: number;
+  logger: Logger;
+}
+
+export class Scheduler {
+  readonly #opts: SchedulerOptions;
+  #timer: NodeJS.Timeout | undefined;
+  #running: Promise<void> | undefined;
+  #stopped = true;
+  readonly #lastJob = new Map<string, string>();
+  #consecutiveFailures = 0;
+
+  constructor(opts: SchedulerOptions) {
+    this.#opts = opts;
+  }
+
+  start(): void {
+    if (!this.#stopped) return;
+    this.#stopped = false;
+    this.#schedule(0);
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    clearTimeout(this.#timer);
+    await this.#running;
+  }
+
+  /** One intake round; returns the agents enqueued (new jobs only, not absorbed repeats). */
+  async tick(): Promise<string[]> {
+    const { hub, queue, logger } = this.#opts;
+    const work = selectInboxWork(await hub.agentsWithNotifications(), this.#opts.runnableAgents());
+    const enqueued: string[] = [];
+    for (const a of work) {
+      const jobId = await queue.enqueue(a.name, 'notification');
+      if (jobId && this.#lastJob.get(a.name) !== jobId) {
+        this.#lastJob.set(a.name, jobId);
+        enqueued.push(a.name);
+        logger.debug({ agent: a.name, jobId, unread: a.notification_count }, 'activation enqueued');
+      }
+    }
+    return enqueued;
+  }
+
+  #schedule(delayMs: number): void {
+    if (this.#stopped) return;
+    this.#timer = setTimeout(() => {
+      this.#running = this.tick()
+        .then(() => {
+          this.#consecutiveFailures = 0;
+        })
+        .catch((err: unknown) => {
+          this.#consecutiveFailures++;
+          this.#opts.logger.warn({ err, failures: this.#consecutiveFailures }, 'scheduler intake failed; will retry');
+        })
+        .finally(() => this.#schedule(this.#nextDelay()));
+    }, delayMs);
+  }
+
+  /** Back off while the hub or Redis fails, up to 30 s, so an outage is not hammered. */
+  #nextDelay(): number {
+    const base = this.#opts.pollIntervalMs;
+    return this.#consecutiveFailures === 0 ? base : Math.min(30_000, base * 2 ** Math.min(this.#consecutiveFailures, 6));
+  }
+}

@@ -1,0 +1,180 @@
+// The agent config schema (shared/docs/agent-config.md §2): Botburrow schema v1.0.0 plus warren's additions.
+// Unknown keys are errors; every accepted field is honoured (memory and spawning are validated only).
+import { z } from 'zod';
+import { parseDuration } from './duration.ts';
+
+/** Hub registration is stricter than the schema's `^[a-z0-9-]+$`; warren validates the stricter form. */
+export const AGENT_NAME = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/;
+
+const duration = z
+  .union([z.string(), z.number()])
+  .transform((v, ctx) => {
+    const ms = parseDuration(v);
+    if (ms === undefined || ms <= 0) {
+      ctx.addIssue({ code: 'custom', message: 'expected a duration like 90s, 5m, 1h or a number of seconds' });
+      return z.NEVER;
+    }
+    return ms;
+  });
+
+/** A scripted reply: plain text, or tool calls with optional text, usage, delay and error (agent-loop.md R15). */
+export const ScriptedReplySchema = z.union([
+  z.string(),
+  z.strictObject({
+    content: z.string().nullish(),
+    tool_calls: z
+      .array(z.strictObject({ id: z.string().optional(), name: z.string(), arguments: z.union([z.string(), z.record(z.string(), z.unknown())]).default({}) }))
+      .optional(),
+    usage: z.strictObject({ prompt_tokens: z.number().int().nonnegative(), completion_tokens: z.number().int().nonnegative() }).optional(),
+    finish_reason: z.string().optional(),
+    delay_ms: z.number().int().nonnegative().optional(),
+    error: z.strictObject({ status: z.number().int(), message: z.string().optional(), retry_after: z.number().optional() }).optional(),
+  }),
+]);
+export type ScriptedReply = z.infer<typeof ScriptedReplySchema>;
+
+export const BrainSchema = z.strictObject({
+  provider: z.enum(['anthropic', 'openai', 'google', 'local', 'ollama', 'deepseek', 'scripted']).default('anthropic'),
+  model: z.string().min(1),
+  temperature: z.number().min(0).max(2).default(0.7),
+  max_tokens: z.number().int().min(100).max(128_000).default(4096),
+  api_base: z.url().optional(),
+  api_key_env: z.string().regex(/^[A-Z][A-Z0-9_]*$/, 'expected the NAME of an environment variable, like OPENAI_API_KEY').default('OPENAI_API_KEY'),
+  fallback_models: z.array(z.string().min(1)).default([]),
+  tool_mode: z.enum(['native', 'text', 'auto']).default('auto'),
+  /** (warren) canned replies of the `scripted` provider, replayed from the start on every activation. */
+  responses: z.array(ScriptedReplySchema).optional(),
+});
+
+const McpServerSchema = z.union([
+  z.string().min(1),
+  z.strictObject({ name: z.string().min(1), command: z.string().min(1), args: z.array(z.string()).default([]), env: z.record(z.string(), z.string()).default({}) }),
+  z.strictObject({ name: z.string().min(1), url: z.url(), headers: z.record(z.string(), z.string()).default({}) }),
+]);
+
+const GRANT = /^[a-z0-9_-]+:[A-Za-z0-9_*|.-]+(:[A-Za-z0-9_*|./-]+)*$/;
+
+export const CapabilitiesSchema = z.strictObject({
+  grants: z.array(z.string().regex(GRANT, 'expected a grant like service:scope[:resource]')).default([]),
+  skills: z.array(z.string().min(1)).default([]),
+  mcp_servers: z.array(McpServerSchema).default([]),
+  shell: z
+    .strictObject({
+      enabled: z.boolean().default(false),
+      allowed_commands: z.array(z.string()).default([]),
+      blocked_patterns: z.array(z.string()).default([]),
+      timeout_seconds: z.number().int().min(1).max(3600).default(120),
+    })
+    .default({ enabled: false, allowed_commands: [], blocked_patterns: [], timeout_seconds: 120 }),
+  spawning: z.strictObject({ can_propose: z.boolean().default(false), allowed_templates: z.array(z.string()).default([]) }).optional(),
+  delegates: z.array(z.string().regex(AGENT_NAME)).default([]),
+});
+
+const InterestsSchema = z.strictObject({
+  topics: z.array(z.string()).default([]),
+  communities: z.array(z.string()).default([]),
+  keywords: z.array(z.string()).default([]),
+  follow_agents: z.array(z.string()).default([]),
+});
+
+const HHMM = /^([01]\d|2[0-3]):[0-5]\d$/;
+
+const BehaviorSchema = z.strictObject({
+  respond_to_mentions: z.boolean().default(true),
+  respond_to_replies: z.boolean().default(true),
+  respond_to_dms: z.boolean().default(true),
+  max_iterations: z.number().int().min(1).max(50).default(10),
+  max_tokens: z.number().int().min(1000).default(100_000),
+  max_duration: duration.default(300_000),
+  can_create_posts: z.boolean().default(true),
+  quiet_hours: z
+    .strictObject({
+      start: z.string().regex(HHMM, 'expected HH:MM'),
+      end: z.string().regex(HHMM, 'expected HH:MM'),
+      timezone: z.string().refine(isTimeZone, 'expected an IANA time zone such as Europe/Berlin').default('UTC'),
+    })
+    .optional(),
+  discovery: z
+    .strictObject({
+      enabled: z.boolean().default(false),
+      frequency: z.enum(['staleness', 'hourly', 'daily']).default('staleness'),
+      respond_to_questions: z.boolean().default(true),
+      respond_to_discussions: z.boolean().default(false),
+      min_confidence: z.number().min(0).max(1).default(0.7),
+    })
+    .prefault({}),
+  limits: z
+    .strictObject({
+      max_daily_posts: z.number().int().nonnegative().default(5),
+      max_daily_comments: z.number().int().nonnegative().default(50),
+      max_responses_per_thread: z.number().int().nonnegative().default(3),
+      min_interval_seconds: z.number().int().nonnegative().default(60),
+    })
+    .prefault({}),
+});
+
+const ObservabilitySchema = z.strictObject({
+  post_errors: z.boolean().default(true),
+  post_summaries: z.boolean().default(false),
+  post_learnings: z.boolean().default(false),
+  redact_from_posts: z.array(z.enum(['user_content', 'api_keys', 'internal_reasoning'])).default(['api_keys']),
+});
+
+const MemorySchema = z.strictObject({
+  enabled: z.boolean().default(false),
+  remember: z
+    .strictObject({
+      conversations_with: z.array(z.string()).default([]),
+      projects_worked_on: z.boolean().default(false),
+      decisions_made: z.boolean().default(false),
+      feedback_received: z.boolean().default(false),
+    })
+    .optional(),
+  max_size_mb: z.number().positive().default(100),
+  retrieval: z
+    .strictObject({
+      strategy: z.enum(['embedding_search', 'keyword', 'recent']).default('recent'),
+      max_context_items: z.number().int().positive().default(10),
+      relevance_threshold: z.number().min(0).max(1).default(0.7),
+    })
+    .optional(),
+});
+
+/** Keys of the original runner that are accepted with a warning and ignored. */
+export const LEGACY_KEYS = ['network', 'system_prompt', 'r2_path'] as const;
+
+export const AgentConfigSchema = z.strictObject({
+  version: z.string().regex(/^\d+\.\d+\.\d+$/, 'expected a version like 1.0.0').default('1.0.0'),
+  name: z.string().regex(AGENT_NAME, 'expected 3–50 lowercase letters, digits and inner dashes').min(3).max(50),
+  display_name: z.string().optional(),
+  description: z.string().optional(),
+  type: z.enum(['llm', 'native', 'custom', 'claude-code', 'goose', 'aider', 'opencode']),
+  brain: BrainSchema,
+  capabilities: CapabilitiesSchema,
+  interests: InterestsSchema.prefault({}),
+  behavior: BehaviorSchema.prefault({}),
+  observability: ObservabilitySchema.prefault({}),
+  memory: MemorySchema.optional(),
+  cache_ttl: z.number().int().min(30).max(3600).default(300),
+  network: z.unknown().optional(),
+  system_prompt: z.unknown().optional(),
+  r2_path: z.unknown().optional(),
+});
+
+export type AgentConfigInput = z.input<typeof AgentConfigSchema>;
+export type AgentConfig = z.infer<typeof AgentConfigSchema>;
+export type ExecutorType = 'llm' | 'claude-code' | 'goose' | 'aider' | 'opencode';
+
+/** `native` is the schema's name for the in-process loop, `custom` its deprecated twin. */
+export function executorTypeOf(config: Pick<AgentConfig, 'type'>): ExecutorType {
+  return config.type === 'native' || config.type === 'custom' ? 'llm' : config.type;
+}
+
+function isTimeZone(tz: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}

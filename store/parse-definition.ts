@@ -1,0 +1,42 @@
+// Turns the two files of one agent into a definition or a list of problems; shared by every store backend.
+import { AgentConfigSchema, LEGACY_KEYS } from './agent-config.ts';
+import type { AgentDefinition } from './definition.ts';
+import type { Problem } from './problems.ts';
+import { validateYaml } from './yaml-validate.ts';
+
+export interface RawAgentFiles {
+  /** The folder name, which must equal `name` in the config. */
+  folder: string;
+  configFile: string;
+  configText: string;
+  promptFile: string;
+  /** undefined when system-prompt.md does not exist. */
+  promptText: string | undefined;
+}
+
+export function parseDefinition(raw: RawAgentFiles): { definition?: AgentDefinition; problems: Problem[] } {
+  const result = validateYaml(raw.configFile, raw.configText, AgentConfigSchema);
+  const problems = [...result.problems];
+  if (raw.promptText === undefined) {
+    problems.push({ file: raw.promptFile, message: 'missing system prompt (every agent needs a system-prompt.md beside its config.yaml)', severity: 'error' });
+  }
+  if (!result.ok) return { problems };
+
+  const config = result.value;
+  if (config.name !== raw.folder) {
+    problems.push({ file: raw.configFile, field: 'name', message: `name "${config.name}" must equal its folder name "${raw.folder}"`, severity: 'error' });
+  }
+  for (const key of LEGACY_KEYS) {
+    if (config[key] !== undefined) {
+      problems.push({ file: raw.configFile, field: key, message: `legacy key "${key}" is ignored`, severity: 'warning' });
+    }
+  }
+  if (config.type === 'custom') {
+    problems.push({ file: raw.configFile, field: 'type', message: 'type "custom" is deprecated; it runs as "llm"', severity: 'warning' });
+  }
+  if (problems.some((p) => p.severity === 'error') || raw.promptText === undefined) return { problems };
+  return {
+    definition: { name: config.name, config, systemPrompt: raw.promptText, files: { config: raw.configFile, prompt: raw.promptFile } },
+    problems,
+  };
+}

@@ -1,0 +1,72 @@
+// Parses YAML keeping source positions, validates it with a zod schema, and reports every problem
+// of the file at once with its line and column.
+import { isMap, LineCounter, parseDocument, type Document } from 'yaml';
+import type { z } from 'zod';
+import type { Problem } from './problems.ts';
+
+export type Validated<T> = { ok: true; value: T; problems: Problem[] } | { ok: false; problems: Problem[] };
+
+export function validateYaml<S extends z.ZodType>(file: string, text: string, schema: S): Validated<z.infer<S>> {
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  const syntax: Problem[] = doc.errors.map((e) => {
+    const pos = lineCounter.linePos(e.pos[0]);
+    return { file, line: pos.line, column: pos.col, message: `YAML syntax: ${firstLine(e.message)}`, severity: 'error' };
+  });
+  if (syntax.length) return { ok: false, problems: syntax };
+
+  const data: unknown = doc.toJS();
+  if (data === null || data === undefined) return { ok: false, problems: [{ file, line: 1, column: 1, message: 'file is empty', severity: 'error' }] };
+  const parsed = schema.safeParse(data);
+  if (parsed.success) return { ok: true, value: parsed.data, problems: [] };
+
+  const problems = parsed.error.issues.flatMap((issue): Problem[] => {
+    // An unknown-key issue names several keys at the parent path: give each its own location.
+    if (issue.code === 'unrecognized_keys') {
+      return issue.keys.map((key) => {
+        const path = [...issue.path, key];
+        return { file, ...locate(doc, lineCounter, path, true), field: dotted(path), message: `unknown key "${key}"`, severity: 'error' as const };
+      });
+    }
+    const missing = issue.code === 'invalid_type' && issue.path.length > 0 && !doc.hasIn(issue.path);
+    const message = missing ? `required field is missing (expected ${issue.expected})` : issue.message;
+    // A missing field is shown at the key of the object that should hold it.
+    const at = missing ? locate(doc, lineCounter, issue.path.slice(0, -1), true) : locate(doc, lineCounter, issue.path);
+    return [{ file, ...at, field: dotted(issue.path) || undefined, message, severity: 'error' as const }];
+  });
+  return { ok: false, problems };
+}
+
+/** Where a path points in the source: the value node, or the key itself for unknown keys. */
+export function locate(doc: Document, lc: LineCounter, path: readonly PropertyKey[], atKey = false): { line: number; column: number } {
+  // Walk as deep as the document goes: a missing field is reported at its nearest existing parent.
+  for (let depth = path.length; depth >= 0; depth--) {
+    const sub = path.slice(0, depth);
+    if (atKey && depth === path.length && sub.length > 0) {
+      const parent = sub.length > 1 ? doc.getIn(sub.slice(0, -1), true) : doc.contents;
+      if (isMap(parent)) {
+        const pair = parent.items.find((p) => (p.key as { value?: unknown } | null)?.value === sub.at(-1));
+        const range = (pair?.key as { range?: [number, number, number] } | null)?.range;
+        if (range) return pos(lc, range[0]);
+      }
+      continue;
+    }
+    const node = sub.length === 0 ? doc.contents : doc.getIn(sub, true);
+    const range = (node as { range?: [number, number, number] } | null)?.range;
+    if (range) return pos(lc, range[0]);
+  }
+  return { line: 1, column: 1 };
+}
+
+function pos(lc: LineCounter, offset: number): { line: number; column: number } {
+  const p = lc.linePos(offset);
+  return { line: p.line, column: p.col };
+}
+
+function dotted(path: readonly PropertyKey[]): string {
+  return path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p))).join('.').replace(/\.\[/g, '[');
+}
+
+function firstLine(s: string): string {
+  return s.split('\n')[0] ?? s;
+}

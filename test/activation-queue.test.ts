@@ -1,0 +1,79 @@
+// Per-agent deduplication on real BullMQ + Redis: one running and at most one pending activation per agent.
+import { randomUUID } from 'node:crypto';
+import { Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import { pino } from 'pino';
+import { afterEach, describe, expect, inject, it } from 'vitest';
+import { ACTIVATION_QUEUE, type ActivationJob } from '../scheduler/activation-job.ts';
+import { ActivationQueue } from '../scheduler/activation-queue.ts';
+
+const redisUrl = inject('redisUrl');
+const logger = pino({ level: 'silent' });
+const closers: Array<() => Promise<unknown>> = [];
+afterEach(async () => {
+  for (const c of closers.splice(0).reverse()) await c();
+});
+
+function setup(): { queue: ActivationQueue; prefix: string } {
+  const prefix = `warren-q-${randomUUID().slice(0, 8)}`;
+  const conn = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
+  const queue = new ActivationQueue(conn, { prefix, logger });
+  closers.push(async () => conn.quit(), () => queue.close());
+  return { queue, prefix };
+}
+
+describe('activation queue', () => {
+  it('absorbs repeated enqueues while an activation waits', async () => {
+    const { queue } = setup();
+    const ids = new Set<string | undefined>();
+    for (let i = 0; i < 50; i++) ids.add(await queue.enqueue('alice', 'notification'));
+    ids.add(await queue.enqueue('bob', 'notification'));
+    expect(ids.size).toBe(2);
+    expect(await queue.queue.getJobCountByTypes('wait', 'prioritized')).toBe(2);
+  });
+
+  it('queues exactly one follow-up for input that arrives while the agent runs, never two at once', async () => {
+    const { queue, prefix } = setup();
+    let running = 0;
+    let maxRunning = 0;
+    const runs: number[] = [];
+    let release!: () => void;
+    const firstRunGate = new Promise<void>((r) => (release = r));
+    let started!: () => void;
+    const firstStarted = new Promise<void>((r) => (started = r));
+    const conn = new Redis(redisUrl, { maxRetriesPerRequest: null });
+    const worker = new Worker<ActivationJob>(
+      ACTIVATION_QUEUE,
+      async () => {
+        running++;
+        maxRunning = Math.max(maxRunning, running);
+        runs.push(Date.now());
+        if (runs.length === 1) {
+          started();
+          await firstRunGate;
+        }
+        running--;
+      },
+      { connection: conn, prefix, concurrency: 10 },
+    );
+    closers.push(async () => conn.quit(), () => worker.close());
+
+    await queue.enqueue('alice', 'notification');
+    await firstStarted;
+    for (let i = 0; i < 20; i++) await queue.enqueue('alice', 'notification');
+    release();
+    const deadline = Date.now() + 5_000;
+    while (runs.length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, 300)); // would a third run appear?
+    expect(runs).toHaveLength(2);
+    expect(maxRunning).toBe(1);
+  });
+
+  it('puts ids only into job data', async () => {
+    const { queue } = setup();
+    const id = await queue.enqueue('alice', 'notification');
+    const job = await queue.queue.getJob(id!);
+    expect(Object.keys(job!.data).sort()).toEqual(['agent', 'enqueuedAt', 'trigger']);
+    expect(job!.opts.priority).toBe(1);
+  });
+});

@@ -1,0 +1,85 @@
+// Starts a real local hub and a real warren daemon (private Redis, temp agents folder) for end-to-end tests.
+import { randomUUID } from 'node:crypto';
+import { cpSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino, type Logger } from 'pino';
+import { WarrenConfigSchema, type WarrenConfig } from '../../daemon/config.ts';
+import { startDaemon, type RunningDaemon } from '../../daemon/daemon.ts';
+import type { ActivationOutcome } from '../../daemon/activation.ts';
+import { startHub, type RunningHub } from '../../local-hub/server.ts';
+import { hubCaller, type HubCaller } from './hub-api.ts';
+
+export interface Harness {
+  hub: RunningHub;
+  daemon: RunningDaemon;
+  api: HubCaller;
+  adminKey: string;
+  prefix: string;
+  agentsDir: string;
+  logs: string[];
+  outcomes: ActivationOutcome[];
+  /** Registers a human-ish agent through the API and returns its key. */
+  registerUser(name: string): Promise<string>;
+  stop(): Promise<void>;
+}
+
+export function makeAgentsDir(agents: Record<string, { config: string; prompt?: string }>, opts: { withGreeter?: boolean } = {}): string {
+  const dir = join(mkdtempSync(join(tmpdir(), 'warren-e2e-')), 'agents');
+  mkdirSync(dir, { recursive: true });
+  if (opts.withGreeter ?? true) cpSync('examples/agents/greeter', join(dir, 'greeter'), { recursive: true });
+  for (const [name, a] of Object.entries(agents)) {
+    mkdirSync(join(dir, name), { recursive: true });
+    writeFileSync(join(dir, name, 'config.yaml'), a.config);
+    if (a.prompt !== undefined) writeFileSync(join(dir, name, 'system-prompt.md'), a.prompt);
+  }
+  return dir;
+}
+
+export async function startHarness(opts: {
+  redisUrl: string;
+  agentsDir: string;
+  env?: Record<string, string>;
+  config?: (c: WarrenConfig) => void;
+}): Promise<Harness> {
+  const adminKey = `admin-${randomUUID()}`;
+  const hub = await startHub({ dbPath: ':memory:', port: 0, adminKey });
+  const prefix = `warren-test-${randomUUID().slice(0, 8)}`;
+  const config = WarrenConfigSchema.parse({
+    hub: { url: hub.url, embedded: false },
+    redis: { url: opts.redisUrl, prefix },
+    store: { path: opts.agentsDir },
+    scheduler: { poll_interval: '50ms' },
+    workers: { concurrency: 4 },
+  });
+  opts.config?.(config);
+  const logs: string[] = [];
+  const logger: Logger = pino({ level: 'debug' }, { write: (line: string) => void logs.push(line) });
+  const outcomes: ActivationOutcome[] = [];
+  const daemon = await startDaemon({
+    config,
+    logger,
+    env: { WARREN_HUB_ADMIN_KEY: adminKey, ...opts.env },
+    shutdownDeadlineMs: 2_000,
+    onOutcome: (o) => outcomes.push(o),
+  });
+  const api = hubCaller(hub.url);
+  return {
+    hub,
+    daemon,
+    api,
+    adminKey,
+    prefix,
+    agentsDir: opts.agentsDir,
+    logs,
+    outcomes,
+    async registerUser(name: string) {
+      const r = await api.post<{ api_key: string }>('/agents/register', adminKey, { name, type: 'human' });
+      return r.api_key;
+    },
+    async stop() {
+      await daemon.stop();
+      await hub.close();
+    },
+  };
+}

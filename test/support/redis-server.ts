@@ -1,0 +1,72 @@
+// A private redis-server per test run (never the shared instance on :6379), so tests
+// can flush, kill and restart it freely.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createConnection } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort } from './free-port.ts';
+
+export interface PrivateRedis {
+  readonly url: string;
+  readonly port: number;
+  /** SIGKILL the server (a fault); `start()` brings it back on the same port and dir. */
+  kill(): Promise<void>;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export function redisServerAvailable(): boolean {
+  return spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status === 0;
+}
+
+export async function startPrivateRedis(opts: { appendonly?: boolean } = {}): Promise<PrivateRedis> {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'warren-redis-'));
+  let child: ChildProcess | undefined;
+
+  const start = async (): Promise<void> => {
+    child = spawn(
+      'redis-server',
+      [
+        '--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '',
+        '--appendonly', opts.appendonly ? 'yes' : 'no', '--maxmemory-policy', 'noeviction',
+      ],
+      { stdio: 'ignore' },
+    );
+    await waitForPort(port, 5000);
+  };
+  const kill = async (): Promise<void> => {
+    const c = child;
+    if (!c || c.exitCode !== null) return;
+    await new Promise<void>((resolve) => {
+      c.once('exit', () => resolve());
+      c.kill('SIGKILL');
+    });
+  };
+  await start();
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    kill,
+    start,
+    async stop() {
+      await kill();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function waitForPort(port: number, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const ok = await new Promise<boolean>((resolve) => {
+      const sock = createConnection({ port, host: '127.0.0.1' });
+      sock.once('connect', () => { sock.end(); resolve(true); });
+      sock.once('error', () => resolve(false));
+    });
+    if (ok) return;
+    if (Date.now() > deadline) throw new Error(`redis-server did not listen on ${port} within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
