@@ -22,7 +22,6 @@ if (!canStripTypes) {
   for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(sig, () => child.kill(sig));
   child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
 } else {
-  process.removeAllListeners('warning'); // type stripping's experimental notice is noise for users
   const { main } = await import('../daemon/cli.ts');
   await main(process.argv);
 }

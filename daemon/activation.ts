@@ -10,13 +10,15 @@ import { buildNotificationContext } from '../prompts/context.ts';
 import type { AgentDefinition } from '../store/definition.ts';
 import type { ActivationJob } from '../scheduler/activation-job.ts';
 import type { ExecutorRegistry } from './executor-registry.ts';
-import { idempotencyKey } from './idempotency.ts';
+import { idempotencyKey, readKey } from './idempotency.ts';
+import type { ReplyOutbox } from './reply-outbox.ts';
 import { partitionInbox } from './inbox-policy.ts';
 
 export interface ActivationDeps {
   hub: HubAdapter;
   agents: { get(name: string): AgentDefinition | undefined };
   executors: ExecutorRegistry;
+  outbox: ReplyOutbox;
   logger: Logger;
   /** Most notifications answered in one activation; the rest stay unread and bring the agent back. */
   maxNotificationsPerActivation?: number;
@@ -68,13 +70,14 @@ export async function runActivation(deps: ActivationDeps, activationId: string, 
     // Notifications the agent is configured not to answer are handled by policy: marking them read
     // keeps the agent from being woken for them again.
     if (ignorable.length) {
-      await hub.markRead(def.name, ignorable.map((n) => n.id), { idempotencyKey: idempotencyKey(activationId, 'read-ignored'), signal });
+      const ids = ignorable.map((n) => n.id);
+      await hub.markRead(def.name, ids, { idempotencyKey: readKey(ids), signal });
       outcome.handled.push(...ignorable.map((n) => n.id));
     }
     const batch = actionable.slice(0, deps.maxNotificationsPerActivation ?? 10);
     for (const n of batch) {
       if (signal.aborted) throw new ActivationError(def.name, 'aborted', true);
-      const answered = await handleNotification(hub, resolved.executor, def, n, { activationId, events, signal, log });
+      const answered = await handleNotification(deps, resolved.executor, def, n, { activationId, events, signal, log });
       outcome.usage = addUsage(outcome.usage, answered.usage);
       outcome.handled.push(n.id);
       if (answered.replied) outcome.replies++;
@@ -95,37 +98,47 @@ export async function runActivation(deps: ActivationDeps, activationId: string, 
 }
 
 async function handleNotification(
-  hub: HubAdapter,
+  deps: ActivationDeps,
   executor: Executor,
   def: AgentDefinition,
   n: Notification,
   run: { activationId: string; events: EventLog; signal: AbortSignal; log: Logger },
 ): Promise<{ replied: boolean; usage: TokenUsage }> {
+  const { hub, outbox } = deps;
   const { activationId, events, signal, log } = run;
   if (!n.post_id) {
     // Nothing to answer in a thread (e.g. a follow); handled by reading it.
-    await hub.markRead(def.name, [n.id], { idempotencyKey: `notification:${n.id}:read`, signal });
+    await hub.markRead(def.name, [n.id], { idempotencyKey: readKey([n.id]), signal });
     return { replied: false, usage: ZERO_USAGE };
   }
-  const post = await hub.getPost(n.post_id, { includeComments: true, signal });
-  const context = buildNotificationContext(def, post, n);
-  const result = await executor.run({ id: activationId, definition: def, context, events, signal });
-  if (result.termination === 'error' || result.termination === 'aborted') {
-    throw new ActivationError(def.name, result.error?.message ?? result.termination, result.error?.retryable ?? true);
+  let usage = ZERO_USAGE;
+  let text = await outbox.get(def.name, n.id);
+  let posted = false;
+  if (text === undefined) {
+    const post = await hub.getPost(n.post_id, { includeComments: true, signal });
+    const context = buildNotificationContext(def, post, n);
+    const result = await executor.run({ id: activationId, definition: def, context, events, signal });
+    if (result.termination === 'error' || result.termination === 'aborted') {
+      throw new ActivationError(def.name, result.error?.message ?? result.termination, result.error?.retryable ?? true);
+    }
+    usage = result.usage;
+    posted = result.posted;
+    text = posted ? '' : result.text;
+    if (text) await outbox.put(def.name, n.id, text);
+    log.info({ notification: n.id, termination: result.termination }, text ? 'answer ready' : 'no reply needed');
+  } else {
+    log.info({ notification: n.id }, 'posting the answer kept from an earlier attempt');
   }
-  let replied = false;
-  if (result.text && !result.posted) {
+  if (text) {
     // Keyed by the notification, not the attempt: whichever activation answers it, the hub keeps one reply.
     const comment = await hub.createComment(
-      { agent: def.name, postId: post.id, content: result.text, parentId: n.comment_id ?? null },
+      { agent: def.name, postId: n.post_id, content: text, parentId: n.comment_id ?? null },
       { idempotencyKey: `notification:${n.id}:reply`, signal },
     );
-    replied = true;
-    log.info({ notification: n.id, post: post.id, comment: comment.id, termination: result.termination }, 'replied');
-  } else {
-    log.info({ notification: n.id, termination: result.termination }, 'no reply needed');
+    log.info({ notification: n.id, post: n.post_id, comment: comment.id }, 'replied');
   }
   // Only now, with the answer safely on the hub, is the notification read.
-  await hub.markRead(def.name, [n.id], { idempotencyKey: `notification:${n.id}:read`, signal });
-  return { replied: replied || result.posted, usage: result.usage };
+  await hub.markRead(def.name, [n.id], { idempotencyKey: readKey([n.id]), signal });
+  await outbox.clear(def.name, n.id);
+  return { replied: Boolean(text) || posted, usage };
 }

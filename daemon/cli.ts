@@ -2,12 +2,13 @@
 import { relative } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import type { Logger } from 'pino';
-import { startHub } from '../local-hub/server.ts';
 import { LocalFolderStore } from '../store/local-store.ts';
 import { DefinitionError, formatProblem } from '../store/problems.ts';
 import { loadWarrenConfig } from './config.ts';
-import { startDaemon } from './daemon.ts';
 import { createLogger } from './logger.ts';
+
+// Commands load their heavy parts (BullMQ, the hub, the SDKs) only when they run, so `--help` and
+// `validate` start fast.
 
 export function buildCli(): Command {
   const program = new Command('warren')
@@ -21,6 +22,7 @@ export function buildCli(): Command {
     .action(async (opts: { config: string }) => {
       const logger = createLogger();
       const config = loadWarrenConfig(opts.config);
+      const { startDaemon } = await import('./daemon.ts');
       const daemon = await startDaemon({ config, logger, env: process.env });
       if (daemon.generatedAdminKey) {
         logger.info(`hub admin key (generated for this run; set WARREN_HUB_ADMIN_KEY to choose one): ${daemon.generatedAdminKey}`);
@@ -38,6 +40,7 @@ export function buildCli(): Command {
       const logger = createLogger();
       const config = loadWarrenConfig(opts.config);
       const generated = !process.env[config.hub.admin_key_env];
+      const { startHub } = await import('../local-hub/server.ts');
       const hub = await startHub({ dbPath: opts.db ?? config.hub.db, host: config.hub.host, port: opts.port ?? config.hub.port, adminKey: process.env[config.hub.admin_key_env], logger });
       logger.info({ url: hub.url }, 'hub listening');
       if (generated) logger.info(`hub admin key (generated for this run; set ${config.hub.admin_key_env} to choose one): ${hub.adminKey}`);

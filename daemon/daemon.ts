@@ -5,12 +5,14 @@ import { LlmExecutor } from '../executors/llm/llm-executor.ts';
 import { parseMockResponses } from '../executors/llm/scripted-model.ts';
 import { startHub, type RunningHub } from '../local-hub/server.ts';
 import { ActivationQueue } from '../scheduler/activation-queue.ts';
+import { AgentStateStore } from '../scheduler/agent-state.ts';
 import { Scheduler } from '../scheduler/scheduler.ts';
 import { LocalFolderStore } from '../store/local-store.ts';
 import type { ActivationOutcome } from './activation.ts';
 import { AgentRegistry } from './agent-registry.ts';
 import type { WarrenConfig } from './config.ts';
 import { ExecutorRegistry } from './executor-registry.ts';
+import { RedisReplyOutbox } from './reply-outbox.ts';
 import { assertRedisReachable, connectRedis, redactUrl } from './redis.ts';
 import { ActivationWorker } from './worker.ts';
 
@@ -73,17 +75,19 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     logger.info({ redis: redactUrl(config.redis.url), prefix: config.redis.prefix }, 'redis connected');
 
     const queue = new ActivationQueue(producerConn, { prefix: config.redis.prefix, logger });
+    const agentState = new AgentStateStore(producerConn, config.redis.prefix);
     cleanups.push(() => queue.close());
     const worker = new ActivationWorker({
       connection: workerConn,
       prefix: config.redis.prefix,
       concurrency: config.workers.concurrency,
-      deps: { hub, agents: registry, executors, logger },
+      deps: { hub, agents: registry, executors, outbox: new RedisReplyOutbox(producerConn, config.redis.prefix), logger },
+      agentState,
       logger,
       onOutcome: opts.onOutcome,
     });
     cleanups.push(() => worker.close(opts.shutdownDeadlineMs ?? 30_000));
-    const scheduler = new Scheduler({ hub, queue, runnableAgents: () => registry.runnable(), pollIntervalMs: config.scheduler.poll_interval, logger });
+    const scheduler = new Scheduler({ hub, queue, agentState, runnableAgents: () => registry.runnable(), pollIntervalMs: config.scheduler.poll_interval, logger });
     scheduler.start();
     cleanups.push(() => scheduler.stop());
     logger.info({ agents: [...registry.runnable()], concurrency: config.workers.concurrency }, 'warren is running');

@@ -3,6 +3,7 @@ import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { ACTIVATION_QUEUE, ActivationJobSchema, type ActivationJob } from '../scheduler/activation-job.ts';
+import type { AgentStateStore } from '../scheduler/agent-state.ts';
 import { ActivationError, runActivation, type ActivationDeps, type ActivationOutcome } from './activation.ts';
 
 export interface ActivationWorkerOptions {
@@ -10,6 +11,7 @@ export interface ActivationWorkerOptions {
   prefix: string;
   concurrency: number;
   deps: ActivationDeps;
+  agentState: AgentStateStore;
   logger: Logger;
   /** Observes each finished activation (tests, metrics). */
   onOutcome?: (outcome: ActivationOutcome) => void;
@@ -27,12 +29,18 @@ export class ActivationWorker {
         const data = ActivationJobSchema.safeParse(job.data);
         if (!data.success) throw new UnrecoverableError(`malformed activation job ${job.id}: ${data.error.issues[0]?.message ?? ''}`);
         try {
-          const outcome = await runActivation(opts.deps, `act-${job.id}`, data.data, signal ?? new AbortController().signal);
+          const outcome = await runActivation(opts.deps, activationIdOf(job), data.data, signal ?? new AbortController().signal);
+          await opts.agentState.recordSuccess(data.data.agent);
           opts.onOutcome?.(outcome);
           return outcome;
         } catch (err) {
-          if (err instanceof ActivationError && !err.retryable) throw new UnrecoverableError(err.message);
-          throw err;
+          const unrecoverable = err instanceof ActivationError && !err.retryable;
+          // Only a final failure counts toward the agent's backoff; BullMQ's own retries come first.
+          if (unrecoverable || job.attemptsMade + 1 >= (job.opts.attempts ?? 1)) {
+            const failures = await opts.agentState.recordFailure(data.data.agent);
+            this.#logger.warn({ agent: data.data.agent, failures }, 'activation failed for good');
+          }
+          throw unrecoverable ? new UnrecoverableError(err.message) : err;
         }
       },
       { connection: opts.connection, prefix: opts.prefix, concurrency: opts.concurrency, autorun: true },
@@ -60,4 +68,9 @@ export class ActivationWorker {
       await this.worker.close(true);
     }
   }
+}
+
+/** Stable across BullMQ retries of the job; the timestamp keeps ids unique even if Redis is wiped and ids restart. */
+function activationIdOf(job: Job<ActivationJob, ActivationOutcome>): string {
+  return `act-${job.id}-${job.timestamp.toString(36)}`;
 }

@@ -4,11 +4,14 @@
 import type { Logger } from 'pino';
 import type { HubAdapter } from '../hub-client/adapter.ts';
 import type { ActivationQueue } from './activation-queue.ts';
+import type { AgentStateStore } from './agent-state.ts';
+import { eligibleAt } from './backoff.ts';
 import { selectInboxWork } from './intake.ts';
 
 export interface SchedulerOptions {
   hub: HubAdapter;
   queue: ActivationQueue;
+  agentState: AgentStateStore;
   /** Names of agents this daemon can run right now (loaded, valid, requirements met). */
   runnableAgents: () => ReadonlySet<string>;
   pollIntervalMs: number;
@@ -41,8 +44,12 @@ export class Scheduler {
 
   /** One intake round; returns the agents enqueued (new jobs only, not absorbed repeats). */
   async tick(): Promise<string[]> {
-    const { hub, queue, logger } = this.#opts;
-    const work = selectInboxWork(await hub.agentsWithNotifications(), this.#opts.runnableAgents());
+    const { hub, queue, logger, agentState } = this.#opts;
+    const candidates = selectInboxWork(await hub.agentsWithNotifications(), this.#opts.runnableAgents());
+    const states = await agentState.getMany(candidates.map((a) => a.name));
+    const now = Date.now();
+    // Agents that keep failing wait out their backoff; their notifications stay unread meanwhile.
+    const work = candidates.filter((a) => eligibleAt(states.get(a.name) ?? { failures: 0, lastFailureAt: undefined }) <= now);
     const enqueued: string[] = [];
     for (const a of work) {
       const jobId = await queue.enqueue(a.name, 'notification');

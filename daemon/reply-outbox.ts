@@ -1,0 +1,38 @@
+// Remembers an answer between "the model produced it" and "the hub has it and the notification is read".
+// A retried or recovered activation then posts the same text under the same Idempotency-Key, so the hub
+// replays its first answer instead of refusing a changed body, and no model call is paid twice.
+import type { Redis } from 'ioredis';
+
+const TTL_SECONDS = 24 * 3600;
+
+export interface ReplyOutbox {
+  get(agent: string, notificationId: string): Promise<string | undefined>;
+  put(agent: string, notificationId: string, text: string): Promise<void>;
+  clear(agent: string, notificationId: string): Promise<void>;
+}
+
+export class RedisReplyOutbox implements ReplyOutbox {
+  readonly #redis: Redis;
+  readonly #prefix: string;
+
+  constructor(redis: Redis, prefix: string) {
+    this.#redis = redis;
+    this.#prefix = prefix;
+  }
+
+  #key(agent: string, id: string): string {
+    return `${this.#prefix}:outbox:${agent}:${id}`;
+  }
+
+  async get(agent: string, notificationId: string): Promise<string | undefined> {
+    return (await this.#redis.get(this.#key(agent, notificationId))) ?? undefined;
+  }
+
+  async put(agent: string, notificationId: string, text: string): Promise<void> {
+    await this.#redis.set(this.#key(agent, notificationId), text, 'EX', TTL_SECONDS);
+  }
+
+  async clear(agent: string, notificationId: string): Promise<void> {
+    await this.#redis.del(this.#key(agent, notificationId));
+  }
+}

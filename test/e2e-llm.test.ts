@@ -1,0 +1,103 @@
+// An agent on an OpenAI-compatible endpoint, end to end through the real `openai` SDK over HTTP
+// (against the fake server in test/fakes), JSON and SSE streaming.
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { startFakeOpenAI, type FakeOpenAI } from './fakes/openai-server.ts';
+import { makeAgentsDir, startHarness, type Harness } from './support/daemon-harness.ts';
+import { waitFor, type WirePost } from './support/hub-api.ts';
+
+const redisUrl = inject('redisUrl');
+let fake: FakeOpenAI;
+let h: Harness | undefined;
+beforeAll(async () => {
+  fake = await startFakeOpenAI();
+});
+afterAll(() => fake.close());
+afterEach(async () => {
+  await h?.stop();
+  h = undefined;
+  fake.reset();
+});
+
+const oracle = (apiBase: string): string => `name: oracle
+description: Knows things.
+type: llm
+brain:
+  provider: openai
+  model: fake-gpt
+  api_base: ${apiBase}
+  api_key_env: ORACLE_API_KEY
+  temperature: 0.2
+  max_tokens: 512
+capabilities:
+  grants: [hub:read, hub:write]
+`;
+
+async function replyOf(harness: Harness, postId: string, key: string, author: string): Promise<string | undefined> {
+  const p = await harness.api.get<WirePost>(`/posts/${postId}?include_comments=true`, key);
+  return p.comments?.find((c) => c.author.name === author)?.content;
+}
+
+describe.each([{ stream: false }, { stream: true }])('llm executor against an OpenAI-compatible server (stream: $stream)', ({ stream }) => {
+  it('sends the thread to the model with the declared key and posts its answer', async () => {
+    const key = `sk-oracle-${Math.random().toString(36).slice(2)}`;
+    const canary = `canary-${Math.random().toString(36).slice(2)}`;
+    fake.enqueue({ content: 'The answer is 42.', usage: { prompt_tokens: 120, completion_tokens: 6 } });
+    h = await startHarness({
+      redisUrl,
+      agentsDir: makeAgentsDir({ oracle: { config: oracle(fake.url), prompt: 'You are {{name}}. {{description}}' } }, { withGreeter: false }),
+      env: { ORACLE_API_KEY: key, UNRELATED_SECRET: canary },
+      config: (c) => (c.executors.llm.stream = stream),
+    });
+    const userKey = await h.registerUser('alice');
+    const post = await h.api.post<{ id: string }>('/posts', userKey, { title: 'Life', content: '@oracle what is the answer?' });
+    const harness = h;
+    const reply = await waitFor('oracle reply', () => replyOf(harness, post.id, userKey, 'oracle'));
+    expect(reply).toBe('The answer is 42.');
+
+    expect(fake.requests).toHaveLength(1);
+    const req = fake.requests[0]!;
+    expect(req.headers.authorization).toBe(`Bearer ${key}`);
+    const body = req.body as { model: string; stream?: boolean; temperature: number; max_tokens: number; messages: Array<{ role: string; content: string }> };
+    expect(body.model).toBe('fake-gpt');
+    expect(Boolean(body.stream)).toBe(stream);
+    expect(body.temperature).toBe(0.2);
+    expect(body.max_tokens).toBe(512);
+    expect(body.messages[0]).toEqual({ role: 'system', content: 'You are oracle. Knows things.' });
+    expect(body.messages[1]?.role).toBe('user');
+    expect(body.messages[1]?.content).toContain('@oracle what is the answer?');
+    expect(body.messages[1]?.content).toContain('You were mentioned');
+    // Nothing but the declared key leaves the daemon: no other secret in the request.
+    expect(req.rawBody).not.toContain(canary);
+    expect(JSON.stringify(req.headers)).not.toContain(canary);
+    expect(JSON.stringify(req.headers)).not.toContain(h.adminKey);
+  });
+});
+
+describe('llm executor failures', () => {
+  it('keeps the notification unread when the model rejects the key, and backs the agent off', async () => {
+    fake.enqueue({ error: { status: 401, message: 'invalid api key' } });
+    h = await startHarness({
+      redisUrl,
+      agentsDir: makeAgentsDir({ oracle: { config: oracle(fake.url), prompt: 'You are {{name}}.' } }, { withGreeter: false }),
+      env: { ORACLE_API_KEY: 'sk-wrong' },
+    });
+    const userKey = await h.registerUser('alice');
+    await h.api.post('/posts', userKey, { content: '@oracle hello?' });
+    const harness = h;
+    fake.setResponder(() => ({ error: { status: 401, message: 'invalid api key' } }));
+    await waitFor('the failed activation', async () => (harness.logs.some((l) => l.includes('activation failed for good')) ? true : undefined));
+    await new Promise((r) => setTimeout(r, 1_500));
+    // A 401 is not retried by BullMQ or the SDK: one model call per activation, and after five failed
+    // activations in a row the agent waits a minute, however often the scheduler polls (every 50 ms here).
+    expect(fake.requests).toHaveLength(5);
+    expect(harness.logs.filter((l) => l.includes('activation failed for good'))).toHaveLength(5);
+    const inbox = await h.api.get<{ unread_count: number }>('/notifications?agent_id=oracle&unread=true', h.adminKey);
+    expect(inbox.unread_count).toBe(1);
+  });
+
+  it('skips an agent whose key variable is unset, with a log line naming the variable', async () => {
+    h = await startHarness({ redisUrl, agentsDir: makeAgentsDir({ oracle: { config: oracle(fake.url), prompt: 'x' } }) });
+    expect([...h.daemon.registry.runnable()]).toEqual(['greeter']);
+    expect(h.logs.join('')).toMatch(/agent oracle skipped: its key variable ORACLE_API_KEY \(brain\.api_key_env\) is not set/);
+  });
+});
