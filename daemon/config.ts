@@ -34,7 +34,13 @@ export const WarrenConfigSchema = z.strictObject({
     .prefault({}),
   redis: z.strictObject({ url: z.string().default('redis://127.0.0.1:6379'), prefix: z.string().min(1).default('warren') }).prefault({}),
   store: z.strictObject({ type: z.literal('local').default('local'), path: z.string().default('./examples') }).prefault({}),
-  scheduler: z.strictObject({ poll_interval: durationMs.default(1_000) }).prefault({}),
+  scheduler: z
+    .strictObject({
+      poll_interval: durationMs.default(1_000),
+      /** Leader lease lifetime; a dead leader is replaced within two of these. */
+      lease_ttl: durationMs.default(10_000),
+    })
+    .prefault({}),
   workers: z.strictObject({ concurrency: z.number().int().min(1).max(10_000).default(50) }).prefault({}),
   executors: z.strictObject({ llm: z.strictObject({ stream: z.boolean().default(false) }).prefault({}) }).prefault({}),
 });

@@ -6,6 +6,7 @@ import { parseMockResponses } from '../executors/llm/scripted-model.ts';
 import { startHub, type RunningHub } from '../local-hub/server.ts';
 import { ActivationQueue } from '../scheduler/activation-queue.ts';
 import { AgentStateStore } from '../scheduler/agent-state.ts';
+import { LeaderLease } from '../scheduler/lease.ts';
 import { Scheduler } from '../scheduler/scheduler.ts';
 import { LocalFolderStore } from '../store/local-store.ts';
 import type { ActivationOutcome } from './activation.ts';
@@ -87,7 +88,18 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       onOutcome: opts.onOutcome,
     });
     cleanups.push(() => worker.close(opts.shutdownDeadlineMs ?? 30_000));
-    const scheduler = new Scheduler({ hub, queue, agentState, runnableAgents: () => registry.runnable(), pollIntervalMs: config.scheduler.poll_interval, logger });
+    const leaseTtlMs = config.scheduler.lease_ttl;
+    const lease = new LeaderLease(producerConn, { prefix: config.redis.prefix, ttlMs: leaseTtlMs });
+    const scheduler = new Scheduler({
+      hub,
+      queue,
+      agentState,
+      lease,
+      leaseTtlMs,
+      runnableAgents: () => registry.runnable(),
+      pollIntervalMs: config.scheduler.poll_interval,
+      logger,
+    });
     scheduler.start();
     cleanups.push(() => scheduler.stop());
     logger.info({ agents: [...registry.runnable()], concurrency: config.workers.concurrency }, 'warren is running');

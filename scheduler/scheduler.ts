@@ -6,6 +6,7 @@ import type { HubAdapter } from '../hub-client/adapter.ts';
 import type { ActivationQueue } from './activation-queue.ts';
 import type { AgentStateStore } from './agent-state.ts';
 import { eligibleAt } from './backoff.ts';
+import type { LeaderLease } from './lease.ts';
 import { selectInboxWork } from './intake.ts';
 
 export interface SchedulerOptions {
@@ -15,12 +16,17 @@ export interface SchedulerOptions {
   /** Names of agents this daemon can run right now (loaded, valid, requirements met). */
   runnableAgents: () => ReadonlySet<string>;
   pollIntervalMs: number;
+  /** With several daemons on one Redis, only the lease holder schedules. */
+  lease: LeaderLease;
+  leaseTtlMs: number;
   logger: Logger;
 }
 
 export class Scheduler {
   readonly #opts: SchedulerOptions;
   #timer: NodeJS.Timeout | undefined;
+  #leaseTimer: NodeJS.Timeout | undefined;
+  #leader = false;
   #running: Promise<void> | undefined;
   #stopped = true;
   readonly #lastJob = new Map<string, string>();
@@ -33,17 +39,39 @@ export class Scheduler {
   start(): void {
     if (!this.#stopped) return;
     this.#stopped = false;
-    this.#schedule(0);
+    this.#leaseTimer = setInterval(() => void this.#renewLease(), Math.max(50, Math.floor(this.#opts.leaseTtlMs / 3)));
+    void this.#renewLease().then(() => this.#schedule(0));
+  }
+
+  get isLeader(): boolean {
+    return this.#leader;
   }
 
   async stop(): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#timer);
+    clearInterval(this.#leaseTimer);
     await this.#running;
+    // Hand over at once instead of making the others wait out the lease.
+    if (this.#leader) await this.#opts.lease.release().catch(() => undefined);
+    this.#leader = false;
+  }
+
+  async #renewLease(): Promise<void> {
+    try {
+      const leader = await this.#opts.lease.tryAcquireOrRenew();
+      if (leader !== this.#leader) this.#opts.logger.info({ leader }, leader ? 'scheduler leadership acquired' : 'scheduler leadership lost');
+      this.#leader = leader;
+    } catch (err) {
+      // Cannot prove we hold it: behave as a follower until Redis answers again.
+      if (this.#leader) this.#opts.logger.warn({ err }, 'cannot renew the scheduler lease; standing down');
+      this.#leader = false;
+    }
   }
 
   /** One intake round; returns the agents enqueued (new jobs only, not absorbed repeats). */
   async tick(): Promise<string[]> {
+    if (!this.#leader) return [];
     const { hub, queue, logger, agentState } = this.#opts;
     const candidates = selectInboxWork(await hub.agentsWithNotifications(), this.#opts.runnableAgents());
     const states = await agentState.getMany(candidates.map((a) => a.name));

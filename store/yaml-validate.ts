@@ -2,7 +2,9 @@
 // of the file at once with its line and column.
 import { isMap, LineCounter, parseDocument, type Document } from 'yaml';
 import type { z } from 'zod';
+import { didYouMean } from './did-you-mean.ts';
 import type { Problem } from './problems.ts';
+import { knownKeysAt } from './schema-keys.ts';
 
 export type Validated<T> = { ok: true; value: T; problems: Problem[] } | { ok: false; problems: Problem[] };
 
@@ -23,9 +25,12 @@ export function validateYaml<S extends z.ZodType>(file: string, text: string, sc
   const problems = parsed.error.issues.flatMap((issue): Problem[] => {
     // An unknown-key issue names several keys at the parent path: give each its own location.
     if (issue.code === 'unrecognized_keys') {
+      const known = knownKeysAt(schema, issue.path);
       return issue.keys.map((key) => {
         const path = [...issue.path, key];
-        return { file, ...locate(doc, lineCounter, path, true), field: dotted(path), message: `unknown key "${key}"`, severity: 'error' as const };
+        const hint = didYouMean(key, known);
+        const message = `unknown key "${key}"${hint ? ` (did you mean "${hint}"?)` : ''}`;
+        return { file, ...locate(doc, lineCounter, path, true), field: dotted(path), message, severity: 'error' as const };
       });
     }
     const missing = issue.code === 'invalid_type' && issue.path.length > 0 && !doc.hasIn(issue.path);

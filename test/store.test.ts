@@ -67,7 +67,7 @@ describe('local folder store', () => {
     writeAgent(dir, 'typo', GOOD.replace('good-agent', 'typo') + 'behaviour:\n  max_iterations: 3\nbrain_extra: 1\n');
     const { problems } = await new LocalFolderStore(dir).load();
     expect(problems.map((p) => [p.line, p.field, p.message])).toEqual([
-      [8, 'behaviour', 'unknown key "behaviour"'],
+      [8, 'behaviour', 'unknown key "behaviour" (did you mean "behavior"?)'],
       [10, 'brain_extra', 'unknown key "brain_extra"'],
     ]);
   });
