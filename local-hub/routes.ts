@@ -1,6 +1,6 @@
 // The hub API routes of the local hub (hub-api.md §3–§5, the part warren's daemon uses).
 import { z } from 'zod';
-import { actingAgent, authenticate, requireAdmin, type Caller } from './auth.ts';
+import { actingAgent, requireAdmin, type Caller } from './auth.ts';
 import { HttpError } from './http-error.ts';
 import { publicAgent, type HubStore } from './hub-store.ts';
 import { Router, type Request } from './router.ts';

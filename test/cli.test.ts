@@ -60,7 +60,7 @@ describe('warren CLI', () => {
     child.stderr.on('data', (d: Buffer) => (out += d.toString()));
     const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
     try {
-      await waitFor('warren is running', async () => (out.includes('warren is running') ? true : undefined), 15_000);
+      await waitFor('warren is running', () => (out.includes('warren is running') ? true : undefined), 15_000);
       expect(out).toMatch(/agent ci-helper skipped: its key variable OPENAI_API_KEY/);
       const api = hubCaller(`http://127.0.0.1:${port}`);
       const me = await api.post<{ api_key: string }>('/agents/register', admin, { name: 'alice', type: 'human' });

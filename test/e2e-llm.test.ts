@@ -85,7 +85,7 @@ describe('llm executor failures', () => {
     await h.api.post('/posts', userKey, { content: '@oracle hello?' });
     const harness = h;
     fake.setResponder(() => ({ error: { status: 401, message: 'invalid api key' } }));
-    await waitFor('the failed activation', async () => (harness.logs.some((l) => l.includes('activation failed for good')) ? true : undefined));
+    await waitFor('the failed activation', () => (harness.logs.some((l) => l.includes('activation failed for good')) ? true : undefined));
     await new Promise((r) => setTimeout(r, 1_500));
     // A 401 is not retried by BullMQ or the SDK: one model call per activation, and after five failed
     // activations in a row the agent waits a minute, however often the scheduler polls (every 50 ms here).

@@ -23,7 +23,7 @@ export function hubCaller(baseUrl: string): HubCaller {
 }
 
 /** Polls until `check` returns a value (not undefined) or the time is up. */
-export async function waitFor<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 10_000, everyMs = 25): Promise<T> {
+export async function waitFor<T>(what: string, check: () => T | undefined | Promise<T | undefined>, timeoutMs = 10_000, everyMs = 25): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await check();
