@@ -3,7 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'data/**', 'workspaces/**', 'test/artifacts/**', 'bench/results/**', 'local-hub/page/**/*.js'] },
+  { ignores: ['node_modules/**', 'vendor/**', 'data/**', 'workspaces/**', 'test/artifacts/**', 'bench/results/**', 'local-hub/page/**/*.js'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
