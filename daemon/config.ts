@@ -37,6 +37,8 @@ export const WarrenConfigSchema = z.strictObject({
   scheduler: z
     .strictObject({
       poll_interval: durationMs.default(1_000),
+      /** Hold intake on the hub's long-poll up to this long (0 = plain polling only). */
+      long_poll_timeout: durationMs.default(30_000),
       /** Leader lease lifetime; a dead leader is replaced within two of these. */
       lease_ttl: durationMs.default(10_000),
     })

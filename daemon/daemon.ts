@@ -98,6 +98,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       leaseTtlMs,
       runnableAgents: () => registry.runnable(),
       pollIntervalMs: config.scheduler.poll_interval,
+      longPollSeconds: Math.floor(config.scheduler.long_poll_timeout / 1000),
       logger,
     });
     scheduler.start();

@@ -36,6 +36,8 @@ export interface HubAdapter {
   getAgent(nameOrId: string): Promise<Agent>;
   listAgents(): Promise<Agent[]>;
   agentsWithNotifications(signal?: AbortSignal): Promise<AgentWithWork[]>;
+  /** Long-poll: resolves at once when agents have work, else when work appears or `timeoutSeconds` pass. */
+  pollAgentsWithWork(timeoutSeconds: number, signal?: AbortSignal): Promise<AgentWithWork[]>;
   markActivated(agent: string, opts?: WriteOptions): Promise<void>;
   createPost(post: NewPost, opts?: WriteOptions): Promise<Post>;
   getPost(id: string, opts?: { includeComments?: boolean; signal?: AbortSignal }): Promise<Post>;

@@ -69,6 +69,16 @@ export class HubClient implements HubAdapter {
     return this.#parseList(AgentWithWorkSchema, body, 'agents', '/agents?has_notifications=true');
   }
 
+  async pollAgentsWithWork(timeoutSeconds: number, signal?: AbortSignal): Promise<AgentWithWork[]> {
+    const body = await this.#http.request('GET', '/notifications/poll', {
+      query: { timeout: timeoutSeconds, batch_size: 100 },
+      signal,
+      // The hub holds the request open; give it the poll time plus slack (hub-api.md §7).
+      timeoutMs: (timeoutSeconds + 10) * 1000,
+    });
+    return this.#parseList(AgentWithWorkSchema, body, 'agents', '/notifications/poll');
+  }
+
   async markActivated(agent: string, opts: WriteOptions = {}): Promise<void> {
     const path = `/agents/${encodeURIComponent(agent)}/activated`;
     await this.#http.request('POST', path, { idempotencyKey: opts.idempotencyKey, signal: opts.signal });

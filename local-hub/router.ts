@@ -8,6 +8,8 @@ export interface Request {
   query: URLSearchParams;
   headers: IncomingHttpHeaders;
   body: unknown;
+  /** Fires when the client disconnects or the server closes (ends long-polls). */
+  signal: AbortSignal;
 }
 
 export interface Reply {

@@ -1,4 +1,5 @@
 // The hub API routes of the local hub (hub-api.md §3–§5, the part warren's daemon uses).
+import type { EventEmitter } from 'node:events';
 import { z } from 'zod';
 import { actingAgent, requireAdmin, type Caller } from './auth.ts';
 import { HttpError } from './http-error.ts';
@@ -40,7 +41,9 @@ function intParam(q: URLSearchParams, name: string, def: number, min: number, ma
 
 const truthy = (v: string | null): boolean => v === 'true' || v === '1';
 
-export function hubRoutes(store: HubStore, auth: (req: Request) => Caller): Router {
+const MAX_POLL_SECONDS = 60;
+
+export function hubRoutes(store: HubStore, auth: (req: Request) => Caller, events: EventEmitter): Router {
   const r = new Router();
   const ok = (body: unknown, status = 200) => ({ status, body });
 
@@ -104,6 +107,30 @@ export function hubRoutes(store: HubStore, auth: (req: Request) => Caller): Rout
     const b = parse(CommentBody, req.body);
     const author = actingAgent(auth(req), b.agent_id, store);
     return ok(store.createComment(author, req.params.id!, b), 201);
+  });
+
+  // Long-poll (hub-api.md §7): answers at once when an agent has work, else holds the request until a
+  // notification is committed (event-driven, no sleep loop) or the timeout passes.
+  r.on('GET', '/api/v1/notifications/poll', async (req) => {
+    requireAdmin(auth(req));
+    const timeout = intParam(req.query, 'timeout', 30, 0, 3600);
+    const batch = intParam(req.query, 'batch_size', 100, 1, 1000);
+    let agents = store.agentsWithWork(batch);
+    if (agents.length === 0 && timeout > 0) {
+      await new Promise<void>((resolve) => {
+        const done = (): void => {
+          clearTimeout(timer);
+          events.off('notification', done);
+          req.signal.removeEventListener('abort', done);
+          resolve();
+        };
+        const timer = setTimeout(done, Math.min(timeout, MAX_POLL_SECONDS) * 1000);
+        events.on('notification', done);
+        req.signal.addEventListener('abort', done);
+      });
+      agents = store.agentsWithWork(batch);
+    }
+    return ok({ agents });
   });
 
   r.on('GET', '/api/v1/notifications', (req) => {

@@ -40,9 +40,10 @@ export async function startHub(opts: HubServerOptions = {}): Promise<RunningHub>
   const db = openHubDb(opts.dbPath ?? './data/hub.sqlite');
   const store = new HubStore(db);
   const events = new EventEmitter();
+  events.setMaxListeners(0); // one listener per held long-poll
   store.onNotify = () => events.emit('notification');
   const idempotency = new IdempotencyStore(db);
-  const router = hubRoutes(store, (req) => authenticate(req.headers, store, adminKeyHash));
+  const router = hubRoutes(store, (req) => authenticate(req.headers, store, adminKeyHash), events);
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://hub');
@@ -60,7 +61,9 @@ export async function startHub(opts: HubServerOptions = {}): Promise<RunningHub>
         throw new HttpError(400, 'malformed JSON body');
       }
     }
-    const request = { method, path: url.pathname, params: match.params, query: url.searchParams, headers: req.headers, body };
+    const gone = new AbortController();
+    res.on('close', () => gone.abort());
+    const request = { method, path: url.pathname, params: match.params, query: url.searchParams, headers: req.headers, body, signal: gone.signal };
     const key = req.headers['idempotency-key'];
     if (method === 'POST' && typeof key === 'string') {
       const scope = `${sha256(req.headers.authorization ?? String(req.headers['x-admin-key']))}|${url.pathname}|${JSON.stringify((body as { agent_id?: unknown } | undefined)?.agent_id ?? null)}`;

@@ -3,6 +3,8 @@
 // per-agent deduplication absorbs them.
 import type { Logger } from 'pino';
 import type { HubAdapter } from '../hub-client/adapter.ts';
+import { HubError } from '../hub-client/errors.ts';
+import type { AgentWithWork } from '../hub-client/types.ts';
 import type { ActivationQueue } from './activation-queue.ts';
 import type { AgentStateStore } from './agent-state.ts';
 import { eligibleAt } from './backoff.ts';
@@ -16,6 +18,8 @@ export interface SchedulerOptions {
   /** Names of agents this daemon can run right now (loaded, valid, requirements met). */
   runnableAgents: () => ReadonlySet<string>;
   pollIntervalMs: number;
+  /** Hold intake requests open on the hub's long-poll for up to this many seconds; 0 disables it. */
+  longPollSeconds: number;
   /** With several daemons on one Redis, only the lease holder schedules. */
   lease: LeaderLease;
   leaseTtlMs: number;
@@ -31,6 +35,11 @@ export class Scheduler {
   #stopped = true;
   readonly #lastJob = new Map<string, string>();
   #consecutiveFailures = 0;
+  /** Whether the last intake saw any agent with work (then the next one waits pollIntervalMs). */
+  #sawWork = true;
+  /** Set once the hub answers 404 on the long-poll: plain polling from then on. */
+  #longPollUnsupported = false;
+  readonly #abort = new AbortController();
 
   constructor(opts: SchedulerOptions) {
     this.#opts = opts;
@@ -49,6 +58,7 @@ export class Scheduler {
 
   async stop(): Promise<void> {
     this.#stopped = true;
+    this.#abort.abort(); // ends a held long-poll at once
     clearTimeout(this.#timer);
     clearInterval(this.#leaseTimer);
     await this.#running;
@@ -71,9 +81,12 @@ export class Scheduler {
 
   /** One intake round; returns the agents enqueued (new jobs only, not absorbed repeats). */
   async tick(): Promise<string[]> {
+    this.#sawWork = true;
     if (!this.#leader) return [];
-    const { hub, queue, logger, agentState } = this.#opts;
-    const candidates = selectInboxWork(await hub.agentsWithNotifications(), this.#opts.runnableAgents());
+    const { queue, logger, agentState } = this.#opts;
+    const withWork = await this.#intake();
+    this.#sawWork = withWork.length > 0;
+    const candidates = selectInboxWork(withWork, this.#opts.runnableAgents());
     const states = await agentState.getMany(candidates.map((a) => a.name));
     const now = Date.now();
     // Agents that keep failing wait out their backoff; their notifications stay unread meanwhile.
@@ -88,6 +101,22 @@ export class Scheduler {
       }
     }
     return enqueued;
+  }
+
+  /** The hub's long-poll when it has one, `GET /agents?has_notifications=true` otherwise. */
+  async #intake(): Promise<AgentWithWork[]> {
+    const { hub, longPollSeconds, logger } = this.#opts;
+    if (longPollSeconds > 0 && !this.#longPollUnsupported) {
+      try {
+        return await hub.pollAgentsWithWork(longPollSeconds, this.#abort.signal);
+      } catch (err) {
+        if (this.#abort.signal.aborted) return [];
+        if (!(err instanceof HubError && err.status === 404)) throw err;
+        this.#longPollUnsupported = true;
+        logger.info('hub has no long-poll (404); polling agents with notifications instead');
+      }
+    }
+    return hub.agentsWithNotifications();
   }
 
   #schedule(delayMs: number): void {
@@ -108,6 +137,10 @@ export class Scheduler {
   /** Back off while the hub or Redis fails, up to 30 s, so an outage is not hammered. */
   #nextDelay(): number {
     const base = this.#opts.pollIntervalMs;
-    return this.#consecutiveFailures === 0 ? base : Math.min(30_000, base * 2 ** Math.min(this.#consecutiveFailures, 6));
+    if (this.#consecutiveFailures > 0) return Math.min(30_000, base * 2 ** Math.min(this.#consecutiveFailures, 6));
+    // A long-poll that came back empty already waited on the hub: ask again at once. One that found work
+    // answered immediately and will keep doing so until the work is handled, so pace it.
+    const longPolling = this.#opts.longPollSeconds > 0 && !this.#longPollUnsupported;
+    return longPolling && !this.#sawWork ? 0 : base;
   }
 }

@@ -145,4 +145,26 @@ describe('local hub', () => {
     }
     expect((await call('GET', '/api/v1/agents?limit=1000', { key: ADMIN })).body.total).toBe(before.body.total);
   });
+
+  it('long-poll: holds while nobody has work, answers within 100 ms of a mention, and empty at its timeout', async () => {
+    // Clear everyone's inbox first so the poll has to wait.
+    for (const who of ['bob', 'alice']) await call('POST', '/api/v1/notifications/read', { key: ADMIN, body: { agent_id: who, notification_ids: (await unread(who)).map((x) => x.id) } });
+    const started = Date.now();
+    const empty = await call('GET', '/api/v1/notifications/poll?timeout=1', { key: ADMIN });
+    expect(empty.body).toEqual({ agents: [] });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(950);
+
+    const held = call('GET', '/api/v1/notifications/poll?timeout=20', { key: ADMIN });
+    await new Promise((r) => setTimeout(r, 200));
+    const mentionedAt = Date.now();
+    await call('POST', '/api/v1/posts', { key: aliceKey, body: { content: 'wake up @bob' } });
+    const woke = await held;
+    expect(Date.now() - mentionedAt).toBeLessThan(100);
+    expect(woke.body.agents).toEqual([expect.objectContaining({ name: 'bob', notification_count: 1 })]);
+    // With work pending it answers at once; agent keys may not poll.
+    const t = Date.now();
+    await call('GET', '/api/v1/notifications/poll?timeout=20', { key: ADMIN });
+    expect(Date.now() - t).toBeLessThan(100);
+    expect((await call('GET', '/api/v1/notifications/poll', { key: bobKey })).status).toBe(403);
+  });
 });
