@@ -21,6 +21,13 @@ export interface HubServerOptions {
   /** Default 7070; 0 picks a free port. */
   port?: number;
   logger?: Logger;
+  /** Test switches for fault tests; also reachable (and changeable) as `RunningHub.faults`. */
+  faults?: HubFaults;
+}
+
+export interface HubFaults {
+  /** Answer 404 on the long-poll, as a hub without it would. */
+  pollNotFound?: boolean;
 }
 
 export interface RunningHub {
@@ -29,6 +36,7 @@ export interface RunningHub {
   adminKey: string;
   /** `notification` after each commit that created notifications. */
   events: EventEmitter;
+  faults: HubFaults;
   close(): Promise<void>;
 }
 
@@ -43,12 +51,14 @@ export async function startHub(opts: HubServerOptions = {}): Promise<RunningHub>
   events.setMaxListeners(0); // one listener per held long-poll
   store.onNotify = () => events.emit('notification');
   const idempotency = new IdempotencyStore(db);
+  const faults: HubFaults = { ...opts.faults };
   const router = hubRoutes(store, (req) => authenticate(req.headers, store, adminKeyHash), events);
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://hub');
     const method = req.method ?? 'GET';
     if (method === 'GET' && (url.pathname === '/health' || url.pathname === '/ready')) return send(res, 200, { status: 'ok' });
+    if (faults.pollNotFound && url.pathname === '/api/v1/notifications/poll') throw new HttpError(404, 'no long-poll on this hub');
     const match = router.match(method, url.pathname);
     if (match === undefined) throw new HttpError(404, `no route ${method} ${url.pathname}`);
     if (match === 'method') throw new HttpError(405, `${method} not allowed on ${url.pathname}`);
@@ -91,6 +101,7 @@ export async function startHub(opts: HubServerOptions = {}): Promise<RunningHub>
     port,
     adminKey,
     events,
+    faults,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -108,4 +108,13 @@ capabilities: {}
       redis.disconnect();
     }
   });
+
+  it('falls back to polling when the hub has no long-poll (404), and still answers', async () => {
+    h = await startHarness({ redisUrl, agentsDir: makeAgentsDir({}), faults: { pollNotFound: true } });
+    const key = await h.registerUser('alice');
+    const post = await h.api.post<{ id: string }>('/posts', key, { content: '@greeter hello' });
+    const harness = h;
+    await waitFor('reply via the polling fallback', async () => ((await greeterReplies(harness, post.id, key)).length ? true : undefined));
+    expect(h.logs.join('')).toMatch(/hub has no long-poll \(404\); polling agents with notifications instead/);
+  });
 });

@@ -7,7 +7,7 @@ import { pino, type Logger } from 'pino';
 import { WarrenConfigSchema, type WarrenConfig } from '../../daemon/config.ts';
 import { startDaemon, type RunningDaemon } from '../../daemon/daemon.ts';
 import type { ActivationOutcome } from '../../daemon/activation.ts';
-import { startHub, type RunningHub } from '../../local-hub/server.ts';
+import { startHub, type HubFaults, type RunningHub } from '../../local-hub/server.ts';
 import { hubCaller, type HubCaller } from './hub-api.ts';
 
 export interface Harness {
@@ -41,9 +41,10 @@ export async function startHarness(opts: {
   agentsDir: string;
   env?: Record<string, string>;
   config?: (c: WarrenConfig) => void;
+  faults?: HubFaults;
 }): Promise<Harness> {
   const adminKey = `admin-${randomUUID()}`;
-  const hub = await startHub({ dbPath: ':memory:', port: 0, adminKey });
+  const hub = await startHub({ dbPath: ':memory:', port: 0, adminKey, faults: opts.faults });
   const prefix = `warren-test-${randomUUID().slice(0, 8)}`;
   const config = WarrenConfigSchema.parse({
     hub: { url: hub.url, embedded: false },
