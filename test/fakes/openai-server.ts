@@ -1,128 +1,290 @@
-// A fake OpenAI-compatible Chat Completions server on real HTTP, for driving the real `openai` SDK:
-// scripted replies (text, tool calls, usage, delays, errors), JSON or SSE streaming, every request recorded.
+// A fake OpenAI-compatible Chat Completions server on real HTTP (127.0.0.1 only), for driving the real
+// `openai` SDK in tests: scripted turns (text, tool calls, usage, delays, errors), JSON or SSE streaming,
+// every request recorded. It speaks the wire protocol, not the SDK's types, so what passes here is what
+// the SDK really parses; a test that runs out of scripted turns gets a loud 500, never a hang.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 
+/** One scripted model turn. */
 export interface FakeReply {
   content?: string | null;
+  /** `arguments` as an object is JSON-encoded; as a string it is sent verbatim (so tests can send broken JSON). */
   tool_calls?: Array<{ id?: string; name: string; arguments: string | Record<string, unknown> }>;
-  finish_reason?: string;
+  /** Defaults to `tool_calls` when there are calls, else `stop`. */
+  finish_reason?: 'stop' | 'tool_calls' | 'length' | 'content_filter';
+  /** Omitted: estimated deterministically as characters / 4. */
   usage?: { prompt_tokens: number; completion_tokens: number; cached_tokens?: number };
+  /** Wait this long before answering; a client that goes away meanwhile is simply dropped. */
   delay_ms?: number;
-  error?: { status: number; message?: string; retry_after?: number };
+  /** Answer with this HTTP status and an OpenAI-shaped error body; `type`/`code` default by status. */
+  error?: { status: number; message?: string; retry_after?: number; retry_after_ms?: number; type?: string; code?: string | null };
 }
 
 export interface RecordedRequest {
   method: string;
+  /** As sent, including any query string. */
   path: string;
+  /** Lower-case names; repeated headers joined with ", ". */
   headers: Record<string, string>;
+  /** Parsed JSON, or undefined when the body was empty or malformed. */
   body: unknown;
   rawBody: string;
   at: number;
 }
 
+export type FakeResponder = (req: RecordedRequest) => FakeReply | string | Promise<FakeReply | string>;
+
 export interface FakeOpenAI {
   /** Base URL for the SDK, ending in /v1. */
   url: string;
+  /** Every request (any route, any outcome), in arrival order. */
   requests: RecordedRequest[];
+  /** Queue turns for the next chat completions; a string is a plain text reply. */
   enqueue(...replies: Array<FakeReply | string>): void;
-  /** Answers when the queue is empty. */
-  setResponder(fn: ((req: RecordedRequest) => FakeReply | string) | undefined): void;
+  /** Answers when the queue is empty (before `defaultReply`). */
+  setResponder(fn: FakeResponder | undefined): void;
+  /** Clears the queue, the recorded requests and the responder (not `defaultReply`). */
   reset(): void;
   close(): Promise<void>;
 }
 
-export async function startFakeOpenAI(): Promise<FakeOpenAI> {
+export interface FakeOpenAIOptions {
+  port?: number;
+  /** When set, any other bearer token gets a 401 as OpenAI sends it. */
+  apiKey?: string;
+  /** Answers when the queue is empty and there is no responder. */
+  defaultReply?: FakeReply | string;
+}
+
+export const FAKE_MODELS = ['fake-gpt', 'fake-gpt-mini'];
+
+interface ChatBody {
+  model?: string;
+  messages?: unknown;
+  tools?: unknown;
+  stream?: boolean | null;
+  stream_options?: { include_usage?: boolean } | null;
+}
+
+export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<FakeOpenAI> {
   const queue: Array<FakeReply | string> = [];
   const requests: RecordedRequest[] = [];
-  let responder: ((req: RecordedRequest) => FakeReply | string) | undefined;
-  let ids = 0;
+  let responder: FakeResponder | undefined;
+  let seq = 0;
 
-  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const rawBody = Buffer.concat(chunks).toString('utf8');
-      let body: unknown;
-      try {
-        body = rawBody ? JSON.parse(rawBody) : undefined;
-      } catch {
-        return json(res, 400, { error: { message: 'malformed JSON', type: 'invalid_request_error' } });
-      }
-      const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, String(v)]));
-      const recorded: RecordedRequest = { method: req.method ?? '', path: req.url ?? '', headers, body, rawBody, at: Date.now() };
-      requests.push(recorded);
-      if (req.method === 'GET' && req.url === '/v1/models') return json(res, 200, { object: 'list', data: [{ id: 'fake-gpt', object: 'model' }] });
-      if (req.method !== 'POST' || req.url !== '/v1/chat/completions') return json(res, 404, { error: { message: 'not found' } });
-      const next = queue.shift() ?? responder?.(recorded);
-      if (next === undefined) return json(res, 500, { error: { message: 'fake-openai: no scripted reply left', type: 'server_error' } });
-      const reply: FakeReply = typeof next === 'string' ? { content: next } : next;
-      const timer = setTimeout(() => answer(res, reply, body as { model?: string; stream?: boolean; stream_options?: { include_usage?: boolean } }), reply.delay_ms ?? 0);
-      res.on('close', () => clearTimeout(timer));
+  const server = createServer((req, res) => {
+    handle(req, res).catch((err: unknown) => {
+      // A bug in the fake must surface in the test as a failed call, not a hung one.
+      if (!res.headersSent) sendError(res, 500, `fake-openai: internal error: ${String(err)}`, { 'x-should-retry': 'false' });
+      else res.destroy();
     });
   });
 
-  function answer(res: ServerResponse, r: FakeReply, body: { model?: string; stream?: boolean; stream_options?: { include_usage?: boolean } }): void {
-    if (r.error) {
-      const h: Record<string, string> = r.error.retry_after !== undefined ? { 'retry-after': String(r.error.retry_after) } : {};
-      return json(res, r.error.status, { error: { message: r.error.message ?? `HTTP ${r.error.status}`, type: 'fake_error', code: null } }, h);
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    // Fires when we finish or when the client disconnects; aborting makes pending waits give up at once.
+    const gone = new AbortController();
+    res.once('close', () => gone.abort());
+    const n = ++seq; // taken now: concurrent requests interleave at every await below
+    res.setHeader('x-request-id', `req_fake_${n}`);
+
+    const rawBody = await readBody(req);
+    let body: unknown;
+    let malformed = false;
+    if (rawBody) {
+      try {
+        body = JSON.parse(rawBody);
+      } catch {
+        malformed = true;
+      }
     }
-    const id = `chatcmpl-${++ids}`;
-    const model = body.model ?? 'fake-gpt';
-    const calls = (r.tool_calls ?? []).map((c, i) => ({
-      id: c.id ?? `call_${ids}_${i}`,
-      type: 'function' as const,
-      function: { name: c.name, arguments: typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments) },
-    }));
-    const content = r.content ?? (calls.length ? null : '');
-    const finish = r.finish_reason ?? (calls.length ? 'tool_calls' : 'stop');
-    const prompt = r.usage?.prompt_tokens ?? 10;
-    const completion = r.usage?.completion_tokens ?? Math.ceil((content ?? '').length / 4);
-    const usage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, prompt_tokens_details: { cached_tokens: r.usage?.cached_tokens ?? 0 } };
-    const created = Math.floor(Date.now() / 1000);
-    if (!body.stream) {
-      return json(res, 200, {
-        id, object: 'chat.completion', created, model,
-        choices: [{ index: 0, message: { role: 'assistant', content, tool_calls: calls.length ? calls : undefined, refusal: null }, finish_reason: finish, logprobs: null }],
-        usage,
-      });
+    const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : String(v)]));
+    const recorded: RecordedRequest = { method: req.method ?? '', path: req.url ?? '', headers, body, rawBody, at: Date.now() };
+    requests.push(recorded);
+
+    if (opts.apiKey !== undefined && headers.authorization !== `Bearer ${opts.apiKey}`) {
+      return sendError(res, 401, 'Incorrect API key provided. You can find your API key at https://platform.openai.com/account/api-keys.', {}, 'invalid_request_error', 'invalid_api_key');
     }
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-    const chunk = (delta: Record<string, unknown>, finish_reason: string | null = null): void => {
-      res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, finish_reason }] })}\n\n`);
-    };
-    chunk({ role: 'assistant', content: '' });
-    // Split text and arguments into several fragments, as real servers do.
-    for (const piece of (content ?? '').match(/.{1,7}/gs) ?? []) chunk({ content: piece });
-    calls.forEach((c, index) => {
-      chunk({ tool_calls: [{ index, id: c.id, type: 'function', function: { name: c.function.name, arguments: '' } }] });
-      for (const piece of c.function.arguments.match(/.{1,5}/gs) ?? []) chunk({ tool_calls: [{ index, function: { arguments: piece } }] });
-    });
-    chunk({}, finish);
-    if (body.stream_options?.include_usage) res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices: [], usage })}\n\n`);
-    res.end('data: [DONE]\n\n');
+    const route = `${req.method} ${new URL(req.url ?? '/', 'http://fake').pathname.replace(/\/+$/, '')}`;
+    if (route === 'GET /v1/models') {
+      return sendJson(res, 200, { object: 'list', data: FAKE_MODELS.map((id) => ({ id, object: 'model', created: 0, owned_by: 'fake-openai' })) });
+    }
+    if (route !== 'POST /v1/chat/completions') return sendError(res, 404, `Invalid URL (${route})`);
+    if (malformed) return sendError(res, 400, 'We could not parse the JSON body of your request.');
+    if (!isChatBody(body)) return sendError(res, 400, "'messages' is a required property");
+
+    let next: FakeReply | string | undefined = queue.shift();
+    if (next === undefined && responder) {
+      try {
+        next = await responder(recorded);
+      } catch (err) {
+        return sendError(res, 500, `fake-openai: responder threw: ${String(err)}`, { 'x-should-retry': 'false' });
+      }
+    }
+    next ??= opts.defaultReply;
+    // x-should-retry: false keeps an SDK with maxRetries > 0 from retrying (and backing off) a scripting mistake.
+    if (next === undefined) return sendError(res, 500, 'fake-openai: no scripted reply left (queue empty, no responder, no defaultReply)', { 'x-should-retry': 'false' });
+    const reply: FakeReply = typeof next === 'string' ? { content: next } : next;
+
+    if (reply.delay_ms) {
+      try {
+        await sleep(reply.delay_ms, undefined, { signal: gone.signal });
+      } catch {
+        return; // the client aborted while we waited: nobody to answer
+      }
+    }
+    if (gone.signal.aborted) return;
+
+    if (reply.error) {
+      const { status, message, retry_after, retry_after_ms, type, code } = reply.error;
+      const extra: Record<string, string> = {};
+      if (retry_after !== undefined) extra['retry-after'] = String(retry_after);
+      if (retry_after_ms !== undefined) extra['retry-after-ms'] = String(retry_after_ms);
+      return sendError(res, status, message ?? `fake-openai: scripted HTTP ${status}`, extra, type, code);
+    }
+    const turn = buildTurn(reply, body, n);
+    if (!body.stream) return sendJson(res, 200, completionObject(turn));
+    await streamTurn(res, turn, body.stream_options?.include_usage === true, gone.signal);
   }
 
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}/v1`,
     requests,
-    enqueue: (...replies) => void queue.push(...replies),
-    setResponder: (fn) => void (responder = fn),
+    enqueue: (...replies) => {
+      queue.push(...replies);
+    },
+    setResponder: (fn) => {
+      responder = fn;
+    },
     reset: () => {
       queue.length = 0;
       requests.length = 0;
       responder = undefined;
     },
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        // Dropping keep-alive and in-flight connections lets close() finish now; their waits abort via 'close'.
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
-function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+interface Turn {
+  id: string;
+  created: number;
+  model: string;
+  content: string | null;
+  calls: Array<{ id: string; type: 'function'; function: { name: string; arguments: string } }>;
+  finish: string;
+  usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number; prompt_tokens_details: { cached_tokens: number } };
+}
+
+function buildTurn(r: FakeReply, body: ChatBody, n: number): Turn {
+  const calls = (r.tool_calls ?? []).map((c, i) => ({
+    id: c.id ?? `call_fake_${n}_${i}`,
+    type: 'function' as const,
+    function: { name: c.name, arguments: typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments) },
+  }));
+  // OpenAI sends content null on a pure tool-call turn, and a string otherwise.
+  const content = r.content !== undefined ? r.content : calls.length ? null : '';
+  const estimate = (s: string): number => Math.ceil(s.length / 4);
+  const prompt = r.usage?.prompt_tokens ?? estimate(JSON.stringify(body.messages) + (body.tools === undefined ? '' : JSON.stringify(body.tools)));
+  const completion = r.usage?.completion_tokens ?? estimate((content ?? '') + calls.map((c) => c.function.name + c.function.arguments).join(''));
+  return {
+    id: `chatcmpl-fake-${n}`,
+    created: Math.floor(Date.now() / 1000),
+    model: body.model ?? FAKE_MODELS[0]!,
+    content,
+    calls,
+    finish: r.finish_reason ?? (calls.length ? 'tool_calls' : 'stop'),
+    usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, prompt_tokens_details: { cached_tokens: r.usage?.cached_tokens ?? 0 } },
+  };
+}
+
+function completionObject(t: Turn): unknown {
+  const message = { role: 'assistant', content: t.content, refusal: null, annotations: [], ...(t.calls.length ? { tool_calls: t.calls } : {}) };
+  return {
+    id: t.id, object: 'chat.completion', created: t.created, model: t.model, system_fingerprint: 'fp_fake',
+    choices: [{ index: 0, message, logprobs: null, finish_reason: t.finish }],
+    usage: t.usage,
+  };
+}
+
+/** SSE as OpenAI sends it: role first, content and arguments in fragments, finish, optional usage chunk, [DONE]. */
+async function streamTurn(res: ServerResponse, t: Turn, includeUsage: boolean, gone: AbortSignal): Promise<void> {
+  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
+  const events: string[] = [];
+  const send = (choices: unknown[], usage: Turn['usage'] | null = null): void => {
+    // With include_usage OpenAI puts `usage: null` on every chunk but the last.
+    const chunk = { id: t.id, object: 'chat.completion.chunk', created: t.created, model: t.model, system_fingerprint: 'fp_fake', choices, ...(includeUsage ? { usage } : {}) };
+    events.push(`data: ${JSON.stringify(chunk)}\n\n`);
+  };
+  const delta = (d: Record<string, unknown>, finish: string | null = null): void => send([{ index: 0, delta: d, logprobs: null, finish_reason: finish }]);
+
+  delta({ role: 'assistant', content: t.content === null ? null : '', refusal: null });
+  for (const piece of fragments(t.content ?? '')) delta({ content: piece });
+  t.calls.forEach((c, index) => {
+    // Identity (id, type, name) only on a call's first delta; later deltas carry just index + an arguments fragment.
+    delta({ tool_calls: [{ index, id: c.id, type: 'function', function: { name: c.function.name, arguments: '' } }] });
+    for (const piece of fragments(c.function.arguments)) delta({ tool_calls: [{ index, function: { arguments: piece } }] });
+  });
+  delta({}, t.finish);
+  if (includeUsage) send([], t.usage);
+  events.push('data: [DONE]\n\n');
+
+  // One event per macrotask, so the SDK really parses an incremental stream (and can abort mid-way).
+  for (const event of events) {
+    if (gone.aborted) return;
+    res.write(event);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  res.end();
+}
+
+/** At least three pieces when the text allows, at most 16 characters each; split on code points, never mid-emoji. */
+function fragments(s: string): string[] {
+  const chars = Array.from(s);
+  const size = Math.max(1, Math.min(16, Math.ceil(chars.length / 3)));
+  const out: string[] = [];
+  for (let i = 0; i < chars.length; i += size) out.push(chars.slice(i, i + size).join(''));
+  return out;
+}
+
+function isChatBody(body: unknown): body is ChatBody {
+  return typeof body === 'object' && body !== null && Array.isArray((body as ChatBody).messages);
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   res.writeHead(status, { 'content-type': 'application/json', ...headers });
   res.end(JSON.stringify(body));
+}
+
+/** OpenAI's error body: `{ error: { message, type, param, code } }`, with type/code defaulted by status. */
+function sendError(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}, type?: string, code?: string | null): void {
+  const byStatus: Record<number, [string, string | null]> = {
+    401: ['invalid_request_error', 'invalid_api_key'],
+    403: ['permission_error', null],
+    404: ['invalid_request_error', null],
+    429: ['requests', 'rate_limit_exceeded'],
+  };
+  const [defType, defCode] = byStatus[status] ?? (status >= 500 ? ['server_error', null] : ['invalid_request_error', null]);
+  sendJson(res, status, { error: { message, type: type ?? defType, param: null, code: code === undefined ? defCode : code } }, headers);
 }
