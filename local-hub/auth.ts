@@ -1,40 +1,57 @@
 // Who is calling, and as whom it may act (hub-api.md §2).
 import type { IncomingHttpHeaders } from 'node:http';
-import type { AgentRow, HubStore } from './hub-store.ts';
-import { HttpError } from './http-error.ts';
-import { AGENT_KEY, sha256 } from './keys.ts';
+import { HttpError, notFound } from './http-error.ts';
+import { AGENT_KEY, matchesDigest, sha256 } from './keys.ts';
+import type { AgentsRepo } from './repo/agents.ts';
+import type { AgentRow } from './views.ts';
 
-export type Caller = { kind: 'admin' } | { kind: 'agent'; agent: AgentRow };
+export type Caller = { kind: 'admin' } | { kind: 'agent'; agent: AgentRow; /** digest of the key used */ keyDigest: string };
 
-export function authenticate(headers: IncomingHttpHeaders, store: HubStore, adminKeyHash: string): Caller {
-  const bearer = /^Bearer\s+(.+)$/i.exec(headers.authorization ?? '')?.[1]?.trim();
-  const adminHeader = typeof headers['x-admin-key'] === 'string' ? headers['x-admin-key'] : undefined;
-  const key = bearer ?? adminHeader;
-  if (!key) throw new HttpError(401, 'missing API key', { 'WWW-Authenticate': 'Bearer' });
-  if (sha256(key) === adminKeyHash) return { kind: 'admin' };
-  if (adminHeader !== undefined && bearer === undefined) throw new HttpError(403, 'wrong admin key');
-  if (!AGENT_KEY.test(key)) throw new HttpError(403, 'malformed agent key');
-  const agent = store.agentByKey(key);
-  if (!agent) throw new HttpError(401, 'unknown API key', { 'WWW-Authenticate': 'Bearer' });
-  return { kind: 'agent', agent };
+const unauthorized = (detail: string): HttpError => new HttpError(401, detail, { 'WWW-Authenticate': 'Bearer' });
+
+/**
+ * The admin key is accepted as `Authorization: Bearer` and as `X-Admin-Key` (the original server and its
+ * registration script each used one). Status per the contract: no key 401; a wrong admin key or a string
+ * that is not an agent key 403; a well-formed agent key nobody has 401.
+ */
+export function authenticate(headers: IncomingHttpHeaders, agents: AgentsRepo, adminKeyDigest: string, nowIso: string): Caller {
+  const adminHeader = firstHeader(headers['x-admin-key'])?.trim();
+  const bearer = /^Bearer\s+(\S+)\s*$/i.exec(firstHeader(headers.authorization) ?? '')?.[1];
+  if (adminHeader) {
+    if (matchesDigest(adminHeader, adminKeyDigest)) return { kind: 'admin' };
+    throw new HttpError(403, 'wrong admin key');
+  }
+  if (!bearer) throw unauthorized('missing API key');
+  if (matchesDigest(bearer, adminKeyDigest)) return { kind: 'admin' };
+  if (!AGENT_KEY.test(bearer)) throw new HttpError(403, 'malformed agent key, or wrong admin key');
+  const digest = sha256(bearer);
+  const found = agents.byKeyDigest(digest, nowIso);
+  if (found === undefined) throw unauthorized('unknown API key');
+  if ('expired' in found) throw unauthorized('API key expired');
+  return { kind: 'agent', agent: found.agent, keyDigest: digest };
 }
 
-/** The agent a request acts as: the admin names one with `agent_id`; an agent key acts only as itself. */
-export function actingAgent(caller: Caller, agentRef: unknown, store: HubStore): AgentRow {
-  const ref = typeof agentRef === 'string' && agentRef !== '' ? agentRef : undefined;
+/**
+ * The agent a request acts as. The admin names one with `agent_id` (a name or an id); an agent key acts as
+ * itself, and naming another agent is refused.
+ */
+export function actingAgent(caller: Caller, ref: string | null | undefined, agents: AgentsRepo): AgentRow {
+  const wanted = ref === null || ref === undefined || ref === '' ? undefined : ref;
   if (caller.kind === 'admin') {
-    if (!ref) throw new HttpError(422, 'agent_id required');
-    const agent = store.agentByNameOrId(ref);
-    if (!agent) throw new HttpError(404, `agent ${ref} not found`);
+    if (wanted === undefined) throw new HttpError(422, 'agent_id required');
+    const agent = agents.byRef(wanted);
+    if (!agent) throw notFound(`agent ${wanted}`);
     return agent;
   }
-  if (ref && ref !== caller.agent.id && ref !== caller.agent.name) {
-    if (!store.agentByNameOrId(ref)) throw new HttpError(404, `agent ${ref} not found`);
-    throw new HttpError(403, 'an agent key can act only as its own agent');
-  }
-  return caller.agent;
+  if (wanted === undefined || wanted === caller.agent.id || wanted.toLowerCase() === caller.agent.name) return caller.agent;
+  if (!agents.byRef(wanted)) throw notFound(`agent ${wanted}`);
+  throw new HttpError(403, 'an agent key can act only as its own agent');
 }
 
 export function requireAdmin(caller: Caller): void {
   if (caller.kind !== 'admin') throw new HttpError(403, 'admin key required');
+}
+
+function firstHeader(v: string | string[] | undefined): string | undefined {
+  return Array.isArray(v) ? v[0] : v;
 }

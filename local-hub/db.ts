@@ -1,60 +1,102 @@
-// SQLite storage of the local hub (node:sqlite). One file, or ':memory:' for tests.
+// Opening the SQLite store (node:sqlite) and running work in transactions with after-commit hooks.
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS agents (
-  id TEXT PRIMARY KEY, name TEXT NOT NULL UNIQUE, display_name TEXT, description TEXT,
-  type TEXT NOT NULL DEFAULT 'native', key_hash TEXT NOT NULL UNIQUE,
-  last_activated_at TEXT, activation_count INTEGER NOT NULL DEFAULT 0,
-  created_at TEXT NOT NULL, updated_at TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS communities (name TEXT PRIMARY KEY, description TEXT, created_at TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS posts (
-  id TEXT PRIMARY KEY, author_id TEXT NOT NULL REFERENCES agents(id), title TEXT, content TEXT NOT NULL,
-  community TEXT REFERENCES communities(name), comment_count INTEGER NOT NULL DEFAULT 0,
-  created_at TEXT NOT NULL, updated_at TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS comments (
-  id TEXT PRIMARY KEY, post_id TEXT NOT NULL REFERENCES posts(id), parent_id TEXT REFERENCES comments(id),
-  author_id TEXT NOT NULL REFERENCES agents(id), content TEXT NOT NULL, created_at TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS comments_post ON comments(post_id, created_at);
-CREATE TABLE IF NOT EXISTS notifications (
-  seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, agent_id TEXT NOT NULL REFERENCES agents(id),
-  type TEXT NOT NULL, post_id TEXT, comment_id TEXT, from_id TEXT NOT NULL REFERENCES agents(id),
-  content TEXT NOT NULL, created_at TEXT NOT NULL, read INTEGER NOT NULL DEFAULT 0
-);
-CREATE INDEX IF NOT EXISTS notifications_unread ON notifications(agent_id, read);
-CREATE TABLE IF NOT EXISTS idempotency (
-  scope TEXT NOT NULL, key TEXT NOT NULL, fingerprint TEXT NOT NULL, status INTEGER, body TEXT,
-  created_at INTEGER NOT NULL, PRIMARY KEY (scope, key)
-);
-`;
-
-const SEEDED_COMMUNITIES = ['general', 'agent-status', 'agent-errors', 'agent-activity', 'agent-learnings'];
+import { MIGRATIONS, SEEDED_COMMUNITIES } from './migrations.ts';
 
 export function openHubDb(path: string): DatabaseSync {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  const inMemory = path === ':memory:';
+  if (!inMemory) mkdirSync(dirname(path), { recursive: true });
   const db = new DatabaseSync(path);
-  if (path !== ':memory:') db.exec('PRAGMA journal_mode = WAL');
+  // WAL lets readers (e.g. sqlite3 on the file) look while the hub writes.
+  if (!inMemory) db.exec('PRAGMA journal_mode = WAL');
   db.exec('PRAGMA foreign_keys = ON');
-  db.exec(SCHEMA);
-  const seed = db.prepare('INSERT OR IGNORE INTO communities (name, description, created_at) VALUES (?, ?, ?)');
-  for (const name of SEEDED_COMMUNITIES) seed.run(name, null, new Date().toISOString());
+  db.exec('PRAGMA busy_timeout = 5000');
+  migrate(db);
+  // Unicode-aware lowercase for case-insensitive search (SQLite's lower() folds ASCII only).
+  db.function('casefold', { deterministic: true }, (v) => (typeof v === 'string' ? v.toLowerCase() : v));
+  const seed = db.prepare('INSERT OR IGNORE INTO communities (name, description, created_at) VALUES (?, NULL, ?)');
+  for (const name of SEEDED_COMMUNITIES) seed.run(name, new Date().toISOString());
   return db;
 }
 
-/** Runs `fn` in one transaction: all of it is written, or none. */
-export function transaction<T>(db: DatabaseSync, fn: () => T): T {
-  db.exec('BEGIN IMMEDIATE');
-  try {
-    const out = fn();
-    db.exec('COMMIT');
+function migrate(db: DatabaseSync): void {
+  const version = Number((db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version);
+  if (version > MIGRATIONS.length) throw new Error(`hub database is at schema ${version}, newer than this hub (${MIGRATIONS.length})`);
+  if (version === 0 && db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'agents'").get()) {
+    // The first, unversioned local hub did not record a schema version; its layout cannot be upgraded in place.
+    throw new Error('hub database was written by an earlier, unversioned local hub: move it away and start again');
+  }
+  for (let v = version; v < MIGRATIONS.length; v++) {
+    db.exec('BEGIN IMMEDIATE');
+    try {
+      db.exec(MIGRATIONS[v]!);
+      db.exec(`PRAGMA user_version = ${v + 1}`);
+      db.exec('COMMIT');
+    } catch (err) {
+      db.exec('ROLLBACK');
+      throw new Error(`hub database migration ${v + 1} failed: ${(err as Error).message}`, { cause: err });
+    }
+  }
+}
+
+/**
+ * Runs synchronous work in one transaction: all of it is written, or none. Nested calls join the outer
+ * transaction (as savepoints), so a route and the idempotency record it produces commit together.
+ * Hooks registered with `afterCommit` run once the outermost transaction committed (and never on rollback):
+ * that is where long-poll waiters are woken and events emitted.
+ */
+export class Transactions {
+  readonly #db: DatabaseSync;
+  #depth = 0;
+  #hooks: Array<() => void> = [];
+  readonly #onHookError: (err: unknown) => void;
+
+  /** `onHookError`: a failing hook must not turn a committed write into an error answer, so it is reported here. */
+  constructor(db: DatabaseSync, onHookError: (err: unknown) => void = () => undefined) {
+    this.#db = db;
+    this.#onHookError = onHookError;
+  }
+
+  run<T>(fn: () => T): T {
+    const outer = this.#depth === 0;
+    const savepoint = `sp${this.#depth}`;
+    const hooksBefore = this.#hooks.length;
+    this.#db.exec(outer ? 'BEGIN IMMEDIATE' : `SAVEPOINT ${savepoint}`);
+    this.#depth++;
+    let out: T;
+    try {
+      out = fn();
+      if (out instanceof Promise) throw new Error('transaction work must be synchronous');
+    } catch (err) {
+      this.#depth--;
+      this.#db.exec(outer ? 'ROLLBACK' : `ROLLBACK TO ${savepoint}; RELEASE ${savepoint}`);
+      this.#hooks.length = hooksBefore; // the rolled-back work's hooks must not fire
+      throw err;
+    }
+    this.#depth--;
+    this.#db.exec(outer ? 'COMMIT' : `RELEASE ${savepoint}`);
+    if (outer) this.#flush();
     return out;
-  } catch (err) {
-    db.exec('ROLLBACK');
-    throw err;
+  }
+
+  /** Runs `fn` after the current transaction commits; outside a transaction, at once. */
+  afterCommit(fn: () => void): void {
+    if (this.#depth === 0) {
+      this.#hooks.push(fn);
+      this.#flush();
+    } else this.#hooks.push(fn);
+  }
+
+  #flush(): void {
+    const hooks = this.#hooks;
+    this.#hooks = [];
+    for (const hook of hooks) {
+      try {
+        hook();
+      } catch (err) {
+        this.#onHookError(err);
+      }
+    }
   }
 }

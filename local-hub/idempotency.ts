@@ -1,45 +1,80 @@
-// Idempotent POSTs (hub-api.md §11): a repeated Idempotency-Key with the same body replays the first
-// 2xx answer and creates nothing; with another body it is refused; failures are not remembered.
-import type { DatabaseSync } from 'node:sqlite';
+// Idempotent POSTs (hub-api.md §11). A repeated Idempotency-Key with the same body replays the first 2xx
+// answer and creates nothing; with another body it is refused (422); while the first is still running it is
+// refused (409); failures are not remembered, so a retry can succeed. Keys are scoped to the caller (the
+// acting agent, or the admin), the method and the path.
+import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import { HttpError } from './http-error.ts';
 import { sha256 } from './keys.ts';
-import type { Reply } from './router.ts';
+import { seal, unseal } from './sealing.ts';
 
-const KEEP_MS = 24 * 3600 * 1000;
+export const KEEP_REPLIES_MS = 24 * 3600 * 1000;
+const VALID_KEY = /^[\x20-\x7e]{1,255}$/;
 
-export class IdempotencyStore {
-  readonly #db: DatabaseSync;
+export interface StoredReply {
+  status: number;
+  body: unknown;
+}
 
-  constructor(db: DatabaseSync) {
-    this.#db = db;
+/** JSON with object keys sorted, so `{a,b}` and `{b,a}` count as the same body. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+export function validIdempotencyKey(key: string): boolean {
+  return VALID_KEY.test(key);
+}
+
+/** What the pipeline does with an idempotent request. */
+export type IdempotencyTicket =
+  | { kind: 'replay'; reply: StoredReply }
+  | { kind: 'fresh'; /** Store a 2xx answer (call inside the request's transaction). */ remember(reply: StoredReply): void; /** Always call when done. */ release(): void };
+
+export class IdempotencyLedger {
+  readonly #inFlight = new Set<string>();
+  readonly #find: StatementSync;
+  readonly #insert: StatementSync;
+  readonly #prune: StatementSync;
+  readonly #now: () => number;
+
+  constructor(db: DatabaseSync, now: () => number = Date.now) {
+    this.#now = now;
+    this.#find = db.prepare('SELECT fingerprint, status, sealed_body FROM idempotent_replies WHERE lookup = ? AND created_at >= ?');
+    this.#insert = db.prepare('INSERT OR REPLACE INTO idempotent_replies (lookup, fingerprint, status, sealed_body, created_at) VALUES (?, ?, ?, ?, ?)');
+    this.#prune = db.prepare('DELETE FROM idempotent_replies WHERE created_at < ?');
   }
 
-  async run(scope: string, key: string, rawBody: string, handler: () => Reply | Promise<Reply>): Promise<Reply> {
-    if (key.length < 1 || key.length > 255 || !/^[\x21-\x7e]+$/.test(key)) throw new HttpError(422, 'Idempotency-Key must be 1–255 printable characters');
-    const fingerprint = sha256(rawBody);
-    this.#db.prepare('DELETE FROM idempotency WHERE created_at < ?').run(Date.now() - KEEP_MS);
-    const seen = this.#db.prepare('SELECT fingerprint, status, body FROM idempotency WHERE scope = ? AND key = ?').get(scope, key) as
-      | { fingerprint: string; status: number | null; body: string | null }
-      | undefined;
+  /** `scope` names the caller, method and path; `body` is the parsed request body. */
+  begin(scope: string, key: string, body: unknown): IdempotencyTicket {
+    if (!validIdempotencyKey(key)) throw new HttpError(422, 'Idempotency-Key must be 1–255 printable characters');
+    // The row is found by a digest; the reply is sealed with the raw key+scope, which is never stored.
+    const secret = `${scope}\n${key}`;
+    const lookup = sha256(secret);
+    const fingerprint = sha256(canonicalJson(body ?? null));
+    const seen = this.#find.get(lookup, this.#now() - KEEP_REPLIES_MS) as { fingerprint: string; status: number; sealed_body: string } | undefined;
     if (seen) {
       if (seen.fingerprint !== fingerprint) throw new HttpError(422, 'Idempotency-Key reused with a different request body');
-      if (seen.status === null) throw new HttpError(409, 'a request with this Idempotency-Key is still in flight');
-      return { status: seen.status, body: JSON.parse(seen.body ?? 'null') as unknown };
+      const plain = unseal(seen.sealed_body, secret);
+      if (plain === undefined) throw new Error('stored idempotent reply could not be opened');
+      return { kind: 'replay', reply: { status: seen.status, body: JSON.parse(plain) as unknown } };
     }
-    this.#db.prepare('INSERT INTO idempotency (scope, key, fingerprint, status, body, created_at) VALUES (?, ?, ?, NULL, NULL, ?)').run(scope, key, fingerprint, Date.now());
-    try {
-      const reply = await handler();
-      if (reply.status >= 200 && reply.status < 300) {
-        this.#db.prepare('UPDATE idempotency SET status = ?, body = ? WHERE scope = ? AND key = ?').run(reply.status, JSON.stringify(reply.body), scope, key);
-      } else this.#forget(scope, key);
-      return reply;
-    } catch (err) {
-      this.#forget(scope, key);
-      throw err;
-    }
-  }
-
-  #forget(scope: string, key: string): void {
-    this.#db.prepare('DELETE FROM idempotency WHERE scope = ? AND key = ?').run(scope, key);
+    if (this.#inFlight.has(lookup)) throw new HttpError(409, 'a request with this Idempotency-Key is still in flight');
+    this.#inFlight.add(lookup);
+    return {
+      kind: 'fresh',
+      remember: (reply) => {
+        if (reply.status < 200 || reply.status > 299) return;
+        const now = this.#now();
+        this.#prune.run(now - KEEP_REPLIES_MS);
+        this.#insert.run(lookup, fingerprint, reply.status, seal(JSON.stringify(reply.body), secret), now);
+      },
+      release: () => void this.#inFlight.delete(lookup),
+    };
   }
 }

@@ -1,35 +1,47 @@
-// Who is notified about a new post or comment (hub-api.md §6). Pure: the caller supplies the facts.
+// Who is notified about a new post or comment, and how (hub-api.md §6). Pure: the caller supplies facts.
 
-/** `@name` at the start or after a non-word character, lowercased, in order, without repeats. */
+/** `@name` at the start of the text or after a non-word character, lowercased, in order, without repeats. */
 export function parseMentions(text: string): string[] {
   const out: string[] = [];
-  for (const m of text.matchAll(/(^|[^\w])@([a-z0-9-]+)/gi)) {
-    const name = m[2]!.toLowerCase();
+  // The lookbehind keeps `a@b.com` from counting as a mention of `b`.
+  for (const m of text.matchAll(/(?<!\w)@([a-z0-9-]+)/gi)) {
+    const name = m[1]!.toLowerCase();
     if (!out.includes(name)) out.push(name);
   }
   return out;
 }
 
+export type NotificationType = 'mention' | 'reply';
+
 export interface NewItem {
+  /** The agent that wrote the new post or comment. */
   authorId: string;
   content: string;
-  /** For a comment: the post's author, and the parent comment's author when it replies to one. */
+  /** For a comment: the post's author. */
   postAuthorId?: string;
+  /** For a comment with `parent_id`: the parent comment's author. */
   parentAuthorId?: string;
 }
 
 /**
- * One notification per recipient; `mention` wins over `reply`; never the item's own author.
- * `agentIdByName` resolves mentioned names to existing agents (unknown names are ignored).
+ * One notification per recipient (`mention` wins over `reply`), never to the item's own author.
+ * `agentIdByName` resolves a mentioned name to an existing agent; unknown names are ignored.
+ * The map keeps insertion order: mentions in text order, then the post author, then the parent's author.
  */
-export function notificationsFor(item: NewItem, agentIdByName: (name: string) => string | undefined): Map<string, 'mention' | 'reply'> {
-  const out = new Map<string, 'mention' | 'reply'>();
+export function recipientsFor(item: NewItem, agentIdByName: (name: string) => string | undefined): Map<string, NotificationType> {
+  const out = new Map<string, NotificationType>();
   for (const name of parseMentions(item.content)) {
     const id = agentIdByName(name);
-    if (id && id !== item.authorId) out.set(id, 'mention');
+    if (id !== undefined && id !== item.authorId) out.set(id, 'mention');
   }
   for (const id of [item.postAuthorId, item.parentAuthorId]) {
-    if (id && id !== item.authorId && !out.has(id)) out.set(id, 'reply');
+    if (id !== undefined && id !== item.authorId && !out.has(id)) out.set(id, 'reply');
   }
   return out;
+}
+
+/** The stored excerpt of the triggering item. Counted in code points so an emoji is never cut in half. */
+export function excerpt(content: string, max = 200): string {
+  const chars = Array.from(content);
+  return chars.length <= max ? content : chars.slice(0, max).join('');
 }

@@ -1,56 +1,86 @@
 // A tiny method + path router: `/posts/:id/comments` style patterns, first match wins.
-import type { IncomingHttpHeaders } from 'node:http';
+import type { Caller } from './auth.ts';
+import { HttpError } from './http-error.ts';
 
-export interface Request {
-  method: string;
-  path: string;
+export interface RouteContext {
   params: Record<string, string>;
   query: URLSearchParams;
-  headers: IncomingHttpHeaders;
+  /** Parsed JSON body; undefined when there was none. */
   body: unknown;
-  /** Fires when the client disconnects or the server closes (ends long-polls). */
+  caller: Caller;
+  /** Aborts when the client disconnects or the hub closes (ends long-polls). */
   signal: AbortSignal;
 }
 
 export interface Reply {
   status: number;
   body: unknown;
+  headers?: Record<string, string>;
 }
 
-export type Handler = (req: Request) => Reply | Promise<Reply>;
+/** Writes (POST) must be synchronous: they run inside one database transaction. */
+export type Handler = (ctx: RouteContext) => Reply | Promise<Reply>;
 
-interface Route {
+/** `any`: an admin or agent key; `admin`: the admin key only (checked before the body is parsed). */
+export type Access = 'any' | 'admin';
+
+export interface Route {
   method: string;
-  parts: string[];
+  pattern: string;
+  access: Access;
   handler: Handler;
 }
 
-export class Router {
-  readonly #routes: Route[] = [];
+export type Match = { route: Route; params: Record<string, string> };
 
-  on(method: string, pattern: string, handler: Handler): this {
-    this.#routes.push({ method, parts: pattern.split('/').filter(Boolean), handler });
-    return this;
+export const ok = (body: unknown, status = 200): Reply => ({ status, body });
+
+export class Router {
+  readonly #routes: Array<Route & { parts: string[] }> = [];
+
+  get(pattern: string, handler: Handler, access: Access = 'any'): this {
+    return this.#add('GET', pattern, handler, access);
   }
 
-  match(method: string, path: string): { handler: Handler; params: Record<string, string> } | 'method' | undefined {
+  post(pattern: string, handler: Handler, access: Access = 'any'): this {
+    return this.#add('POST', pattern, handler, access);
+  }
+
+  /** The route for a request; 404 for an unknown path, 405 (with `Allow`) for a known path and wrong method. */
+  match(method: string, path: string): Match {
     const segs = path.split('/').filter(Boolean);
-    let pathMatched = false;
+    const allowed = new Set<string>();
     for (const r of this.#routes) {
-      if (r.parts.length !== segs.length) continue;
-      const params: Record<string, string> = {};
-      const ok = r.parts.every((p, i) => {
-        const seg = segs[i]!;
-        if (p.startsWith(':')) {
-          params[p.slice(1)] = decodeURIComponent(seg);
-          return true;
-        }
-        return p === seg;
-      });
-      if (!ok) continue;
-      if (r.method === method) return { handler: r.handler, params };
-      pathMatched = true;
+      const params = matchParts(r.parts, segs);
+      if (!params) continue;
+      if (r.method === method) return { route: r, params };
+      allowed.add(r.method);
     }
-    return pathMatched ? 'method' : undefined;
+    if (allowed.size === 0) throw new HttpError(404, `no route ${method} ${path}`);
+    throw new HttpError(405, `${method} not allowed on ${path}`, { Allow: [...allowed].join(', ') });
+  }
+
+  #add(method: string, pattern: string, handler: Handler, access: Access): this {
+    this.#routes.push({ method, pattern, access, handler, parts: pattern.split('/').filter(Boolean) });
+    return this;
+  }
+}
+
+function matchParts(parts: string[], segs: string[]): Record<string, string> | undefined {
+  if (parts.length !== segs.length) return undefined;
+  const params: Record<string, string> = {};
+  for (const [i, p] of parts.entries()) {
+    const seg = segs[i]!;
+    if (p.startsWith(':')) params[p.slice(1)] = decodeSegment(seg);
+    else if (p !== seg) return undefined;
+  }
+  return params;
+}
+
+function decodeSegment(seg: string): string {
+  try {
+    return decodeURIComponent(seg);
+  } catch {
+    throw new HttpError(400, `malformed path segment ${seg}`);
   }
 }

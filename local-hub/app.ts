@@ -1,0 +1,154 @@
+// The request pipeline of the local hub: probes, test switches, routing, auth, body, idempotency, handler.
+// Independent of the listening socket, so it can be mounted on any node:http server.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { authenticate, type Caller } from './auth.ts';
+import { openHubDb } from './db.ts';
+import { createHubEvents, type HubEvents } from './events.ts';
+import { applyFaults, type HubFaults } from './faults.ts';
+import { HttpError } from './http-error.ts';
+import { parseJson, readBody, sendJson } from './http-io.ts';
+import { IdempotencyLedger } from './idempotency.ts';
+import { newAdminKey, sha256 } from './keys.ts';
+import type { HubServerOptions } from './options.ts';
+import { buildRouter } from './routes/index.ts';
+import type { Match, Reply, RouteContext } from './router.ts';
+import { createServices, type HubServices } from './services.ts';
+
+export interface HubApp {
+  adminKey: string;
+  events: HubEvents;
+  faults: HubFaults;
+  services: HubServices;
+  listener: (req: IncomingMessage, res: ServerResponse) => void;
+  /** Ends held long-polls and pending test delays at once; call before closing the HTTP server. */
+  drain(): void;
+  /** Closes the database; call after the HTTP server closed. */
+  close(): void;
+}
+
+const PROBES = new Set(['/health', '/ready', '/api/v1/health']);
+const DEFAULT_MAX_BODY = 1024 * 1024;
+
+export function createHubApp(opts: HubServerOptions = {}): HubApp {
+  const adminKey = opts.adminKey ?? newAdminKey();
+  const adminDigest = sha256(adminKey);
+  const logger = opts.logger;
+  const db = openHubDb(opts.dbPath ?? './data/hub.sqlite');
+  const events = createHubEvents();
+  const services = createServices(db, events, {
+    budget: opts.budget ?? {},
+    maxPollSeconds: opts.maxPollSeconds ?? 60,
+    onHookError: (err) => logger?.error({ err }, 'hub after-commit hook failed'),
+  });
+  const router = buildRouter(services);
+  const ledger = new IdempotencyLedger(db);
+  const faults: HubFaults = opts.faults ?? {};
+  const maxBody = opts.maxBodyBytes ?? DEFAULT_MAX_BODY;
+  const closing = new AbortController();
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<Reply> {
+    const method = (req.method ?? 'GET').toUpperCase();
+    const url = new URL(req.url ?? '/', 'http://local-hub');
+    const path = url.pathname.length > 1 ? url.pathname.replace(/\/+$/, '') : url.pathname;
+    if (PROBES.has(path) && (method === 'GET' || method === 'HEAD')) {
+      if (closing.signal.aborted) throw new HttpError(503, 'hub is shutting down');
+      return { status: 200, body: { status: 'ok' } };
+    }
+    applyFaults(faults, path);
+    const match = router.match(method, path);
+    const raw = await readBody(req, maxBody);
+    const caller = authenticate(req.headers, services.agents, adminDigest, services.now().toISOString());
+    if (match.route.access === 'admin' && caller.kind !== 'admin') throw new HttpError(403, 'admin key required');
+    const gone = new AbortController();
+    res.once('close', () => gone.abort());
+    const ctx: RouteContext = { params: match.params, query: url.searchParams, body: parseJson(raw), caller, signal: AbortSignal.any([gone.signal, closing.signal]) };
+    return method === 'GET' ? read(match, ctx, faults.slowMs) : write(match, ctx, method, path, header(req, 'idempotency-key'));
+  }
+
+  async function read(match: Match, ctx: RouteContext, slowMs: number | undefined): Promise<Reply> {
+    await slowDown(slowMs, ctx.signal);
+    return match.route.handler(ctx);
+  }
+
+  /** A write runs in one transaction with its idempotency record: both are stored, or neither. */
+  async function write(match: Match, ctx: RouteContext, method: string, path: string, idempotencyKey: string | undefined): Promise<Reply> {
+    const ticket = idempotencyKey === undefined ? undefined : ledger.begin(scopeOf(ctx.caller, ctx.body, method, path), idempotencyKey, ctx.body);
+    if (ticket?.kind === 'replay') return { ...ticket.reply, headers: { 'Idempotent-Replayed': 'true' } };
+    try {
+      await slowDown(faults.slowMs, ctx.signal); // inside the in-flight window, so tests can provoke a 409
+      return services.tx.run(() => {
+        const reply = match.route.handler(ctx);
+        if (reply instanceof Promise) throw new Error(`write handler ${method} ${match.route.pattern} must be synchronous`);
+        ticket?.remember(reply);
+        return reply;
+      });
+    } finally {
+      ticket?.release();
+    }
+  }
+
+  /** Keys belong to the acting agent (agent key, or admin + agent_id) or to the admin, per method and path. */
+  function scopeOf(caller: Caller, body: unknown, method: string, path: string): string {
+    let actor = 'admin';
+    if (caller.kind === 'agent') actor = caller.agent.id;
+    else {
+      const ref = (body as { agent_id?: unknown } | undefined)?.agent_id;
+      if (typeof ref === 'string' && ref !== '') actor = services.agents.byRef(ref)?.id ?? `unknown:${ref}`;
+    }
+    return `${actor} ${method} ${path}`;
+  }
+
+  const listener = (req: IncomingMessage, res: ServerResponse): void => {
+    const started = performance.now();
+    // While closing, answers end their connection so the server can finish closing at once.
+    const send = (status: number, body: unknown, headers: Record<string, string> = {}): void =>
+      sendJson(res, status, body, closing.signal.aborted ? { ...headers, Connection: 'close' } : headers);
+    handle(req, res)
+      .then((reply) => {
+        send(reply.status, reply.body, reply.headers);
+        logger?.debug({ method: req.method, url: req.url, status: reply.status, ms: Math.round(performance.now() - started) }, 'hub request');
+      })
+      .catch((err: unknown) => {
+        if (err instanceof HttpError) {
+          send(err.status, { detail: err.message }, err.headers);
+          logger?.debug({ method: req.method, url: req.url, status: err.status, detail: err.message }, 'hub request refused');
+          return;
+        }
+        if (closing.signal.aborted) return send(503, { detail: 'hub is shutting down' });
+        logger?.error({ err, method: req.method, url: req.url }, 'hub request failed');
+        send(500, { detail: 'internal error' });
+      });
+  };
+
+  const drain = (): void => {
+    closing.abort();
+    services.work.close();
+  };
+  return {
+    adminKey,
+    events,
+    faults,
+    services,
+    listener,
+    drain,
+    close() {
+      drain();
+      if (db.isOpen) db.close();
+    },
+  };
+}
+
+async function slowDown(ms: number | undefined, signal: AbortSignal): Promise<void> {
+  if (!ms || ms <= 0) return;
+  try {
+    await sleep(ms, undefined, { signal });
+  } catch {
+    throw new HttpError(503, 'request ended while delayed (test switch slowMs)');
+  }
+}
+
+function header(req: IncomingMessage, name: string): string | undefined {
+  const v = req.headers[name];
+  return (Array.isArray(v) ? v[0] : v)?.trim();
+}

@@ -1,0 +1,108 @@
+// The local hub's schema, as an ordered list of migrations. `PRAGMA user_version` records how many ran;
+// append new steps, never edit old ones.
+
+export const MIGRATIONS: readonly string[] = [
+  // 1: agents, communities, posts, comments, notifications, idempotent replies, usage ledger.
+  `
+  CREATE TABLE agents (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    display_name TEXT,
+    description TEXT,
+    type TEXT NOT NULL DEFAULT 'native',
+    avatar_url TEXT,
+    config_source TEXT,
+    config_path TEXT,
+    config_branch TEXT,
+    key_hash TEXT NOT NULL UNIQUE,
+    api_key_expires_at TEXT,
+    old_key_hash TEXT,
+    old_key_expires_at TEXT,
+    last_active_at TEXT,
+    last_activated_at TEXT,
+    activation_count INTEGER NOT NULL DEFAULT 0,
+    karma INTEGER NOT NULL DEFAULT 0,
+    is_admin INTEGER NOT NULL DEFAULT 0,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+  );
+  CREATE INDEX agents_old_key ON agents(old_key_hash);
+
+  CREATE TABLE communities (
+    name TEXT PRIMARY KEY,
+    description TEXT,
+    created_at TEXT NOT NULL
+  );
+
+  CREATE TABLE posts (
+    id TEXT PRIMARY KEY,
+    author_id TEXT NOT NULL REFERENCES agents(id),
+    title TEXT,
+    content TEXT NOT NULL,
+    community TEXT REFERENCES communities(name),
+    tags TEXT,
+    comment_count INTEGER NOT NULL DEFAULT 0,
+    score INTEGER NOT NULL DEFAULT 0,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+  );
+  CREATE INDEX posts_new ON posts(created_at);
+  CREATE INDEX posts_community ON posts(community, created_at);
+  CREATE INDEX posts_author ON posts(author_id);
+
+  CREATE TABLE comments (
+    id TEXT PRIMARY KEY,
+    post_id TEXT NOT NULL REFERENCES posts(id),
+    parent_id TEXT REFERENCES comments(id),
+    author_id TEXT NOT NULL REFERENCES agents(id),
+    content TEXT NOT NULL,
+    created_at TEXT NOT NULL
+  );
+  CREATE INDEX comments_post ON comments(post_id, created_at);
+  CREATE INDEX comments_author ON comments(author_id, post_id);
+
+  CREATE TABLE notifications (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,
+    agent_id TEXT NOT NULL REFERENCES agents(id),
+    type TEXT NOT NULL,
+    post_id TEXT REFERENCES posts(id),
+    comment_id TEXT REFERENCES comments(id),
+    from_id TEXT NOT NULL REFERENCES agents(id),
+    content TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    read INTEGER NOT NULL DEFAULT 0
+  );
+  CREATE INDEX notifications_inbox ON notifications(agent_id, read, seq);
+
+  CREATE TABLE idempotent_replies (
+    lookup TEXT PRIMARY KEY,
+    fingerprint TEXT NOT NULL,
+    status INTEGER NOT NULL,
+    sealed_body TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+  );
+  CREATE INDEX idempotent_replies_age ON idempotent_replies(created_at);
+
+  CREATE TABLE consumption (
+    id TEXT PRIMARY KEY,
+    agent_id TEXT NOT NULL REFERENCES agents(id),
+    day TEXT NOT NULL,
+    month TEXT NOT NULL,
+    tokens_input REAL NOT NULL,
+    tokens_output REAL NOT NULL,
+    cost_usd REAL NOT NULL,
+    tool_type TEXT,
+    duration_seconds REAL,
+    activation_id TEXT,
+    task_type TEXT,
+    task_priority TEXT,
+    metadata TEXT,
+    created_at TEXT NOT NULL
+  );
+  CREATE INDEX consumption_day ON consumption(agent_id, day);
+  CREATE INDEX consumption_month ON consumption(month, agent_id);
+  `,
+];
+
+export const SEEDED_COMMUNITIES: readonly string[] = ['general', 'agent-status', 'agent-errors', 'agent-activity', 'agent-learnings'];

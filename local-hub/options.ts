@@ -1,0 +1,24 @@
+// Options of the local hub (see server.ts for the entry point).
+import type { Logger } from 'pino';
+import type { BudgetConfig } from './budget-rules.ts';
+import type { HubFaults } from './faults.ts';
+
+export interface HubServerOptions {
+  /** SQLite file (default `./data/hub.sqlite`; its folder is created), or `:memory:`. */
+  dbPath?: string;
+  /** Admin (service) key; generated when absent (the caller prints it). Kept only as a digest. */
+  adminKey?: string;
+  /** Default `127.0.0.1`. */
+  host?: string;
+  /** Default 7070; 0 picks a free port. */
+  port?: number;
+  logger?: Logger;
+  /** Upper bound for the long-poll's `timeout` in seconds (default 60). */
+  maxPollSeconds?: number;
+  /** Request bodies above this many bytes get 413 (default 1 MiB). */
+  maxBodyBytes?: number;
+  /** Budget limits and thresholds for `GET /system/budget-health`. */
+  budget?: BudgetConfig;
+  /** Test switches; also reachable (and changeable while running) as `faults` on the running hub. */
+  faults?: HubFaults;
+}

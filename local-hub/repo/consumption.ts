@@ -1,0 +1,62 @@
+// The usage ledger: one row per reported consumption, summed per UTC day and calendar month.
+import type { DatabaseSync, StatementSync } from 'node:sqlite';
+
+export interface NewConsumption {
+  id: string;
+  agent_id: string;
+  day: string;
+  month: string;
+  tokens_input: number;
+  tokens_output: number;
+  cost_usd: number;
+  tool_type: string | null;
+  duration_seconds: number | null;
+  activation_id: string | null;
+  task_type: string | null;
+  task_priority: string | null;
+  metadata: string | null;
+  created_at: string;
+}
+
+export class ConsumptionRepo {
+  readonly #insert: StatementSync;
+  readonly #day: StatementSync;
+  readonly #month: StatementSync;
+  readonly #toolsOnDay: StatementSync;
+  readonly #monthAll: StatementSync;
+
+  constructor(db: DatabaseSync) {
+    this.#insert = db.prepare(
+      `INSERT INTO consumption (id, agent_id, day, month, tokens_input, tokens_output, cost_usd, tool_type, duration_seconds,
+         activation_id, task_type, task_priority, metadata, created_at)
+       VALUES (:id, :agent_id, :day, :month, :tokens_input, :tokens_output, :cost_usd, :tool_type, :duration_seconds,
+         :activation_id, :task_type, :task_priority, :metadata, :created_at)`,
+    );
+    this.#day = db.prepare('SELECT COALESCE(SUM(cost_usd), 0) AS usd FROM consumption WHERE agent_id = ? AND day = ?');
+    this.#month = db.prepare('SELECT COALESCE(SUM(cost_usd), 0) AS usd FROM consumption WHERE agent_id = ? AND month = ?');
+    this.#toolsOnDay = db.prepare(`SELECT COALESCE(tool_type, 'default') AS tool, SUM(cost_usd) AS usd FROM consumption WHERE agent_id = ? AND day = ? GROUP BY 1 ORDER BY 1`);
+    this.#monthAll = db.prepare('SELECT COALESCE(SUM(cost_usd), 0) AS usd FROM consumption WHERE month = ?');
+  }
+
+  insert(c: NewConsumption): void {
+    this.#insert.run({ ...c });
+  }
+
+  usedOnDay(agentId: string, day: string): number {
+    return Number((this.#day.get(agentId, day) as { usd: number }).usd);
+  }
+
+  usedInMonth(agentId: string, month: string): number {
+    return Number((this.#month.get(agentId, month) as { usd: number }).usd);
+  }
+
+  toolsOnDay(agentId: string, day: string): Record<string, number> {
+    const rows = this.#toolsOnDay.all(agentId, day) as Array<{ tool: string; usd: number }>;
+    return Object.fromEntries(rows.map((r) => [r.tool, Number(r.usd)]));
+  }
+
+  /** Everyone's spend this month (the collective view). */
+  usedInMonthByAll(month: string): number {
+    return Number((this.#monthAll.get(month) as { usd: number }).usd);
+  }
+}

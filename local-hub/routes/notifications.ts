@@ -1,0 +1,78 @@
+// Notifications (hub-api.md §5.3) and the long-poll (§7). Also served under `/inbox` (ADR-008's name).
+import { z } from 'zod';
+import { actingAgent } from '../auth.ts';
+import { invalid } from '../http-error.ts';
+import { ok, type Router } from '../router.ts';
+import type { HubServices } from '../services.ts';
+import { boolParam, intParam, numberParam, parseBody } from '../validation.ts';
+import { notificationView } from '../views.ts';
+
+const ReadBody = z.looseObject({
+  notification_ids: z.array(z.string()).max(10_000),
+  agent_id: z.string().nullish(),
+});
+const ReadAllBody = z.looseObject({ agent_id: z.string().nullish() });
+
+/** Cursors are opaque to clients; inside, the last position shown. */
+export function encodeCursor(seq: number): string {
+  return Buffer.from(`n${seq}`).toString('base64url');
+}
+
+export function decodeCursor(cursor: string): number {
+  const m = /^n(\d{1,15})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  if (!m) throw invalid('cursor is not one this hub gave out');
+  return Number(m[1]);
+}
+
+export function notificationRoutes(r: Router, s: HubServices): void {
+  for (const base of ['/api/v1/notifications', '/api/v1/inbox']) {
+    r.get(base, (ctx) => {
+      const q = ctx.query;
+      const agent = actingAgent(ctx.caller, q.get('agent_id'), s.agents);
+      const limit = intParam(q, 'limit', 50, 1, 100);
+      const cursor = q.get('cursor');
+      const unreadOnly = boolParam(q, 'unread') || boolParam(q, 'unread_only');
+      const rows = s.notifications.page(agent.id, { unreadOnly, beforeSeq: cursor ? decodeCursor(cursor) : Number.MAX_SAFE_INTEGER, limit: limit + 1 });
+      const page = rows.slice(0, limit);
+      return ok({
+        notifications: page.map(notificationView),
+        unread_count: s.notifications.counts(agent.id).unread,
+        next_cursor: rows.length > limit ? encodeCursor(page.at(-1)!.seq) : null,
+      });
+    });
+
+    r.post(`${base}/read`, (ctx) => {
+      const b = parseBody(ReadBody, ctx.body);
+      const agent = actingAgent(ctx.caller, b.agent_id, s.agents);
+      return ok({ success: true, marked: s.notifications.markRead(agent.id, b.notification_ids) });
+    });
+
+    r.post(`${base}/read-all`, (ctx) => {
+      const b = parseBody(ReadAllBody, ctx.body);
+      const agent = actingAgent(ctx.caller, b.agent_id, s.agents);
+      return ok({ success: true, marked: s.notifications.markAllRead(agent.id) });
+    });
+
+    r.get(`${base}/count`, (ctx) => ok(s.notifications.counts(actingAgent(ctx.caller, ctx.query.get('agent_id'), s.agents).id)));
+
+    // Answers at once when an agent has work; otherwise holds the request until a commit creates a
+    // notification for a non-human agent, or the (capped) timeout passes, which answers `{agents:[]}`.
+    r.get(
+      `${base}/poll`,
+      async (ctx) => {
+        const timeoutSeconds = Math.min(numberParam(ctx.query, 'timeout', 30, 0), s.maxPollSeconds);
+        const batch = intParam(ctx.query, 'batch_size', 100, 1, 1000);
+        const deadline = Date.now() + timeoutSeconds * 1000;
+        for (;;) {
+          const agents = s.agents.withWork(batch);
+          const left = deadline - Date.now();
+          if (agents.length > 0 || left <= 0) return ok({ agents });
+          // A wake for a human's notification finds no work and waits again for the rest of the time.
+          const end = await s.work.wait(left, ctx.signal);
+          if (end === 'aborted' || end === 'closed') return ok({ agents: [] });
+        }
+      },
+      'admin',
+    );
+  }
+}

@@ -1,0 +1,70 @@
+// Budget health and consumption (hub-api.md §5.6).
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import { actingAgent } from '../auth.ts';
+import { budgetHealth, limitsFor, thresholdsOf, usageBuckets } from '../budget-rules.ts';
+import { ok, type Router } from '../router.ts';
+import type { HubServices } from '../services.ts';
+import { parseBody } from '../validation.ts';
+
+const amount = z.number().min(0).finite();
+const ConsumptionBody = z.looseObject({
+  agent_id: z.string().min(1),
+  tokens_input: amount,
+  tokens_output: amount,
+  cost_usd: amount,
+  tool_type: z.string().max(200).nullish(),
+  duration_seconds: amount.nullish(),
+  activation_id: z.string().max(500).nullish(),
+  task_type: z.enum(['notification', 'exploration', 'discovery']).nullish(),
+  task_priority: z.enum(['high', 'normal', 'low']).nullish(),
+  metadata: z.record(z.string(), z.unknown()).nullish(),
+});
+
+export function systemRoutes(r: Router, s: HubServices): void {
+  r.get('/api/v1/system/budget-health', (ctx) => {
+    const ref = ctx.query.get('agent_id');
+    const agent = actingAgent(ctx.caller, ref, s.agents);
+    const now = s.now();
+    const { day, month } = usageBuckets(now);
+    // The collective budget is the sum of every non-human agent's monthly limit (unlimited ones add 0).
+    const collectiveBudget = s.agents
+      .all()
+      .filter((a) => a.type !== 'human')
+      .reduce((sum, a) => sum + Math.max(0, limitsFor(s.budget, a).monthly ?? 0), 0);
+    return ok(
+      budgetHealth({
+        agentRef: ref ?? agent.name,
+        limits: limitsFor(s.budget, agent),
+        used: { daily: s.consumption.usedOnDay(agent.id, day), monthly: s.consumption.usedInMonth(agent.id, month) },
+        toolsToday: s.consumption.toolsOnDay(agent.id, day),
+        collective: { budget: collectiveBudget, used: s.consumption.usedInMonthByAll(month) },
+        thresholds: thresholdsOf(s.budget),
+        now,
+      }),
+    );
+  });
+
+  // Send it with an Idempotency-Key (e.g. the activation id) so a retried report is never counted twice.
+  r.post('/api/v1/system/consumption', (ctx) => {
+    const b = parseBody(ConsumptionBody, ctx.body);
+    const agent = actingAgent(ctx.caller, b.agent_id, s.agents);
+    const now = s.now();
+    s.consumption.insert({
+      id: randomUUID(),
+      agent_id: agent.id,
+      ...usageBuckets(now),
+      tokens_input: b.tokens_input,
+      tokens_output: b.tokens_output,
+      cost_usd: b.cost_usd,
+      tool_type: b.tool_type ?? null,
+      duration_seconds: b.duration_seconds ?? null,
+      activation_id: b.activation_id ?? null,
+      task_type: b.task_type ?? null,
+      task_priority: b.task_priority ?? null,
+      metadata: b.metadata ? JSON.stringify(b.metadata) : null,
+      created_at: now.toISOString(),
+    });
+    return ok({ success: true });
+  });
+}
