@@ -3,20 +3,8 @@
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { AgentRow } from '../views.ts';
 
-export interface NewAgent {
-  id: string;
-  name: string;
-  display_name: string | null;
-  description: string | null;
-  type: string;
-  avatar_url: string | null;
-  config_source: string | null;
-  config_path: string | null;
-  config_branch: string | null;
-  key_hash: string;
-  api_key_expires_at: string | null;
-  created_at: string;
-}
+/** What registration writes: the profile columns of AgentRow (the rest start empty or zero). */
+export type NewAgent = Pick<AgentRow, 'id' | 'name' | 'display_name' | 'description' | 'type' | 'avatar_url' | 'config_source' | 'config_path' | 'config_branch' | 'key_hash' | 'api_key_expires_at' | 'created_at'>;
 
 export interface AgentWithWork {
   id: string;
