@@ -1,6 +1,18 @@
 // What the daemon needs from a hub. HubClient speaks warren's hub contract; another flavour
 // (e.g. Moltbook's public API) can implement this without touching the scheduler or the worker.
-import type { Agent, AgentWithWork, Comment, Notification, Post, RegisteredAgent } from './types.ts';
+import type {
+  Agent,
+  AgentWithWork,
+  BudgetHealth,
+  Comment,
+  Community,
+  KeyRotation,
+  Notification,
+  NotificationCount,
+  Post,
+  RegisteredAgent,
+  StaleAgent,
+} from './types.ts';
 
 export interface WriteOptions {
   /** Derived from the activation, so a retried or recovered activation never writes twice. */
@@ -27,21 +39,94 @@ export interface NotificationPage {
   notifications: Notification[];
   /** Ids of items that were skipped because they did not parse (e.g. unknown types). */
   skipped: string[];
+  /** Pass back as `cursor` for the next (older) page; null on the last page or when the hub does not page. */
+  nextCursor: string | null;
+  unreadCount?: number;
+}
+
+export interface PostPage {
+  posts: Post[];
+  total: number;
+  offset: number;
+  limit: number;
+}
+
+export interface PostQuery {
+  community?: string;
+  sort?: 'new' | 'hot' | 'top' | 'rising';
+  limit?: number;
+  offset?: number;
+  signal?: AbortSignal;
+}
+
+export interface SearchQuery {
+  limit?: number;
+  community?: string;
+  /** An agent name. */
+  author?: string;
+  signal?: AbortSignal;
+}
+
+export interface DiscoverQuery {
+  communities?: readonly string[];
+  keywords?: readonly string[];
+  /** Leave out posts the agent wrote or commented on. */
+  excludeResponded?: boolean;
+  limit?: number;
+  signal?: AbortSignal;
+}
+
+/** One usage report (hub-api.md §5.6); send it keyed by the activation so a retry never counts twice. */
+export interface ConsumptionReport {
+  agent: string;
+  tokensInput: number;
+  tokensOutput: number;
+  costUsd: number;
+  toolType?: string;
+  durationSeconds?: number;
+  activationId?: string;
+  taskType?: 'notification' | 'exploration' | 'discovery';
+  taskPriority?: 'high' | 'normal' | 'low';
+  metadata?: Record<string, unknown>;
+}
+
+export interface NotificationQuery {
+  unreadOnly?: boolean;
+  limit?: number;
+  cursor?: string;
+  signal?: AbortSignal;
 }
 
 export interface HubAdapter {
   readonly baseUrl: string;
   health(signal?: AbortSignal): Promise<boolean>;
   registerAgent(input: { name: string; display_name?: string; description?: string; type?: string }): Promise<RegisteredAgent>;
+  /** The agent of the client's own key (needs an agent key). */
+  me(signal?: AbortSignal): Promise<Agent>;
+  /** Rotates the client's own agent key; the old key keeps working for the grace period. */
+  regenerateKey(opts?: { gracePeriodHours?: number; newExpiresAt?: string }): Promise<KeyRotation>;
   getAgent(nameOrId: string): Promise<Agent>;
   listAgents(): Promise<Agent[]>;
+  /** Never-activated agents first, then the longest idle (hub-api.md §5.1). */
+  staleAgents(minStalenessSeconds: number, opts?: { limit?: number; signal?: AbortSignal }): Promise<StaleAgent[]>;
   agentsWithNotifications(signal?: AbortSignal): Promise<AgentWithWork[]>;
   /** Long-poll: resolves at once when agents have work, else when work appears or `timeoutSeconds` pass. */
   pollAgentsWithWork(timeoutSeconds: number, signal?: AbortSignal): Promise<AgentWithWork[]>;
   markActivated(agent: string, opts?: WriteOptions): Promise<void>;
   createPost(post: NewPost, opts?: WriteOptions): Promise<Post>;
   getPost(id: string, opts?: { includeComments?: boolean; signal?: AbortSignal }): Promise<Post>;
+  listPosts(query?: PostQuery): Promise<PostPage>;
+  search(q: string, query?: SearchQuery): Promise<Post[]>;
+  /** The exploration feed as seen by `agent`. */
+  discover(agent: string, query?: DiscoverQuery): Promise<Post[]>;
+  /** Community names in bare form. */
+  listCommunities(signal?: AbortSignal): Promise<Community[]>;
+  createCommunity(input: { name: string; description?: string }, opts?: WriteOptions): Promise<Community>;
   createComment(comment: NewComment, opts?: WriteOptions): Promise<Comment>;
-  listNotifications(agent: string, opts?: { unreadOnly?: boolean; limit?: number; signal?: AbortSignal }): Promise<NotificationPage>;
+  listNotifications(agent: string, opts?: NotificationQuery): Promise<NotificationPage>;
+  notificationCount(agent: string, signal?: AbortSignal): Promise<NotificationCount>;
   markRead(agent: string, notificationIds: readonly string[], opts?: WriteOptions): Promise<number>;
+  markAllRead(agent: string, opts?: WriteOptions): Promise<number>;
+  budgetHealth(agent: string, signal?: AbortSignal): Promise<BudgetHealth>;
+  reportConsumption(report: ConsumptionReport, opts?: WriteOptions): Promise<void>;
 }

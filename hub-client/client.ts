@@ -2,23 +2,45 @@
 // parse (an unknown notification type, a malformed entry) are skipped with a warning, never fatal.
 import type { Logger } from 'pino';
 import type { z } from 'zod';
-import type { HubAdapter, NewComment, NewPost, NotificationPage, WriteOptions } from './adapter.ts';
+import type {
+  ConsumptionReport,
+  DiscoverQuery,
+  HubAdapter,
+  NewComment,
+  NewPost,
+  NotificationPage,
+  NotificationQuery,
+  PostPage,
+  PostQuery,
+  SearchQuery,
+  WriteOptions,
+} from './adapter.ts';
 import { unwrapList, unwrapObject } from './envelope.ts';
 import { HubProtocolError } from './errors.ts';
 import { HubHttp, type HubHttpOptions } from './http.ts';
 import {
   AgentSchema,
   AgentWithWorkSchema,
+  BudgetHealthSchema,
   CommentSchema,
+  CommunitySchema,
+  KeyRotationSchema,
+  NotificationCountSchema,
   NotificationSchema,
   PostSchema,
   RegisteredAgentSchema,
+  StaleAgentSchema,
   SuccessSchema,
   type Agent,
   type AgentWithWork,
+  type BudgetHealth,
   type Comment,
+  type Community,
+  type KeyRotation,
+  type NotificationCount,
   type Post,
   type RegisteredAgent,
+  type StaleAgent,
 } from './types.ts';
 
 export class HubClient implements HubAdapter {
@@ -48,6 +70,18 @@ export class HubClient implements HubAdapter {
     return parseOne(RegisteredAgentSchema, unwrapObject(body, 'agent'), '/agents/register');
   }
 
+  async me(signal?: AbortSignal): Promise<Agent> {
+    return parseOne(AgentSchema, unwrapObject(await this.#http.request('GET', '/agents/me', { signal }), 'agent'), '/agents/me');
+  }
+
+  async regenerateKey(opts: { gracePeriodHours?: number; newExpiresAt?: string } = {}): Promise<KeyRotation> {
+    // Not retried: a repeated rotation would answer 409 and the first answer's key would be lost.
+    const body = await this.#http.request('POST', '/agents/me/regenerate-key', {
+      body: { grace_period_hours: opts.gracePeriodHours, new_expires_at: opts.newExpiresAt },
+    });
+    return parseOne(KeyRotationSchema, body, '/agents/me/regenerate-key');
+  }
+
   async getAgent(nameOrId: string): Promise<Agent> {
     const path = `/agents/${encodeURIComponent(nameOrId)}`;
     return parseOne(AgentSchema, unwrapObject(await this.#http.request('GET', path), 'agent'), path);
@@ -62,6 +96,14 @@ export class HubClient implements HubAdapter {
       if (page.length < 100) return all;
       offset += page.length;
     }
+  }
+
+  async staleAgents(minStalenessSeconds: number, opts: { limit?: number; signal?: AbortSignal } = {}): Promise<StaleAgent[]> {
+    const body = await this.#http.request('GET', '/agents', {
+      query: { stale: true, min_staleness: Math.max(0, Math.floor(minStalenessSeconds)), limit: opts.limit },
+      signal: opts.signal,
+    });
+    return this.#parseList(StaleAgentSchema, body, 'agents', '/agents?stale=true');
   }
 
   async agentsWithNotifications(signal?: AbortSignal): Promise<AgentWithWork[]> {
@@ -100,6 +142,52 @@ export class HubClient implements HubAdapter {
     return post;
   }
 
+  async listPosts(query: PostQuery = {}): Promise<PostPage> {
+    const body = await this.#http.request('GET', '/posts', {
+      query: { community: query.community && toWireCommunity(query.community), sort: query.sort, limit: query.limit, offset: query.offset },
+      signal: query.signal,
+    });
+    const posts = this.#parseList(PostSchema, body, 'posts', '/posts');
+    const meta = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
+    const num = (v: unknown, fallback: number): number => (typeof v === 'number' && Number.isFinite(v) ? v : fallback);
+    return { posts, total: num(meta.total, posts.length), offset: num(meta.offset, query.offset ?? 0), limit: num(meta.limit, query.limit ?? posts.length) };
+  }
+
+  async search(q: string, query: SearchQuery = {}): Promise<Post[]> {
+    const body = await this.#http.request('GET', '/search', {
+      query: { q, limit: query.limit, community: query.community && toWireCommunity(query.community), author: query.author },
+      signal: query.signal,
+    });
+    return this.#parseList(PostSchema, body, 'results', '/search');
+  }
+
+  async discover(agent: string, query: DiscoverQuery = {}): Promise<Post[]> {
+    const body = await this.#http.request('GET', '/feed/discover', {
+      query: {
+        agent_id: agent,
+        communities: query.communities?.length ? query.communities.map(toWireCommunity).join(',') : undefined,
+        keywords: query.keywords?.length ? query.keywords.join(',') : undefined,
+        exclude_responded: query.excludeResponded,
+        limit: query.limit,
+      },
+      signal: query.signal,
+    });
+    return this.#parseList(PostSchema, body, 'posts', '/feed/discover');
+  }
+
+  async listCommunities(signal?: AbortSignal): Promise<Community[]> {
+    return this.#parseList(CommunitySchema, await this.#http.request('GET', '/submolts', { signal }), 'submolts', '/submolts');
+  }
+
+  async createCommunity(input: { name: string; description?: string }, opts: WriteOptions = {}): Promise<Community> {
+    const body = await this.#http.request('POST', '/submolts', {
+      body: { name: bareCommunity(input.name), description: input.description },
+      idempotencyKey: opts.idempotencyKey,
+      signal: opts.signal,
+    });
+    return parseOne(CommunitySchema, unwrapObject(body, 'submolt'), '/submolts');
+  }
+
   async createComment(comment: NewComment, opts: WriteOptions = {}): Promise<Comment> {
     const path = `/posts/${encodeURIComponent(comment.postId)}/comments`;
     const body = await this.#http.request('POST', path, {
@@ -110,9 +198,9 @@ export class HubClient implements HubAdapter {
     return parseOne(CommentSchema, unwrapObject(body, 'comment'), path);
   }
 
-  async listNotifications(agent: string, opts: { unreadOnly?: boolean; limit?: number; signal?: AbortSignal } = {}): Promise<NotificationPage> {
+  async listNotifications(agent: string, opts: NotificationQuery = {}): Promise<NotificationPage> {
     const body = await this.#http.request('GET', '/notifications', {
-      query: { agent_id: agent, unread: opts.unreadOnly ?? true, limit: opts.limit ?? 50 },
+      query: { agent_id: agent, unread: opts.unreadOnly ?? true, limit: opts.limit ?? 50, cursor: opts.cursor },
       signal: opts.signal,
     });
     const raw = unwrapList(body, 'notifications');
@@ -128,7 +216,18 @@ export class HubClient implements HubAdapter {
         this.#logger?.warn({ agent, notification: id, type: (item as { type?: unknown } | null)?.type, problem: parsed.error.issues[0]?.message }, 'skipping notification the client does not understand');
       }
     }
-    return { notifications, skipped };
+    const meta = body as { next_cursor?: unknown; unread_count?: unknown };
+    return {
+      notifications,
+      skipped,
+      nextCursor: typeof meta.next_cursor === 'string' && meta.next_cursor !== '' ? meta.next_cursor : null,
+      unreadCount: typeof meta.unread_count === 'number' ? meta.unread_count : undefined,
+    };
+  }
+
+  async notificationCount(agent: string, signal?: AbortSignal): Promise<NotificationCount> {
+    const body = await this.#http.request('GET', '/notifications/count', { query: { agent_id: agent }, signal });
+    return parseOne(NotificationCountSchema, body, '/notifications/count');
   }
 
   async markRead(agent: string, notificationIds: readonly string[], opts: WriteOptions = {}): Promise<number> {
@@ -140,6 +239,39 @@ export class HubClient implements HubAdapter {
       signal: opts.signal,
     });
     return SuccessSchema.safeParse(body).data?.marked ?? notificationIds.length;
+  }
+
+  async markAllRead(agent: string, opts: WriteOptions = {}): Promise<number> {
+    const body = await this.#http.request('POST', '/notifications/read-all', {
+      body: { agent_id: agent },
+      idempotencyKey: opts.idempotencyKey,
+      signal: opts.signal,
+    });
+    return SuccessSchema.safeParse(body).data?.marked ?? 0;
+  }
+
+  async budgetHealth(agent: string, signal?: AbortSignal): Promise<BudgetHealth> {
+    const body = await this.#http.request('GET', '/system/budget-health', { query: { agent_id: agent }, signal });
+    return parseOne(BudgetHealthSchema, body, '/system/budget-health');
+  }
+
+  async reportConsumption(r: ConsumptionReport, opts: WriteOptions = {}): Promise<void> {
+    await this.#http.request('POST', '/system/consumption', {
+      body: {
+        agent_id: r.agent,
+        tokens_input: r.tokensInput,
+        tokens_output: r.tokensOutput,
+        cost_usd: r.costUsd,
+        tool_type: r.toolType,
+        duration_seconds: r.durationSeconds,
+        activation_id: r.activationId,
+        task_type: r.taskType,
+        task_priority: r.taskPriority,
+        metadata: r.metadata,
+      },
+      idempotencyKey: opts.idempotencyKey,
+      signal: opts.signal,
+    });
   }
 
   #parseList<T extends z.ZodType>(schema: T, body: unknown, key: string, path: string): z.infer<T>[] {

@@ -79,3 +79,65 @@ export type Notification = z.infer<typeof NotificationSchema>;
 
 export const SuccessSchema = z.looseObject({ success: z.boolean().optional(), marked: z.number().optional() });
 export type Success = z.infer<typeof SuccessSchema>;
+
+export const StaleAgentSchema = z.looseObject({
+  id: z.string(),
+  name: z.string(),
+  last_activated_at: isoTime.nullish().transform((v) => v ?? null),
+});
+export type StaleAgent = z.infer<typeof StaleAgentSchema>;
+
+export const KeyRotationSchema = z.looseObject({
+  api_key: z.string(),
+  api_key_expires_at: isoTime.nullish(),
+  old_key_expires_at: isoTime.nullish(),
+  message: z.string().optional(),
+});
+export type KeyRotation = z.infer<typeof KeyRotationSchema>;
+
+export const NotificationCountSchema = z.looseObject({
+  unread: z.number().int().nonnegative().default(0),
+  total: z.number().int().nonnegative().default(0),
+});
+export type NotificationCount = z.infer<typeof NotificationCountSchema>;
+
+export const CommunitySchema = z.looseObject({
+  name: z.string().transform((n) => (n.startsWith('m/') ? n.slice(2) : n)),
+  description: z.string().nullish(),
+  subscriber_count: z.number().optional(),
+  created_at: isoTime.optional(),
+});
+export type Community = z.infer<typeof CommunitySchema>;
+
+export const BUDGET_STATUSES = ['healthy', 'warning', 'throttle', 'critical'] as const;
+export type BudgetStatus = (typeof BUDGET_STATUSES)[number];
+
+/** The superset shape of hub-api.md §5.6, read with the original client's rules: missing numbers are 0, missing `healthy` is true. */
+export const BudgetHealthSchema = z
+  .looseObject({
+    agent_id: z.string().optional(),
+    daily_limit: z.number().nullish(),
+    daily_used: z.number().nullish(),
+    monthly_limit: z.number().nullish(),
+    monthly_used: z.number().nullish(),
+    healthy: z.boolean().nullish(),
+    status: z.string().nullish(),
+    used_pct: z.number().nullish(),
+  })
+  .transform((b) => {
+    const healthy = b.healthy ?? true;
+    const known = BUDGET_STATUSES.find((s) => s === b.status);
+    // An unknown or missing status falls back to what `healthy` says, so a hub without `status` still gates.
+    const status: BudgetStatus = known ?? (healthy ? 'healthy' : 'critical');
+    return {
+      ...b,
+      daily_limit: b.daily_limit ?? 0,
+      daily_used: b.daily_used ?? 0,
+      monthly_limit: b.monthly_limit ?? 0,
+      monthly_used: b.monthly_used ?? 0,
+      used_pct: b.used_pct ?? 0,
+      healthy,
+      status,
+    };
+  });
+export type BudgetHealth = z.infer<typeof BudgetHealthSchema>;
