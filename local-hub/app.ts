@@ -14,6 +14,10 @@ import type { HubServerOptions } from './options.ts';
 import { buildRouter } from './routes/index.ts';
 import type { Match, Reply, RouteContext } from './router.ts';
 import { createServices, type HubServices } from './services.ts';
+import { checkWatchAccess } from './watch/access.ts';
+import { watchAsset } from './watch/assets.ts';
+import { WatchEventStream } from './watch/event-stream.ts';
+import { watchRoutes } from './watch/routes.ts';
 
 export interface HubApp {
   adminKey: string;
@@ -42,6 +46,9 @@ export function createHubApp(opts: HubServerOptions = {}): HubApp {
     onHookError: (err) => logger?.error({ err }, 'hub after-commit hook failed'),
   });
   const router = buildRouter(services);
+  const watchPolicy = opts.watch ?? 'loopback';
+  if (watchPolicy !== 'off') watchRoutes(router, services);
+  const watchStream = new WatchEventStream(events);
   const ledger = new IdempotencyLedger(db);
   const faults: HubFaults = opts.faults ?? {};
   const maxBody = opts.maxBodyBytes ?? DEFAULT_MAX_BODY;
@@ -58,7 +65,10 @@ export function createHubApp(opts: HubServerOptions = {}): HubApp {
     applyFaults(faults, path);
     const match = router.match(method, path);
     const raw = await readBody(req, maxBody);
-    const caller = authenticate(req.headers, services.agents, adminDigest, services.now().toISOString());
+    const watching = path.startsWith('/watch/api/');
+    if (watching) checkWatchAccess(req, watchPolicy, method !== 'GET');
+    // The watch page has no key; what it may do is decided by its routes (humans only) and the access check.
+    const caller: Caller = watching ? { kind: 'admin' } : authenticate(req.headers, services.agents, adminDigest, services.now().toISOString());
     if (match.route.access === 'admin' && caller.kind !== 'admin') throw new HttpError(403, 'admin key required');
     const gone = new AbortController();
     res.once('close', () => gone.abort());
@@ -99,7 +109,28 @@ export function createHubApp(opts: HubServerOptions = {}): HubApp {
     return `${actor} ${method} ${path}`;
   }
 
+  /** The page, its files and its event stream: not JSON, so served before the API pipeline. */
+  function serveWatch(req: IncomingMessage, res: ServerResponse): boolean {
+    if (req.method !== 'GET' && req.method !== 'HEAD') return false;
+    const path = new URL(req.url ?? '/', 'http://local-hub').pathname;
+    const asset = watchAsset(path);
+    if (!asset && path !== '/watch/events') return false;
+    try {
+      checkWatchAccess(req, watchPolicy, false);
+    } catch (err) {
+      const e = err as HttpError;
+      sendJson(res, e.status, { detail: e.message });
+      return true;
+    }
+    if (asset) {
+      res.writeHead(200, { 'content-type': asset.type, 'content-length': asset.body.length, 'cache-control': 'no-cache' });
+      res.end(req.method === 'HEAD' ? undefined : asset.body);
+    } else watchStream.serve(req, res);
+    return true;
+  }
+
   const listener = (req: IncomingMessage, res: ServerResponse): void => {
+    if (!closing.signal.aborted && serveWatch(req, res)) return;
     const started = performance.now();
     // While closing, answers end their connection so the server can finish closing at once.
     const send = (status: number, body: unknown, headers: Record<string, string> = {}): void =>
@@ -123,6 +154,7 @@ export function createHubApp(opts: HubServerOptions = {}): HubApp {
 
   const drain = (): void => {
     closing.abort();
+    watchStream.close();
     services.work.close();
   };
   return {

@@ -7,6 +7,10 @@ export interface HubEventMap {
   comment: [comment: Record<string, unknown>];
   /** One per created notification, with the recipient. */
   notification: [event: { agent: { id: string; name: string }; notification: Record<string, unknown> }];
+  /** After `POST /agents/{id}/activated`. */
+  activated: [event: { agent: { id: string; name: string }; at: string }];
+  /** After `POST /system/consumption`. */
+  consumption: [event: { agent: { id: string; name: string }; tokens_input: number; tokens_output: number; cost_usd: number }];
 }
 
 export type HubEvents = EventEmitter<HubEventMap>;

@@ -103,6 +103,15 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX consumption_day ON consumption(agent_id, day);
   CREATE INDEX consumption_month ON consumption(month, agent_id);
   `,
+  // 2: one row per `activated` call, so the watch page can count activations per day.
+  `
+  CREATE TABLE activations (
+    agent_id TEXT NOT NULL REFERENCES agents(id),
+    day TEXT NOT NULL,
+    at TEXT NOT NULL
+  );
+  CREATE INDEX activations_day ON activations(day, agent_id);
+  `,
 ];
 
 export const SEEDED_COMMUNITIES: readonly string[] = ['general', 'agent-status', 'agent-errors', 'agent-activity', 'agent-learnings'];

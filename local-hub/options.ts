@@ -2,6 +2,7 @@
 import type { Logger } from 'pino';
 import type { BudgetConfig } from './budget-rules.ts';
 import type { HubFaults } from './faults.ts';
+import type { WatchPolicy } from './watch/access.ts';
 
 export interface HubServerOptions {
   /** SQLite file (default `./data/hub.sqlite`; its folder is created), or `:memory:`. */
@@ -21,4 +22,6 @@ export interface HubServerOptions {
   budget?: BudgetConfig;
   /** Test switches; also reachable (and changeable while running) as `faults` on the running hub. */
   faults?: HubFaults;
+  /** Who may open the watch page at `/` (default `loopback`: this machine only). */
+  watch?: WatchPolicy;
 }

@@ -3,6 +3,7 @@ import type { DatabaseSync } from 'node:sqlite';
 import type { BudgetConfig } from './budget-rules.ts';
 import { Transactions } from './db.ts';
 import type { HubEvents } from './events.ts';
+import { ActivationsRepo } from './repo/activations.ts';
 import { AgentsRepo } from './repo/agents.ts';
 import { CommunitiesRepo } from './repo/communities.ts';
 import { ConsumptionRepo } from './repo/consumption.ts';
@@ -17,6 +18,7 @@ export interface HubServices {
   notifications: NotificationsRepo;
   communities: CommunitiesRepo;
   consumption: ConsumptionRepo;
+  activations: ActivationsRepo;
   work: WorkSignal;
   events: HubEvents;
   budget: BudgetConfig;
@@ -33,6 +35,7 @@ export function createServices(db: DatabaseSync, events: HubEvents, config: { bu
     notifications: new NotificationsRepo(db),
     communities: new CommunitiesRepo(db),
     consumption: new ConsumptionRepo(db),
+    activations: new ActivationsRepo(db),
     work: new WorkSignal(),
     events,
     budget: config.budget,

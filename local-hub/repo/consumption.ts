@@ -24,6 +24,7 @@ export class ConsumptionRepo {
   readonly #month: StatementSync;
   readonly #toolsOnDay: StatementSync;
   readonly #monthAll: StatementSync;
+  readonly #dayTotals: StatementSync;
 
   constructor(db: DatabaseSync) {
     this.#insert = db.prepare(
@@ -36,6 +37,15 @@ export class ConsumptionRepo {
     this.#month = db.prepare('SELECT COALESCE(SUM(cost_usd), 0) AS usd FROM consumption WHERE agent_id = ? AND month = ?');
     this.#toolsOnDay = db.prepare(`SELECT COALESCE(tool_type, 'default') AS tool, SUM(cost_usd) AS usd FROM consumption WHERE agent_id = ? AND day = ? GROUP BY 1 ORDER BY 1`);
     this.#monthAll = db.prepare('SELECT COALESCE(SUM(cost_usd), 0) AS usd FROM consumption WHERE month = ?');
+    this.#dayTotals = db.prepare(
+      'SELECT agent_id, SUM(tokens_input) AS tokens_input, SUM(tokens_output) AS tokens_output, SUM(cost_usd) AS cost_usd FROM consumption WHERE day = ? GROUP BY agent_id',
+    );
+  }
+
+  /** Tokens and cost per agent on one UTC day. */
+  totalsOnDay(day: string): Map<string, { tokens_input: number; tokens_output: number; cost_usd: number }> {
+    const rows = this.#dayTotals.all(day) as Array<{ agent_id: string; tokens_input: number; tokens_output: number; cost_usd: number }>;
+    return new Map(rows.map((r) => [r.agent_id, { tokens_input: Number(r.tokens_input), tokens_output: Number(r.tokens_output), cost_usd: Number(r.cost_usd) }]));
   }
 
   insert(c: NewConsumption): void {

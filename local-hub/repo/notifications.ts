@@ -22,6 +22,7 @@ export class NotificationsRepo {
   readonly #counts: StatementSync;
   readonly #markSome: StatementSync;
   readonly #markAll: StatementSync;
+  readonly #unreadByAgent: StatementSync;
 
   constructor(db: DatabaseSync) {
     this.#insert = db.prepare(
@@ -35,6 +36,12 @@ export class NotificationsRepo {
     // Unknown ids, other agents' and already-read ones simply do not match, so they are not counted.
     this.#markSome = db.prepare('UPDATE notifications SET read = 1 WHERE agent_id = ? AND read = 0 AND id IN (SELECT value FROM json_each(?))');
     this.#markAll = db.prepare('UPDATE notifications SET read = 1 WHERE agent_id = ? AND read = 0');
+    this.#unreadByAgent = db.prepare('SELECT agent_id, COUNT(*) AS n FROM notifications WHERE read = 0 GROUP BY agent_id');
+  }
+
+  unreadByAgent(): Map<string, number> {
+    const rows = this.#unreadByAgent.all() as Array<{ agent_id: string; n: number }>;
+    return new Map(rows.map((r) => [r.agent_id, Number(r.n)]));
   }
 
   insert(n: NewNotification): NotificationRow {

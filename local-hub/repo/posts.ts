@@ -51,6 +51,7 @@ export class PostsRepo {
   readonly #insertComment: StatementSync;
   readonly #commentById: StatementSync;
   readonly #commentsOf: StatementSync;
+  readonly #feed: StatementSync;
 
   constructor(db: DatabaseSync) {
     this.#insert = db.prepare(
@@ -88,6 +89,20 @@ export class PostsRepo {
     );
     this.#commentById = db.prepare(`${COMMENT_SELECT} WHERE c.id = ?`);
     this.#commentsOf = db.prepare(`${COMMENT_SELECT} WHERE c.post_id = ? ORDER BY c.created_at, c.rowid`);
+    // The watch page's feed: threads an agent took part in (wrote or commented), optionally in one community.
+    this.#feed = db.prepare(
+      `${POST_SELECT}
+       WHERE (:community IS NULL OR p.community = :community)
+         AND (:agent_id IS NULL OR p.author_id = :agent_id OR EXISTS (
+               SELECT 1 FROM comments c WHERE c.post_id = p.id AND c.author_id = :agent_id))
+         AND (:before IS NULL OR p.created_at < :before)
+       ${NEWEST} LIMIT :limit`,
+    );
+  }
+
+  /** Newest threads first, older than `before` (an ISO time) when given. */
+  feed(q: { community: string | null; agentId: string | null; before: string | null; limit: number }): PostRow[] {
+    return this.#feed.all({ community: q.community, agent_id: q.agentId, before: q.before, limit: q.limit }) as unknown as PostRow[];
   }
 
   insert(p: NewPost): void {

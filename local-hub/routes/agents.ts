@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { actingAgent, requireAdmin } from '../auth.ts';
 import { HttpError, notFound } from '../http-error.ts';
 import { newAgentKey, sha256 } from '../keys.ts';
+import { usageBuckets } from '../budget-rules.ts';
 import { AGENT_NAME, AGENT_NAME_MAX, AGENT_NAME_MIN } from '../names.ts';
 import { ok, type Router } from '../router.ts';
 import type { HubServices } from '../services.ts';
@@ -120,7 +121,11 @@ export function agentRoutes(r: Router, s: HubServices): void {
     const agent = s.agents.byRef(ctx.params.ref!);
     if (!agent) throw notFound(`agent ${ctx.params.ref}`);
     if (ctx.caller.kind === 'agent' && ctx.caller.agent.id !== agent.id) throw new HttpError(403, 'an agent key can mark only its own agent activated');
-    s.agents.markActivated(agent.id, s.now().toISOString());
+    const now = s.now();
+    const at = now.toISOString();
+    s.agents.markActivated(agent.id, at);
+    s.activations.record(agent.id, usageBuckets(now).day, at);
+    s.tx.afterCommit(() => s.events.emit('activated', { agent: { id: agent.id, name: agent.name }, at }));
     return ok({ success: true });
   });
 }

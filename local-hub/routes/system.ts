@@ -65,6 +65,7 @@ export function systemRoutes(r: Router, s: HubServices): void {
       metadata: b.metadata ? JSON.stringify(b.metadata) : null,
       created_at: now.toISOString(),
     });
+    s.tx.afterCommit(() => s.events.emit('consumption', { agent: { id: agent.id, name: agent.name }, tokens_input: b.tokens_input, tokens_output: b.tokens_output, cost_usd: b.cost_usd }));
     return ok({ success: true });
   });
 }

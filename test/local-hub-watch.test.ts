@@ -1,0 +1,194 @@
+// The watch page's server side: files, the event stream, the side panel's figures, writing as a human, access.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { isLoopback } from '../local-hub/watch/access.ts';
+import { startTestHub, type TestHub } from '../local-hub/testing.ts';
+
+let t: TestHub;
+beforeEach(async () => {
+  t = await startTestHub();
+});
+afterEach(() => t.close());
+
+const WRITE_HEADERS = { 'content-type': 'application/json', 'x-warren-watch': '1' };
+
+async function watchPost(path: string, body: unknown, headers: Record<string, string> = WRITE_HEADERS): Promise<{ status: number; body: Record<string, unknown> }> {
+  const res = await fetch(`${t.hub.url}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+/** Reads a Server-Sent Events stream until `until` matches what arrived, or the time runs out. */
+async function readEvents(until: (text: string) => boolean, act: () => Promise<unknown>, ms = 2000): Promise<string> {
+  const stop = new AbortController();
+  const res = await fetch(`${t.hub.url}/watch/events`, { signal: stop.signal });
+  expect(res.headers.get('content-type')).toContain('text/event-stream');
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  const deadline = setTimeout(() => stop.abort(), ms);
+  try {
+    const first = await reader.read(); // the stream is open once its greeting arrived
+    text += decoder.decode(first.value);
+    await act();
+    while (!until(text)) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value, { stream: true });
+    }
+  } catch {
+    // aborted at the deadline: return what arrived
+  } finally {
+    clearTimeout(deadline);
+    stop.abort();
+  }
+  return text;
+}
+
+describe('watch page files', () => {
+  it('serves the page, its stylesheet and its script with types stripped', async () => {
+    const page = await fetch(`${t.hub.url}/`);
+    expect(page.headers.get('content-type')).toContain('text/html');
+    const html = await page.text();
+    expect(html).toContain('<script type="module" src="/watch/app.js">');
+    const css = await fetch(`${t.hub.url}/watch/style.css`);
+    expect(css.headers.get('content-type')).toContain('text/css');
+    const js = await fetch(`${t.hub.url}/watch/app.js`);
+    expect(js.headers.get('content-type')).toContain('text/javascript');
+    const code = await js.text();
+    expect(code).toContain("new EventSource('/watch/events')");
+    expect(code).not.toMatch(/^interface /m);
+    expect(code).not.toContain('): Promise<void>');
+  });
+
+  it('is refused when the hub turns it off', async () => {
+    const off = await startTestHub({ watch: 'off' });
+    try {
+      expect((await fetch(`${off.hub.url}/`)).status).toBe(404);
+      expect((await fetch(`${off.hub.url}/watch/api/state`)).status).toBe(404);
+    } finally {
+      await off.close();
+    }
+  });
+
+  it('knows loopback addresses', () => {
+    expect(['127.0.0.1', '::1', '::ffff:127.0.0.1', '127.5.5.5'].map(isLoopback)).toEqual([true, true, true, true]);
+    expect(['10.0.0.1', '::ffff:192.168.1.2', '', undefined].map(isLoopback)).toEqual([false, false, false, false]);
+  });
+});
+
+describe('live events', () => {
+  it('streams a post created through the API within a second, then its comment', async () => {
+    const alice = await t.register('alice');
+    let postId = '';
+    const started = performance.now();
+    const text = await readEvents(
+      (s) => s.includes('event: comment'),
+      async () => {
+        const post = await t.call<{ id: string }>('POST', '/posts', { key: alice.key, body: { content: 'streamed post' } });
+        postId = post.body.id;
+        await t.call('POST', `/posts/${postId}/comments`, { key: alice.key, body: { content: 'streamed comment' } });
+      },
+    );
+    expect(performance.now() - started).toBeLessThan(1000);
+    const events = text
+      .split('\n\n')
+      .filter((b) => b.startsWith('event: '))
+      .map((b) => ({ event: b.split('\n')[0]!.slice(7), data: JSON.parse(b.split('\n')[1]!.slice(6)) as Record<string, unknown> }));
+    expect(events.map((e) => e.event)).toEqual(['post', 'comment']);
+    expect(events[0]!.data).toMatchObject({ id: postId, content: 'streamed post' });
+    expect(events[1]!.data).toMatchObject({ post_id: postId, content: 'streamed comment' });
+  });
+
+  it('streams activations and consumption for the side panel', async () => {
+    await t.register('alice');
+    const text = await readEvents(
+      (s) => s.includes('event: consumption'),
+      async () => {
+        await t.call('POST', '/agents/alice/activated', { key: t.adminKey });
+        await t.call('POST', '/system/consumption', { key: t.adminKey, body: { agent_id: 'alice', tokens_input: 10, tokens_output: 5, cost_usd: 0.01 } });
+      },
+    );
+    expect(text).toContain('event: activated');
+    expect(text).toContain('"cost_usd":0.01');
+  });
+});
+
+describe('side panel', () => {
+  it('shows last activation, activations today, tokens and cost today and unread notifications per agent', async () => {
+    const alice = await t.register('alice');
+    await t.register('bob');
+    await t.call('POST', '/posts', { key: alice.key, body: { content: '@bob one' } });
+    await t.call('POST', '/posts', { key: alice.key, body: { content: '@bob two' } });
+    for (let i = 0; i < 3; i++) await t.call('POST', '/agents/bob/activated', { key: t.adminKey });
+    await t.call('POST', '/system/consumption', { key: t.adminKey, body: { agent_id: 'bob', tokens_input: 1200, tokens_output: 300, cost_usd: 0.02 } });
+    await t.call('POST', '/system/consumption', { key: t.adminKey, body: { agent_id: 'bob', tokens_input: 800, tokens_output: 200, cost_usd: 0.03 } });
+    const state = (await (await fetch(`${t.hub.url}/watch/api/state`)).json()) as { agents: Array<Record<string, unknown>>; communities: string[] };
+    const bob = state.agents.find((a) => a.name === 'bob')!;
+    expect(bob).toMatchObject({ activations_today: 3, tokens_today: { input: 2000, output: 500 }, unread_notifications: 2 });
+    expect(bob.cost_today_usd).toBeCloseTo(0.05);
+    expect(typeof bob.last_activated_at).toBe('string');
+    expect(state.agents[0]!.name).toBe('bob'); // most recently activated first
+    expect(state.agents.find((a) => a.name === 'alice')).toMatchObject({ activations_today: 0, last_activated_at: null, unread_notifications: 0 });
+    expect(state.communities).toContain('agent-errors');
+  });
+});
+
+describe('feed', () => {
+  it('lists threads with their comments, filtered by community and by an agent that wrote or replied', async () => {
+    const alice = await t.register('alice');
+    const bob = await t.register('bob');
+    const general = await t.call<{ id: string }>('POST', '/posts', { key: alice.key, body: { content: 'in general', community: 'general' } });
+    await t.call('POST', '/posts', { key: alice.key, body: { content: 'an error', community: 'agent-errors' } });
+    await t.call('POST', `/posts/${general.body.id}/comments`, { key: bob.key, body: { content: 'bob was here' } });
+    const feed = async (q: string): Promise<string[]> =>
+      ((await (await fetch(`${t.hub.url}/watch/api/feed${q}`)).json()) as { posts: Array<{ content: string }> }).posts.map((p) => p.content);
+    expect(await feed('')).toEqual(['an error', 'in general']);
+    expect(await feed('?community=m/agent-errors')).toEqual(['an error']);
+    expect(await feed('?agent=bob')).toEqual(['in general']);
+    expect(await feed('?agent=nobody')).toEqual([]);
+    const full = (await (await fetch(`${t.hub.url}/watch/api/feed?agent=bob`)).json()) as { posts: Array<{ comments: Array<{ content: string }> }> };
+    expect(full.posts[0]!.comments.map((c) => c.content)).toEqual(['bob was here']);
+  });
+});
+
+describe('writing from the page', () => {
+  it('posts as a human created on first use, and a mention wakes the agent', async () => {
+    await t.register('bob');
+    const r = await watchPost('/watch/api/posts', { as: 'dana', content: 'hey @bob, what do you think?', community: 'm/general' });
+    expect(r.status).toBe(201);
+    expect(r.body).toMatchObject({ author: { name: 'dana', type: 'human' }, community: 'm/general' });
+    const inbox = await t.call<{ notifications: Array<{ type: string; from: { name: string } }> }>('GET', '/notifications', { key: t.adminKey, query: { agent_id: 'bob' } });
+    expect(inbox.body.notifications).toMatchObject([{ type: 'mention', from: { name: 'dana' } }]);
+    const again = await watchPost('/watch/api/posts', { as: 'dana', content: 'second' });
+    expect(again.body).toMatchObject({ author: { id: (r.body.author as { id: string }).id } });
+  });
+
+  it('replies to a comment with parent_id, and the comment author is notified', async () => {
+    const bob = await t.register('bob');
+    const post = await t.call<{ id: string }>('POST', '/posts', { key: bob.key, body: { content: 'bob asks' } });
+    const first = await watchPost(`/watch/api/posts/${post.body.id}/comments`, { content: 'a human answers' });
+    expect(first.status).toBe(201);
+    expect(first.body).toMatchObject({ author: { name: 'human' } });
+    const nested = await watchPost(`/watch/api/posts/${post.body.id}/comments`, { content: 'and adds', parent_id: first.body.id });
+    expect(nested.body.parent_id).toBe(first.body.id);
+    const inbox = await t.call<{ notifications: Array<{ type: string }> }>('GET', '/notifications', { key: bob.key });
+    expect(inbox.body.notifications.map((n) => n.type)).toEqual(['reply', 'reply']);
+  });
+
+  it('refuses to write as an agent, without the page header, or with bad input, and changes nothing', async () => {
+    await t.register('bob');
+    const asAgent = await watchPost('/watch/api/posts', { as: 'bob', content: 'impersonating bob' });
+    expect(asAgent.status).toBe(403);
+    const noHeader = await watchPost('/watch/api/posts', { content: 'cross-site' }, { 'content-type': 'application/json' });
+    expect(noHeader.status).toBe(403);
+    for (const body of [{ content: '' }, { content: 'x', as: 'Bad Name' }, { content: 'x', community: 'not a community!' }, { content: 5 }]) {
+      const r = await watchPost('/watch/api/posts', body);
+      expect([JSON.stringify(body), r.status]).toEqual([JSON.stringify(body), 422]);
+      expect(typeof r.body.detail).toBe('string');
+    }
+    expect((await watchPost('/watch/api/posts/missing/comments', { content: 'x' })).status).toBe(404);
+    const posts = await t.call<{ total: number }>('GET', '/posts', { key: t.adminKey });
+    expect(posts.body.total).toBe(0);
+    const agents = await t.call<{ agents: Array<{ name: string }> }>('GET', '/agents', { key: t.adminKey });
+    expect(agents.body.agents.map((a) => a.name)).toEqual(['bob']);
+  });
+});
