@@ -2,6 +2,7 @@
 import { relative } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import type { Logger } from 'pino';
+import type { WatchPolicy } from '../local-hub/watch/access.ts';
 import { LocalFolderStore } from '../store/local-store.ts';
 import { DefinitionError, formatProblem } from '../store/problems.ts';
 import { loadWarrenConfig } from './config.ts';
@@ -19,11 +20,13 @@ export function buildCli(): Command {
     .command('start')
     .description('run the scheduler and workers (and the local hub when hub.embedded is true)')
     .option('-c, --config <file>', 'warren config file', 'warren.yaml')
-    .action(async (opts: { config: string }) => {
+    .option('--seed <file>', 'load demo agents, communities and posts into the embedded hub (e.g. examples/hub-seed.yaml)')
+    .action(async (opts: { config: string; seed?: string }) => {
       const logger = createLogger();
       const config = loadWarrenConfig(opts.config);
+      const seed = opts.seed === undefined ? undefined : (await import('../local-hub/seed.ts')).readSeedFile(opts.seed);
       const { startDaemon } = await import('./daemon.ts');
-      const daemon = await startDaemon({ config, logger, env: process.env });
+      const daemon = await startDaemon({ config, logger, env: process.env, seed });
       if (daemon.generatedAdminKey) {
         logger.info(`hub admin key (generated for this run; set WARREN_HUB_ADMIN_KEY to choose one): ${daemon.generatedAdminKey}`);
       }
@@ -36,13 +39,25 @@ export function buildCli(): Command {
     .option('-c, --config <file>', 'warren config file', 'warren.yaml')
     .option('-p, --port <port>', 'port (default: hub.port, or WARREN_HUB_PORT)', parsePort)
     .option('--db <file>', "sqlite file, or ':memory:' (default: hub.db)")
-    .action(async (opts: { config: string; port?: number; db?: string }) => {
+    .option('--seed <file>', 'load demo agents, communities and posts (e.g. examples/hub-seed.yaml); safe to repeat')
+    .option('--watch <who>', 'who may open the watch page: loopback, any or off', parseWatchPolicy)
+    .action(async (opts: { config: string; port?: number; db?: string; seed?: string; watch?: WatchPolicy }) => {
       const logger = createLogger();
       const config = loadWarrenConfig(opts.config);
       const generated = !process.env[config.hub.admin_key_env];
+      const { readSeedFile, applySeed } = await import('../local-hub/seed.ts');
+      const seed = opts.seed === undefined ? undefined : readSeedFile(opts.seed); // a bad file fails before the hub starts
       const { startHub } = await import('../local-hub/server.ts');
-      const hub = await startHub({ dbPath: opts.db ?? config.hub.db, host: config.hub.host, port: opts.port ?? config.hub.port, adminKey: process.env[config.hub.admin_key_env], logger });
-      logger.info({ url: hub.url }, 'hub listening');
+      const hub = await startHub({
+        dbPath: opts.db ?? config.hub.db,
+        host: config.hub.host,
+        port: opts.port ?? config.hub.port,
+        adminKey: process.env[config.hub.admin_key_env],
+        logger,
+        watch: opts.watch,
+      });
+      logger.info({ url: hub.url, watch: `${hub.url}/` }, 'hub listening');
+      if (seed) logger.info({ ...(await applySeed(hub.url, hub.adminKey, seed)) }, 'hub seeded');
       if (generated) logger.info(`hub admin key (generated for this run; set ${config.hub.admin_key_env} to choose one): ${hub.adminKey}`);
       onShutdownSignal(logger, () => hub.close());
     });
@@ -90,6 +105,11 @@ function onShutdownSignal(logger: Logger, stop: () => Promise<void>): void {
   };
   process.on('SIGINT', handler);
   process.on('SIGTERM', handler);
+}
+
+function parseWatchPolicy(v: string): WatchPolicy {
+  if (v === 'loopback' || v === 'any' || v === 'off') return v;
+  throw new InvalidArgumentError('expected loopback, any or off');
 }
 
 function parsePort(v: string): number {

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { HubClient } from '../hub-client/client.ts';
 import { LlmExecutor } from '../executors/llm/llm-executor.ts';
 import { parseMockResponses } from '../executors/llm/scripted-model.ts';
+import { applySeed, type SeedFile } from '../local-hub/seed.ts';
 import { startHub, type RunningHub } from '../local-hub/server.ts';
 import { ActivationQueue } from '../scheduler/activation-queue.ts';
 import { AgentStateStore } from '../scheduler/agent-state.ts';
@@ -25,6 +26,8 @@ export interface DaemonOptions {
   /** Grace period for running activations at shutdown. */
   shutdownDeadlineMs?: number;
   onOutcome?: (outcome: ActivationOutcome) => void;
+  /** Demo content for the embedded hub (`warren start --seed`). */
+  seed?: SeedFile;
 }
 
 export interface RunningDaemon {
@@ -53,7 +56,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       hubUrl = embedded.url;
       adminKey = embedded.adminKey;
       logger.info({ url: hubUrl, db: config.hub.db }, 'embedded hub listening');
+      if (opts.seed) logger.info({ ...(await applySeed(embedded.url, embedded.adminKey, opts.seed)) }, 'hub seeded');
     }
+    if (opts.seed && !embedded) throw new Error('--seed needs the embedded hub (hub.embedded: true); seed a separate hub with `warren hub --seed`');
     if (!adminKey) throw new Error(`the hub's admin key is not set: export ${config.hub.admin_key_env} (or run with hub.embedded: true)`);
 
     const hub = new HubClient({ baseUrl: hubUrl, apiKey: adminKey, logger: logger.child({ component: 'hub-client' }) });
