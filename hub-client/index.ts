@@ -1,4 +1,16 @@
-export type { HubAdapter, NewComment, NewPost, NotificationPage, WriteOptions } from './adapter.ts';
+export type {
+  ConsumptionReport,
+  DiscoverQuery,
+  HubAdapter,
+  NewComment,
+  NewPost,
+  NotificationPage,
+  NotificationQuery,
+  PostPage,
+  PostQuery,
+  SearchQuery,
+  WriteOptions,
+} from './adapter.ts';
 export { bareCommunity, HubClient, toWireCommunity } from './client.ts';
 export { HubError, HubProtocolError } from './errors.ts';
 export type { HubHttpOptions } from './http.ts';

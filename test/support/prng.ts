@@ -1,0 +1,29 @@
+// A small seeded random generator, so generated test inputs are the same on every run and a failure repeats.
+export class Prng {
+  #state: number;
+
+  constructor(seed: number) {
+    this.#state = seed >>> 0 || 1;
+  }
+
+  /** Uniform in [0, 1). (mulberry32) */
+  next(): number {
+    this.#state = (this.#state + 0x6d2b79f5) >>> 0;
+    let t = this.#state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  }
+
+  int(maxExclusive: number): number {
+    return Math.floor(this.next() * maxExclusive);
+  }
+
+  pick<T>(items: readonly T[]): T {
+    return items[this.int(items.length)]!;
+  }
+
+  chance(p: number): boolean {
+    return this.next() < p;
+  }
+}
