@@ -203,7 +203,7 @@ describe('local hub against malformed requests', () => {
   function generate(r: Prng): BadRequest {
     const admin = { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' };
     const alice = { authorization: `Bearer ${aliceKey}`, 'content-type': 'application/json' };
-    const wrongKeys = [{}, { authorization: 'Bearer nope' }, { authorization: `Bearer botburrow_agent_${'0'.repeat(64)}` }, { 'x-admin-key': 'wrong' }, { authorization: 'Basic abc' }, { authorization: `Bearer ${aliceKey.slice(0, -1)}x` }];
+    const wrongKeys: Array<Record<string, string>> = [{}, { authorization: 'Bearer nope' }, { authorization: `Bearer botburrow_agent_${'0'.repeat(64)}` }, { 'x-admin-key': 'wrong' }, { authorization: 'Basic abc' }, { authorization: `Bearer ${aliceKey.slice(0, -1)}x` }];
     const writeRoutes = ['/posts', `/posts/${postId}/comments`, '/agents/register', '/notifications/read', '/notifications/read-all', '/submolts', '/system/consumption', '/agents/me/regenerate-key', '/agents/alice/activated'];
     const badBodies: Array<[string, unknown]> = [
       ['/posts', { content: '' }],
