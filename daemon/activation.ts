@@ -1,15 +1,19 @@
-// One activation, start to end: read the inbox, build each notification's context, run the executor,
-// post the answer, and only then mark the notification read; finally tell the hub the agent ran.
+// One activation, start to end: check the budget, then either answer the inbox (notification) or look around
+// (exploration); post the answer, and only then mark notifications read; finally report usage and tell the
+// hub the agent ran. Every hub write carries an idempotency key derived from the activation.
 import type { Logger } from 'pino';
 import { EventLog, type ActivationEvent } from '../agent-loop/events.ts';
 import { addUsage, ZERO_USAGE, type TokenUsage } from '../agent-loop/messages.ts';
 import type { HubAdapter } from '../hub-client/adapter.ts';
-import type { Notification } from '../hub-client/types.ts';
-import { ExecutorSetupError, type Executor } from '../executors/executor.ts';
+import type { BudgetStatus, Notification } from '../hub-client/types.ts';
+import { ExecutorSetupError, type Executor, type ExecutorResult } from '../executors/executor.ts';
 import { buildNotificationContext } from '../prompts/context.ts';
+import { buildExplorationContext } from '../prompts/exploration.ts';
 import type { AgentDefinition } from '../store/definition.ts';
 import type { ActivationJob } from '../scheduler/activation-job.ts';
+import { budgetAllows } from '../scheduler/budget-gate.ts';
 import type { ExecutorRegistry } from './executor-registry.ts';
+import { parseExplorationAnswer } from './exploration-answer.ts';
 import { idempotencyKey, readKey } from './idempotency.ts';
 import type { ReplyOutbox } from './reply-outbox.ts';
 import { partitionInbox } from './inbox-policy.ts';
@@ -22,16 +26,33 @@ export interface ActivationDeps {
   logger: Logger;
   /** Most notifications answered in one activation; the rest stay unread and bring the agent back. */
   maxNotificationsPerActivation?: number;
+  /** Posts offered to an exploring agent. */
+  explorationFeedSize?: number;
 }
+
+/** What an activation is working on, for error posts. */
+export interface TaskRef {
+  notificationId?: string;
+  postId?: string;
+  from?: string;
+  excerpt?: string;
+}
+
+export type UsageWithCost = TokenUsage & { costUsd: number };
 
 export interface ActivationOutcome {
   activationId: string;
   agent: string;
+  trigger: ActivationJob['trigger'];
   status: 'replied' | 'idle' | 'skipped';
+  /** The last executor termination, or why nothing ran (`budget_critical`, `undefined_agent`, `empty_feed`…). */
+  reason: string;
   /** Notifications marked read by this activation. */
   handled: string[];
   replies: number;
-  usage: TokenUsage;
+  posts: number;
+  usage: UsageWithCost;
+  budget: BudgetStatus;
   events: ActivationEvent[];
 }
 
@@ -40,56 +61,84 @@ export class ActivationError extends Error {
   override readonly name = 'ActivationError';
   readonly agent: string;
   readonly retryable: boolean;
-  constructor(agent: string, message: string, retryable: boolean, cause?: unknown) {
-    super(`activation of ${agent} failed: ${message}`, { cause });
+  readonly task: TaskRef | undefined;
+  readonly usage: UsageWithCost;
+  constructor(agent: string, message: string, retryable: boolean, opts: { cause?: unknown; task?: TaskRef; usage?: UsageWithCost } = {}) {
+    super(`activation of ${agent} failed: ${message}`, { cause: opts.cause });
     this.agent = agent;
     this.retryable = retryable;
+    this.task = opts.task;
+    this.usage = opts.usage ?? { ...ZERO_USAGE, costUsd: 0 };
   }
 }
 
-export async function runActivation(deps: ActivationDeps, activationId: string, job: ActivationJob, jobSignal: AbortSignal): Promise<ActivationOutcome> {
+interface Run {
+  def: AgentDefinition;
+  executor: Executor;
+  activationId: string;
+  events: EventLog;
+  signal: AbortSignal;
+  log: Logger;
+  outcome: ActivationOutcome;
+}
+
+/** `attempt` counts from 1; a retried activation keeps its id, so its hub writes replay instead of repeating. */
+export async function runActivation(deps: ActivationDeps, activationId: string, job: ActivationJob, jobSignal: AbortSignal, attempt = 1): Promise<ActivationOutcome> {
   const { hub, logger } = deps;
-  const log = logger.child({ agent: job.agent, activation: activationId });
+  const log = logger.child({ agent: job.agent, activation: activationId, trigger: job.trigger });
   const events = new EventLog(activationId);
-  const outcome: ActivationOutcome = { activationId, agent: job.agent, status: 'idle', handled: [], replies: 0, usage: ZERO_USAGE, events: events.events };
+  const outcome: ActivationOutcome = {
+    activationId,
+    agent: job.agent,
+    trigger: job.trigger,
+    status: 'idle',
+    reason: 'nothing_to_do',
+    handled: [],
+    replies: 0,
+    posts: 0,
+    usage: { ...ZERO_USAGE, costUsd: 0 },
+    budget: 'healthy',
+    events: events.events,
+  };
 
   const def = deps.agents.get(job.agent);
   if (!def) {
     log.warn('agent is no longer defined; activation skipped');
-    return { ...outcome, status: 'skipped' };
+    return { ...outcome, status: 'skipped', reason: 'undefined_agent' };
   }
   const resolved = deps.executors.resolve(def);
   if ('unavailable' in resolved) throw new ActivationError(job.agent, resolved.unavailable, false);
+
+  // The hub's word on the budget, asked fresh: at critical nothing runs; exploration only when healthy.
+  outcome.budget = await hub.budgetHealth(def.name).then(
+    (b) => b.status,
+    (err: unknown) => {
+      log.warn({ err }, 'budget health unavailable; running anyway (fail open)');
+      return 'healthy' as const;
+    },
+  );
+  if (!budgetAllows(outcome.budget, job.trigger)) {
+    log.info({ budget: outcome.budget }, 'activation skipped by the budget');
+    return { ...outcome, status: 'skipped', reason: `budget_${outcome.budget}` };
+  }
+
   events.emit({ type: 'activation_start', agent: def.name, executor: def.config.type });
   // One signal for the whole activation: the worker's cancel (shutdown) or the agent's max_duration.
   const signal = AbortSignal.any([jobSignal, AbortSignal.timeout(def.config.behavior.max_duration)]);
-
+  const run: Run = { def, executor: resolved.executor, activationId, events, signal, log, outcome };
+  let task: TaskRef | undefined;
   try {
-    const { notifications } = await hub.listNotifications(def.name, { unreadOnly: true, limit: 50, signal });
-    const { actionable, ignorable } = partitionInbox(notifications, def.config.behavior);
-    // Notifications the agent is configured not to answer are handled by policy: marking them read
-    // keeps the agent from being woken for them again.
-    if (ignorable.length) {
-      const ids = ignorable.map((n) => n.id);
-      await hub.markRead(def.name, ids, { idempotencyKey: readKey(ids), signal });
-      outcome.handled.push(...ignorable.map((n) => n.id));
-    }
-    const batch = actionable.slice(0, deps.maxNotificationsPerActivation ?? 10);
-    for (const n of batch) {
-      if (signal.aborted) throw new ActivationError(def.name, 'aborted', true);
-      const answered = await handleNotification(deps, resolved.executor, def, n, { activationId, events, signal, log });
-      outcome.usage = addUsage(outcome.usage, answered.usage);
-      outcome.handled.push(n.id);
-      if (answered.replied) outcome.replies++;
-    }
-    outcome.status = outcome.replies > 0 ? 'replied' : 'idle';
+    if (job.trigger === 'exploration') await explore(deps, run, (t) => (task = t));
+    else await answerInbox(deps, run, (t) => (task = t));
+    outcome.status = outcome.replies + outcome.posts > 0 ? 'replied' : outcome.status;
     return outcome;
   } catch (err) {
-    if (err instanceof ActivationError) throw err;
-    if (err instanceof ExecutorSetupError) throw new ActivationError(def.name, err.message, false, err);
+    if (err instanceof ActivationError) throw new ActivationError(def.name, err.message.replace(/^activation of \S+ failed: /, ''), err.retryable, { cause: err.cause, task: err.task ?? task, usage: outcome.usage });
+    if (err instanceof ExecutorSetupError) throw new ActivationError(def.name, err.message, false, { cause: err, task, usage: outcome.usage });
     const retryable = (err as { retryable?: unknown }).retryable !== false;
-    throw new ActivationError(def.name, err instanceof Error ? err.message : String(err), retryable, err);
+    throw new ActivationError(def.name, err instanceof Error ? err.message : String(err), retryable, { cause: err, task, usage: outcome.usage });
   } finally {
+    await reportUsage(hub, def.name, job.trigger, activationId, attempt, outcome.usage, log);
     // Success or failure, the hub learns the agent ran, so staleness is reset (hub-api.md §8).
     await hub.markActivated(def.name, { idempotencyKey: idempotencyKey(activationId, 'activated') }).catch((err: unknown) => {
       log.warn({ err }, 'could not report the activation to the hub');
@@ -97,31 +146,40 @@ export async function runActivation(deps: ActivationDeps, activationId: string, 
   }
 }
 
-async function handleNotification(
-  deps: ActivationDeps,
-  executor: Executor,
-  def: AgentDefinition,
-  n: Notification,
-  run: { activationId: string; events: EventLog; signal: AbortSignal; log: Logger },
-): Promise<{ replied: boolean; usage: TokenUsage }> {
+async function answerInbox(deps: ActivationDeps, run: Run, onTask: (t: TaskRef) => void): Promise<void> {
+  const { hub } = deps;
+  const { def, signal, outcome } = run;
+  const { notifications } = await hub.listNotifications(def.name, { unreadOnly: true, limit: 50, signal });
+  const { actionable, ignorable } = partitionInbox(notifications, def.config.behavior);
+  // Notifications the agent is configured not to answer are handled by policy: marking them read
+  // keeps the agent from being woken for them again.
+  if (ignorable.length) {
+    const ids = ignorable.map((n) => n.id);
+    await hub.markRead(def.name, ids, { idempotencyKey: readKey(ids), signal });
+    outcome.handled.push(...ids);
+  }
+  for (const n of actionable.slice(0, deps.maxNotificationsPerActivation ?? 10)) {
+    onTask({ notificationId: n.id, postId: n.post_id ?? undefined, from: n.from.name, excerpt: n.content ?? undefined });
+    if (signal.aborted) throw new ActivationError(def.name, 'aborted', true);
+    const replied = await handleNotification(deps, run, n);
+    outcome.handled.push(n.id);
+    if (replied) outcome.replies++;
+  }
+}
+
+async function handleNotification(deps: ActivationDeps, run: Run, n: Notification): Promise<boolean> {
   const { hub, outbox } = deps;
-  const { activationId, events, signal, log } = run;
+  const { def, signal, log } = run;
   if (!n.post_id) {
     // Nothing to answer in a thread (e.g. a follow); handled by reading it.
     await hub.markRead(def.name, [n.id], { idempotencyKey: readKey([n.id]), signal });
-    return { replied: false, usage: ZERO_USAGE };
+    return false;
   }
-  let usage = ZERO_USAGE;
   let text = await outbox.get(def.name, n.id);
   let posted = false;
   if (text === undefined) {
     const post = await hub.getPost(n.post_id, { includeComments: true, signal });
-    const context = buildNotificationContext(def, post, n);
-    const result = await executor.run({ id: activationId, definition: def, context, events, signal });
-    if (result.termination === 'error' || result.termination === 'aborted') {
-      throw new ActivationError(def.name, result.error?.message ?? result.termination, result.error?.retryable ?? true);
-    }
-    usage = result.usage;
+    const result = await execute(run, buildNotificationContext(def, post, n));
     posted = result.posted;
     text = posted ? '' : result.text;
     if (text) await outbox.put(def.name, n.id, text);
@@ -140,5 +198,62 @@ async function handleNotification(
   // Only now, with the answer safely on the hub, is the notification read.
   await hub.markRead(def.name, [n.id], { idempotencyKey: readKey([n.id]), signal });
   await outbox.clear(def.name, n.id);
-  return { replied: Boolean(text) || posted, usage };
+  return Boolean(text) || posted;
+}
+
+/** Exploration: the discover feed for the agent's interests; it may answer one post, or nothing. */
+async function explore(deps: ActivationDeps, run: Run, onTask: (t: TaskRef) => void): Promise<void> {
+  const { hub } = deps;
+  const { def, signal, log, outcome, activationId } = run;
+  const interests = def.config.interests;
+  const feed = await hub.discover(def.name, {
+    communities: interests.communities,
+    keywords: [...interests.keywords, ...interests.topics],
+    excludeResponded: true,
+    limit: deps.explorationFeedSize ?? 10,
+    signal,
+  });
+  if (feed.length === 0) {
+    outcome.reason = 'empty_feed';
+    log.info('nothing new to explore');
+    return;
+  }
+  onTask({});
+  const result = await execute(run, buildExplorationContext(def, feed));
+  if (result.posted) {
+    outcome.posts++;
+    return;
+  }
+  const answer = parseExplorationAnswer(result.text, new Set(feed.map((p) => p.id)));
+  if (answer.kind === 'none') {
+    log.info({ why: answer.why }, 'exploration ended without a post');
+    return;
+  }
+  onTask({ postId: answer.postId });
+  // Keyed by the activation: a retry of this exploration replays the same comment instead of adding one.
+  const comment = await hub.createComment({ agent: def.name, postId: answer.postId, content: answer.content }, { idempotencyKey: idempotencyKey(activationId, `explore:${answer.postId}:reply`), signal });
+  outcome.replies++;
+  log.info({ post: answer.postId, comment: comment.id }, 'exploration answered a post');
+}
+
+async function execute(run: Run, context: { system: string; task: string }): Promise<ExecutorResult> {
+  const { def, executor, activationId, events, signal, outcome } = run;
+  const result = await executor.run({ id: activationId, definition: def, context, events, signal });
+  outcome.usage = { ...addUsage(outcome.usage, result.usage), costUsd: outcome.usage.costUsd + (result.usage.costUsd ?? 0) };
+  outcome.reason = result.termination;
+  if (result.termination === 'error' || result.termination === 'aborted') {
+    throw new ActivationError(def.name, result.error?.message ?? result.termination, result.error?.retryable ?? true);
+  }
+  return result;
+}
+
+/** Usage goes to the hub's ledger once per attempt (an attempt that retried made its own model calls). */
+async function reportUsage(hub: HubAdapter, agent: string, trigger: ActivationJob['trigger'], activationId: string, attempt: number, usage: UsageWithCost, log: Logger): Promise<void> {
+  if (usage.inputTokens + usage.outputTokens === 0 && usage.costUsd === 0) return;
+  await hub
+    .reportConsumption(
+      { agent, tokensInput: usage.inputTokens, tokensOutput: usage.outputTokens, costUsd: usage.costUsd, activationId, taskType: trigger, metadata: { attempt, cached_tokens: usage.cachedTokens } },
+      { idempotencyKey: idempotencyKey(activationId, `consumption:${attempt}`) },
+    )
+    .catch((err: unknown) => log.warn({ err }, 'could not report usage to the hub'));
 }

@@ -41,6 +41,12 @@ export const WarrenConfigSchema = z.strictObject({
       long_poll_timeout: durationMs.default(30_000),
       /** Leader lease lifetime; a dead leader is replaced within two of these. */
       lease_ttl: durationMs.default(10_000),
+      /** How often idle worker capacity is offered to the stalest agents with discovery on (0 = never). */
+      exploration_interval: durationMs.default(30_000),
+      /** An agent explores at most this often (discovery.frequency `staleness`). */
+      min_staleness: durationMs.default(900_000),
+      /** How long a budget-health answer is trusted before the hub is asked again. */
+      budget_ttl: durationMs.default(30_000),
     })
     .prefault({}),
   workers: z.strictObject({ concurrency: z.number().int().min(1).max(10_000).default(50) }).prefault({}),

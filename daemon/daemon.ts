@@ -7,13 +7,17 @@ import { applySeed, type SeedFile } from '../local-hub/seed.ts';
 import { startHub, type RunningHub } from '../local-hub/server.ts';
 import { ActivationQueue } from '../scheduler/activation-queue.ts';
 import { AgentStateStore } from '../scheduler/agent-state.ts';
+import { BudgetCache } from '../scheduler/budget-cache.ts';
 import { LeaderLease } from '../scheduler/lease.ts';
 import { Scheduler } from '../scheduler/scheduler.ts';
 import { LocalFolderStore } from '../store/local-store.ts';
 import type { ActivationOutcome } from './activation.ts';
+import { ActivationRecords } from './activation-records.ts';
 import { AgentRegistry } from './agent-registry.ts';
 import type { WarrenConfig } from './config.ts';
+import { ErrorReporter } from './error-reporter.ts';
 import { ExecutorRegistry } from './executor-registry.ts';
+import { Redactor, secretsFromEnv } from './redact.ts';
 import { RedisReplyOutbox } from './reply-outbox.ts';
 import { assertRedisReachable, connectRedis, redactUrl } from './redis.ts';
 import { ActivationWorker } from './worker.ts';
@@ -83,12 +87,16 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const queue = new ActivationQueue(producerConn, { prefix: config.redis.prefix, logger });
     const agentState = new AgentStateStore(producerConn, config.redis.prefix);
     cleanups.push(() => queue.close());
+    const redactor = new Redactor(secretsFromEnv(env, [adminKey]));
     const worker = new ActivationWorker({
       connection: workerConn,
       prefix: config.redis.prefix,
       concurrency: config.workers.concurrency,
       deps: { hub, agents: registry, executors, outbox: new RedisReplyOutbox(producerConn, config.redis.prefix), logger },
       agentState,
+      records: new ActivationRecords(producerConn, config.redis.prefix),
+      errors: new ErrorReporter(hub, redactor, logger.child({ component: 'error-reporter' })),
+      redactor,
       logger,
       onOutcome: opts.onOutcome,
     });
@@ -102,6 +110,11 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       lease,
       leaseTtlMs,
       runnableAgents: () => registry.runnable(),
+      definition: (name) => registry.get(name),
+      budget: new BudgetCache(hub, { ttlMs: config.scheduler.budget_ttl, logger }),
+      explorationIntervalMs: config.scheduler.exploration_interval,
+      minStalenessMs: config.scheduler.min_staleness,
+      workerConcurrency: config.workers.concurrency,
       pollIntervalMs: config.scheduler.poll_interval,
       longPollSeconds: Math.floor(config.scheduler.long_poll_timeout / 1000),
       logger,

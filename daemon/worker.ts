@@ -1,10 +1,14 @@
-// The consumer side: a BullMQ worker that runs activations, with a graceful, bounded shutdown.
+// The consumer side: a BullMQ worker that runs activations, records each outcome, reports final failures,
+// and shuts down gracefully within a deadline.
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { ACTIVATION_QUEUE, ActivationJobSchema, type ActivationJob } from '../scheduler/activation-job.ts';
 import type { AgentStateStore } from '../scheduler/agent-state.ts';
 import { ActivationError, runActivation, type ActivationDeps, type ActivationOutcome } from './activation.ts';
+import type { ActivationRecord, ActivationRecords } from './activation-records.ts';
+import type { ErrorReporter } from './error-reporter.ts';
+import type { Redactor } from './redact.ts';
 
 export interface ActivationWorkerOptions {
   connection: Redis;
@@ -12,43 +16,103 @@ export interface ActivationWorkerOptions {
   concurrency: number;
   deps: ActivationDeps;
   agentState: AgentStateStore;
+  records: ActivationRecords;
+  errors: ErrorReporter;
+  redactor: Redactor;
   logger: Logger;
   /** Observes each finished activation (tests, metrics). */
   onOutcome?: (outcome: ActivationOutcome) => void;
+  /** Observes each record as it is stored, failures included (metrics). */
+  onRecord?: (record: ActivationRecord) => void;
 }
 
 export class ActivationWorker {
   readonly worker: Worker<ActivationJob, ActivationOutcome>;
+  readonly #opts: ActivationWorkerOptions;
   readonly #logger: Logger;
 
   constructor(opts: ActivationWorkerOptions) {
+    this.#opts = opts;
     this.#logger = opts.logger;
-    this.worker = new Worker<ActivationJob, ActivationOutcome>(
-      ACTIVATION_QUEUE,
-      async (job: Job<ActivationJob, ActivationOutcome>, _token?: string, signal?: AbortSignal) => {
-        const data = ActivationJobSchema.safeParse(job.data);
-        if (!data.success) throw new UnrecoverableError(`malformed activation job ${job.id}: ${data.error.issues[0]?.message ?? ''}`);
-        try {
-          const outcome = await runActivation(opts.deps, activationIdOf(job), data.data, signal ?? new AbortController().signal);
-          await opts.agentState.recordSuccess(data.data.agent);
-          opts.onOutcome?.(outcome);
-          return outcome;
-        } catch (err) {
-          const unrecoverable = err instanceof ActivationError && !err.retryable;
-          // Only a final failure counts toward the agent's backoff; BullMQ's own retries come first.
-          if (unrecoverable || job.attemptsMade + 1 >= (job.opts.attempts ?? 1)) {
-            const failures = await opts.agentState.recordFailure(data.data.agent);
-            this.#logger.warn({ agent: data.data.agent, failures }, 'activation failed for good');
-          }
-          throw unrecoverable ? new UnrecoverableError(err.message) : err;
-        }
-      },
-      { connection: opts.connection, prefix: opts.prefix, concurrency: opts.concurrency, autorun: true },
-    );
+    this.worker = new Worker<ActivationJob, ActivationOutcome>(ACTIVATION_QUEUE, (job, _token, signal) => this.#process(job, signal ?? new AbortController().signal), {
+      connection: opts.connection,
+      prefix: opts.prefix,
+      concurrency: opts.concurrency,
+      autorun: true,
+    });
     this.worker.on('error', (err) => this.#logger.error({ err }, 'worker error'));
     this.worker.on('failed', (job, err) => {
-      this.#logger.warn({ agent: job?.data.agent, job: job?.id, attempt: job?.attemptsMade, err: err.message }, 'activation failed');
+      this.#logger.warn({ agent: job?.data.agent, job: job?.id, attempt: job?.attemptsMade, err: opts.redactor.redact(err.message) }, 'activation failed');
     });
+  }
+
+  async #process(job: Job<ActivationJob, ActivationOutcome>, signal: AbortSignal): Promise<ActivationOutcome> {
+    const data = ActivationJobSchema.safeParse(job.data);
+    if (!data.success) throw new UnrecoverableError(`malformed activation job ${job.id}: ${data.error.issues[0]?.message ?? ''}`);
+    const { agentState } = this.#opts;
+    const activationId = activationIdOf(job);
+    const attempt = job.attemptsMade + 1;
+    const started = Date.now();
+    try {
+      const outcome = await runActivation(this.#opts.deps, activationId, data.data, signal, attempt);
+      if (outcome.status !== 'skipped') {
+        await agentState.recordSuccess(data.data.agent);
+        await agentState.recordActivated(data.data.agent, { tokensInput: outcome.usage.inputTokens, tokensOutput: outcome.usage.outputTokens, costUsd: outcome.usage.costUsd, posts: outcome.posts, comments: outcome.replies });
+      }
+      await this.#store(recordOf(outcome, started, attempt));
+      this.#opts.onOutcome?.(outcome);
+      return outcome;
+    } catch (err) {
+      const unrecoverable = err instanceof ActivationError && !err.retryable;
+      const final = unrecoverable || attempt >= (job.opts.attempts ?? 1);
+      // Only a final failure counts toward the agent's backoff and is reported; BullMQ's own retries come first.
+      if (final) await this.#finalFailure(job, data.data, activationId, attempt, started, err).catch((e: unknown) => this.#logger.error({ err: e }, 'could not record a failed activation'));
+      throw unrecoverable ? new UnrecoverableError(err.message) : err;
+    }
+  }
+
+  async #finalFailure(job: Job<ActivationJob, ActivationOutcome>, data: ActivationJob, activationId: string, attempt: number, started: number, err: unknown): Promise<void> {
+    const { agentState, redactor } = this.#opts;
+    const failures = await agentState.recordFailure(data.agent);
+    const usage = err instanceof ActivationError ? err.usage : { inputTokens: 0, outputTokens: 0, cachedTokens: 0, costUsd: 0 };
+    await agentState.recordActivated(data.agent, { tokensInput: usage.inputTokens, tokensOutput: usage.outputTokens, costUsd: usage.costUsd, posts: 0, comments: 0 });
+    const error = err instanceof Error ? err : new Error(String(err));
+    this.#logger.warn({ agent: data.agent, failures, err: redactor.redact(error.message) }, 'activation failed for good');
+    const def = this.#opts.deps.agents.get(data.agent);
+    await this.#opts.errors.report(def, {
+      agent: data.agent,
+      activationId,
+      trigger: data.trigger,
+      task: err instanceof ActivationError ? err.task : undefined,
+      error: { name: error.cause instanceof Error ? error.cause.name : error.name, message: error.message, stack: error.stack },
+      executor: def?.config.type ?? 'unknown',
+      model: def?.config.brain.model,
+      attempts: attempt,
+      maxAttempts: job.opts.attempts ?? 1,
+      retryable: !(err instanceof ActivationError && !err.retryable),
+    });
+    await this.#store({
+      activation_id: activationId,
+      agent: data.agent,
+      trigger: data.trigger,
+      outcome: 'failed',
+      reason: error.cause instanceof Error ? error.cause.name : error.name,
+      started_at: new Date(started).toISOString(),
+      duration_ms: Date.now() - started,
+      usage: { input_tokens: usage.inputTokens, output_tokens: usage.outputTokens, cached_tokens: usage.cachedTokens, cost_usd: usage.costUsd },
+      replies: 0,
+      posts: 0,
+      handled_notifications: 0,
+      attempt,
+      error: redactor.redact(error.message),
+      events: [],
+    });
+  }
+
+  async #store(record: ActivationRecord): Promise<void> {
+    const redacted = { ...record, events: JSON.parse(this.#opts.redactor.redact(JSON.stringify(record.events))) as ActivationRecord['events'] };
+    await this.#opts.records.add(redacted);
+    this.#opts.onRecord?.(redacted);
   }
 
   /**
@@ -68,6 +132,24 @@ export class ActivationWorker {
       await this.worker.close(true);
     }
   }
+}
+
+function recordOf(o: ActivationOutcome, started: number, attempt: number): ActivationRecord {
+  return {
+    activation_id: o.activationId,
+    agent: o.agent,
+    trigger: o.trigger,
+    outcome: o.status,
+    reason: o.reason,
+    started_at: new Date(started).toISOString(),
+    duration_ms: Date.now() - started,
+    usage: { input_tokens: o.usage.inputTokens, output_tokens: o.usage.outputTokens, cached_tokens: o.usage.cachedTokens, cost_usd: o.usage.costUsd },
+    replies: o.replies,
+    posts: o.posts,
+    handled_notifications: o.handled.length,
+    attempt,
+    events: o.events,
+  };
 }
 
 /** Stable across BullMQ retries of the job; the timestamp keeps ids unique even if Redis is wiped and ids restart. */

@@ -4,6 +4,16 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { ACTIVATION_QUEUE, PRIORITY, type ActivationJob } from './activation-job.ts';
 
+export interface QueueCounts {
+  active: number;
+  waiting: number;
+  /** Waiting jobs with a priority (BullMQ keeps them apart from `waiting`). */
+  prioritized: number;
+  delayed: number;
+  completed: number;
+  failed: number;
+}
+
 export class ActivationQueue {
   readonly queue: Queue<ActivationJob>;
 
@@ -29,6 +39,12 @@ export class ActivationQueue {
     });
     // A deduplicated add returns the id of the job that absorbed it.
     return job.id;
+  }
+
+  /** Jobs per state, for idle capacity, `warren status` and metrics. */
+  async counts(): Promise<QueueCounts> {
+    const c = await this.queue.getJobCounts('active', 'waiting', 'prioritized', 'delayed', 'completed', 'failed');
+    return { active: c.active ?? 0, waiting: c.waiting ?? 0, prioritized: c.prioritized ?? 0, delayed: c.delayed ?? 0, completed: c.completed ?? 0, failed: c.failed ?? 0 };
   }
 
   async close(): Promise<void> {

@@ -5,11 +5,16 @@ import type { Logger } from 'pino';
 import type { HubAdapter } from '../hub-client/adapter.ts';
 import { HubError } from '../hub-client/errors.ts';
 import type { AgentWithWork } from '../hub-client/types.ts';
+import type { AgentDefinition } from '../store/definition.ts';
 import type { ActivationQueue } from './activation-queue.ts';
-import type { AgentStateStore } from './agent-state.ts';
+import type { AgentState, AgentStateStore } from './agent-state.ts';
 import { eligibleAt } from './backoff.ts';
+import type { BudgetCache } from './budget-cache.ts';
+import { budgetAllows } from './budget-gate.ts';
 import type { LeaderLease } from './lease.ts';
 import { selectInboxWork } from './intake.ts';
+import { inQuietHours } from './quiet-hours.ts';
+import { contributionsLeft, explorationGapMs, idleCapacity, pickStalest, type ExplorationCandidate } from './staleness.ts';
 
 export interface SchedulerOptions {
   hub: HubAdapter;
@@ -17,6 +22,15 @@ export interface SchedulerOptions {
   agentState: AgentStateStore;
   /** Names of agents this daemon can run right now (loaded, valid, requirements met). */
   runnableAgents: () => ReadonlySet<string>;
+  /** The current definition of an agent (for quiet hours, discovery and limits). */
+  definition: (name: string) => AgentDefinition | undefined;
+  budget: BudgetCache;
+  /** How often to look for idle capacity to explore with (0 turns exploration off). */
+  explorationIntervalMs: number;
+  /** The staleness threshold: an agent explores at most this often (discovery.frequency `staleness`). */
+  minStalenessMs: number;
+  /** Activations the workers run at once; exploration fills only what is idle. */
+  workerConcurrency: number;
   pollIntervalMs: number;
   /** Hold intake requests open on the hub's long-poll for up to this many seconds; 0 disables it. */
   longPollSeconds: number;
@@ -29,6 +43,8 @@ export interface SchedulerOptions {
 export class Scheduler {
   readonly #opts: SchedulerOptions;
   #timer: NodeJS.Timeout | undefined;
+  #exploreTimer: NodeJS.Timeout | undefined;
+  #exploring: Promise<unknown> | undefined;
   #leaseTimer: NodeJS.Timeout | undefined;
   #leader = false;
   #running: Promise<void> | undefined;
@@ -50,6 +66,7 @@ export class Scheduler {
     this.#stopped = false;
     this.#leaseTimer = setInterval(() => void this.#renewLease(), Math.max(50, Math.floor(this.#opts.leaseTtlMs / 3)));
     void this.#renewLease().then(() => this.#schedule(0));
+    if (this.#opts.explorationIntervalMs > 0) this.#scheduleExploration();
   }
 
   get isLeader(): boolean {
@@ -60,8 +77,9 @@ export class Scheduler {
     this.#stopped = true;
     this.#abort.abort(); // ends a held long-poll at once
     clearTimeout(this.#timer);
+    clearTimeout(this.#exploreTimer);
     clearInterval(this.#leaseTimer);
-    await this.#running;
+    await Promise.all([this.#running, this.#exploring]);
     // Hand over at once instead of making the others wait out the lease.
     if (this.#leader) await this.#opts.lease.release().catch(() => undefined);
     this.#leader = false;
@@ -88,11 +106,12 @@ export class Scheduler {
     this.#sawWork = withWork.length > 0;
     const candidates = selectInboxWork(withWork, this.#opts.runnableAgents());
     const states = await agentState.getMany(candidates.map((a) => a.name));
-    const now = Date.now();
-    // Agents that keep failing wait out their backoff; their notifications stay unread meanwhile.
-    const work = candidates.filter((a) => eligibleAt(states.get(a.name) ?? { failures: 0, lastFailureAt: undefined }) <= now);
+    const now = new Date();
     const enqueued: string[] = [];
-    for (const a of work) {
+    for (const a of candidates) {
+      // Paused, quiet, failing or out-of-budget agents wait; their notifications stay unread meanwhile.
+      if (!this.#mayRunNotifications(a.name, states.get(a.name), now)) continue;
+      if (!budgetAllows(await this.#opts.budget.status(a.name), 'notification')) continue;
       const jobId = await queue.enqueue(a.name, 'notification');
       if (jobId && this.#lastJob.get(a.name) !== jobId) {
         this.#lastJob.set(a.name, jobId);
@@ -101,6 +120,67 @@ export class Scheduler {
       }
     }
     return enqueued;
+  }
+
+  #mayRunNotifications(name: string, state: AgentState | undefined, now: Date): boolean {
+    if (state?.paused) return false;
+    if (inQuietHours(this.#opts.definition(name)?.config.behavior.quiet_hours, now)) return false;
+    return eligibleAt(state ?? { failures: 0, lastFailureAt: undefined }) <= now.getTime();
+  }
+
+  /**
+   * One exploration round: when workers have idle slots, the stalest agents with discovery on get an
+   * exploration activation (quiet hours, pauses, backoff, daily limits and budget permitting).
+   */
+  async exploreTick(now = new Date()): Promise<string[]> {
+    if (!this.#leader) return [];
+    const { queue, agentState, logger } = this.#opts;
+    const capacity = idleCapacity(this.#opts.workerConcurrency, await queue.counts());
+    if (capacity === 0) return [];
+    const defs = [...this.#opts.runnableAgents()].flatMap((name) => {
+      const def = this.#opts.definition(name);
+      return def?.config.behavior.discovery.enabled ? [def] : [];
+    });
+    if (defs.length === 0) return [];
+    const names = defs.map((d) => d.name);
+    const [states, daily] = await Promise.all([agentState.getMany(names), agentState.dailyMany(names)]);
+    const candidates: ExplorationCandidate[] = defs.map((d) => {
+      const b = d.config.behavior;
+      const st = states.get(d.name);
+      const today = daily.get(d.name) ?? { posts: 0, comments: 0 };
+      return {
+        name: d.name,
+        lastActivatedAt: st?.lastActivatedAt,
+        discoveryEnabled: b.discovery.enabled,
+        minIntervalMs: explorationGapMs(b, this.#opts.minStalenessMs),
+        quietHours: b.quiet_hours,
+        eligibleAt: eligibleAt(st ?? { failures: 0, lastFailureAt: undefined }),
+        paused: st?.paused ?? false,
+        contributionsLeftToday: contributionsLeft(b.limits, b.can_create_posts, today),
+      };
+    });
+    const enqueued: string[] = [];
+    for (const name of pickStalest(candidates, now, candidates.length)) {
+      if (enqueued.length >= capacity) break;
+      // From `warning` on, exploration pauses: the budget is kept for answering people.
+      if (!budgetAllows(await this.#opts.budget.status(name), 'exploration')) continue;
+      const jobId = await queue.enqueue(name, 'exploration');
+      if (jobId && this.#lastJob.get(name) !== jobId) {
+        this.#lastJob.set(name, jobId);
+        enqueued.push(name);
+      }
+    }
+    if (enqueued.length) logger.debug({ agents: enqueued, capacity }, 'exploration enqueued');
+    return enqueued;
+  }
+
+  #scheduleExploration(): void {
+    if (this.#stopped) return;
+    this.#exploreTimer = setTimeout(() => {
+      this.#exploring = this.exploreTick()
+        .catch((err: unknown) => this.#opts.logger.warn({ err }, 'exploration round failed; will retry'))
+        .finally(() => this.#scheduleExploration());
+    }, this.#opts.explorationIntervalMs);
   }
 
   /** The hub's long-poll when it has one, `GET /agents?has_notifications=true` otherwise. */

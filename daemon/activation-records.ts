@@ -1,0 +1,93 @@
+// What `warren status` and `warren logs` read: one record per finished activation, kept in Redis with a
+// bounded history (per agent and overall), and announced on a channel for `warren logs --follow`.
+import type { Redis } from 'ioredis';
+import type { ActivationEvent } from '../agent-loop/events.ts';
+
+export interface ActivationRecord {
+  activation_id: string;
+  agent: string;
+  trigger: 'notification' | 'exploration';
+  /** replied / idle / skipped / failed */
+  outcome: string;
+  /** Why, in a word or two: the executor's termination reason, `budget_critical`, the error class… */
+  reason: string;
+  started_at: string;
+  duration_ms: number;
+  usage: { input_tokens: number; output_tokens: number; cached_tokens: number; cost_usd: number };
+  replies: number;
+  posts: number;
+  handled_notifications: number;
+  attempt: number;
+  error?: string;
+  events: ActivationEvent[];
+}
+
+const MAX_EVENTS = 200;
+
+export class ActivationRecords {
+  readonly #redis: Redis;
+  readonly #prefix: string;
+  readonly #perAgent: number;
+  readonly #overall: number;
+
+  constructor(redis: Redis, prefix: string, opts: { perAgent?: number; overall?: number } = {}) {
+    this.#redis = redis;
+    this.#prefix = prefix;
+    this.#perAgent = opts.perAgent ?? 100;
+    this.#overall = opts.overall ?? 1000;
+  }
+
+  /** Pub/sub channel (a namespace apart from keys) on which each new record is announced. */
+  get channel(): string {
+    return `${this.#prefix}:live:activation-records`;
+  }
+
+  async add(record: ActivationRecord): Promise<void> {
+    // Long runs keep their first and last events: how it started and how it ended.
+    const events = record.events.length > MAX_EVENTS ? [...record.events.slice(0, MAX_EVENTS / 2), ...record.events.slice(-MAX_EVENTS / 2)] : record.events;
+    const text = JSON.stringify({ ...record, events });
+    await this.#redis
+      .multi()
+      .lpush(this.#agentKey(record.agent), text)
+      .ltrim(this.#agentKey(record.agent), 0, this.#perAgent - 1)
+      .lpush(this.#allKey(), text)
+      .ltrim(this.#allKey(), 0, this.#overall - 1)
+      .publish(this.channel, text)
+      .exec();
+  }
+
+  /** Newest first. */
+  async recent(opts: { agent?: string; limit?: number } = {}): Promise<ActivationRecord[]> {
+    const key = opts.agent ? this.#agentKey(opts.agent) : this.#allKey();
+    const rows = await this.#redis.lrange(key, 0, (opts.limit ?? 20) - 1);
+    return rows.flatMap((r) => {
+      try {
+        return [JSON.parse(r) as ActivationRecord];
+      } catch {
+        return [];
+      }
+    });
+  }
+
+  /** The newest record of each agent. */
+  async lastOf(agents: readonly string[]): Promise<Map<string, ActivationRecord>> {
+    const out = new Map<string, ActivationRecord>();
+    if (agents.length === 0) return out;
+    const pipe = this.#redis.pipeline();
+    for (const a of agents) pipe.lindex(this.#agentKey(a), 0);
+    const rows = (await pipe.exec()) ?? [];
+    agents.forEach((a, i) => {
+      const text = rows[i]?.[1];
+      if (typeof text === 'string') out.set(a, JSON.parse(text) as ActivationRecord);
+    });
+    return out;
+  }
+
+  #agentKey(agent: string): string {
+    return `${this.#prefix}:activation-records:${agent}`;
+  }
+
+  #allKey(): string {
+    return `${this.#prefix}:activation-records`;
+  }
+}

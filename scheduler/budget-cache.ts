@@ -1,0 +1,36 @@
+// The hub's budget status per agent, asked at most once per TTL. Fails open (as the original runner did):
+// when the hub cannot say, the agent is treated as healthy and the error is logged.
+import type { Logger } from 'pino';
+import type { HubAdapter } from '../hub-client/adapter.ts';
+import type { BudgetStatus } from '../hub-client/types.ts';
+
+export class BudgetCache {
+  readonly #hub: Pick<HubAdapter, 'budgetHealth'>;
+  readonly #ttlMs: number;
+  readonly #logger: Logger;
+  readonly #known = new Map<string, { status: BudgetStatus; until: number }>();
+
+  constructor(hub: Pick<HubAdapter, 'budgetHealth'>, opts: { ttlMs: number; logger: Logger }) {
+    this.#hub = hub;
+    this.#ttlMs = opts.ttlMs;
+    this.#logger = opts.logger;
+  }
+
+  async status(agent: string, now = Date.now()): Promise<BudgetStatus> {
+    const known = this.#known.get(agent);
+    if (known && known.until > now) return known.status;
+    let status: BudgetStatus = 'healthy';
+    try {
+      status = (await this.#hub.budgetHealth(agent)).status;
+    } catch (err) {
+      this.#logger.warn({ agent, err }, 'budget health unavailable; treating the agent as healthy');
+    }
+    this.#known.set(agent, { status, until: now + this.#ttlMs });
+    return status;
+  }
+
+  /** Forget what is known (e.g. after a consumption report moved the numbers). */
+  invalidate(agent: string): void {
+    this.#known.delete(agent);
+  }
+}

@@ -1,0 +1,68 @@
+// Exploration by staleness: when workers are idle, the agents that have gone longest without running get a turn.
+// A pure decision over facts gathered elsewhere (definitions, Redis state, the hub's stale list).
+import type { QuietHours } from './quiet-hours.ts';
+import { inQuietHours } from './quiet-hours.ts';
+
+export interface ExplorationCandidate {
+  name: string;
+  /** Epoch ms of the last activation; undefined when the agent never ran. */
+  lastActivatedAt: number | undefined;
+  discoveryEnabled: boolean;
+  /** behavior.limits.min_interval_seconds, in ms: no exploration sooner than this after the last activation. */
+  minIntervalMs: number;
+  quietHours: QuietHours | undefined;
+  /** From the failure backoff: epoch ms from which the agent may run (0 = now). */
+  eligibleAt: number;
+  paused: boolean;
+  /** Posts and comments the agent may still make today; exploration needs at least one. */
+  contributionsLeftToday: number;
+}
+
+export type SkipReason = 'discovery_off' | 'paused' | 'quiet_hours' | 'backoff' | 'min_interval' | 'daily_limit';
+
+/** Why an agent may not explore now, or undefined when it may. */
+export function explorationBlocker(c: ExplorationCandidate, now: Date): SkipReason | undefined {
+  if (!c.discoveryEnabled) return 'discovery_off';
+  if (c.paused) return 'paused';
+  if (inQuietHours(c.quietHours, now)) return 'quiet_hours';
+  if (c.eligibleAt > now.getTime()) return 'backoff';
+  if (c.lastActivatedAt !== undefined && now.getTime() - c.lastActivatedAt < c.minIntervalMs) return 'min_interval';
+  if (c.contributionsLeftToday <= 0) return 'daily_limit';
+  return undefined;
+}
+
+/**
+ * Up to `capacity` agents to explore: never-run agents first, then the longest idle; ties by name so the
+ * order is stable. Exploration is skipped, not queued, for agents that may not explore now.
+ */
+export function pickStalest(candidates: readonly ExplorationCandidate[], now: Date, capacity: number): string[] {
+  if (capacity <= 0) return [];
+  return candidates
+    .filter((c) => explorationBlocker(c, now) === undefined)
+    .sort((a, b) => (a.lastActivatedAt ?? -Infinity) - (b.lastActivatedAt ?? -Infinity) || a.name.localeCompare(b.name))
+    .slice(0, capacity)
+    .map((c) => c.name);
+}
+
+/** Idle worker slots: what the workers can take beyond what is already running or waiting. */
+export function idleCapacity(concurrency: number, counts: { active: number; waiting: number; prioritized: number }): number {
+  return Math.max(0, concurrency - counts.active - counts.waiting - counts.prioritized);
+}
+
+const FREQUENCY_GAP_MS = { hourly: 3_600_000, daily: 86_400_000 } as const;
+
+/**
+ * The least time between two explorations of one agent: its `min_interval_seconds`, and at least the staleness
+ * threshold (`staleness`, the default) or an hour or a day (`hourly`, `daily`).
+ */
+export function explorationGapMs(behavior: { discovery: { frequency: 'staleness' | 'hourly' | 'daily' }; limits: { min_interval_seconds: number } }, minStalenessMs: number): number {
+  const f = behavior.discovery.frequency;
+  const gap = f === 'staleness' ? minStalenessMs : FREQUENCY_GAP_MS[f];
+  return Math.max(behavior.limits.min_interval_seconds * 1000, gap);
+}
+
+/** Posts and comments still allowed today (posts only count when the agent may create posts). */
+export function contributionsLeft(limits: { max_daily_posts: number; max_daily_comments: number }, canCreatePosts: boolean, today: { posts: number; comments: number }): number {
+  const posts = canCreatePosts ? Math.max(0, limits.max_daily_posts - today.posts) : 0;
+  return posts + Math.max(0, limits.max_daily_comments - today.comments);
+}
