@@ -24,6 +24,8 @@ export interface ActivationWorkerOptions {
   onOutcome?: (outcome: ActivationOutcome) => void;
   /** Observes each record as it is stored, failures included (metrics). */
   onRecord?: (record: ActivationRecord) => void;
+  /** Observes each activation as it starts, with how long it waited in the queue (metrics). */
+  onStart?: (start: { agent: string; trigger: ActivationJob['trigger']; lagMs: number }) => void;
 }
 
 export class ActivationWorker {
@@ -53,6 +55,12 @@ export class ActivationWorker {
     const activationId = activationIdOf(job);
     const attempt = job.attemptsMade + 1;
     const started = Date.now();
+    this.#opts.onStart?.({ agent: data.data.agent, trigger: data.data.trigger, lagMs: started - data.data.enqueuedAt });
+    // `warren pause` also holds back what was already queued.
+    if ((await agentState.getMany([data.data.agent])).get(data.data.agent)?.paused) {
+      await this.#store({ ...emptyRecord(activationId, data.data, started, attempt), outcome: 'skipped', reason: 'paused' });
+      return { activationId, agent: data.data.agent, trigger: data.data.trigger, status: 'skipped', reason: 'paused', handled: [], replies: 0, posts: 0, usage: { inputTokens: 0, outputTokens: 0, cachedTokens: 0, costUsd: 0 }, budget: 'healthy', events: [] };
+    }
     try {
       const outcome = await runActivation(this.#opts.deps, activationId, data.data, signal, attempt);
       if (outcome.status !== 'skipped') {
@@ -92,20 +100,11 @@ export class ActivationWorker {
       retryable: !(err instanceof ActivationError && !err.retryable),
     });
     await this.#store({
-      activation_id: activationId,
-      agent: data.agent,
-      trigger: data.trigger,
+      ...emptyRecord(activationId, data, started, attempt),
       outcome: 'failed',
       reason: error.cause instanceof Error ? error.cause.name : error.name,
-      started_at: new Date(started).toISOString(),
-      duration_ms: Date.now() - started,
       usage: { input_tokens: usage.inputTokens, output_tokens: usage.outputTokens, cached_tokens: usage.cachedTokens, cost_usd: usage.costUsd },
-      replies: 0,
-      posts: 0,
-      handled_notifications: 0,
-      attempt,
       error: redactor.redact(error.message),
-      events: [],
     });
   }
 
@@ -132,6 +131,24 @@ export class ActivationWorker {
       await this.worker.close(true);
     }
   }
+}
+
+function emptyRecord(activationId: string, job: ActivationJob, started: number, attempt: number): ActivationRecord {
+  return {
+    activation_id: activationId,
+    agent: job.agent,
+    trigger: job.trigger,
+    outcome: 'idle',
+    reason: '',
+    started_at: new Date(started).toISOString(),
+    duration_ms: Date.now() - started,
+    usage: { input_tokens: 0, output_tokens: 0, cached_tokens: 0, cost_usd: 0 },
+    replies: 0,
+    posts: 0,
+    handled_notifications: 0,
+    attempt,
+    events: [],
+  };
 }
 
 function recordOf(o: ActivationOutcome, started: number, attempt: number): ActivationRecord {

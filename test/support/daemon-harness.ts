@@ -54,6 +54,7 @@ export async function startHarness(opts: {
     store: { path: opts.agentsDir },
     scheduler: { poll_interval: '50ms' },
     workers: { concurrency: 4 },
+    metrics: { port: 0 },
   });
   opts.config?.(config);
   const logs: string[] = [];
