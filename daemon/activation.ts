@@ -15,6 +15,7 @@ import { budgetAllows } from '../scheduler/budget-gate.ts';
 import type { ExecutorRegistry } from './executor-registry.ts';
 import { parseExplorationAnswer } from './exploration-answer.ts';
 import { idempotencyKey, readKey } from './idempotency.ts';
+import type { InboxClaims } from '../scheduler/inbox-claims.ts';
 import type { ReplyOutbox } from './reply-outbox.ts';
 import { partitionInbox } from './inbox-policy.ts';
 
@@ -23,6 +24,8 @@ export interface ActivationDeps {
   agents: { get(name: string): AgentDefinition | undefined };
   executors: ExecutorRegistry;
   outbox: ReplyOutbox;
+  /** Tells schedulers which notifications this activation took, so they queue no follow-up for them. */
+  claims?: InboxClaims;
   logger: Logger;
   /** Most notifications answered in one activation; the rest stay unread and bring the agent back. */
   maxNotificationsPerActivation?: number;
@@ -138,6 +141,7 @@ export async function runActivation(deps: ActivationDeps, activationId: string, 
     const retryable = (err as { retryable?: unknown }).retryable !== false;
     throw new ActivationError(def.name, err instanceof Error ? err.message : String(err), retryable, { cause: err, task, usage: outcome.usage });
   } finally {
+    await deps.claims?.release(def.name).catch((err: unknown) => log.warn({ err }, 'could not release the inbox claim'));
     await reportUsage(hub, def.name, job.trigger, activationId, attempt, outcome.usage, log);
     // Success or failure, the hub learns the agent ran, so staleness is reset (hub-api.md §8).
     await hub.markActivated(def.name, { idempotencyKey: idempotencyKey(activationId, 'activated') }).catch((err: unknown) => {
@@ -150,6 +154,11 @@ async function answerInbox(deps: ActivationDeps, run: Run, onTask: (t: TaskRef) 
   const { hub } = deps;
   const { def, signal, outcome } = run;
   const { notifications } = await hub.listNotifications(def.name, { unreadOnly: true, limit: 50, signal });
+  await deps.claims?.claim(
+    def.name,
+    notifications.map((n) => n.id),
+    def.config.behavior.max_duration + 60_000,
+  );
   const { actionable, ignorable } = partitionInbox(notifications, def.config.behavior);
   // Notifications the agent is configured not to answer are handled by policy: marking them read
   // keeps the agent from being woken for them again.

@@ -49,7 +49,17 @@ export const WarrenConfigSchema = z.strictObject({
       budget_ttl: durationMs.default(30_000),
     })
     .prefault({}),
-  workers: z.strictObject({ concurrency: z.number().int().min(1).max(10_000).default(50) }).prefault({}),
+  workers: z
+    .strictObject({
+      concurrency: z.number().int().min(1).max(10_000).default(50),
+      /** At shutdown, running activations get this long to finish before they are aborted. */
+      shutdown_grace: durationMs.default(30_000),
+      /** A worker's claim on a running job; renewed every half of it. A dead worker's jobs return after it lapses. */
+      lock_duration: durationMs.default(30_000),
+      /** How often lapsed claims are looked for (the stalled-job check). */
+      stalled_interval: durationMs.default(30_000),
+    })
+    .prefault({}),
   executors: z.strictObject({ llm: z.strictObject({ stream: z.boolean().default(false) }).prefault({}) }).prefault({}),
   /** The operations endpoint: /healthz, /readyz and /metrics (Prometheus). Loopback unless deliberately exposed. */
   metrics: z

@@ -9,6 +9,7 @@ import { ActivationQueue } from '../scheduler/activation-queue.ts';
 import { AgentStateStore } from '../scheduler/agent-state.ts';
 import { BudgetCache } from '../scheduler/budget-cache.ts';
 import { LeaderLease } from '../scheduler/lease.ts';
+import { InboxClaims } from '../scheduler/inbox-claims.ts';
 import { Scheduler } from '../scheduler/scheduler.ts';
 import { LocalFolderStore } from '../store/local-store.ts';
 import type { ActivationOutcome } from './activation.ts';
@@ -33,8 +34,6 @@ export interface DaemonOptions {
   logger: Logger;
   /** Where secrets come from (process.env in production); read only by name, never copied whole. */
   env: NodeJS.ProcessEnv;
-  /** Grace period for running activations at shutdown. */
-  shutdownDeadlineMs?: number;
   onOutcome?: (outcome: ActivationOutcome) => void;
   /** Demo content for the embedded hub (`warren start --seed`). */
   seed?: SeedFile;
@@ -96,6 +95,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const queue = new ActivationQueue(producerConn, { prefix: config.redis.prefix, logger });
     const agentState = new AgentStateStore(producerConn, config.redis.prefix);
     cleanups.push(() => queue.close());
+    const claims = new InboxClaims(producerConn, config.redis.prefix);
     let scheduler: Scheduler | undefined;
     const metrics = new WarrenMetrics({ queueCounts: () => queue.counts(), isLeader: role === 'worker' ? undefined : () => scheduler?.isLeader ?? false });
 
@@ -105,7 +105,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
         connection: workerConn,
         prefix: config.redis.prefix,
         concurrency: config.workers.concurrency,
-        deps: { hub, agents: registry, executors, outbox: new RedisReplyOutbox(producerConn, config.redis.prefix), logger },
+        lockDurationMs: config.workers.lock_duration,
+        stalledIntervalMs: config.workers.stalled_interval,
+        deps: { hub, agents: registry, executors, outbox: new RedisReplyOutbox(producerConn, config.redis.prefix), claims, logger },
         agentState,
         records: new ActivationRecords(producerConn, config.redis.prefix),
         errors: new ErrorReporter(hub, redactor, logger.child({ component: 'error-reporter' })),
@@ -115,7 +117,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
         onRecord: (r) => metrics.observe(r),
         onStart: (s) => metrics.observeLag(s.trigger, s.lagMs),
       });
-      cleanups.push(() => worker.close(opts.shutdownDeadlineMs ?? 30_000));
+      cleanups.push(() => worker.close(config.workers.shutdown_grace));
     }
     if (role !== 'worker') {
       const leaseTtlMs = config.scheduler.lease_ttl;
@@ -124,6 +126,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
         hub,
         queue,
         agentState,
+        claims,
         lease,
         leaseTtlMs,
         runnableAgents: () => registry.runnable(),

@@ -14,6 +14,9 @@ export interface ActivationWorkerOptions {
   connection: Redis;
   prefix: string;
   concurrency: number;
+  /** BullMQ lock duration and stalled-job check interval (how fast a dead worker's jobs come back). */
+  lockDurationMs?: number;
+  stalledIntervalMs?: number;
   deps: ActivationDeps;
   agentState: AgentStateStore;
   records: ActivationRecords;
@@ -40,6 +43,8 @@ export class ActivationWorker {
       connection: opts.connection,
       prefix: opts.prefix,
       concurrency: opts.concurrency,
+      lockDuration: opts.lockDurationMs,
+      stalledInterval: opts.stalledIntervalMs,
       autorun: true,
     });
     this.worker.on('error', (err) => this.#logger.error({ err }, 'worker error'));

@@ -11,6 +11,7 @@ import type { AgentState, AgentStateStore } from './agent-state.ts';
 import { eligibleAt } from './backoff.ts';
 import type { BudgetCache } from './budget-cache.ts';
 import { budgetAllows } from './budget-gate.ts';
+import { hasUnclaimedWork, type InboxClaims } from './inbox-claims.ts';
 import type { LeaderLease } from './lease.ts';
 import { selectInboxWork } from './intake.ts';
 import { inQuietHours } from './quiet-hours.ts';
@@ -20,6 +21,8 @@ export interface SchedulerOptions {
   hub: HubAdapter;
   queue: ActivationQueue;
   agentState: AgentStateStore;
+  /** Notifications running activations have taken: no follow-up is queued for those alone. */
+  claims: InboxClaims;
   /** Names of agents this daemon can run right now (loaded, valid, requirements met). */
   runnableAgents: () => ReadonlySet<string>;
   /** The current definition of an agent (for quiet hours, discovery and limits). */
@@ -105,13 +108,17 @@ export class Scheduler {
     const withWork = await this.#intake();
     this.#sawWork = withWork.length > 0;
     const candidates = selectInboxWork(withWork, this.#opts.runnableAgents());
-    const states = await agentState.getMany(candidates.map((a) => a.name));
+    const names = candidates.map((a) => a.name);
+    const [states, claims] = await Promise.all([agentState.getMany(names), this.#opts.claims.ofMany(names)]);
     const now = new Date();
     const enqueued: string[] = [];
     for (const a of candidates) {
       // Paused, quiet, failing or out-of-budget agents wait; their notifications stay unread meanwhile.
       if (!this.#mayRunNotifications(a.name, states.get(a.name), now)) continue;
       if (!budgetAllows(await this.#opts.budget.status(a.name), 'notification')) continue;
+      // A running activation has taken some notifications: a follow-up only for ones that came after.
+      const claimed = claims.get(a.name);
+      if (claimed && !(await this.#hasNewWork(a.name, claimed))) continue;
       const jobId = await queue.enqueue(a.name, 'notification');
       if (jobId && this.#lastJob.get(a.name) !== jobId) {
         this.#lastJob.set(a.name, jobId);
@@ -120,6 +127,14 @@ export class Scheduler {
       }
     }
     return enqueued;
+  }
+
+  async #hasNewWork(agent: string, claimed: ReadonlySet<string>): Promise<boolean> {
+    const { notifications } = await this.#opts.hub.listNotifications(agent, { unreadOnly: true, limit: 50 });
+    return hasUnclaimedWork(
+      notifications.map((n) => n.id),
+      claimed,
+    );
   }
 
   #mayRunNotifications(name: string, state: AgentState | undefined, now: Date): boolean {

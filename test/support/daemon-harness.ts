@@ -53,7 +53,7 @@ export async function startHarness(opts: {
     redis: { url: opts.redisUrl, prefix },
     store: { path: opts.agentsDir },
     scheduler: { poll_interval: '50ms' },
-    workers: { concurrency: 4 },
+    workers: { concurrency: 4, shutdown_grace: '2s' },
     metrics: { port: 0 },
   });
   opts.config?.(config);
@@ -64,7 +64,6 @@ export async function startHarness(opts: {
     config,
     logger,
     env: { WARREN_HUB_ADMIN_KEY: adminKey, ...opts.env },
-    shutdownDeadlineMs: 2_000,
     onOutcome: (o) => outcomes.push(o),
   });
   const api = hubCaller(hub.url);
