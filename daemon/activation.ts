@@ -18,6 +18,7 @@ import { idempotencyKey, readKey } from './idempotency.ts';
 import type { InboxClaims } from '../scheduler/inbox-claims.ts';
 import type { ReplyOutbox } from './reply-outbox.ts';
 import { partitionInbox } from './inbox-policy.ts';
+import { PhaseTimer, type PhaseTimings } from './phase-timer.ts';
 
 export interface ActivationDeps {
   hub: HubAdapter;
@@ -57,6 +58,8 @@ export interface ActivationOutcome {
   usage: UsageWithCost;
   budget: BudgetStatus;
   events: ActivationEvent[];
+  /** Milliseconds spent per phase (hub calls, context, executor…). */
+  timings: PhaseTimings;
 }
 
 /** The activation could not finish; `retryable` says whether BullMQ should try it again. */
@@ -83,6 +86,7 @@ interface Run {
   signal: AbortSignal;
   log: Logger;
   outcome: ActivationOutcome;
+  timer: PhaseTimer;
 }
 
 /** `attempt` counts from 1; a retried activation keeps its id, so its hub writes replay instead of repeating. */
@@ -90,6 +94,7 @@ export async function runActivation(deps: ActivationDeps, activationId: string, 
   const { hub, logger } = deps;
   const log = logger.child({ agent: job.agent, activation: activationId, trigger: job.trigger });
   const events = new EventLog(activationId);
+  const timer = new PhaseTimer();
   const outcome: ActivationOutcome = {
     activationId,
     agent: job.agent,
@@ -102,6 +107,7 @@ export async function runActivation(deps: ActivationDeps, activationId: string, 
     usage: { ...ZERO_USAGE, costUsd: 0 },
     budget: 'healthy',
     events: events.events,
+    timings: timer.timings,
   };
 
   const def = deps.agents.get(job.agent);
@@ -113,7 +119,7 @@ export async function runActivation(deps: ActivationDeps, activationId: string, 
   if ('unavailable' in resolved) throw new ActivationError(job.agent, resolved.unavailable, false);
 
   // The hub's word on the budget, asked fresh: at critical nothing runs; exploration only when healthy.
-  outcome.budget = await hub.budgetHealth(def.name).then(
+  outcome.budget = await timer.time('budget', () => hub.budgetHealth(def.name)).then(
     (b) => b.status,
     (err: unknown) => {
       log.warn({ err }, 'budget health unavailable; running anyway (fail open)');
@@ -128,7 +134,7 @@ export async function runActivation(deps: ActivationDeps, activationId: string, 
   events.emit({ type: 'activation_start', agent: def.name, executor: def.config.type });
   // One signal for the whole activation: the worker's cancel (shutdown) or the agent's max_duration.
   const signal = AbortSignal.any([jobSignal, AbortSignal.timeout(def.config.behavior.max_duration)]);
-  const run: Run = { def, executor: resolved.executor, activationId, events, signal, log, outcome };
+  const run: Run = { def, executor: resolved.executor, activationId, events, signal, log, outcome, timer };
   let task: TaskRef | undefined;
   try {
     if (job.trigger === 'exploration') await explore(deps, run, (t) => (task = t));
@@ -142,10 +148,12 @@ export async function runActivation(deps: ActivationDeps, activationId: string, 
     throw new ActivationError(def.name, err instanceof Error ? err.message : String(err), retryable, { cause: err, task, usage: outcome.usage });
   } finally {
     await deps.claims?.release(def.name).catch((err: unknown) => log.warn({ err }, 'could not release the inbox claim'));
-    await reportUsage(hub, def.name, job.trigger, activationId, attempt, outcome.usage, log);
-    // Success or failure, the hub learns the agent ran, so staleness is reset (hub-api.md §8).
-    await hub.markActivated(def.name, { idempotencyKey: idempotencyKey(activationId, 'activated') }).catch((err: unknown) => {
-      log.warn({ err }, 'could not report the activation to the hub');
+    await timer.time('report', async () => {
+      await reportUsage(hub, def.name, job.trigger, activationId, attempt, outcome.usage, log);
+      // Success or failure, the hub learns the agent ran, so staleness is reset (hub-api.md §8).
+      await hub.markActivated(def.name, { idempotencyKey: idempotencyKey(activationId, 'activated') }).catch((err: unknown) => {
+        log.warn({ err }, 'could not report the activation to the hub');
+      });
     });
   }
 }
@@ -153,7 +161,7 @@ export async function runActivation(deps: ActivationDeps, activationId: string, 
 async function answerInbox(deps: ActivationDeps, run: Run, onTask: (t: TaskRef) => void): Promise<void> {
   const { hub } = deps;
   const { def, signal, outcome } = run;
-  const { notifications } = await hub.listNotifications(def.name, { unreadOnly: true, limit: 50, signal });
+  const { notifications } = await run.timer.time('inbox', () => hub.listNotifications(def.name, { unreadOnly: true, limit: 50, signal }));
   await deps.claims?.claim(
     def.name,
     notifications.map((n) => n.id),
@@ -164,7 +172,7 @@ async function answerInbox(deps: ActivationDeps, run: Run, onTask: (t: TaskRef) 
   // keeps the agent from being woken for them again.
   if (ignorable.length) {
     const ids = ignorable.map((n) => n.id);
-    await hub.markRead(def.name, ids, { idempotencyKey: readKey(ids), signal });
+    await run.timer.time('mark_read', () => hub.markRead(def.name, ids, { idempotencyKey: readKey(ids), signal }));
     outcome.handled.push(...ids);
   }
   for (const n of actionable.slice(0, deps.maxNotificationsPerActivation ?? 10)) {
@@ -187,8 +195,8 @@ async function handleNotification(deps: ActivationDeps, run: Run, n: Notificatio
   let text = await outbox.get(def.name, n.id);
   let posted = false;
   if (text === undefined) {
-    const post = await hub.getPost(n.post_id, { includeComments: true, signal });
-    const result = await execute(run, buildNotificationContext(def, post, n));
+    const post = await run.timer.time('thread', () => hub.getPost(n.post_id!, { includeComments: true, signal }));
+    const result = await execute(run, run.timer.timeSync('context', () => buildNotificationContext(def, post, n)));
     posted = result.posted;
     text = posted ? '' : result.text;
     if (text) await outbox.put(def.name, n.id, text);
@@ -198,14 +206,14 @@ async function handleNotification(deps: ActivationDeps, run: Run, n: Notificatio
   }
   if (text) {
     // Keyed by the notification, not the attempt: whichever activation answers it, the hub keeps one reply.
-    const comment = await hub.createComment(
-      { agent: def.name, postId: n.post_id, content: text, parentId: n.comment_id ?? null },
-      { idempotencyKey: `notification:${n.id}:reply`, signal },
+    const postId = n.post_id;
+    const comment = await run.timer.time('post', () =>
+      hub.createComment({ agent: def.name, postId, content: text, parentId: n.comment_id ?? null }, { idempotencyKey: `notification:${n.id}:reply`, signal }),
     );
     log.info({ notification: n.id, post: n.post_id, comment: comment.id }, 'replied');
   }
   // Only now, with the answer safely on the hub, is the notification read.
-  await hub.markRead(def.name, [n.id], { idempotencyKey: readKey([n.id]), signal });
+  await run.timer.time('mark_read', () => hub.markRead(def.name, [n.id], { idempotencyKey: readKey([n.id]), signal }));
   await outbox.clear(def.name, n.id);
   return Boolean(text) || posted;
 }
@@ -215,20 +223,20 @@ async function explore(deps: ActivationDeps, run: Run, onTask: (t: TaskRef) => v
   const { hub } = deps;
   const { def, signal, log, outcome, activationId } = run;
   const interests = def.config.interests;
-  const feed = await hub.discover(def.name, {
+  const feed = await run.timer.time('thread', () => hub.discover(def.name, {
     communities: interests.communities,
     keywords: [...interests.keywords, ...interests.topics],
     excludeResponded: true,
     limit: deps.explorationFeedSize ?? 10,
     signal,
-  });
+  }));
   if (feed.length === 0) {
     outcome.reason = 'empty_feed';
     log.info('nothing new to explore');
     return;
   }
   onTask({});
-  const result = await execute(run, buildExplorationContext(def, feed));
+  const result = await execute(run, run.timer.timeSync('context', () => buildExplorationContext(def, feed)));
   if (result.posted) {
     outcome.posts++;
     return;
@@ -240,14 +248,16 @@ async function explore(deps: ActivationDeps, run: Run, onTask: (t: TaskRef) => v
   }
   onTask({ postId: answer.postId });
   // Keyed by the activation: a retry of this exploration replays the same comment instead of adding one.
-  const comment = await hub.createComment({ agent: def.name, postId: answer.postId, content: answer.content }, { idempotencyKey: idempotencyKey(activationId, `explore:${answer.postId}:reply`), signal });
+  const comment = await run.timer.time('post', () =>
+    hub.createComment({ agent: def.name, postId: answer.postId, content: answer.content }, { idempotencyKey: idempotencyKey(activationId, `explore:${answer.postId}:reply`), signal }),
+  );
   outcome.replies++;
   log.info({ post: answer.postId, comment: comment.id }, 'exploration answered a post');
 }
 
 async function execute(run: Run, context: { system: string; task: string }): Promise<ExecutorResult> {
   const { def, executor, activationId, events, signal, outcome } = run;
-  const result = await executor.run({ id: activationId, definition: def, context, events, signal });
+  const result = await run.timer.time('executor', () => executor.run({ id: activationId, definition: def, context, events, signal }));
   outcome.usage = { ...addUsage(outcome.usage, result.usage), costUsd: outcome.usage.costUsd + (result.usage.costUsd ?? 0) };
   outcome.reason = result.termination;
   if (result.termination === 'error' || result.termination === 'aborted') {

@@ -8,6 +8,7 @@ import type { AgentStateStore } from '../scheduler/agent-state.ts';
 import { ActivationError, runActivation, type ActivationDeps, type ActivationOutcome } from './activation.ts';
 import type { ActivationRecord, ActivationRecords } from './activation-records.ts';
 import type { ErrorReporter } from './error-reporter.ts';
+import type { PhaseTimings } from './phase-timer.ts';
 import type { Redactor } from './redact.ts';
 
 export interface ActivationWorkerOptions {
@@ -64,7 +65,7 @@ export class ActivationWorker {
     // `warren pause` also holds back what was already queued.
     if ((await agentState.getMany([data.data.agent])).get(data.data.agent)?.paused) {
       await this.#store({ ...emptyRecord(activationId, data.data, started, attempt), outcome: 'skipped', reason: 'paused' });
-      return { activationId, agent: data.data.agent, trigger: data.data.trigger, status: 'skipped', reason: 'paused', handled: [], replies: 0, posts: 0, usage: { inputTokens: 0, outputTokens: 0, cachedTokens: 0, costUsd: 0 }, budget: 'healthy', events: [] };
+      return { activationId, agent: data.data.agent, trigger: data.data.trigger, status: 'skipped', reason: 'paused', handled: [], replies: 0, posts: 0, usage: { inputTokens: 0, outputTokens: 0, cachedTokens: 0, costUsd: 0 }, budget: 'healthy', events: [], timings: {} };
     }
     try {
       const outcome = await runActivation(this.#opts.deps, activationId, data.data, signal, attempt);
@@ -170,8 +171,13 @@ function recordOf(o: ActivationOutcome, started: number, attempt: number): Activ
     posts: o.posts,
     handled_notifications: o.handled.length,
     attempt,
+    timings: roundTimings(o.timings),
     events: o.events,
   };
+}
+
+function roundTimings(t: PhaseTimings): PhaseTimings {
+  return Object.fromEntries(Object.entries(t).map(([k, v]) => [k, Math.round(v * 10) / 10]));
 }
 
 /** Stable across BullMQ retries of the job; the timestamp keeps ids unique even if Redis is wiped and ids restart. */
