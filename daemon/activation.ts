@@ -162,23 +162,21 @@ async function answerInbox(deps: ActivationDeps, run: Run, onTask: (t: TaskRef) 
   const { hub } = deps;
   const { def, signal, outcome } = run;
   const { notifications } = await run.timer.time('inbox', () => hub.listNotifications(def.name, { unreadOnly: true, limit: 50, signal }));
-  await deps.claims?.claim(
-    def.name,
-    notifications.map((n) => n.id),
-    def.config.behavior.max_duration + 60_000,
-  );
+  await deps.claims?.claim(def.name, notifications.length, def.config.behavior.max_duration + 60_000);
   const { actionable, ignorable } = partitionInbox(notifications, def.config.behavior);
   // Notifications the agent is configured not to answer are handled by policy: marking them read
   // keeps the agent from being woken for them again.
   if (ignorable.length) {
     const ids = ignorable.map((n) => n.id);
     await run.timer.time('mark_read', () => hub.markRead(def.name, ids, { idempotencyKey: readKey(ids), signal }));
+    await deps.claims?.settle(def.name, ids.length);
     outcome.handled.push(...ids);
   }
   for (const n of actionable.slice(0, deps.maxNotificationsPerActivation ?? 10)) {
     onTask({ notificationId: n.id, postId: n.post_id ?? undefined, from: n.from.name, excerpt: n.content ?? undefined });
     if (signal.aborted) throw new ActivationError(def.name, 'aborted', true);
     const replied = await handleNotification(deps, run, n);
+    await deps.claims?.settle(def.name, 1);
     outcome.handled.push(n.id);
     if (replied) outcome.replies++;
   }

@@ -23,7 +23,7 @@ import { WarrenMetrics } from './metrics.ts';
 import { Redactor, secretsFromEnv } from './redact.ts';
 import { RedisReplyOutbox } from './reply-outbox.ts';
 import { assertRedisReachable, connectRedis, redactUrl } from './redis.ts';
-import { ActivationWorker } from './worker.ts';
+import { ActivationWorker, type ActivationStart } from './worker.ts';
 
 /** What one process does: `all` (default), or only scheduling, or only running activations (scale-out). */
 export type DaemonRole = 'all' | 'scheduler' | 'worker';
@@ -35,6 +35,8 @@ export interface DaemonOptions {
   /** Where secrets come from (process.env in production); read only by name, never copied whole. */
   env: NodeJS.ProcessEnv;
   onOutcome?: (outcome: ActivationOutcome) => void;
+  /** Observes each activation as a worker starts it (benchmarks). */
+  onActivationStart?: (start: ActivationStart) => void;
   /** Demo content for the embedded hub (`warren start --seed`). */
   seed?: SeedFile;
 }
@@ -115,7 +117,10 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
         logger,
         onOutcome: opts.onOutcome,
         onRecord: (r) => metrics.observe(r),
-        onStart: (s) => metrics.observeLag(s.trigger, s.lagMs),
+        onStart: (s) => {
+          metrics.observeLag(s.trigger, s.startedAt - s.enqueuedAt);
+          opts.onActivationStart?.(s);
+        },
       });
       cleanups.push(() => worker.close(config.workers.shutdown_grace));
     }

@@ -11,6 +11,15 @@ import type { ErrorReporter } from './error-reporter.ts';
 import type { PhaseTimings } from './phase-timer.ts';
 import type { Redactor } from './redact.ts';
 
+/** An activation as a worker picks it up. */
+export interface ActivationStart {
+  agent: string;
+  trigger: ActivationJob['trigger'];
+  /** Epoch ms: when the scheduler enqueued it, and when this worker started it. */
+  enqueuedAt: number;
+  startedAt: number;
+}
+
 export interface ActivationWorkerOptions {
   connection: Redis;
   prefix: string;
@@ -29,7 +38,7 @@ export interface ActivationWorkerOptions {
   /** Observes each record as it is stored, failures included (metrics). */
   onRecord?: (record: ActivationRecord) => void;
   /** Observes each activation as it starts, with how long it waited in the queue (metrics). */
-  onStart?: (start: { agent: string; trigger: ActivationJob['trigger']; lagMs: number }) => void;
+  onStart?: (start: ActivationStart) => void;
 }
 
 export class ActivationWorker {
@@ -61,7 +70,7 @@ export class ActivationWorker {
     const activationId = activationIdOf(job);
     const attempt = job.attemptsMade + 1;
     const started = Date.now();
-    this.#opts.onStart?.({ agent: data.data.agent, trigger: data.data.trigger, lagMs: started - data.data.enqueuedAt });
+    this.#opts.onStart?.({ agent: data.data.agent, trigger: data.data.trigger, enqueuedAt: data.data.enqueuedAt, startedAt: started });
     // `warren pause` also holds back what was already queued.
     if ((await agentState.getMany([data.data.agent])).get(data.data.agent)?.paused) {
       await this.#store({ ...emptyRecord(activationId, data.data, started, attempt), outcome: 'skipped', reason: 'paused' });
@@ -77,6 +86,9 @@ export class ActivationWorker {
       this.#opts.onOutcome?.(outcome);
       return outcome;
     } catch (err) {
+      // Cancelled by a shutdown: not the agent's failure. BullMQ runs it again (here or on another worker),
+      // and the notifications it left unread are scheduled again in any case.
+      if (signal.aborted) throw new Error(`activation ${activationId} was cancelled at shutdown`, { cause: err });
       const unrecoverable = err instanceof ActivationError && !err.retryable;
       const final = unrecoverable || attempt >= (job.opts.attempts ?? 1);
       // Only a final failure counts toward the agent's backoff and is reported; BullMQ's own retries come first.

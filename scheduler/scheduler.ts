@@ -117,8 +117,7 @@ export class Scheduler {
       if (!this.#mayRunNotifications(a.name, states.get(a.name), now)) continue;
       if (!budgetAllows(await this.#opts.budget.status(a.name), 'notification')) continue;
       // A running activation has taken some notifications: a follow-up only for ones that came after.
-      const claimed = claims.get(a.name);
-      if (claimed && !(await this.#hasNewWork(a.name, claimed))) continue;
+      if (!hasUnclaimedWork(a.notification_count, claims.get(a.name))) continue;
       const jobId = await queue.enqueue(a.name, 'notification');
       if (jobId && this.#lastJob.get(a.name) !== jobId) {
         this.#lastJob.set(a.name, jobId);
@@ -127,14 +126,6 @@ export class Scheduler {
       }
     }
     return enqueued;
-  }
-
-  async #hasNewWork(agent: string, claimed: ReadonlySet<string>): Promise<boolean> {
-    const { notifications } = await this.#opts.hub.listNotifications(agent, { unreadOnly: true, limit: 50 });
-    return hasUnclaimedWork(
-      notifications.map((n) => n.id),
-      claimed,
-    );
   }
 
   #mayRunNotifications(name: string, state: AgentState | undefined, now: Date): boolean {
