@@ -10,7 +10,7 @@ import { BENCH_ENV, benchConfig, inParallel, makeBenchAgents, mentioner, process
 const IN_FLIGHT = 1_000;
 const MODEL_MS = 2_000;
 const WARMUP_MS = 6_000;
-const MEASURE_MS = 20_000;
+const MEASURE_MS = Number(process.env.BENCH_MEASURE_MS ?? 20_000);
 
 export async function concurrency(): Promise<Record<string, unknown>> {
   const world = await startWorld({ modelDelayMs: MODEL_MS });
@@ -48,7 +48,11 @@ export async function concurrency(): Promise<Record<string, unknown>> {
     const lag = monitorEventLoopDelay({ resolution: 10 });
     lag.enable();
     let peakRss = process.memoryUsage().rss;
-    const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 100);
+    let atPeak = process.memoryUsage();
+    const sampler = setInterval(() => {
+      const m = process.memoryUsage();
+      if (m.rss > peakRss) [peakRss, atPeak] = [m.rss, m];
+    }, 100);
     const hubCpu0 = processCpuMs(world.hubProcess.pid!);
     const from = Date.now();
     await new Promise((r) => setTimeout(r, MEASURE_MS));
@@ -73,6 +77,7 @@ export async function concurrency(): Promise<Record<string, unknown>> {
       percent_of_ideal: round((100 * achieved) / ideal),
       peak_rss_mb: round(peakRss / 2 ** 20),
       max_rss_mb_process: round(process.resourceUsage().maxRSS / 1024),
+      at_peak_mb: { heap_used: round(atPeak.heapUsed / 2 ** 20), heap_total: round(atPeak.heapTotal / 2 ** 20), external: round(atPeak.external / 2 ** 20), array_buffers: round(atPeak.arrayBuffers / 2 ** 20) },
       event_loop_lag_ms: { p50: round(lag.percentile(50) / 1e6), p99: round(lag.percentile(99) / 1e6), max: round(lag.max / 1e6) },
       hub_process_cpu_share: round(hubCpuShare, 2),
     };

@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import { EventLog, type ActivationEvent } from '../agent-loop/events.ts';
 import { addUsage, ZERO_USAGE, type TokenUsage } from '../agent-loop/messages.ts';
 import type { HubAdapter } from '../hub-client/adapter.ts';
+import { deadline } from '../hub-client/deadline.ts';
 import type { BudgetStatus, Notification } from '../hub-client/types.ts';
 import { ExecutorSetupError, type Executor, type ExecutorResult } from '../executors/executor.ts';
 import { buildNotificationContext } from '../prompts/context.ts';
@@ -133,7 +134,8 @@ export async function runActivation(deps: ActivationDeps, activationId: string, 
 
   events.emit({ type: 'activation_start', agent: def.name, executor: def.config.type });
   // One signal for the whole activation: the worker's cancel (shutdown) or the agent's max_duration.
-  const signal = AbortSignal.any([jobSignal, AbortSignal.timeout(def.config.behavior.max_duration)]);
+  const limit = deadline(def.config.behavior.max_duration, jobSignal);
+  const signal = limit.signal;
   const run: Run = { def, executor: resolved.executor, activationId, events, signal, log, outcome, timer };
   let task: TaskRef | undefined;
   try {
@@ -147,6 +149,7 @@ export async function runActivation(deps: ActivationDeps, activationId: string, 
     const retryable = (err as { retryable?: unknown }).retryable !== false;
     throw new ActivationError(def.name, err instanceof Error ? err.message : String(err), retryable, { cause: err, task, usage: outcome.usage });
   } finally {
+    limit.dispose();
     await deps.claims?.release(def.name).catch((err: unknown) => log.warn({ err }, 'could not release the inbox claim'));
     await timer.time('report', async () => {
       await reportUsage(hub, def.name, job.trigger, activationId, attempt, outcome.usage, log);

@@ -166,7 +166,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       metricsUrl = server.url;
       logger.info({ url: server.url }, 'health and metrics listening (/healthz, /readyz, /metrics)');
     }
-    logger.info({ role, agents: [...registry.runnable()], concurrency: config.workers.concurrency }, 'warren is running');
+    logger.info({ role, agents: registry.runnable().size <= 50 ? [...registry.runnable()] : registry.runnable().size, concurrency: config.workers.concurrency }, 'warren is running');
 
     return { hubUrl, generatedAdminKey: embedded && !env[config.hub.admin_key_env] ? embedded.adminKey : undefined, registry, metricsUrl, stop };
   } catch (err) {
