@@ -4,7 +4,7 @@
 import type { Logger } from 'pino';
 import { EventLog, type ActivationEvent } from '../agent-loop/events.ts';
 import { addUsage, ZERO_USAGE, type TokenUsage } from '../agent-loop/messages.ts';
-import type { HubAdapter } from '../hub-client/adapter.ts';
+import type { HubAdapter, NotificationPage } from '../hub-client/adapter.ts';
 import { deadline } from '../hub-client/deadline.ts';
 import type { BudgetStatus, Notification } from '../hub-client/types.ts';
 import { ExecutorSetupError, type Executor, type ExecutorResult } from '../executors/executor.ts';
@@ -119,6 +119,12 @@ export async function runActivation(deps: ActivationDeps, activationId: string, 
   const resolved = deps.executors.resolve(def);
   if ('unavailable' in resolved) throw new ActivationError(job.agent, resolved.unavailable, false);
 
+  // One signal for the whole activation: the worker's cancel (shutdown) or the agent's max_duration.
+  const limit = deadline(def.config.behavior.max_duration, jobSignal);
+  const signal = limit.signal;
+  // Reading the inbox does not depend on the budget's answer: both are asked at once (one round trip less).
+  const inbox = job.trigger === 'notification' ? timer.time('inbox', () => hub.listNotifications(def.name, { unreadOnly: true, limit: 50, signal })) : undefined;
+  inbox?.catch(() => undefined); // awaited (and its error surfaced) in answerInbox; ignored when the budget says no
   // The hub's word on the budget, asked fresh: at critical nothing runs; exploration only when healthy.
   outcome.budget = await timer.time('budget', () => hub.budgetHealth(def.name)).then(
     (b) => b.status,
@@ -128,19 +134,17 @@ export async function runActivation(deps: ActivationDeps, activationId: string, 
     },
   );
   if (!budgetAllows(outcome.budget, job.trigger)) {
+    limit.dispose();
     log.info({ budget: outcome.budget }, 'activation skipped by the budget');
     return { ...outcome, status: 'skipped', reason: `budget_${outcome.budget}` };
   }
 
   events.emit({ type: 'activation_start', agent: def.name, executor: def.config.type });
-  // One signal for the whole activation: the worker's cancel (shutdown) or the agent's max_duration.
-  const limit = deadline(def.config.behavior.max_duration, jobSignal);
-  const signal = limit.signal;
   const run: Run = { def, executor: resolved.executor, activationId, events, signal, log, outcome, timer };
   let task: TaskRef | undefined;
   try {
     if (job.trigger === 'exploration') await explore(deps, run, (t) => (task = t));
-    else await answerInbox(deps, run, (t) => (task = t));
+    else await answerInbox(deps, run, inbox!, (t) => (task = t));
     outcome.status = outcome.replies + outcome.posts > 0 ? 'replied' : outcome.status;
     return outcome;
   } catch (err) {
@@ -161,10 +165,10 @@ export async function runActivation(deps: ActivationDeps, activationId: string, 
   }
 }
 
-async function answerInbox(deps: ActivationDeps, run: Run, onTask: (t: TaskRef) => void): Promise<void> {
+async function answerInbox(deps: ActivationDeps, run: Run, inbox: Promise<NotificationPage>, onTask: (t: TaskRef) => void): Promise<void> {
   const { hub } = deps;
   const { def, signal, outcome } = run;
-  const { notifications } = await run.timer.time('inbox', () => hub.listNotifications(def.name, { unreadOnly: true, limit: 50, signal }));
+  const { notifications } = await inbox;
   await deps.claims?.claim(def.name, notifications.length, def.config.behavior.max_duration + 60_000);
   const { actionable, ignorable } = partitionInbox(notifications, def.config.behavior);
   // Notifications the agent is configured not to answer are handled by policy: marking them read
