@@ -73,7 +73,7 @@ export function parseTokenCount(text: string): number {
 
 /** The usage line, e.g. `Tokens: 2.3k sent, 1.1k cache hit, 150 received. Cost: $0.01 message, $0.05 session.` */
 export function parseAiderUsage(line: string): { sent: number; received: number; cacheHit: number; costUsd?: number } | undefined {
-  const m = /^Tokens:\s*(.+?)\.(?:\s*Cost:\s*\$([\d.]+)\s*message)?/.exec(line.trim());
+  const m = /^Tokens:\s*(.+?)\.(?=\s|$)(?:\s*Cost:\s*\$([\d.]+)\s*message)?/.exec(line.trim());
   if (!m?.[1]) return undefined;
   const part = (label: string): number => {
     const p = new RegExp(`([\\d.]+\\s*[kKmM]?)\\s+${label}`).exec(m[1] ?? '');
