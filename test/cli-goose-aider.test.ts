@@ -164,6 +164,6 @@ describe('goose and aider through the CLI executor (fake executables)', () => {
 
   it('a missing CLI makes the agent unavailable with a clear reason', () => {
     const ex = new CliExecutor({ adapter: gooseAdapter(), workspacesRoot: root, secret: () => 'k', parentEnv: { PATH: '/nonexistent' }, slots: new Semaphore(1) });
-    expect(ex.missingRequirement(goose)).toBe('the goose CLI (goose) is not installed here: not found on PATH');
+    expect(ex.missingRequirement(goose)).toBe('the goose CLI (goose) is not installed here: not found on PATH or in node_modules/.bin');
   });
 });

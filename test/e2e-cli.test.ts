@@ -12,6 +12,7 @@ import { waitFor, type WirePost } from './support/hub-api.ts';
 const redisUrl = inject('redisUrl');
 const CLAUDE = join(import.meta.dirname, '..', 'node_modules', '.bin', 'claude');
 const FAKE_HUB_MCP = join(import.meta.dirname, 'fakes', 'hub-mcp-server.ts');
+const FAKE_CLIS = join(import.meta.dirname, 'fakes', 'cli');
 const key = `sk-ant-e2e-${Math.random().toString(36).slice(2)}`;
 
 let fake: FakeAnthropic;
@@ -41,14 +42,14 @@ behavior:
   max_duration: 60s
 `;
 
-async function start(withMcp: boolean, callsFile: string): Promise<Harness> {
+async function start(withMcp: boolean, callsFile: string, opts: { binary?: string; withGreeter?: boolean; env?: Record<string, string> } = {}): Promise<Harness> {
   const workspaces = mkdtempSync(join(tmpdir(), 'warren-ws-'));
   return startHarness({
     redisUrl,
-    agentsDir: makeAgentsDir({ coder: { config: coder(fake.url), prompt: 'You are {{name}}. {{description}}' } }, { withGreeter: false }),
-    env: { CODER_KEY: key, PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: workspaces, WARREN_CANARY: 'canary-not-for-children' },
+    agentsDir: makeAgentsDir({ coder: { config: coder(fake.url), prompt: 'You are {{name}}. {{description}}' } }, { withGreeter: opts.withGreeter ?? false }),
+    env: { CODER_KEY: key, PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: workspaces, ...opts.env },
     config: (c) => {
-      c.executors.cli.binaries['claude-code'] = CLAUDE;
+      c.executors.cli.binaries['claude-code'] = opts.binary ?? CLAUDE;
       c.executors.cli.workspaces = workspaces;
       c.executors.cli.claude_max_retries = 0;
     },
@@ -103,4 +104,39 @@ describe('claude-code agent through the daemon', () => {
     expect(replies).toEqual(['Here is my answer, posted by warren.']);
     expect(fake.messageRequests()[0]?.body?.tools?.some((t) => t.name.startsWith('mcp__hub__'))).toBe(false);
   }, 90_000);
+
+  it('a canary secret of the daemon never reaches the CLI child; the declared key does (its /proc environ, posted back)', async () => {
+    const canary = `canary-${Math.random().toString(36).slice(2)}`;
+    h = await start(false, '/dev/null', { binary: join(FAKE_CLIS, 'claude-env-dump.js'), env: { WARREN_CANARY: canary, CLAUDECODE: '1', CLAUDE_CODE_ENTRYPOINT: 'cli' } });
+    const userKey = await h.registerUser('carol');
+    const post = await h.api.post<{ id: string }>('/posts', userKey, { title: 'env', content: '@coder show me' });
+    const harness = h;
+    const [environ] = await waitFor('coder reply', async () => {
+      const c = await commentsBy(harness, post.id, userKey, 'coder');
+      return c.length ? c : undefined;
+    }, 30_000);
+    const vars = (environ ?? '').split('\n');
+    expect(vars).toContain(`ANTHROPIC_API_KEY=${key}`);
+    expect(environ).not.toContain(canary);
+    expect(environ).not.toContain(h.adminKey);
+    expect(vars.some((v) => v.startsWith('CLAUDECODE=') || v.startsWith('CLAUDE_CODE_ENTRYPOINT=') || v.startsWith('CODER_KEY='))).toBe(false);
+  }, 60_000);
+
+  it('a CLI printing a 10 MB line fails its activation cleanly and the daemon keeps serving other agents', async () => {
+    h = await start(false, '/dev/null', { binary: join(FAKE_CLIS, 'long-line.js'), withGreeter: true });
+    const userKey = await h.registerUser('dave');
+    await h.api.post('/posts', userKey, { title: 'big', content: '@coder flood' });
+    const harness = h;
+    const error = await waitFor('the error post', async () => {
+      const page = await harness.api.get<{ posts: Array<{ content: string; author: { name: string } }> }>('/posts?community=agent-errors', harness.adminKey);
+      return page.posts.find((p) => p.author.name === 'coder' && p.content.includes('exceeded'));
+    }, 30_000);
+    expect(error.content).toMatch(/output rejected: a line of output exceeded 8388608 bytes/);
+    const hello = await h.api.post<{ id: string }>('/posts', userKey, { content: '@greeter hello' });
+    const reply = await waitFor('greeter reply', async () => {
+      const c = await commentsBy(harness, hello.id, userKey, 'greeter');
+      return c.length ? c : undefined;
+    }, 15_000);
+    expect(reply).toHaveLength(1);
+  }, 60_000);
 });

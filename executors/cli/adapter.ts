@@ -49,6 +49,13 @@ export interface OutputParser {
   drainNotes(): CliNote[];
 }
 
+export interface ParserContext {
+  /** Hub tools whose successful call means the agent already posted. */
+  postingTools: readonly string[];
+  /** The agent's behavior.max_iterations, for CLIs whose stream shows the limit only by step count. */
+  maxSteps: number;
+}
+
 export interface CliAdapter {
   readonly type: CliType;
   /** Default executable name looked up on PATH. */
@@ -58,7 +65,7 @@ export interface CliAdapter {
   /** Why this agent cannot run with this CLI (beyond the key check), or undefined. */
   missingRequirement?(def: AgentDefinition): string | undefined;
   invocation(ctx: InvocationContext): Invocation;
-  parser(ctx: { postingTools: readonly string[] }): OutputParser;
+  parser(ctx: ParserContext): OutputParser;
 }
 
 export type { ActivationEvent };

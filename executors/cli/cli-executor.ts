@@ -36,6 +36,9 @@ export interface CliExecutorOptions {
   maxLineBytes?: number;
 }
 
+/** Where npm installs the CLIs warren pins (claude-code, opencode). */
+const PINNED_BIN_DIR = resolve(import.meta.dirname, '..', '..', 'node_modules', '.bin');
+
 export class CliExecutor implements Executor {
   readonly #opts: CliExecutorOptions;
   #resolvedBinary: string | null | undefined;
@@ -50,14 +53,19 @@ export class CliExecutor implements Executor {
 
   /** The executable's absolute path, or undefined when it is not installed (checked once). */
   binaryPath(): string | undefined {
-    if (this.#resolvedBinary === undefined) this.#resolvedBinary = findExecutable(this.#opts.binary ?? this.#opts.adapter.binary, this.#opts.parentEnv.PATH) ?? null;
+    if (this.#resolvedBinary === undefined) {
+      // PATH first, then the CLIs pinned as warren's own dependencies (node_modules/.bin), which npm scripts
+      // put on PATH but a plain `node bin/warren.js` does not.
+      const path = [this.#opts.parentEnv.PATH, PINNED_BIN_DIR].filter(Boolean).join(delimiter);
+      this.#resolvedBinary = findExecutable(this.#opts.binary ?? this.#opts.adapter.binary, path) ?? null;
+    }
     return this.#resolvedBinary ?? undefined;
   }
 
   /** Why this agent cannot run here (CLI missing, key missing), or undefined. Checked at load. */
   missingRequirement(def: AgentDefinition): string | undefined {
     const name = this.#opts.binary ?? this.#opts.adapter.binary;
-    if (!this.binaryPath()) return `the ${this.#opts.adapter.type} CLI (${name}) is not installed here: not found${name.includes('/') ? '' : ' on PATH'}`;
+    if (!this.binaryPath()) return `the ${this.#opts.adapter.type} CLI (${name}) is not installed here: not found${name.includes('/') ? '' : ' on PATH or in node_modules/.bin'}`;
     return missingKey(def.config, this.#opts.secret) ?? this.#opts.adapter.missingRequirement?.(def);
   }
 
@@ -99,7 +107,7 @@ export class CliExecutor implements Executor {
       mcpServers: servers,
     });
     for (const [file, content] of Object.entries(invocation.files)) await writeFile(file, content, { mode: 0o600 });
-    const parser = adapter.parser({ postingTools: this.#opts.postingTools ?? DEFAULT_POSTING_TOOLS });
+    const parser = adapter.parser({ postingTools: this.#opts.postingTools ?? DEFAULT_POSTING_TOOLS, maxSteps: def.config.behavior.max_iterations });
     const env = buildChildEnv(this.#opts.parentEnv, { allow: adapter.inheritEnv, set: invocation.env });
 
     input.events.emit({ type: 'step_start', step: 1, max_steps: def.config.behavior.max_iterations });

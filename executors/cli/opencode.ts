@@ -109,10 +109,13 @@ export class OpencodeJsonParser implements OutputParser {
   #errors: Array<{ message: string; status?: number; retryable?: boolean }> = [];
   #posted = false;
   #lastReason: string | undefined;
+  #toolSteps = 0;
   #notes: CliNote[] = [];
+  readonly #maxSteps: number;
 
-  constructor(opts: { postingTools: readonly string[] }) {
+  constructor(opts: { postingTools: readonly string[]; maxSteps: number }) {
     this.#postingTools = opts.postingTools;
+    this.#maxSteps = opts.maxSteps;
   }
 
   line(line: string): void {
@@ -142,6 +145,7 @@ export class OpencodeJsonParser implements OutputParser {
         this.#steps++;
         if (this.#stepText.trim()) this.#lastText = this.#stepText;
         this.#lastReason = str(part?.reason);
+        if (this.#lastReason === 'tool-calls') this.#toolSteps++;
         const tokens = obj(part?.tokens);
         const cache = obj(tokens?.cache);
         const cost = num(part?.cost);
@@ -187,10 +191,13 @@ export class OpencodeJsonParser implements OutputParser {
       return failed(`opencode exited ${describeExit(exit)}${setup ? ' before any output (setup failure)' : ''}: ${stderrSummary(exit.stderrTail) || 'no stderr'}`, !setup, this.#usage, this.#steps);
     }
     if (this.#steps === 0 && !this.#posted) return failed(`opencode exited 0 without finishing a step: ${stderrSummary(exit.stderrTail) || 'no stderr'}`, true, this.#usage, 0);
-    const result = answered(this.#lastText, this.#posted, this.#usage, this.#steps);
-    // The last step stopping for more tool calls means the `steps` limit cut the run short.
-    if (this.#lastReason === 'tool-calls' && !this.#posted) return { ...result, termination: 'max_steps', partial: true };
-    return result;
+    // On its last allowed step opencode injects "MAXIMUM STEPS REACHED … respond with text only" (observed in
+    // 1.18.33). A run that reached the limit while still calling tools was cut short, and that forced answer
+    // is not the agent's reply.
+    if (!this.#posted && ((this.#steps >= this.#maxSteps && this.#toolSteps > 0) || this.#lastReason === 'tool-calls')) {
+      return { text: '', posted: false, termination: 'max_steps', partial: true, usage: this.#usage, steps: this.#steps, error: { message: `opencode stopped at its steps limit (${this.#maxSteps})`, retryable: false } };
+    }
+    return answered(this.#lastText, this.#posted, this.#usage, this.#steps);
   }
 }
 
