@@ -5,7 +5,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { claudeInvocation, claudeMcpConfig, ClaudeStreamParser } from '../executors/cli/claude-code.ts';
+import { claudeInvocation, claudeMcpConfig, claudeMissingRequirement, ClaudeStreamParser } from '../executors/cli/claude-code.ts';
 import { claudeCodeAdapter } from '../executors/cli/claude-code.ts';
 import { CliExecutor } from '../executors/cli/cli-executor.ts';
 import { Semaphore } from '../executors/cli/concurrency.ts';
@@ -58,6 +58,8 @@ describe('claude-code arguments', () => {
     const inv = claudeInvocation({ activationId: 'a', definition: def, context: { system: '', task: '' }, workspace: '/w', scratch: '/s', stateDir: '/st', apiKey: 'k', mcpServers: [] });
     expect(inv.args.at(-1)).toBe('Read Glob Grep Edit Write Bash(git *) Bash(git)');
     expect(claudeMcpConfig([])).toEqual({ mcpServers: {} });
+    expect(claudeMissingRequirement(definition({ type: 'claude-code', brain: { provider: 'openai', model: 'gpt-4o' } }))).toMatch(/needs brain.provider anthropic/);
+    expect(claudeMissingRequirement(def)).toBeUndefined();
   });
 
   it('recognises hub posting tools under each CLI naming scheme, and nothing else', () => {

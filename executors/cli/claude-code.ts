@@ -170,7 +170,7 @@ export class ClaudeStreamParser implements OutputParser {
 
   finish(exit: SupervisedExit): ExecutorResult {
     const usage = this.#usage();
-    const stopped = stoppedOutcome(exit, usage, this.#steps);
+    const stopped = stoppedOutcome(exit, usage, this.#steps, this.#posted);
     if (stopped) return stopped;
     const r = this.#result;
     if (!r) {
@@ -230,9 +230,16 @@ export function describeExit(exit: SupervisedExit): string {
   return exit.signal ? `on ${exit.signal}` : `with code ${exit.code ?? '?'}`;
 }
 
+/** Claude Code speaks only the Anthropic API (ANTHROPIC_BASE_URL may point at any server that does). */
+export function claudeMissingRequirement(def: AgentDefinition): string | undefined {
+  const p = def.config.brain.provider;
+  return p === 'anthropic' ? undefined : `claude-code needs brain.provider anthropic (an Anthropic Messages endpoint), got ${p}`;
+}
+
 export const claudeCodeAdapter = (opts: ClaudeCodeOptions = {}): CliAdapter => ({
   type: 'claude-code',
   binary: 'claude',
+  missingRequirement: claudeMissingRequirement,
   invocation: (ctx) => claudeInvocation(ctx, opts),
   parser: (p) => new ClaudeStreamParser(p),
 });

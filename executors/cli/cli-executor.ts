@@ -11,7 +11,7 @@ import type { CliAdapter } from './adapter.ts';
 import { buildChildEnv } from './child-env.ts';
 import type { Semaphore } from './concurrency.ts';
 import { DEFAULT_POSTING_TOOLS, mcpServersFor, type HubMcpLauncher } from './mcp.ts';
-import { missingKey } from './provider-env.ts';
+import { missingKey, providerNeedsKey } from './provider-env.ts';
 import { supervise } from './supervisor.ts';
 import { ensureWorkspace } from './workspace.ts';
 
@@ -103,7 +103,8 @@ export class CliExecutor implements Executor {
       workspace,
       scratch,
       stateDir,
-      apiKey: def.config.brain.api_key_env ? this.#opts.secret(def.config.brain.api_key_env) : undefined,
+      // Keyless providers (a local model server) get no key, even though api_key_env has a default.
+      apiKey: providerNeedsKey(def.config.brain.provider) ? this.#opts.secret(def.config.brain.api_key_env) : undefined,
       mcpServers: servers,
     });
     for (const [file, content] of Object.entries(invocation.files)) await writeFile(file, content, { mode: 0o600 });

@@ -145,7 +145,7 @@ export class GooseStreamParser implements OutputParser {
 
   finish(exit: SupervisedExit): ExecutorResult {
     const usage = this.#usage();
-    const stopped = stoppedOutcome(exit, usage, this.#steps);
+    const stopped = stoppedOutcome(exit, usage, this.#steps, this.#posted);
     if (stopped) return stopped;
     if (!this.#sawJson) return failed(`goose exited ${describeExit(exit)} before any output (setup failure): ${stderrSummary(exit.stderrTail) || 'no stderr'}`, false, usage, 0);
     if (this.#errors.length) {

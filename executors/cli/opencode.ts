@@ -179,7 +179,7 @@ export class OpencodeJsonParser implements OutputParser {
   }
 
   finish(exit: SupervisedExit): ExecutorResult {
-    const stopped = stoppedOutcome(exit, this.#usage, this.#steps);
+    const stopped = stoppedOutcome(exit, this.#usage, this.#steps, this.#posted);
     if (stopped) return stopped;
     if (this.#errors.length) {
       const last = this.#errors.at(-1);

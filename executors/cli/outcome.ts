@@ -11,19 +11,24 @@ export const NO_USAGE: CliUsage = { ...ZERO_USAGE };
 /**
  * When the supervisor stopped the process (or could not start it), that decides the outcome whatever the
  * output said. Undefined when the process ended by itself.
+ *
+ * A CLI killed at the deadline is a failure (reported, retried within the backoff), not a silent "no answer":
+ * the pipeline would otherwise mark the notification read. Except when the CLI had already posted through the
+ * hub: then the answer is there, and a retry would post it twice.
  */
-export function stoppedOutcome(exit: SupervisedExit, usage: CliUsage, steps: number): ExecutorResult | undefined {
+export function stoppedOutcome(exit: SupervisedExit, usage: CliUsage, steps: number, posted = false): ExecutorResult | undefined {
   const base = { text: '', posted: false, partial: true, usage, steps };
   if (exit.spawnError) return { ...base, termination: 'error', error: { message: `could not start the CLI: ${exit.spawnError}`, retryable: false } };
+  if (posted && (exit.stoppedBy === 'aborted' || exit.stoppedBy === 'deadline' || exit.stoppedBy === 'idle')) return { ...base, posted: true, termination: 'deadline' };
   switch (exit.stoppedBy) {
     case undefined:
       return undefined;
     case 'aborted':
       // A max_duration timeout reaches the executor as an aborted signal; it is a deadline, not a cancel.
-      if (/TimeoutError|timed out|timeout/i.test(exit.detail ?? '')) return { ...base, termination: 'deadline', error: { message: `killed at the activation deadline (behavior.max_duration)`, retryable: true } };
+      if (/TimeoutError|timed out|timeout/i.test(exit.detail ?? '')) return { ...base, termination: 'error', error: { message: 'killed at the activation deadline (behavior.max_duration)', retryable: true } };
       return { ...base, termination: 'aborted', error: { message: `aborted: ${exit.detail ?? ''}`.trim(), retryable: true } };
     case 'deadline':
-      return { ...base, termination: 'deadline', error: { message: `killed: ${exit.detail ?? 'deadline'}`, retryable: true } };
+      return { ...base, termination: 'error', error: { message: `killed at the activation deadline (behavior.max_duration): ${exit.detail ?? ''}`, retryable: true } };
     case 'idle':
       return { ...base, termination: 'error', error: { message: `killed by the idle watchdog: ${exit.detail ?? ''}`, retryable: true } };
     case 'line_too_long':
