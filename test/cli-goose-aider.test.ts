@@ -162,6 +162,18 @@ describe('goose and aider through the CLI executor (fake executables)', () => {
     expect(startup.error?.message).toMatch(/unrecognized arguments/);
   });
 
+  it('a CLI that outlives behavior.max_duration is killed and reported as a deadline failure; a cancel is an abort', async () => {
+    const slow = definition({ type: 'goose', brain: { provider: 'openai', model: 'gpt-4o-mini', api_key_env: 'CODER_KEY' }, behavior: { max_duration: '1s' } });
+    const started = Date.now();
+    const r = await run(gooseAdapter(), 'silent.js', slow, 'anything');
+    expect(Date.now() - started).toBeLessThan(1_000 + 500 + 1_000);
+    expect(r).toMatchObject({ termination: 'error', error: { retryable: true, message: expect.stringMatching(/killed at the activation deadline/) as unknown } });
+    const ac = new AbortController();
+    setTimeout(() => ac.abort(new Error('shutdown')), 300);
+    const aborted = await new CliExecutor({ adapter: gooseAdapter(), binary: join(FAKE_CLIS, 'silent.js'), workspacesRoot: join(root, 'workspaces'), secret: () => 'k', parentEnv: { PATH: process.env.PATH }, slots: new Semaphore(1), graceMs: 200 }).run(activation(goose, { signal: ac.signal }));
+    expect(aborted).toMatchObject({ termination: 'aborted', error: { message: 'aborted: Error: shutdown' } });
+  });
+
   it('a missing CLI makes the agent unavailable with a clear reason', () => {
     const ex = new CliExecutor({ adapter: gooseAdapter(), workspacesRoot: root, secret: () => 'k', parentEnv: { PATH: '/nonexistent' }, slots: new Semaphore(1) });
     expect(ex.missingRequirement(goose)).toBe('the goose CLI (goose) is not installed here: not found on PATH or in node_modules/.bin');
