@@ -9,6 +9,8 @@ export type ActivationEventBody =
   | { type: 'model_result'; usage: TokenUsage; finish_reason: string }
   | { type: 'agent_response'; text: string; partial: boolean }
   | { type: 'error'; message: string }
+  /** Something a CLI executor saw in its subprocess's output (tool calls, MCP status, rate limits). */
+  | { type: 'cli_event'; cli: string; event: string; detail?: string }
   | { type: 'activation_end'; termination: TerminationReason; partial: boolean; usage: TokenUsage };
 
 export type ActivationEvent = ActivationEventBody & { seq: number; activation_id: string; ts: string };

@@ -8,6 +8,7 @@ import { DefinitionError, formatProblem } from '../store/problems.ts';
 import { loadWarrenConfig } from './config.ts';
 import { createLogger } from './logger.ts';
 import { registerOpsCommands } from './ops/commands.ts';
+import { registerDoctorCommand } from './commands/doctor.ts';
 import type { DaemonRole } from './daemon.ts';
 
 // Commands load their heavy parts (BullMQ, the hub, the SDKs) only when they run, so `--help` and
@@ -83,6 +84,7 @@ export function buildCli(): Command {
     });
 
   registerOpsCommands(program);
+  registerDoctorCommand(program);
   return program;
 }
 

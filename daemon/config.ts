@@ -60,7 +60,28 @@ export const WarrenConfigSchema = z.strictObject({
       stalled_interval: durationMs.default(30_000),
     })
     .prefault({}),
-  executors: z.strictObject({ llm: z.strictObject({ stream: z.boolean().default(false) }).prefault({}) }).prefault({}),
+  executors: z
+    .strictObject({
+      llm: z.strictObject({ stream: z.boolean().default(false) }).prefault({}),
+      /** Coding-agent CLIs run as supervised subprocesses (executors/cli/). */
+      cli: z
+        .strictObject({
+          /** CLI activations at once in this process, independently of LLM ones (each is a heavy process tree). */
+          max_concurrent: z.number().int().min(1).max(256).default(2),
+          /** Parent of the per-agent working directories (workspaces/<agent>/). */
+          workspaces: z.string().default('./workspaces'),
+          /** Between SIGTERM and SIGKILL to a CLI's process group. */
+          kill_grace: durationMs.default(5_000),
+          /** A CLI silent this long is killed (goose goes quiet during long tool arguments: be generous). */
+          idle_timeout: durationMs.default(180_000),
+          /** Executable per CLI, a path or a name on PATH (default: claude, goose, aider, opencode). */
+          binaries: z.strictObject({ 'claude-code': z.string().min(1).optional(), goose: z.string().min(1).optional(), aider: z.string().min(1).optional(), opencode: z.string().min(1).optional() }).prefault({}),
+          /** CLAUDE_CODE_MAX_RETRIES: bounded, since an unbounded claude retried a 401 for over a minute. */
+          claude_max_retries: z.number().int().min(0).max(10).default(2),
+        })
+        .prefault({}),
+    })
+    .prefault({}),
   /** The operations endpoint: /healthz, /readyz and /metrics (Prometheus). Loopback unless deliberately exposed. */
   metrics: z
     .strictObject({
@@ -90,6 +111,7 @@ export function loadWarrenConfig(file: string | undefined, env: NodeJS.ProcessEn
     config = WarrenConfigSchema.parse({});
   }
   config.store.path = resolve(base, config.store.path);
+  config.executors.cli.workspaces = resolve(base, config.executors.cli.workspaces);
   if (config.hub.db !== ':memory:') config.hub.db = resolve(base, config.hub.db);
   if (env.REDIS_URL) config.redis.url = env.REDIS_URL;
   if (env.WARREN_HUB_PORT) {

@@ -1,6 +1,9 @@
 // Wires one warren process: optional embedded hub, agent registry, scheduler, worker; and stops them in order.
 import type { Logger } from 'pino';
 import { HubClient } from '../hub-client/client.ts';
+import { createCliExecutors } from '../executors/cli/cli-executors.ts';
+import type { HubMcpLauncher } from '../executors/cli/mcp.ts';
+import { runningSubprocessCount } from '../executors/cli/supervisor.ts';
 import { LlmExecutor } from '../executors/llm/llm-executor.ts';
 import { parseMockResponses } from '../executors/llm/scripted-model.ts';
 import { applySeed, type SeedFile } from '../local-hub/seed.ts';
@@ -39,6 +42,8 @@ export interface DaemonOptions {
   onActivationStart?: (start: ActivationStart) => void;
   /** Demo content for the embedded hub (`warren start --seed`). */
   seed?: SeedFile;
+  /** Starts the hub MCP server CLI agents post through; without it the daemon posts their answers. */
+  hubMcp?: HubMcpLauncher;
 }
 
 export interface RunningDaemon {
@@ -81,7 +86,19 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       mockResponses: env.WARREN_MOCK_RESPONSES ? parseMockResponses(env.WARREN_MOCK_RESPONSES) : undefined,
       stream: config.executors.llm.stream,
     });
-    const executors = new ExecutorRegistry(llm);
+    const cliConfig = config.executors.cli;
+    const cli = createCliExecutors({
+      maxConcurrent: cliConfig.max_concurrent,
+      workspacesRoot: cliConfig.workspaces,
+      binaries: cliConfig.binaries,
+      graceMs: cliConfig.kill_grace,
+      idleMs: cliConfig.idle_timeout,
+      claudeMaxRetries: cliConfig.claude_max_retries,
+      secret: (name) => env[name],
+      parentEnv: env,
+      hubMcp: opts.hubMcp,
+    });
+    const executors = new ExecutorRegistry(llm, cli);
     const registry = new AgentRegistry({ store: new LocalFolderStore(config.store.path), executors, logger });
     await registry.reload();
     if (config.hub.register_agents) await registry.registerOnHub(hub);
@@ -99,7 +116,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     cleanups.push(() => queue.close());
     const claims = new InboxClaims(producerConn, config.redis.prefix);
     let scheduler: Scheduler | undefined;
-    const metrics = new WarrenMetrics({ queueCounts: () => queue.counts(), isLeader: role === 'worker' ? undefined : () => scheduler?.isLeader ?? false });
+    const metrics = new WarrenMetrics({ queueCounts: () => queue.counts(), isLeader: role === 'worker' ? undefined : () => scheduler?.isLeader ?? false, subprocesses: runningSubprocessCount });
 
     if (role !== 'scheduler') {
       const redactor = new Redactor(secretsFromEnv(env, [adminKey]));

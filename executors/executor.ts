@@ -24,7 +24,8 @@ export interface ExecutorResult {
   partial: boolean;
   usage: TokenUsage & { costUsd?: number; costIsEstimate?: boolean };
   steps: number;
-  error?: { message: string; retryable: boolean };
+  /** `retryAfterMs`: the provider said when to come back (e.g. claude's rate_limit_event resetsAt). */
+  error?: { message: string; retryable: boolean; retryAfterMs?: number };
 }
 
 export interface Executor {

@@ -7,6 +7,7 @@ import { pino, type Logger } from 'pino';
 import { WarrenConfigSchema, type WarrenConfig } from '../../daemon/config.ts';
 import { startDaemon, type RunningDaemon } from '../../daemon/daemon.ts';
 import type { ActivationOutcome } from '../../daemon/activation.ts';
+import type { HubMcpLauncher } from '../../executors/cli/mcp.ts';
 import { startHub, type HubFaults, type HubServerOptions, type RunningHub } from '../../local-hub/server.ts';
 import { hubCaller, type HubCaller } from './hub-api.ts';
 
@@ -44,6 +45,8 @@ export async function startHarness(opts: {
   faults?: HubFaults;
   /** More local-hub settings (budget limits…). */
   hub?: Omit<HubServerOptions, 'dbPath' | 'port' | 'adminKey' | 'faults'>;
+  /** The hub MCP server CLI agents get (given the hub's URL and admin key). */
+  hubMcp?: (hub: { url: string; adminKey: string }) => HubMcpLauncher;
 }): Promise<Harness> {
   const adminKey = `admin-${randomUUID()}`;
   const hub = await startHub({ ...opts.hub, dbPath: ':memory:', port: 0, adminKey, faults: opts.faults });
@@ -65,6 +68,7 @@ export async function startHarness(opts: {
     logger,
     env: { WARREN_HUB_ADMIN_KEY: adminKey, ...opts.env },
     onOutcome: (o) => outcomes.push(o),
+    hubMcp: opts.hubMcp?.({ url: hub.url, adminKey }),
   });
   const api = hubCaller(hub.url);
   return {

@@ -1,0 +1,112 @@
+// `warren doctor`: what this machine can run. Installed CLIs and their versions against the verified ones,
+// the root-and-bypass caveat, agents that will be skipped (and why: missing key, missing CLI), and whether
+// Redis and the hub answer. Each check prints one line; the exit code is 1 when something required fails.
+import { execFile } from 'node:child_process';
+import type { Command } from 'commander';
+import { pino } from 'pino';
+import { buildChildEnv } from '../../executors/cli/child-env.ts';
+import { judgeVersion, parseVersion } from '../../executors/cli/versions.ts';
+import { loadWarrenConfig, type WarrenConfig } from '../config.ts';
+
+// The executors (and the openai SDK behind them) load only when the command runs, so `warren --help` stays fast.
+
+export type CheckStatus = 'ok' | 'warn' | 'fail';
+export interface Check {
+  status: CheckStatus;
+  area: string;
+  message: string;
+}
+
+export function registerDoctorCommand(program: Command): void {
+  program
+    .command('doctor')
+    .description('check CLIs and their versions, agent keys, Redis and the hub')
+    .option('-c, --config <file>', 'warren config file', 'warren.yaml')
+    .action(async (opts: { config: string }) => {
+      const checks = await runDoctor(loadWarrenConfig(opts.config), process.env);
+      for (const c of checks) console.log(formatCheck(c));
+      const failed = checks.filter((c) => c.status === 'fail').length;
+      console.log(failed ? `${failed} check${failed === 1 ? '' : 's'} failed` : 'all required checks passed');
+      process.exitCode = failed ? 1 : 0;
+    });
+}
+
+export function formatCheck(c: Check): string {
+  return `${c.status.padEnd(4)} ${c.area}: ${c.message}`;
+}
+
+export async function runDoctor(config: WarrenConfig, env: NodeJS.ProcessEnv): Promise<Check[]> {
+  const checks: Check[] = [];
+  const { createCliExecutors } = await import('../../executors/cli/cli-executors.ts');
+  const { LlmExecutor } = await import('../../executors/llm/llm-executor.ts');
+  const { LocalFolderStore } = await import('../../store/local-store.ts');
+  const { ExecutorRegistry } = await import('../executor-registry.ts');
+  const cli = createCliExecutors({
+    maxConcurrent: config.executors.cli.max_concurrent,
+    workspacesRoot: config.executors.cli.workspaces,
+    binaries: config.executors.cli.binaries,
+    secret: (name) => env[name],
+    parentEnv: env,
+  });
+  for (const executor of cli) {
+    const path = executor.binaryPath();
+    if (!path) {
+      checks.push({ status: 'warn', area: executor.type, message: 'not installed (agents of this type are skipped)' });
+      continue;
+    }
+    const output = await versionOf(path, env);
+    const verdict = judgeVersion(executor.type, parseVersion(output));
+    checks.push({ status: verdict.status === 'differs' ? 'warn' : 'ok', area: executor.type, message: `${path}: ${verdict.detail}` });
+  }
+  if (process.getuid?.() === 0) {
+    checks.push({
+      status: 'warn',
+      area: 'root',
+      message: "running as root: claude refuses --dangerously-skip-permissions / bypassPermissions as root (exit 1, no output); warren runs it with --permission-mode dontAsk and an allow-list instead. A workspace is not a sandbox: isolate CLI agents with a container or user namespaces",
+    });
+  }
+
+  const registry = new ExecutorRegistry(new LlmExecutor({ secret: (name) => env[name], defaultApiBase: env.OPENAI_BASE_URL }), cli);
+  const { agents, problems } = await new LocalFolderStore(config.store.path).load();
+  const broken = problems.filter((p) => p.severity === 'error').length;
+  if (broken) checks.push({ status: 'warn', area: 'agents', message: `${broken} definition problem${broken === 1 ? '' : 's'} (run warren validate)` });
+  for (const def of agents) {
+    const r = registry.resolve(def);
+    checks.push('executor' in r ? { status: 'ok', area: `agent ${def.name}`, message: `${def.config.type} runnable` } : { status: 'warn', area: `agent ${def.name}`, message: `skipped: ${r.unavailable}` });
+  }
+
+  checks.push(await redisCheck(config));
+  checks.push(await hubCheck(config));
+  return checks;
+}
+
+function versionOf(path: string, env: NodeJS.ProcessEnv): Promise<string> {
+  return new Promise((resolve) => {
+    execFile(path, ['--version'], { env: buildChildEnv(env), timeout: 15_000, maxBuffer: 64 * 1024 }, (err, stdout, stderr) => {
+      resolve(`${stdout}\n${stderr}${err && !stdout ? `\n${err.message}` : ''}`);
+    });
+  });
+}
+
+async function redisCheck(config: WarrenConfig): Promise<Check> {
+  const { connectRedis, assertRedisReachable, redactUrl } = await import('../redis.ts');
+  const redis = connectRedis(config.redis.url, 'producer', pino({ level: 'silent' }));
+  try {
+    await assertRedisReachable(redis, config.redis.url, 3_000);
+    return { status: 'ok', area: 'redis', message: `${redactUrl(config.redis.url)} answers` };
+  } catch (err) {
+    return { status: 'fail', area: 'redis', message: err instanceof Error ? err.message : String(err) };
+  } finally {
+    redis.disconnect();
+  }
+}
+
+async function hubCheck(config: WarrenConfig): Promise<Check> {
+  if (config.hub.embedded) return { status: 'ok', area: 'hub', message: `embedded: warren start serves it on ${config.hub.host}:${config.hub.port}` };
+  try {
+    const res = await fetch(`${config.hub.url.replace(/\/+$/, '')}/health`, { signal: AbortSignal.timeout(3_000) });
+    return res.ok ? { status: 'ok', area: 'hub', message: `${config.hub.url} is healthy` } : { status: 'fail', area: 'hub', message: `${config.hub.url}/health answered ${res.status}` };
+  } catch (err) {
+    return { status: 'fail', area: 'hub', message: `cannot reach ${config.hub.url}: ${err instanceof Error ? err.message : String(err)}` };
+  }
+}

@@ -1,0 +1,153 @@
+// The executor shared by the four coding-agent CLIs: takes a concurrency slot, prepares the workspace and the
+// activation's private files, builds the child's environment from the allow-list, runs the CLI under the
+// supervisor and lets the CLI's adapter read the output. The adapter decides; this file only does the I/O.
+import { accessSync, constants } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { delimiter, isAbsolute, join, resolve } from 'node:path';
+import { ExecutorSetupError, type ActivationInput, type Executor, type ExecutorResult } from '../executor.ts';
+import type { AgentDefinition } from '../../store/definition.ts';
+import type { CliAdapter } from './adapter.ts';
+import { buildChildEnv } from './child-env.ts';
+import type { Semaphore } from './concurrency.ts';
+import { DEFAULT_POSTING_TOOLS, mcpServersFor, type HubMcpLauncher } from './mcp.ts';
+import { missingKey, providerNeedsKey } from './provider-env.ts';
+import { supervise } from './supervisor.ts';
+import { ensureWorkspace } from './workspace.ts';
+
+export interface CliExecutorOptions {
+  adapter: CliAdapter;
+  /** Executable path or name (looked up on PATH); default the adapter's binary name. */
+  binary?: string;
+  /** Parent of the per-agent workspaces (`workspaces/<agent>/`). */
+  workspacesRoot: string;
+  /** Looks up a secret by variable name; the agent's key is the only secret a child receives. */
+  secret: (name: string) => string | undefined;
+  /** The daemon's environment, read only through the allow-list. */
+  parentEnv: Readonly<Record<string, string | undefined>>;
+  /** Starts warren's hub MCP server for the agent; without it the daemon posts the CLI's answer. */
+  hubMcp?: HubMcpLauncher;
+  postingTools?: readonly string[];
+  /** Shared by all CLI executors: `executors.cli.max_concurrent`. */
+  slots: Semaphore;
+  graceMs?: number;
+  /** No output for this long kills the run (goose goes quiet during long tool arguments: be generous). */
+  idleMs?: number;
+  maxLineBytes?: number;
+}
+
+/** Where npm installs the CLIs warren pins (claude-code, opencode). */
+const PINNED_BIN_DIR = resolve(import.meta.dirname, '..', '..', 'node_modules', '.bin');
+
+export class CliExecutor implements Executor {
+  readonly #opts: CliExecutorOptions;
+  #resolvedBinary: string | null | undefined;
+
+  constructor(opts: CliExecutorOptions) {
+    this.#opts = opts;
+  }
+
+  get type(): CliAdapter['type'] {
+    return this.#opts.adapter.type;
+  }
+
+  /** The executable's absolute path, or undefined when it is not installed (checked once). */
+  binaryPath(): string | undefined {
+    if (this.#resolvedBinary === undefined) {
+      // PATH first, then the CLIs pinned as warren's own dependencies (node_modules/.bin), which npm scripts
+      // put on PATH but a plain `node bin/warren.js` does not.
+      const path = [this.#opts.parentEnv.PATH, PINNED_BIN_DIR].filter(Boolean).join(delimiter);
+      this.#resolvedBinary = findExecutable(this.#opts.binary ?? this.#opts.adapter.binary, path) ?? null;
+    }
+    return this.#resolvedBinary ?? undefined;
+  }
+
+  /** Why this agent cannot run here (CLI missing, key missing), or undefined. Checked at load. */
+  missingRequirement(def: AgentDefinition): string | undefined {
+    const name = this.#opts.binary ?? this.#opts.adapter.binary;
+    if (!this.binaryPath()) return `the ${this.#opts.adapter.type} CLI (${name}) is not installed here: not found${name.includes('/') ? '' : ' on PATH or in node_modules/.bin'}`;
+    return missingKey(def.config, this.#opts.secret) ?? this.#opts.adapter.missingRequirement?.(def);
+  }
+
+  async run(input: ActivationInput): Promise<ExecutorResult> {
+    const def = input.definition;
+    const missing = this.missingRequirement(def);
+    if (missing) throw new ExecutorSetupError(def.name, missing);
+    const release = await this.#opts.slots.acquire(input.signal);
+    const scratch = await mkdtemp(join(tmpdir(), `warren-${def.name}-`));
+    try {
+      return await this.#run(input, scratch);
+    } finally {
+      release();
+      await rm(scratch, { recursive: true, force: true });
+    }
+  }
+
+  async #run(input: ActivationInput, scratch: string): Promise<ExecutorResult> {
+    const { adapter } = this.#opts;
+    const def = input.definition;
+    const root = resolve(this.#opts.workspacesRoot);
+    const workspace = await ensureWorkspace(root, def.name);
+    // Names cannot start with a dot, so `.state` never collides with an agent's workspace.
+    const stateDir = join(root, '.state', def.name);
+    await mkdir(stateDir, { recursive: true, mode: 0o700 });
+    const hub = this.#opts.hubMcp?.(def, input.id);
+    const { servers, skipped } = mcpServersFor(def, hub);
+    const note = (event: string, detail?: string): void => void input.events.emit({ type: 'cli_event', cli: adapter.type, event, detail });
+    if (skipped.length) note('mcp_servers_skipped', `built-in servers not available to CLI agents yet: ${skipped.join(', ')}`);
+
+    const invocation = adapter.invocation({
+      activationId: input.id,
+      definition: def,
+      context: input.context,
+      workspace,
+      scratch,
+      stateDir,
+      // Keyless providers (a local model server) get no key, even though api_key_env has a default.
+      apiKey: providerNeedsKey(def.config.brain.provider) ? this.#opts.secret(def.config.brain.api_key_env) : undefined,
+      mcpServers: servers,
+    });
+    for (const [file, content] of Object.entries(invocation.files)) await writeFile(file, content, { mode: 0o600 });
+    const parser = adapter.parser({ postingTools: this.#opts.postingTools ?? DEFAULT_POSTING_TOOLS, maxSteps: def.config.behavior.max_iterations });
+    const env = buildChildEnv(this.#opts.parentEnv, { allow: adapter.inheritEnv, set: invocation.env });
+
+    input.events.emit({ type: 'step_start', step: 1, max_steps: def.config.behavior.max_iterations });
+    const exit = await supervise({
+      command: this.binaryPath()!,
+      args: invocation.args,
+      cwd: workspace,
+      env,
+      stdin: invocation.stdin,
+      deadlineMs: def.config.behavior.max_duration,
+      idleMs: this.#opts.idleMs ?? 180_000,
+      graceMs: this.#opts.graceMs ?? 5_000,
+      maxLineBytes: this.#opts.maxLineBytes,
+      signal: input.signal,
+      onLine: (line) => {
+        parser.line(line);
+        for (const n of parser.drainNotes()) note(n.event, n.detail);
+      },
+    });
+    const result = parser.finish(exit);
+    for (const n of parser.drainNotes()) note(n.event, n.detail);
+    note('exit', `${exit.signal ? `signal ${exit.signal}` : `code ${exit.code}`}${exit.stoppedBy ? `, stopped: ${exit.stoppedBy}` : ''} after ${exit.durationMs} ms`);
+    if (result.error) input.events.emit({ type: 'error', message: result.error.message });
+    if (result.text) input.events.emit({ type: 'agent_response', text: result.text, partial: result.partial });
+    input.events.emit({ type: 'activation_end', termination: result.termination, partial: result.partial, usage: result.usage });
+    return result;
+  }
+}
+
+/** An executable by path, or by name on PATH; undefined when there is none. */
+export function findExecutable(name: string, pathVar: string | undefined): string | undefined {
+  const candidates = name.includes('/') ? [isAbsolute(name) ? name : resolve(name)] : (pathVar ?? '').split(delimiter).filter(Boolean).map((d) => join(d, name));
+  for (const c of candidates) {
+    try {
+      accessSync(c, constants.X_OK);
+      return c;
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
+}

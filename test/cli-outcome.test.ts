@@ -1,0 +1,53 @@
+// The shared decisions of the CLI parsers: how a supervisor stop, a no-action sentinel or a post decide the result.
+import { describe, expect, it } from 'vitest';
+import { answered, isPermanentStatus, stoppedOutcome } from '../executors/cli/outcome.ts';
+import { mcpServersFor } from '../executors/cli/mcp.ts';
+import { definition, exitOf } from './support/cli-agent.ts';
+
+const usage = { inputTokens: 1, outputTokens: 2, cachedTokens: 0 };
+
+describe('stoppedOutcome', () => {
+  it('leaves a process that exited by itself to the parser', () => {
+    expect(stoppedOutcome(exitOf(0), usage, 1)).toBeUndefined();
+  });
+
+  it('classifies each stop', () => {
+    expect(stoppedOutcome(exitOf(null, { spawnError: 'spawn claude ENOENT' }), usage, 0)).toMatchObject({ termination: 'error', error: { retryable: false, message: 'could not start the CLI: spawn claude ENOENT' } });
+    expect(stoppedOutcome(exitOf(null, { stoppedBy: 'aborted', detail: 'Error: shutdown' }), usage, 1)).toMatchObject({ termination: 'aborted', error: { retryable: true } });
+    // behavior.max_duration arrives as an AbortSignal.timeout reason: a deadline failure, never a silent "no answer".
+    expect(stoppedOutcome(exitOf(null, { stoppedBy: 'aborted', detail: 'TimeoutError: The operation was aborted due to timeout' }), usage, 1)).toMatchObject({ termination: 'error', error: { retryable: true, message: expect.stringMatching(/deadline/) as unknown } });
+    expect(stoppedOutcome(exitOf(null, { stoppedBy: 'deadline', detail: 'no result within 5 ms' }), usage, 1)).toMatchObject({ termination: 'error', error: { retryable: true } });
+    expect(stoppedOutcome(exitOf(null, { stoppedBy: 'idle', detail: 'no output for 5 ms' }), usage, 1)).toMatchObject({ termination: 'error', error: { message: expect.stringMatching(/idle watchdog/) as unknown } });
+    expect(stoppedOutcome(exitOf(null, { stoppedBy: 'line_too_long', detail: 'a line of output exceeded 8 bytes' }), usage, 1)).toMatchObject({ termination: 'error', error: { retryable: false } });
+  });
+
+  it('a CLI killed after it posted through the hub counts as posted, so no retry posts twice', () => {
+    expect(stoppedOutcome(exitOf(null, { stoppedBy: 'deadline' }), usage, 3, true)).toEqual({ text: '', posted: true, partial: true, termination: 'deadline', usage, steps: 3 });
+  });
+});
+
+describe('answered', () => {
+  it('posted wins; a sentinel means no_action; otherwise the trimmed text', () => {
+    expect(answered('Did it.', true, usage, 1)).toMatchObject({ posted: true, text: '', termination: 'final' });
+    expect(answered('  NO_ACTION \n', false, usage, 1)).toMatchObject({ posted: false, text: '', termination: 'no_action' });
+    expect(answered('  Hello.\n', false, usage, 1)).toMatchObject({ text: 'Hello.', termination: 'final' });
+  });
+
+  it('knows which HTTP statuses are worth a retry', () => {
+    expect([400, 401, 403, 404].map(isPermanentStatus)).toEqual([true, true, true, true]);
+    expect([408, 409, 429, 500, 529, undefined].map(isPermanentStatus)).toEqual([false, false, false, false, false, false]);
+  });
+});
+
+describe('mcpServersFor', () => {
+  it('adds the hub server only with a hub grant and a launcher, keeps explicit servers, reports built-in names it cannot wire', () => {
+    const def = definition({ type: 'claude-code', capabilities: { grants: ['hub:read'], mcp_servers: ['github', 'hub', { name: 'runbooks', command: 'npx', args: ['-y', 'rb'] }, { name: 'docs', url: 'http://127.0.0.1:1/mcp' }] } });
+    const hub = { command: '/node', args: ['warren.js', 'mcp', 'hub'], env: {} };
+    const { servers, skipped } = mcpServersFor(def, hub);
+    expect(servers.map((s) => `${s.kind}:${s.name}`)).toEqual(['stdio:hub', 'stdio:runbooks', 'http:docs']);
+    expect(skipped).toEqual(['github']);
+    expect(mcpServersFor(def, undefined).servers.map((s) => s.name)).toEqual(['runbooks', 'docs']);
+    const noGrant = definition({ type: 'claude-code', capabilities: { grants: ['github:read'] } });
+    expect(mcpServersFor(noGrant, hub).servers).toEqual([]);
+  });
+});
