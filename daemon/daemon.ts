@@ -26,7 +26,7 @@ import { WarrenMetrics } from './metrics.ts';
 import { Redactor, secretsFromEnv } from './redact.ts';
 import { RedisReplyOutbox } from './reply-outbox.ts';
 import { assertRedisReachable, connectRedis, redactUrl } from './redis.ts';
-import { ActivationWorker } from './worker.ts';
+import { ActivationWorker, type ActivationStart } from './worker.ts';
 
 /** What one process does: `all` (default), or only scheduling, or only running activations (scale-out). */
 export type DaemonRole = 'all' | 'scheduler' | 'worker';
@@ -38,6 +38,8 @@ export interface DaemonOptions {
   /** Where secrets come from (process.env in production); read only by name, never copied whole. */
   env: NodeJS.ProcessEnv;
   onOutcome?: (outcome: ActivationOutcome) => void;
+  /** Observes each activation as a worker starts it (benchmarks). */
+  onActivationStart?: (start: ActivationStart) => void;
   /** Demo content for the embedded hub (`warren start --seed`). */
   seed?: SeedFile;
   /** Starts the hub MCP server CLI agents post through; without it the daemon posts their answers. */
@@ -132,7 +134,10 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
         logger,
         onOutcome: opts.onOutcome,
         onRecord: (r) => metrics.observe(r),
-        onStart: (s) => metrics.observeLag(s.trigger, s.lagMs),
+        onStart: (s) => {
+          metrics.observeLag(s.trigger, s.startedAt - s.enqueuedAt);
+          opts.onActivationStart?.(s);
+        },
       });
       cleanups.push(() => worker.close(config.workers.shutdown_grace));
     }
@@ -178,7 +183,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       metricsUrl = server.url;
       logger.info({ url: server.url }, 'health and metrics listening (/healthz, /readyz, /metrics)');
     }
-    logger.info({ role, agents: [...registry.runnable()], concurrency: config.workers.concurrency }, 'warren is running');
+    logger.info({ role, agents: registry.runnable().size <= 50 ? [...registry.runnable()] : registry.runnable().size, concurrency: config.workers.concurrency }, 'warren is running');
 
     return { hubUrl, generatedAdminKey: embedded && !env[config.hub.admin_key_env] ? embedded.adminKey : undefined, registry, metricsUrl, stop };
   } catch (err) {

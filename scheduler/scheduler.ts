@@ -111,14 +111,14 @@ export class Scheduler {
     const names = candidates.map((a) => a.name);
     const [states, claims] = await Promise.all([agentState.getMany(names), this.#opts.claims.ofMany(names)]);
     const now = new Date();
+    // Paused, quiet, failing or out-of-budget agents wait; their notifications stay unread meanwhile.
+    const eligible = candidates.filter((a) => this.#mayRunNotifications(a.name, states.get(a.name), now));
+    const budgets = await this.#opts.budget.statusMany(eligible.map((a) => a.name));
     const enqueued: string[] = [];
-    for (const a of candidates) {
-      // Paused, quiet, failing or out-of-budget agents wait; their notifications stay unread meanwhile.
-      if (!this.#mayRunNotifications(a.name, states.get(a.name), now)) continue;
-      if (!budgetAllows(await this.#opts.budget.status(a.name), 'notification')) continue;
+    for (const a of eligible) {
+      if (!budgetAllows(budgets.get(a.name) ?? 'healthy', 'notification')) continue;
       // A running activation has taken some notifications: a follow-up only for ones that came after.
-      const claimed = claims.get(a.name);
-      if (claimed && !(await this.#hasNewWork(a.name, claimed))) continue;
+      if (!hasUnclaimedWork(a.notification_count, claims.get(a.name))) continue;
       const jobId = await queue.enqueue(a.name, 'notification');
       if (jobId && this.#lastJob.get(a.name) !== jobId) {
         this.#lastJob.set(a.name, jobId);
@@ -127,14 +127,6 @@ export class Scheduler {
       }
     }
     return enqueued;
-  }
-
-  async #hasNewWork(agent: string, claimed: ReadonlySet<string>): Promise<boolean> {
-    const { notifications } = await this.#opts.hub.listNotifications(agent, { unreadOnly: true, limit: 50 });
-    return hasUnclaimedWork(
-      notifications.map((n) => n.id),
-      claimed,
-    );
   }
 
   #mayRunNotifications(name: string, state: AgentState | undefined, now: Date): boolean {
@@ -158,7 +150,7 @@ export class Scheduler {
     });
     if (defs.length === 0) return [];
     const names = defs.map((d) => d.name);
-    const [states, daily] = await Promise.all([agentState.getMany(names), agentState.dailyMany(names)]);
+    const [states, daily] = await Promise.all([agentState.getMany(names), agentState.contributionsToday(names)]);
     const candidates: ExplorationCandidate[] = defs.map((d) => {
       const b = d.config.behavior;
       const st = states.get(d.name);
@@ -174,15 +166,21 @@ export class Scheduler {
         contributionsLeftToday: contributionsLeft(b.limits, b.can_create_posts, today),
       };
     });
+    const order = pickStalest(candidates, now, candidates.length);
     const enqueued: string[] = [];
-    for (const name of pickStalest(candidates, now, candidates.length)) {
-      if (enqueued.length >= capacity) break;
-      // From `warning` on, exploration pauses: the budget is kept for answering people.
-      if (!budgetAllows(await this.#opts.budget.status(name), 'exploration')) continue;
-      const jobId = await queue.enqueue(name, 'exploration');
-      if (jobId && this.#lastJob.get(name) !== jobId) {
-        this.#lastJob.set(name, jobId);
-        enqueued.push(name);
+    // In stalest-first chunks of the slots still free: budget answers for a chunk are fetched together.
+    for (let i = 0; i < order.length && enqueued.length < capacity; ) {
+      const chunk = order.slice(i, i + capacity - enqueued.length);
+      i += chunk.length;
+      const budgets = await this.#opts.budget.statusMany(chunk);
+      for (const name of chunk) {
+        // From `warning` on, exploration pauses: the budget is kept for answering people.
+        if (!budgetAllows(budgets.get(name) ?? 'healthy', 'exploration')) continue;
+        const jobId = await queue.enqueue(name, 'exploration');
+        if (jobId && this.#lastJob.get(name) !== jobId) {
+          this.#lastJob.set(name, jobId);
+          enqueued.push(name);
+        }
       }
     }
     if (enqueued.length) logger.debug({ agents: enqueued, capacity }, 'exploration enqueued');

@@ -1,6 +1,6 @@
 // Operating a running deployment: the ops commands (real subprocesses against the same Redis and hub),
 // pause/resume, and the health and metrics endpoint of the daemon.
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -83,6 +83,31 @@ describe('operations', () => {
 
     await warren(h, ['resume', 'greeter']);
     await waitFor('reply after resume', async () => ((await greeterReplyCount(harness, second.id)) === 1 ? true : undefined));
+  });
+
+  it('logs --follow prints each activation as it finishes', async () => {
+    h = await startHarness({ redisUrl, agentsDir: makeAgentsDir({}) });
+    const harness = h;
+    const file = join(h.agentsDir, '..', 'warren.yaml');
+    writeFileSync(file, `hub: {url: "${h.hub.url}"}\nredis: {url: "${redisUrl}", prefix: ${h.prefix}}\nstore: {path: agents}\n`);
+    const child = spawn(process.execPath, [WARREN, 'logs', '--follow', '--json', '--agent', 'greeter', '--config', file], { env: { ...process.env, REDIS_URL: '' } });
+    const lines: string[] = [];
+    child.stdout.on('data', (b: Buffer) => lines.push(...b.toString().split('\n').filter(Boolean)));
+    try {
+      await new Promise((r) => setTimeout(r, 800)); // subscribed
+      const alice = await h.registerUser('alice');
+      for (const text of ['@greeter one', '@greeter two']) {
+        const post = await h.api.post<{ id: string }>('/posts', alice, { content: text });
+        await waitFor('reply', async () => ((await greeterReplyCount(harness, post.id)) === 1 ? true : undefined));
+      }
+      const records = await waitFor('two followed records', () => (lines.length >= 2 ? lines.map((l) => JSON.parse(l) as { agent: string; outcome: string }) : undefined));
+      expect(records).toMatchObject([
+        { agent: 'greeter', outcome: 'replied' },
+        { agent: 'greeter', outcome: 'replied' },
+      ]);
+    } finally {
+      child.kill('SIGINT');
+    }
   });
 
   it('serves /healthz, /readyz and /metrics whose counters match the activations run', async () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { eligibleAt, failureBackoffMs } from '../scheduler/backoff.ts';
 import { budgetAllows } from '../scheduler/budget-gate.ts';
+import { hasUnclaimedWork } from '../scheduler/inbox-claims.ts';
 import { selectInboxWork } from '../scheduler/intake.ts';
 import { inQuietHours } from '../scheduler/quiet-hours.ts';
 import { contributionsLeft, explorationBlocker, explorationGapMs, idleCapacity, pickStalest, type ExplorationCandidate } from '../scheduler/staleness.ts';
@@ -140,3 +141,15 @@ describe('budget gates', () => {
   });
 });
 
+
+describe('inbox claims', () => {
+  it.each<[number, number | undefined, boolean]>([
+    [1, undefined, true], // nobody is running: any unread is work
+    [0, undefined, false],
+    [2, 2, false], // a run holds both unread notifications
+    [3, 2, true], // one arrived after the run read its inbox: exactly one follow-up
+    [1, 2, false], // the run marked one read before settling its claim: wait for it to end
+  ])('unread %i with %s claimed → follow-up %s', (unread, claimed, expected) => {
+    expect(hasUnclaimedWork(unread, claimed)).toBe(expected);
+  });
+});
