@@ -2,6 +2,7 @@
 import type { Logger } from 'pino';
 import { HubClient } from '../hub-client/client.ts';
 import { createCliExecutors } from '../executors/cli/cli-executors.ts';
+import { warrenHubMcpAvailable, warrenHubMcpLauncher } from '../executors/cli/hub-mcp-launcher.ts';
 import type { HubMcpLauncher } from '../executors/cli/mcp.ts';
 import { runningSubprocessCount } from '../executors/cli/supervisor.ts';
 import { LlmExecutor } from '../executors/llm/llm-executor.ts';
@@ -42,8 +43,11 @@ export interface DaemonOptions {
   onActivationStart?: (start: ActivationStart) => void;
   /** Demo content for the embedded hub (`warren start --seed`). */
   seed?: SeedFile;
-  /** Starts the hub MCP server CLI agents post through; without it the daemon posts their answers. */
-  hubMcp?: HubMcpLauncher;
+  /**
+   * Starts the hub MCP server CLI agents post through. Default: `warren mcp hub` when this build has it;
+   * null: none, the daemon posts CLI agents' answers.
+   */
+  hubMcp?: HubMcpLauncher | null;
 }
 
 export interface RunningDaemon {
@@ -96,7 +100,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       claudeMaxRetries: cliConfig.claude_max_retries,
       secret: (name) => env[name],
       parentEnv: env,
-      hubMcp: opts.hubMcp,
+      hubMcp: opts.hubMcp === null ? undefined : (opts.hubMcp ?? (warrenHubMcpAvailable() ? warrenHubMcpLauncher({ hubUrl, adminKey }) : undefined)),
     });
     const executors = new ExecutorRegistry(llm, cli);
     const registry = new AgentRegistry({ store: new LocalFolderStore(config.store.path), executors, logger });

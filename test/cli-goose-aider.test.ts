@@ -1,7 +1,8 @@
 // goose and aider: argument building (pure), classification of golden fixtures in their documented output
 // formats, and runs through the CLI executor with fake executables replaying those fixtures. The real
 // binaries are not installed here: this is tested against the documented formats, not the real programs.
-import { mkdtemp } from 'node:fs/promises';
+import { spawnSync } from 'node:child_process';
+import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -9,7 +10,7 @@ import type { CliAdapter, InvocationContext } from '../executors/cli/adapter.ts'
 import { aiderAdapter, aiderInvocation, aiderModel, AiderTextParser, parseAiderUsage, parseTokenCount } from '../executors/cli/aider.ts';
 import { CliExecutor } from '../executors/cli/cli-executor.ts';
 import { Semaphore } from '../executors/cli/concurrency.ts';
-import { gooseAdapter, gooseExtensionArgs, gooseInvocation, GooseStreamParser, shellQuote } from '../executors/cli/goose.ts';
+import { gooseAdapter, gooseExtensionArgs, gooseInvocation, GooseStreamParser, shellQuote, WITH_ENV_FILE } from '../executors/cli/goose.ts';
 import type { AgentDefinition } from '../store/definition.ts';
 import { activation, definition, exitOf, FAKE_CLIS, feed } from './support/cli-agent.ts';
 
@@ -22,12 +23,16 @@ function ctx(def: AgentDefinition, extra: Partial<InvocationContext> = {}): Invo
 describe('goose arguments', () => {
   it('runs headless from stdin with only warren extensions, named after the activation', () => {
     const def = definition({ type: 'goose', brain: { provider: 'openai', model: 'gpt-4o-mini', api_key_env: 'CODER_KEY' }, behavior: { max_iterations: 12 } });
-    const inv = gooseInvocation(ctx(def, { mcpServers: [{ kind: 'stdio', name: 'hub', command: '/usr/bin/node', args: ['warren.js', 'mcp hub'], env: { WARREN_AGENT: 'coder' } }] }));
+    const inv = gooseInvocation(ctx(def, { mcpServers: [{ kind: 'stdio', name: 'hub', command: '/usr/bin/node', args: ['warren.js', 'mcp hub'], env: { WARREN_HUB_KEY: 'hub-secret' } }, { kind: 'stdio', name: 'plain', command: 'npx', args: ['-y', 'x'], env: {} }] }));
     expect(inv.args).toEqual([
       'run', '-i', '-', '--quiet', '--output-format', 'stream-json', '--no-profile', '--name', 'act-9', '--max-turns', '12', '--provider', 'openai', '--model', 'gpt-4o-mini',
       '--system', 'SYS',
-      '--with-extension', "WARREN_AGENT=coder /usr/bin/node warren.js 'mcp hub'",
+      '--with-extension', `${process.execPath} ${WITH_ENV_FILE} /tmp/s/mcp-env-hub.json -- /usr/bin/node warren.js 'mcp hub'`,
+      '--with-extension', 'npx -y x',
     ]);
+    // The server's secret travels in a private file, never in argv.
+    expect(inv.args.join(' ')).not.toContain('hub-secret');
+    expect(JSON.parse(inv.files['/tmp/s/mcp-env-hub.json'] ?? '{}')).toEqual({ WARREN_HUB_KEY: 'hub-secret' });
     expect(inv.stdin).toBe('TASK');
     expect(inv.env).toMatchObject({ GOOSE_MODE: 'auto', GOOSE_DISABLE_KEYRING: '1', GOOSE_PATH_ROOT: '/st/goose', OPENAI_API_KEY: 'sk-agent' });
   });
@@ -40,7 +45,19 @@ describe('goose arguments', () => {
     expect(inv.stdin?.startsWith(long)).toBe(true);
     expect(inv.stdin?.endsWith('TASK')).toBe(true);
     expect(shellQuote("it's")).toBe(`'it'\\''s'`);
-    expect(gooseExtensionArgs([{ kind: 'http', name: 'docs', url: 'http://127.0.0.1:1/mcp', headers: {} }])).toEqual(['--with-streamable-http-extension', 'http://127.0.0.1:1/mcp']);
+    expect(gooseExtensionArgs([{ kind: 'http', name: 'docs', url: 'http://127.0.0.1:1/mcp', headers: {} }], '/s').args).toEqual(['--with-streamable-http-extension', 'http://127.0.0.1:1/mcp']);
+  });
+});
+
+describe('with-env-file (how goose starts MCP servers with secrets)', () => {
+  it('runs the command with the variables of the file, passes stdio through, and returns its exit code', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'warren-envfile-'));
+    const file = join(dir, 'env.json');
+    await writeFile(file, JSON.stringify({ HUB_SECRET: 'from-the-file' }));
+    const r = spawnSync(process.execPath, [WITH_ENV_FILE, file, '--', process.execPath, '-e', 'process.stdout.write(process.env.HUB_SECRET ?? "unset"); process.exit(3)'], { encoding: 'utf8' });
+    expect(r.stdout).toBe('from-the-file');
+    expect(r.status).toBe(3);
+    expect(spawnSync(process.execPath, [WITH_ENV_FILE, file], { encoding: 'utf8' }).status).toBe(2);
   });
 });
 

@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { answered, isPermanentStatus, stoppedOutcome } from '../executors/cli/outcome.ts';
 import { mcpServersFor } from '../executors/cli/mcp.ts';
+import { warrenHubMcpLauncher } from '../executors/cli/hub-mcp-launcher.ts';
 import { definition, exitOf } from './support/cli-agent.ts';
 
 const usage = { inputTokens: 1, outputTokens: 2, cachedTokens: 0 };
@@ -49,5 +50,17 @@ describe('mcpServersFor', () => {
     expect(mcpServersFor(def, undefined).servers.map((s) => s.name)).toEqual(['runbooks', 'docs']);
     const noGrant = definition({ type: 'claude-code', capabilities: { grants: ['github:read'] } });
     expect(mcpServersFor(noGrant, hub).servers).toEqual([]);
+  });
+});
+
+describe('warrenHubMcpLauncher', () => {
+  it('starts `warren mcp hub` for the agent with its hub grants, URL and key in the environment, not argv', () => {
+    const def = definition({ type: 'claude-code', capabilities: { grants: ['hub:read', 'hub:write', 'github:read'] } });
+    const launch = warrenHubMcpLauncher({ hubUrl: 'http://127.0.0.1:7070', adminKey: 'admin-secret', node: '/node' })(def, 'act-1');
+    expect(launch.command).toBe('/node');
+    expect(launch.args.slice(1)).toEqual(['mcp', 'hub', '--agent', 'coder', '--grants', 'hub:read,hub:write']);
+    expect(launch.args[0]).toMatch(/bin\/warren\.js$/);
+    expect(launch.args.join(' ')).not.toContain('admin-secret');
+    expect(launch.env).toEqual({ WARREN_HUB_URL: 'http://127.0.0.1:7070', WARREN_HUB_ADMIN_KEY: 'admin-secret' });
   });
 });

@@ -59,7 +59,7 @@ async function start(withMcp: boolean, callsFile: string, opts: { binary?: strin
           args: [FAKE_HUB_MCP],
           env: { FAKE_HUB_URL: hub.url, FAKE_HUB_ADMIN_KEY: hub.adminKey, FAKE_HUB_AGENT: agent.name, FAKE_HUB_CALLS: callsFile },
         })
-      : undefined,
+      : null,
   });
 }
 

@@ -31,19 +31,32 @@ export function shellQuote(token: string): string {
   return /^[\w@%+=:,./-]+$/.test(token) ? token : `'${token.replace(/'/g, `'\\''`)}'`;
 }
 
-/** `--with-extension` takes one string: leading `KEY=VAL` tokens become the server's environment. */
-export function gooseExtensionArgs(servers: readonly McpServerSpec[]): string[] {
+/** Runs a command with variables from a file (executors/cli/with-env-file.ts), on the Node running warren. */
+export const WITH_ENV_FILE = join(import.meta.dirname, 'with-env-file.ts');
+
+/**
+ * `--with-extension` takes one command string. goose would take leading `KEY=VAL` tokens as the server's
+ * environment, but that puts secrets (the hub key) in argv, readable with ps: a server with variables is
+ * started through with-env-file.ts instead, its variables in a private file of the activation.
+ */
+export function gooseExtensionArgs(servers: readonly McpServerSpec[], scratch: string, node: string = process.execPath): { args: string[]; files: Record<string, string> } {
   const args: string[] = [];
+  const files: Record<string, string> = {};
   for (const s of servers) {
     if (s.kind === 'stdio') {
-      const env = Object.entries(s.env).map(([k, v]) => shellQuote(`${k}=${v}`));
-      args.push('--with-extension', [...env, shellQuote(s.command), ...s.args.map(shellQuote)].join(' '));
+      let argv = [s.command, ...s.args];
+      if (Object.keys(s.env).length) {
+        const envFile = join(scratch, `mcp-env-${s.name}.json`);
+        files[envFile] = JSON.stringify(s.env);
+        argv = [node, WITH_ENV_FILE, envFile, '--', ...argv];
+      }
+      args.push('--with-extension', argv.map(shellQuote).join(' '));
     } else {
       // Headers cannot be passed on this flag; servers that need them must be configured another way.
       args.push('--with-streamable-http-extension', s.url);
     }
   }
-  return args;
+  return { args, files };
 }
 
 export function gooseInvocation(ctx: InvocationContext): Invocation {
@@ -62,7 +75,8 @@ export function gooseInvocation(ctx: InvocationContext): Invocation {
     '--model', brain.model,
   ];
   if (systemInArgv && ctx.context.system) args.push('--system', ctx.context.system);
-  args.push(...gooseExtensionArgs(ctx.mcpServers));
+  const extensions = gooseExtensionArgs(ctx.mcpServers, ctx.scratch);
+  args.push(...extensions.args);
   const stdin = systemInArgv ? ctx.context.task : `${ctx.context.system}\n\n---\n\n${ctx.context.task}`;
   const keyVar = PROVIDER_KEY_VAR[brain.provider];
   return {
@@ -76,7 +90,7 @@ export function gooseInvocation(ctx: InvocationContext): Invocation {
       GOOSE_PROVIDER__API_KEY: ctx.apiKey,
       ...(keyVar ? { [keyVar]: ctx.apiKey } : {}),
     },
-    files: {},
+    files: extensions.files,
   };
 }
 

@@ -45,8 +45,8 @@ export async function startHarness(opts: {
   faults?: HubFaults;
   /** More local-hub settings (budget limits…). */
   hub?: Omit<HubServerOptions, 'dbPath' | 'port' | 'adminKey' | 'faults'>;
-  /** The hub MCP server CLI agents get (given the hub's URL and admin key). */
-  hubMcp?: (hub: { url: string; adminKey: string }) => HubMcpLauncher;
+  /** The hub MCP server CLI agents get (given the hub's URL and admin key); null: none; default: the daemon's. */
+  hubMcp?: ((hub: { url: string; adminKey: string }) => HubMcpLauncher) | null;
 }): Promise<Harness> {
   const adminKey = `admin-${randomUUID()}`;
   const hub = await startHub({ ...opts.hub, dbPath: ':memory:', port: 0, adminKey, faults: opts.faults });
@@ -68,7 +68,7 @@ export async function startHarness(opts: {
     logger,
     env: { WARREN_HUB_ADMIN_KEY: adminKey, ...opts.env },
     onOutcome: (o) => outcomes.push(o),
-    hubMcp: opts.hubMcp?.({ url: hub.url, adminKey }),
+    hubMcp: opts.hubMcp === null ? null : opts.hubMcp?.({ url: hub.url, adminKey }),
   });
   const api = hubCaller(hub.url);
   return {

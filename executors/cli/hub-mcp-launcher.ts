@@ -1,0 +1,33 @@
+// How the daemon starts warren's own hub MCP server for a CLI agent: `warren mcp hub --agent <name> --grants …`
+// on the pinned Node, with the hub's URL and the key it acts with in its environment (never in argv, which
+// any local user can read with ps). The server enforces the agent's hub grants itself.
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { HubMcpLauncher } from './mcp.ts';
+
+const ROOT = resolve(import.meta.dirname, '..', '..');
+
+export interface WarrenHubMcpOptions {
+  hubUrl: string;
+  /** The admin (service) key: the server acts as the agent through agent_id, as the daemon does. */
+  adminKey: string;
+  /** The Node that runs warren (process.execPath). */
+  node?: string;
+}
+
+export function warrenHubMcpLauncher(opts: WarrenHubMcpOptions): HubMcpLauncher {
+  return (agent) => ({
+    command: opts.node ?? process.execPath,
+    args: [join(ROOT, 'bin', 'warren.js'), 'mcp', 'hub', '--agent', agent.name, '--grants', agent.config.capabilities.grants.filter((g) => g.startsWith('hub:')).join(',')],
+    env: { WARREN_HUB_URL: opts.hubUrl, WARREN_HUB_ADMIN_KEY: opts.adminKey },
+  });
+}
+
+/**
+ * Whether this build has the `warren mcp hub` command (daemon/commands/mcp-hub.ts, built on another branch).
+ * Without it CLI agents get no hub server and the daemon posts their answers, instead of every CLI starting
+ * a server that fails at once.
+ */
+export function warrenHubMcpAvailable(): boolean {
+  return existsSync(join(ROOT, 'daemon', 'commands', 'mcp-hub.ts'));
+}
