@@ -10,16 +10,18 @@ import { AgentStateStore } from '../scheduler/agent-state.ts';
 import { BudgetCache } from '../scheduler/budget-cache.ts';
 import { LeaderLease } from '../scheduler/lease.ts';
 import { Scheduler } from '../scheduler/scheduler.ts';
-import { LocalFolderStore } from '../store/local-store.ts';
+import { Reloader } from '../store/reloader.ts';
 import type { ActivationOutcome } from './activation.ts';
 import { ActivationRecords } from './activation-records.ts';
 import { AgentRegistry } from './agent-registry.ts';
 import type { WarrenConfig } from './config.ts';
 import { ErrorReporter } from './error-reporter.ts';
 import { ExecutorRegistry } from './executor-registry.ts';
+import { openStore } from './open-store.ts';
 import { Redactor, secretsFromEnv } from './redact.ts';
 import { RedisReplyOutbox } from './reply-outbox.ts';
 import { assertRedisReachable, connectRedis, redactUrl } from './redis.ts';
+import { subscribeReload } from './reload-signal.ts';
 import { ActivationWorker } from './worker.ts';
 
 export interface DaemonOptions {
@@ -39,6 +41,8 @@ export interface RunningDaemon {
   /** The embedded hub's admin key when this process generated it (printed at start). */
   generatedAdminKey: string | undefined;
   registry: AgentRegistry;
+  /** Reloads the agent definitions now (SIGHUP, `warren reload`); resolves when applied or deferred to a retry. */
+  reload(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -73,9 +77,23 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       stream: config.executors.llm.stream,
     });
     const executors = new ExecutorRegistry(llm);
-    const registry = new AgentRegistry({ store: new LocalFolderStore(config.store.path), executors, logger });
-    await registry.reload();
-    if (config.hub.register_agents) await registry.registerOnHub(hub);
+    const store = openStore(config.store, env);
+    cleanups.push(() => Promise.resolve(store.close?.()));
+    const registry = new AgentRegistry({ store, executors, logger });
+    // Definitions reload on store changes, on `warren reload` and SIGHUP; an unreachable store keeps the
+    // last good ones and is retried with backoff. New agents are registered on the hub as they appear.
+    const reloader = new Reloader({
+      reload: async () => {
+        const ok = await registry.reload();
+        if (ok && config.hub.register_agents) await registry.registerOnHub(hub);
+        return ok;
+      },
+      watch: config.store.watch ? (onChange) => store.watch(onChange) : undefined,
+      logger: logger.child({ component: 'definitions' }),
+    });
+    await reloader.trigger('start');
+    reloader.start();
+    cleanups.push(() => Promise.resolve(reloader.stop()));
 
     const producerConn = connectRedis(config.redis.url, 'producer', logger);
     cleanups.push(async () => void (await producerConn.quit()));
@@ -83,6 +101,13 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const workerConn = connectRedis(config.redis.url, 'worker', logger);
     cleanups.push(async () => void (await workerConn.quit()));
     logger.info({ redis: redactUrl(config.redis.url), prefix: config.redis.prefix }, 'redis connected');
+    const reloadConn = connectRedis(config.redis.url, 'worker', logger);
+    cleanups.push(async () => void (await reloadConn.quit()));
+    const unsubscribe = await subscribeReload(reloadConn, config.redis.prefix, () => {
+      logger.info('reload requested through Redis');
+      void reloader.trigger('warren reload');
+    });
+    cleanups.push(unsubscribe);
 
     const queue = new ActivationQueue(producerConn, { prefix: config.redis.prefix, logger });
     const agentState = new AgentStateStore(producerConn, config.redis.prefix);
@@ -123,7 +148,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     cleanups.push(() => scheduler.stop());
     logger.info({ agents: [...registry.runnable()], concurrency: config.workers.concurrency }, 'warren is running');
 
-    return { hubUrl, generatedAdminKey: embedded && !env[config.hub.admin_key_env] ? embedded.adminKey : undefined, registry, stop };
+    return { hubUrl, generatedAdminKey: embedded && !env[config.hub.admin_key_env] ? embedded.adminKey : undefined, registry, reload: () => reloader.trigger('reload'), stop };
   } catch (err) {
     await stop();
     throw err;
