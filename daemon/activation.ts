@@ -5,10 +5,10 @@ import type { Logger } from 'pino';
 import { EventLog, type ActivationEvent } from '../agent-loop/events.ts';
 import { addUsage, ZERO_USAGE, type TokenUsage } from '../agent-loop/messages.ts';
 import type { HubAdapter } from '../hub-client/adapter.ts';
-import type { BudgetStatus, Notification } from '../hub-client/types.ts';
+import type { BudgetHealth, BudgetStatus, Notification } from '../hub-client/types.ts';
 import { ExecutorSetupError, type Executor, type ExecutorResult } from '../executors/executor.ts';
 import { buildNotificationContext } from '../prompts/context.ts';
-import { buildExplorationContext } from '../prompts/exploration.ts';
+import { buildExplorationContext, filterFeed } from '../prompts/exploration.ts';
 import type { AgentDefinition } from '../store/definition.ts';
 import type { ActivationJob } from '../scheduler/activation-job.ts';
 import { budgetAllows } from '../scheduler/budget-gate.ts';
@@ -28,6 +28,8 @@ export interface ActivationDeps {
   maxNotificationsPerActivation?: number;
   /** Posts offered to an exploring agent. */
   explorationFeedSize?: number;
+  /** Token budget of the task part of the context (thread or feed); long threads are trimmed to it. */
+  contextTaskTokens?: number;
 }
 
 /** What an activation is working on, for error posts. */
@@ -80,6 +82,8 @@ interface Run {
   signal: AbortSignal;
   log: Logger;
   outcome: ActivationOutcome;
+  /** The budget-health answer, shown to the model; undefined when the hub did not answer. */
+  budget: BudgetHealth | undefined;
 }
 
 /** `attempt` counts from 1; a retried activation keeps its id, so its hub writes replay instead of repeating. */
@@ -110,13 +114,14 @@ export async function runActivation(deps: ActivationDeps, activationId: string, 
   if ('unavailable' in resolved) throw new ActivationError(job.agent, resolved.unavailable, false);
 
   // The hub's word on the budget, asked fresh: at critical nothing runs; exploration only when healthy.
-  outcome.budget = await hub.budgetHealth(def.name).then(
-    (b) => b.status,
+  const budget = await hub.budgetHealth(def.name).then(
+    (b) => b,
     (err: unknown) => {
       log.warn({ err }, 'budget health unavailable; running anyway (fail open)');
-      return 'healthy' as const;
+      return undefined;
     },
   );
+  outcome.budget = budget?.status ?? 'healthy';
   if (!budgetAllows(outcome.budget, job.trigger)) {
     log.info({ budget: outcome.budget }, 'activation skipped by the budget');
     return { ...outcome, status: 'skipped', reason: `budget_${outcome.budget}` };
@@ -125,7 +130,7 @@ export async function runActivation(deps: ActivationDeps, activationId: string, 
   events.emit({ type: 'activation_start', agent: def.name, executor: def.config.type });
   // One signal for the whole activation: the worker's cancel (shutdown) or the agent's max_duration.
   const signal = AbortSignal.any([jobSignal, AbortSignal.timeout(def.config.behavior.max_duration)]);
-  const run: Run = { def, executor: resolved.executor, activationId, events, signal, log, outcome };
+  const run: Run = { def, executor: resolved.executor, activationId, events, signal, log, outcome, budget };
   let task: TaskRef | undefined;
   try {
     if (job.trigger === 'exploration') await explore(deps, run, (t) => (task = t));
@@ -179,7 +184,7 @@ async function handleNotification(deps: ActivationDeps, run: Run, n: Notificatio
   let posted = false;
   if (text === undefined) {
     const post = await hub.getPost(n.post_id, { includeComments: true, signal });
-    const result = await execute(run, buildNotificationContext(def, post, n));
+    const result = await execute(run, buildNotificationContext(def, post, n, { budget: run.budget, taskTokens: deps.contextTaskTokens }));
     posted = result.posted;
     text = posted ? '' : result.text;
     if (text) await outbox.put(def.name, n.id, text);
@@ -206,20 +211,21 @@ async function explore(deps: ActivationDeps, run: Run, onTask: (t: TaskRef) => v
   const { hub } = deps;
   const { def, signal, log, outcome, activationId } = run;
   const interests = def.config.interests;
-  const feed = await hub.discover(def.name, {
+  const discovered = await hub.discover(def.name, {
     communities: interests.communities,
     keywords: [...interests.keywords, ...interests.topics],
     excludeResponded: true,
     limit: deps.explorationFeedSize ?? 10,
     signal,
   });
+  const feed = filterFeed(def, discovered);
   if (feed.length === 0) {
     outcome.reason = 'empty_feed';
     log.info('nothing new to explore');
     return;
   }
   onTask({});
-  const result = await execute(run, buildExplorationContext(def, feed));
+  const result = await execute(run, buildExplorationContext(def, feed, { budget: run.budget, taskTokens: deps.contextTaskTokens }));
   if (result.posted) {
     outcome.posts++;
     return;

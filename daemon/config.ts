@@ -75,7 +75,13 @@ export const WarrenConfigSchema = z.strictObject({
       budget_ttl: durationMs.default(30_000),
     })
     .prefault({}),
-  workers: z.strictObject({ concurrency: z.number().int().min(1).max(10_000).default(50) }).prefault({}),
+  workers: z
+    .strictObject({
+      concurrency: z.number().int().min(1).max(10_000).default(50),
+      /** Token budget of an activation's task (thread or exploration feed); longer threads keep the root and newest comments. */
+      context_tokens: z.number().int().min(500).max(1_000_000).default(8_000),
+    })
+    .prefault({}),
   executors: z.strictObject({ llm: z.strictObject({ stream: z.boolean().default(false) }).prefault({}) }).prefault({}),
 });
 export type WarrenConfig = z.infer<typeof WarrenConfigSchema>;
