@@ -43,6 +43,8 @@ export function validateYaml<S extends z.ZodType>(file: string, text: string, sc
     const at = missing ? locate(doc, lineCounter, issue.path.slice(0, -1), true) : locate(doc, lineCounter, issue.path);
     return [{ file, ...at, field: dotted(issue.path) || undefined, message, severity: 'error' as const }];
   });
+  // In file order, so a person fixes them top to bottom (zod reports transforms and pipes late).
+  problems.sort((a, b) => (a.line ?? 0) - (b.line ?? 0) || (a.column ?? 0) - (b.column ?? 0));
   return { ok: false, problems };
 }
 
