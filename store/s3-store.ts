@@ -22,6 +22,8 @@ export interface S3StoreOptions {
   pollIntervalMs?: number;
   /** SDK attempts per request; the reloader retries a failed load with its own backoff. */
   maxAttempts?: number;
+  /** Per-request timeout. */
+  requestTimeoutMs?: number;
   /** Clock, for tests. */
   now?: () => number;
 }
@@ -49,6 +51,7 @@ export class S3Store implements DefinitionStore {
   readonly #defaultTtlMs: number;
   readonly #pollIntervalMs: number;
   readonly #now: () => number;
+  readonly #requestTimeoutMs: number;
   #lastFingerprint: string | undefined;
 
   constructor(opts: S3StoreOptions) {
@@ -57,12 +60,14 @@ export class S3Store implements DefinitionStore {
     this.#defaultTtlMs = opts.defaultTtlMs ?? 300_000;
     this.#pollIntervalMs = opts.pollIntervalMs ?? 30_000;
     this.#now = opts.now ?? Date.now;
+    this.#requestTimeoutMs = opts.requestTimeoutMs ?? 15_000;
     this.#client = new S3Client({
       endpoint: opts.endpoint,
       region: opts.region ?? 'auto',
       forcePathStyle: opts.forcePathStyle ?? true,
       credentials: opts.credentials,
       maxAttempts: opts.maxAttempts ?? 2,
+      requestHandler: { connectionTimeout: 5_000 },
       // Checksums only where the protocol demands them: R2, MinIO and s3rver do not all speak the newer defaults.
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
@@ -108,7 +113,7 @@ export class S3Store implements DefinitionStore {
     try {
       do {
         this.stats.lists++;
-        const page = await this.#client.send(new ListObjectsV2Command({ Bucket: this.#loc.bucket, Prefix: this.#loc.prefix, ContinuationToken: token }));
+        const page = await this.#client.send(new ListObjectsV2Command({ Bucket: this.#loc.bucket, Prefix: this.#loc.prefix, ContinuationToken: token }), this.#deadline());
         for (const o of page.Contents ?? []) {
           if (o.Key && o.ETag) out.set(o.Key.slice(this.#loc.prefix.length), o.ETag);
         }
@@ -136,6 +141,7 @@ export class S3Store implements DefinitionStore {
     try {
       const res = await this.#client.send(
         new GetObjectCommand({ Bucket: this.#loc.bucket, Key: this.#loc.prefix + key, IfNoneMatch: action.kind === 'revalidate' ? action.etag : undefined }),
+        this.#deadline(),
       );
       const text = (await res.Body?.transformToString('utf8')) ?? '';
       this.stats.bodies++;
@@ -157,6 +163,11 @@ export class S3Store implements DefinitionStore {
 
   displayName(key: string): string {
     return formatS3Url(this.#loc, key);
+  }
+
+  /** A store that accepts connections but never answers must not hang a reload: it counts as unreachable. */
+  #deadline(): { abortSignal: AbortSignal } {
+    return { abortSignal: AbortSignal.timeout(this.#requestTimeoutMs) };
   }
 
   #ttlOf(key: string): number {

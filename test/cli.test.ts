@@ -71,6 +71,14 @@ describe('warren CLI', () => {
         return p.comments?.some((c) => c.author.name === 'greeter') ? true : undefined;
       }, 2_000);
       expect(Date.now() - started).toBeLessThan(2_000);
+
+      // SIGHUP reloads the definitions in place; the process keeps running.
+      const loads = (): number => out.split('agent definitions loaded').length - 1;
+      const before = loads();
+      child.kill('SIGHUP');
+      await waitFor('reload on SIGHUP', () => (loads() > before ? true : undefined), 5_000);
+      expect(out).toContain('SIGHUP: reloading agent definitions');
+      expect(child.exitCode).toBeNull();
     } finally {
       child.kill('SIGINT');
     }

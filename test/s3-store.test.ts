@@ -1,6 +1,8 @@
 // The S3 store against s3rver on loopback: the real S3 protocol through @aws-sdk/client-s3.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -92,6 +94,22 @@ describe('S3 store', () => {
     }
     expect((await s.load()).agents).toHaveLength(2);
     s.close();
+  });
+
+  it('a server that accepts connections but never answers counts as unreachable, not as a hang', async () => {
+    const silent = createServer(() => undefined); // reads the request, never responds
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    const port = (silent.address() as AddressInfo).port;
+    const s = new S3Store({ location: { bucket: 'b', prefix: '' }, endpoint: `http://127.0.0.1:${port}`, region: 'us-east-1', credentials: TEST_CREDENTIALS, maxAttempts: 1, requestTimeoutMs: 300 });
+    const started = Date.now();
+    try {
+      await expect(s.load()).rejects.toBeInstanceOf(StoreUnavailableError);
+      expect(Date.now() - started).toBeLessThan(5_000);
+    } finally {
+      s.close();
+      silent.closeAllConnections();
+      silent.close();
+    }
   });
 
   it('watch reports a changed listing and stays quiet otherwise', async () => {
