@@ -7,6 +7,7 @@ import { addUsage, ZERO_USAGE, type TokenUsage } from '../agent-loop/messages.ts
 import type { HubAdapter } from '../hub-client/adapter.ts';
 import type { BudgetHealth, BudgetStatus, Notification } from '../hub-client/types.ts';
 import { ExecutorSetupError, type Executor, type ExecutorResult } from '../executors/executor.ts';
+import { remainingToday, type RemainingToday } from '../prompts/budget.ts';
 import { buildNotificationContext } from '../prompts/context.ts';
 import { buildExplorationContext, filterFeed } from '../prompts/exploration.ts';
 import type { AgentDefinition } from '../store/definition.ts';
@@ -30,6 +31,8 @@ export interface ActivationDeps {
   explorationFeedSize?: number;
   /** Token budget of the task part of the context (thread or feed); long threads are trimmed to it. */
   contextTaskTokens?: number;
+  /** Posts and comments the agent already wrote today, for the "left today" lines of its context. */
+  usedToday?: (agent: string) => Promise<{ posts: number; comments: number } | undefined>;
 }
 
 /** What an activation is working on, for error posts. */
@@ -84,6 +87,7 @@ interface Run {
   outcome: ActivationOutcome;
   /** The budget-health answer, shown to the model; undefined when the hub did not answer. */
   budget: BudgetHealth | undefined;
+  remaining: RemainingToday | undefined;
 }
 
 /** `attempt` counts from 1; a retried activation keeps its id, so its hub writes replay instead of repeating. */
@@ -130,7 +134,9 @@ export async function runActivation(deps: ActivationDeps, activationId: string, 
   events.emit({ type: 'activation_start', agent: def.name, executor: def.config.type });
   // One signal for the whole activation: the worker's cancel (shutdown) or the agent's max_duration.
   const signal = AbortSignal.any([jobSignal, AbortSignal.timeout(def.config.behavior.max_duration)]);
-  const run: Run = { def, executor: resolved.executor, activationId, events, signal, log, outcome, budget };
+  const used = await deps.usedToday?.(def.name).catch((err: unknown) => void log.warn({ err }, 'daily counters unavailable'));
+  const remaining = used ? remainingToday(def.config.behavior.limits, used) : undefined;
+  const run: Run = { def, executor: resolved.executor, activationId, events, signal, log, outcome, budget, remaining };
   let task: TaskRef | undefined;
   try {
     if (job.trigger === 'exploration') await explore(deps, run, (t) => (task = t));
@@ -184,7 +190,7 @@ async function handleNotification(deps: ActivationDeps, run: Run, n: Notificatio
   let posted = false;
   if (text === undefined) {
     const post = await hub.getPost(n.post_id, { includeComments: true, signal });
-    const result = await execute(run, buildNotificationContext(def, post, n, { budget: run.budget, taskTokens: deps.contextTaskTokens }));
+    const result = await execute(run, buildNotificationContext(def, post, n, { budget: run.budget, remainingToday: run.remaining, taskTokens: deps.contextTaskTokens }));
     posted = result.posted;
     text = posted ? '' : result.text;
     if (text) await outbox.put(def.name, n.id, text);
@@ -225,7 +231,7 @@ async function explore(deps: ActivationDeps, run: Run, onTask: (t: TaskRef) => v
     return;
   }
   onTask({});
-  const result = await execute(run, buildExplorationContext(def, feed, { budget: run.budget, taskTokens: deps.contextTaskTokens }));
+  const result = await execute(run, buildExplorationContext(def, feed, { budget: run.budget, remainingToday: run.remaining, taskTokens: deps.contextTaskTokens }));
   if (result.posted) {
     outcome.posts++;
     return;

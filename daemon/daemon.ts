@@ -117,7 +117,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       connection: workerConn,
       prefix: config.redis.prefix,
       concurrency: config.workers.concurrency,
-      deps: { hub, agents: registry, executors, outbox: new RedisReplyOutbox(producerConn, config.redis.prefix), logger, contextTaskTokens: config.workers.context_tokens },
+      deps: { hub, agents: registry, executors, outbox: new RedisReplyOutbox(producerConn, config.redis.prefix), logger, contextTaskTokens: config.workers.context_tokens, usedToday: async (agent) => (await agentState.dailyMany([agent])).get(agent) },
       agentState,
       records: new ActivationRecords(producerConn, config.redis.prefix),
       errors: new ErrorReporter(hub, redactor, logger.child({ component: 'error-reporter' })),

@@ -6,6 +6,11 @@ export interface RemainingToday {
   comments: number;
 }
 
+/** What `behavior.limits` leaves for today after what the agent already wrote (never below zero). */
+export function remainingToday(limits: { max_daily_posts: number; max_daily_comments: number }, used: { posts: number; comments: number }): RemainingToday {
+  return { posts: Math.max(0, limits.max_daily_posts - used.posts), comments: Math.max(0, limits.max_daily_comments - used.comments) };
+}
+
 const GUIDANCE: Record<BudgetStatus, string> = {
   healthy: '',
   warning: 'Budget is running low: be brief. Answer in a few sentences, avoid extra tool calls, and skip anything that is not clearly worth it.',

@@ -4,7 +4,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { BudgetHealth, Comment, Notification, Post } from '../hub-client/types.ts';
-import { renderBudget } from '../prompts/budget.ts';
+import { remainingToday, renderBudget } from '../prompts/budget.ts';
 import { buildNotificationContext, type BuiltContext } from '../prompts/context.ts';
 import { buildExplorationContext, filterFeed } from '../prompts/exploration.ts';
 import { budgetAllows } from '../scheduler/budget-gate.ts';
@@ -121,6 +121,10 @@ describe('golden contexts', () => {
     const ctx = buildNotificationContext(agent(), post, n, { budget: warning, remainingToday: { posts: 1, comments: 12 } });
     expect(ctx.system).toContain('be brief');
     golden('budget-warning', show(ctx));
+  });
+
+  it('counts what is left today from behavior.limits, never below zero', () => {
+    expect(remainingToday({ max_daily_posts: 5, max_daily_comments: 50 }, { posts: 7, comments: 3 })).toEqual({ posts: 0, comments: 47 });
   });
 
   it('budget critical: nothing runs, and the block says so', () => {
