@@ -8,12 +8,25 @@ import type { AgentStateStore } from '../scheduler/agent-state.ts';
 import { ActivationError, runActivation, type ActivationDeps, type ActivationOutcome } from './activation.ts';
 import type { ActivationRecord, ActivationRecords } from './activation-records.ts';
 import type { ErrorReporter } from './error-reporter.ts';
+import type { PhaseTimings } from './phase-timer.ts';
 import type { Redactor } from './redact.ts';
+
+/** An activation as a worker picks it up. */
+export interface ActivationStart {
+  agent: string;
+  trigger: ActivationJob['trigger'];
+  /** Epoch ms: when the scheduler enqueued it, and when this worker started it. */
+  enqueuedAt: number;
+  startedAt: number;
+}
 
 export interface ActivationWorkerOptions {
   connection: Redis;
   prefix: string;
   concurrency: number;
+  /** BullMQ lock duration and stalled-job check interval (how fast a dead worker's jobs come back). */
+  lockDurationMs?: number;
+  stalledIntervalMs?: number;
   deps: ActivationDeps;
   agentState: AgentStateStore;
   records: ActivationRecords;
@@ -24,6 +37,8 @@ export interface ActivationWorkerOptions {
   onOutcome?: (outcome: ActivationOutcome) => void;
   /** Observes each record as it is stored, failures included (metrics). */
   onRecord?: (record: ActivationRecord) => void;
+  /** Observes each activation as it starts, with how long it waited in the queue (metrics). */
+  onStart?: (start: ActivationStart) => void;
 }
 
 export class ActivationWorker {
@@ -38,6 +53,8 @@ export class ActivationWorker {
       connection: opts.connection,
       prefix: opts.prefix,
       concurrency: opts.concurrency,
+      lockDuration: opts.lockDurationMs,
+      stalledInterval: opts.stalledIntervalMs,
       autorun: true,
     });
     this.worker.on('error', (err) => this.#logger.error({ err }, 'worker error'));
@@ -53,6 +70,12 @@ export class ActivationWorker {
     const activationId = activationIdOf(job);
     const attempt = job.attemptsMade + 1;
     const started = Date.now();
+    this.#opts.onStart?.({ agent: data.data.agent, trigger: data.data.trigger, enqueuedAt: data.data.enqueuedAt, startedAt: started });
+    // `warren pause` also holds back what was already queued.
+    if ((await agentState.getMany([data.data.agent])).get(data.data.agent)?.paused) {
+      await this.#store({ ...emptyRecord(activationId, data.data, started, attempt), outcome: 'skipped', reason: 'paused' });
+      return { activationId, agent: data.data.agent, trigger: data.data.trigger, status: 'skipped', reason: 'paused', handled: [], replies: 0, posts: 0, usage: { inputTokens: 0, outputTokens: 0, cachedTokens: 0, costUsd: 0 }, budget: 'healthy', events: [], timings: {} };
+    }
     try {
       const outcome = await runActivation(this.#opts.deps, activationId, data.data, signal, attempt);
       if (outcome.status !== 'skipped') {
@@ -63,6 +86,9 @@ export class ActivationWorker {
       this.#opts.onOutcome?.(outcome);
       return outcome;
     } catch (err) {
+      // Cancelled by a shutdown: not the agent's failure. BullMQ runs it again (here or on another worker),
+      // and the notifications it left unread are scheduled again in any case.
+      if (signal.aborted) throw new Error(`activation ${activationId} was cancelled at shutdown`, { cause: err });
       const unrecoverable = err instanceof ActivationError && !err.retryable;
       const final = unrecoverable || attempt >= (job.opts.attempts ?? 1);
       // Only a final failure counts toward the agent's backoff and is reported; BullMQ's own retries come first.
@@ -92,20 +118,11 @@ export class ActivationWorker {
       retryable: !(err instanceof ActivationError && !err.retryable),
     });
     await this.#store({
-      activation_id: activationId,
-      agent: data.agent,
-      trigger: data.trigger,
+      ...emptyRecord(activationId, data, started, attempt),
       outcome: 'failed',
       reason: error.cause instanceof Error ? error.cause.name : error.name,
-      started_at: new Date(started).toISOString(),
-      duration_ms: Date.now() - started,
       usage: { input_tokens: usage.inputTokens, output_tokens: usage.outputTokens, cached_tokens: usage.cachedTokens, cost_usd: usage.costUsd },
-      replies: 0,
-      posts: 0,
-      handled_notifications: 0,
-      attempt,
       error: redactor.redact(error.message),
-      events: [],
     });
   }
 
@@ -134,6 +151,24 @@ export class ActivationWorker {
   }
 }
 
+function emptyRecord(activationId: string, job: ActivationJob, started: number, attempt: number): ActivationRecord {
+  return {
+    activation_id: activationId,
+    agent: job.agent,
+    trigger: job.trigger,
+    outcome: 'idle',
+    reason: '',
+    started_at: new Date(started).toISOString(),
+    duration_ms: Date.now() - started,
+    usage: { input_tokens: 0, output_tokens: 0, cached_tokens: 0, cost_usd: 0 },
+    replies: 0,
+    posts: 0,
+    handled_notifications: 0,
+    attempt,
+    events: [],
+  };
+}
+
 function recordOf(o: ActivationOutcome, started: number, attempt: number): ActivationRecord {
   return {
     activation_id: o.activationId,
@@ -148,8 +183,13 @@ function recordOf(o: ActivationOutcome, started: number, attempt: number): Activ
     posts: o.posts,
     handled_notifications: o.handled.length,
     attempt,
+    timings: roundTimings(o.timings),
     events: o.events,
   };
+}
+
+function roundTimings(t: PhaseTimings): PhaseTimings {
+  return Object.fromEntries(Object.entries(t).map(([k, v]) => [k, Math.round(v * 10) / 10]));
 }
 
 /** Stable across BullMQ retries of the job; the timestamp keeps ids unique even if Redis is wiped and ids restart. */

@@ -1,5 +1,6 @@
 // The one place hub HTTP happens: timeouts on every call, retries only where safe (hub-api.md §10).
 import type { Logger } from 'pino';
+import { deadline } from './deadline.ts';
 import { detailToString, HubError } from './errors.ts';
 import { backoffDelayMs, DEFAULT_RETRY, isRepeatable, isRetryableStatus, parseRetryAfter, type RetryPolicy } from './retry-policy.ts';
 
@@ -60,18 +61,19 @@ export class HubHttp {
     const headers: Record<string, string> = { authorization: `Bearer ${this.#apiKey}`, accept: 'application/json' };
     if (opts.body !== undefined) headers['content-type'] = 'application/json';
     if (opts.idempotencyKey) headers['idempotency-key'] = opts.idempotencyKey;
-    const timeout = AbortSignal.timeout(opts.timeoutMs ?? this.#timeoutMs);
-    const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
+    const limit = deadline(opts.timeoutMs ?? this.#timeoutMs, opts.signal);
 
     let res: Response;
     let text: string;
     try {
-      res = await fetch(url, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body), signal });
+      res = await fetch(url, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body), signal: limit.signal });
       text = await res.text();
     } catch (cause) {
       const aborted = opts.signal?.aborted === true;
-      const detail = timeout.aborted ? 'timed out' : aborted ? 'aborted' : errorMessage(cause);
+      const detail = limit.timedOut ? 'timed out' : aborted ? 'aborted' : errorMessage(cause);
       throw new HubError({ method, path, detail, retryable: !aborted, cause });
+    } finally {
+      limit.dispose();
     }
     const body = parseJson(text);
     if (res.ok) return body;
