@@ -32,25 +32,40 @@ export class LocalFolderStore implements DefinitionStore {
 
   watch(onChange: () => void): () => void {
     let timer: NodeJS.Timeout | undefined;
+    const watchers = new Map<string, FSWatcher>();
     const fire = (): void => {
+      arm(); // a skills/ or prompts/ folder created since start gets its own watcher
       clearTimeout(timer);
       timer = setTimeout(onChange, this.#debounceMs);
     };
-    const watchers: FSWatcher[] = [];
-    for (const dir of new Set([this.agentsDir, join(this.root, 'skills'), join(this.root, 'prompts')])) {
-      if (!existsSync(dir)) continue;
+    const watchDir = (dir: string, recursive: boolean): void => {
+      if (watchers.has(dir) || !existsSync(dir)) return;
       try {
-        // Recursive watching is native on Linux since Node 20; errors (a folder removed) just end that watcher.
-        const w = fsWatch(dir, { recursive: true }, fire);
-        w.on('error', () => w.close());
-        watchers.push(w);
+        // Recursive watching is native on Linux since Node 20; an error (folder removed) ends that watcher.
+        const w = fsWatch(dir, { recursive }, fire);
+        w.on('error', () => {
+          w.close();
+          watchers.delete(dir);
+        });
+        watchers.set(dir, w);
       } catch {
         // An unwatchable folder still reloads on `warren reload` and SIGHUP.
       }
-    }
+    };
+    const arm = (): void => {
+      watchDir(this.agentsDir, true);
+      if (this.root === this.agentsDir) return;
+      watchDir(join(this.root, 'skills'), true);
+      watchDir(join(this.root, 'prompts'), true);
+      // The root itself, shallowly: only to notice skills/ or prompts/ appearing (never a deep watch of a
+      // root that might be a whole repository).
+      watchDir(this.root, false);
+    };
+    arm();
     return () => {
       clearTimeout(timer);
-      for (const w of watchers) w.close();
+      for (const w of watchers.values()) w.close();
+      watchers.clear();
     };
   }
 }

@@ -1,7 +1,7 @@
 // Definitions change under a running daemon: file edits, a broken agent fixed later, `warren reload`, and an
 // unreachable store that keeps the last good definitions.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pino } from 'pino';
@@ -83,6 +83,30 @@ describe('hot reload', () => {
   });
 });
 
+describe('folder watch', () => {
+  it('reports edits, debounced, including a skills/ folder created after the watch began', async () => {
+    const agents = makeAgentsDir({ echo: { config: echo('x'), prompt: 'x' } });
+    const root = join(agents, '..');
+    const store = new LocalFolderStore(root, { debounceMs: 50 });
+    let changes = 0;
+    const stop = store.watch(() => changes++);
+    try {
+      writeFileSync(join(agents, 'echo', 'config.yaml'), echo('y'));
+      writeFileSync(join(agents, 'echo', 'system-prompt.md'), 'y');
+      await expect.poll(() => changes, { timeout: 3_000 }).toBe(1); // two writes, one reload
+      mkdirSync(join(root, 'skills', 'late'), { recursive: true });
+      await expect.poll(() => changes, { timeout: 3_000 }).toBeGreaterThanOrEqual(2);
+      const before = changes;
+      await new Promise((r) => setTimeout(r, 150));
+      writeFileSync(join(root, 'skills', 'late', 'SKILL.md'), 'Be late.');
+      await expect.poll(() => changes, { timeout: 3_000 }).toBeGreaterThan(before);
+      expect((await store.load()).shared.skills.map((k) => k.name)).toContain('late');
+    } finally {
+      stop();
+    }
+  });
+});
+
 /** A store that can be switched off, in front of a real folder. */
 class FlakyStore implements DefinitionStore {
   readonly location = 'flaky';
@@ -129,6 +153,34 @@ describe('unreachable store', () => {
     } finally {
       reloader.stop();
     }
+  });
+
+  it('runs one reload at a time: a burst of triggers during a reload queues exactly one more', async () => {
+    let running = 0;
+    let maxRunning = 0;
+    let calls = 0;
+    let release: (() => void) | undefined;
+    const reloader = new Reloader({
+      reload: async () => {
+        calls++;
+        running++;
+        maxRunning = Math.max(maxRunning, running);
+        await new Promise<void>((r) => (release = r));
+        running--;
+        return true;
+      },
+      logger: pino({ level: 'silent' }),
+    });
+    const first = reloader.trigger('a');
+    await expect.poll(() => calls).toBe(1);
+    const burst = [reloader.trigger('b'), reloader.trigger('c'), reloader.trigger('d')];
+    release?.();
+    await expect.poll(() => calls).toBe(2); // b, c and d folded into one follow-up
+    release?.();
+    await Promise.all([first, ...burst]);
+    expect(calls).toBe(2);
+    expect(maxRunning).toBe(1);
+    reloader.stop();
   });
 
   it('backs off by doubling up to the cap', () => {
