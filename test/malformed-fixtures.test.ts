@@ -4,7 +4,8 @@ import { cpSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { pino } from 'pino';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { buildCli } from '../daemon/cli.ts';
 import { AgentRegistry } from '../daemon/agent-registry.ts';
 import { ExecutorRegistry } from '../daemon/executor-registry.ts';
 import { LlmExecutor } from '../executors/llm/llm-executor.ts';
@@ -13,6 +14,10 @@ import { formatProblem } from '../store/problems.ts';
 
 const ROOT = join(import.meta.dirname, 'fixtures', 'malformed');
 const CASES = readdirSync(ROOT).sort();
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
 
 describe('malformed agent configs', () => {
   it('has at least 60 cases', () => {
@@ -30,6 +35,23 @@ describe('malformed agent configs', () => {
     expect(agents.map((a) => a.name)).toEqual(name === 'duplicate-name-two-folders' ? ['dup-agent'] : []);
     // Every problem inside a config file says where: file:line:column.
     for (const p of problems) if (p.file.endsWith('config.yaml')) expect(p.line, formatProblem(p)).toBeGreaterThan(0);
+  });
+
+  it.each(CASES)('warren validate %s prints exactly the expected lines and exits 1', async (name) => {
+    const dir = join(ROOT, name);
+    const expected = readFileSync(join(dir, 'expected.txt'), 'utf8').trim().split('\n');
+    const printed: string[] = [];
+    const capture = (...args: unknown[]): void => void printed.push(args.map(String).join(' '));
+    vi.spyOn(console, 'error').mockImplementation(capture);
+    vi.spyOn(console, 'warn').mockImplementation(capture);
+    vi.spyOn(console, 'log').mockImplementation(() => undefined);
+    // In-process: the real command and formatting, without 76 Node start-ups.
+    await buildCli().parseAsync(['node', 'warren', 'validate', dir]);
+    const exitCode = process.exitCode;
+    process.exitCode = 0;
+    expect(exitCode).toBe(1);
+    const prefix = `${relative(process.cwd(), dir)}/`;
+    expect(printed.map((l) => (l.startsWith(prefix) ? l.slice(prefix.length) : l))).toEqual(expected);
   });
 
   it('all of them at once in one store: the registry does not crash and the good agent beside them runs', async () => {
