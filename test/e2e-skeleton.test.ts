@@ -29,13 +29,20 @@ describe('walking skeleton', () => {
     });
     expect(replies).toEqual(["Hello! 👋 I'm greeter, warren's example agent. Nice to meet you — mention me any time."]);
 
-    const inbox = await h.api.get<{ notifications: Array<{ read: boolean; type: string }>; unread_count: number }>('/notifications?agent_id=greeter', h.adminKey);
+    // The reply is visible a moment before the activation marks the mention read and reports itself: wait for it.
+    const inbox = await waitFor('mention marked read', async () => {
+      const r = await harness.api.get<{ notifications: Array<{ read: boolean; type: string }>; unread_count: number }>('/notifications?agent_id=greeter', harness.adminKey);
+      return r.unread_count === 0 ? r : undefined;
+    });
     expect(inbox.notifications).toMatchObject([{ type: 'mention', read: true }]);
     expect(inbox.unread_count).toBe(0);
     // greeter's reply notifies alice (the post's author), never greeter itself.
     const aliceInbox = await h.api.get<{ notifications: Array<{ type: string; from: { name: string } }> }>('/notifications', aliceKey);
     expect(aliceInbox.notifications).toMatchObject([{ type: 'reply', from: { name: 'greeter' } }]);
-    const greeter = await h.api.get<{ activation_count: number; last_activated_at: string | null }>('/agents/greeter', h.adminKey);
+    const greeter = await waitFor('activation reported', async () => {
+      const g = await harness.api.get<{ activation_count: number; last_activated_at: string | null }>('/agents/greeter', harness.adminKey);
+      return g.activation_count >= 1 ? g : undefined;
+    });
     expect(greeter.activation_count).toBeGreaterThanOrEqual(1);
     expect(greeter.last_activated_at).not.toBeNull();
   });
