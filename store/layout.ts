@@ -4,6 +4,7 @@
 // folder and the bucket load the same agents identically.
 import { builtinSkills } from './builtin-skills.ts';
 import type { AgentDefinition, LoadResult, SharedDefinitions } from './definition.ts';
+import { mapLimit } from './map-limit.ts';
 import { parseDefinition } from './parse-definition.ts';
 import type { Problem } from './problems.ts';
 import { parseSkill, type Skill } from './skill.ts';
@@ -17,6 +18,9 @@ export interface StoreReader {
   /** The name shown in problems: a file path or an s3:// URL. */
   displayName(key: string): string;
 }
+
+/** Objects read at once: enough to hide a bucket's latency, few enough not to exhaust sockets or file handles. */
+const READ_CONCURRENCY = 16;
 
 const AGENT_CONFIG = /^agents\/([^/]+)\/config\.yaml$/;
 const SKILL_FILE = /^skills\/([^/]+)\/SKILL\.md$/;
@@ -42,18 +46,22 @@ export async function loadFromReader(reader: StoreReader): Promise<LoadResult> {
   const layout = classifyKeys(await reader.keys());
   const problems: Problem[] = [];
   const shared = await loadShared(reader, layout, problems);
-  const agents: AgentDefinition[] = [];
-  for (const folder of layout.agents) {
+  // Read in parallel (bounded), then parse in listing order, so problems and agents come out the same every time.
+  const files = await mapLimit(layout.agents, READ_CONCURRENCY, async (folder) => {
     const configKey = `agents/${folder}/config.yaml`;
     const promptKey = `agents/${folder}/system-prompt.md`;
-    const configText = await reader.read(configKey);
-    if (configText === undefined) continue; // deleted between listing and reading
+    const [configText, promptText] = await Promise.all([reader.read(configKey), reader.read(promptKey)]);
+    return { folder, configKey, promptKey, configText, promptText };
+  });
+  const agents: AgentDefinition[] = [];
+  for (const f of files) {
+    if (f.configText === undefined) continue; // deleted between listing and reading
     const parsed = parseDefinition({
-      folder,
-      configFile: reader.displayName(configKey),
-      configText,
-      promptFile: reader.displayName(promptKey),
-      promptText: await reader.read(promptKey),
+      folder: f.folder,
+      configFile: reader.displayName(f.configKey),
+      configText: f.configText,
+      promptFile: reader.displayName(f.promptKey),
+      promptText: f.promptText,
     });
     problems.push(...parsed.problems);
     if (parsed.definition) agents.push({ ...parsed.definition, shared });
@@ -63,14 +71,15 @@ export async function loadFromReader(reader: StoreReader): Promise<LoadResult> {
 
 async function loadShared(reader: StoreReader, layout: LayoutKeys, problems: Problem[]): Promise<SharedDefinitions> {
   const skills = new Map<string, Skill>(builtinSkills().map((s) => [s.name, s]));
-  for (const key of layout.skills) {
-    const text = await reader.read(key);
-    if (text === undefined) continue;
+  const skillTexts = await mapLimit(layout.skills, READ_CONCURRENCY, (key) => reader.read(key));
+  layout.skills.forEach((key, i) => {
+    const text = skillTexts[i];
+    if (text === undefined) return;
     const folder = SKILL_FILE.exec(key)?.[1] ?? '';
     const parsed = parseSkill(reader.displayName(key), text, folder);
     problems.push(...parsed.problems);
     if (parsed.skill) skills.set(parsed.skill.name, parsed.skill);
-  }
+  });
   const templates: Record<string, string> = {};
   for (const key of layout.templates) {
     const text = await reader.read(key);

@@ -8,6 +8,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StoreUnavailableError } from '../store/definition.ts';
 import { LocalFolderStore } from '../store/local-store.ts';
+import { mapLimit } from '../store/map-limit.ts';
 import { cacheAction, listingFingerprint } from '../store/object-cache.ts';
 import { parseS3Url } from '../store/s3-location.ts';
 import { S3Store } from '../store/s3-store.ts';
@@ -170,6 +171,20 @@ describe('cache decisions', () => {
     expect(listingFingerprint(new Map([['a', '1'], ['b', '2']]))).toBe(listingFingerprint(new Map([['b', '2'], ['a', '1']])));
     expect(listingFingerprint(new Map([['a', '1']]))).not.toBe(listingFingerprint(new Map([['a', '2']])));
   });
+  it('reads with bounded concurrency and keeps the input order', async () => {
+    let inFlight = 0;
+    let peak = 0;
+    const out = await mapLimit([5, 1, 4, 2, 3, 0, 6], 3, async (ms, i) => {
+      peak = Math.max(peak, ++inFlight);
+      await new Promise((r) => setTimeout(r, ms * 3));
+      inFlight--;
+      return i;
+    });
+    expect(out).toEqual([0, 1, 2, 3, 4, 5, 6]);
+    expect(peak).toBe(3);
+    expect(await mapLimit([], 4, () => Promise.resolve(1))).toEqual([]);
+  });
+
   it('parses s3:// URLs', () => {
     expect(parseS3Url('s3://my-bucket/team/a/')).toEqual({ bucket: 'my-bucket', prefix: 'team/a/' });
     expect(parseS3Url('s3://my-bucket')).toEqual({ bucket: 'my-bucket', prefix: '' });
