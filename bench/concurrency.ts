@@ -45,7 +45,7 @@ export async function concurrency(): Promise<Record<string, unknown>> {
     });
     const started = Date.now();
     await new Promise((r) => setTimeout(r, WARMUP_MS));
-    const lag = monitorEventLoopDelay({ resolution: 10 });
+    const lag = monitorEventLoopDelay({ resolution: 1 });
     lag.enable();
     let peakRss = process.memoryUsage().rss;
     let atPeak = process.memoryUsage();

@@ -27,7 +27,7 @@ export interface ActivationDeps {
   agents: { get(name: string): AgentDefinition | undefined };
   executors: ExecutorRegistry;
   outbox: ReplyOutbox;
-  /** Tells schedulers which notifications this activation took, so they queue no follow-up for them. */
+  /** Tells schedulers how many notifications this activation holds (the worker claims and releases). */
   claims?: InboxClaims;
   logger: Logger;
   /** Most notifications answered in one activation; the rest stay unread and bring the agent back. */
@@ -167,7 +167,6 @@ export async function runActivation(deps: ActivationDeps, activationId: string, 
     throw new ActivationError(def.name, err instanceof Error ? err.message : String(err), retryable, { cause: err, task, usage: outcome.usage });
   } finally {
     limit.dispose();
-    await deps.claims?.release(def.name).catch((err: unknown) => log.warn({ err }, 'could not release the inbox claim'));
     await timer.time('report', async () => {
       await reportUsage(hub, def.name, job.trigger, activationId, attempt, outcome.usage, log);
       // Success or failure, the hub learns the agent ran, so staleness is reset (hub-api.md §8).
@@ -182,7 +181,7 @@ async function answerInbox(deps: ActivationDeps, run: Run, inbox: Promise<Notifi
   const { hub } = deps;
   const { def, signal, outcome } = run;
   const { notifications } = await inbox;
-  await deps.claims?.claim(def.name, notifications.length, def.config.behavior.max_duration + 60_000);
+  await deps.claims?.claim(def.name, notifications.length, def.config.behavior.max_duration + 60_000); // what this run holds now
   const { actionable, ignorable } = partitionInbox(notifications, def.config.behavior);
   // Notifications the agent is configured not to answer are handled by policy: marking them read
   // keeps the agent from being woken for them again.

@@ -66,21 +66,34 @@ export class ActivationWorker {
   async #process(job: Job<ActivationJob, ActivationOutcome>, signal: AbortSignal): Promise<ActivationOutcome> {
     const data = ActivationJobSchema.safeParse(job.data);
     if (!data.success) throw new UnrecoverableError(`malformed activation job ${job.id}: ${data.error.issues[0]?.message ?? ''}`);
-    const { agentState } = this.#opts;
     const activationId = activationIdOf(job);
     const attempt = job.attemptsMade + 1;
     const started = Date.now();
-    this.#opts.onStart?.({ agent: data.data.agent, trigger: data.data.trigger, enqueuedAt: data.data.enqueuedAt, startedAt: started });
+    // First of all: until this run has read the inbox it holds all of it, so no scheduler queues a follow-up
+    // for what it is about to read. (Sent first on the shared connection; the real count set later overrides it.)
+    const claims = data.data.trigger === 'notification' ? this.#opts.deps.claims : undefined;
+    const ttl = (this.#opts.deps.agents.get(data.data.agent)?.config.behavior.max_duration ?? 300_000) + 60_000;
+    claims?.claim(data.data.agent, Number.MAX_SAFE_INTEGER, ttl).catch(() => undefined);
+    try {
+      return await this.#run(job, data.data, signal, activationId, attempt, started);
+    } finally {
+      await claims?.release(data.data.agent).catch(() => undefined); // whatever happened, the run holds nothing now
+    }
+  }
+
+  async #run(job: Job<ActivationJob, ActivationOutcome>, data: ActivationJob, signal: AbortSignal, activationId: string, attempt: number, started: number): Promise<ActivationOutcome> {
+    const { agentState } = this.#opts;
+    this.#opts.onStart?.({ agent: data.agent, trigger: data.trigger, enqueuedAt: data.enqueuedAt, startedAt: started });
     // `warren pause` also holds back what was already queued.
-    if ((await agentState.getMany([data.data.agent])).get(data.data.agent)?.paused) {
-      await this.#store({ ...emptyRecord(activationId, data.data, started, attempt), outcome: 'skipped', reason: 'paused' });
-      return { activationId, agent: data.data.agent, trigger: data.data.trigger, status: 'skipped', reason: 'paused', handled: [], replies: 0, posts: 0, usage: { inputTokens: 0, outputTokens: 0, cachedTokens: 0, costUsd: 0 }, budget: 'healthy', events: [], timings: {} };
+    if ((await agentState.getMany([data.agent])).get(data.agent)?.paused) {
+      await this.#store({ ...emptyRecord(activationId, data, started, attempt), outcome: 'skipped', reason: 'paused' });
+      return { activationId, agent: data.agent, trigger: data.trigger, status: 'skipped', reason: 'paused', handled: [], replies: 0, posts: 0, usage: { inputTokens: 0, outputTokens: 0, cachedTokens: 0, costUsd: 0 }, budget: 'healthy', events: [], timings: {} };
     }
     try {
-      const outcome = await runActivation(this.#opts.deps, activationId, data.data, signal, attempt);
+      const outcome = await runActivation(this.#opts.deps, activationId, data, signal, attempt);
       if (outcome.status !== 'skipped') {
-        await agentState.recordSuccess(data.data.agent);
-        await agentState.recordActivated(data.data.agent, { tokensInput: outcome.usage.inputTokens, tokensOutput: outcome.usage.outputTokens, costUsd: outcome.usage.costUsd, posts: outcome.posts, comments: outcome.replies });
+        await agentState.recordSuccess(data.agent);
+        await agentState.recordActivated(data.agent, { tokensInput: outcome.usage.inputTokens, tokensOutput: outcome.usage.outputTokens, costUsd: outcome.usage.costUsd, posts: outcome.posts, comments: outcome.replies });
       }
       await this.#store(recordOf(outcome, started, attempt));
       this.#opts.onOutcome?.(outcome);
@@ -92,7 +105,7 @@ export class ActivationWorker {
       const unrecoverable = err instanceof ActivationError && !err.retryable;
       const final = unrecoverable || attempt >= (job.opts.attempts ?? 1);
       // Only a final failure counts toward the agent's backoff and is reported; BullMQ's own retries come first.
-      if (final) await this.#finalFailure(job, data.data, activationId, attempt, started, err).catch((e: unknown) => this.#logger.error({ err: e }, 'could not record a failed activation'));
+      if (final) await this.#finalFailure(job, data, activationId, attempt, started, err).catch((e: unknown) => this.#logger.error({ err: e }, 'could not record a failed activation'));
       throw unrecoverable ? new UnrecoverableError(err.message) : err;
     }
   }

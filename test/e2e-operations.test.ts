@@ -60,18 +60,27 @@ async function commentsBy(harness: Harness, postId: string, author: string): Pro
   return (p.comments ?? []).filter((c) => c.author.name === author).map((c) => c.content);
 }
 
+/** scout on the fake model, exploring every 200 ms; `spentUsd` of a $10 daily budget already used. */
+async function startScout(opts: { spentUsd?: number } = {}): Promise<Harness> {
+  fake.setResponder(gardener);
+  const harness = await startHarness({
+    redisUrl,
+    agentsDir: makeAgentsDir({ scout: { config: scout(fake.url), prompt: 'You are {{name}}.' } }, { withGreeter: false }),
+    env: { SCOUT_API_KEY: 'sk-scout-key-123456' },
+    hub: { budget: { defaultDailyLimitUsd: 10, defaultMonthlyLimitUsd: 1_000 } },
+    config: (c) => {
+      c.scheduler.exploration_interval = 100;
+      c.scheduler.min_staleness = 200;
+      c.scheduler.budget_ttl = 50;
+    },
+  });
+  if (opts.spentUsd) await harness.api.post('/system/consumption', harness.adminKey, { agent_id: 'scout', tokens_input: 1, tokens_output: 1, cost_usd: opts.spentUsd });
+  return harness;
+}
+
 describe('exploration by staleness', () => {
   it('lets an idle agent answer one post of its feed, once, and records the activation', async () => {
-    fake.setResponder(gardener);
-    h = await startHarness({
-      redisUrl,
-      agentsDir: makeAgentsDir({ scout: { config: scout(fake.url), prompt: 'You are {{name}}.' } }, { withGreeter: false }),
-      env: { SCOUT_API_KEY: 'sk-scout-key-123456' },
-      config: (c) => {
-        c.scheduler.exploration_interval = 100;
-        c.scheduler.min_staleness = 200;
-      },
-    });
+    h = await startScout();
     const dana = await h.registerUser('dana');
     const offTopic = await h.api.post<{ id: string }>('/posts', dana, { title: 'Bikes', content: 'Which chain oil?' });
     const post = await h.api.post<{ id: string }>('/posts', dana, { title: 'Soil', content: 'How do I start a compost heap?' });
@@ -100,19 +109,7 @@ describe('exploration by staleness', () => {
   });
 
   it('pauses exploration at budget warning but still answers mentions', async () => {
-    fake.setResponder(gardener);
-    h = await startHarness({
-      redisUrl,
-      agentsDir: makeAgentsDir({ scout: { config: scout(fake.url), prompt: 'You are {{name}}.' } }, { withGreeter: false }),
-      env: { SCOUT_API_KEY: 'sk-scout-key-123456' },
-      hub: { budget: { defaultDailyLimitUsd: 10, defaultMonthlyLimitUsd: 1_000 } },
-      config: (c) => {
-        c.scheduler.exploration_interval = 100;
-        c.scheduler.min_staleness = 200;
-        c.scheduler.budget_ttl = 50;
-      },
-    });
-    await h.api.post('/system/consumption', h.adminKey, { agent_id: 'scout', tokens_input: 1, tokens_output: 1, cost_usd: 8.5 });
+    h = await startScout({ spentUsd: 8.5 });
     const dana = await h.registerUser('dana');
     const feedPost = await h.api.post<{ id: string }>('/posts', dana, { title: 'Soil', content: 'compost questions welcome' });
     const mention = await h.api.post<{ id: string }>('/posts', dana, { title: 'Hi', content: '@scout are you there?' });
@@ -124,18 +121,7 @@ describe('exploration by staleness', () => {
   });
 
   it('runs nothing at budget critical: no model call, the mention stays unread', async () => {
-    fake.setResponder(gardener);
-    h = await startHarness({
-      redisUrl,
-      agentsDir: makeAgentsDir({ scout: { config: scout(fake.url), prompt: 'You are {{name}}.' } }, { withGreeter: false }),
-      env: { SCOUT_API_KEY: 'sk-scout-key-123456' },
-      hub: { budget: { defaultDailyLimitUsd: 10, defaultMonthlyLimitUsd: 1_000 } },
-      config: (c) => {
-        c.scheduler.exploration_interval = 100;
-        c.scheduler.budget_ttl = 50;
-      },
-    });
-    await h.api.post('/system/consumption', h.adminKey, { agent_id: 'scout', tokens_input: 1, tokens_output: 1, cost_usd: 10 });
+    h = await startScout({ spentUsd: 10 });
     const dana = await h.registerUser('dana');
     await h.api.post('/posts', dana, { title: 'Soil', content: '@scout compost?' });
     await sleep(1_000);

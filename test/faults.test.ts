@@ -123,6 +123,28 @@ describe('faults', () => {
     expect(follower.lines.some((l) => l.includes('scheduler leadership acquired'))).toBe(true);
   });
 
+  it('roles: a scheduler-only and a worker-only process share the work; a worker alone schedules nothing', async () => {
+    const w = await world();
+    const { dir, names } = bees(2, 100);
+    const worker = daemon(w, dir, { role: 'worker' });
+    await worker.waitForLine(/warren is running/);
+    const first = await mention(w, names[0]!);
+    await sleep(1_000);
+    expect(await repliesBy(w, first, names[0]!)).toBe(0); // nobody schedules yet
+    expect(await leaderPid(w)).toBeUndefined();
+    const scheduler = daemon(w, dir, { role: 'scheduler' });
+    await scheduler.waitForLine(/warren is running/);
+    const second = await mention(w, names[1]!);
+    await expectAnsweredOnce(w, [
+      [first, names[0]!],
+      [second, names[1]!],
+    ]);
+    expect(await leaderPid(w)).toBe(scheduler.pid);
+    // The activations ran in the worker process.
+    expect(worker.lines.filter((l) => l.includes('"msg":"replied"'))).toHaveLength(2);
+    expect(scheduler.lines.some((l) => l.includes('"msg":"replied"'))).toBe(false);
+  });
+
   it('SIGKILL a worker with 20 activations in flight: after a restart each mention is answered exactly once', async () => {
     const w = await world();
     const { dir, names } = bees(20, 3_000);
@@ -192,8 +214,8 @@ describe('faults in one process', () => {
     cleanups.push(() => Promise.resolve(client.disconnect()));
     const key = await h.registerUser('dana');
     const first = await h.api.post<{ id: string }>('/posts', key, { content: `@${bee} one` });
-    // Once the first activation has read its inbox (its claim is in Redis), new mentions are new work.
-    await waitFor('the first activation to read its inbox', async () => ((await client.exists(`${harness.prefix}:inbox-claim:${bee}`)) ? true : undefined), 10_000, 5);
+    // Once the first activation has read its inbox (its claim holds the one mention it read), new mentions are new work.
+    await waitFor('the first activation to read its inbox', async () => ((await client.get(`${harness.prefix}:inbox-claim:${bee}`)) === '1' ? true : undefined), 10_000, 5);
     const second = await h.api.post<{ id: string }>('/posts', key, { content: `@${bee} two` });
     const third = await h.api.post<{ id: string }>('/posts', key, { content: `@${bee} three` });
     for (const post of [first, second, third]) {

@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { createInterface } from 'node:readline';
 import { WarrenConfigSchema, type WarrenConfig } from '../../daemon/config.ts';
 import { freePort } from '../../test/support/free-port.ts';
@@ -117,16 +118,24 @@ export async function mentioner(world: World): Promise<(agent: string, text?: st
     body: JSON.stringify({ name: `bench-${randomUUID().slice(0, 6)}`, type: 'human' }),
   });
   const { api_key: key } = (await res.json()) as { api_key: string };
-  return async (agent, text = 'quick question?') => {
-    const sentAt = Date.now();
-    const r = await fetch(`${world.hubUrl}/api/v1/posts`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ content: `@${agent} ${text}` }),
+  // node:http with keep-alive: the load generator shares the daemon's process and must stay light.
+  const agent = new HttpAgent({ keepAlive: true, maxSockets: 64 });
+  return (mentioned, text = 'quick question?') =>
+    new Promise((res, reject) => {
+      const sentAt = Date.now();
+      const body = JSON.stringify({ content: `@${mentioned} ${text}` });
+      const req = httpRequest(`${world.hubUrl}/api/v1/posts`, { method: 'POST', agent, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (r) => {
+        const chunks: Buffer[] = [];
+        r.on('data', (c: Buffer) => chunks.push(c));
+        r.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          if (r.statusCode !== 200 && r.statusCode !== 201) reject(new Error(`posting a mention failed: ${r.statusCode} ${text}`));
+          else res({ postId: (JSON.parse(text) as { id: string }).id, sentAt });
+        });
+      });
+      req.on('error', reject);
+      req.end(body);
     });
-    if (!r.ok) throw new Error(`posting a mention failed: ${r.status} ${await r.text()}`);
-    return { postId: ((await r.json()) as { id: string }).id, sentAt };
-  };
 }
 
 /** Registers agents on the hub directly (so mentions of them notify before any daemon starts). */
