@@ -20,7 +20,7 @@ describe('warren CLI', () => {
   it('lists its commands', () => {
     const r = warren(['--help']);
     expect(r.status).toBe(0);
-    for (const cmd of ['start', 'hub', 'validate']) expect(r.stdout).toContain(cmd);
+    for (const cmd of ['start', 'hub', 'validate', 'reload']) expect(r.stdout).toContain(cmd);
   });
 
   it('validate exits 0 on the examples and 1 with file:line on a broken folder', () => {
