@@ -6,10 +6,11 @@ import { EventLog, type ActivationEvent } from '../agent-loop/events.ts';
 import { addUsage, ZERO_USAGE, type TokenUsage } from '../agent-loop/messages.ts';
 import type { HubAdapter, NotificationPage } from '../hub-client/adapter.ts';
 import { deadline } from '../hub-client/deadline.ts';
-import type { BudgetStatus, Notification } from '../hub-client/types.ts';
+import type { BudgetHealth, BudgetStatus, Notification } from '../hub-client/types.ts';
 import { ExecutorSetupError, type Executor, type ExecutorResult } from '../executors/executor.ts';
+import { remainingToday, type RemainingToday } from '../prompts/budget.ts';
 import { buildNotificationContext } from '../prompts/context.ts';
-import { buildExplorationContext } from '../prompts/exploration.ts';
+import { buildExplorationContext, filterFeed } from '../prompts/exploration.ts';
 import type { AgentDefinition } from '../store/definition.ts';
 import type { ActivationJob } from '../scheduler/activation-job.ts';
 import { budgetAllows } from '../scheduler/budget-gate.ts';
@@ -33,6 +34,10 @@ export interface ActivationDeps {
   maxNotificationsPerActivation?: number;
   /** Posts offered to an exploring agent. */
   explorationFeedSize?: number;
+  /** Token budget of the task part of the context (thread or feed); long threads are trimmed to it. */
+  contextTaskTokens?: number;
+  /** Posts and comments the agent already wrote today, for the "left today" lines of its context. */
+  usedToday?: (agent: string) => Promise<{ posts: number; comments: number } | undefined>;
 }
 
 /** What an activation is working on, for error posts. */
@@ -88,6 +93,9 @@ interface Run {
   log: Logger;
   outcome: ActivationOutcome;
   timer: PhaseTimer;
+  /** The budget-health answer, shown to the model; undefined when the hub did not answer. */
+  budget: BudgetHealth | undefined;
+  remaining: RemainingToday | undefined;
 }
 
 /** `attempt` counts from 1; a retried activation keeps its id, so its hub writes replay instead of repeating. */
@@ -125,14 +133,17 @@ export async function runActivation(deps: ActivationDeps, activationId: string, 
   // Reading the inbox does not depend on the budget's answer: both are asked at once (one round trip less).
   const inbox = job.trigger === 'notification' ? timer.time('inbox', () => hub.listNotifications(def.name, { unreadOnly: true, limit: 50, signal })) : undefined;
   inbox?.catch(() => undefined); // awaited (and its error surfaced) in answerInbox; ignored when the budget says no
+  // Today's counters, for the "left today" lines of the context; asked alongside, never fatal.
+  const usedToday = deps.usedToday?.(def.name).catch((err: unknown) => void log.warn({ err }, 'daily counters unavailable'));
   // The hub's word on the budget, asked fresh: at critical nothing runs; exploration only when healthy.
-  outcome.budget = await timer.time('budget', () => hub.budgetHealth(def.name)).then(
-    (b) => b.status,
+  const budget = await timer.time('budget', () => hub.budgetHealth(def.name)).then(
+    (b) => b,
     (err: unknown) => {
       log.warn({ err }, 'budget health unavailable; running anyway (fail open)');
-      return 'healthy' as const;
+      return undefined;
     },
   );
+  outcome.budget = budget?.status ?? 'healthy';
   if (!budgetAllows(outcome.budget, job.trigger)) {
     limit.dispose();
     log.info({ budget: outcome.budget }, 'activation skipped by the budget');
@@ -140,7 +151,9 @@ export async function runActivation(deps: ActivationDeps, activationId: string, 
   }
 
   events.emit({ type: 'activation_start', agent: def.name, executor: def.config.type });
-  const run: Run = { def, executor: resolved.executor, activationId, events, signal, log, outcome, timer };
+  const used = await usedToday;
+  const remaining = used ? remainingToday(def.config.behavior.limits, used) : undefined;
+  const run: Run = { def, executor: resolved.executor, activationId, events, signal, log, outcome, timer, budget, remaining };
   let task: TaskRef | undefined;
   try {
     if (job.trigger === 'exploration') await explore(deps, run, (t) => (task = t));
@@ -200,7 +213,7 @@ async function handleNotification(deps: ActivationDeps, run: Run, n: Notificatio
   let posted = false;
   if (text === undefined) {
     const post = await run.timer.time('thread', () => hub.getPost(n.post_id!, { includeComments: true, signal }));
-    const result = await execute(run, run.timer.timeSync('context', () => buildNotificationContext(def, post, n)));
+    const result = await execute(run, run.timer.timeSync('context', () => buildNotificationContext(def, post, n, { budget: run.budget, remainingToday: run.remaining, taskTokens: deps.contextTaskTokens })));
     posted = result.posted;
     text = posted ? '' : result.text;
     if (text) await outbox.put(def.name, n.id, text);
@@ -227,20 +240,21 @@ async function explore(deps: ActivationDeps, run: Run, onTask: (t: TaskRef) => v
   const { hub } = deps;
   const { def, signal, log, outcome, activationId } = run;
   const interests = def.config.interests;
-  const feed = await run.timer.time('thread', () => hub.discover(def.name, {
+  const discovered = await run.timer.time('thread', () => hub.discover(def.name, {
     communities: interests.communities,
     keywords: [...interests.keywords, ...interests.topics],
     excludeResponded: true,
     limit: deps.explorationFeedSize ?? 10,
     signal,
   }));
+  const feed = filterFeed(def, discovered);
   if (feed.length === 0) {
     outcome.reason = 'empty_feed';
     log.info('nothing new to explore');
     return;
   }
   onTask({});
-  const result = await execute(run, run.timer.timeSync('context', () => buildExplorationContext(def, feed)));
+  const result = await execute(run, run.timer.timeSync('context', () => buildExplorationContext(def, feed, { budget: run.budget, remainingToday: run.remaining, taskTokens: deps.contextTaskTokens })));
   if (result.posted) {
     outcome.posts++;
     return;

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { HubAdapter } from '../hub-client/adapter.ts';
 import { HubError } from '../hub-client/errors.ts';
 import { executorTypeOf } from '../store/agent-config.ts';
-import type { AgentDefinition, DefinitionStore } from '../store/definition.ts';
+import { StoreUnavailableError, type AgentDefinition, type DefinitionStore } from '../store/definition.ts';
 import { formatProblem } from '../store/problems.ts';
 import type { ExecutorRegistry } from './executor-registry.ts';
 
@@ -33,9 +33,20 @@ export class AgentRegistry {
     return [...this.#agents.values()];
   }
 
-  /** Reloads from the store. A broken agent is reported and left out; the others keep running. */
-  async reload(): Promise<void> {
-    const { agents, problems } = await this.#store.load();
+  /**
+   * Reloads from the store. A broken agent is reported and left out; the others keep running. Resolves false
+   * when the store could not be reached: the last good definitions stay in use.
+   */
+  async reload(): Promise<boolean> {
+    let loaded;
+    try {
+      loaded = await this.#store.load();
+    } catch (err) {
+      if (!(err instanceof StoreUnavailableError)) throw err;
+      this.#logger.error({ err: err.message, store: this.#store.location, kept: [...this.#agents.keys()] }, 'definitions store unreachable; keeping the last good definitions');
+      return false;
+    }
+    const { agents, problems } = loaded;
     for (const p of problems) {
       const line = formatProblem(p);
       if (p.severity === 'error') this.#logger.error({ file: p.file, line: p.line }, `agent definition problem, agent skipped: ${line}`);
@@ -51,6 +62,7 @@ export class AgentRegistry {
     this.#runnable = runnable;
     // Names only for a readable number of agents: with thousands the line would be the log.
     this.#logger.info({ loaded: agents.length, runnable: runnable.size <= 50 ? [...runnable] : runnable.size, store: this.#store.location }, 'agent definitions loaded');
+    return true;
   }
 
   /** Makes sure every runnable agent exists on the hub; an agent already there is left as it is. */

@@ -3,7 +3,6 @@ import { relative } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import type { Logger } from 'pino';
 import type { WatchPolicy } from '../local-hub/watch/access.ts';
-import { LocalFolderStore } from '../store/local-store.ts';
 import { DefinitionError, formatProblem } from '../store/problems.ts';
 import { loadWarrenConfig } from './config.ts';
 import { createLogger } from './logger.ts';
@@ -35,6 +34,10 @@ export function buildCli(): Command {
         logger.info(`hub admin key (generated for this run; set WARREN_HUB_ADMIN_KEY to choose one): ${daemon.generatedAdminKey}`);
       }
       onShutdownSignal(logger, () => daemon.stop());
+      process.on('SIGHUP', () => {
+        logger.info('SIGHUP: reloading agent definitions');
+        void daemon.reload();
+      });
     });
 
   program
@@ -69,18 +72,44 @@ export function buildCli(): Command {
   program
     .command('validate')
     .description('check agent definitions and print every problem as file:line:column')
-    .argument('[dir]', 'agents folder or store root (default: store.path of warren.yaml)')
+    .argument('[location]', 'store root, agents folder or s3://bucket/prefix (default: the store of warren.yaml)')
     .option('-c, --config <file>', 'warren config file', 'warren.yaml')
-    .action(async (dir: string | undefined, opts: { config: string }) => {
-      const store = new LocalFolderStore(dir ?? loadWarrenConfig(opts.config).store.path);
-      const { agents, problems } = await store.load();
-      for (const p of problems) {
-        const shown = { ...p, file: relative(process.cwd(), p.file) || p.file };
-        (p.severity === 'error' ? console.error : console.warn)(formatProblem(shown));
+    .action(async (location: string | undefined, opts: { config: string }) => {
+      const settings = loadWarrenConfig(opts.config).store;
+      const { openStore } = await import('./open-store.ts');
+      const store = openStore(settings, process.env, location);
+      try {
+        const { agents, problems } = await store.load();
+        for (const p of problems) {
+          const shown = { ...p, file: p.file.startsWith('s3://') ? p.file : relative(process.cwd(), p.file) || p.file };
+          (p.severity === 'error' ? console.error : console.warn)(formatProblem(shown));
+        }
+        const errors = problems.filter((p) => p.severity === 'error').length;
+        const where = store.location.startsWith('s3://') ? store.location : relative(process.cwd(), store.location) || '.';
+        console.log(`${agents.length} agent${agents.length === 1 ? '' : 's'} valid${errors ? `, ${errors} problem${errors === 1 ? '' : 's'}` : ''} in ${where}`);
+        process.exitCode = errors ? 1 : 0;
+      } finally {
+        store.close?.();
       }
-      const errors = problems.filter((p) => p.severity === 'error').length;
-      console.log(`${agents.length} agent${agents.length === 1 ? '' : 's'} valid${errors ? `, ${errors} problem${errors === 1 ? '' : 's'}` : ''} in ${relative(process.cwd(), store.agentsDir) || '.'}`);
-      process.exitCode = errors ? 1 : 0;
+    });
+
+  program
+    .command('reload')
+    .description('ask every running daemon on the configured Redis to reload its agent definitions now')
+    .option('-c, --config <file>', 'warren config file', 'warren.yaml')
+    .action(async (opts: { config: string }) => {
+      const config = loadWarrenConfig(opts.config);
+      const { Redis } = await import('ioredis');
+      const { publishReload } = await import('./reload-signal.ts');
+      const conn = new Redis(config.redis.url, { maxRetriesPerRequest: 1, lazyConnect: true });
+      try {
+        await conn.connect();
+        const receivers = await publishReload(conn, config.redis.prefix);
+        console.log(receivers ? `reload sent to ${receivers} daemon${receivers === 1 ? '' : 's'}` : 'no running daemon is listening on this Redis and prefix');
+        process.exitCode = receivers ? 0 : 1;
+      } finally {
+        conn.disconnect();
+      }
     });
 
   registerOpsCommands(program);

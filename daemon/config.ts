@@ -5,6 +5,7 @@ import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
 import { parseDuration } from '../store/duration.ts';
 import { DefinitionError } from '../store/problems.ts';
+import { parseS3Url } from '../store/s3-location.ts';
 import { validateYaml } from '../store/yaml-validate.ts';
 
 const durationMs = z.union([z.string(), z.number()]).transform((v, ctx) => {
@@ -15,6 +16,8 @@ const durationMs = z.union([z.string(), z.number()]).transform((v, ctx) => {
   }
   return ms;
 });
+
+const envName = z.string().regex(/^[A-Z][A-Z0-9_]*$/, 'expected the NAME of an environment variable, like AWS_ACCESS_KEY_ID');
 
 export const WarrenConfigSchema = z.strictObject({
   hub: z
@@ -33,7 +36,30 @@ export const WarrenConfigSchema = z.strictObject({
     })
     .prefault({}),
   redis: z.strictObject({ url: z.string().default('redis://127.0.0.1:6379'), prefix: z.string().min(1).default('warren') }).prefault({}),
-  store: z.strictObject({ type: z.literal('local').default('local'), path: z.string().default('./examples') }).prefault({}),
+  store: z
+    .strictObject({
+      /** `local`: a folder; `s3`: an S3-compatible bucket (S3, R2, MinIO) in the same layout. */
+      type: z.enum(['local', 's3']).default('local'),
+      /** The folder holding `agents/`, `skills/`, `prompts/` (type local). */
+      path: z.string().default('./examples'),
+      /** `s3://bucket/prefix` (type s3). */
+      url: z.string().refine((u) => parseS3Url(u) !== undefined, 'expected s3://bucket/prefix').optional(),
+      /** S3 endpoint; R2: https://<account>.r2.cloudflarestorage.com, MinIO: http://host:9000; unset: AWS. */
+      endpoint: z.url().optional(),
+      region: z.string().default('auto'),
+      force_path_style: z.boolean().default(true),
+      /** NAMES of the environment variables holding the credentials, never the credentials. */
+      access_key_id_env: envName.default('AWS_ACCESS_KEY_ID'),
+      secret_access_key_env: envName.default('AWS_SECRET_ACCESS_KEY'),
+      /** How long skills and prompts are trusted before ETag revalidation (agent files use the agent's cache_ttl). */
+      cache_ttl: durationMs.default(300_000),
+      /** How often the bucket listing is compared for changes (type s3). */
+      poll_interval: durationMs.default(30_000),
+      /** Reload on changes (fs.watch for a folder, listing poll for a bucket). */
+      watch: z.boolean().default(true),
+    })
+    .refine((s) => s.type !== 's3' || s.url !== undefined, { message: 'store.type s3 needs store.url (s3://bucket/prefix)', path: ['url'] })
+    .prefault({}),
   scheduler: z
     .strictObject({
       poll_interval: durationMs.default(1_000),
@@ -52,6 +78,8 @@ export const WarrenConfigSchema = z.strictObject({
   workers: z
     .strictObject({
       concurrency: z.number().int().min(1).max(10_000).default(50),
+      /** Token budget of an activation's task (thread or exploration feed); longer threads keep the root and newest comments. */
+      context_tokens: z.number().int().min(500).max(1_000_000).default(8_000),
       /** At shutdown, running activations get this long to finish before they are aborted. */
       shutdown_grace: durationMs.default(30_000),
       /** A worker's claim on a running job; renewed every half of it. A dead worker's jobs return after it lapses. */

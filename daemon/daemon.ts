@@ -15,18 +15,20 @@ import { BudgetCache } from '../scheduler/budget-cache.ts';
 import { LeaderLease } from '../scheduler/lease.ts';
 import { InboxClaims } from '../scheduler/inbox-claims.ts';
 import { Scheduler } from '../scheduler/scheduler.ts';
-import { LocalFolderStore } from '../store/local-store.ts';
+import { Reloader } from '../store/reloader.ts';
 import type { ActivationOutcome } from './activation.ts';
 import { ActivationRecords } from './activation-records.ts';
 import { AgentRegistry } from './agent-registry.ts';
 import type { WarrenConfig } from './config.ts';
 import { ErrorReporter } from './error-reporter.ts';
 import { ExecutorRegistry } from './executor-registry.ts';
+import { openStore } from './open-store.ts';
 import { startHealthServer } from './health-server.ts';
 import { WarrenMetrics } from './metrics.ts';
 import { Redactor, secretsFromEnv } from './redact.ts';
 import { RedisReplyOutbox } from './reply-outbox.ts';
 import { assertRedisReachable, connectRedis, redactUrl } from './redis.ts';
+import { subscribeReload } from './reload-signal.ts';
 import { ActivationWorker, type ActivationStart } from './worker.ts';
 
 /** What one process does: `all` (default), or only scheduling, or only running activations (scale-out). */
@@ -57,6 +59,8 @@ export interface RunningDaemon {
   registry: AgentRegistry;
   /** The health and metrics endpoint, when enabled. */
   metricsUrl: string | undefined;
+  /** Reloads the agent definitions now (SIGHUP, `warren reload`); resolves when applied or deferred to a retry. */
+  reload(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -103,9 +107,23 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       hubMcp: opts.hubMcp === null ? undefined : (opts.hubMcp ?? (warrenHubMcpAvailable() ? warrenHubMcpLauncher({ hubUrl, adminKey }) : undefined)),
     });
     const executors = new ExecutorRegistry(llm, cli);
-    const registry = new AgentRegistry({ store: new LocalFolderStore(config.store.path), executors, logger });
-    await registry.reload();
-    if (config.hub.register_agents) await registry.registerOnHub(hub);
+    const store = openStore(config.store, env);
+    cleanups.push(() => Promise.resolve(store.close?.()));
+    const registry = new AgentRegistry({ store, executors, logger });
+    // Definitions reload on store changes, on `warren reload` and SIGHUP; an unreachable store keeps the
+    // last good ones and is retried with backoff. New agents are registered on the hub as they appear.
+    const reloader = new Reloader({
+      reload: async () => {
+        const ok = await registry.reload();
+        if (ok && config.hub.register_agents) await registry.registerOnHub(hub);
+        return ok;
+      },
+      watch: config.store.watch ? (onChange) => store.watch(onChange) : undefined,
+      logger: logger.child({ component: 'definitions' }),
+    });
+    await reloader.trigger('start');
+    reloader.start();
+    cleanups.push(() => Promise.resolve(reloader.stop()));
 
     const producerConn = connectRedis(config.redis.url, 'producer', logger);
     cleanups.push(async () => void (await producerConn.quit()));
@@ -113,6 +131,13 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const workerConn = connectRedis(config.redis.url, 'worker', logger);
     cleanups.push(async () => void (await workerConn.quit()));
     logger.info({ redis: redactUrl(config.redis.url), prefix: config.redis.prefix }, 'redis connected');
+    const reloadConn = connectRedis(config.redis.url, 'worker', logger);
+    cleanups.push(async () => void (await reloadConn.quit()));
+    const unsubscribe = await subscribeReload(reloadConn, config.redis.prefix, () => {
+      logger.info('reload requested through Redis');
+      void reloader.trigger('warren reload');
+    });
+    cleanups.push(unsubscribe);
 
     const role = opts.role ?? 'all';
     const queue = new ActivationQueue(producerConn, { prefix: config.redis.prefix, logger });
@@ -130,7 +155,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
         concurrency: config.workers.concurrency,
         lockDurationMs: config.workers.lock_duration,
         stalledIntervalMs: config.workers.stalled_interval,
-        deps: { hub, agents: registry, executors, outbox: new RedisReplyOutbox(producerConn, config.redis.prefix), claims, logger },
+        deps: { hub, agents: registry, executors, outbox: new RedisReplyOutbox(producerConn, config.redis.prefix), claims, logger, contextTaskTokens: config.workers.context_tokens, usedToday: async (agent) => (await agentState.dailyMany([agent])).get(agent) },
         agentState,
         records: new ActivationRecords(producerConn, config.redis.prefix),
         errors: new ErrorReporter(hub, redactor, logger.child({ component: 'error-reporter' })),
@@ -189,7 +214,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     }
     logger.info({ role, agents: registry.runnable().size <= 50 ? [...registry.runnable()] : registry.runnable().size, concurrency: config.workers.concurrency }, 'warren is running');
 
-    return { hubUrl, generatedAdminKey: embedded && !env[config.hub.admin_key_env] ? embedded.adminKey : undefined, registry, metricsUrl, stop };
+    return { hubUrl, generatedAdminKey: embedded && !env[config.hub.admin_key_env] ? embedded.adminKey : undefined, registry, metricsUrl, reload: () => reloader.trigger('reload'), stop };
   } catch (err) {
     await stop();
     throw err;

@@ -1,12 +1,26 @@
-// Builds what one activation sees: system prompt, then the task (agent-config.md §5).
-import type { Notification, Post } from '../hub-client/types.ts';
+// Builds what one activation sees (agent-config.md §5), in the design's order: system prompt, skills, budget
+// (the system part), then the task (a notification with its thread, or an exploration feed).
+import type { BudgetHealth, Notification, Post } from '../hub-client/types.ts';
 import type { AgentDefinition } from '../store/definition.ts';
+import { renderBudget, type RemainingToday } from './budget.ts';
+import { renderSkills, selectSkills, type TaskSignals } from './skills.ts';
 import { fill, loadTemplate } from './template.ts';
-import { formatTime, renderThread } from './thread.ts';
+import { formatTime, quote, renderThread } from './thread.ts';
+import { DEFAULT_TASK_TOKENS } from './tokens.ts';
 
 export interface BuiltContext {
   system: string;
   task: string;
+}
+
+/** What the activation knows beyond the definition and the task. All optional: missing parts are left out. */
+export interface ContextOptions {
+  /** The hub's budget-health for the agent; renders the System Resource Status block. */
+  budget?: BudgetHealth;
+  /** Posts and comments the agent may still write today. */
+  remainingToday?: RemainingToday;
+  /** Token budget of the task part (thread or feed). */
+  taskTokens?: number;
 }
 
 const TYPE_LABELS: Record<Notification['type'], string> = {
@@ -18,18 +32,35 @@ const TYPE_LABELS: Record<Notification['type'], string> = {
 
 /** The agent's system-prompt.md with {{name}} and {{description}} filled; the default template when empty. */
 export function renderSystemPrompt(def: AgentDefinition): string {
-  const vars = { name: def.config.display_name ?? def.name, description: def.config.description ?? '' };
+  const { grants, skills } = def.config.capabilities;
+  const vars = {
+    name: def.config.display_name ?? def.name,
+    description: def.config.description ?? '',
+    grants: grants.length ? grants.join(', ') : 'none',
+    skills: skills.length ? skills.join(', ') : 'none listed',
+  };
   const own = def.systemPrompt.trim();
-  return fill(own === '' ? loadTemplate('default-system') : own, vars).trim();
+  return fill(own === '' ? loadTemplate('default-system', def.shared?.templates) : own, vars).trim();
 }
 
-export function buildNotificationContext(def: AgentDefinition, post: Post, notification: Notification): BuiltContext {
-  const task = fill(loadTemplate('notification-task'), {
-    thread: renderThread(post, { newCommentId: notification.comment_id }),
+/** System prompt, then the skills this task gets, then the budget block. */
+export function renderSystem(def: AgentDefinition, task: TaskSignals, opts: ContextOptions = {}): string {
+  const skills = renderSkills(selectSkills(def.shared?.skills ?? [], def.config, task));
+  const budget = opts.budget ? renderBudget(opts.budget, opts.remainingToday) : '';
+  return [renderSystemPrompt(def), skills, budget].filter(Boolean).join('\n\n');
+}
+
+export function buildNotificationContext(def: AgentDefinition, post: Post, notification: Notification, opts: ContextOptions = {}): BuiltContext {
+  const task = fill(loadTemplate('notification-task', def.shared?.templates), {
+    thread: renderThread(post, { newCommentId: notification.comment_id, tokenBudget: opts.taskTokens ?? DEFAULT_TASK_TOKENS }),
     type_label: TYPE_LABELS[notification.type],
     from: notification.from.name,
     time: formatTime(notification.created_at),
-    content: notification.content ?? '',
+    content: notification.content ? quote(notification.content) : '(none)',
   });
-  return { system: renderSystemPrompt(def), task: task.trim() };
+  const signals: TaskSignals = {
+    text: [post.title ?? '', post.content, notification.content ?? ''].join('\n'),
+    communities: post.community ? [post.community] : [],
+  };
+  return { system: renderSystem(def, signals, opts), task: task.trim() };
 }

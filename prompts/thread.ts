@@ -1,5 +1,9 @@
-// Renders a post and its comments as the model sees them (agent-config.md §5.4).
+// Renders a post and its comments as the model sees them (agent-config.md §5.4): the root always, every
+// comment with author, time and what it replies to, multi-line content quoted whole, the new comment marked,
+// and, when the thread is over its token budget, the oldest comments left out with a line saying how many.
 import type { Comment, Post } from '../hub-client/types.ts';
+import { estimateTokens } from './tokens.ts';
+import { keepNewest } from './trim.ts';
 
 /** `YYYY-MM-DD HH:MM` in UTC: short, unambiguous, and stable across machines. */
 export function formatTime(iso: string): string {
@@ -9,23 +13,65 @@ export function formatTime(iso: string): string {
 
 /** Every line quoted, so multi-line content stays inside its comment. */
 export function quote(text: string): string {
-  return text.split('\n').map((l) => (l ? `> ${l}` : '>')).join('\n');
+  return text
+    .replace(/\r\n?/g, '\n')
+    .trimEnd()
+    .split('\n')
+    .map((l) => (l ? `> ${l}` : '>'))
+    .join('\n');
 }
 
-export function renderThread(post: Post, opts: { newCommentId?: string | null } = {}): string {
-  const lines: string[] = ['## Thread Context', ''];
-  const community = post.community ? ` in ${post.community.startsWith('m/') ? post.community : `m/${post.community}`}` : '';
-  lines.push(`### ${post.title?.trim() || '(No title)'}`);
-  lines.push(`**${post.author.name}** posted${community} at ${formatTime(post.created_at)} (post ${post.id}):`);
-  lines.push(quote(post.content), '');
+export function communityLabel(community: string | null | undefined): string {
+  if (!community) return '';
+  return community.startsWith('m/') ? community : `m/${community}`;
+}
+
+export interface ThreadOptions {
+  newCommentId?: string | null;
+  /** Token budget of the whole rendering; unlimited when unset. */
+  tokenBudget?: number;
+}
+
+export function renderThread(post: Post, opts: ThreadOptions = {}): string {
+  const community = communityLabel(post.community);
+  const head = [
+    '## Thread Context',
+    '',
+    `### ${post.title?.trim() || '(No title)'}`,
+    `**${post.author.name}** posted${community ? ` in ${community}` : ''} at ${formatTime(post.created_at)} (post ${post.id}):`,
+    quote(post.content),
+  ].join('\n');
   const comments: Comment[] = post.comments ?? [];
   const byId = new Map(comments.map((c) => [c.id, c]));
+  const rendered = new Map(comments.map((c) => [c, renderComment(c, byId, opts.newCommentId)]));
+  const budget = opts.tokenBudget === undefined ? Infinity : opts.tokenBudget - estimateTokens(head) - 30; // 30: the omission lines
+  // The new comment and the comment it answers stay whatever their age: without them the task makes no sense.
+  const anchor = comments.find((c) => c.id === opts.newCommentId);
+  const mustKeep = (c: Comment): boolean => c === anchor || (anchor?.parent_id != null && c.id === anchor.parent_id);
+  const { kept } = keepNewest(comments, (c) => estimateTokens(rendered.get(c)!) + 1, budget, mustKeep);
+
+  const blocks = [head];
+  let gap = 0;
   for (const c of comments) {
-    const parent = c.parent_id ? byId.get(c.parent_id) : undefined;
-    const target = parent ? `replying to ${parent.author.name}'s comment ${parent.id}` : 'replying to the post';
-    const marker = c.id === opts.newCommentId ? ' **[NEW]**' : '';
-    lines.push(`**${c.author.name}** at ${formatTime(c.created_at)}, ${target} (comment ${c.id})${marker}:`);
-    lines.push(quote(c.content), '');
+    if (!kept.includes(c)) {
+      gap++;
+      continue;
+    }
+    if (gap) blocks.push(omission(gap));
+    gap = 0;
+    blocks.push(rendered.get(c)!);
   }
-  return lines.join('\n').trimEnd();
+  if (gap) blocks.push(omission(gap));
+  return blocks.join('\n\n');
+}
+
+function renderComment(c: Comment, byId: ReadonlyMap<string, Comment>, newId: string | null | undefined): string {
+  const parent = c.parent_id ? byId.get(c.parent_id) : undefined;
+  const target = parent ? `replying to ${parent.author.name}'s comment ${parent.id}` : c.parent_id ? `replying to comment ${c.parent_id}` : 'replying to the post';
+  const marker = c.id === newId ? ' **[NEW]**' : '';
+  return `**${c.author.name}** at ${formatTime(c.created_at)}, ${target} (comment ${c.id})${marker}:\n${quote(c.content)}`;
+}
+
+function omission(n: number): string {
+  return `*[${n} comment${n === 1 ? '' : 's'} left out here to fit the context budget]*`;
 }

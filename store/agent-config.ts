@@ -46,11 +46,14 @@ export const BrainSchema = z.strictObject({
   responses: z.array(ScriptedReplySchema).optional(),
 });
 
-const McpServerSchema = z.union([
-  z.string().min(1),
-  z.strictObject({ name: z.string().min(1), command: z.string().min(1), args: z.array(z.string()).default([]), env: z.record(z.string(), z.string()).default({}) }),
-  z.strictObject({ name: z.string().min(1), url: z.url(), headers: z.record(z.string(), z.string()).default({}) }),
-]);
+const McpServerSchema = z.union(
+  [
+    z.string().min(1),
+    z.strictObject({ name: z.string().min(1), command: z.string().min(1), args: z.array(z.string()).default([]), env: z.record(z.string(), z.string()).default({}) }),
+    z.strictObject({ name: z.string().min(1), url: z.url(), headers: z.record(z.string(), z.string()).default({}) }),
+  ],
+  { error: 'expected a built-in server name (github, brave, filesystem, postgres, hub), {name, command, args, env} or {name, url, headers}' },
+);
 
 const GRANT = /^[a-z0-9_-]+:[A-Za-z0-9_*|.-]+(:[A-Za-z0-9_*|./-]+)*$/;
 
@@ -67,7 +70,7 @@ export const CapabilitiesSchema = z.strictObject({
     })
     .default({ enabled: false, allowed_commands: [], blocked_patterns: [], timeout_seconds: 120 }),
   spawning: z.strictObject({ can_propose: z.boolean().default(false), allowed_templates: z.array(z.string()).default([]) }).optional(),
-  delegates: z.array(z.string().regex(AGENT_NAME)).default([]),
+  delegates: z.array(z.string().regex(AGENT_NAME, 'expected an agent name: lowercase letters, digits and inner dashes')).default([]),
 });
 
 const InterestsSchema = z.strictObject({

@@ -1,18 +1,20 @@
-// Agent definitions from a local folder: <root>/agents/<name>/config.yaml and system-prompt.md.
-import { existsSync } from 'node:fs';
+// Agent definitions from a local folder in the store layout (store/layout.ts). Changes are noticed with
+// fs.watch, debounced, because editors write a file in several steps (truncate, write, rename).
+import { existsSync, watch as fsWatch, type FSWatcher } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import type { DefinitionStore, LoadResult } from './definition.ts';
-import { parseDefinition } from './parse-definition.ts';
+import { StoreUnavailableError, type DefinitionStore, type LoadResult } from './definition.ts';
+import { loadFromReader, type StoreReader } from './layout.ts';
 
 export class LocalFolderStore implements DefinitionStore {
   readonly location: string;
   readonly agentsDir: string;
-  /** The store root, which holds `agents/` (and later `skills/`, `prompts/`). */
+  /** The store root, which holds `agents/`, `skills/` and `prompts/`. */
   readonly root: string;
+  readonly #debounceMs: number;
 
   /** Accepts the store root (holding `agents/`) or the `agents` folder itself. */
-  constructor(dir: string) {
+  constructor(dir: string, opts: { debounceMs?: number } = {}) {
     if (existsSync(join(dir, 'agents'))) {
       this.root = dir;
       this.agentsDir = join(dir, 'agents');
@@ -21,36 +23,97 @@ export class LocalFolderStore implements DefinitionStore {
       this.agentsDir = dir;
     }
     this.location = this.agentsDir;
+    this.#debounceMs = opts.debounceMs ?? 200;
   }
 
   async load(): Promise<LoadResult> {
-    const result: LoadResult = { agents: [], problems: [] };
-    let entries;
-    try {
-      entries = await readdir(this.agentsDir, { withFileTypes: true });
-    } catch (err) {
-      result.problems.push({ file: this.agentsDir, message: `cannot read agents folder: ${(err as Error).message}`, severity: 'error' });
-      return result;
-    }
-    const folders = entries.filter((e) => e.isDirectory()).map((e) => e.name).sort();
-    for (const folder of folders) {
-      const configFile = join(this.agentsDir, folder, 'config.yaml');
-      const promptFile = join(this.agentsDir, folder, 'system-prompt.md');
-      const configText = await readOptional(configFile);
-      if (configText === undefined) continue; // no config.yaml: not an agent folder
-      const { definition, problems } = parseDefinition({ folder, configFile, configText, promptFile, promptText: await readOptional(promptFile) });
-      result.problems.push(...problems);
-      if (definition) result.agents.push(definition);
-    }
-    return result;
+    return loadFromReader(new FolderReader(this.root, this.agentsDir));
+  }
+
+  watch(onChange: () => void): () => void {
+    let timer: NodeJS.Timeout | undefined;
+    const watchers = new Map<string, FSWatcher>();
+    const fire = (): void => {
+      arm(); // a skills/ or prompts/ folder created since start gets its own watcher
+      clearTimeout(timer);
+      timer = setTimeout(onChange, this.#debounceMs);
+    };
+    const watchDir = (dir: string, recursive: boolean): void => {
+      if (watchers.has(dir) || !existsSync(dir)) return;
+      try {
+        // Recursive watching is native on Linux since Node 20; an error (folder removed) ends that watcher.
+        const w = fsWatch(dir, { recursive }, fire);
+        w.on('error', () => {
+          w.close();
+          watchers.delete(dir);
+        });
+        watchers.set(dir, w);
+      } catch {
+        // An unwatchable folder still reloads on `warren reload` and SIGHUP.
+      }
+    };
+    const arm = (): void => {
+      watchDir(this.agentsDir, true);
+      if (this.root === this.agentsDir) return;
+      watchDir(join(this.root, 'skills'), true);
+      watchDir(join(this.root, 'prompts'), true);
+      // The root itself, shallowly: only to notice skills/ or prompts/ appearing (never a deep watch of a
+      // root that might be a whole repository).
+      watchDir(this.root, false);
+    };
+    arm();
+    return () => {
+      clearTimeout(timer);
+      for (const w of watchers.values()) w.close();
+      watchers.clear();
+    };
   }
 }
 
-async function readOptional(file: string): Promise<string | undefined> {
-  try {
-    return await readFile(file, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw err;
+/** Maps layout keys onto the folder; `agents/` may be the store root's subfolder or a folder given directly. */
+class FolderReader implements StoreReader {
+  readonly #root: string;
+  readonly #agentsDir: string;
+
+  constructor(root: string, agentsDir: string) {
+    this.#root = root;
+    this.#agentsDir = agentsDir;
   }
+
+  async keys(): Promise<string[]> {
+    let agentFolders: string[];
+    try {
+      agentFolders = await subfolders(this.#agentsDir);
+    } catch (err) {
+      throw new StoreUnavailableError(this.#agentsDir, `cannot read agents folder: ${(err as Error).message}`, { cause: err });
+    }
+    const keys = agentFolders.map((f) => `agents/${f}/config.yaml`);
+    const skillsDir = join(this.#root, 'skills');
+    if (this.#root !== this.#agentsDir && existsSync(skillsDir)) {
+      keys.push(...(await subfolders(skillsDir)).map((f) => `skills/${f}/SKILL.md`));
+    }
+    const promptsDir = join(this.#root, 'prompts');
+    if (this.#root !== this.#agentsDir && existsSync(promptsDir)) {
+      keys.push(...(await readdir(promptsDir)).filter((f) => f.endsWith('.md')).map((f) => `prompts/${f}`));
+    }
+    return keys;
+  }
+
+  async read(key: string): Promise<string | undefined> {
+    try {
+      return await readFile(this.displayName(key), 'utf8');
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'EISDIR') return undefined;
+      throw err;
+    }
+  }
+
+  displayName(key: string): string {
+    return key.startsWith('agents/') ? join(this.#agentsDir, key.slice('agents/'.length)) : join(this.#root, key);
+  }
+}
+
+async function subfolders(dir: string): Promise<string[]> {
+  return (await readdir(dir, { withFileTypes: true })).filter((e) => e.isDirectory()).map((e) => e.name);
 }

@@ -24,7 +24,8 @@ export function parseDefinition(raw: RawAgentFiles): { definition?: AgentDefinit
 
   const config = result.value;
   if (config.name !== raw.folder) {
-    problems.push({ file: raw.configFile, field: 'name', message: `name "${config.name}" must equal its folder name "${raw.folder}"`, severity: 'error' });
+    const at = lineOfKey(raw.configText, 'name');
+    problems.push({ file: raw.configFile, ...at, field: 'name', message: `name "${config.name}" must equal its folder name "${raw.folder}"`, severity: 'error' });
   }
   for (const key of LEGACY_KEYS) {
     if (config[key] !== undefined) {
@@ -39,4 +40,13 @@ export function parseDefinition(raw: RawAgentFiles): { definition?: AgentDefinit
     definition: { name: config.name, config, systemPrompt: raw.promptText, files: { config: raw.configFile, prompt: raw.promptFile } },
     problems,
   };
+}
+
+/** Line and column of a top-level key's value, for problems found after validation. */
+function lineOfKey(text: string, key: string): { line?: number; column?: number } {
+  const lines = text.split('\n');
+  const i = lines.findIndex((l) => l.startsWith(`${key}:`));
+  if (i < 0) return {};
+  const col = lines[i]!.slice(key.length + 1).search(/\S/);
+  return { line: i + 1, column: col < 0 ? 1 : key.length + 2 + col };
 }

@@ -3,6 +3,7 @@
 import { isMap, LineCounter, parseDocument, type Document } from 'yaml';
 import type { z } from 'zod';
 import { didYouMean } from './did-you-mean.ts';
+import { describeIssue } from './issue-message.ts';
 import type { Problem } from './problems.ts';
 import { knownKeysAt } from './schema-keys.ts';
 
@@ -13,7 +14,10 @@ export function validateYaml<S extends z.ZodType>(file: string, text: string, sc
   const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
   const syntax: Problem[] = doc.errors.map((e) => {
     const pos = lineCounter.linePos(e.pos[0]);
-    return { file, line: pos.line, column: pos.col, message: `YAML syntax: ${firstLine(e.message)}`, severity: 'error' };
+    // The parser says only "Map keys must be unique"; naming the key makes the fix obvious.
+    const dupKey = e.code === 'DUPLICATE_KEY' ? /^["']?([^"':\n]+)/.exec(text.slice(e.pos[0]))?.[1]?.trim() : undefined;
+    const message = dupKey ? `duplicate key "${dupKey}" (each key may appear once in a mapping)` : `YAML syntax: ${firstLine(e.message)}`;
+    return { file, line: pos.line, column: pos.col, message, severity: 'error' };
   });
   if (syntax.length) return { ok: false, problems: syntax };
 
@@ -33,12 +37,14 @@ export function validateYaml<S extends z.ZodType>(file: string, text: string, sc
         return { file, ...locate(doc, lineCounter, path, true), field: dotted(path), message, severity: 'error' as const };
       });
     }
-    const missing = issue.code === 'invalid_type' && issue.path.length > 0 && !doc.hasIn(issue.path);
-    const message = missing ? `required field is missing (expected ${issue.expected})` : issue.message;
+    const missing = issue.path.length > 0 && !doc.hasIn(issue.path) && (issue.code === 'invalid_type' || issue.code === 'invalid_value');
+    const message = describeIssue(issue, valueAt(data, issue.path), !missing);
     // A missing field is shown at the key of the object that should hold it.
     const at = missing ? locate(doc, lineCounter, issue.path.slice(0, -1), true) : locate(doc, lineCounter, issue.path);
     return [{ file, ...at, field: dotted(issue.path) || undefined, message, severity: 'error' as const }];
   });
+  // In file order, so a person fixes them top to bottom (zod reports transforms and pipes late).
+  problems.sort((a, b) => (a.line ?? 0) - (b.line ?? 0) || (a.column ?? 0) - (b.column ?? 0));
   return { ok: false, problems };
 }
 
@@ -70,6 +76,16 @@ function pos(lc: LineCounter, offset: number): { line: number; column: number } 
 
 function dotted(path: readonly PropertyKey[]): string {
   return path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p))).join('.').replace(/\.\[/g, '[');
+}
+
+/** The plain value at a path of the parsed data (what the schema saw), or undefined. */
+function valueAt(data: unknown, path: readonly PropertyKey[]): unknown {
+  let v = data;
+  for (const seg of path) {
+    if (v === null || typeof v !== 'object') return undefined;
+    v = (v as Record<PropertyKey, unknown>)[seg];
+  }
+  return v;
 }
 
 function firstLine(s: string): string {

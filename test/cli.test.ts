@@ -20,7 +20,7 @@ describe('warren CLI', () => {
   it('lists its commands', () => {
     const r = warren(['--help']);
     expect(r.status).toBe(0);
-    for (const cmd of ['start', 'hub', 'validate']) expect(r.stdout).toContain(cmd);
+    for (const cmd of ['start', 'hub', 'validate', 'reload']) expect(r.stdout).toContain(cmd);
   });
 
   it('validate exits 0 on the examples and 1 with file:line on a broken folder', () => {
@@ -73,6 +73,14 @@ describe('warren CLI', () => {
         return p.comments?.some((c) => c.author.name === 'greeter') ? true : undefined;
       }, 2_000);
       expect(Date.now() - started).toBeLessThan(2_000);
+
+      // SIGHUP reloads the definitions in place; the process keeps running.
+      const loads = (): number => out.split('agent definitions loaded').length - 1;
+      const before = loads();
+      child.kill('SIGHUP');
+      await waitFor('reload on SIGHUP', () => (loads() > before ? true : undefined), 5_000);
+      expect(out).toContain('SIGHUP: reloading agent definitions');
+      expect(child.exitCode).toBeNull();
     } finally {
       child.kill('SIGINT');
     }

@@ -62,7 +62,10 @@ describe.each([{ stream: false }, { stream: true }])('llm executor against an Op
     expect(Boolean(body.stream)).toBe(stream);
     expect(body.temperature).toBe(0.2);
     expect(body.max_tokens).toBe(512);
-    expect(body.messages[0]).toEqual({ role: 'system', content: 'You are oracle. Knows things.' });
+    // System part in the design's order: the agent's prompt, its skills, the budget status.
+    expect(body.messages[0]?.role).toBe('system');
+    expect(body.messages[0]?.content).toMatch(/^You are oracle\. Knows things\.\n\n## Available Skills\n[\s\S]*\n## System Resource Status\n/);
+    expect(body.messages[0]?.content).toMatch(/- \*\*Left today:\*\* \d+ posts?, \d+ comments?/); // from the daily counters in Redis
     expect(body.messages[1]?.role).toBe('user');
     expect(body.messages[1]?.content).toContain('@oracle what is the answer?');
     expect(body.messages[1]?.content).toContain('You were mentioned');

@@ -48,8 +48,8 @@ ${extra}`;
 function gardener(req: { body: unknown }): string {
   const messages = (req.body as { messages: Array<{ content: string }> }).messages;
   const task = messages.at(-1)?.content ?? '';
-  const offered = /\(post ([^\s,)]+)/.exec(task);
-  if (task.includes('## Exploration') && offered) return `REPLY TO ${offered[1]}\nMix greens and browns.`;
+  const offered = /^\*\*ID:\*\* (\S+)$/m.exec(task); // the feed's first post (agent-config.md §5.5 format)
+  if (task.includes('## Recent Posts') && offered) return `REPLY TO ${offered[1]}\nMix greens and browns.`;
   return 'Happy to help.';
 }
 

@@ -29,7 +29,11 @@ describe('walking skeleton', () => {
     });
     expect(replies).toEqual(["Hello! 👋 I'm greeter, warren's example agent. Nice to meet you — mention me any time."]);
 
-    const inbox = await h.api.get<{ notifications: Array<{ read: boolean; type: string }>; unread_count: number }>('/notifications?agent_id=greeter', h.adminKey);
+    // The reply is visible a moment before the activation marks the mention read: wait for it.
+    const inbox = await waitFor('mention marked read', async () => {
+      const r = await harness.api.get<{ notifications: Array<{ read: boolean; type: string }>; unread_count: number }>('/notifications?agent_id=greeter', harness.adminKey);
+      return r.unread_count === 0 ? r : undefined;
+    });
     expect(inbox.notifications).toMatchObject([{ type: 'mention', read: true }]);
     expect(inbox.unread_count).toBe(0);
     // greeter's reply notifies alice (the post's author), never greeter itself.

@@ -81,8 +81,8 @@ describe('local folder store', () => {
     expect(agents).toEqual([]);
     const text = problems.map(formatProblem).join('\n');
     expect(text).toMatch(/no-prompt\/system-prompt\.md: missing system prompt/);
-    expect(text).toMatch(/elsewhere\/config\.yaml: name: name "good-agent" must equal its folder name "elsewhere"/);
-    expect(text).toMatch(/no-model\/config\.yaml:3:1: brain\.model: required field is missing \(expected string\)/);
+    expect(text).toMatch(/elsewhere\/config\.yaml:1:7: name: name "good-agent" must equal its folder name "elsewhere"/);
+    expect(text).toMatch(/no-model\/config\.yaml:3:1: brain\.model: required field is missing \(expected text\)/);
   });
 
   it('warns about legacy keys but loads the agent', async () => {

@@ -25,9 +25,14 @@ async function openRedis(config: WarrenConfig): Promise<Redis> {
 }
 
 async function loadAgents(config: WarrenConfig): Promise<{ names: string[]; defs: LoadResult }> {
-  const { LocalFolderStore } = await import('../../store/local-store.ts');
-  const defs = await new LocalFolderStore(config.store.path).load();
-  return { names: defs.agents.map((a) => a.name), defs };
+  const { openStore } = await import('../open-store.ts');
+  const store = openStore(config.store, process.env); // the folder or the bucket warren.yaml names
+  try {
+    const defs = await store.load();
+    return { names: defs.agents.map((a) => a.name), defs };
+  } finally {
+    store.close?.();
+  }
 }
 
 export function registerOpsCommands(program: Command): void {

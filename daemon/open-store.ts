@@ -1,0 +1,28 @@
+// Opens the definitions store warren.yaml (or `warren validate <dir|s3://…>`) points at.
+import type { DefinitionStore } from '../store/definition.ts';
+import { LocalFolderStore } from '../store/local-store.ts';
+import { parseS3Url } from '../store/s3-location.ts';
+import { S3Store } from '../store/s3-store.ts';
+import type { WarrenConfig } from './config.ts';
+
+export type StoreSettings = WarrenConfig['store'];
+
+/** `target` overrides the configured location: a folder path or an `s3://bucket/prefix` URL. */
+export function openStore(settings: StoreSettings, env: NodeJS.ProcessEnv, target?: string): DefinitionStore & { close?: () => void } {
+  const url = target ?? (settings.type === 's3' ? settings.url : undefined);
+  if (url === undefined || !url.startsWith('s3://')) return new LocalFolderStore(target ?? settings.path);
+  const location = parseS3Url(url);
+  if (!location) throw new Error(`not an S3 location: ${url} (expected s3://bucket/prefix)`);
+  const accessKeyId = env[settings.access_key_id_env];
+  const secretAccessKey = env[settings.secret_access_key_env];
+  return new S3Store({
+    location,
+    endpoint: settings.endpoint ?? env.AWS_ENDPOINT_URL_S3 ?? env.AWS_ENDPOINT_URL,
+    region: settings.region,
+    forcePathStyle: settings.force_path_style,
+    // Without both variables the SDK's own chain (profile, instance role) is used.
+    credentials: accessKeyId && secretAccessKey ? { accessKeyId, secretAccessKey } : undefined,
+    defaultTtlMs: settings.cache_ttl,
+    pollIntervalMs: settings.poll_interval,
+  });
+}

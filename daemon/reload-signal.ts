@@ -1,0 +1,24 @@
+// `warren reload` reaches every daemon on the same Redis through pub/sub on `<prefix>:reload`: no pidfile to
+// go stale, and it works across machines and containers. SIGHUP does the same for the local process.
+import type { Redis } from 'ioredis';
+
+export function reloadChannel(prefix: string): string {
+  return `${prefix}:reload`;
+}
+
+/** Publishes a reload request; resolves with how many daemons received it. */
+export async function publishReload(conn: Redis, prefix: string): Promise<number> {
+  return conn.publish(reloadChannel(prefix), JSON.stringify({ at: new Date().toISOString() }));
+}
+
+/** Subscribes (on a connection dedicated to it: a subscribed connection can do nothing else). */
+export async function subscribeReload(conn: Redis, prefix: string, onReload: () => void): Promise<() => Promise<void>> {
+  const channel = reloadChannel(prefix);
+  conn.on('message', (ch: string) => {
+    if (ch === channel) onReload();
+  });
+  await conn.subscribe(channel);
+  return async () => {
+    await conn.unsubscribe(channel);
+  };
+}

@@ -1,0 +1,90 @@
+// The store layout, shared by every backend (agent-config.md §1):
+//   agents/<name>/config.yaml, agents/<name>/system-prompt.md, skills/<name>/SKILL.md, prompts/<template>.md
+// A backend only lists keys and reads objects; turning them into definitions happens here, once, so the
+// folder and the bucket load the same agents identically.
+import { builtinSkills } from './builtin-skills.ts';
+import type { AgentDefinition, LoadResult, SharedDefinitions } from './definition.ts';
+import { mapLimit } from './map-limit.ts';
+import { parseDefinition } from './parse-definition.ts';
+import type { Problem } from './problems.ts';
+import { parseSkill, type Skill } from './skill.ts';
+
+/** The read side of a backend, in layout keys (`agents/greeter/config.yaml`). */
+export interface StoreReader {
+  /** Every key in the store (order does not matter). Throws StoreUnavailableError when the store cannot be listed. */
+  keys(): Promise<string[]>;
+  /** The object's text; undefined when it does not exist. */
+  read(key: string): Promise<string | undefined>;
+  /** The name shown in problems: a file path or an s3:// URL. */
+  displayName(key: string): string;
+}
+
+/** Objects read at once: enough to hide a bucket's latency, few enough not to exhaust sockets or file handles. */
+const READ_CONCURRENCY = 16;
+
+const AGENT_CONFIG = /^agents\/([^/]+)\/config\.yaml$/;
+const SKILL_FILE = /^skills\/([^/]+)\/SKILL\.md$/;
+const TEMPLATE_FILE = /^prompts\/([a-z0-9_-]+)\.md$/;
+
+export interface LayoutKeys {
+  agents: string[];
+  skills: string[];
+  templates: string[];
+}
+
+/** Sorts a listing into the three kinds of definitions; anything else in the store is ignored. */
+export function classifyKeys(keys: readonly string[]): LayoutKeys {
+  const sorted = [...keys].sort();
+  return {
+    agents: sorted.flatMap((k) => AGENT_CONFIG.exec(k)?.[1] ?? []),
+    skills: sorted.filter((k) => SKILL_FILE.test(k)),
+    templates: sorted.filter((k) => TEMPLATE_FILE.test(k)),
+  };
+}
+
+export async function loadFromReader(reader: StoreReader): Promise<LoadResult> {
+  const layout = classifyKeys(await reader.keys());
+  const problems: Problem[] = [];
+  const shared = await loadShared(reader, layout, problems);
+  // Read in parallel (bounded), then parse in listing order, so problems and agents come out the same every time.
+  const files = await mapLimit(layout.agents, READ_CONCURRENCY, async (folder) => {
+    const configKey = `agents/${folder}/config.yaml`;
+    const promptKey = `agents/${folder}/system-prompt.md`;
+    const [configText, promptText] = await Promise.all([reader.read(configKey), reader.read(promptKey)]);
+    return { folder, configKey, promptKey, configText, promptText };
+  });
+  const agents: AgentDefinition[] = [];
+  for (const f of files) {
+    if (f.configText === undefined) continue; // deleted between listing and reading
+    const parsed = parseDefinition({
+      folder: f.folder,
+      configFile: reader.displayName(f.configKey),
+      configText: f.configText,
+      promptFile: reader.displayName(f.promptKey),
+      promptText: f.promptText,
+    });
+    problems.push(...parsed.problems);
+    if (parsed.definition) agents.push({ ...parsed.definition, shared });
+  }
+  return { agents, problems, shared };
+}
+
+async function loadShared(reader: StoreReader, layout: LayoutKeys, problems: Problem[]): Promise<SharedDefinitions> {
+  const skills = new Map<string, Skill>(builtinSkills().map((s) => [s.name, s]));
+  const skillTexts = await mapLimit(layout.skills, READ_CONCURRENCY, (key) => reader.read(key));
+  layout.skills.forEach((key, i) => {
+    const text = skillTexts[i];
+    if (text === undefined) return;
+    const folder = SKILL_FILE.exec(key)?.[1] ?? '';
+    const parsed = parseSkill(reader.displayName(key), text, folder);
+    problems.push(...parsed.problems);
+    if (parsed.skill) skills.set(parsed.skill.name, parsed.skill);
+  });
+  const templates: Record<string, string> = {};
+  for (const key of layout.templates) {
+    const text = await reader.read(key);
+    const name = TEMPLATE_FILE.exec(key)?.[1];
+    if (text !== undefined && name) templates[name] = text;
+  }
+  return { skills: [...skills.values()], templates };
+}

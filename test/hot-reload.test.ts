@@ -1,0 +1,189 @@
+// Definitions change under a running daemon: file edits, a broken agent fixed later, `warren reload`, and an
+// unreachable store that keeps the last good definitions.
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pino } from 'pino';
+import { afterEach, describe, expect, inject, it } from 'vitest';
+import { AgentRegistry } from '../daemon/agent-registry.ts';
+import { ExecutorRegistry } from '../daemon/executor-registry.ts';
+import { LlmExecutor } from '../executors/llm/llm-executor.ts';
+import { StoreUnavailableError, type DefinitionStore, type LoadResult } from '../store/definition.ts';
+import { LocalFolderStore } from '../store/local-store.ts';
+import { Reloader, retryDelay } from '../store/reloader.ts';
+import { makeAgentsDir, startHarness, type Harness } from './support/daemon-harness.ts';
+import { waitFor, type WirePost } from './support/hub-api.ts';
+
+const redisUrl = inject('redisUrl');
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.stop();
+  h = undefined;
+});
+
+const echo = (reply: string): string => `name: echo\ntype: llm\nbrain:\n  provider: scripted\n  model: m\n  responses: [${JSON.stringify(reply)}]\ncapabilities: {grants: [hub:read, hub:write]}\n`;
+
+async function replyTo(harness: Harness, key: string, agent: string, text: string): Promise<string> {
+  const post = await harness.api.post<{ id: string }>('/posts', key, { content: `@${agent} ${text}` });
+  return waitFor(`${agent} reply`, async () => {
+    const p = await harness.api.get<WirePost>(`/posts/${post.id}?include_comments=true`, key);
+    return p.comments?.find((c) => c.author.name === agent)?.content;
+  });
+}
+
+const loadedCount = (harness: Harness): number => harness.logs.filter((l) => l.includes('agent definitions loaded')).length;
+
+describe('hot reload', () => {
+  it('an edited config changes the next activation without a restart', async () => {
+    const dir = makeAgentsDir({ echo: { config: echo('first answer'), prompt: 'You are echo.' } });
+    h = await startHarness({ redisUrl, agentsDir: dir });
+    const key = await h.registerUser('alice');
+    expect(await replyTo(h, key, 'echo', 'one')).toBe('first answer');
+
+    writeFileSync(join(dir, 'echo', 'config.yaml'), echo('second answer'));
+    const harness = h;
+    await waitFor('reload', () => (harness.daemon.registry.get('echo')?.config.brain.responses?.[0] === 'second answer' ? true : undefined), 5_000);
+    expect(await replyTo(h, key, 'echo', 'two')).toBe('second answer');
+  });
+
+  it('skips a broken agent, keeps the others, and picks it up once fixed', async () => {
+    const dir = makeAgentsDir({ echo: { config: echo('fine'), prompt: 'You are echo.' }, later: { config: 'name: later\ntype: llm\nbrain: {model: m, temperature: 9}\ncapabilities: {}\n', prompt: 'x' } });
+    h = await startHarness({ redisUrl, agentsDir: dir });
+    expect([...h.daemon.registry.runnable()].sort()).toEqual(['echo', 'greeter']);
+    expect(h.logs.join('\n')).toMatch(/later\/config\.yaml:3:32: brain\.temperature/);
+
+    writeFileSync(join(dir, 'later', 'config.yaml'), echo('now I work').replace('name: echo', 'name: later'));
+    const harness = h;
+    await waitFor('later runnable', () => (harness.daemon.registry.runnable().has('later') ? true : undefined), 5_000);
+    const key = await h.registerUser('bob');
+    // Registered on the hub as it appeared, so it can be mentioned and answers.
+    expect(await replyTo(h, key, 'later', 'hello')).toBe('now I work');
+    expect(await replyTo(h, key, 'echo', 'still there?')).toBe('fine');
+  });
+
+  it('`warren reload` reaches the running daemon through Redis', async () => {
+    const dir = makeAgentsDir({ echo: { config: echo('a'), prompt: 'x' } });
+    h = await startHarness({ redisUrl, agentsDir: dir, config: (c) => (c.store.watch = false) });
+    const before = loadedCount(h);
+    writeFileSync(join(dir, 'echo', 'config.yaml'), echo('b'));
+    const cfgDir = mkdtempSync(join(tmpdir(), 'warren-reload-'));
+    writeFileSync(join(cfgDir, 'warren.yaml'), `redis: {url: "${redisUrl}", prefix: ${h.prefix}}\n`);
+    const r = spawnSync(process.execPath, [resolve('bin/warren.js'), 'reload', '--config', join(cfgDir, 'warren.yaml')], { encoding: 'utf8', env: { ...process.env, REDIS_URL: '' }, timeout: 15_000 });
+    expect(r.stdout).toContain('reload sent to 1 daemon');
+    expect(r.status).toBe(0);
+    const harness = h;
+    await waitFor('reloaded', () => (loadedCount(harness) > before ? true : undefined), 5_000);
+    expect(h.daemon.registry.get('echo')?.config.brain.responses).toEqual(['b']);
+
+    writeFileSync(join(cfgDir, 'warren.yaml'), `redis: {url: "${redisUrl}", prefix: nobody-listens}\n`);
+    const none = spawnSync(process.execPath, [resolve('bin/warren.js'), 'reload', '--config', join(cfgDir, 'warren.yaml')], { encoding: 'utf8', env: { ...process.env, REDIS_URL: '' }, timeout: 15_000 });
+    expect(none.status).toBe(1);
+    expect(none.stdout).toContain('no running daemon');
+  });
+});
+
+describe('folder watch', () => {
+  it('reports edits, debounced, including a skills/ folder created after the watch began', async () => {
+    const agents = makeAgentsDir({ echo: { config: echo('x'), prompt: 'x' } });
+    const root = join(agents, '..');
+    const store = new LocalFolderStore(root, { debounceMs: 50 });
+    let changes = 0;
+    const stop = store.watch(() => changes++);
+    try {
+      writeFileSync(join(agents, 'echo', 'config.yaml'), echo('y'));
+      writeFileSync(join(agents, 'echo', 'system-prompt.md'), 'y');
+      await expect.poll(() => changes, { timeout: 3_000 }).toBe(1); // two writes, one reload
+      mkdirSync(join(root, 'skills', 'late'), { recursive: true });
+      await expect.poll(() => changes, { timeout: 3_000 }).toBeGreaterThanOrEqual(2);
+      const before = changes;
+      await new Promise((r) => setTimeout(r, 150));
+      writeFileSync(join(root, 'skills', 'late', 'SKILL.md'), 'Be late.');
+      await expect.poll(() => changes, { timeout: 3_000 }).toBeGreaterThan(before);
+      expect((await store.load()).shared.skills.map((k) => k.name)).toContain('late');
+    } finally {
+      stop();
+    }
+  });
+});
+
+/** A store that can be switched off, in front of a real folder. */
+class FlakyStore implements DefinitionStore {
+  readonly location = 'flaky';
+  down = false;
+  loads = 0;
+  readonly #inner: LocalFolderStore;
+  constructor(dir: string) {
+    this.#inner = new LocalFolderStore(dir);
+  }
+  async load(): Promise<LoadResult> {
+    this.loads++;
+    if (this.down) throw new StoreUnavailableError(this.location, 'connection refused');
+    return this.#inner.load();
+  }
+  watch(): () => void {
+    return () => undefined;
+  }
+}
+
+describe('unreachable store', () => {
+  it('keeps the last good definitions, logs, retries with backoff and recovers', async () => {
+    const dir = makeAgentsDir({ echo: { config: echo('kept'), prompt: 'x' } });
+    const store = new FlakyStore(dir);
+    const logs: string[] = [];
+    const logger = pino({ level: 'debug' }, { write: (l: string) => void logs.push(l) });
+    const registry = new AgentRegistry({ store, executors: new ExecutorRegistry(new LlmExecutor({ secret: () => undefined })), logger });
+    const reloader = new Reloader({ reload: () => registry.reload(), logger, initialRetryMs: 20, maxRetryMs: 80 });
+    try {
+      await reloader.trigger('start');
+      expect(registry.runnable().has('echo')).toBe(true);
+
+      store.down = true;
+      writeFileSync(join(dir, 'echo', 'config.yaml'), echo('new'));
+      await reloader.trigger('change');
+      expect(registry.get('echo')?.config.brain.responses).toEqual(['kept']);
+      expect(logs.join('\n')).toMatch(/definitions store unreachable; keeping the last good definitions/);
+      await expect.poll(() => store.loads, { timeout: 2_000 }).toBeGreaterThanOrEqual(4); // retried on its own
+
+      store.down = false;
+      await expect.poll(() => registry.get('echo')?.config.brain.responses?.[0], { timeout: 2_000 }).toBe('new');
+      const settled = store.loads;
+      await new Promise((r) => setTimeout(r, 250));
+      expect(store.loads).toBe(settled); // no more retries once it loaded
+    } finally {
+      reloader.stop();
+    }
+  });
+
+  it('runs one reload at a time: a burst of triggers during a reload queues exactly one more', async () => {
+    let running = 0;
+    let maxRunning = 0;
+    let calls = 0;
+    let release: (() => void) | undefined;
+    const reloader = new Reloader({
+      reload: async () => {
+        calls++;
+        running++;
+        maxRunning = Math.max(maxRunning, running);
+        await new Promise<void>((r) => (release = r));
+        running--;
+        return true;
+      },
+      logger: pino({ level: 'silent' }),
+    });
+    const first = reloader.trigger('a');
+    await expect.poll(() => calls).toBe(1);
+    const burst = [reloader.trigger('b'), reloader.trigger('c'), reloader.trigger('d')];
+    release?.();
+    await expect.poll(() => calls).toBe(2); // b, c and d folded into one follow-up
+    release?.();
+    await Promise.all([first, ...burst]);
+    expect(calls).toBe(2);
+    expect(maxRunning).toBe(1);
+    reloader.stop();
+  });
+
+  it('backs off by doubling up to the cap', () => {
+    expect([1, 2, 3, 4, 5, 10].map((n) => retryDelay(n, 1000, 8000))).toEqual([1000, 2000, 4000, 8000, 8000, 8000]);
+  });
+});
