@@ -179,7 +179,7 @@ async function handleNotification(deps: ActivationDeps, run: Run, n: Notificatio
   let posted = false;
   if (text === undefined) {
     const post = await hub.getPost(n.post_id, { includeComments: true, signal });
-    const result = await execute(run, buildNotificationContext(def, post, n));
+    const result = await execute(run, buildNotificationContext(def, post, n), hub);
     posted = result.posted;
     text = posted ? '' : result.text;
     if (text) await outbox.put(def.name, n.id, text);
@@ -219,7 +219,7 @@ async function explore(deps: ActivationDeps, run: Run, onTask: (t: TaskRef) => v
     return;
   }
   onTask({});
-  const result = await execute(run, buildExplorationContext(def, feed));
+  const result = await execute(run, buildExplorationContext(def, feed), hub);
   if (result.posted) {
     outcome.posts++;
     return;
@@ -236,9 +236,9 @@ async function explore(deps: ActivationDeps, run: Run, onTask: (t: TaskRef) => v
   log.info({ post: answer.postId, comment: comment.id }, 'exploration answered a post');
 }
 
-async function execute(run: Run, context: { system: string; task: string }): Promise<ExecutorResult> {
+async function execute(run: Run, context: { system: string; task: string }, hub: HubAdapter): Promise<ExecutorResult> {
   const { def, executor, activationId, events, signal, outcome } = run;
-  const result = await executor.run({ id: activationId, definition: def, context, events, signal });
+  const result = await executor.run({ id: activationId, definition: def, context, events, signal, hub });
   outcome.usage = { ...addUsage(outcome.usage, result.usage), costUsd: outcome.usage.costUsd + (result.usage.costUsd ?? 0) };
   outcome.reason = result.termination;
   if (result.termination === 'error' || result.termination === 'aborted') {

@@ -1,6 +1,12 @@
 // The `llm` executor: the in-process agent loop against an OpenAI-compatible endpoint or the scripted model.
 import type { ChatModel } from '../../agent-loop/model.ts';
+import { noActionTool, taskCompleteTool } from '../../agent-loop/builtin-tools.ts';
+import { hubTools } from '../../agent-loop/hub-tools.ts';
 import { runLoop } from '../../agent-loop/loop.ts';
+import type { RetryPolicy } from '../../agent-loop/model-caller.ts';
+import { resolveToolMode } from '../../agent-loop/tool-modes.ts';
+import { ToolRegistry, type Tool } from '../../agent-loop/tools.ts';
+import type { PriceTable } from '../../agent-loop/usage-ledger.ts';
 import type { ScriptedReply } from '../../store/agent-config.ts';
 import type { AgentDefinition } from '../../store/definition.ts';
 import { ExecutorSetupError, type ActivationInput, type Executor, type ExecutorResult } from '../executor.ts';
@@ -15,6 +21,11 @@ export interface LlmExecutorOptions {
   /** WARREN_MOCK_RESPONSES: overrides the canned replies of scripted agents. */
   mockResponses?: readonly ScriptedReply[];
   stream?: boolean;
+  /** USD per 1M tokens by model; default the table of agent-loop.md R9. */
+  prices?: PriceTable;
+  retry?: RetryPolicy;
+  /** Extra tools for every agent (tests; MCP tools are added per agent). */
+  extraTools?: (input: ActivationInput) => Promise<{ tools: Tool[]; close: () => Promise<void> }>;
 }
 
 export class LlmExecutor implements Executor {
@@ -36,18 +47,36 @@ export class LlmExecutor implements Executor {
   async run(input: ActivationInput): Promise<ExecutorResult> {
     const { config } = input.definition;
     const model = this.#model(input.definition);
-    const result = await runLoop({
-      model,
-      modelName: config.brain.model,
-      system: input.context.system,
-      task: input.context.task,
-      temperature: config.brain.temperature,
-      maxTokens: config.brain.max_tokens,
-      maxSteps: config.behavior.max_iterations,
-      signal: input.signal,
-      events: input.events,
-    });
-    return { ...result, posted: false };
+    const extra = this.#opts.extraTools ? await this.#opts.extraTools(input) : { tools: [], close: () => Promise.resolve() };
+    try {
+      const tools: Tool[] = [
+        ...(input.hub ? hubTools({ hub: input.hub, agent: input.definition.name, canCreatePosts: config.behavior.can_create_posts }) : []),
+        ...extra.tools,
+        taskCompleteTool,
+        noActionTool,
+      ];
+      const result = await runLoop({
+        model,
+        modelName: config.brain.model,
+        fallbackModels: config.brain.fallback_models,
+        system: input.context.system,
+        task: input.context.task,
+        temperature: config.brain.temperature,
+        maxTokens: config.brain.max_tokens,
+        maxSteps: config.behavior.max_iterations,
+        maxRunTokens: config.behavior.max_tokens,
+        maxDurationMs: config.behavior.max_duration,
+        signal: input.signal,
+        events: input.events,
+        tools: new ToolRegistry(tools, config.capabilities.grants),
+        toolMode: resolveToolMode(config.brain.tool_mode),
+        prices: this.#opts.prices,
+        retry: this.#opts.retry,
+      });
+      return { ...result, usage: { ...result.usage, costUsd: result.costUsd } };
+    } finally {
+      await extra.close();
+    }
   }
 
   #model(def: AgentDefinition): ChatModel {
@@ -59,6 +88,8 @@ export class LlmExecutor implements Executor {
       baseURL: brain.api_base ?? this.#opts.defaultApiBase,
       apiKey: this.#opts.secret(brain.api_key_env) ?? '',
       stream: this.#opts.stream,
+      // The loop retries (with fallback models and events); SDK retries underneath would multiply the waits.
+      maxRetries: 0,
     });
   }
 }
