@@ -75,6 +75,8 @@ function readString(text: string, start: number, quote: string): { literal: stri
     if (ch === quote) return { literal: `"${body}"`, next: i + 1 };
     if (ch === '"') body += '\\"';
     else if (ch === '\n') body += '\\n';
+    else if (ch === '\t') body += '\\t';
+    else if (ch === '\r') body += '\\r';
     else body += ch;
     i++;
   }

@@ -36,7 +36,6 @@ describe('parallel tool calls', () => {
         return { status: 'ok', content: `slept ${String(args.q)}` };
       },
     });
-    let started = 0;
     let ended = 0;
     const model = new FnModel((_r, n) => {
       if (n === 1) return { calls: ['a', 'b', 'c'].map((q) => ({ id: `id_${q}`, name: 'sleepy', arguments: { q } })) };
@@ -45,7 +44,7 @@ describe('parallel tool calls', () => {
     });
     const ev = events();
     const loop = runLoop(input(model, [sleepy], { events: ev }));
-    started = Date.now();
+    const started = Date.now();
     const r = await loop;
     expect(ended - started).toBeLessThan(450);
     expect(finished).toEqual(['b', 'c', 'a']); // they really overlapped
@@ -135,7 +134,7 @@ describe('output cap', () => {
     const huge = makeTool('huge', { run: () => ({ status: 'ok', content: 'x'.repeat(1_000_000) + 'TAIL' }) });
     const model = new FnModel((_r, n) => (n === 1 ? { calls: [{ name: 'huge', arguments: {} }] } : { content: 'ok' }));
     const r = await runLoop(input(model, [huge]));
-    const sent = model.requests[1]!.messages.find((m) => m.role === 'tool')!.content!;
+    const sent = model.requests[1]!.messages.find((m) => m.role === 'tool')!.content;
     expect(sent.length).toBeLessThanOrEqual(16_000);
     expect(sent).toContain('output capped at 16000 characters');
     expect(sent.endsWith('TAIL')).toBe(true);

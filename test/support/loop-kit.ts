@@ -27,7 +27,7 @@ export class FnModel implements ChatModel {
 
   async complete(req: ModelRequest): Promise<ModelResponse> {
     const { signal, onDelta: _onDelta, ...rest } = req;
-    this.requests.push(structuredClone(rest) as RecordedModelRequest);
+    this.requests.push(structuredClone<RecordedModelRequest>(rest));
     const turn = await this.#script(req, this.requests.length);
     if (turn.delayMs) await sleep(turn.delayMs, signal);
     const toolCalls: ToolCall[] = (turn.calls ?? []).map((c) => ({
