@@ -3,6 +3,7 @@ import type { ChatModel } from '../../agent-loop/model.ts';
 import { noActionTool, taskCompleteTool } from '../../agent-loop/builtin-tools.ts';
 import { hubTools } from '../../agent-loop/hub-tools.ts';
 import { runLoop } from '../../agent-loop/loop.ts';
+import { connectMcpServers } from '../../agent-loop/mcp-tools.ts';
 import type { RetryPolicy } from '../../agent-loop/model-caller.ts';
 import { resolveToolMode } from '../../agent-loop/tool-modes.ts';
 import { ToolRegistry, type Tool } from '../../agent-loop/tools.ts';
@@ -48,10 +49,12 @@ export class LlmExecutor implements Executor {
     const { config } = input.definition;
     const model = this.#model(input.definition);
     const extra = this.#opts.extraTools ? await this.#opts.extraTools(input) : { tools: [], close: () => Promise.resolve() };
+    const mcp = await connectMcpServers(config.capabilities.mcp_servers, { grants: config.capabilities.grants, secret: this.#opts.secret, events: input.events });
     try {
       const tools: Tool[] = [
         ...(input.hub ? hubTools({ hub: input.hub, agent: input.definition.name, canCreatePosts: config.behavior.can_create_posts }) : []),
         ...extra.tools,
+        ...mcp.tools,
         taskCompleteTool,
         noActionTool,
       ];
@@ -75,7 +78,7 @@ export class LlmExecutor implements Executor {
       });
       return { ...result, usage: { ...result.usage, costUsd: result.costUsd } };
     } finally {
-      await extra.close();
+      await Promise.all([extra.close(), mcp.close()]);
     }
   }
 
