@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { WatchPolicy } from '../local-hub/watch/access.ts';
 import { LocalFolderStore } from '../store/local-store.ts';
 import { DefinitionError, formatProblem } from '../store/problems.ts';
+import { registerRunCommand } from './commands/run.ts';
 import { loadWarrenConfig } from './config.ts';
 import { createLogger } from './logger.ts';
 
@@ -78,6 +79,8 @@ export function buildCli(): Command {
       console.log(`${agents.length} agent${agents.length === 1 ? '' : 's'} valid${errors ? `, ${errors} problem${errors === 1 ? '' : 's'}` : ''} in ${relative(process.cwd(), store.agentsDir) || '.'}`);
       process.exitCode = errors ? 1 : 0;
     });
+
+  registerRunCommand(program);
 
   return program;
 }
