@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { WatchPolicy } from '../local-hub/watch/access.ts';
 import { LocalFolderStore } from '../store/local-store.ts';
 import { DefinitionError, formatProblem } from '../store/problems.ts';
+import { registerMcpCommand } from './commands/mcp-hub.ts';
 import { registerRunCommand } from './commands/run.ts';
 import { loadWarrenConfig } from './config.ts';
 import { createLogger } from './logger.ts';
@@ -81,6 +82,7 @@ export function buildCli(): Command {
     });
 
   registerRunCommand(program);
+  registerMcpCommand(program);
 
   return program;
 }
