@@ -15,6 +15,9 @@ export type ActivationEventBody =
   | { type: 'progress'; step: number; max_steps: number; action: 'tool_call' | 'delegate'; target: string }
   | { type: 'tool_call'; id: string; name: string; arguments: Record<string, unknown> }
   | { type: 'tool_result'; id: string; name: string; status: ToolResultStatus; excerpt: string }
+  | { type: 'delegation_request'; id: string; agent: string; task: string; depth: number; max_tokens: number; max_duration_ms: number }
+  | { type: 'delegation_response'; id: string; agent: string; termination: TerminationReason; excerpt: string; tokens: number }
+  | { type: 'delegation_error'; id: string; agent: string; message: string }
   | { type: 'loop_warning'; kind: 'repeat' | 'format' | 'repair'; message: string }
   | { type: 'budget_update'; used_tokens: number; max_tokens: number; cost_usd: number }
   | { type: 'agent_response'; text: string; partial: boolean }

@@ -4,7 +4,7 @@
 // guarantees the two invariants: every call has exactly one result before the next model call, and every
 // run ends with exactly one termination reason, never an exception.
 import type { EventLog } from './events.ts';
-import { admitCall, estimatePromptTokens, stepNote, wrapUpReplyTokens, wrapUpTimeReserveMs, WRAP_UP_PROMPT, type Limits } from './limits.ts';
+import { admitCall, estimatePromptTokens, stepNote, wrapUpReplyTokens, wrapUpTimeReserveMs, wrapUpTokenReserve, WRAP_UP_PROMPT, type Limits } from './limits.ts';
 import { LoopGuard } from './loop-guard.ts';
 import type { ChatMessage, TokenUsage, ToolCall } from './messages.ts';
 import { callWithRetries, DEFAULT_RETRY, type RetryPolicy } from './model-caller.ts';
@@ -94,6 +94,8 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
 
   // The deadline fires early by the wrap-up's time slice; the caller's signal (cancel, shutdown) is "aborted".
   const deadline = new AbortController();
+  const deadlineAt = Date.now() + Math.max(1, limits.maxDurationMs - wrapUpTimeReserveMs(limits));
+  const remaining = (): { tokens: number; ms: number } => ({ tokens: Math.max(0, limits.maxTokens - wrapUpTokenReserve(limits) - ledger.tokens), ms: Math.max(0, deadlineAt - Date.now()) });
   const deadlineTimer = setTimeout(() => deadline.abort(new Error('deadline')), Math.max(1, limits.maxDurationMs - wrapUpTimeReserveMs(limits)));
   const runSignal = AbortSignal.any([input.signal, deadline.signal]);
 
@@ -204,12 +206,14 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
       const results =
         verdict.kind === 'loop_detected'
           ? runnable.map((p): ToolResultRecord => ({ call: p.call, status: 'rejected', content: `Rejected: ${verdict.message}.`, tool: p.tool }))
-          : await runToolCalls(runnable, { registry, signal: runSignal, activationId: events.activationId, step, maxSteps: limits.maxSteps, events, outputCap: input.outputCap, defaultTimeoutMs: input.toolTimeoutMs });
+          : await runToolCalls(runnable, { registry, signal: runSignal, activationId: events.activationId, step, maxSteps: limits.maxSteps, events, outputCap: input.outputCap, defaultTimeoutMs: input.toolTimeoutMs, remaining });
       for (const r of results) {
         history.push({ role: 'tool', toolCallId: r.call.id, name: r.call.name, content: r.content });
         toolResults.push(r);
+        if (r.ledger) ledger.absorb(r.ledger);
         if (r.status === 'ok' && r.tool?.postsToHub) posted = true;
       }
+      if (results.some((r) => r.ledger?.length)) events.emit({ type: 'budget_update', used_tokens: ledger.tokens, max_tokens: limits.maxTokens, cost_usd: ledger.costUsd });
       for (const u of unknown) history.push({ role: 'user', content: `Error: ${u.message}` });
       if (verdict.kind === 'loop_detected') {
         events.emit({ type: 'loop_warning', kind: 'repeat', message: verdict.message });

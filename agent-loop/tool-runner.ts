@@ -6,6 +6,7 @@ import type { EventLog, ToolResultStatus } from './events.ts';
 import type { ToolCall } from './messages.ts';
 import type { PreparedCall } from './tool-repair.ts';
 import type { Tool, ToolRegistry } from './tools.ts';
+import type { LedgerEntry } from './usage-ledger.ts';
 
 export interface ToolResultRecord {
   call: ToolCall;
@@ -15,6 +16,8 @@ export interface ToolResultRecord {
   /** Set when the content was capped: the full output, for the activation record. */
   fullLength?: number;
   tool?: Tool;
+  /** Model calls made by the tool (a delegate's), to be charged to the run. */
+  ledger?: readonly LedgerEntry[];
 }
 
 export type RunnableCall = Exclude<PreparedCall, { kind: 'unknown' }>;
@@ -29,6 +32,7 @@ export interface RunnerOptions {
   outputCap?: number;
   concurrency?: number;
   defaultTimeoutMs?: number;
+  remaining?: () => { tokens: number; ms: number };
 }
 
 export const DEFAULT_OUTPUT_CAP = 16_000;
@@ -103,9 +107,9 @@ async function runOne(c: RunnableCall, index: number, opts: RunnerOptions): Prom
     opts.signal.addEventListener('abort', onAbort, { once: true });
   });
   const executed = tool
-    .execute(call.arguments, { signal, callId: call.id, idempotencyKey: `${opts.activationId}:${opts.step}:${index + 1}`, step: opts.step })
+    .execute(call.arguments, { signal, callId: call.id, idempotencyKey: `${opts.activationId}:${opts.step}:${index + 1}`, step: opts.step, remaining: opts.remaining?.() })
     .then(
-      (o) => done(o.status, o.content),
+      (o) => ({ ...done(o.status, o.content), ...(o.ledger ? { ledger: o.ledger } : {}) }),
       (err: unknown) => done('error', `Error: ${call.name} failed: ${err instanceof Error ? err.message : String(err)}`),
     );
   try {

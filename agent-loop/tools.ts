@@ -3,6 +3,7 @@
 import type { ToolResultStatus } from './events.ts';
 import { hasGrant } from './grants.ts';
 import type { ToolDefinition } from './model.ts';
+import type { LedgerEntry } from './usage-ledger.ts';
 
 export interface ToolContext {
   signal: AbortSignal;
@@ -10,11 +11,15 @@ export interface ToolContext {
   /** Stable across retries of the activation: `<activationId>:<step>:<n>`. */
   idempotencyKey: string;
   step: number;
+  /** What is left of the run's budget when the call starts (delegations carve theirs out of it). */
+  remaining?: { tokens: number; ms: number };
 }
 
 export interface ToolOutcome {
   status: Extract<ToolResultStatus, 'ok' | 'error'>;
   content: string;
+  /** Model calls the tool made on the run's behalf (a delegate's), charged to the run's ledger. */
+  ledger?: readonly LedgerEntry[];
 }
 
 export interface Tool {

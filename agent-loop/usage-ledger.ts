@@ -56,6 +56,11 @@ export class UsageLedger {
     return entry;
   }
 
+  /** Entries of model calls made on this run's behalf elsewhere (a delegate's), costed already. */
+  absorb(entries: readonly LedgerEntry[]): void {
+    this.entries.push(...entries);
+  }
+
   get usage(): TokenUsage {
     return this.entries.reduce<TokenUsage>((acc, e) => addUsage(acc, e), ZERO_USAGE);
   }

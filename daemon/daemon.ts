@@ -11,6 +11,7 @@ import { BudgetCache } from '../scheduler/budget-cache.ts';
 import { LeaderLease } from '../scheduler/lease.ts';
 import { Scheduler } from '../scheduler/scheduler.ts';
 import { LocalFolderStore } from '../store/local-store.ts';
+import type { AgentDefinition } from '../store/definition.ts';
 import type { ActivationOutcome } from './activation.ts';
 import { ActivationRecords } from './activation-records.ts';
 import { AgentRegistry } from './agent-registry.ts';
@@ -71,6 +72,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       defaultApiBase: env.OPENAI_BASE_URL,
       mockResponses: env.WARREN_MOCK_RESPONSES ? parseMockResponses(env.WARREN_MOCK_RESPONSES) : undefined,
       stream: config.executors.llm.stream,
+      // Late-bound: the registry is built from this executor, and delegation looks agents up at run time.
+      agents: { get: (name): AgentDefinition | undefined => registry.get(name) },
     });
     const executors = new ExecutorRegistry(llm);
     const registry = new AgentRegistry({ store: new LocalFolderStore(config.store.path), executors, logger });

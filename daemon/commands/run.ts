@@ -95,6 +95,7 @@ export async function runAgent(agentName: string, opts: RunOptions, env: NodeJS.
     defaultApiBase: env.OPENAI_BASE_URL,
     mockResponses: env.WARREN_MOCK_RESPONSES ? parseMockResponses(env.WARREN_MOCK_RESPONSES) : undefined,
     stream: config.executors.llm.stream,
+    agents: { get: (name) => agents.find((a) => a.name === name) },
   });
   const missing = executor.missingRequirement(def);
   if (missing) {

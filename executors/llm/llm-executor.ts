@@ -2,7 +2,9 @@
 import type { ChatModel } from '../../agent-loop/model.ts';
 import { noActionTool, taskCompleteTool } from '../../agent-loop/builtin-tools.ts';
 import { hubTools } from '../../agent-loop/hub-tools.ts';
-import { runLoop } from '../../agent-loop/loop.ts';
+import { delegationTools } from '../../agent-loop/delegation.ts';
+import { EventLog } from '../../agent-loop/events.ts';
+import { runLoop, type LoopResult } from '../../agent-loop/loop.ts';
 import { connectMcpServers } from '../../agent-loop/mcp-tools.ts';
 import type { RetryPolicy } from '../../agent-loop/model-caller.ts';
 import { resolveToolMode } from '../../agent-loop/tool-modes.ts';
@@ -10,6 +12,7 @@ import { ToolRegistry, type Tool } from '../../agent-loop/tools.ts';
 import type { PriceTable } from '../../agent-loop/usage-ledger.ts';
 import type { ScriptedReply } from '../../store/agent-config.ts';
 import type { AgentDefinition } from '../../store/definition.ts';
+import { renderSystemPrompt } from '../../prompts/context.ts';
 import { ExecutorSetupError, type ActivationInput, type Executor, type ExecutorResult } from '../executor.ts';
 import { OpenAIChatModel } from './openai-model.ts';
 import { ScriptedChatModel } from './scripted-model.ts';
@@ -25,6 +28,10 @@ export interface LlmExecutorOptions {
   /** USD per 1M tokens by model; default the table of agent-loop.md R9. */
   prices?: PriceTable;
   retry?: RetryPolicy;
+  /** Agent definitions by name, for delegation (capabilities.delegates); without it no delegate tools are offered. */
+  agents?: { get(name: string): AgentDefinition | undefined };
+  /** Most delegations deep (A→B is 1); default 2. */
+  maxDelegationDepth?: number;
   /** Extra tools for every agent (tests; MCP tools are added per agent). */
   extraTools?: (input: ActivationInput) => Promise<{ tools: Tool[]; close: () => Promise<void> }>;
 }
@@ -46,6 +53,12 @@ export class LlmExecutor implements Executor {
   }
 
   async run(input: ActivationInput): Promise<ExecutorResult> {
+    const result = await this.#run(input, { chain: [input.definition.name] });
+    return { ...result, usage: { ...result.usage, costUsd: result.costUsd } };
+  }
+
+  /** One run of the loop; a delegate runs through here too, with the chain so far and its carved limits. */
+  async #run(input: ActivationInput, d: { chain: string[]; tokenCap?: number; durationCapMs?: number }): Promise<LoopResult> {
     const { config } = input.definition;
     const model = this.#model(input.definition);
     const extra = this.#opts.extraTools ? await this.#opts.extraTools(input) : { tools: [], close: () => Promise.resolve() };
@@ -55,6 +68,7 @@ export class LlmExecutor implements Executor {
         ...(input.hub ? hubTools({ hub: input.hub, agent: input.definition.name, canCreatePosts: config.behavior.can_create_posts }) : []),
         ...extra.tools,
         ...mcp.tools,
+        ...this.#delegationTools(input, d.chain),
         taskCompleteTool,
         noActionTool,
       ];
@@ -67,8 +81,8 @@ export class LlmExecutor implements Executor {
         temperature: config.brain.temperature,
         maxTokens: config.brain.max_tokens,
         maxSteps: config.behavior.max_iterations,
-        maxRunTokens: config.behavior.max_tokens,
-        maxDurationMs: config.behavior.max_duration,
+        maxRunTokens: Math.min(config.behavior.max_tokens, d.tokenCap ?? Infinity),
+        maxDurationMs: Math.min(config.behavior.max_duration, d.durationCapMs ?? Infinity),
         signal: input.signal,
         events: input.events,
         tools: new ToolRegistry(tools, config.capabilities.grants),
@@ -76,10 +90,33 @@ export class LlmExecutor implements Executor {
         prices: this.#opts.prices,
         retry: this.#opts.retry,
       });
-      return { ...result, usage: { ...result.usage, costUsd: result.costUsd } };
+      return result;
     } finally {
       await Promise.all([extra.close(), mcp.close()]);
     }
+  }
+
+  #delegationTools(input: ActivationInput, chain: string[]): Tool[] {
+    const agents = this.#opts.agents;
+    const delegates = input.definition.config.capabilities.delegates;
+    if (!agents || !delegates.length) return [];
+    return delegationTools({
+      delegates,
+      chain,
+      maxDepth: this.#opts.maxDelegationDepth,
+      events: input.events,
+      run: async (agent, task, limits) => {
+        const def = agents.get(agent);
+        if (!def) throw new Error(`agent ${agent} is not defined here`);
+        // The delegate is its own activation: its own definition, prompt, grants and event stream.
+        const events = new EventLog(`${input.id}/${agent}`);
+        const r = await this.#run(
+          { id: events.activationId, definition: def, context: { system: renderSystemPrompt(def), task }, events, signal: limits.signal, hub: input.hub },
+          { chain: limits.chain, tokenCap: limits.maxTokens, durationCapMs: limits.maxDurationMs },
+        );
+        return { text: r.text, termination: r.termination, ledger: r.ledger, error: r.error?.message };
+      },
+    });
   }
 
   #model(def: AgentDefinition): ChatModel {
