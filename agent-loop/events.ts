@@ -18,6 +18,7 @@ export type ActivationEventBody =
   | { type: 'delegation_request'; id: string; agent: string; task: string; depth: number; max_tokens: number; max_duration_ms: number }
   | { type: 'delegation_response'; id: string; agent: string; termination: TerminationReason; excerpt: string; tokens: number }
   | { type: 'delegation_error'; id: string; agent: string; message: string }
+  | { type: 'compaction'; dropped_turns: number; before_tokens: number; after_tokens: number }
   | { type: 'loop_warning'; kind: 'repeat' | 'format' | 'repair'; message: string }
   | { type: 'budget_update'; used_tokens: number; max_tokens: number; cost_usd: number }
   | { type: 'agent_response'; text: string; partial: boolean }

@@ -3,6 +3,7 @@
 // (limits, loop-guard, tool-repair, tool-runner's planner); this file is the shell that sequences them and
 // guarantees the two invariants: every call has exactly one result before the next model call, and every
 // run ends with exactly one termination reason, never an exception.
+import { compactHistory } from './compaction.ts';
 import type { EventLog } from './events.ts';
 import { admitCall, estimatePromptTokens, stepNote, wrapUpReplyTokens, wrapUpTimeReserveMs, wrapUpTokenReserve, WRAP_UP_PROMPT, type Limits } from './limits.ts';
 import { LoopGuard } from './loop-guard.ts';
@@ -42,6 +43,8 @@ export interface LoopInput {
   /** Tool output cap in characters (default 16,000). */
   outputCap?: number;
   toolTimeoutMs?: number;
+  /** The model's context window in tokens (default 128,000): older turns are compacted before it is reached. */
+  contextWindowTokens?: number;
   noActionSentinels?: readonly string[];
 }
 
@@ -166,6 +169,11 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
       if (deadline.signal.aborted) return await wrapUp('deadline', `the run reached its time limit of ${limits.maxDurationMs} ms`);
       if (step >= limits.maxSteps) return await wrapUp('max_steps', `the run reached its step limit of ${limits.maxSteps}`);
 
+      const compacted = compactHistory(history, mode === 'native' ? definitions : [], { windowTokens: input.contextWindowTokens ?? 128_000, replyTokens: limits.maxResponseTokens });
+      if (compacted) {
+        history.splice(0, history.length, ...compacted.messages);
+        events.emit({ type: 'compaction', dropped_turns: compacted.droppedTurns, before_tokens: compacted.beforeTokens, after_tokens: compacted.afterTokens });
+      }
       const messages = [...renderHistory(history, mode), { role: 'system' as const, content: stepNote(step + 1, limits.maxSteps) }];
       const admitted = admitCall(limits, ledger.tokens, estimatePromptTokens(messages, mode === 'native' ? definitions : []));
       if (!admitted.ok) return await wrapUp('budget', admitted.message);

@@ -28,6 +28,8 @@ export interface LlmExecutorOptions {
   /** USD per 1M tokens by model; default the table of agent-loop.md R9. */
   prices?: PriceTable;
   retry?: RetryPolicy;
+  /** Context window in tokens by model name (default 128,000): the loop compacts older turns before reaching it. */
+  contextWindows?: Readonly<Record<string, number>>;
   /** Agent definitions by name, for delegation (capabilities.delegates); without it no delegate tools are offered. */
   agents?: { get(name: string): AgentDefinition | undefined };
   /** Most delegations deep (A→B is 1); default 2. */
@@ -89,6 +91,7 @@ export class LlmExecutor implements Executor {
         toolMode: resolveToolMode(config.brain.tool_mode),
         prices: this.#opts.prices,
         retry: this.#opts.retry,
+        contextWindowTokens: this.#opts.contextWindows?.[config.brain.model],
       });
       return result;
     } finally {
