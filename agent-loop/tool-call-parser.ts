@@ -11,12 +11,13 @@ export interface RawToolCall {
   rawArguments: unknown;
 }
 
-const FENCE = /```[ \t]*(tool_call|tool_calls|json)?[ \t]*\r?\n([\s\S]*?)```/g;
+const FENCE = /```[ \t]*(tool_call|tool_calls|delegate|json)?[ \t]*\r?\n([\s\S]*?)```/g;
 
 /** `nextId` yields ids unique within the activation (KAOS's `string_<tool>` collided on repeated tools). */
 export function parseTextToolCalls(content: string, nextId: () => string): RawToolCall[] {
   const fenced = [...content.matchAll(FENCE)];
-  const fromFences = fenced.filter((m) => m[1] === 'tool_call' || m[1] === 'tool_calls').flatMap((m) => callsFromText(m[2] ?? ''));
+  // Tagged blocks in reply order; a `delegate` block {"agent", "task"} is a call of delegate_to_<agent>.
+  const fromFences = fenced.flatMap((m) => (m[1] === 'tool_call' || m[1] === 'tool_calls' ? callsFromText(m[2] ?? '') : m[1] === 'delegate' ? delegationFrom(m[2] ?? '') : []));
   if (fromFences.length) return fromFences.map((c) => ({ ...c, id: nextId() }));
   // An untagged or json fence, or a raw object in the prose.
   for (const m of fenced) {
@@ -34,6 +35,12 @@ function callsFromText(text: string): Array<Omit<RawToolCall, 'id'>> {
     if (calls.length) return calls;
   }
   return [];
+}
+
+function delegationFrom(text: string): Array<Omit<RawToolCall, 'id'>> {
+  const v = tryParse(jsonObjects(text)[0] ?? '');
+  if (!isRecord(v) || typeof v.agent !== 'string') return [];
+  return [{ name: `delegate_to_${v.agent.replace(/-/g, '_')}`, rawArguments: { task: typeof v.task === 'string' ? v.task : '' } }];
 }
 
 function callsFromValue(v: unknown): Array<Omit<RawToolCall, 'id'>> {

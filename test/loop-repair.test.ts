@@ -155,3 +155,14 @@ describe('text-mode parser', () => {
     expect(parseTextToolCalls("```tool_call\n{'tool': 'a', 'arguments': {'x': 1},}\n```", ids())).toEqual([{ id: 't1', name: 'a', rawArguments: { x: 1 } }]);
   });
 });
+
+describe('text-mode delegation blocks', () => {
+  it('a fenced delegate block is a call of delegate_to_<agent>, in reply order with tool calls', () => {
+    let n = 0;
+    const text = '```tool_call\n{"tool": "hub_search", "arguments": {"query": "a"}}\n```\n```delegate\n{"agent": "research-agent", "task": "find sources"}\n```';
+    expect(parseTextToolCalls(text, () => `t${++n}`)).toEqual([
+      { id: 't1', name: 'hub_search', rawArguments: { query: 'a' } },
+      { id: 't2', name: 'delegate_to_research_agent', rawArguments: { task: 'find sources' } },
+    ]);
+  });
+});

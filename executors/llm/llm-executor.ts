@@ -28,6 +28,8 @@ export interface LlmExecutorOptions {
   /** USD per 1M tokens by model; default the table of agent-loop.md R9. */
   prices?: PriceTable;
   retry?: RetryPolicy;
+  /** Models known to lack native tool calling: `brain.tool_mode: auto` uses text mode for them. */
+  modelsWithoutTools?: readonly string[];
   /** Context window in tokens by model name (default 128,000): the loop compacts older turns before reaching it. */
   contextWindows?: Readonly<Record<string, number>>;
   /** Agent definitions by name, for delegation (capabilities.delegates); without it no delegate tools are offered. */
@@ -88,7 +90,7 @@ export class LlmExecutor implements Executor {
         signal: input.signal,
         events: input.events,
         tools: new ToolRegistry(tools, config.capabilities.grants),
-        toolMode: resolveToolMode(config.brain.tool_mode),
+        toolMode: resolveToolMode(config.brain.tool_mode, this.#opts.modelsWithoutTools?.includes(config.brain.model)),
         prices: this.#opts.prices,
         retry: this.#opts.retry,
         contextWindowTokens: this.#opts.contextWindows?.[config.brain.model],
