@@ -225,7 +225,8 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
       for (const u of unknown) history.push({ role: 'user', content: `Error: ${u.message}` });
       if (verdict.kind === 'loop_detected') {
         events.emit({ type: 'loop_warning', kind: 'repeat', message: verdict.message });
-        return finish({ termination: 'loop_detected', text: lastAssistantText(history), message: verdict.message }, false);
+        // A guard ends the run without an answer: text written while looping is not one worth posting.
+        return finish({ termination: 'loop_detected', message: verdict.message }, false);
       }
       if (verdict.kind === 'nudge') {
         events.emit({ type: 'loop_warning', kind: 'repeat', message: verdict.message });
@@ -239,7 +240,7 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
       }
       if (input.signal.aborted) return finish({ termination: 'aborted', message: 'aborted' }, false);
       const tripped = guard.afterResults(results.map((r) => ({ call: r.call, ok: r.status === 'ok', content: r.content })));
-      if (tripped) return finish({ termination: 'circuit_open', text: lastAssistantText(history), message: tripped }, false);
+      if (tripped) return finish({ termination: 'circuit_open', message: tripped }, false);
     }
   } catch (err) {
     // The last line of defence: whatever went wrong is a typed ending, never an escaped exception (R1).

@@ -25,6 +25,7 @@ describe('repeated calls', () => {
     const model = new FnModel(() => ({ calls: [{ name: 'lookup', arguments: { q: 'same' } }] }));
     const r = await runLoop(input(model, [lookup], { events: ev }));
     expect(r.termination).toBe('loop_detected');
+    expect(r.text).toBe('');
     expect(model.requests.length).toBeLessThanOrEqual(4);
     expect(lookup.calls).toHaveLength(3); // the 4th is rejected, not run
     expect(r.toolResults.at(-1)?.status).toBe('rejected');
