@@ -1,7 +1,7 @@
 // Wires one warren process: optional embedded hub, agent registry, scheduler, worker; and stops them in order.
 import type { Logger } from 'pino';
 import { HubClient } from '../hub-client/client.ts';
-import { LlmExecutor } from '../executors/llm/llm-executor.ts';
+import { LlmExecutor, llmSettings } from '../executors/llm/llm-executor.ts';
 import { parseMockResponses } from '../executors/llm/scripted-model.ts';
 import { applySeed, type SeedFile } from '../local-hub/seed.ts';
 import { startHub, type RunningHub } from '../local-hub/server.ts';
@@ -71,7 +71,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       secret: (name) => env[name],
       defaultApiBase: env.OPENAI_BASE_URL,
       mockResponses: env.WARREN_MOCK_RESPONSES ? parseMockResponses(env.WARREN_MOCK_RESPONSES) : undefined,
-      stream: config.executors.llm.stream,
+      ...llmSettings(config.executors.llm),
       // Late-bound: the registry is built from this executor, and delegation looks agents up at run time.
       agents: { get: (name): AgentDefinition | undefined => registry.get(name) },
     });

@@ -86,7 +86,7 @@ export async function runAgent(agentName: string, opts: RunOptions, env: NodeJS.
     console.error(`warren: no valid agent named ${agentName} in ${store.agentsDir}`);
     return 1;
   }
-  const { LlmExecutor } = await import('../../executors/llm/llm-executor.ts');
+  const { LlmExecutor, llmSettings } = await import('../../executors/llm/llm-executor.ts');
   const { parseMockResponses } = await import('../../executors/llm/scripted-model.ts');
   const { EventLog } = await import('../../agent-loop/events.ts');
   const executor = new LlmExecutor({
@@ -94,7 +94,7 @@ export async function runAgent(agentName: string, opts: RunOptions, env: NodeJS.
     secret: (name) => env[name],
     defaultApiBase: env.OPENAI_BASE_URL,
     mockResponses: env.WARREN_MOCK_RESPONSES ? parseMockResponses(env.WARREN_MOCK_RESPONSES) : undefined,
-    stream: config.executors.llm.stream,
+    ...llmSettings(config.executors.llm),
     agents: { get: (name) => agents.find((a) => a.name === name) },
   });
   const missing = executor.missingRequirement(def);

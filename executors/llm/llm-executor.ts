@@ -9,7 +9,7 @@ import { connectMcpServers } from '../../agent-loop/mcp-tools.ts';
 import type { RetryPolicy } from '../../agent-loop/model-caller.ts';
 import { resolveToolMode } from '../../agent-loop/tool-modes.ts';
 import { ToolRegistry, type Tool } from '../../agent-loop/tools.ts';
-import type { PriceTable } from '../../agent-loop/usage-ledger.ts';
+import { DEFAULT_PRICES, type Price, type PriceTable } from '../../agent-loop/usage-ledger.ts';
 import type { ScriptedReply } from '../../store/agent-config.ts';
 import type { AgentDefinition } from '../../store/definition.ts';
 import { renderSystemPrompt } from '../../prompts/context.ts';
@@ -28,6 +28,9 @@ export interface LlmExecutorOptions {
   /** USD per 1M tokens by model; default the table of agent-loop.md R9. */
   prices?: PriceTable;
   retry?: RetryPolicy;
+  /** Characters of one tool result the model sees (default 16,000). */
+  toolOutputCap?: number;
+  toolTimeoutMs?: number;
   /** Models known to lack native tool calling: `brain.tool_mode: auto` uses text mode for them. */
   modelsWithoutTools?: readonly string[];
   /** Context window in tokens by model name (default 128,000): the loop compacts older turns before reaching it. */
@@ -38,6 +41,18 @@ export interface LlmExecutorOptions {
   maxDelegationDepth?: number;
   /** Extra tools for every agent (tests; MCP tools are added per agent). */
   extraTools?: (input: ActivationInput) => Promise<{ tools: Tool[]; close: () => Promise<void> }>;
+}
+
+/** The executor's settings from warren.yaml's `executors.llm`. */
+export function llmSettings(c: { stream: boolean; prices: Record<string, Price>; context_windows: Record<string, number>; models_without_tools: string[]; tool_output_cap: number; tool_timeout: number }): Pick<LlmExecutorOptions, 'stream' | 'prices' | 'contextWindows' | 'modelsWithoutTools' | 'toolOutputCap' | 'toolTimeoutMs'> {
+  return {
+    stream: c.stream,
+    prices: { ...DEFAULT_PRICES, ...c.prices },
+    contextWindows: c.context_windows,
+    modelsWithoutTools: c.models_without_tools,
+    toolOutputCap: c.tool_output_cap,
+    toolTimeoutMs: c.tool_timeout,
+  };
 }
 
 export class LlmExecutor implements Executor {
@@ -94,6 +109,8 @@ export class LlmExecutor implements Executor {
         prices: this.#opts.prices,
         retry: this.#opts.retry,
         contextWindowTokens: this.#opts.contextWindows?.[config.brain.model],
+        outputCap: this.#opts.toolOutputCap,
+        toolTimeoutMs: this.#opts.toolTimeoutMs,
       });
       return result;
     } finally {
