@@ -74,3 +74,23 @@ describe('retries', () => {
     expect(backoffMs(1, p, 3000)).toBe(3000);
   });
 });
+
+describe('streams cut mid-way', () => {
+  const streaming = (): LoopInput['model'] => new OpenAIChatModel({ baseURL: fake.url, apiKey: 'sk-test', maxRetries: 0, stream: true });
+
+  it('a cut before any tool call began is retried', async () => {
+    fake.enqueue({ content: 'partial text that never finishes', cut_after_events: 2 }, 'whole answer');
+    const r = await runLoop(input({ model: streaming() }));
+    expect(r).toMatchObject({ termination: 'final', text: 'whole answer' });
+    expect(fake.requests).toHaveLength(2);
+  });
+
+  it('a cut after a tool call began streaming is never replayed', async () => {
+    // Event 0 is the role, 1 the call's identity, 2.. its argument fragments: cut inside the arguments.
+    fake.enqueue({ tool_calls: [{ id: 'c1', name: 'hub_post', arguments: { content: 'x'.repeat(100) } }], cut_after_events: 3 }, 'must not be asked');
+    const r = await runLoop(input({ model: streaming() }));
+    expect(r.termination).toBe('error');
+    expect(r.error?.message).toContain('stream broke after a tool call began');
+    expect(fake.requests).toHaveLength(1);
+  });
+});

@@ -152,5 +152,18 @@ function toModelError(err: unknown): ModelError {
       cause: err,
     });
   }
+  // A connection cut mid-stream surfaces from undici as a bare TypeError ("terminated"): a network error, retryable.
+  if (isNetworkError(err)) return new ModelError(`model stream interrupted: ${(err as Error).message}`, { retryable: true, cause: err });
   return new ModelError(err instanceof Error ? err.message : String(err), { retryable: false, cause: err });
+}
+
+const NETWORK_CODES = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+
+function isNetworkError(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && NETWORK_CODES.has(code)) return true;
+    if (e instanceof TypeError && (e.message === 'terminated' || e.message === 'fetch failed')) return true;
+  }
+  return false;
 }
