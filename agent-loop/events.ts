@@ -19,7 +19,7 @@ export type ActivationEventBody =
   | { type: 'delegation_response'; id: string; agent: string; termination: TerminationReason; excerpt: string; tokens: number }
   | { type: 'delegation_error'; id: string; agent: string; message: string }
   | { type: 'compaction'; dropped_turns: number; before_tokens: number; after_tokens: number }
-  | { type: 'loop_warning'; kind: 'repeat' | 'format' | 'repair'; message: string }
+  | { type: 'loop_warning'; kind: 'repeat' | 'format' | 'repair' | 'limit'; message: string }
   | { type: 'budget_update'; used_tokens: number; max_tokens: number; cost_usd: number }
   | { type: 'agent_response'; text: string; partial: boolean }
   | { type: 'error'; message: string }

@@ -99,7 +99,7 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
   const deadline = new AbortController();
   const deadlineAt = Date.now() + Math.max(1, limits.maxDurationMs - wrapUpTimeReserveMs(limits));
   const remaining = (): { tokens: number; ms: number } => ({ tokens: Math.max(0, limits.maxTokens - wrapUpTokenReserve(limits) - ledger.tokens), ms: Math.max(0, deadlineAt - Date.now()) });
-  const deadlineTimer = setTimeout(() => deadline.abort(new Error('deadline')), Math.max(1, limits.maxDurationMs - wrapUpTimeReserveMs(limits)));
+  const deadlineTimer = setTimeout(() => deadline.abort(new Error('deadline')), Math.max(1, deadlineAt - Date.now()));
   const runSignal = AbortSignal.any([input.signal, deadline.signal]);
 
   const call = async (messages: ChatMessage[], opts: { wrapUp: boolean; maxTokens: number; signal: AbortSignal; retry: RetryPolicy }): Promise<ModelResponse> => {
@@ -129,7 +129,8 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
   const finish = (e: Ending, partial: boolean): LoopResult => {
     clearTimeout(deadlineTimer);
     const text = (e.text ?? '').trim();
-    if (e.message && e.termination !== 'aborted') events.emit({ type: 'error', message: e.message });
+    if (e.message && (e.termination === 'error' || e.termination === 'circuit_open')) events.emit({ type: 'error', message: e.message });
+    if (e.message && (e.termination === 'max_steps' || e.termination === 'budget' || e.termination === 'deadline')) events.emit({ type: 'loop_warning', kind: 'limit', message: e.message });
     if (text || e.termination === 'final' || e.termination === 'stop_tool') events.emit({ type: 'agent_response', text, partial });
     events.emit({ type: 'activation_end', termination: e.termination, partial, usage: ledger.usage });
     return {
