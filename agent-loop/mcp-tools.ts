@@ -62,6 +62,8 @@ export async function connectMcpServers(servers: readonly McpServerConfig[], opt
     opts.events?.emit({ type: 'error', message: `MCP server ${server} not started: ${reason}` });
   };
   for (const s of servers) {
+    // `hub` names warren's own hub server, whose tools the loop already has built in (gated by hub:read/write).
+    if (s === 'hub') continue;
     if (typeof s === 'string') {
       skip(s, 'built-in MCP servers by name are not available in this build; declare {name, command} or {name, url}');
       continue;

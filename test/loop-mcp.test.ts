@@ -76,7 +76,7 @@ describe('MCP over streamable HTTP', () => {
 describe('MCP over stdio', () => {
   it('a server without its grant is never started; one with it is', async () => {
     const before = http.state.calls.length;
-    const set = await connectMcpServers([stdio('nogrant'), { name: 'web', url: http.url, headers: {} }, 'github'], { grants: ['hub:read'], secret });
+    const set = await connectMcpServers([stdio('nogrant'), { name: 'web', url: http.url, headers: {} }, 'github', 'hub'], { grants: ['hub:read'], secret });
     expect(set.tools).toEqual([]);
     expect(set.skipped.map((s) => s.server)).toEqual(['nogrant', 'web', 'github']);
     expect(set.skipped[0]!.reason).toContain('mcp:nogrant');
