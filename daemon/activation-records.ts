@@ -2,6 +2,7 @@
 // bounded history (per agent and overall), and announced on a channel for `warren logs --follow`.
 import type { Redis } from 'ioredis';
 import type { ActivationEvent } from '../agent-loop/events.ts';
+import type { PhaseTimings } from './phase-timer.ts';
 
 export interface ActivationRecord {
   activation_id: string;
@@ -18,6 +19,8 @@ export interface ActivationRecord {
   posts: number;
   handled_notifications: number;
   attempt: number;
+  /** Milliseconds per phase (budget, inbox, thread, context, executor, post, mark_read, report). */
+  timings?: PhaseTimings;
   error?: string;
   events: ActivationEvent[];
 }

@@ -4,7 +4,8 @@
 import type { Logger } from 'pino';
 import { EventLog, type ActivationEvent } from '../agent-loop/events.ts';
 import { addUsage, ZERO_USAGE, type TokenUsage } from '../agent-loop/messages.ts';
-import type { HubAdapter } from '../hub-client/adapter.ts';
+import type { HubAdapter, NotificationPage } from '../hub-client/adapter.ts';
+import { deadline } from '../hub-client/deadline.ts';
 import type { BudgetStatus, Notification } from '../hub-client/types.ts';
 import { ExecutorSetupError, type Executor, type ExecutorResult } from '../executors/executor.ts';
 import { buildNotificationContext } from '../prompts/context.ts';
@@ -15,14 +16,18 @@ import { budgetAllows } from '../scheduler/budget-gate.ts';
 import type { ExecutorRegistry } from './executor-registry.ts';
 import { parseExplorationAnswer } from './exploration-answer.ts';
 import { idempotencyKey, readKey } from './idempotency.ts';
+import type { InboxClaims } from '../scheduler/inbox-claims.ts';
 import type { ReplyOutbox } from './reply-outbox.ts';
 import { partitionInbox } from './inbox-policy.ts';
+import { PhaseTimer, type PhaseTimings } from './phase-timer.ts';
 
 export interface ActivationDeps {
   hub: HubAdapter;
   agents: { get(name: string): AgentDefinition | undefined };
   executors: ExecutorRegistry;
   outbox: ReplyOutbox;
+  /** Tells schedulers how many notifications this activation holds (the worker claims and releases). */
+  claims?: InboxClaims;
   logger: Logger;
   /** Most notifications answered in one activation; the rest stay unread and bring the agent back. */
   maxNotificationsPerActivation?: number;
@@ -54,6 +59,8 @@ export interface ActivationOutcome {
   usage: UsageWithCost;
   budget: BudgetStatus;
   events: ActivationEvent[];
+  /** Milliseconds spent per phase (hub calls, context, executor…). */
+  timings: PhaseTimings;
 }
 
 /** The activation could not finish; `retryable` says whether BullMQ should try it again. */
@@ -80,6 +87,7 @@ interface Run {
   signal: AbortSignal;
   log: Logger;
   outcome: ActivationOutcome;
+  timer: PhaseTimer;
 }
 
 /** `attempt` counts from 1; a retried activation keeps its id, so its hub writes replay instead of repeating. */
@@ -87,6 +95,7 @@ export async function runActivation(deps: ActivationDeps, activationId: string, 
   const { hub, logger } = deps;
   const log = logger.child({ agent: job.agent, activation: activationId, trigger: job.trigger });
   const events = new EventLog(activationId);
+  const timer = new PhaseTimer();
   const outcome: ActivationOutcome = {
     activationId,
     agent: job.agent,
@@ -99,6 +108,7 @@ export async function runActivation(deps: ActivationDeps, activationId: string, 
     usage: { ...ZERO_USAGE, costUsd: 0 },
     budget: 'healthy',
     events: events.events,
+    timings: timer.timings,
   };
 
   const def = deps.agents.get(job.agent);
@@ -109,8 +119,14 @@ export async function runActivation(deps: ActivationDeps, activationId: string, 
   const resolved = deps.executors.resolve(def);
   if ('unavailable' in resolved) throw new ActivationError(job.agent, resolved.unavailable, false);
 
+  // One signal for the whole activation: the worker's cancel (shutdown) or the agent's max_duration.
+  const limit = deadline(def.config.behavior.max_duration, jobSignal);
+  const signal = limit.signal;
+  // Reading the inbox does not depend on the budget's answer: both are asked at once (one round trip less).
+  const inbox = job.trigger === 'notification' ? timer.time('inbox', () => hub.listNotifications(def.name, { unreadOnly: true, limit: 50, signal })) : undefined;
+  inbox?.catch(() => undefined); // awaited (and its error surfaced) in answerInbox; ignored when the budget says no
   // The hub's word on the budget, asked fresh: at critical nothing runs; exploration only when healthy.
-  outcome.budget = await hub.budgetHealth(def.name).then(
+  outcome.budget = await timer.time('budget', () => hub.budgetHealth(def.name)).then(
     (b) => b.status,
     (err: unknown) => {
       log.warn({ err }, 'budget health unavailable; running anyway (fail open)');
@@ -118,18 +134,17 @@ export async function runActivation(deps: ActivationDeps, activationId: string, 
     },
   );
   if (!budgetAllows(outcome.budget, job.trigger)) {
+    limit.dispose();
     log.info({ budget: outcome.budget }, 'activation skipped by the budget');
     return { ...outcome, status: 'skipped', reason: `budget_${outcome.budget}` };
   }
 
   events.emit({ type: 'activation_start', agent: def.name, executor: def.config.type });
-  // One signal for the whole activation: the worker's cancel (shutdown) or the agent's max_duration.
-  const signal = AbortSignal.any([jobSignal, AbortSignal.timeout(def.config.behavior.max_duration)]);
-  const run: Run = { def, executor: resolved.executor, activationId, events, signal, log, outcome };
+  const run: Run = { def, executor: resolved.executor, activationId, events, signal, log, outcome, timer };
   let task: TaskRef | undefined;
   try {
     if (job.trigger === 'exploration') await explore(deps, run, (t) => (task = t));
-    else await answerInbox(deps, run, (t) => (task = t));
+    else await answerInbox(deps, run, inbox!, (t) => (task = t));
     outcome.status = outcome.replies + outcome.posts > 0 ? 'replied' : outcome.status;
     return outcome;
   } catch (err) {
@@ -138,30 +153,36 @@ export async function runActivation(deps: ActivationDeps, activationId: string, 
     const retryable = (err as { retryable?: unknown }).retryable !== false;
     throw new ActivationError(def.name, err instanceof Error ? err.message : String(err), retryable, { cause: err, task, usage: outcome.usage });
   } finally {
-    await reportUsage(hub, def.name, job.trigger, activationId, attempt, outcome.usage, log);
-    // Success or failure, the hub learns the agent ran, so staleness is reset (hub-api.md §8).
-    await hub.markActivated(def.name, { idempotencyKey: idempotencyKey(activationId, 'activated') }).catch((err: unknown) => {
-      log.warn({ err }, 'could not report the activation to the hub');
+    limit.dispose();
+    await timer.time('report', async () => {
+      await reportUsage(hub, def.name, job.trigger, activationId, attempt, outcome.usage, log);
+      // Success or failure, the hub learns the agent ran, so staleness is reset (hub-api.md §8).
+      await hub.markActivated(def.name, { idempotencyKey: idempotencyKey(activationId, 'activated') }).catch((err: unknown) => {
+        log.warn({ err }, 'could not report the activation to the hub');
+      });
     });
   }
 }
 
-async function answerInbox(deps: ActivationDeps, run: Run, onTask: (t: TaskRef) => void): Promise<void> {
+async function answerInbox(deps: ActivationDeps, run: Run, inbox: Promise<NotificationPage>, onTask: (t: TaskRef) => void): Promise<void> {
   const { hub } = deps;
   const { def, signal, outcome } = run;
-  const { notifications } = await hub.listNotifications(def.name, { unreadOnly: true, limit: 50, signal });
+  const { notifications } = await inbox;
+  await deps.claims?.claim(def.name, notifications.length, def.config.behavior.max_duration + 60_000); // what this run holds now
   const { actionable, ignorable } = partitionInbox(notifications, def.config.behavior);
   // Notifications the agent is configured not to answer are handled by policy: marking them read
   // keeps the agent from being woken for them again.
   if (ignorable.length) {
     const ids = ignorable.map((n) => n.id);
-    await hub.markRead(def.name, ids, { idempotencyKey: readKey(ids), signal });
+    await run.timer.time('mark_read', () => hub.markRead(def.name, ids, { idempotencyKey: readKey(ids), signal }));
+    await deps.claims?.settle(def.name, ids.length);
     outcome.handled.push(...ids);
   }
   for (const n of actionable.slice(0, deps.maxNotificationsPerActivation ?? 10)) {
     onTask({ notificationId: n.id, postId: n.post_id ?? undefined, from: n.from.name, excerpt: n.content ?? undefined });
     if (signal.aborted) throw new ActivationError(def.name, 'aborted', true);
     const replied = await handleNotification(deps, run, n);
+    await deps.claims?.settle(def.name, 1);
     outcome.handled.push(n.id);
     if (replied) outcome.replies++;
   }
@@ -178,8 +199,8 @@ async function handleNotification(deps: ActivationDeps, run: Run, n: Notificatio
   let text = await outbox.get(def.name, n.id);
   let posted = false;
   if (text === undefined) {
-    const post = await hub.getPost(n.post_id, { includeComments: true, signal });
-    const result = await execute(run, buildNotificationContext(def, post, n), hub);
+    const post = await run.timer.time('thread', () => hub.getPost(n.post_id!, { includeComments: true, signal }));
+    const result = await execute(run, run.timer.timeSync('context', () => buildNotificationContext(def, post, n)), hub);
     posted = result.posted;
     text = posted ? '' : result.text;
     if (text) await outbox.put(def.name, n.id, text);
@@ -189,14 +210,14 @@ async function handleNotification(deps: ActivationDeps, run: Run, n: Notificatio
   }
   if (text) {
     // Keyed by the notification, not the attempt: whichever activation answers it, the hub keeps one reply.
-    const comment = await hub.createComment(
-      { agent: def.name, postId: n.post_id, content: text, parentId: n.comment_id ?? null },
-      { idempotencyKey: `notification:${n.id}:reply`, signal },
+    const postId = n.post_id;
+    const comment = await run.timer.time('post', () =>
+      hub.createComment({ agent: def.name, postId, content: text, parentId: n.comment_id ?? null }, { idempotencyKey: `notification:${n.id}:reply`, signal }),
     );
     log.info({ notification: n.id, post: n.post_id, comment: comment.id }, 'replied');
   }
   // Only now, with the answer safely on the hub, is the notification read.
-  await hub.markRead(def.name, [n.id], { idempotencyKey: readKey([n.id]), signal });
+  await run.timer.time('mark_read', () => hub.markRead(def.name, [n.id], { idempotencyKey: readKey([n.id]), signal }));
   await outbox.clear(def.name, n.id);
   return Boolean(text) || posted;
 }
@@ -206,20 +227,20 @@ async function explore(deps: ActivationDeps, run: Run, onTask: (t: TaskRef) => v
   const { hub } = deps;
   const { def, signal, log, outcome, activationId } = run;
   const interests = def.config.interests;
-  const feed = await hub.discover(def.name, {
+  const feed = await run.timer.time('thread', () => hub.discover(def.name, {
     communities: interests.communities,
     keywords: [...interests.keywords, ...interests.topics],
     excludeResponded: true,
     limit: deps.explorationFeedSize ?? 10,
     signal,
-  });
+  }));
   if (feed.length === 0) {
     outcome.reason = 'empty_feed';
     log.info('nothing new to explore');
     return;
   }
   onTask({});
-  const result = await execute(run, buildExplorationContext(def, feed), hub);
+  const result = await execute(run, run.timer.timeSync('context', () => buildExplorationContext(def, feed)), hub);
   if (result.posted) {
     outcome.posts++;
     return;
@@ -231,14 +252,16 @@ async function explore(deps: ActivationDeps, run: Run, onTask: (t: TaskRef) => v
   }
   onTask({ postId: answer.postId });
   // Keyed by the activation: a retry of this exploration replays the same comment instead of adding one.
-  const comment = await hub.createComment({ agent: def.name, postId: answer.postId, content: answer.content }, { idempotencyKey: idempotencyKey(activationId, `explore:${answer.postId}:reply`), signal });
+  const comment = await run.timer.time('post', () =>
+    hub.createComment({ agent: def.name, postId: answer.postId, content: answer.content }, { idempotencyKey: idempotencyKey(activationId, `explore:${answer.postId}:reply`), signal }),
+  );
   outcome.replies++;
   log.info({ post: answer.postId, comment: comment.id }, 'exploration answered a post');
 }
 
 async function execute(run: Run, context: { system: string; task: string }, hub: HubAdapter): Promise<ExecutorResult> {
   const { def, executor, activationId, events, signal, outcome } = run;
-  const result = await executor.run({ id: activationId, definition: def, context, events, signal, hub });
+  const result = await run.timer.time('executor', () => executor.run({ id: activationId, definition: def, context, events, signal, hub }));
   outcome.usage = { ...addUsage(outcome.usage, result.usage), costUsd: outcome.usage.costUsd + (result.usage.costUsd ?? 0) };
   outcome.reason = result.termination;
   if (result.termination === 'error' || result.termination === 'aborted') {

@@ -49,7 +49,8 @@ export class AgentRegistry {
     }
     this.#agents = new Map(agents.map((a) => [a.name, a]));
     this.#runnable = runnable;
-    this.#logger.info({ loaded: agents.length, runnable: [...runnable], store: this.#store.location }, 'agent definitions loaded');
+    // Names only for a readable number of agents: with thousands the line would be the log.
+    this.#logger.info({ loaded: agents.length, runnable: runnable.size <= 50 ? [...runnable] : runnable.size, store: this.#store.location }, 'agent definitions loaded');
   }
 
   /** Makes sure every runnable agent exists on the hub; an agent already there is left as it is. */

@@ -9,6 +9,8 @@ import { registerMcpCommand } from './commands/mcp-hub.ts';
 import { registerRunCommand } from './commands/run.ts';
 import { loadWarrenConfig } from './config.ts';
 import { createLogger } from './logger.ts';
+import { registerOpsCommands } from './ops/commands.ts';
+import type { DaemonRole } from './daemon.ts';
 
 // Commands load their heavy parts (BullMQ, the hub, the SDKs) only when they run, so `--help` and
 // `validate` start fast.
@@ -23,12 +25,13 @@ export function buildCli(): Command {
     .description('run the scheduler and workers (and the local hub when hub.embedded is true)')
     .option('-c, --config <file>', 'warren config file', 'warren.yaml')
     .option('--seed <file>', 'load demo agents, communities and posts into the embedded hub (e.g. examples/hub-seed.yaml)')
-    .action(async (opts: { config: string; seed?: string }) => {
+    .option('--role <role>', 'all, scheduler or worker (scale workers out on other machines sharing Redis)', parseRole, 'all' as DaemonRole)
+    .action(async (opts: { config: string; seed?: string; role: DaemonRole }) => {
       const logger = createLogger();
       const config = loadWarrenConfig(opts.config);
       const seed = opts.seed === undefined ? undefined : (await import('../local-hub/seed.ts')).readSeedFile(opts.seed);
       const { startDaemon } = await import('./daemon.ts');
-      const daemon = await startDaemon({ config, logger, env: process.env, seed });
+      const daemon = await startDaemon({ config, logger, env: process.env, seed, role: opts.role });
       if (daemon.generatedAdminKey) {
         logger.info(`hub admin key (generated for this run; set WARREN_HUB_ADMIN_KEY to choose one): ${daemon.generatedAdminKey}`);
       }
@@ -81,6 +84,7 @@ export function buildCli(): Command {
       process.exitCode = errors ? 1 : 0;
     });
 
+  registerOpsCommands(program);
   registerRunCommand(program);
   registerMcpCommand(program);
 
@@ -115,6 +119,11 @@ function onShutdownSignal(logger: Logger, stop: () => Promise<void>): void {
 function parseWatchPolicy(v: string): WatchPolicy {
   if (v === 'loopback' || v === 'any' || v === 'off') return v;
   throw new InvalidArgumentError('expected loopback, any or off');
+}
+
+function parseRole(v: string): DaemonRole {
+  if (v === 'all' || v === 'scheduler' || v === 'worker') return v;
+  throw new InvalidArgumentError('expected all, scheduler or worker');
 }
 
 function parsePort(v: string): number {

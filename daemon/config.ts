@@ -49,7 +49,17 @@ export const WarrenConfigSchema = z.strictObject({
       budget_ttl: durationMs.default(30_000),
     })
     .prefault({}),
-  workers: z.strictObject({ concurrency: z.number().int().min(1).max(10_000).default(50) }).prefault({}),
+  workers: z
+    .strictObject({
+      concurrency: z.number().int().min(1).max(10_000).default(50),
+      /** At shutdown, running activations get this long to finish before they are aborted. */
+      shutdown_grace: durationMs.default(30_000),
+      /** A worker's claim on a running job; renewed every half of it. A dead worker's jobs return after it lapses. */
+      lock_duration: durationMs.default(30_000),
+      /** How often lapsed claims are looked for (the stalled-job check). */
+      stalled_interval: durationMs.default(30_000),
+    })
+    .prefault({}),
   executors: z
     .strictObject({
       llm: z
@@ -68,12 +78,20 @@ export const WarrenConfigSchema = z.strictObject({
         .prefault({}),
     })
     .prefault({}),
+  /** The operations endpoint: /healthz, /readyz and /metrics (Prometheus). Loopback unless deliberately exposed. */
+  metrics: z
+    .strictObject({
+      enabled: z.boolean().default(true),
+      host: z.string().default('127.0.0.1'),
+      port: z.number().int().min(0).max(65_535).default(9464),
+    })
+    .prefault({}),
 });
 export type WarrenConfig = z.infer<typeof WarrenConfigSchema>;
 
 /**
  * Loads warren.yaml (paths in it are relative to the file), then applies the environment overrides
- * REDIS_URL, WARREN_HUB_PORT, WARREN_HUB_HOST, WARREN_HUB_EMBEDDED and WARREN_HUB_URL. A missing file means all defaults.
+ * REDIS_URL, WARREN_HUB_PORT, WARREN_HUB_HOST, WARREN_HUB_EMBEDDED, WARREN_HUB_URL and WARREN_METRICS_PORT. A missing file means all defaults.
  */
 export function loadWarrenConfig(file: string | undefined, env: NodeJS.ProcessEnv = process.env): WarrenConfig {
   let config: WarrenConfig;
@@ -100,5 +118,10 @@ export function loadWarrenConfig(file: string | undefined, env: NodeJS.ProcessEn
   if (env.WARREN_HUB_HOST) config.hub.host = env.WARREN_HUB_HOST;
   if (env.WARREN_HUB_EMBEDDED) config.hub.embedded = /^(1|true|yes)$/i.test(env.WARREN_HUB_EMBEDDED);
   if (env.WARREN_HUB_URL) config.hub.url = env.WARREN_HUB_URL;
+  if (env.WARREN_METRICS_PORT) {
+    const port = Number(env.WARREN_METRICS_PORT);
+    if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new Error(`WARREN_METRICS_PORT must be a port number, got "${env.WARREN_METRICS_PORT}"`);
+    config.metrics.port = port;
+  }
   return config;
 }

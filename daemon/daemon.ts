@@ -9,6 +9,7 @@ import { ActivationQueue } from '../scheduler/activation-queue.ts';
 import { AgentStateStore } from '../scheduler/agent-state.ts';
 import { BudgetCache } from '../scheduler/budget-cache.ts';
 import { LeaderLease } from '../scheduler/lease.ts';
+import { InboxClaims } from '../scheduler/inbox-claims.ts';
 import { Scheduler } from '../scheduler/scheduler.ts';
 import { LocalFolderStore } from '../store/local-store.ts';
 import type { AgentDefinition } from '../store/definition.ts';
@@ -18,19 +19,25 @@ import { AgentRegistry } from './agent-registry.ts';
 import type { WarrenConfig } from './config.ts';
 import { ErrorReporter } from './error-reporter.ts';
 import { ExecutorRegistry } from './executor-registry.ts';
+import { startHealthServer } from './health-server.ts';
+import { WarrenMetrics } from './metrics.ts';
 import { Redactor, secretsFromEnv } from './redact.ts';
 import { RedisReplyOutbox } from './reply-outbox.ts';
 import { assertRedisReachable, connectRedis, redactUrl } from './redis.ts';
-import { ActivationWorker } from './worker.ts';
+import { ActivationWorker, type ActivationStart } from './worker.ts';
+
+/** What one process does: `all` (default), or only scheduling, or only running activations (scale-out). */
+export type DaemonRole = 'all' | 'scheduler' | 'worker';
 
 export interface DaemonOptions {
   config: WarrenConfig;
+  role?: DaemonRole;
   logger: Logger;
   /** Where secrets come from (process.env in production); read only by name, never copied whole. */
   env: NodeJS.ProcessEnv;
-  /** Grace period for running activations at shutdown. */
-  shutdownDeadlineMs?: number;
   onOutcome?: (outcome: ActivationOutcome) => void;
+  /** Observes each activation as a worker starts it (benchmarks). */
+  onActivationStart?: (start: ActivationStart) => void;
   /** Demo content for the embedded hub (`warren start --seed`). */
   seed?: SeedFile;
 }
@@ -40,6 +47,8 @@ export interface RunningDaemon {
   /** The embedded hub's admin key when this process generated it (printed at start). */
   generatedAdminKey: string | undefined;
   registry: AgentRegistry;
+  /** The health and metrics endpoint, when enabled. */
+  metricsUrl: string | undefined;
   stop(): Promise<void>;
 }
 
@@ -87,46 +96,82 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     cleanups.push(async () => void (await workerConn.quit()));
     logger.info({ redis: redactUrl(config.redis.url), prefix: config.redis.prefix }, 'redis connected');
 
+    const role = opts.role ?? 'all';
     const queue = new ActivationQueue(producerConn, { prefix: config.redis.prefix, logger });
     const agentState = new AgentStateStore(producerConn, config.redis.prefix);
     cleanups.push(() => queue.close());
-    const redactor = new Redactor(secretsFromEnv(env, [adminKey]));
-    const worker = new ActivationWorker({
-      connection: workerConn,
-      prefix: config.redis.prefix,
-      concurrency: config.workers.concurrency,
-      deps: { hub, agents: registry, executors, outbox: new RedisReplyOutbox(producerConn, config.redis.prefix), logger },
-      agentState,
-      records: new ActivationRecords(producerConn, config.redis.prefix),
-      errors: new ErrorReporter(hub, redactor, logger.child({ component: 'error-reporter' })),
-      redactor,
-      logger,
-      onOutcome: opts.onOutcome,
-    });
-    cleanups.push(() => worker.close(opts.shutdownDeadlineMs ?? 30_000));
-    const leaseTtlMs = config.scheduler.lease_ttl;
-    const lease = new LeaderLease(producerConn, { prefix: config.redis.prefix, ttlMs: leaseTtlMs });
-    const scheduler = new Scheduler({
-      hub,
-      queue,
-      agentState,
-      lease,
-      leaseTtlMs,
-      runnableAgents: () => registry.runnable(),
-      definition: (name) => registry.get(name),
-      budget: new BudgetCache(hub, { ttlMs: config.scheduler.budget_ttl, logger }),
-      explorationIntervalMs: config.scheduler.exploration_interval,
-      minStalenessMs: config.scheduler.min_staleness,
-      workerConcurrency: config.workers.concurrency,
-      pollIntervalMs: config.scheduler.poll_interval,
-      longPollSeconds: Math.floor(config.scheduler.long_poll_timeout / 1000),
-      logger,
-    });
-    scheduler.start();
-    cleanups.push(() => scheduler.stop());
-    logger.info({ agents: [...registry.runnable()], concurrency: config.workers.concurrency }, 'warren is running');
+    const claims = new InboxClaims(producerConn, config.redis.prefix);
+    let scheduler: Scheduler | undefined;
+    const metrics = new WarrenMetrics({ queueCounts: () => queue.counts(), isLeader: role === 'worker' ? undefined : () => scheduler?.isLeader ?? false });
 
-    return { hubUrl, generatedAdminKey: embedded && !env[config.hub.admin_key_env] ? embedded.adminKey : undefined, registry, stop };
+    if (role !== 'scheduler') {
+      const redactor = new Redactor(secretsFromEnv(env, [adminKey]));
+      const worker = new ActivationWorker({
+        connection: workerConn,
+        prefix: config.redis.prefix,
+        concurrency: config.workers.concurrency,
+        lockDurationMs: config.workers.lock_duration,
+        stalledIntervalMs: config.workers.stalled_interval,
+        deps: { hub, agents: registry, executors, outbox: new RedisReplyOutbox(producerConn, config.redis.prefix), claims, logger },
+        agentState,
+        records: new ActivationRecords(producerConn, config.redis.prefix),
+        errors: new ErrorReporter(hub, redactor, logger.child({ component: 'error-reporter' })),
+        redactor,
+        logger,
+        onOutcome: opts.onOutcome,
+        onRecord: (r) => metrics.observe(r),
+        onStart: (s) => {
+          metrics.observeLag(s.trigger, s.startedAt - s.enqueuedAt);
+          opts.onActivationStart?.(s);
+        },
+      });
+      cleanups.push(() => worker.close(config.workers.shutdown_grace));
+    }
+    if (role !== 'worker') {
+      const leaseTtlMs = config.scheduler.lease_ttl;
+      const lease = new LeaderLease(producerConn, { prefix: config.redis.prefix, ttlMs: leaseTtlMs });
+      scheduler = new Scheduler({
+        hub,
+        queue,
+        agentState,
+        claims,
+        lease,
+        leaseTtlMs,
+        runnableAgents: () => registry.runnable(),
+        definition: (name) => registry.get(name),
+        budget: new BudgetCache(hub, { ttlMs: config.scheduler.budget_ttl, logger }),
+        explorationIntervalMs: config.scheduler.exploration_interval,
+        minStalenessMs: config.scheduler.min_staleness,
+        workerConcurrency: config.workers.concurrency,
+        pollIntervalMs: config.scheduler.poll_interval,
+        longPollSeconds: Math.floor(config.scheduler.long_poll_timeout / 1000),
+        logger,
+      });
+      scheduler.start();
+      const running = scheduler;
+      cleanups.push(() => running.stop());
+    }
+    let metricsUrl: string | undefined;
+    if (config.metrics.enabled) {
+      const server = await startHealthServer({
+        host: config.metrics.host,
+        port: config.metrics.port,
+        metrics,
+        checks: {
+          redis: async () => void (await producerConn.ping()),
+          hub: async () => {
+            if (!(await hub.health())) throw new Error(`hub at ${hubUrl} is not healthy`);
+          },
+        },
+      });
+      // Closed last of all (pushed first after reverse): probes keep answering while work drains.
+      cleanups.unshift(() => server.close());
+      metricsUrl = server.url;
+      logger.info({ url: server.url }, 'health and metrics listening (/healthz, /readyz, /metrics)');
+    }
+    logger.info({ role, agents: registry.runnable().size <= 50 ? [...registry.runnable()] : registry.runnable().size, concurrency: config.workers.concurrency }, 'warren is running');
+
+    return { hubUrl, generatedAdminKey: embedded && !env[config.hub.admin_key_env] ? embedded.adminKey : undefined, registry, metricsUrl, stop };
   } catch (err) {
     await stop();
     throw err;

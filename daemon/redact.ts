@@ -11,7 +11,8 @@ const PATTERNS: ReadonlyArray<[RegExp, string]> = [
   [/\bAKIA[0-9A-Z]{16}\b/g, REDACTED], // AWS access key ids
   [/\bgh[pousr]_[A-Za-z0-9]{30,}\b/g, REDACTED], // GitHub tokens
   [/\b(Bearer\s+)[A-Za-z0-9._~+/=-]{8,}/gi, `$1${REDACTED}`],
-  [/\b((?:api[_-]?key|token|secret|password|passwd|authorization)["']?\s*[:=]\s*["']?)(?!Bearer\b)[^\s"',;[]{6,}/gi, `$1${REDACTED}`],
+  // label: value; a quoted value is hidden up to its closing quote (it may contain spaces)
+  [/\b((?:api[_-]?key|token|secret|password|passwd|authorization)["']?\s*[:=]\s*)(?:"[^"\n]{6,}"|'[^'\n]{6,}'|(?!Bearer\b)[^\s"',;[]{6,})/gi, `$1${REDACTED}`],
 ];
 
 export class Redactor {

@@ -8,12 +8,25 @@ import type { AgentStateStore } from '../scheduler/agent-state.ts';
 import { ActivationError, runActivation, type ActivationDeps, type ActivationOutcome } from './activation.ts';
 import type { ActivationRecord, ActivationRecords } from './activation-records.ts';
 import type { ErrorReporter } from './error-reporter.ts';
+import type { PhaseTimings } from './phase-timer.ts';
 import type { Redactor } from './redact.ts';
+
+/** An activation as a worker picks it up. */
+export interface ActivationStart {
+  agent: string;
+  trigger: ActivationJob['trigger'];
+  /** Epoch ms: when the scheduler enqueued it, and when this worker started it. */
+  enqueuedAt: number;
+  startedAt: number;
+}
 
 export interface ActivationWorkerOptions {
   connection: Redis;
   prefix: string;
   concurrency: number;
+  /** BullMQ lock duration and stalled-job check interval (how fast a dead worker's jobs come back). */
+  lockDurationMs?: number;
+  stalledIntervalMs?: number;
   deps: ActivationDeps;
   agentState: AgentStateStore;
   records: ActivationRecords;
@@ -24,6 +37,8 @@ export interface ActivationWorkerOptions {
   onOutcome?: (outcome: ActivationOutcome) => void;
   /** Observes each record as it is stored, failures included (metrics). */
   onRecord?: (record: ActivationRecord) => void;
+  /** Observes each activation as it starts, with how long it waited in the queue (metrics). */
+  onStart?: (start: ActivationStart) => void;
 }
 
 export class ActivationWorker {
@@ -38,6 +53,8 @@ export class ActivationWorker {
       connection: opts.connection,
       prefix: opts.prefix,
       concurrency: opts.concurrency,
+      lockDuration: opts.lockDurationMs,
+      stalledInterval: opts.stalledIntervalMs,
       autorun: true,
     });
     this.worker.on('error', (err) => this.#logger.error({ err }, 'worker error'));
@@ -49,24 +66,46 @@ export class ActivationWorker {
   async #process(job: Job<ActivationJob, ActivationOutcome>, signal: AbortSignal): Promise<ActivationOutcome> {
     const data = ActivationJobSchema.safeParse(job.data);
     if (!data.success) throw new UnrecoverableError(`malformed activation job ${job.id}: ${data.error.issues[0]?.message ?? ''}`);
-    const { agentState } = this.#opts;
     const activationId = activationIdOf(job);
     const attempt = job.attemptsMade + 1;
     const started = Date.now();
+    // First of all: until this run has read the inbox it holds all of it, so no scheduler queues a follow-up
+    // for what it is about to read. (Sent first on the shared connection; the real count set later overrides it.)
+    const claims = data.data.trigger === 'notification' ? this.#opts.deps.claims : undefined;
+    const ttl = (this.#opts.deps.agents.get(data.data.agent)?.config.behavior.max_duration ?? 300_000) + 60_000;
+    claims?.claim(data.data.agent, Number.MAX_SAFE_INTEGER, ttl).catch(() => undefined);
     try {
-      const outcome = await runActivation(this.#opts.deps, activationId, data.data, signal, attempt);
+      return await this.#run(job, data.data, signal, activationId, attempt, started);
+    } finally {
+      await claims?.release(data.data.agent).catch(() => undefined); // whatever happened, the run holds nothing now
+    }
+  }
+
+  async #run(job: Job<ActivationJob, ActivationOutcome>, data: ActivationJob, signal: AbortSignal, activationId: string, attempt: number, started: number): Promise<ActivationOutcome> {
+    const { agentState } = this.#opts;
+    this.#opts.onStart?.({ agent: data.agent, trigger: data.trigger, enqueuedAt: data.enqueuedAt, startedAt: started });
+    // `warren pause` also holds back what was already queued.
+    if ((await agentState.getMany([data.agent])).get(data.agent)?.paused) {
+      await this.#store({ ...emptyRecord(activationId, data, started, attempt), outcome: 'skipped', reason: 'paused' });
+      return { activationId, agent: data.agent, trigger: data.trigger, status: 'skipped', reason: 'paused', handled: [], replies: 0, posts: 0, usage: { inputTokens: 0, outputTokens: 0, cachedTokens: 0, costUsd: 0 }, budget: 'healthy', events: [], timings: {} };
+    }
+    try {
+      const outcome = await runActivation(this.#opts.deps, activationId, data, signal, attempt);
       if (outcome.status !== 'skipped') {
-        await agentState.recordSuccess(data.data.agent);
-        await agentState.recordActivated(data.data.agent, { tokensInput: outcome.usage.inputTokens, tokensOutput: outcome.usage.outputTokens, costUsd: outcome.usage.costUsd, posts: outcome.posts, comments: outcome.replies });
+        await agentState.recordSuccess(data.agent);
+        await agentState.recordActivated(data.agent, { tokensInput: outcome.usage.inputTokens, tokensOutput: outcome.usage.outputTokens, costUsd: outcome.usage.costUsd, posts: outcome.posts, comments: outcome.replies });
       }
       await this.#store(recordOf(outcome, started, attempt));
       this.#opts.onOutcome?.(outcome);
       return outcome;
     } catch (err) {
+      // Cancelled by a shutdown: not the agent's failure. BullMQ runs it again (here or on another worker),
+      // and the notifications it left unread are scheduled again in any case.
+      if (signal.aborted) throw new Error(`activation ${activationId} was cancelled at shutdown`, { cause: err });
       const unrecoverable = err instanceof ActivationError && !err.retryable;
       const final = unrecoverable || attempt >= (job.opts.attempts ?? 1);
       // Only a final failure counts toward the agent's backoff and is reported; BullMQ's own retries come first.
-      if (final) await this.#finalFailure(job, data.data, activationId, attempt, started, err).catch((e: unknown) => this.#logger.error({ err: e }, 'could not record a failed activation'));
+      if (final) await this.#finalFailure(job, data, activationId, attempt, started, err).catch((e: unknown) => this.#logger.error({ err: e }, 'could not record a failed activation'));
       throw unrecoverable ? new UnrecoverableError(err.message) : err;
     }
   }
@@ -92,20 +131,11 @@ export class ActivationWorker {
       retryable: !(err instanceof ActivationError && !err.retryable),
     });
     await this.#store({
-      activation_id: activationId,
-      agent: data.agent,
-      trigger: data.trigger,
+      ...emptyRecord(activationId, data, started, attempt),
       outcome: 'failed',
       reason: error.cause instanceof Error ? error.cause.name : error.name,
-      started_at: new Date(started).toISOString(),
-      duration_ms: Date.now() - started,
       usage: { input_tokens: usage.inputTokens, output_tokens: usage.outputTokens, cached_tokens: usage.cachedTokens, cost_usd: usage.costUsd },
-      replies: 0,
-      posts: 0,
-      handled_notifications: 0,
-      attempt,
       error: redactor.redact(error.message),
-      events: [],
     });
   }
 
@@ -134,6 +164,24 @@ export class ActivationWorker {
   }
 }
 
+function emptyRecord(activationId: string, job: ActivationJob, started: number, attempt: number): ActivationRecord {
+  return {
+    activation_id: activationId,
+    agent: job.agent,
+    trigger: job.trigger,
+    outcome: 'idle',
+    reason: '',
+    started_at: new Date(started).toISOString(),
+    duration_ms: Date.now() - started,
+    usage: { input_tokens: 0, output_tokens: 0, cached_tokens: 0, cost_usd: 0 },
+    replies: 0,
+    posts: 0,
+    handled_notifications: 0,
+    attempt,
+    events: [],
+  };
+}
+
 function recordOf(o: ActivationOutcome, started: number, attempt: number): ActivationRecord {
   return {
     activation_id: o.activationId,
@@ -148,8 +196,13 @@ function recordOf(o: ActivationOutcome, started: number, attempt: number): Activ
     posts: o.posts,
     handled_notifications: o.handled.length,
     attempt,
+    timings: roundTimings(o.timings),
     events: o.events,
   };
+}
+
+function roundTimings(t: PhaseTimings): PhaseTimings {
+  return Object.fromEntries(Object.entries(t).map(([k, v]) => [k, Math.round(v * 10) / 10]));
 }
 
 /** Stable across BullMQ retries of the job; the timestamp keeps ids unique even if Redis is wiped and ids restart. */

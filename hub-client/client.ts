@@ -113,7 +113,9 @@ export class HubClient implements HubAdapter {
 
   async pollAgentsWithWork(timeoutSeconds: number, signal?: AbortSignal): Promise<AgentWithWork[]> {
     const body = await this.#http.request('GET', '/notifications/poll', {
-      query: { timeout: timeoutSeconds, batch_size: 100 },
+      // The hub lists agents most-unread first; agents busy with claimed work stay on top until their run
+      // ends, so a small batch would hide everyone else behind them. Ask for the hub's maximum.
+      query: { timeout: timeoutSeconds, batch_size: 1000 },
       signal,
       // The hub holds the request open; give it the poll time plus slack (hub-api.md §7).
       timeoutMs: (timeoutSeconds + 10) * 1000,

@@ -18,7 +18,6 @@ export interface DailyCounters {
   costUsd: number;
 }
 
-const ZERO_DAY: DailyCounters = { activations: 0, posts: 0, comments: 0, tokensInput: 0, tokensOutput: 0, costUsd: 0 };
 /** Daily counters outlive their day a little, so `warren status` around midnight still reads yesterday's. */
 const DAILY_TTL_SECONDS = 3 * 86_400;
 
@@ -27,69 +26,92 @@ export function utcDay(at: number | Date = Date.now()): string {
   return new Date(at).toISOString().slice(0, 10);
 }
 
+// Layout: one Redis hash per fact, one field per agent (and one hash per UTC day for the counters), so reading
+// every agent's state is a few HMGETs with one reply each, not thousands of replies (10,000 agents: ~20 ms).
+const DAY_FIELDS = ['activations', 'posts', 'comments', 'tokens_input', 'tokens_output', 'cost_usd'] as const;
+
 export class AgentStateStore {
   readonly #redis: Redis;
+  readonly #failures: string;
+  readonly #lastFailure: string;
+  readonly #lastActivated: string;
+  readonly #paused: string;
   readonly #prefix: string;
 
   constructor(redis: Redis, prefix: string) {
     this.#redis = redis;
     this.#prefix = prefix;
+    this.#failures = `${prefix}:agent-failures`;
+    this.#lastFailure = `${prefix}:agent-last-failure`;
+    this.#lastActivated = `${prefix}:agent-last-activated`;
+    this.#paused = `${prefix}:agent-paused`;
   }
 
-  #key(agent: string): string {
-    return `${this.#prefix}:agent-state:${agent}`;
-  }
-
-  #dayKey(agent: string, day: string): string {
-    return `${this.#prefix}:agent-day:${agent}:${day}`;
+  #dayKey(day: string): string {
+    return `${this.#prefix}:agent-day:${day}`;
   }
 
   async recordSuccess(agent: string): Promise<void> {
-    await this.#redis.multi().hset(this.#key(agent), { failures: 0, last_success_at: Date.now() }).hdel(this.#key(agent), 'last_failure_at').exec();
+    await this.#redis.multi().hdel(this.#failures, agent).hdel(this.#lastFailure, agent).exec();
   }
 
   async recordFailure(agent: string, at = Date.now()): Promise<number> {
-    const [[, failures]] = (await this.#redis.multi().hincrby(this.#key(agent), 'failures', 1).hset(this.#key(agent), 'last_failure_at', at).exec()) as [[Error | null, number]];
+    const [[, failures]] = (await this.#redis.multi().hincrby(this.#failures, agent, 1).hset(this.#lastFailure, agent, at).exec()) as [[Error | null, number]];
     return failures;
   }
 
   /** The end of an activation (any outcome): what exploration's staleness order is based on. */
   async recordActivated(agent: string, usage: { tokensInput: number; tokensOutput: number; costUsd: number; posts: number; comments: number }, at = Date.now()): Promise<void> {
-    const day = this.#dayKey(agent, utcDay(at));
+    const day = this.#dayKey(utcDay(at));
     await this.#redis
       .multi()
-      .hset(this.#key(agent), 'last_activated_at', at)
-      .hincrby(day, 'activations', 1)
-      .hincrby(day, 'posts', usage.posts)
-      .hincrby(day, 'comments', usage.comments)
-      .hincrby(day, 'tokens_input', Math.round(usage.tokensInput))
-      .hincrby(day, 'tokens_output', Math.round(usage.tokensOutput))
-      .hincrbyfloat(day, 'cost_usd', usage.costUsd)
+      .hset(this.#lastActivated, agent, at)
+      .hincrby(day, `${agent}|activations`, 1)
+      .hincrby(day, `${agent}|posts`, usage.posts)
+      .hincrby(day, `${agent}|comments`, usage.comments)
+      .hincrby(day, `${agent}|tokens_input`, Math.round(usage.tokensInput))
+      .hincrby(day, `${agent}|tokens_output`, Math.round(usage.tokensOutput))
+      .hincrbyfloat(day, `${agent}|cost_usd`, usage.costUsd)
       .expire(day, DAILY_TTL_SECONDS)
       .exec();
   }
 
   async setPaused(agent: string, paused: boolean): Promise<void> {
-    if (paused) await this.#redis.hset(this.#key(agent), 'paused', 1);
-    else await this.#redis.hdel(this.#key(agent), 'paused');
+    if (paused) await this.#redis.hset(this.#paused, agent, 1);
+    else await this.#redis.hdel(this.#paused, agent);
   }
 
   /** States of many agents in one round trip. */
   async getMany(agents: readonly string[]): Promise<Map<string, AgentState>> {
     const out = new Map<string, AgentState>();
     if (agents.length === 0) return out;
-    const pipe = this.#redis.pipeline();
-    for (const a of agents) pipe.hmget(this.#key(a), 'failures', 'last_failure_at', 'last_activated_at', 'paused');
-    const rows = (await pipe.exec()) ?? [];
+    const rows = (await this.#redis
+      .pipeline()
+      .hmget(this.#failures, ...agents)
+      .hmget(this.#lastFailure, ...agents)
+      .hmget(this.#lastActivated, ...agents)
+      .hmget(this.#paused, ...agents)
+      .exec()) ?? [];
+    const [failures, lastFailure, lastActivated, paused] = rows.map((r) => (r[1] as Array<string | null> | undefined) ?? []);
     agents.forEach((a, i) => {
-      const [failures, lastFailure, lastActivated, paused] = (rows[i]?.[1] as Array<string | null> | undefined) ?? [];
+      const lf = lastFailure?.[i];
+      const la = lastActivated?.[i];
       out.set(a, {
-        failures: Number(failures ?? 0),
-        lastFailureAt: lastFailure ? Number(lastFailure) : undefined,
-        lastActivatedAt: lastActivated ? Number(lastActivated) : undefined,
-        paused: paused === '1',
+        failures: Number(failures?.[i] ?? 0),
+        lastFailureAt: lf ? Number(lf) : undefined,
+        lastActivatedAt: la ? Number(la) : undefined,
+        paused: paused?.[i] === '1',
       });
     });
+    return out;
+  }
+
+  /** Posts and comments made today by many agents (what exploration's daily limits need; a third of dailyMany's reply). */
+  async contributionsToday(agents: readonly string[], day = utcDay()): Promise<Map<string, { posts: number; comments: number }>> {
+    const out = new Map<string, { posts: number; comments: number }>();
+    if (agents.length === 0) return out;
+    const values = await this.#redis.hmget(this.#dayKey(day), ...agents.flatMap((a) => [`${a}|posts`, `${a}|comments`]));
+    agents.forEach((a, i) => out.set(a, { posts: Number(values[2 * i] ?? 0), comments: Number(values[2 * i + 1] ?? 0) }));
     return out;
   }
 
@@ -97,12 +119,10 @@ export class AgentStateStore {
   async dailyMany(agents: readonly string[], day = utcDay()): Promise<Map<string, DailyCounters>> {
     const out = new Map<string, DailyCounters>();
     if (agents.length === 0) return out;
-    const pipe = this.#redis.pipeline();
-    for (const a of agents) pipe.hmget(this.#dayKey(a, day), 'activations', 'posts', 'comments', 'tokens_input', 'tokens_output', 'cost_usd');
-    const rows = (await pipe.exec()) ?? [];
+    const values = await this.#redis.hmget(this.#dayKey(day), ...agents.flatMap((a) => DAY_FIELDS.map((f) => `${a}|${f}`)));
     agents.forEach((a, i) => {
-      const v = ((rows[i]?.[1] as Array<string | null> | undefined) ?? []).map((x) => Number(x ?? 0));
-      out.set(a, v.length ? { activations: v[0]!, posts: v[1]!, comments: v[2]!, tokensInput: v[3]!, tokensOutput: v[4]!, costUsd: v[5]! } : { ...ZERO_DAY });
+      const v = (k: number): number => Number(values[i * DAY_FIELDS.length + k] ?? 0);
+      out.set(a, { activations: v(0), posts: v(1), comments: v(2), tokensInput: v(3), tokensOutput: v(4), costUsd: v(5) });
     });
     return out;
   }

@@ -29,6 +29,21 @@ export class BudgetCache {
     return status;
   }
 
+  /** Statuses of many agents, asking the hub for up to `parallel` at once (a cold cache must not cost N round trips in a row). */
+  async statusMany(agents: readonly string[], parallel = 16, now = Date.now()): Promise<Map<string, BudgetStatus>> {
+    const out = new Map<string, BudgetStatus>();
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: Math.min(parallel, agents.length) }, async () => {
+        while (next < agents.length) {
+          const agent = agents[next++]!;
+          out.set(agent, await this.status(agent, now));
+        }
+      }),
+    );
+    return out;
+  }
+
   /** Forget what is known (e.g. after a consumption report moved the numbers). */
   invalidate(agent: string): void {
     this.#known.delete(agent);

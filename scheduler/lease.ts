@@ -1,6 +1,7 @@
 // Leader lease in Redis: with several daemons, only the holder schedules. Acquire is SET NX PX; renew and
 // release compare the holder's token in one Lua script, so a daemon can never extend or drop a lease it lost.
 import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { Redis } from 'ioredis';
 
 const RENEW = `
@@ -16,7 +17,8 @@ end
 return 0`;
 
 export class LeaderLease {
-  readonly token = `${process.pid}-${randomUUID()}`;
+  /** Names the holder for `warren status`: host, pid and a random part (unique per process start). */
+  readonly token = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   readonly #redis: Redis;
   readonly #key: string;
   readonly #ttlMs: number;

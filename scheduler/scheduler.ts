@@ -11,6 +11,7 @@ import type { AgentState, AgentStateStore } from './agent-state.ts';
 import { eligibleAt } from './backoff.ts';
 import type { BudgetCache } from './budget-cache.ts';
 import { budgetAllows } from './budget-gate.ts';
+import { hasUnclaimedWork, type InboxClaims } from './inbox-claims.ts';
 import type { LeaderLease } from './lease.ts';
 import { selectInboxWork } from './intake.ts';
 import { inQuietHours } from './quiet-hours.ts';
@@ -20,6 +21,8 @@ export interface SchedulerOptions {
   hub: HubAdapter;
   queue: ActivationQueue;
   agentState: AgentStateStore;
+  /** Notifications running activations have taken: no follow-up is queued for those alone. */
+  claims: InboxClaims;
   /** Names of agents this daemon can run right now (loaded, valid, requirements met). */
   runnableAgents: () => ReadonlySet<string>;
   /** The current definition of an agent (for quiet hours, discovery and limits). */
@@ -105,13 +108,17 @@ export class Scheduler {
     const withWork = await this.#intake();
     this.#sawWork = withWork.length > 0;
     const candidates = selectInboxWork(withWork, this.#opts.runnableAgents());
-    const states = await agentState.getMany(candidates.map((a) => a.name));
+    const names = candidates.map((a) => a.name);
+    const [states, claims] = await Promise.all([agentState.getMany(names), this.#opts.claims.ofMany(names)]);
     const now = new Date();
+    // Paused, quiet, failing or out-of-budget agents wait; their notifications stay unread meanwhile.
+    const eligible = candidates.filter((a) => this.#mayRunNotifications(a.name, states.get(a.name), now));
+    const budgets = await this.#opts.budget.statusMany(eligible.map((a) => a.name));
     const enqueued: string[] = [];
-    for (const a of candidates) {
-      // Paused, quiet, failing or out-of-budget agents wait; their notifications stay unread meanwhile.
-      if (!this.#mayRunNotifications(a.name, states.get(a.name), now)) continue;
-      if (!budgetAllows(await this.#opts.budget.status(a.name), 'notification')) continue;
+    for (const a of eligible) {
+      if (!budgetAllows(budgets.get(a.name) ?? 'healthy', 'notification')) continue;
+      // A running activation has taken some notifications: a follow-up only for ones that came after.
+      if (!hasUnclaimedWork(a.notification_count, claims.get(a.name))) continue;
       const jobId = await queue.enqueue(a.name, 'notification');
       if (jobId && this.#lastJob.get(a.name) !== jobId) {
         this.#lastJob.set(a.name, jobId);
@@ -143,7 +150,7 @@ export class Scheduler {
     });
     if (defs.length === 0) return [];
     const names = defs.map((d) => d.name);
-    const [states, daily] = await Promise.all([agentState.getMany(names), agentState.dailyMany(names)]);
+    const [states, daily] = await Promise.all([agentState.getMany(names), agentState.contributionsToday(names)]);
     const candidates: ExplorationCandidate[] = defs.map((d) => {
       const b = d.config.behavior;
       const st = states.get(d.name);
@@ -159,15 +166,21 @@ export class Scheduler {
         contributionsLeftToday: contributionsLeft(b.limits, b.can_create_posts, today),
       };
     });
+    const order = pickStalest(candidates, now, candidates.length);
     const enqueued: string[] = [];
-    for (const name of pickStalest(candidates, now, candidates.length)) {
-      if (enqueued.length >= capacity) break;
-      // From `warning` on, exploration pauses: the budget is kept for answering people.
-      if (!budgetAllows(await this.#opts.budget.status(name), 'exploration')) continue;
-      const jobId = await queue.enqueue(name, 'exploration');
-      if (jobId && this.#lastJob.get(name) !== jobId) {
-        this.#lastJob.set(name, jobId);
-        enqueued.push(name);
+    // In stalest-first chunks of the slots still free: budget answers for a chunk are fetched together.
+    for (let i = 0; i < order.length && enqueued.length < capacity; ) {
+      const chunk = order.slice(i, i + capacity - enqueued.length);
+      i += chunk.length;
+      const budgets = await this.#opts.budget.statusMany(chunk);
+      for (const name of chunk) {
+        // From `warning` on, exploration pauses: the budget is kept for answering people.
+        if (!budgetAllows(budgets.get(name) ?? 'healthy', 'exploration')) continue;
+        const jobId = await queue.enqueue(name, 'exploration');
+        if (jobId && this.#lastJob.get(name) !== jobId) {
+          this.#lastJob.set(name, jobId);
+          enqueued.push(name);
+        }
       }
     }
     if (enqueued.length) logger.debug({ agents: enqueued, capacity }, 'exploration enqueued');

@@ -39,9 +39,17 @@ export function pickStalest(candidates: readonly ExplorationCandidate[], now: Da
   if (capacity <= 0) return [];
   return candidates
     .filter((c) => explorationBlocker(c, now) === undefined)
-    .sort((a, b) => (a.lastActivatedAt ?? -Infinity) - (b.lastActivatedAt ?? -Infinity) || a.name.localeCompare(b.name))
+    .sort(stalestFirst)
     .slice(0, capacity)
     .map((c) => c.name);
+}
+
+/** Never-run first, then oldest last activation, then name (code-unit order: cheap, and stable across locales). */
+function stalestFirst(a: ExplorationCandidate, b: ExplorationCandidate): number {
+  const la = a.lastActivatedAt ?? Number.NEGATIVE_INFINITY;
+  const lb = b.lastActivatedAt ?? Number.NEGATIVE_INFINITY;
+  if (la !== lb) return la < lb ? -1 : 1;
+  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
 }
 
 /** Idle worker slots: what the workers can take beyond what is already running or waiting. */

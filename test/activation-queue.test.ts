@@ -76,4 +76,20 @@ describe('activation queue', () => {
     expect(Object.keys(job!.data).sort()).toEqual(['agent', 'enqueuedAt', 'trigger']);
     expect(job!.opts.priority).toBe(1);
   });
+
+  it('hands waiting notifications to workers before exploration, whatever the order they were queued in', async () => {
+    const { queue, prefix } = setup();
+    await queue.enqueue('explorer-1', 'exploration');
+    await queue.enqueue('explorer-2', 'exploration');
+    await queue.enqueue('mentioned-1', 'notification');
+    await queue.enqueue('explorer-3', 'exploration');
+    await queue.enqueue('mentioned-2', 'notification');
+    const order: string[] = [];
+    const conn = new Redis(redisUrl, { maxRetriesPerRequest: null });
+    const worker = new Worker<ActivationJob>(ACTIVATION_QUEUE, (job) => Promise.resolve(void order.push(job.data.agent)), { connection: conn, prefix, concurrency: 1 });
+    closers.push(async () => conn.quit(), () => worker.close());
+    const deadline = Date.now() + 5_000;
+    while (order.length < 5 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    expect(order).toEqual(['mentioned-1', 'mentioned-2', 'explorer-1', 'explorer-2', 'explorer-3']);
+  });
 });

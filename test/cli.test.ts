@@ -52,7 +52,7 @@ describe('warren CLI', () => {
     );
     const admin = 'cli-test-admin-key';
     const child = spawn(process.execPath, [WARREN, 'start', '--config', join(dir, 'warren.yaml')], {
-      env: { ...process.env, REDIS_URL: redisUrl, WARREN_HUB_PORT: String(port), WARREN_HUB_ADMIN_KEY: admin, OPENAI_API_KEY: '' },
+      env: { ...process.env, REDIS_URL: redisUrl, WARREN_HUB_PORT: String(port), WARREN_HUB_ADMIN_KEY: admin, OPENAI_API_KEY: '', WARREN_METRICS_PORT: '0' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';

@@ -35,8 +35,12 @@ describe('walking skeleton', () => {
     // greeter's reply notifies alice (the post's author), never greeter itself.
     const aliceInbox = await h.api.get<{ notifications: Array<{ type: string; from: { name: string } }> }>('/notifications', aliceKey);
     expect(aliceInbox.notifications).toMatchObject([{ type: 'reply', from: { name: 'greeter' } }]);
-    const greeter = await h.api.get<{ activation_count: number; last_activated_at: string | null }>('/agents/greeter', h.adminKey);
-    expect(greeter.activation_count).toBeGreaterThanOrEqual(1);
+    // The hub hears that greeter ran once the activation has ended (after the reply and the read).
+    const greeter = await waitFor('activated', async () => {
+      const a = await harness.api.get<{ activation_count: number; last_activated_at: string | null }>('/agents/greeter', harness.adminKey);
+      return a.activation_count >= 1 ? a : undefined;
+    });
+    expect(greeter.activation_count).toBe(1);
     expect(greeter.last_activated_at).not.toBeNull();
   });
 

@@ -57,6 +57,8 @@ export function llmSettings(c: { stream: boolean; prices: Record<string, Price>;
 
 export class LlmExecutor implements Executor {
   readonly #opts: LlmExecutorOptions;
+  /** One client per endpoint and key: an SDK client per activation cost memory at 1,000 in flight. */
+  readonly #clients = new Map<string, OpenAIChatModel>();
 
   constructor(opts: LlmExecutorOptions) {
     this.#opts = opts;
@@ -146,12 +148,16 @@ export class LlmExecutor implements Executor {
     const missing = this.missingRequirement(def);
     if (missing) throw new ExecutorSetupError(def.name, missing);
     if (brain.provider === 'scripted') return new ScriptedChatModel(this.#opts.mockResponses ?? brain.responses ?? []);
-    return new OpenAIChatModel({
-      baseURL: brain.api_base ?? this.#opts.defaultApiBase,
-      apiKey: this.#opts.secret(brain.api_key_env) ?? '',
-      stream: this.#opts.stream,
+    const baseURL = brain.api_base ?? this.#opts.defaultApiBase;
+    const apiKey = this.#opts.secret(brain.api_key_env) ?? '';
+    // Keyed by the variable's name and value, so a rotated key gets a new client.
+    const key = JSON.stringify([baseURL ?? '', brain.api_key_env, apiKey]);
+    let model = this.#clients.get(key);
+    if (!model) {
       // The loop retries (with fallback models and events); SDK retries underneath would multiply the waits.
-      maxRetries: 0,
-    });
+      model = new OpenAIChatModel({ baseURL, apiKey, stream: this.#opts.stream, maxRetries: 0 });
+      this.#clients.set(key, model);
+    }
+    return model;
   }
 }

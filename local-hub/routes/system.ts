@@ -22,23 +22,34 @@ const ConsumptionBody = z.looseObject({
 });
 
 export function systemRoutes(r: Router, s: HubServices): void {
+  // The collective budget is the sum of every non-human agent's monthly limit (unlimited ones add 0). Agents
+  // are only ever added and keep their type, so the sum is recomputed only when their number changes:
+  // summing thousands of rows on every budget-health call made it the slowest read of the hub.
+  let collective = { agents: -1, budget: 0 };
+  const collectiveBudget = (): number => {
+    const agents = s.agents.list(0, 1, null).total;
+    if (agents !== collective.agents) {
+      const budget = s.agents
+        .all()
+        .filter((a) => a.type !== 'human')
+        .reduce((sum, a) => sum + Math.max(0, limitsFor(s.budget, a).monthly ?? 0), 0);
+      collective = { agents, budget };
+    }
+    return collective.budget;
+  };
+
   r.get('/api/v1/system/budget-health', (ctx) => {
     const ref = ctx.query.get('agent_id');
     const agent = actingAgent(ctx.caller, ref, s.agents);
     const now = s.now();
     const { day, month } = usageBuckets(now);
-    // The collective budget is the sum of every non-human agent's monthly limit (unlimited ones add 0).
-    const collectiveBudget = s.agents
-      .all()
-      .filter((a) => a.type !== 'human')
-      .reduce((sum, a) => sum + Math.max(0, limitsFor(s.budget, a).monthly ?? 0), 0);
     return ok(
       budgetHealth({
         agentRef: ref ?? agent.name,
         limits: limitsFor(s.budget, agent),
         used: { daily: s.consumption.usedOnDay(agent.id, day), monthly: s.consumption.usedInMonth(agent.id, month) },
         toolsToday: s.consumption.toolsOnDay(agent.id, day),
-        collective: { budget: collectiveBudget, used: s.consumption.usedInMonthByAll(month) },
+        collective: { budget: collectiveBudget(), used: s.consumption.usedInMonthByAll(month) },
         thresholds: thresholdsOf(s.budget),
         now,
       }),

@@ -57,6 +57,8 @@ export interface FakeOpenAIOptions {
   apiKey?: string;
   /** Answers when the queue is empty and there is no responder. */
   defaultReply?: FakeReply | string;
+  /** Keep every request in `requests` (default true; benchmarks turn it off to keep memory flat). */
+  recordRequests?: boolean;
 }
 
 export const FAKE_MODELS = ['fake-gpt', 'fake-gpt-mini'];
@@ -102,7 +104,7 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
     }
     const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : String(v)]));
     const recorded: RecordedRequest = { method: req.method ?? '', path: req.url ?? '', headers, body, rawBody, at: Date.now() };
-    requests.push(recorded);
+    if (opts.recordRequests !== false) requests.push(recorded);
 
     if (opts.apiKey !== undefined && headers.authorization !== `Bearer ${opts.apiKey}`) {
       return sendError(res, 401, 'Incorrect API key provided. You can find your API key at https://platform.openai.com/account/api-keys.', {}, 'invalid_request_error', 'invalid_api_key');

@@ -7,7 +7,7 @@ import { pino, type Logger } from 'pino';
 import { WarrenConfigSchema, type WarrenConfig } from '../../daemon/config.ts';
 import { startDaemon, type RunningDaemon } from '../../daemon/daemon.ts';
 import type { ActivationOutcome } from '../../daemon/activation.ts';
-import { startHub, type HubFaults, type RunningHub } from '../../local-hub/server.ts';
+import { startHub, type HubFaults, type HubServerOptions, type RunningHub } from '../../local-hub/server.ts';
 import { hubCaller, type HubCaller } from './hub-api.ts';
 
 export interface Harness {
@@ -42,16 +42,19 @@ export async function startHarness(opts: {
   env?: Record<string, string>;
   config?: (c: WarrenConfig) => void;
   faults?: HubFaults;
+  /** More local-hub settings (budget limits…). */
+  hub?: Omit<HubServerOptions, 'dbPath' | 'port' | 'adminKey' | 'faults'>;
 }): Promise<Harness> {
   const adminKey = `admin-${randomUUID()}`;
-  const hub = await startHub({ dbPath: ':memory:', port: 0, adminKey, faults: opts.faults });
+  const hub = await startHub({ ...opts.hub, dbPath: ':memory:', port: 0, adminKey, faults: opts.faults });
   const prefix = `warren-test-${randomUUID().slice(0, 8)}`;
   const config = WarrenConfigSchema.parse({
     hub: { url: hub.url, embedded: false },
     redis: { url: opts.redisUrl, prefix },
     store: { path: opts.agentsDir },
     scheduler: { poll_interval: '50ms' },
-    workers: { concurrency: 4 },
+    workers: { concurrency: 4, shutdown_grace: '2s' },
+    metrics: { port: 0 },
   });
   opts.config?.(config);
   const logs: string[] = [];
@@ -61,7 +64,6 @@ export async function startHarness(opts: {
     config,
     logger,
     env: { WARREN_HUB_ADMIN_KEY: adminKey, ...opts.env },
-    shutdownDeadlineMs: 2_000,
     onOutcome: (o) => outcomes.push(o),
   });
   const api = hubCaller(hub.url);

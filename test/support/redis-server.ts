@@ -30,7 +30,8 @@ export async function startPrivateRedis(opts: { appendonly?: boolean } = {}): Pr
       'redis-server',
       [
         '--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '',
-        '--appendonly', opts.appendonly ? 'yes' : 'no', '--maxmemory-policy', 'noeviction',
+        // appendfsync always: a SIGKILLed server loses no acknowledged write (what the fault tests need)
+        '--appendonly', opts.appendonly ? 'yes' : 'no', '--appendfsync', 'always', '--maxmemory-policy', 'noeviction',
       ],
       { stdio: 'ignore' },
     );

@@ -1,0 +1,100 @@
+// Concurrency: 1,000 activations in flight in one worker process, each waiting 2 s on the model. Each agent is
+// mentioned again as soon as its activation ends, so the workers stay full; throughput is compared with the
+// ideal (in flight / model latency), and the process's memory and event-loop lag are sampled throughout.
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { pino } from 'pino';
+import { startDaemon } from '../daemon/daemon.ts';
+import { printTable, round, writeResults } from './support/stats.ts';
+import { BENCH_ENV, benchConfig, inParallel, makeBenchAgents, mentioner, processCpuMs, registerAgents, startWorld } from './support/world.ts';
+
+const IN_FLIGHT = 1_000;
+const MODEL_MS = 2_000;
+const WARMUP_MS = 6_000;
+const MEASURE_MS = Number(process.env.BENCH_MEASURE_MS ?? 20_000);
+
+export async function concurrency(): Promise<Record<string, unknown>> {
+  const world = await startWorld({ modelDelayMs: MODEL_MS });
+  try {
+    const { root, names } = makeBenchAgents(IN_FLIGHT, world.modelUrl);
+    await registerAgents(world, names);
+    const mention = await mentioner(world);
+    await inParallel(names, 16, async (n) => void (await mention(n)));
+
+    let running = 0;
+    let peakRunning = 0;
+    let stopMentioning = false;
+    const finishes: number[] = [];
+    const config = benchConfig(world, root, (c) => {
+      c.workers.concurrency = IN_FLIGHT;
+      c.workers.lock_duration = 60_000;
+    });
+    const daemon = await startDaemon({
+      config,
+      logger: pino({ level: 'warn' }),
+      env: BENCH_ENV(world),
+      onActivationStart: () => {
+        peakRunning = Math.max(peakRunning, ++running);
+      },
+      onOutcome: (o) => {
+        running--;
+        if (o.status !== 'replied') return;
+        finishes.push(Date.now());
+        // Keep this agent busy: its next mention arrives as soon as it is done.
+        if (!stopMentioning) void mention(o.agent).catch(() => undefined);
+      },
+    });
+    const started = Date.now();
+    await new Promise((r) => setTimeout(r, WARMUP_MS));
+    const lag = monitorEventLoopDelay({ resolution: 1 });
+    lag.enable();
+    let peakRss = process.memoryUsage().rss;
+    let atPeak = process.memoryUsage();
+    const sampler = setInterval(() => {
+      const m = process.memoryUsage();
+      if (m.rss > peakRss) [peakRss, atPeak] = [m.rss, m];
+    }, 100);
+    const hubCpu0 = processCpuMs(world.hubProcess.pid!);
+    const from = Date.now();
+    await new Promise((r) => setTimeout(r, MEASURE_MS));
+    const to = Date.now();
+    const hubCpuShare = (processCpuMs(world.hubProcess.pid!) - hubCpu0) / (to - from);
+    stopMentioning = true;
+    lag.disable();
+    clearInterval(sampler);
+    await daemon.stop();
+
+    const completed = finishes.filter((t) => t >= from && t < to).length;
+    const achieved = completed / ((to - from) / 1000);
+    const ideal = IN_FLIGHT / (MODEL_MS / 1000);
+    const figures = {
+      in_flight_target: IN_FLIGHT,
+      peak_in_flight: peakRunning,
+      model_latency_ms: MODEL_MS,
+      window_s: MEASURE_MS / 1000,
+      warmup_s: round((from - started) / 1000),
+      achieved_per_s: round(achieved),
+      ideal_per_s: ideal,
+      percent_of_ideal: round((100 * achieved) / ideal),
+      peak_rss_mb: round(peakRss / 2 ** 20),
+      max_rss_mb_process: round(process.resourceUsage().maxRSS / 1024),
+      at_peak_mb: { heap_used: round(atPeak.heapUsed / 2 ** 20), heap_total: round(atPeak.heapTotal / 2 ** 20), external: round(atPeak.external / 2 ** 20), array_buffers: round(atPeak.arrayBuffers / 2 ** 20) },
+      event_loop_lag_ms: { p50: round(lag.percentile(50) / 1e6), p99: round(lag.percentile(99) / 1e6), max: round(lag.max / 1e6) },
+      hub_process_cpu_share: round(hubCpuShare, 2),
+    };
+    printTable(`concurrency — ${IN_FLIGHT} activations in flight in one worker process, model latency ${MODEL_MS} ms`, [
+      ['peak in flight', peakRunning],
+      ['achieved activations/s', figures.achieved_per_s],
+      ['ideal (in flight / latency)', ideal],
+      ['% of ideal', figures.percent_of_ideal, '≥ 95'],
+      ['peak RSS (MB)', figures.peak_rss_mb, '≤ 512'],
+      ['event-loop lag p50 (ms)', figures.event_loop_lag_ms.p50],
+      ['event-loop lag p99 (ms)', figures.event_loop_lag_ms.p99, '≤ 50'],
+      ['hub process CPU (cores)', figures.hub_process_cpu_share],
+    ]);
+    return figures;
+  } finally {
+    await world.stop();
+  }
+}
+
+if (import.meta.main) console.log(writeResults('concurrency', await concurrency()));

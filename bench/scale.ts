@@ -1,0 +1,151 @@
+// Scale: 10,000 agent definitions in one daemon: how long they take to load and how much memory they hold,
+// the CPU time of one exploration round over all of them (real Redis, real hub), and how fairly
+// staleness-first exploration spreads turns over a simulated period.
+import { pino } from 'pino';
+import { ExecutorRegistry } from '../daemon/executor-registry.ts';
+import { AgentRegistry } from '../daemon/agent-registry.ts';
+import { connectRedis } from '../daemon/redis.ts';
+import { LlmExecutor } from '../executors/llm/llm-executor.ts';
+import { HubClient } from '../hub-client/client.ts';
+import { ActivationQueue } from '../scheduler/activation-queue.ts';
+import { AgentStateStore } from '../scheduler/agent-state.ts';
+import { BudgetCache } from '../scheduler/budget-cache.ts';
+import { InboxClaims } from '../scheduler/inbox-claims.ts';
+import { LeaderLease } from '../scheduler/lease.ts';
+import { Scheduler } from '../scheduler/scheduler.ts';
+import { pickStalest, type ExplorationCandidate } from '../scheduler/staleness.ts';
+import { LocalFolderStore } from '../store/local-store.ts';
+import { Prng } from '../test/support/prng.ts';
+import { printTable, round, summarize, writeResults } from './support/stats.ts';
+import { makeBenchAgents, registerAgents, startWorld } from './support/world.ts';
+
+const AGENTS = 10_000;
+const TICKS = 10;
+
+/**
+ * Staleness-first exploration over virtual time: every 30 s a random number of idle slots (0–100) goes to the
+ * stalest agents; each activation lasts 5–120 s and the agent cannot be picked while it runs. Returns the
+ * largest gap between two activations of one agent divided by the mean gap.
+ */
+export function simulateFairness(agents: number, ticks: number, seed = 42): { ratio: number; meanGapS: number; maxGapS: number; activations: number } {
+  const rnd = new Prng(seed);
+  const cands: ExplorationCandidate[] = Array.from({ length: agents }, (_, i) => ({
+    name: `a${i}`,
+    lastActivatedAt: undefined,
+    discoveryEnabled: true,
+    minIntervalMs: 1, // blocks an agent while its activation (ending in the future) runs
+    quietHours: undefined,
+    eligibleAt: 0,
+    paused: false,
+    contributionsLeftToday: 1_000,
+  }));
+  const byName = new Map(cands.map((c) => [c.name, c]));
+  const starts = new Map<string, number[]>();
+  let activations = 0;
+  for (let t = 0; t < ticks; t++) {
+    const now = new Date(t * 30_000);
+    for (const name of pickStalest(cands, now, rnd.int(101))) {
+      const c = byName.get(name)!;
+      c.lastActivatedAt = now.getTime() + (5 + rnd.int(116)) * 1000;
+      const list = starts.get(name) ?? [];
+      list.push(now.getTime());
+      starts.set(name, list);
+      activations++;
+    }
+  }
+  const gaps = [...starts.values()].flatMap((s) => s.slice(1).map((v, i) => v - s[i]!));
+  const { mean, max } = summarize(gaps);
+  return { ratio: max / mean, meanGapS: mean / 1000, maxGapS: max / 1000, activations };
+}
+
+export async function scale(): Promise<Record<string, unknown>> {
+  const world = await startWorld({ modelDelayMs: 0 });
+  const logger = pino({ level: 'error' });
+  try {
+    const { root, names } = makeBenchAgents(AGENTS, world.modelUrl, 'behavior:\n  discovery:\n    enabled: true\n');
+    global.gc?.();
+    const rssBefore = process.memoryUsage().rss;
+    const llm = new LlmExecutor({ secret: () => 'sk-bench-not-a-secret', defaultApiBase: undefined, mockResponses: undefined, stream: false });
+    const registry = new AgentRegistry({ store: new LocalFolderStore(root), executors: new ExecutorRegistry(llm), logger });
+    const t0 = performance.now();
+    await registry.reload();
+    const loadMs = performance.now() - t0;
+    global.gc?.();
+    const rss = process.memoryUsage().rss;
+    if (registry.runnable().size !== AGENTS) throw new Error(`only ${registry.runnable().size} of ${AGENTS} agents loaded`);
+
+    await registerAgents(world, names, 32); // so budget checks are real answers, not 404s
+    const conn = connectRedis(world.redis.url, 'producer', logger);
+    const prefix = 'scale-bench';
+    const queue = new ActivationQueue(conn, { prefix, logger });
+    const hub = new HubClient({ baseUrl: world.hubUrl, apiKey: world.adminKey, logger });
+    const lease = new LeaderLease(conn, { prefix, ttlMs: 60_000 });
+    const state = new AgentStateStore(conn, prefix);
+    const scheduler = new Scheduler({
+      hub,
+      queue,
+      agentState: state,
+      claims: new InboxClaims(conn, prefix),
+      lease,
+      leaseTtlMs: 60_000,
+      runnableAgents: () => registry.runnable(),
+      definition: (n) => registry.get(n),
+      budget: new BudgetCache(hub, { ttlMs: 600_000, logger }),
+      explorationIntervalMs: 0,
+      minStalenessMs: 900_000,
+      workerConcurrency: 50,
+      pollIntervalMs: 60_000,
+      longPollSeconds: 30,
+      logger,
+    });
+    scheduler.start(); // takes the lease; exploration rounds are driven by hand below
+    while (!scheduler.isLeader) await new Promise((r) => setTimeout(r, 10));
+    const cpuMs: number[] = [];
+    const wallMs: number[] = [];
+    for (let i = -1; i < TICKS; i++) {
+      await queue.queue.obliterate({ force: true }); // every round sees 50 idle slots
+      const c0 = process.cpuUsage();
+      const w0 = performance.now();
+      const picked = await scheduler.exploreTick();
+      const c = process.cpuUsage(c0);
+      if (i >= 0) {
+        // round -1 warms the JIT and the connections up
+        wallMs.push(performance.now() - w0);
+        cpuMs.push((c.user + c.system) / 1000);
+      }
+      if (picked.length !== 50) throw new Error(`exploration round ${i} picked ${picked.length}, expected 50`);
+      // As if those 50 ran: the next round picks the next stalest.
+      for (const name of picked) await state.recordActivated(name, { tokensInput: 0, tokensOutput: 0, costUsd: 0, posts: 0, comments: 1 });
+    }
+    await scheduler.stop();
+    await queue.close();
+    conn.disconnect();
+
+    const fair = process.env.BENCH_SKIP_FAIRNESS ? { ratio: NaN, meanGapS: NaN, maxGapS: NaN, activations: 0 } : simulateFairness(AGENTS, 4_000);
+    const cpu = summarize(cpuMs);
+    const wall = summarize(wallMs);
+    const figures = {
+      agents: AGENTS,
+      load_s: round(loadMs / 1000, 2),
+      rss_mb: round(rss / 2 ** 20),
+      rss_growth_mb: round((rss - rssBefore) / 2 ** 20),
+      exploration_tick_cpu_ms: { mean: round(cpu.mean), p50: round(cpu.p50), max: round(cpu.max) },
+      exploration_tick_wall_ms: { mean: round(wall.mean), max: round(wall.max) },
+      fairness: { ratio: round(fair.ratio, 2), mean_gap_s: round(fair.meanGapS), max_gap_s: round(fair.maxGapS), simulated_activations: fair.activations, simulated_hours: round((4_000 * 30) / 3_600, 1) },
+    };
+    printTable(`scale — ${AGENTS} agent definitions in one daemon`, [
+      ['load time (s)', figures.load_s, '≤ 5'],
+      ['RSS after load (MB)', figures.rss_mb, '≤ 300'],
+      ['exploration round CPU, mean (ms)', figures.exploration_tick_cpu_ms.mean, '≤ 50'],
+      ['exploration round CPU, p50 (ms)', figures.exploration_tick_cpu_ms.p50],
+      ['exploration round CPU, max (ms)', figures.exploration_tick_cpu_ms.max],
+      ['exploration round wall, mean (ms)', figures.exploration_tick_wall_ms.mean],
+      ['fairness: max gap / mean gap', figures.fairness.ratio, '≤ 1.5'],
+    ]);
+    return figures;
+  } finally {
+    await world.stop();
+  }
+}
+
+if (import.meta.main) console.log(writeResults('scale', await scale()));

@@ -1,0 +1,48 @@
+// Figures: percentiles, a plain table, and the JSON results file of a benchmark.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { join } from 'node:path';
+
+export function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[i]!;
+}
+
+export interface Summary {
+  n: number;
+  p50: number;
+  p95: number;
+  p99: number;
+  max: number;
+  mean: number;
+}
+
+export function summarize(values: readonly number[]): Summary {
+  const s = [...values].sort((a, b) => a - b);
+  const mean = s.reduce((a, b) => a + b, 0) / (s.length || 1);
+  return { n: s.length, p50: percentile(s, 50), p95: percentile(s, 95), p99: percentile(s, 99), max: s.at(-1) ?? Number.NaN, mean };
+}
+
+export const round = (v: number, digits = 1): number => Math.round(v * 10 ** digits) / 10 ** digits;
+
+/** Prints rows as an aligned table: [label, value, target?, verdict?]. */
+export function printTable(title: string, rows: ReadonlyArray<readonly [string, string | number, string?]>): void {
+  const w0 = Math.max(...rows.map((r) => r[0].length), 6);
+  const w1 = Math.max(...rows.map((r) => String(r[1]).length), 5);
+  console.log(`\n${title}`);
+  console.log(`${'figure'.padEnd(w0)}  ${'value'.padStart(w1)}  target`);
+  for (const [label, value, target] of rows) console.log(`${label.padEnd(w0)}  ${String(value).padStart(w1)}  ${target ?? ''}`);
+}
+
+export function machine(): { cores: number; cpu: string; memory_gib: number; node: string } {
+  return { cores: cpus().length, cpu: cpus()[0]?.model ?? 'unknown', memory_gib: round(totalmem() / 2 ** 30, 1), node: process.version };
+}
+
+export function writeResults(name: string, figures: Record<string, unknown>): string {
+  const dir = join(import.meta.dirname, '..', 'results');
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, `${name}.json`);
+  writeFileSync(file, `${JSON.stringify({ benchmark: name, at: new Date().toISOString(), machine: machine(), ...figures }, null, 2)}\n`);
+  return file;
+}

@@ -1,0 +1,99 @@
+// Prometheus metrics of one warren process. Activation figures come from the activation records (one per
+// finished activation, failures included); queue depth, leadership and subprocesses are read at scrape time.
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { QueueCounts } from '../scheduler/activation-queue.ts';
+import type { ActivationRecord } from './activation-records.ts';
+
+export interface MetricsSources {
+  /** Job counts per state; undefined in processes that have no queue handle. */
+  queueCounts?: () => Promise<QueueCounts>;
+  /** Whether this process holds the scheduler lease; undefined when it runs no scheduler. */
+  isLeader?: () => boolean;
+  /** Executor subprocesses (CLI agents) running right now. */
+  subprocesses?: () => number;
+}
+
+export class WarrenMetrics {
+  readonly registry = new Registry();
+  readonly #activations: Counter<'agent' | 'trigger' | 'outcome'>;
+  readonly #duration: Histogram<'agent' | 'trigger'>;
+  readonly #tokens: Counter<'agent' | 'kind'>;
+  readonly #cost: Counter<'agent'>;
+  readonly #lag: Histogram<'trigger'>;
+
+  constructor(sources: MetricsSources = {}) {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry, prefix: 'warren_process_' });
+    this.#activations = new Counter({ name: 'warren_activations_total', help: 'Finished activations by agent, trigger and outcome (replied, idle, skipped, failed).', labelNames: ['agent', 'trigger', 'outcome'], registers });
+    this.#duration = new Histogram({
+      name: 'warren_activation_duration_seconds',
+      help: 'Wall time of finished activations.',
+      labelNames: ['agent', 'trigger'],
+      buckets: [0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600],
+      registers,
+    });
+    this.#tokens = new Counter({ name: 'warren_tokens_total', help: 'Model tokens used by activations (kind: input, output, cached).', labelNames: ['agent', 'kind'], registers });
+    this.#cost = new Counter({ name: 'warren_cost_usd_total', help: 'Model cost of activations in US dollars.', labelNames: ['agent'], registers });
+    this.#lag = new Histogram({
+      name: 'warren_scheduler_lag_seconds',
+      help: 'From the scheduler enqueueing an activation to a worker starting it.',
+      labelNames: ['trigger'],
+      buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60, 300],
+      registers,
+    });
+    const { queueCounts, isLeader, subprocesses } = sources;
+    if (queueCounts) {
+      new Gauge({
+        name: 'warren_queue_jobs',
+        help: 'Activation jobs by state.',
+        labelNames: ['state'],
+        registers,
+        async collect() {
+          const counts = await queueCounts();
+          for (const [state, n] of Object.entries(counts) as Array<[string, number]>) this.set({ state }, n);
+        },
+      });
+    }
+    if (isLeader) {
+      new Gauge({
+        name: 'warren_scheduler_leader',
+        help: '1 when this process holds the scheduler lease.',
+        registers,
+        collect() {
+          this.set(isLeader() ? 1 : 0);
+        },
+      });
+    }
+    new Gauge({
+      name: 'warren_executor_subprocesses',
+      help: 'Executor subprocesses (coding-agent CLIs) running now.',
+      registers,
+      collect() {
+        this.set(subprocesses?.() ?? 0);
+      },
+    });
+  }
+
+  /** One finished activation (its record, as stored for `warren logs`). */
+  observe(r: ActivationRecord): void {
+    this.#activations.inc({ agent: r.agent, trigger: r.trigger, outcome: r.outcome });
+    this.#duration.observe({ agent: r.agent, trigger: r.trigger }, r.duration_ms / 1000);
+    this.#tokens.inc({ agent: r.agent, kind: 'input' }, r.usage.input_tokens);
+    this.#tokens.inc({ agent: r.agent, kind: 'output' }, r.usage.output_tokens);
+    this.#tokens.inc({ agent: r.agent, kind: 'cached' }, r.usage.cached_tokens);
+    this.#cost.inc({ agent: r.agent }, r.usage.cost_usd);
+  }
+
+  /** A worker picked up an activation `lagMs` after it was enqueued. */
+  observeLag(trigger: string, lagMs: number): void {
+    this.#lag.observe({ trigger }, Math.max(0, lagMs) / 1000);
+  }
+
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+}

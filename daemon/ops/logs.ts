@@ -1,0 +1,22 @@
+// `warren logs`: activation records as one line each (or JSON lines), newest last, optionally followed live.
+import type { ActivationRecord } from '../activation-records.ts';
+
+/** e.g. `2026-11-23 07:13:06Z greeter notification replied (final) 1.2s 120+6 tok $0.0001 act-12-lx3` */
+export function formatRecordLine(r: ActivationRecord): string {
+  const at = r.started_at.replace('T', ' ').slice(0, 19) + 'Z';
+  const tokens = `${r.usage.input_tokens}+${r.usage.output_tokens} tok`;
+  const cost = r.usage.cost_usd ? ` $${r.usage.cost_usd.toFixed(4)}` : '';
+  const did = [r.replies ? `${r.replies} repl${r.replies === 1 ? 'y' : 'ies'}` : '', r.posts ? `${r.posts} post${r.posts === 1 ? '' : 's'}` : ''].filter(Boolean).join(', ');
+  const retry = r.attempt > 1 ? ` attempt ${r.attempt}` : '';
+  const error = r.error ? ` — ${r.error}` : '';
+  return `${at} ${r.agent} ${r.trigger} ${r.outcome}${r.reason ? ` (${r.reason})` : ''} ${(r.duration_ms / 1000).toFixed(1)}s ${tokens}${cost}${did ? ` ${did}` : ''}${retry} ${r.activation_id}${error}`;
+}
+
+/** The events of a record, indented under its line (`warren logs --events`). */
+export function formatEvents(r: ActivationRecord): string[] {
+  return r.events.map((e) => {
+    const { seq, type, ts: _ts, activation_id: _id, ...rest } = e;
+    const detail = Object.keys(rest).length ? ` ${JSON.stringify(rest)}` : '';
+    return `    #${seq} ${type}${detail}`;
+  });
+}

@@ -1,0 +1,173 @@
+// The scheduler and worker beyond mentions, end to end (real hub, private Redis, the real `openai` SDK
+// against the fake server): exploration by staleness, budget gates, error posts, activation records.
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { ActivationRecords } from '../daemon/activation-records.ts';
+import { startFakeOpenAI, type FakeOpenAI } from './fakes/openai-server.ts';
+import { makeAgentsDir, startHarness, type Harness } from './support/daemon-harness.ts';
+import { waitFor, type WirePost } from './support/hub-api.ts';
+
+const redisUrl = inject('redisUrl');
+let fake: FakeOpenAI;
+let h: Harness | undefined;
+let redis: Redis;
+beforeAll(async () => {
+  fake = await startFakeOpenAI();
+  redis = new Redis(redisUrl);
+});
+afterAll(async () => {
+  await fake.close();
+  await redis.quit();
+});
+afterEach(async () => {
+  await h?.stop();
+  h = undefined;
+  fake.reset();
+});
+
+const scout = (apiBase: string, extra = ''): string => `name: scout
+description: Finds gardening questions and answers them.
+type: llm
+brain:
+  provider: openai
+  model: fake-gpt
+  api_base: ${apiBase}
+  api_key_env: SCOUT_API_KEY
+capabilities:
+  grants: [hub:read, hub:write]
+interests:
+  keywords: [compost]
+behavior:
+  discovery:
+    enabled: true
+  limits:
+    min_interval_seconds: 0
+${extra}`;
+
+/** The model answers the first post its exploration feed offers, and mentions with a fixed line. */
+function gardener(req: { body: unknown }): string {
+  const messages = (req.body as { messages: Array<{ role: string; content: string }> }).messages;
+  // The task is the last user message (the loop adds a trailing "[step n of N]" system note after it).
+  const task = messages.findLast((m) => m.role === 'user')?.content ?? '';
+  const offered = /\(post ([^\s,)]+)/.exec(task);
+  if (task.includes('## Exploration') && offered) return `REPLY TO ${offered[1]}\nMix greens and browns.`;
+  return 'Happy to help.';
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+async function commentsBy(harness: Harness, postId: string, author: string): Promise<string[]> {
+  const p = await harness.api.get<WirePost>(`/posts/${postId}?include_comments=true`, harness.adminKey);
+  return (p.comments ?? []).filter((c) => c.author.name === author).map((c) => c.content);
+}
+
+/** scout on the fake model, exploring every 200 ms; `spentUsd` of a $10 daily budget already used. */
+async function startScout(opts: { spentUsd?: number } = {}): Promise<Harness> {
+  fake.setResponder(gardener);
+  const harness = await startHarness({
+    redisUrl,
+    agentsDir: makeAgentsDir({ scout: { config: scout(fake.url), prompt: 'You are {{name}}.' } }, { withGreeter: false }),
+    env: { SCOUT_API_KEY: 'sk-scout-key-123456' },
+    hub: { budget: { defaultDailyLimitUsd: 10, defaultMonthlyLimitUsd: 1_000 } },
+    config: (c) => {
+      c.scheduler.exploration_interval = 100;
+      c.scheduler.min_staleness = 200;
+      c.scheduler.budget_ttl = 50;
+    },
+  });
+  if (opts.spentUsd) await harness.api.post('/system/consumption', harness.adminKey, { agent_id: 'scout', tokens_input: 1, tokens_output: 1, cost_usd: opts.spentUsd });
+  return harness;
+}
+
+describe('exploration by staleness', () => {
+  it('lets an idle agent answer one post of its feed, once, and records the activation', async () => {
+    h = await startScout();
+    const dana = await h.registerUser('dana');
+    const offTopic = await h.api.post<{ id: string }>('/posts', dana, { title: 'Bikes', content: 'Which chain oil?' });
+    const post = await h.api.post<{ id: string }>('/posts', dana, { title: 'Soil', content: 'How do I start a compost heap?' });
+    const harness = h;
+    const replies = await waitFor('the exploration reply', async () => {
+      const r = await commentsBy(harness, post.id, 'scout');
+      return r.length ? r : undefined;
+    });
+    expect(replies).toEqual(['Mix greens and browns.']);
+    // Explorations keep coming every 200 ms, but the answered post is no longer offered and nothing else
+    // matches: one model call in all, and never a second reply.
+    await sleep(1_000);
+    expect(await commentsBy(harness, post.id, 'scout')).toHaveLength(1);
+    expect(await commentsBy(harness, offTopic.id, 'scout')).toHaveLength(0);
+    expect(fake.requests).toHaveLength(1);
+    expect((fake.requests[0]!.body as { messages: Array<{ content: string }> }).messages[1]!.content).not.toContain('chain oil');
+
+    const records = await new ActivationRecords(redis, h.prefix).recent({ agent: 'scout', limit: 100 });
+    const replied = records.filter((r) => r.outcome === 'replied');
+    expect(replied).toHaveLength(1);
+    expect(replied[0]).toMatchObject({ agent: 'scout', trigger: 'exploration', replies: 1, attempt: 1 });
+    expect(records.filter((r) => r.outcome === 'idle').every((r) => r.reason === 'empty_feed')).toBe(true);
+    // The hub learned that scout ran (staleness reset, hub-api.md §8).
+    const me = await h.api.get<{ last_activated_at?: string | null }>('/agents/scout', h.adminKey);
+    expect(me.last_activated_at).toBeTruthy();
+  });
+
+  it('pauses exploration at budget warning but still answers mentions', async () => {
+    h = await startScout({ spentUsd: 8.5 });
+    const dana = await h.registerUser('dana');
+    const feedPost = await h.api.post<{ id: string }>('/posts', dana, { title: 'Soil', content: 'compost questions welcome' });
+    const mention = await h.api.post<{ id: string }>('/posts', dana, { title: 'Hi', content: '@scout are you there?' });
+    const harness = h;
+    await waitFor('the mention reply', async () => ((await commentsBy(harness, mention.id, 'scout')).length ? true : undefined));
+    await sleep(800);
+    expect(await commentsBy(harness, feedPost.id, 'scout')).toHaveLength(0);
+    expect(fake.requests).toHaveLength(1);
+  });
+
+  it('runs nothing at budget critical: no model call, the mention stays unread', async () => {
+    h = await startScout({ spentUsd: 10 });
+    const dana = await h.registerUser('dana');
+    await h.api.post('/posts', dana, { title: 'Soil', content: '@scout compost?' });
+    await sleep(1_000);
+    expect(fake.requests).toHaveLength(0);
+    const inbox = await h.api.get<{ unread_count: number }>('/notifications?agent_id=scout&unread=true', h.adminKey);
+    expect(inbox.unread_count).toBe(1);
+  });
+});
+
+describe('final failures', () => {
+  it('posts the failure to m/agent-errors as the agent, once per activation, without the key', async () => {
+    const key = 'sk-canary-9d8e7f6a5b4c3d2e1f';
+    fake.setResponder(() => ({ error: { status: 401, message: `Incorrect API key provided: ${key}` } }));
+    h = await startHarness({
+      redisUrl,
+      agentsDir: makeAgentsDir({ scout: { config: scout(fake.url).replace('enabled: true', 'enabled: false'), prompt: 'You are {{name}}.' } }, { withGreeter: false }),
+      env: { SCOUT_API_KEY: key },
+    });
+    const dana = await h.registerUser('dana');
+    const mention = await h.api.post<{ id: string }>('/posts', dana, { title: 'Hi', content: '@scout hello?' });
+    const harness = h;
+    const errors = await waitFor('an error post', async () => {
+      const page = await harness.api.get<{ posts: Array<{ id: string; title: string; content: string; author: { name: string } }> }>('/posts?community=agent-errors', harness.adminKey);
+      return page.posts.length ? page.posts : undefined;
+    });
+    const post = errors[0]!;
+    expect(post.author.name).toBe('scout');
+    expect(post.title).toBe('🔴 Activation Failed: scout');
+    expect(post.content).toContain('- Kind: notification');
+    expect(post.content).toContain(`- Post: ${mention.id}`);
+    expect(post.content).toContain('[REDACTED]');
+    expect(post.content).toContain('The model API key is missing, wrong or revoked.');
+    await waitFor('five failed activations', () => (harness.logs.filter((l) => l.includes('activation failed for good')).length >= 5 ? true : undefined));
+    await sleep(300);
+    const all = await h.api.get<{ posts: Array<{ content: string }> }>('/posts?community=agent-errors&limit=50', h.adminKey);
+    // One post per failed activation (five before the backoff), none repeated by a retry.
+    expect(all.posts).toHaveLength(5);
+    expect(new Set(all.posts.map((p) => /- Activation: (\S+)/.exec(p.content)?.[1])).size).toBe(5);
+
+    const records = await new ActivationRecords(redis, h.prefix).recent({ agent: 'scout' });
+    expect(records.length).toBeGreaterThanOrEqual(5);
+    expect(records[0]).toMatchObject({ outcome: 'failed', trigger: 'notification' });
+    // The key reaches neither the hub's posts, the records in Redis nor the logs.
+    expect(JSON.stringify(all)).not.toContain(key);
+    expect(JSON.stringify(records)).not.toContain(key);
+    expect(h.logs.join('\n')).not.toContain(key);
+  });
+});

@@ -1,0 +1,145 @@
+// Operating a running deployment: the ops commands (real subprocesses against the same Redis and hub),
+// pause/resume, and the health and metrics endpoint of the daemon.
+import { execFile, spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { afterEach, describe, expect, inject, it } from 'vitest';
+import type { StatusReport } from '../daemon/ops/status.ts';
+import { makeAgentsDir, startHarness, type Harness } from './support/daemon-harness.ts';
+import { waitFor, type WirePost } from './support/hub-api.ts';
+
+const redisUrl = inject('redisUrl');
+const WARREN = resolve('bin/warren.js');
+const run = promisify(execFile);
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.stop();
+  h = undefined;
+});
+
+/** Runs `warren <args>` against the harness's hub, Redis prefix and agents (async: the daemon shares this thread). */
+async function warren(harness: Harness, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const file = join(harness.agentsDir, '..', 'warren.yaml');
+  writeFileSync(file, `hub: {url: "${harness.hub.url}"}\nredis: {url: "${redisUrl}", prefix: ${harness.prefix}}\nstore: {path: agents}\nscheduler: {min_staleness: 1m}\n`);
+  try {
+    const r = await run(process.execPath, [WARREN, ...args, '--config', file], { timeout: 20_000, env: { ...process.env, REDIS_URL: '' } });
+    return { code: 0, stdout: r.stdout, stderr: r.stderr };
+  } catch (err) {
+    const e = err as { code?: number; stdout?: string; stderr?: string };
+    return { code: typeof e.code === 'number' ? e.code : -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
+  }
+}
+
+async function greeterReplyCount(harness: Harness, postId: string): Promise<number> {
+  const post = await harness.api.get<WirePost>(`/posts/${postId}?include_comments=true`, harness.adminKey);
+  return (post.comments ?? []).filter((c) => c.author.name === 'greeter').length;
+}
+
+/** Prometheus text → `name{labels}` → value (labels as printed, in the order prom-client prints them). */
+function parseProm(text: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    if (line === '' || line.startsWith('#')) continue;
+    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*(?:\{[^}]*\})?) (-?[0-9.e+-]+|NaN|\+Inf|-Inf)$/.exec(line);
+    if (!m) throw new Error(`not Prometheus text format: ${line}`);
+    out.set(m[1]!, Number(m[2]));
+  }
+  return out;
+}
+
+describe('operations', () => {
+  it('status, logs, pause and resume work from another process while the daemon runs', async () => {
+    h = await startHarness({ redisUrl, agentsDir: makeAgentsDir({}) });
+    const harness = h;
+    const alice = await h.registerUser('alice');
+    const first = await h.api.post<{ id: string }>('/posts', alice, { content: '@greeter hi' });
+    await waitFor('first reply', async () => ((await greeterReplyCount(harness, first.id)) === 1 ? true : undefined));
+
+    const status = await warren(h, ['status', '--json']);
+    expect(status.code, status.stderr).toBe(0);
+    const report = JSON.parse(status.stdout) as StatusReport;
+    expect(report.redis.ok).toBe(true);
+    expect(report.hub.ok).toBe(true);
+    expect(report.leader).toMatch(new RegExp(`:${process.pid}:`)); // the in-process daemon leads
+    expect(report.queue).toMatchObject({ active: 0, failed: 0 });
+    const greeter = report.agents.find((a) => a.name === 'greeter');
+    expect(greeter).toMatchObject({ paused: false, waiting_for: null, last: { outcome: 'replied', trigger: 'notification', reason: 'final' }, today: { activations: 1, comments: 1 } });
+    const human = await warren(h, ['status']);
+    expect(human.stdout).toMatch(/greeter\s+ready\s+replied \(final\)/);
+
+    const logs = await warren(h, ['logs', '--json', '--agent', 'greeter']);
+    const lines = logs.stdout.trim().split('\n').map((l) => JSON.parse(l) as { agent: string; outcome: string; replies: number });
+    expect(lines).toMatchObject([{ agent: 'greeter', outcome: 'replied', replies: 1 }]);
+    expect((await warren(h, ['logs'])).stdout).toMatch(/greeter notification replied \(final\)/);
+
+    expect((await warren(h, ['pause', 'greeter'])).stdout).toContain('greeter paused');
+    expect((await warren(h, ['pause', 'nobody'])).stderr).toMatch(/no agent named "nobody"/);
+    const second = await h.api.post<{ id: string }>('/posts', alice, { content: '@greeter are you there?' });
+    await new Promise((r) => setTimeout(r, 800));
+    expect(await greeterReplyCount(harness, second.id)).toBe(0);
+    const paused = JSON.parse((await warren(h, ['status', '--json'])).stdout) as StatusReport;
+    expect(paused.agents.find((a) => a.name === 'greeter')).toMatchObject({ paused: true, waiting_for: 'paused' });
+
+    await warren(h, ['resume', 'greeter']);
+    await waitFor('reply after resume', async () => ((await greeterReplyCount(harness, second.id)) === 1 ? true : undefined));
+  });
+
+  it('logs --follow prints each activation as it finishes', async () => {
+    h = await startHarness({ redisUrl, agentsDir: makeAgentsDir({}) });
+    const harness = h;
+    const file = join(h.agentsDir, '..', 'warren.yaml');
+    writeFileSync(file, `hub: {url: "${h.hub.url}"}\nredis: {url: "${redisUrl}", prefix: ${h.prefix}}\nstore: {path: agents}\n`);
+    const child = spawn(process.execPath, [WARREN, 'logs', '--follow', '--json', '--agent', 'greeter', '--config', file], { env: { ...process.env, REDIS_URL: '' } });
+    const lines: string[] = [];
+    child.stdout.on('data', (b: Buffer) => lines.push(...b.toString().split('\n').filter(Boolean)));
+    try {
+      await new Promise((r) => setTimeout(r, 800)); // subscribed
+      const alice = await h.registerUser('alice');
+      for (const text of ['@greeter one', '@greeter two']) {
+        const post = await h.api.post<{ id: string }>('/posts', alice, { content: text });
+        await waitFor('reply', async () => ((await greeterReplyCount(harness, post.id)) === 1 ? true : undefined));
+      }
+      const records = await waitFor('two followed records', () => (lines.length >= 2 ? lines.map((l) => JSON.parse(l) as { agent: string; outcome: string }) : undefined));
+      expect(records).toMatchObject([
+        { agent: 'greeter', outcome: 'replied' },
+        { agent: 'greeter', outcome: 'replied' },
+      ]);
+    } finally {
+      child.kill('SIGINT');
+    }
+  });
+
+  it('serves /healthz, /readyz and /metrics whose counters match the activations run', async () => {
+    h = await startHarness({ redisUrl, agentsDir: makeAgentsDir({}) });
+    const base = h.daemon.metricsUrl!;
+    expect((await fetch(`${base}/healthz`)).status).toBe(200);
+    const ready = await fetch(`${base}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toEqual({ ready: true, checks: { redis: 'ok', hub: 'ok' } });
+
+    const alice = await h.registerUser('alice');
+    const harness = h;
+    for (let i = 0; i < 3; i++) {
+      const post = await h.api.post<{ id: string }>('/posts', alice, { content: `@greeter number ${i}` });
+      await waitFor(`reply ${i}`, async () => ((await greeterReplyCount(harness, post.id)) === 1 ? true : undefined));
+    }
+    await waitFor('three outcomes', () => (harness.outcomes.length >= 3 ? true : undefined));
+    const res = await fetch(`${base}/metrics`);
+    expect(res.headers.get('content-type')).toContain('text/plain');
+    const m = parseProm(await res.text());
+    const replied = harness.outcomes.filter((o) => o.status === 'replied').length;
+    expect(replied).toBeGreaterThanOrEqual(3);
+    expect(m.get('warren_activations_total{agent="greeter",trigger="notification",outcome="replied"}')).toBe(replied);
+    expect(m.get('warren_activation_duration_seconds_count{agent="greeter",trigger="notification"}')).toBe(harness.outcomes.length);
+    expect(m.get('warren_scheduler_lag_seconds_count{trigger="notification"}')).toBe(harness.outcomes.length);
+    expect(m.get('warren_scheduler_leader')).toBe(1);
+    expect(m.get('warren_queue_jobs{state="active"}')).toBe(0);
+    expect(m.get('warren_executor_subprocesses')).toBe(0);
+
+    await h.hub.close();
+    const notReady = await fetch(`${base}/readyz`);
+    expect(notReady.status).toBe(503);
+    expect(((await notReady.json()) as { checks: { hub: string } }).checks.hub).not.toBe('ok');
+  });
+});
