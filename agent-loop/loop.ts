@@ -80,6 +80,7 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
   const registry = input.tools ?? new ToolRegistry([], []);
   const mode = input.toolMode ?? 'native';
   const definitions = registry.definitions();
+  for (const name of registry.duplicates) events.emit({ type: 'loop_warning', kind: 'format', message: `tool ${name} is offered twice; only the first is used` });
   const ledger = new UsageLedger(input.prices ?? DEFAULT_PRICES);
   const guard = new LoopGuard();
   const models = [input.modelName, ...(input.fallbackModels ?? [])];

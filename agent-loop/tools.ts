@@ -39,11 +39,13 @@ export interface Tool {
 export class ToolRegistry {
   readonly #tools = new Map<string, Tool>();
   readonly grants: readonly string[];
+  /** Names offered twice (e.g. two MCP servers of one name): the first wins, the others are left out. */
+  readonly duplicates: string[] = [];
 
   constructor(tools: readonly Tool[], grants: readonly string[]) {
     for (const t of tools) {
-      if (this.#tools.has(t.definition.name)) throw new Error(`tool ${t.definition.name} is registered twice`);
-      this.#tools.set(t.definition.name, t);
+      if (this.#tools.has(t.definition.name)) this.duplicates.push(t.definition.name);
+      else this.#tools.set(t.definition.name, t);
     }
     this.grants = grants;
   }

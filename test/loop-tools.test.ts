@@ -129,6 +129,19 @@ describe('every call gets exactly one result', () => {
   });
 });
 
+describe('registry', () => {
+  it('a name offered twice keeps the first tool and warns, instead of failing the run', async () => {
+    const first = makeTool('dup', { run: () => ({ status: 'ok', content: 'first' }) });
+    const second = makeTool('dup', { run: () => ({ status: 'ok', content: 'second' }) });
+    const ev = events();
+    const model = new FnModel((_r, n) => (n === 1 ? { calls: [{ name: 'dup', arguments: {} }] } : { content: 'ok' }));
+    const r = await runLoop(input(model, [first, second], { events: ev }));
+    expect(r.toolResults[0]?.content).toBe('first');
+    expect(model.requests[0]!.tools?.map((t) => t.name)).toEqual(['dup']);
+    expect(ev.events.some((e) => e.type === 'loop_warning' && e.message.includes('offered twice'))).toBe(true);
+  });
+});
+
 describe('output cap', () => {
   it('a 1 MB result reaches the next request at no more than the cap, with a notice', async () => {
     const huge = makeTool('huge', { run: () => ({ status: 'ok', content: 'x'.repeat(1_000_000) + 'TAIL' }) });
