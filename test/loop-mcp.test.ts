@@ -1,4 +1,7 @@
 // MCP tools (agent-loop.md R14, R10, R5) against the test MCP server over stdio and streamable HTTP.
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { noActionTool, taskCompleteTool } from '../agent-loop/builtin-tools.ts';
 import { runLoop } from '../agent-loop/loop.ts';
@@ -103,6 +106,26 @@ describe('MCP over stdio', () => {
       expect(Object.keys(env)).not.toContain('WARREN_TEST_CANARY');
     } finally {
       delete process.env.WARREN_TEST_CANARY;
+      await set.close();
+    }
+  });
+
+  it('abort during a 10 s tool over stdio: settles within 500 ms, the server process gets the cancellation', async () => {
+    const log = join(mkdtempSync(join(tmpdir(), 'fake-mcp-')), 'cancel.log');
+    const set = await connectMcpServers([stdio('local', { FAKE_MCP_CANCEL_LOG: log })], { grants: ['mcp:local'], secret });
+    try {
+      const ac = new AbortController();
+      const model = new FnModel(() => ({ calls: [{ name: 'local__slow', arguments: { ms: 10_000 } }] }));
+      setTimeout(() => ac.abort(), 300);
+      const started = Date.now();
+      const r = await runLoop({ model, modelName: 'm', system: 's', task: 't', maxSteps: 3, signal: ac.signal, events: events(), tools: new ToolRegistry(set.tools, ['mcp:local']) });
+      expect(Date.now() - started - 300).toBeLessThan(500);
+      expect(r.termination).toBe('aborted');
+      expect(r.toolResults.map((t) => t.status)).toEqual(['cancelled']);
+      const deadline = Date.now() + 2000;
+      while (!(existsSync(log) && readFileSync(log, 'utf8').includes('slow')) && Date.now() < deadline) await new Promise((res) => setTimeout(res, 20));
+      expect(readFileSync(log, 'utf8')).toBe('slow\n');
+    } finally {
       await set.close();
     }
   });

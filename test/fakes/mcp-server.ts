@@ -2,6 +2,7 @@
 // a slow tool that notices cancellation, a failing tool, and `env` (what its process environment holds).
 // Run `node test/fakes/mcp-server.ts` for stdio; startFakeMcpHttp() for HTTP on 127.0.0.1. It logs to stderr only.
 import { randomUUID } from 'node:crypto';
+import { appendFileSync } from 'node:fs';
 import { createServer as createHttpServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -52,6 +53,8 @@ export function createFakeMcpServer(state: FakeMcpState): Server {
             clearTimeout(t);
             state.cancelled.push('slow');
             process.stderr.write('fake-mcp: slow cancelled\n');
+            // Over stdio the test cannot see `state`: a declared env names a file to record it in.
+            if (process.env.FAKE_MCP_CANCEL_LOG) appendFileSync(process.env.FAKE_MCP_CANCEL_LOG, 'slow\n');
             resolve();
           });
         });
