@@ -41,8 +41,8 @@ function agent(name: string, overrides: Partial<AgentConfigInput> & { grants?: s
 
 const executor = new LlmExecutor({ secret: (n) => (n === 'WARREN_TEST_KEY' ? 'sk-test' : process.env[n]) });
 
-async function run(def: AgentDefinition, task: string): Promise<{ result: Awaited<ReturnType<LlmExecutor['run']>>; events: EventLog }> {
-  const events = new EventLog(`act_${def.name}_${Math.random().toString(36).slice(2, 8)}`);
+async function run(def: AgentDefinition, task: string, activationId = `act_${def.name}_${Math.random().toString(36).slice(2, 8)}`): Promise<{ result: Awaited<ReturnType<LlmExecutor['run']>>; events: EventLog }> {
+  const events = new EventLog(activationId);
   const result = await executor.run({ id: events.activationId, definition: def, context: { system: 'You are a test agent.', task }, events, signal: new AbortController().signal, hub: client });
   return { result, events };
 }
@@ -85,12 +85,14 @@ describe('grants', () => {
     expect(second.messages.filter((m) => m.role === 'tool').map((m) => m.content)).toEqual([expect.stringContaining('permission denied'), expect.stringContaining('permission denied')]);
   });
 
-  it('with hub:write the agent replies as itself, with an idempotency key, and the pipeline is told it posted', async () => {
+  it('with hub:write the agent replies as itself, keyed by activation, step and call: a retried activation does not post twice', async () => {
     await register('writer-bot');
     const post = await freshPost('bob');
-    fake.enqueue({ tool_calls: [{ id: 'w1', name: 'hub_reply', arguments: { post_id: post.id, content: '42' } }] }, 'Replied with 42.');
-    const { result } = await run(agent('writer-bot'), `answer post ${post.id}`);
-    expect(result).toMatchObject({ termination: 'final', posted: true });
+    for (let attempt = 0; attempt < 2; attempt++) {
+      fake.enqueue({ tool_calls: [{ id: 'w1', name: 'hub_reply', arguments: { post_id: post.id, content: '42' } }] }, 'Replied with 42.');
+      const { result } = await run(agent('writer-bot'), `answer post ${post.id}`, 'act_writer_retried');
+      expect(result).toMatchObject({ termination: 'final', posted: true });
+    }
     const thread = await hubCaller(hub.url).get<WirePost>(`/posts/${post.id}?include_comments=true`, hub.adminKey);
     expect(thread.comments?.map((c) => [c.author.name, c.content])).toEqual([['writer-bot', '42']]);
   });
