@@ -2,11 +2,25 @@
 import type { TokenUsage } from './messages.ts';
 import type { TerminationReason } from './termination.ts';
 
+/** How one tool call ended; every call gets exactly one (agent-loop.md R5). */
+export type ToolResultStatus = 'ok' | 'error' | 'cancelled' | 'timed_out' | 'denied' | 'rejected' | 'unknown_tool' | 'invalid_arguments';
+
 export type ActivationEventBody =
   | { type: 'activation_start'; agent: string; executor: string }
   | { type: 'step_start'; step: number; max_steps: number }
   | { type: 'model_call'; model: string; attempt: number }
   | { type: 'model_result'; usage: TokenUsage; finish_reason: string }
+  | { type: 'model_retry'; model: string; attempt: number; delay_ms: number; message: string }
+  | { type: 'model_fallback'; from: string; to: string; message: string }
+  | { type: 'progress'; step: number; max_steps: number; action: 'tool_call' | 'delegate'; target: string }
+  | { type: 'tool_call'; id: string; name: string; arguments: Record<string, unknown> }
+  | { type: 'tool_result'; id: string; name: string; status: ToolResultStatus; excerpt: string }
+  | { type: 'delegation_request'; id: string; agent: string; task: string; depth: number; max_tokens: number; max_duration_ms: number }
+  | { type: 'delegation_response'; id: string; agent: string; termination: TerminationReason; excerpt: string; tokens: number }
+  | { type: 'delegation_error'; id: string; agent: string; message: string }
+  | { type: 'compaction'; dropped_turns: number; before_tokens: number; after_tokens: number }
+  | { type: 'loop_warning'; kind: 'repeat' | 'format' | 'repair' | 'limit'; message: string }
+  | { type: 'budget_update'; used_tokens: number; max_tokens: number; cost_usd: number }
   | { type: 'agent_response'; text: string; partial: boolean }
   | { type: 'error'; message: string }
   /** Something a CLI executor saw in its subprocess's output (tool calls, MCP status, rate limits). */

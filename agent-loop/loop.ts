@@ -1,22 +1,51 @@
-// The agent loop: context → model → answer. This first slice offers the model no tools, so a run is
-// one model call; the loop still owns termination, usage and events so tools can be added without
-// changing its callers.
+// The agent loop (agent-loop.md): context → model → parse → repair → tools → results → model … until a reply
+// without tool calls, a loop-breaking tool, a limit or a guard. Decisions live in small pure modules
+// (limits, loop-guard, tool-repair, tool-runner's planner); this file is the shell that sequences them and
+// guarantees the two invariants: every call has exactly one result before the next model call, and every
+// run ends with exactly one termination reason, never an exception.
+import { compactHistory } from './compaction.ts';
 import type { EventLog } from './events.ts';
-import { addUsage, ZERO_USAGE, type ChatMessage, type TokenUsage } from './messages.ts';
-import { ModelError, type ChatModel } from './model.ts';
+import { admitCall, estimatePromptTokens, stepNote, wrapUpReplyTokens, wrapUpTimeReserveMs, wrapUpTokenReserve, WRAP_UP_PROMPT, type Limits } from './limits.ts';
+import { LoopGuard } from './loop-guard.ts';
+import type { ChatMessage, TokenUsage, ToolCall } from './messages.ts';
+import { callWithRetries, DEFAULT_RETRY, type RetryPolicy } from './model-caller.ts';
+import { ModelError, type ChatModel, type ModelResponse, type ToolDefinition } from './model.ts';
 import { isNoActionSentinel, type TerminationReason } from './termination.ts';
+import { parseTextToolCalls, type RawToolCall } from './tool-call-parser.ts';
+import { renderHistory, textModeSystemPrompt, type ToolMode } from './tool-modes.ts';
+import { prepareCall, type PreparedCall } from './tool-repair.ts';
+import { runToolCalls, type RunnableCall, type ToolResultRecord } from './tool-runner.ts';
+import { ToolRegistry } from './tools.ts';
+import { DEFAULT_PRICES, UsageLedger, type LedgerEntry, type PriceTable } from './usage-ledger.ts';
 
 export interface LoopInput {
   model: ChatModel;
   modelName: string;
+  /** brain.fallback_models, tried in order after the main model keeps failing with retryable errors. */
+  fallbackModels?: readonly string[];
   system: string;
   task: string;
   temperature?: number;
+  /** brain.max_tokens: the most one reply may use. */
   maxTokens?: number;
   maxSteps: number;
+  /** behavior.max_tokens: input + output over the run (default 100,000). */
+  maxRunTokens?: number;
+  /** behavior.max_duration in ms (default 5 min). */
+  maxDurationMs?: number;
   signal: AbortSignal;
   events: EventLog;
   onDelta?: (text: string) => void;
+  tools?: ToolRegistry;
+  toolMode?: ToolMode;
+  prices?: PriceTable;
+  retry?: RetryPolicy;
+  /** Tool output cap in characters (default 16,000). */
+  outputCap?: number;
+  toolTimeoutMs?: number;
+  /** The model's context window in tokens (default 128,000): older turns are compacted before it is reached. */
+  contextWindowTokens?: number;
+  noActionSentinels?: readonly string[];
 }
 
 export interface LoopResult {
@@ -25,47 +54,228 @@ export interface LoopResult {
   termination: TerminationReason;
   partial: boolean;
   usage: TokenUsage;
+  costUsd: number;
   steps: number;
+  /** Model calls made, the wrap-up included. */
+  modelCalls: number;
+  ledger: LedgerEntry[];
+  /** Every tool result, in the order committed. */
+  toolResults: ToolResultRecord[];
+  /** A tool wrote to the hub as the agent. */
+  posted: boolean;
   /** Set when termination is `error`; `retryable` tells the caller whether trying again may help. */
   error?: { message: string; retryable: boolean };
 }
 
+type Ending = { termination: TerminationReason; text?: string; message?: string; retryable?: boolean };
+
 export async function runLoop(input: LoopInput): Promise<LoopResult> {
-  const messages: ChatMessage[] = [
-    { role: 'system', content: input.system },
+  const limits: Limits = {
+    maxSteps: input.maxSteps,
+    maxTokens: input.maxRunTokens ?? 100_000,
+    maxDurationMs: input.maxDurationMs ?? 300_000,
+    maxResponseTokens: input.maxTokens ?? 4096,
+  };
+  const { events } = input;
+  const registry = input.tools ?? new ToolRegistry([], []);
+  const mode = input.toolMode ?? 'native';
+  const definitions = registry.definitions();
+  for (const name of registry.duplicates) events.emit({ type: 'loop_warning', kind: 'format', message: `tool ${name} is offered twice; only the first is used` });
+  const ledger = new UsageLedger(input.prices ?? DEFAULT_PRICES);
+  const guard = new LoopGuard();
+  const models = [input.modelName, ...(input.fallbackModels ?? [])];
+  const toolResults: ToolResultRecord[] = [];
+  let posted = false;
+  let step = 0;
+  let modelCalls = 0;
+  let textIds = 0;
+  const usedIds = new Set<string>();
+
+  const history: ChatMessage[] = [
+    { role: 'system', content: mode === 'text' ? textModeSystemPrompt(input.system, definitions) : input.system },
     { role: 'user', content: input.task },
   ];
-  let usage: TokenUsage = ZERO_USAGE;
-  const step = 1;
-  const end = (r: Omit<LoopResult, 'usage' | 'steps'>): LoopResult => {
-    input.events.emit({ type: 'activation_end', termination: r.termination, partial: r.partial, usage });
-    return { ...r, usage, steps: step };
+
+  // The deadline fires early by the wrap-up's time slice; the caller's signal (cancel, shutdown) is "aborted".
+  const deadline = new AbortController();
+  const deadlineAt = Date.now() + Math.max(1, limits.maxDurationMs - wrapUpTimeReserveMs(limits));
+  const remaining = (): { tokens: number; ms: number } => ({ tokens: Math.max(0, limits.maxTokens - wrapUpTokenReserve(limits) - ledger.tokens), ms: Math.max(0, deadlineAt - Date.now()) });
+  const deadlineTimer = setTimeout(() => deadline.abort(new Error('deadline')), Math.max(1, deadlineAt - Date.now()));
+  const runSignal = AbortSignal.any([input.signal, deadline.signal]);
+
+  const call = async (messages: ChatMessage[], opts: { wrapUp: boolean; maxTokens: number; signal: AbortSignal; retry: RetryPolicy }): Promise<ModelResponse> => {
+    const res = await callWithRetries(
+      input.model,
+      models,
+      {
+        messages,
+        tools: mode === 'native' && definitions.length ? definitions : undefined,
+        toolChoice: opts.wrapUp && mode === 'native' && definitions.length ? 'none' : undefined,
+        temperature: input.temperature,
+        maxTokens: opts.maxTokens,
+        signal: opts.signal,
+        onDelta: input.onDelta,
+      },
+      events,
+      opts.retry,
+    );
+    modelCalls++;
+    const u = res.response.usage;
+    ledger.record({ ...u, model: res.response.model || res.model, estimate: false, latencyMs: res.latencyMs, attempt: res.attempt, wrapUp: opts.wrapUp });
+    events.emit({ type: 'model_result', usage: u, finish_reason: res.response.finishReason });
+    events.emit({ type: 'budget_update', used_tokens: ledger.tokens, max_tokens: limits.maxTokens, cost_usd: ledger.costUsd });
+    return res.response;
   };
 
-  input.events.emit({ type: 'step_start', step, max_steps: input.maxSteps });
-  input.events.emit({ type: 'model_call', model: input.modelName, attempt: 1 });
+  const finish = (e: Ending, partial: boolean): LoopResult => {
+    clearTimeout(deadlineTimer);
+    const text = (e.text ?? '').trim();
+    if (e.message && (e.termination === 'error' || e.termination === 'circuit_open')) events.emit({ type: 'error', message: e.message });
+    if (e.message && (e.termination === 'max_steps' || e.termination === 'budget' || e.termination === 'deadline')) events.emit({ type: 'loop_warning', kind: 'limit', message: e.message });
+    if (text || e.termination === 'final' || e.termination === 'stop_tool') events.emit({ type: 'agent_response', text, partial });
+    events.emit({ type: 'activation_end', termination: e.termination, partial, usage: ledger.usage });
+    return {
+      text,
+      termination: e.termination,
+      partial,
+      usage: ledger.usage,
+      costUsd: ledger.costUsd,
+      steps: step,
+      modelCalls,
+      ledger: ledger.entries,
+      toolResults,
+      posted,
+      ...(e.termination === 'error' || e.termination === 'aborted' ? { error: { message: e.message ?? e.termination, retryable: e.retryable ?? e.termination === 'aborted' } } : {}),
+    };
+  };
+
+  /** One last call with tools disabled, asking for the best answer so far (R1); skipped when nothing is left. */
+  const wrapUp = async (reason: 'max_steps' | 'budget' | 'deadline', message: string): Promise<LoopResult> => {
+    const messages = [...renderHistory(history, mode), { role: 'user' as const, content: WRAP_UP_PROMPT }];
+    const estimate = estimatePromptTokens(messages, mode === 'native' ? definitions : []);
+    const replyTokens = wrapUpReplyTokens(limits, ledger.tokens, estimate);
+    const fallbackText = lastAssistantText(history);
+    if (replyTokens === undefined || input.signal.aborted) return finish({ termination: reason, text: fallbackText, message }, true);
+    try {
+      const signal = AbortSignal.any([input.signal, AbortSignal.timeout(wrapUpTimeReserveMs(limits))]);
+      const res = await call(messages, { wrapUp: true, maxTokens: replyTokens, signal, retry: { ...(input.retry ?? DEFAULT_RETRY), attemptsPerModel: 1 } });
+      return finish({ termination: reason, text: stripToolCallText(res.content ?? '') || fallbackText, message }, true);
+    } catch (err) {
+      return finish({ termination: reason, text: fallbackText, message: `${message}; the wrap-up call failed: ${errorMessage(err)}` }, true);
+    }
+  };
+
   try {
-    const res = await input.model.complete({
-      model: input.modelName,
-      messages,
-      temperature: input.temperature,
-      maxTokens: input.maxTokens,
-      signal: input.signal,
-      onDelta: input.onDelta,
-    });
-    usage = addUsage(usage, res.usage);
-    input.events.emit({ type: 'model_result', usage: res.usage, finish_reason: res.finishReason });
-    const text = (res.content ?? '').trim();
-    if (isNoActionSentinel(text)) return end({ text: '', termination: 'no_action', partial: false });
-    // An empty reply is a final answer with nothing to post (R2), flagged so it can be noticed.
-    if (text === '') input.events.emit({ type: 'error', message: 'model returned an empty reply' });
-    input.events.emit({ type: 'agent_response', text, partial: false });
-    return end({ text, termination: 'final', partial: false });
+    for (;;) {
+      if (input.signal.aborted) return finish({ termination: 'aborted', message: 'aborted' }, false);
+      if (deadline.signal.aborted) return await wrapUp('deadline', `the run reached its time limit of ${limits.maxDurationMs} ms`);
+      if (step >= limits.maxSteps) return await wrapUp('max_steps', `the run reached its step limit of ${limits.maxSteps}`);
+
+      const compacted = compactHistory(history, mode === 'native' ? definitions : [], { windowTokens: input.contextWindowTokens ?? 128_000, replyTokens: limits.maxResponseTokens });
+      if (compacted) {
+        history.splice(0, history.length, ...compacted.messages);
+        events.emit({ type: 'compaction', dropped_turns: compacted.droppedTurns, before_tokens: compacted.beforeTokens, after_tokens: compacted.afterTokens });
+      }
+      const messages = [...renderHistory(history, mode), { role: 'system' as const, content: stepNote(step + 1, limits.maxSteps) }];
+      const admitted = admitCall(limits, ledger.tokens, estimatePromptTokens(messages, mode === 'native' ? definitions : []));
+      if (!admitted.ok) return await wrapUp('budget', admitted.message);
+
+      step++;
+      events.emit({ type: 'step_start', step, max_steps: limits.maxSteps });
+      let res: ModelResponse;
+      try {
+        res = await call(messages, { wrapUp: false, maxTokens: limits.maxResponseTokens, signal: runSignal, retry: input.retry ?? DEFAULT_RETRY });
+      } catch (err) {
+        if (input.signal.aborted) return finish({ termination: 'aborted', message: 'aborted' }, false);
+        if (deadline.signal.aborted) return await wrapUp('deadline', `the run reached its time limit of ${limits.maxDurationMs} ms`);
+        return finish({ termination: 'error', message: errorMessage(err), retryable: err instanceof ModelError ? err.retryable : false }, false);
+      }
+
+      const raws = rawCallsOf(res, mode, () => `call_text_${++textIds}`).map((r) => {
+        // Providers sometimes send empty or repeated ids; each call needs its own for pairing (R5).
+        const id = r.id && !usedIds.has(r.id) ? r.id : `call_synth_${++textIds}`;
+        usedIds.add(id);
+        return { ...r, id };
+      });
+      if (raws.length === 0) {
+        // A "tool_calls" finish without calls is final (R2), as is an empty reply, flagged as a format problem.
+        const text = (res.content ?? '').trim();
+        if (isNoActionSentinel(text, input.noActionSentinels)) return finish({ termination: 'no_action' }, false);
+        if (text === '') events.emit({ type: 'loop_warning', kind: 'format', message: 'the model returned an empty reply' });
+        return finish({ termination: 'final', text }, false);
+      }
+
+      const prepared = raws.map((r) => prepareCall(r, registry));
+      for (const p of prepared) if (p.kind === 'ready' && p.repairs.length) events.emit({ type: 'loop_warning', kind: 'repair', message: `call ${p.call.id} to ${p.call.name} repaired: ${p.repairs.join(', ')}` });
+      const runnable = prepared.filter((p): p is RunnableCall => p.kind !== 'unknown');
+      const unknown = prepared.filter((p): p is Extract<PreparedCall, { kind: 'unknown' }> => p.kind === 'unknown');
+      // Only calls to registered tools go back in the assistant message: an invented name is never echoed (R6).
+      history.push({ role: 'assistant', content: res.content ?? (runnable.length ? null : ''), ...(runnable.length ? { toolCalls: runnable.map((p) => p.call) } : {}) });
+
+      const verdict = guard.beforeCalls(step, runnable.map((p) => p.call));
+      const results =
+        verdict.kind === 'loop_detected'
+          ? runnable.map((p): ToolResultRecord => ({ call: p.call, status: 'rejected', content: `Rejected: ${verdict.message}.`, tool: p.tool }))
+          : await runToolCalls(runnable, { registry, signal: runSignal, activationId: events.activationId, step, maxSteps: limits.maxSteps, events, outputCap: input.outputCap, defaultTimeoutMs: input.toolTimeoutMs, remaining });
+      for (const r of results) {
+        history.push({ role: 'tool', toolCallId: r.call.id, name: r.call.name, content: r.content });
+        toolResults.push(r);
+        if (r.ledger) ledger.absorb(r.ledger);
+        if (r.status === 'ok' && r.tool?.postsToHub) posted = true;
+      }
+      if (results.some((r) => r.ledger?.length)) events.emit({ type: 'budget_update', used_tokens: ledger.tokens, max_tokens: limits.maxTokens, cost_usd: ledger.costUsd });
+      for (const u of unknown) history.push({ role: 'user', content: `Error: ${u.message}` });
+      if (verdict.kind === 'loop_detected') {
+        events.emit({ type: 'loop_warning', kind: 'repeat', message: verdict.message });
+        // A guard ends the run without an answer: text written while looping is not one worth posting.
+        return finish({ termination: 'loop_detected', message: verdict.message }, false);
+      }
+      if (verdict.kind === 'nudge') {
+        events.emit({ type: 'loop_warning', kind: 'repeat', message: verdict.message });
+        history.push({ role: 'user', content: verdict.message });
+      }
+
+      const breaking = results.find((r) => r.status === 'ok' && r.tool?.loopBreaking);
+      if (breaking) {
+        if (breaking.tool?.loopBreaking === 'no_action') return finish({ termination: 'no_action' }, false);
+        return finish({ termination: 'stop_tool', text: stringArg(breaking.call, 'result') }, false);
+      }
+      if (input.signal.aborted) return finish({ termination: 'aborted', message: 'aborted' }, false);
+      const tripped = guard.afterResults(results.map((r) => ({ call: r.call, ok: r.status === 'ok', content: r.content })));
+      if (tripped) return finish({ termination: 'circuit_open', message: tripped }, false);
+    }
   } catch (err) {
-    if (input.signal.aborted) return end({ text: '', termination: 'aborted', partial: false, error: { message: 'aborted', retryable: true } });
-    const message = err instanceof Error ? err.message : String(err);
-    const retryable = err instanceof ModelError ? err.retryable : false;
-    input.events.emit({ type: 'error', message });
-    return end({ text: '', termination: 'error', partial: false, error: { message, retryable } });
+    // The last line of defence: whatever went wrong is a typed ending, never an escaped exception (R1).
+    return finish({ termination: input.signal.aborted ? 'aborted' : 'error', message: errorMessage(err), retryable: false }, false);
   }
 }
+
+function rawCallsOf(res: ModelResponse, mode: ToolMode, nextId: () => string): RawToolCall[] {
+  // Native calls win; text is parsed only in text mode, so a final answer quoting JSON is not run as a call.
+  if (res.toolCalls.length) return res.toolCalls.map((c) => ({ id: c.id, name: c.name, rawArguments: c.rawArguments ?? c.arguments }));
+  return mode === 'text' && res.content ? parseTextToolCalls(res.content, nextId) : [];
+}
+
+function lastAssistantText(history: readonly ChatMessage[]): string {
+  for (let i = history.length - 1; i >= 0; i--) {
+    const m = history[i]!;
+    if (m.role === 'assistant' && m.content && stripToolCallText(m.content)) return stripToolCallText(m.content);
+  }
+  return '';
+}
+
+/** The prose of a reply without its text-mode tool_call blocks. */
+function stripToolCallText(text: string): string {
+  return text.replace(/```[ \t]*tool_calls?[\s\S]*?```/g, '').trim();
+}
+
+function stringArg(call: ToolCall, key: string): string {
+  const v = call.arguments[key];
+  return typeof v === 'string' ? v : v === undefined ? '' : JSON.stringify(v);
+}
+
+function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+export type { ToolDefinition };

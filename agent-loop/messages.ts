@@ -13,7 +13,7 @@ export type ChatMessage =
   | { role: 'system'; content: string }
   | { role: 'user'; content: string }
   | { role: 'assistant'; content: string | null; toolCalls?: ToolCall[] }
-  | { role: 'tool'; toolCallId: string; content: string };
+  | { role: 'tool'; toolCallId: string; content: string; name?: string };
 
 export interface TokenUsage {
   inputTokens: number;

@@ -13,6 +13,8 @@ export interface ModelRequest {
   model: string;
   messages: readonly ChatMessage[];
   tools?: readonly ToolDefinition[];
+  /** 'none' keeps the tools in the request (same prefix, cache-friendly) but forbids calling them: the wrap-up. */
+  toolChoice?: 'auto' | 'none';
   temperature?: number;
   maxTokens?: number;
   signal?: AbortSignal;

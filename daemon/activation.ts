@@ -213,7 +213,7 @@ async function handleNotification(deps: ActivationDeps, run: Run, n: Notificatio
   let posted = false;
   if (text === undefined) {
     const post = await run.timer.time('thread', () => hub.getPost(n.post_id!, { includeComments: true, signal }));
-    const result = await execute(run, run.timer.timeSync('context', () => buildNotificationContext(def, post, n, { budget: run.budget, remainingToday: run.remaining, taskTokens: deps.contextTaskTokens })));
+    const result = await execute(run, run.timer.timeSync('context', () => buildNotificationContext(def, post, n, { budget: run.budget, remainingToday: run.remaining, taskTokens: deps.contextTaskTokens })), hub);
     posted = result.posted;
     text = posted ? '' : result.text;
     if (text) await outbox.put(def.name, n.id, text);
@@ -254,7 +254,7 @@ async function explore(deps: ActivationDeps, run: Run, onTask: (t: TaskRef) => v
     return;
   }
   onTask({});
-  const result = await execute(run, run.timer.timeSync('context', () => buildExplorationContext(def, feed, { budget: run.budget, remainingToday: run.remaining, taskTokens: deps.contextTaskTokens })));
+  const result = await execute(run, run.timer.timeSync('context', () => buildExplorationContext(def, feed, { budget: run.budget, remainingToday: run.remaining, taskTokens: deps.contextTaskTokens })), hub);
   if (result.posted) {
     outcome.posts++;
     return;
@@ -273,9 +273,9 @@ async function explore(deps: ActivationDeps, run: Run, onTask: (t: TaskRef) => v
   log.info({ post: answer.postId, comment: comment.id }, 'exploration answered a post');
 }
 
-async function execute(run: Run, context: { system: string; task: string }): Promise<ExecutorResult> {
+async function execute(run: Run, context: { system: string; task: string }, hub: HubAdapter): Promise<ExecutorResult> {
   const { def, executor, activationId, events, signal, outcome } = run;
-  const result = await run.timer.time('executor', () => executor.run({ id: activationId, definition: def, context, events, signal }));
+  const result = await run.timer.time('executor', () => executor.run({ id: activationId, definition: def, context, events, signal, hub }));
   outcome.usage = { ...addUsage(outcome.usage, result.usage), costUsd: outcome.usage.costUsd + (result.usage.costUsd ?? 0) };
   outcome.reason = result.termination;
   if (result.termination === 'error' || result.termination === 'aborted') {

@@ -4,6 +4,8 @@ import { Command, InvalidArgumentError } from 'commander';
 import type { Logger } from 'pino';
 import type { WatchPolicy } from '../local-hub/watch/access.ts';
 import { DefinitionError, formatProblem } from '../store/problems.ts';
+import { registerMcpCommand } from './commands/mcp-hub.ts';
+import { registerRunCommand } from './commands/run.ts';
 import { loadWarrenConfig } from './config.ts';
 import { createLogger } from './logger.ts';
 import { registerOpsCommands } from './ops/commands.ts';
@@ -114,6 +116,9 @@ export function buildCli(): Command {
 
   registerOpsCommands(program);
   registerDoctorCommand(program);
+  registerRunCommand(program);
+  registerMcpCommand(program);
+
   return program;
 }
 

@@ -90,7 +90,20 @@ export const WarrenConfigSchema = z.strictObject({
     .prefault({}),
   executors: z
     .strictObject({
-      llm: z.strictObject({ stream: z.boolean().default(false) }).prefault({}),
+      llm: z
+        .strictObject({
+          stream: z.boolean().default(false),
+          /** USD per 1M tokens by model (prefix match); merged over the built-in table. */
+          prices: z.record(z.string(), z.strictObject({ input: z.number().nonnegative(), output: z.number().nonnegative() })).default({}),
+          /** Context window in tokens by model; older turns are compacted before it is reached (default 128,000). */
+          context_windows: z.record(z.string(), z.number().int().min(1000)).default({}),
+          /** Models without native tool calling: `brain.tool_mode: auto` uses text mode for them. */
+          models_without_tools: z.array(z.string()).default([]),
+          /** Characters of one tool result the model sees. */
+          tool_output_cap: z.number().int().min(1000).default(16_000),
+          tool_timeout: durationMs.default(60_000),
+        })
+        .prefault({}),
       /** Coding-agent CLIs run as supervised subprocesses (executors/cli/). */
       cli: z
         .strictObject({

@@ -5,7 +5,7 @@ import { createCliExecutors } from '../executors/cli/cli-executors.ts';
 import { warrenHubMcpAvailable, warrenHubMcpLauncher } from '../executors/cli/hub-mcp-launcher.ts';
 import type { HubMcpLauncher } from '../executors/cli/mcp.ts';
 import { runningSubprocessCount } from '../executors/cli/supervisor.ts';
-import { LlmExecutor } from '../executors/llm/llm-executor.ts';
+import { LlmExecutor, llmSettings } from '../executors/llm/llm-executor.ts';
 import { parseMockResponses } from '../executors/llm/scripted-model.ts';
 import { applySeed, type SeedFile } from '../local-hub/seed.ts';
 import { startHub, type RunningHub } from '../local-hub/server.ts';
@@ -16,6 +16,7 @@ import { LeaderLease } from '../scheduler/lease.ts';
 import { InboxClaims } from '../scheduler/inbox-claims.ts';
 import { Scheduler } from '../scheduler/scheduler.ts';
 import { Reloader } from '../store/reloader.ts';
+import type { AgentDefinition } from '../store/definition.ts';
 import type { ActivationOutcome } from './activation.ts';
 import { ActivationRecords } from './activation-records.ts';
 import { AgentRegistry } from './agent-registry.ts';
@@ -92,7 +93,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       secret: (name) => env[name],
       defaultApiBase: env.OPENAI_BASE_URL,
       mockResponses: env.WARREN_MOCK_RESPONSES ? parseMockResponses(env.WARREN_MOCK_RESPONSES) : undefined,
-      stream: config.executors.llm.stream,
+      ...llmSettings(config.executors.llm),
+      // Late-bound: the registry is built from this executor, and delegation looks agents up at run time.
+      agents: { get: (name): AgentDefinition | undefined => registry.get(name) },
     });
     const cliConfig = config.executors.cli;
     const cli = createCliExecutors({

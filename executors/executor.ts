@@ -2,6 +2,7 @@
 import type { EventLog } from '../agent-loop/events.ts';
 import type { TokenUsage } from '../agent-loop/messages.ts';
 import type { TerminationReason } from '../agent-loop/termination.ts';
+import type { HubAdapter } from '../hub-client/adapter.ts';
 import type { AgentDefinition } from '../store/definition.ts';
 
 export interface ActivationInput {
@@ -13,6 +14,8 @@ export interface ActivationInput {
   events: EventLog;
   /** Fires on cancel, shutdown or deadline; the executor must stop promptly when it does. */
   signal: AbortSignal;
+  /** The hub, for the agent's hub tools; they act as `definition.name`. Absent: no hub tools are offered. */
+  hub?: HubAdapter;
 }
 
 export interface ExecutorResult {

@@ -46,8 +46,9 @@ ${extra}`;
 
 /** The model answers the first post its exploration feed offers, and mentions with a fixed line. */
 function gardener(req: { body: unknown }): string {
-  const messages = (req.body as { messages: Array<{ content: string }> }).messages;
-  const task = messages.at(-1)?.content ?? '';
+  const messages = (req.body as { messages: Array<{ role: string; content: string }> }).messages;
+  // The task is the last user message (the loop adds a trailing "[step n of N]" system note after it).
+  const task = messages.findLast((m) => m.role === 'user')?.content ?? '';
   const offered = /^\*\*ID:\*\* (\S+)$/m.exec(task); // the feed's first post (agent-config.md §5.5 format)
   if (task.includes('## Recent Posts') && offered) return `REPLY TO ${offered[1]}\nMix greens and browns.`;
   return 'Happy to help.';

@@ -1,8 +1,18 @@
 // The `llm` executor: the in-process agent loop against an OpenAI-compatible endpoint or the scripted model.
 import type { ChatModel } from '../../agent-loop/model.ts';
-import { runLoop } from '../../agent-loop/loop.ts';
+import { noActionTool, taskCompleteTool } from '../../agent-loop/builtin-tools.ts';
+import { hubTools } from '../../agent-loop/hub-tools.ts';
+import { delegationTools } from '../../agent-loop/delegation.ts';
+import { EventLog } from '../../agent-loop/events.ts';
+import { runLoop, type LoopResult } from '../../agent-loop/loop.ts';
+import { connectMcpServers } from '../../agent-loop/mcp-tools.ts';
+import type { RetryPolicy } from '../../agent-loop/model-caller.ts';
+import { resolveToolMode } from '../../agent-loop/tool-modes.ts';
+import { ToolRegistry, type Tool } from '../../agent-loop/tools.ts';
+import { DEFAULT_PRICES, type Price, type PriceTable } from '../../agent-loop/usage-ledger.ts';
 import type { ScriptedReply } from '../../store/agent-config.ts';
 import type { AgentDefinition } from '../../store/definition.ts';
+import { renderSystemPrompt } from '../../prompts/context.ts';
 import { ExecutorSetupError, type ActivationInput, type Executor, type ExecutorResult } from '../executor.ts';
 import { OpenAIChatModel } from './openai-model.ts';
 import { ScriptedChatModel } from './scripted-model.ts';
@@ -15,6 +25,34 @@ export interface LlmExecutorOptions {
   /** WARREN_MOCK_RESPONSES: overrides the canned replies of scripted agents. */
   mockResponses?: readonly ScriptedReply[];
   stream?: boolean;
+  /** USD per 1M tokens by model; default the table of agent-loop.md R9. */
+  prices?: PriceTable;
+  retry?: RetryPolicy;
+  /** Characters of one tool result the model sees (default 16,000). */
+  toolOutputCap?: number;
+  toolTimeoutMs?: number;
+  /** Models known to lack native tool calling: `brain.tool_mode: auto` uses text mode for them. */
+  modelsWithoutTools?: readonly string[];
+  /** Context window in tokens by model name (default 128,000): the loop compacts older turns before reaching it. */
+  contextWindows?: Readonly<Record<string, number>>;
+  /** Agent definitions by name, for delegation (capabilities.delegates); without it no delegate tools are offered. */
+  agents?: { get(name: string): AgentDefinition | undefined };
+  /** Most delegations deep (A→B is 1); default 2. */
+  maxDelegationDepth?: number;
+  /** Extra tools for every agent (tests; MCP tools are added per agent). */
+  extraTools?: (input: ActivationInput) => Promise<{ tools: Tool[]; close: () => Promise<void> }>;
+}
+
+/** The executor's settings from warren.yaml's `executors.llm`. */
+export function llmSettings(c: { stream: boolean; prices: Record<string, Price>; context_windows: Record<string, number>; models_without_tools: string[]; tool_output_cap: number; tool_timeout: number }): Pick<LlmExecutorOptions, 'stream' | 'prices' | 'contextWindows' | 'modelsWithoutTools' | 'toolOutputCap' | 'toolTimeoutMs'> {
+  return {
+    stream: c.stream,
+    prices: { ...DEFAULT_PRICES, ...c.prices },
+    contextWindows: c.context_windows,
+    modelsWithoutTools: c.models_without_tools,
+    toolOutputCap: c.tool_output_cap,
+    toolTimeoutMs: c.tool_timeout,
+  };
 }
 
 export class LlmExecutor implements Executor {
@@ -36,20 +74,73 @@ export class LlmExecutor implements Executor {
   }
 
   async run(input: ActivationInput): Promise<ExecutorResult> {
+    const result = await this.#run(input, { chain: [input.definition.name] });
+    return { ...result, usage: { ...result.usage, costUsd: result.costUsd } };
+  }
+
+  /** One run of the loop; a delegate runs through here too, with the chain so far and its carved limits. */
+  async #run(input: ActivationInput, d: { chain: string[]; tokenCap?: number; durationCapMs?: number }): Promise<LoopResult> {
     const { config } = input.definition;
     const model = this.#model(input.definition);
-    const result = await runLoop({
-      model,
-      modelName: config.brain.model,
-      system: input.context.system,
-      task: input.context.task,
-      temperature: config.brain.temperature,
-      maxTokens: config.brain.max_tokens,
-      maxSteps: config.behavior.max_iterations,
-      signal: input.signal,
+    const extra = this.#opts.extraTools ? await this.#opts.extraTools(input) : { tools: [], close: () => Promise.resolve() };
+    const mcp = await connectMcpServers(config.capabilities.mcp_servers, { grants: config.capabilities.grants, secret: this.#opts.secret, events: input.events });
+    try {
+      const tools: Tool[] = [
+        ...(input.hub ? hubTools({ hub: input.hub, agent: input.definition.name, canCreatePosts: config.behavior.can_create_posts }) : []),
+        ...extra.tools,
+        ...mcp.tools,
+        ...this.#delegationTools(input, d.chain),
+        taskCompleteTool,
+        noActionTool,
+      ];
+      const result = await runLoop({
+        model,
+        modelName: config.brain.model,
+        fallbackModels: config.brain.fallback_models,
+        system: input.context.system,
+        task: input.context.task,
+        temperature: config.brain.temperature,
+        maxTokens: config.brain.max_tokens,
+        maxSteps: config.behavior.max_iterations,
+        maxRunTokens: Math.min(config.behavior.max_tokens, d.tokenCap ?? Infinity),
+        maxDurationMs: Math.min(config.behavior.max_duration, d.durationCapMs ?? Infinity),
+        signal: input.signal,
+        events: input.events,
+        tools: new ToolRegistry(tools, config.capabilities.grants),
+        toolMode: resolveToolMode(config.brain.tool_mode, this.#opts.modelsWithoutTools?.includes(config.brain.model)),
+        prices: this.#opts.prices,
+        retry: this.#opts.retry,
+        contextWindowTokens: this.#opts.contextWindows?.[config.brain.model],
+        outputCap: this.#opts.toolOutputCap,
+        toolTimeoutMs: this.#opts.toolTimeoutMs,
+      });
+      return result;
+    } finally {
+      await Promise.all([extra.close(), mcp.close()]);
+    }
+  }
+
+  #delegationTools(input: ActivationInput, chain: string[]): Tool[] {
+    const agents = this.#opts.agents;
+    const delegates = input.definition.config.capabilities.delegates;
+    if (!agents || !delegates.length) return [];
+    return delegationTools({
+      delegates,
+      chain,
+      maxDepth: this.#opts.maxDelegationDepth,
       events: input.events,
+      run: async (agent, task, limits) => {
+        const def = agents.get(agent);
+        if (!def) throw new Error(`agent ${agent} is not defined here`);
+        // The delegate is its own activation: its own definition, prompt, grants and event stream.
+        const events = new EventLog(`${input.id}/${agent}`);
+        const r = await this.#run(
+          { id: events.activationId, definition: def, context: { system: renderSystemPrompt(def), task }, events, signal: limits.signal, hub: input.hub },
+          { chain: limits.chain, tokenCap: limits.maxTokens, durationCapMs: limits.maxDurationMs },
+        );
+        return { text: r.text, termination: r.termination, ledger: r.ledger, error: r.error?.message };
+      },
     });
-    return { ...result, posted: false };
   }
 
   #model(def: AgentDefinition): ChatModel {
@@ -63,7 +154,8 @@ export class LlmExecutor implements Executor {
     const key = JSON.stringify([baseURL ?? '', brain.api_key_env, apiKey]);
     let model = this.#clients.get(key);
     if (!model) {
-      model = new OpenAIChatModel({ baseURL, apiKey, stream: this.#opts.stream });
+      // The loop retries (with fallback models and events); SDK retries underneath would multiply the waits.
+      model = new OpenAIChatModel({ baseURL, apiKey, stream: this.#opts.stream, maxRetries: 0 });
       this.#clients.set(key, model);
     }
     return model;

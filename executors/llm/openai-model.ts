@@ -30,6 +30,7 @@ export class OpenAIChatModel implements ChatModel {
       temperature: req.temperature,
       max_tokens: req.maxTokens,
       tools: req.tools?.length ? req.tools.map(toWireTool) : undefined,
+      tool_choice: req.tools?.length && req.toolChoice ? req.toolChoice : undefined,
     };
     try {
       if (this.#stream) {
@@ -61,32 +62,46 @@ async function collectStream(stream: AsyncIterable<ChatCompletionChunk>, req: Mo
   let model = req.model;
   let usage = { inputTokens: 0, outputTokens: 0, cachedTokens: 0 };
   const calls = new Map<number, { id: string; name: string; args: string }>();
-  for await (const chunk of stream) {
-    model = chunk.model || model;
-    if (chunk.usage) {
-      usage = {
-        inputTokens: chunk.usage.prompt_tokens,
-        outputTokens: chunk.usage.completion_tokens,
-        cachedTokens: chunk.usage.prompt_tokens_details?.cached_tokens ?? 0,
-      };
+  try {
+    await readChunks();
+  } catch (err) {
+    // A tool call that was partly streamed may already have been acted on by a proxy or logged as made:
+    // it is never replayed blindly (agent-loop.md R12), so the failure is final.
+    if (calls.size > 0) {
+      const e = toModelError(err);
+      throw new ModelError(`stream broke after a tool call began: ${e.message}`, { status: e.status, retryable: false, cause: err });
     }
-    const choice = chunk.choices[0];
-    if (!choice) continue;
-    if (choice.delta.content) {
-      content += choice.delta.content;
-      req.onDelta?.(choice.delta.content);
-    }
-    for (const d of choice.delta.tool_calls ?? []) {
-      const call = calls.get(d.index) ?? { id: '', name: '', args: '' };
-      if (d.id) call.id = d.id;
-      if (d.function?.name) call.name += d.function.name;
-      if (d.function?.arguments) call.args += d.function.arguments;
-      calls.set(d.index, call);
-    }
-    if (choice.finish_reason) finishReason = choice.finish_reason;
+    throw err;
   }
   const toolCalls = [...calls.entries()].sort(([a], [b]) => a - b).map(([, c]) => fromWireCall(c.id, c.name, c.args));
   return { content: content || null, toolCalls, finishReason, usage, model };
+
+  async function readChunks(): Promise<void> {
+    for await (const chunk of stream) {
+      model = chunk.model || model;
+      if (chunk.usage) {
+        usage = {
+          inputTokens: chunk.usage.prompt_tokens,
+          outputTokens: chunk.usage.completion_tokens,
+          cachedTokens: chunk.usage.prompt_tokens_details?.cached_tokens ?? 0,
+        };
+      }
+      const choice = chunk.choices[0];
+      if (!choice) continue;
+      if (choice.delta.content) {
+        content += choice.delta.content;
+        req.onDelta?.(choice.delta.content);
+      }
+      for (const d of choice.delta.tool_calls ?? []) {
+        const call = calls.get(d.index) ?? { id: '', name: '', args: '' };
+        if (d.id) call.id = d.id;
+        if (d.function?.name) call.name += d.function.name;
+        if (d.function?.arguments) call.args += d.function.arguments;
+        calls.set(d.index, call);
+      }
+      if (choice.finish_reason) finishReason = choice.finish_reason;
+    }
+  }
 }
 
 function toWireMessage(m: ChatMessage): ChatCompletionMessageParam {
@@ -121,18 +136,34 @@ function fromWireCall(id: string, name: string, args: string): ToolCall {
 }
 
 function toModelError(err: unknown): ModelError {
+  if (err instanceof ModelError) return err;
   if (err instanceof OpenAI.APIUserAbortError) return new ModelError('model call aborted', { retryable: false, cause: err });
   if (err instanceof OpenAI.APIConnectionError) return new ModelError(`model endpoint unreachable: ${err.message}`, { retryable: true, cause: err });
   if (err instanceof OpenAI.APIError) {
     const status = err.status as number | undefined;
     const retryable = status === undefined || status === 408 || status === 429 || status >= 500;
-    const ra = (err.headers as Headers | undefined)?.get('retry-after');
+    const headers = err.headers as Headers | undefined;
+    const ra = headers?.get('retry-after');
+    const raMs = headers?.get('retry-after-ms');
     return new ModelError(`model call failed (${status ?? 'no status'}): ${err.message}`, {
       status,
       retryable,
-      retryAfterMs: ra && Number.isFinite(Number(ra)) ? Number(ra) * 1000 : undefined,
+      retryAfterMs: raMs && Number.isFinite(Number(raMs)) ? Number(raMs) : ra && Number.isFinite(Number(ra)) ? Number(ra) * 1000 : undefined,
       cause: err,
     });
   }
+  // A connection cut mid-stream surfaces from undici as a bare TypeError ("terminated"): a network error, retryable.
+  if (isNetworkError(err)) return new ModelError(`model stream interrupted: ${(err as Error).message}`, { retryable: true, cause: err });
   return new ModelError(err instanceof Error ? err.message : String(err), { retryable: false, cause: err });
+}
+
+const NETWORK_CODES = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+
+function isNetworkError(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && NETWORK_CODES.has(code)) return true;
+    if (e instanceof TypeError && (e.message === 'terminated' || e.message === 'fetch failed')) return true;
+  }
+  return false;
 }

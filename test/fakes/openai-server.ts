@@ -15,6 +15,8 @@ export interface FakeReply {
   finish_reason?: 'stop' | 'tool_calls' | 'length' | 'content_filter';
   /** Omitted: estimated deterministically as characters / 4. */
   usage?: { prompt_tokens: number; completion_tokens: number; cached_tokens?: number };
+  /** Streaming only: drop the connection after this many SSE events (a network cut mid-stream). */
+  cut_after_events?: number;
   /** Wait this long before answering; a client that goes away meanwhile is simply dropped. */
   delay_ms?: number;
   /** Answer with this HTTP status and an OpenAI-shaped error body; `type`/`code` default by status. */
@@ -146,7 +148,7 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
     }
     const turn = buildTurn(reply, body, n);
     if (!body.stream) return sendJson(res, 200, completionObject(turn));
-    await streamTurn(res, turn, body.stream_options?.include_usage === true, gone.signal);
+    await streamTurn(res, turn, body.stream_options?.include_usage === true, gone.signal, reply.cut_after_events);
   }
 
   await new Promise<void>((resolve, reject) => {
@@ -222,7 +224,7 @@ function completionObject(t: Turn): unknown {
 }
 
 /** SSE as OpenAI sends it: role first, content and arguments in fragments, finish, optional usage chunk, [DONE]. */
-async function streamTurn(res: ServerResponse, t: Turn, includeUsage: boolean, gone: AbortSignal): Promise<void> {
+async function streamTurn(res: ServerResponse, t: Turn, includeUsage: boolean, gone: AbortSignal, cutAfter?: number): Promise<void> {
   res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
   const events: string[] = [];
   const send = (choices: unknown[], usage: Turn['usage'] | null = null): void => {
@@ -244,8 +246,12 @@ async function streamTurn(res: ServerResponse, t: Turn, includeUsage: boolean, g
   events.push('data: [DONE]\n\n');
 
   // One event per macrotask, so the SDK really parses an incremental stream (and can abort mid-way).
-  for (const event of events) {
+  for (const [i, event] of events.entries()) {
     if (gone.aborted) return;
+    if (cutAfter !== undefined && i >= cutAfter) {
+      res.destroy();
+      return;
+    }
     res.write(event);
     await new Promise((resolve) => setImmediate(resolve));
   }

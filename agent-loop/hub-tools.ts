@@ -1,0 +1,94 @@
+// The built-in hub tools (agent-loop.md R14), acting as the agent through a HubAdapter. Reads need `hub:read`,
+// writes `hub:write`; writes carry the call's idempotency key, so a retried activation replays, never repeats.
+import type { HubAdapter } from '../hub-client/adapter.ts';
+import type { Comment, Post } from '../hub-client/types.ts';
+import type { Tool, ToolContext, ToolOutcome } from './tools.ts';
+
+export interface HubToolOptions {
+  hub: HubAdapter;
+  agent: string;
+  /** behavior.can_create_posts: when false, hub_post is not offered at all. */
+  canCreatePosts?: boolean;
+}
+
+const obj = (properties: Record<string, unknown>, required: string[]): Record<string, unknown> => ({ type: 'object', properties, required, additionalProperties: false });
+
+export function hubTools(opts: HubToolOptions): Tool[] {
+  const { hub, agent } = opts;
+  const ok = (v: unknown): ToolOutcome => ({ status: 'ok', content: JSON.stringify(v) });
+  const str = (a: Record<string, unknown>, k: string): string | undefined => (typeof a[k] === 'string' ? a[k] : undefined);
+  const num = (a: Record<string, unknown>, k: string): number | undefined => (typeof a[k] === 'number' ? a[k] : undefined);
+  const write = (ctx: ToolContext): { idempotencyKey: string; signal: AbortSignal } => ({ idempotencyKey: `warren:${ctx.idempotencyKey}`, signal: ctx.signal });
+
+  const tools: Tool[] = [
+    {
+      definition: {
+        name: 'hub_post',
+        description: 'Start a new post on the hub as yourself.',
+        parameters: obj({ content: { type: 'string' }, title: { type: 'string', maxLength: 300 }, community: { type: 'string', description: 'e.g. m/general' } }, ['content']),
+      },
+      readOnly: false,
+      grant: 'hub:write',
+      postsToHub: true,
+      execute: async (a, ctx) => ok(brief(await hub.createPost({ agent, content: str(a, 'content') ?? '', title: str(a, 'title'), community: str(a, 'community') }, write(ctx)))),
+    },
+    {
+      definition: {
+        name: 'hub_reply',
+        description: 'Reply in a thread as yourself: to the post, or to one of its comments with parent_id.',
+        parameters: obj({ post_id: { type: 'string' }, content: { type: 'string' }, parent_id: { type: 'string' } }, ['post_id', 'content']),
+      },
+      readOnly: false,
+      grant: 'hub:write',
+      postsToHub: true,
+      execute: async (a, ctx) => ok(briefComment(await hub.createComment({ agent, postId: str(a, 'post_id') ?? '', content: str(a, 'content') ?? '', parentId: str(a, 'parent_id') ?? null }, write(ctx)))),
+    },
+    {
+      definition: {
+        name: 'hub_search',
+        description: 'Search posts on the hub.',
+        parameters: obj({ query: { type: 'string' }, community: { type: 'string' }, limit: { type: 'integer', minimum: 1, maximum: 50 } }, ['query']),
+      },
+      readOnly: true,
+      grant: 'hub:read',
+      execute: async (a, ctx) => ok((await hub.search(str(a, 'query') ?? '', { community: str(a, 'community'), limit: num(a, 'limit') ?? 10, signal: ctx.signal })).map(brief)),
+    },
+    {
+      definition: { name: 'hub_get_thread', description: 'Read a post with all its comments.', parameters: obj({ post_id: { type: 'string' } }, ['post_id']) },
+      readOnly: true,
+      grant: 'hub:read',
+      execute: async (a, ctx) => {
+        const p = await hub.getPost(str(a, 'post_id') ?? '', { includeComments: true, signal: ctx.signal });
+        return ok({ ...brief(p), comments: (p.comments ?? []).map(briefComment) });
+      },
+    },
+    {
+      definition: {
+        name: 'hub_notifications',
+        description: 'Your notifications (mentions, replies), newest first.',
+        parameters: obj({ unread_only: { type: 'boolean' }, limit: { type: 'integer', minimum: 1, maximum: 50 } }, []),
+      },
+      readOnly: true,
+      grant: 'hub:read',
+      execute: async (a, ctx) => {
+        const page = await hub.listNotifications(agent, { unreadOnly: a.unread_only !== false, limit: num(a, 'limit') ?? 20, signal: ctx.signal });
+        return ok(page.notifications.map((n) => ({ id: n.id, type: n.type, from: n.from.name, post_id: n.post_id, comment_id: n.comment_id, content: n.content })));
+      },
+    },
+    {
+      definition: { name: 'budget_check', description: 'Your token and cost budget: status and use today and this month.', parameters: obj({}, []) },
+      readOnly: true,
+      grant: 'hub:read',
+      execute: async (_a, ctx) => ok(await hub.budgetHealth(agent, ctx.signal)),
+    },
+  ];
+  return opts.canCreatePosts === false ? tools.filter((t) => t.definition.name !== 'hub_post') : tools;
+}
+
+function brief(p: Post): Record<string, unknown> {
+  return { id: p.id, title: p.title ?? null, author: p.author.name, community: p.community ?? null, content: p.content, created_at: p.created_at };
+}
+
+function briefComment(c: Comment): Record<string, unknown> {
+  return { id: c.id, post_id: c.post_id, parent_id: c.parent_id ?? null, author: c.author.name, content: c.content };
+}

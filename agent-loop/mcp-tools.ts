@@ -1,0 +1,141 @@
+// MCP servers as tools (agent-loop.md R14, R10, R5): each granted server is started (stdio) or connected
+// (streamable HTTP) through the SDK's Client, and its tools are offered as `<server>__<tool>`. A server without
+// its grant (`mcp:<server>`) is never started. Credentials reach a stdio server only through the env its
+// config declares, resolved by name from the daemon's secrets (`${NAME}`); the daemon's environment is never
+// passed wholesale. Aborting a call sends the server `notifications/cancelled` (the SDK does, given the signal).
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { EventLog } from './events.ts';
+import { hasGrant, mcpServerGrant } from './grants.ts';
+import type { Tool, ToolOutcome } from './tools.ts';
+
+export type McpServerConfig =
+  | string
+  | { name: string; command: string; args: string[]; env: Record<string, string> }
+  | { name: string; url: string; headers: Record<string, string> };
+
+export interface McpConnectOptions {
+  grants: readonly string[];
+  /** Looks a secret up by its variable name: the only source of credentials. */
+  secret: (name: string) => string | undefined;
+  events?: EventLog;
+  /** Per-call timeout (default 60 s); the run's signal still cancels sooner. */
+  callTimeoutMs?: number;
+  connectTimeoutMs?: number;
+}
+
+export interface McpToolSet {
+  tools: Tool[];
+  /** Servers not started, and why. */
+  skipped: Array<{ server: string; reason: string }>;
+  close(): Promise<void>;
+}
+
+/** Tool names the providers accept: letters, digits, _ and -, at most 64. */
+export function mcpToolName(server: string, tool: string): string {
+  return `${server}__${tool}`.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64);
+}
+
+/** `${NAME}` values are looked up as secrets; anything else is a literal. Undefined: a named secret is missing. */
+export function resolveDeclared(values: Record<string, string>, secret: (name: string) => string | undefined): { resolved: Record<string, string> } | { missing: string } {
+  const resolved: Record<string, string> = {};
+  for (const [k, v] of Object.entries(values)) {
+    const ref = /^\$\{([A-Z][A-Z0-9_]*)\}$/.exec(v)?.[1];
+    if (ref === undefined) {
+      resolved[k] = v;
+      continue;
+    }
+    const s = secret(ref);
+    if (s === undefined) return { missing: ref };
+    resolved[k] = s;
+  }
+  return { resolved };
+}
+
+export async function connectMcpServers(servers: readonly McpServerConfig[], opts: McpConnectOptions): Promise<McpToolSet> {
+  const clients: Client[] = [];
+  const tools: Tool[] = [];
+  const skipped: McpToolSet['skipped'] = [];
+  const skip = (server: string, reason: string): void => {
+    skipped.push({ server, reason });
+    opts.events?.emit({ type: 'error', message: `MCP server ${server} not started: ${reason}` });
+  };
+  for (const s of servers) {
+    // `hub` names warren's own hub server, whose tools the loop already has built in (gated by hub:read/write).
+    if (s === 'hub') continue;
+    if (typeof s === 'string') {
+      skip(s, 'built-in MCP servers by name are not available in this build; declare {name, command} or {name, url}');
+      continue;
+    }
+    if (!hasGrant(opts.grants, mcpServerGrant(s.name))) {
+      skip(s.name, `missing grant ${mcpServerGrant(s.name)}`);
+      continue;
+    }
+    const declared = resolveDeclared('command' in s ? s.env : s.headers, opts.secret);
+    if ('missing' in declared) {
+      skip(s.name, `its secret ${declared.missing} is not set`);
+      continue;
+    }
+    const client = new Client({ name: 'warren', version: '0.1.0' });
+    try {
+      const transport =
+        'command' in s
+          ? new StdioClientTransport({ command: s.command, args: s.args, env: declared.resolved, stderr: 'pipe' })
+          : new StreamableHTTPClientTransport(new URL(s.url), { requestInit: { headers: declared.resolved } });
+      await client.connect(transport, { timeout: opts.connectTimeoutMs ?? 20_000 });
+      clients.push(client);
+      const listed = await client.listTools(undefined, { timeout: opts.connectTimeoutMs ?? 20_000 });
+      for (const t of listed.tools) tools.push(wrapTool(client, s.name, t, opts));
+    } catch (err) {
+      await client.close().catch(() => undefined);
+      skip(s.name, `could not connect: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+  return {
+    tools,
+    skipped,
+    close: async () => {
+      await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
+    },
+  };
+}
+
+interface ListedTool {
+  name: string;
+  description?: string;
+  inputSchema: { type: 'object'; properties?: Record<string, unknown>; required?: string[] };
+  annotations?: { readOnlyHint?: boolean };
+}
+
+function wrapTool(client: Client, server: string, t: ListedTool, opts: McpConnectOptions): Tool {
+  return {
+    definition: { name: mcpToolName(server, t.name), description: t.description ?? `${t.name} (MCP server ${server})`, parameters: { ...t.inputSchema } },
+    // Unknown effects count as mutating (R4): only an explicit readOnlyHint makes a tool parallel-safe.
+    readOnly: t.annotations?.readOnlyHint === true,
+    grant: mcpServerGrant(server),
+    timeoutMs: opts.callTimeoutMs ?? 60_000,
+    execute: async (args, ctx) => {
+      const res = await client.callTool({ name: t.name, arguments: args }, undefined, { signal: ctx.signal, timeout: opts.callTimeoutMs ?? 60_000 });
+      return mapCallResult(res);
+    },
+  };
+}
+
+/** MCP `content[]` and `isError`, faithfully: every block in order, errors as errors (the original saw `{}`). */
+export function mapCallResult(res: { content?: unknown; isError?: unknown; structuredContent?: unknown; toolResult?: unknown }): ToolOutcome {
+  const blocks = Array.isArray(res.content) ? (res.content as Array<Record<string, unknown>>) : [];
+  const parts = blocks.map((b) => {
+    if (b.type === 'text') return String(b.text);
+    if (b.type === 'image' || b.type === 'audio') return `[${String(b.type)}: ${String(b.mimeType)}]`;
+    if (b.type === 'resource' && b.resource && typeof b.resource === 'object') {
+      const r = b.resource as Record<string, unknown>;
+      return typeof r.text === 'string' ? r.text : `[resource: ${String(r.uri)}]`;
+    }
+    if (b.type === 'resource_link') return `[resource: ${String(b.uri)}]`;
+    return JSON.stringify(b);
+  });
+  if (!parts.length && res.structuredContent !== undefined) parts.push(JSON.stringify(res.structuredContent));
+  if (!parts.length && res.toolResult !== undefined) parts.push(JSON.stringify(res.toolResult));
+  return { status: res.isError === true ? 'error' : 'ok', content: parts.join('\n') };
+}

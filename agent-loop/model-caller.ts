@@ -1,0 +1,70 @@
+// Model calls with retries and fallback (agent-loop.md R12): retryable failures (network, timeouts, 408,
+// 429, 5xx) are retried with exponential backoff and full jitter, honouring retry-after; after the attempts
+// for one model are spent the next of brain.fallback_models is tried, and the switch is an event. Anything
+// else (400, 401, 403, 404, 422, an abort) is final at once.
+import type { EventLog } from './events.ts';
+import { ModelError, type ChatModel, type ModelRequest, type ModelResponse } from './model.ts';
+
+export interface RetryPolicy {
+  attemptsPerModel: number;
+  initialDelayMs: number;
+  maxDelayMs: number;
+  /** retry-after above this is not waited for: the next model is tried instead. */
+  maxRetryAfterMs: number;
+}
+
+export const DEFAULT_RETRY: RetryPolicy = { attemptsPerModel: 3, initialDelayMs: 250, maxDelayMs: 2000, maxRetryAfterMs: 60_000 };
+
+/** The wait before retry number `attempt` (1 = first retry): retry-after when given, else jittered backoff. */
+export function backoffMs(attempt: number, policy: RetryPolicy, retryAfterMs: number | undefined, random: () => number = Math.random): number {
+  if (retryAfterMs !== undefined) return retryAfterMs;
+  const ceiling = Math.min(policy.maxDelayMs, policy.initialDelayMs * 2 ** (attempt - 1));
+  return Math.round(ceiling / 2 + (random() * ceiling) / 2);
+}
+
+export interface CallResult {
+  response: ModelResponse;
+  model: string;
+  attempt: number;
+  latencyMs: number;
+}
+
+export async function callWithRetries(model: ChatModel, models: readonly string[], req: Omit<ModelRequest, 'model'>, events: EventLog, policy: RetryPolicy = DEFAULT_RETRY): Promise<CallResult> {
+  let lastError: ModelError | undefined;
+  for (const [mi, name] of models.entries()) {
+    if (mi > 0) events.emit({ type: 'model_fallback', from: models[mi - 1]!, to: name, message: lastError?.message ?? '' });
+    for (let attempt = 1; attempt <= policy.attemptsPerModel; attempt++) {
+      events.emit({ type: 'model_call', model: name, attempt });
+      const started = Date.now();
+      try {
+        const response = await model.complete({ ...req, model: name });
+        return { response, model: name, attempt, latencyMs: Date.now() - started };
+      } catch (err) {
+        const e = err instanceof ModelError ? err : new ModelError(err instanceof Error ? err.message : String(err), { retryable: false, cause: err });
+        if (req.signal?.aborted || !e.retryable) throw e;
+        lastError = e;
+        if (e.retryAfterMs !== undefined && e.retryAfterMs > policy.maxRetryAfterMs) break;
+        if (attempt === policy.attemptsPerModel) break;
+        const wait = backoffMs(attempt, policy, e.retryAfterMs);
+        events.emit({ type: 'model_retry', model: name, attempt, delay_ms: wait, message: e.message });
+        await sleep(wait, req.signal);
+      }
+    }
+  }
+  throw lastError ?? new ModelError('no model configured', { retryable: false });
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(new ModelError('model call aborted', { retryable: false }));
+    const onAbort = (): void => {
+      clearTimeout(t);
+      reject(new ModelError('model call aborted', { retryable: false }));
+    };
+    const t = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

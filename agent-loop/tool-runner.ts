@@ -1,0 +1,121 @@
+// Runs one reply's tool calls (agent-loop.md R4, R5, R10, R11). Planner: contiguous read-only calls form one
+// concurrent stage (capped), every mutating call runs alone; stages run in call order and results are
+// committed in call order whatever order they finish in. Every call gets exactly one result, whatever
+// happens: grant missing, arguments invalid, tool throws, times out or the run is aborted.
+import type { EventLog, ToolResultStatus } from './events.ts';
+import type { ToolCall } from './messages.ts';
+import type { PreparedCall } from './tool-repair.ts';
+import type { Tool, ToolRegistry } from './tools.ts';
+import type { LedgerEntry } from './usage-ledger.ts';
+
+export interface ToolResultRecord {
+  call: ToolCall;
+  status: ToolResultStatus;
+  /** What the model sees (capped). */
+  content: string;
+  /** Set when the content was capped: the full output, for the activation record. */
+  fullLength?: number;
+  tool?: Tool;
+  /** Model calls made by the tool (a delegate's), to be charged to the run. */
+  ledger?: readonly LedgerEntry[];
+}
+
+export type RunnableCall = Exclude<PreparedCall, { kind: 'unknown' }>;
+
+export interface RunnerOptions {
+  registry: ToolRegistry;
+  signal: AbortSignal;
+  activationId: string;
+  step: number;
+  maxSteps: number;
+  events: EventLog;
+  outputCap?: number;
+  concurrency?: number;
+  defaultTimeoutMs?: number;
+  remaining?: () => { tokens: number; ms: number };
+}
+
+export const DEFAULT_OUTPUT_CAP = 16_000;
+
+/** Stages of indexes: a run of read-only calls together (at most `cap` at once), each mutating call alone. */
+export function planStages(readOnly: readonly boolean[], cap = 10): number[][] {
+  const stages: number[][] = [];
+  let current: number[] = [];
+  readOnly.forEach((ro, i) => {
+    if (ro && current.length < cap) {
+      current.push(i);
+      return;
+    }
+    if (current.length) stages.push(current);
+    current = [];
+    if (ro) current.push(i);
+    else stages.push([i]);
+  });
+  if (current.length) stages.push(current);
+  return stages;
+}
+
+/** Head and tail of an oversized output with a notice in between; never longer than `cap`. */
+export function capOutput(text: string, cap = DEFAULT_OUTPUT_CAP): string {
+  if (text.length <= cap) return text;
+  const notice = `\n[… ${text.length} characters in all; output capped at ${cap} characters, the middle was left out …]\n`;
+  const room = Math.max(0, cap - notice.length);
+  const head = Math.ceil(room * 0.75);
+  return text.slice(0, head) + notice + text.slice(text.length - (room - head));
+}
+
+export async function runToolCalls(calls: readonly RunnableCall[], opts: RunnerOptions): Promise<ToolResultRecord[]> {
+  const results: Array<ToolResultRecord | undefined> = new Array<ToolResultRecord | undefined>(calls.length);
+  const stages = planStages(calls.map((c) => c.kind === 'ready' && c.tool.readOnly), opts.concurrency ?? 10);
+  for (const c of calls) {
+    opts.events.emit({ type: 'progress', step: opts.step, max_steps: opts.maxSteps, action: 'tool_call', target: c.call.name });
+    opts.events.emit({ type: 'tool_call', id: c.call.id, name: c.call.name, arguments: c.call.arguments });
+  }
+  for (const stage of stages) {
+    await Promise.all(stage.map(async (i) => (results[i] = await runOne(calls[i]!, i, opts))));
+  }
+  const committed = results.map((r, i) => r ?? { call: calls[i]!.call, status: 'error' as const, content: 'internal error: no result' });
+  for (const r of committed) {
+    opts.events.emit({ type: 'tool_result', id: r.call.id, name: r.call.name, status: r.status, excerpt: r.content.slice(0, 200) });
+  }
+  return committed;
+}
+
+async function runOne(c: RunnableCall, index: number, opts: RunnerOptions): Promise<ToolResultRecord> {
+  const { call, tool } = c;
+  const done = (status: ToolResultStatus, content: string): ToolResultRecord => {
+    const capped = capOutput(content, opts.outputCap ?? DEFAULT_OUTPUT_CAP);
+    return { call, status, content: capped, tool, ...(capped.length !== content.length ? { fullLength: content.length } : {}) };
+  };
+  if (c.kind === 'invalid') return done('invalid_arguments', `Error: ${c.message}. Fix the arguments and call again.`);
+  if (!opts.registry.allowed(tool)) return done('denied', `Error: permission denied: ${call.name} needs the grant ${tool.grant ?? '?'}, which this agent does not have.`);
+  if (opts.signal.aborted) return done('cancelled', 'Cancelled: the run was aborted before this call started.');
+
+  const timeoutMs = tool.timeoutMs ?? opts.defaultTimeoutMs ?? 60_000;
+  const local = new AbortController();
+  const signal = AbortSignal.any([opts.signal, local.signal]);
+  let timer: NodeJS.Timeout | undefined;
+  let onAbort: (() => void) | undefined;
+  // Races the tool against the run's abort and its own timeout, so a tool that ignores its signal cannot hold
+  // the run: the result is settled now, the stray promise is left to finish on its own (its rejection is caught).
+  const interrupted = new Promise<ToolResultRecord>((resolve) => {
+    timer = setTimeout(() => {
+      local.abort(new Error('tool timeout'));
+      resolve(done('timed_out', `Error: ${call.name} timed out after ${timeoutMs} ms.`));
+    }, timeoutMs);
+    onAbort = () => resolve(done('cancelled', `Cancelled: the run was aborted while ${call.name} was running.`));
+    opts.signal.addEventListener('abort', onAbort, { once: true });
+  });
+  const executed = tool
+    .execute(call.arguments, { signal, callId: call.id, idempotencyKey: `${opts.activationId}:${opts.step}:${index + 1}`, step: opts.step, remaining: opts.remaining?.() })
+    .then(
+      (o) => ({ ...done(o.status, o.content), ...(o.ledger ? { ledger: o.ledger } : {}) }),
+      (err: unknown) => done('error', `Error: ${call.name} failed: ${err instanceof Error ? err.message : String(err)}`),
+    );
+  try {
+    return await Promise.race([executed, interrupted]);
+  } finally {
+    clearTimeout(timer);
+    if (onAbort) opts.signal.removeEventListener('abort', onAbort);
+  }
+}

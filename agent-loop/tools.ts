@@ -1,0 +1,69 @@
+// What a tool is to the loop, and the registry of one activation's tools. A tool declares its effects so the
+// runner can plan (agent-loop.md R4) and the grant it needs so the runner can refuse it at call time (R14).
+import type { ToolResultStatus } from './events.ts';
+import { hasGrant } from './grants.ts';
+import type { ToolDefinition } from './model.ts';
+import type { LedgerEntry } from './usage-ledger.ts';
+
+export interface ToolContext {
+  signal: AbortSignal;
+  callId: string;
+  /** Stable across retries of the activation: `<activationId>:<step>:<n>`. */
+  idempotencyKey: string;
+  step: number;
+  /** What is left of the run's budget when the call starts (delegations carve theirs out of it). */
+  remaining?: { tokens: number; ms: number };
+}
+
+export interface ToolOutcome {
+  status: Extract<ToolResultStatus, 'ok' | 'error'>;
+  content: string;
+  /** Model calls the tool made on the run's behalf (a delegate's), charged to the run's ledger. */
+  ledger?: readonly LedgerEntry[];
+}
+
+export interface Tool {
+  definition: ToolDefinition;
+  /** No side effects: may run concurrently with other read-only calls. Unknown effects count as mutating. */
+  readOnly: boolean;
+  /** Grant needed at call time (checked by the runner, not by the tool). */
+  grant?: string;
+  /** A call ends the run after its reply's other calls are answered (R3). */
+  loopBreaking?: 'stop_tool' | 'no_action';
+  timeoutMs?: number;
+  /** A successful call wrote to the hub as the agent (so the pipeline must not post the answer again). */
+  postsToHub?: boolean;
+  execute(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolOutcome>;
+}
+
+export class ToolRegistry {
+  readonly #tools = new Map<string, Tool>();
+  readonly grants: readonly string[];
+  /** Names offered twice (e.g. two MCP servers of one name): the first wins, the others are left out. */
+  readonly duplicates: string[] = [];
+
+  constructor(tools: readonly Tool[], grants: readonly string[]) {
+    for (const t of tools) {
+      if (this.#tools.has(t.definition.name)) this.duplicates.push(t.definition.name);
+      else this.#tools.set(t.definition.name, t);
+    }
+    this.grants = grants;
+  }
+
+  get(name: string): Tool | undefined {
+    return this.#tools.get(name);
+  }
+
+  names(): string[] {
+    return [...this.#tools.keys()];
+  }
+
+  allowed(tool: Tool): boolean {
+    return tool.grant === undefined || hasGrant(this.grants, tool.grant);
+  }
+
+  /** What the model is offered: only tools it may call, in registration order (stable, for prompt caching). */
+  definitions(): ToolDefinition[] {
+    return [...this.#tools.values()].filter((t) => this.allowed(t)).map((t) => t.definition);
+  }
+}

@@ -1,0 +1,76 @@
+// The usage ledger (agent-loop.md R9): one entry per model call that returned usage, cost from a price table.
+import { addUsage, ZERO_USAGE, type TokenUsage } from './messages.ts';
+
+/** USD per 1M tokens. */
+export interface Price {
+  input: number;
+  output: number;
+}
+
+export type PriceTable = Readonly<Record<string, Price>> & { default: Price };
+
+export const DEFAULT_PRICES: PriceTable = {
+  'claude-sonnet-4': { input: 3, output: 15 },
+  'claude-opus-4-5': { input: 15, output: 75 },
+  'claude-haiku-3': { input: 0.25, output: 1.25 },
+  'gpt-4-turbo': { input: 10, output: 30 },
+  'gpt-4o': { input: 5, output: 15 },
+  'gpt-4o-mini': { input: 0.15, output: 0.6 },
+  default: { input: 3, output: 15 },
+};
+
+export interface LedgerEntry extends TokenUsage {
+  model: string;
+  costUsd: number;
+  /** True when the provider reported no usage and the figures are estimates. */
+  estimate: boolean;
+  latencyMs: number;
+  attempt: number;
+  wrapUp: boolean;
+}
+
+export function priceOf(model: string, prices: PriceTable): Price {
+  // Exact name first, then the longest table key the model name starts with (gpt-4o-mini-2024… → gpt-4o-mini).
+  const exact = prices[model];
+  if (exact) return exact;
+  const prefix = Object.keys(prices).filter((k) => k !== 'default' && model.startsWith(k)).sort((a, b) => b.length - a.length)[0];
+  return (prefix ? prices[prefix] : undefined) ?? prices.default;
+}
+
+export function costOf(model: string, usage: TokenUsage, prices: PriceTable): number {
+  const p = priceOf(model, prices);
+  return (usage.inputTokens * p.input + usage.outputTokens * p.output) / 1_000_000;
+}
+
+export class UsageLedger {
+  readonly entries: LedgerEntry[] = [];
+  readonly #prices: PriceTable;
+
+  constructor(prices: PriceTable = DEFAULT_PRICES) {
+    this.#prices = prices;
+  }
+
+  record(e: Omit<LedgerEntry, 'costUsd'>): LedgerEntry {
+    const entry = { ...e, costUsd: costOf(e.model, e, this.#prices) };
+    this.entries.push(entry);
+    return entry;
+  }
+
+  /** Entries of model calls made on this run's behalf elsewhere (a delegate's), costed already. */
+  absorb(entries: readonly LedgerEntry[]): void {
+    this.entries.push(...entries);
+  }
+
+  get usage(): TokenUsage {
+    return this.entries.reduce<TokenUsage>((acc, e) => addUsage(acc, e), ZERO_USAGE);
+  }
+
+  get tokens(): number {
+    const u = this.usage;
+    return u.inputTokens + u.outputTokens;
+  }
+
+  get costUsd(): number {
+    return this.entries.reduce((n, e) => n + e.costUsd, 0);
+  }
+}

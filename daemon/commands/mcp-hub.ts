@@ -1,0 +1,70 @@
+// `warren mcp hub`: the hub tools as a stdio MCP server for CLI executors (agent-loop.md R14), acting as one
+// agent. The same tool definitions and grant rule as the in-process loop. stdout carries JSON-RPC only:
+// every log line goes to stderr (the original hub server logged to stdout and corrupted its stream).
+import { randomBytes } from 'node:crypto';
+import type { Command } from 'commander';
+import type { HubAdapter } from '../../hub-client/adapter.ts';
+
+export interface McpHubOptions {
+  agent: string;
+  hubUrl: string;
+  /** The agent's own hub key, or the admin key (then it acts as `agent` through agent_id). */
+  key: string;
+  grants: readonly string[];
+}
+
+export function registerMcpCommand(program: Command): void {
+  const mcp = program.command('mcp').description('MCP servers warren provides');
+  mcp
+    .command('hub')
+    .description('serve the hub tools over stdio MCP, acting as one agent (env: WARREN_HUB_URL, WARREN_HUB_KEY)')
+    .requiredOption('--agent <name>', 'the agent the tools act as')
+    .option('--grants <list>', 'comma-separated grants', 'hub:read,hub:write')
+    .action(async (opts: { agent: string; grants: string }) => {
+      const key = process.env.WARREN_HUB_KEY ?? process.env.WARREN_HUB_ADMIN_KEY;
+      if (!key) throw new Error('warren mcp hub needs WARREN_HUB_KEY (the agent key) or WARREN_HUB_ADMIN_KEY');
+      const hubUrl = process.env.WARREN_HUB_URL ?? 'http://127.0.0.1:7070';
+      await serveHubMcp({ agent: opts.agent, hubUrl, key, grants: opts.grants.split(',').map((g) => g.trim()).filter(Boolean) });
+    });
+}
+
+export async function serveHubMcp(opts: McpHubOptions, hubOverride?: HubAdapter): Promise<void> {
+  const { Server } = await import('@modelcontextprotocol/sdk/server/index.js');
+  const { StdioServerTransport } = await import('@modelcontextprotocol/sdk/server/stdio.js');
+  const { CallToolRequestSchema, ListToolsRequestSchema } = await import('@modelcontextprotocol/sdk/types.js');
+  const { hubTools } = await import('../../agent-loop/hub-tools.ts');
+  const { hasGrant } = await import('../../agent-loop/grants.ts');
+  const { HubClient } = await import('../../hub-client/client.ts');
+
+  const hub = hubOverride ?? new HubClient({ baseUrl: opts.hubUrl, apiKey: opts.key });
+  const tools = hubTools({ hub, agent: opts.agent });
+  const allowed = (grant: string | undefined): boolean => grant === undefined || hasGrant(opts.grants, grant);
+  // Writes are keyed per server process and request, so a client's retry of one request never posts twice.
+  const session = randomBytes(6).toString('hex');
+
+  const server = new Server({ name: 'warren-hub', version: '0.1.0' }, { capabilities: { tools: {} } });
+  server.setRequestHandler(ListToolsRequestSchema, () => ({
+    tools: tools
+      .filter((t) => allowed(t.grant))
+      .map((t) => ({
+        name: t.definition.name,
+        description: t.definition.description,
+        inputSchema: t.definition.parameters as { type: 'object'; properties?: Record<string, unknown> },
+        annotations: { readOnlyHint: t.readOnly },
+      })),
+  }));
+  server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
+    const tool = tools.find((t) => t.definition.name === req.params.name);
+    const fail = (text: string): { isError: true; content: Array<{ type: 'text'; text: string }> } => ({ isError: true, content: [{ type: 'text', text }] });
+    if (!tool) return fail(`unknown tool ${req.params.name}`);
+    if (!allowed(tool.grant)) return fail(`permission denied: ${tool.definition.name} needs the grant ${tool.grant ?? '?'}`);
+    try {
+      const out = await tool.execute(req.params.arguments ?? {}, { signal: extra.signal, callId: String(extra.requestId), idempotencyKey: `mcp-hub:${opts.agent}:${session}:${String(extra.requestId)}`, step: 0 });
+      return { isError: out.status !== 'ok', content: [{ type: 'text' as const, text: out.content }] };
+    } catch (err) {
+      return fail(`${tool.definition.name} failed: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  });
+  await server.connect(new StdioServerTransport());
+  process.stderr.write(`warren mcp hub: serving as ${opts.agent} (${opts.grants.join(', ')})\n`);
+}

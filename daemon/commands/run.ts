@@ -1,0 +1,170 @@
+// `warren run <agent> --prompt "…"`: one activation in the foreground, no queue, for trying an agent by hand.
+// Hub writes happen only with --post; without it the hub tools read the configured hub (when an admin key is
+// set) and writes are a dry run the model is told about. Exit code: 0 answered (final, stop_tool, no_action),
+// 2 stopped by a limit or a guard, 1 an error.
+import { randomBytes } from 'node:crypto';
+import type { Command } from 'commander';
+import type { ActivationEvent } from '../../agent-loop/events.ts';
+import type { TerminationReason } from '../../agent-loop/termination.ts';
+import type { HubAdapter } from '../../hub-client/adapter.ts';
+import { loadWarrenConfig } from '../config.ts';
+
+export interface RunOptions {
+  prompt: string;
+  json?: boolean;
+  post?: boolean;
+  agents?: string;
+  config: string;
+}
+
+/** The activation record printed by --json. */
+export interface RunRecord {
+  activation_id: string;
+  agent: string;
+  termination: TerminationReason;
+  partial: boolean;
+  text: string;
+  usage: { input_tokens: number; output_tokens: number; cost_usd: number };
+  steps: number;
+  events: ActivationEvent[];
+}
+
+export function exitCodeFor(t: TerminationReason): 0 | 1 | 2 {
+  if (t === 'final' || t === 'stop_tool' || t === 'no_action') return 0;
+  if (t === 'error' || t === 'aborted') return 1;
+  return 2;
+}
+
+/** One progress line per step and per tool call; undefined for events not worth a line. */
+export function progressLine(e: ActivationEvent): string | undefined {
+  switch (e.type) {
+    case 'step_start':
+      return `step ${e.step}/${e.max_steps}`;
+    case 'tool_call':
+      return `  → ${e.name} ${truncate(JSON.stringify(e.arguments), 120)}`;
+    case 'tool_result':
+      return `  ← ${e.name}: ${e.status} ${truncate(e.excerpt.replace(/\s+/g, ' '), 120)}`;
+    case 'model_fallback':
+      return `  ! falling back from ${e.from} to ${e.to}`;
+    case 'loop_warning':
+      return e.kind === 'repair' ? undefined : `  ! ${e.message}`;
+    case 'error':
+      return `  ! ${e.message}`;
+    default:
+      return undefined;
+  }
+}
+
+function truncate(s: string, n: number): string {
+  return s.length > n ? `${s.slice(0, n - 1)}…` : s;
+}
+
+export function registerRunCommand(program: Command): void {
+  program
+    .command('run')
+    .description('run one activation of an agent in the foreground (exit 0 answered, 2 stopped by a limit or guard, 1 error)')
+    .argument('<agent>', 'agent name')
+    .requiredOption('-p, --prompt <text>', 'the task given to the agent')
+    .option('--json', 'print the activation record as JSON instead of progress lines')
+    .option('--post', 'let the agent write to the configured hub (default: writes are a dry run)')
+    .option('--agents <dir>', 'agents folder or store root (default: store.path of warren.yaml)')
+    .option('-c, --config <file>', 'warren config file', 'warren.yaml')
+    .action(async (agent: string, opts: RunOptions) => {
+      process.exitCode = await runAgent(agent, opts);
+    });
+}
+
+export async function runAgent(agentName: string, opts: RunOptions, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const config = loadWarrenConfig(opts.config, env);
+  const { LocalFolderStore } = await import('../../store/local-store.ts');
+  const { formatProblem } = await import('../../store/problems.ts');
+  const store = new LocalFolderStore(opts.agents ?? config.store.path);
+  const { agents, problems } = await store.load();
+  const def = agents.find((a) => a.name === agentName);
+  if (!def) {
+    for (const p of problems.filter((x) => x.severity === 'error')) console.error(formatProblem(p));
+    console.error(`warren: no valid agent named ${agentName} in ${store.agentsDir}`);
+    return 1;
+  }
+  const { LlmExecutor, llmSettings } = await import('../../executors/llm/llm-executor.ts');
+  const { parseMockResponses } = await import('../../executors/llm/scripted-model.ts');
+  const { EventLog } = await import('../../agent-loop/events.ts');
+  const executor = new LlmExecutor({
+    // Secrets by name only: the executor never sees the environment as a whole.
+    secret: (name) => env[name],
+    defaultApiBase: env.OPENAI_BASE_URL,
+    mockResponses: env.WARREN_MOCK_RESPONSES ? parseMockResponses(env.WARREN_MOCK_RESPONSES) : undefined,
+    ...llmSettings(config.executors.llm),
+    agents: { get: (name) => agents.find((a) => a.name === name) },
+  });
+  const missing = executor.missingRequirement(def);
+  if (missing) {
+    console.error(`warren: agent ${agentName} cannot run: ${missing}`);
+    return 1;
+  }
+  const hub = await connectHub(config.hub.url, env[config.hub.admin_key_env], opts.post === true);
+  const activationId = `run_${randomBytes(6).toString('hex')}`;
+  const events = new EventLog(activationId, {
+    limit: 10_000,
+    listener: opts.json
+      ? undefined
+      : (e) => {
+          const line = progressLine(e);
+          if (line) console.log(line);
+        },
+  });
+  const ac = new AbortController();
+  const onSigint = (): void => ac.abort();
+  process.once('SIGINT', onSigint);
+  try {
+    events.emit({ type: 'activation_start', agent: def.name, executor: def.config.type });
+    const { renderSystemPrompt } = await import('../../prompts/context.ts');
+    const context = { system: renderSystemPrompt(def), task: opts.prompt };
+    const result = await executor.run({ id: activationId, definition: def, context, events, signal: ac.signal, hub });
+    if (opts.json) {
+      const record: RunRecord = {
+        activation_id: activationId,
+        agent: def.name,
+        termination: result.termination,
+        partial: result.partial,
+        text: result.text,
+        usage: { input_tokens: result.usage.inputTokens, output_tokens: result.usage.outputTokens, cost_usd: result.usage.costUsd ?? 0 },
+        steps: result.steps,
+        events: events.events,
+      };
+      console.log(JSON.stringify(record));
+    } else {
+      console.log(`${result.termination}${result.partial ? ' (partial)' : ''} after ${result.steps} step${result.steps === 1 ? '' : 's'}, ${result.usage.inputTokens + result.usage.outputTokens} tokens`);
+      if (result.text) console.log(`\n${result.text}`);
+      if (result.error) console.error(`warren: ${result.error.message}`);
+    }
+    return exitCodeFor(result.termination);
+  } finally {
+    process.off('SIGINT', onSigint);
+  }
+}
+
+/** The configured hub when an admin key is set; without --post its writes become a dry run. */
+async function connectHub(url: string, adminKey: string | undefined, post: boolean): Promise<HubAdapter | undefined> {
+  if (!adminKey) {
+    if (post) throw new Error('--post needs the hub admin key (hub.admin_key_env, WARREN_HUB_ADMIN_KEY by default)');
+    return undefined;
+  }
+  const { HubClient } = await import('../../hub-client/client.ts');
+  const hub = new HubClient({ baseUrl: url, apiKey: adminKey });
+  return post ? hub : dryRunWrites(hub);
+}
+
+/** Reads go to the hub; posts and comments are answered locally and never sent. */
+export function dryRunWrites(hub: HubAdapter): HubAdapter {
+  const now = (): string => new Date().toISOString();
+  const fakeAuthor = { id: 'dry-run', name: 'dry-run' };
+  return new Proxy(hub, {
+    get(target, prop, receiver) {
+      if (prop === 'createPost') return (p: { content: string; title?: string; community?: string }) => Promise.resolve({ id: 'dry-run-post', title: p.title ?? null, author: fakeAuthor, content: `[dry run, not posted] ${p.content}`, community: p.community ?? null, created_at: now() });
+      if (prop === 'createComment') return (c: { postId: string; content: string; parentId?: string | null }) => Promise.resolve({ id: 'dry-run-comment', post_id: c.postId, parent_id: c.parentId ?? null, author: fakeAuthor, content: `[dry run, not posted] ${c.content}`, created_at: now() });
+      const v: unknown = Reflect.get(target, prop, receiver);
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
+}

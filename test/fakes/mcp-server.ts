@@ -1,0 +1,128 @@
+// A test MCP server (agent-loop.md R15) over stdio or streamable HTTP, with a read-only tool, a mutating tool,
+// a slow tool that notices cancellation, a failing tool, and `env` (what its process environment holds).
+// Run `node test/fakes/mcp-server.ts` for stdio; startFakeMcpHttp() for HTTP on 127.0.0.1. It logs to stderr only.
+import { randomUUID } from 'node:crypto';
+import { appendFileSync } from 'node:fs';
+import { createServer as createHttpServer, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+
+export interface FakeMcpState {
+  calls: Array<{ name: string; arguments: Record<string, unknown> }>;
+  /** Names of tool calls whose request was cancelled by the client. */
+  cancelled: string[];
+  notes: string[];
+}
+
+export function newState(): FakeMcpState {
+  return { calls: [], cancelled: [], notes: [] };
+}
+
+const obj = (properties: Record<string, unknown>, required: string[] = []): { type: 'object'; properties: Record<string, unknown>; required: string[] } => ({ type: 'object', properties, required });
+
+export function createFakeMcpServer(state: FakeMcpState): Server {
+  const server = new Server({ name: 'fake-mcp', version: '1.0.0' }, { capabilities: { tools: {} } });
+  server.setRequestHandler(ListToolsRequestSchema, () => ({
+    tools: [
+      { name: 'lookup', description: 'Look a word up (read-only).', inputSchema: obj({ q: { type: 'string' } }, ['q']), annotations: { readOnlyHint: true } },
+      { name: 'write_note', description: 'Store a note (mutating).', inputSchema: obj({ text: { type: 'string' } }, ['text']), annotations: { readOnlyHint: false, destructiveHint: true } },
+      { name: 'slow', description: 'Sleeps ms milliseconds (default 10 s).', inputSchema: obj({ ms: { type: 'integer' } }), annotations: { readOnlyHint: true } },
+      { name: 'fail', description: 'Always fails.', inputSchema: obj({}) },
+      { name: 'env', description: 'Its process environment.', inputSchema: obj({}), annotations: { readOnlyHint: true } },
+      { name: 'big', description: 'Returns n characters.', inputSchema: obj({ n: { type: 'integer' } }), annotations: { readOnlyHint: true } },
+    ],
+  }));
+  server.setRequestHandler(CallToolRequestSchema, async (req, extra): Promise<CallToolResult> => {
+    const args = req.params.arguments ?? {};
+    state.calls.push({ name: req.params.name, arguments: args });
+    const text = (t: string): CallToolResult => ({ content: [{ type: 'text', text: t }] });
+    switch (req.params.name) {
+      case 'lookup':
+        return { content: [{ type: 'text', text: `found ${String(args.q)}` }, { type: 'text', text: 'second block' }] };
+      case 'write_note':
+        state.notes.push(String(args.text));
+        return text(`stored note ${state.notes.length}`);
+      case 'slow': {
+        const ms = typeof args.ms === 'number' ? args.ms : 10_000;
+        await new Promise<void>((resolve) => {
+          const t = setTimeout(resolve, ms);
+          extra.signal.addEventListener('abort', () => {
+            clearTimeout(t);
+            state.cancelled.push('slow');
+            process.stderr.write('fake-mcp: slow cancelled\n');
+            // Over stdio the test cannot see `state`: a declared env names a file to record it in.
+            if (process.env.FAKE_MCP_CANCEL_LOG) appendFileSync(process.env.FAKE_MCP_CANCEL_LOG, 'slow\n');
+            resolve();
+          });
+        });
+        return text(extra.signal.aborted ? 'cancelled' : `slept ${ms}`);
+      }
+      case 'fail':
+        return { isError: true, content: [{ type: 'text', text: 'it failed on purpose' }] };
+      case 'env':
+        return text(JSON.stringify(process.env));
+      case 'big':
+        return text('b'.repeat(typeof args.n === 'number' ? args.n : 1000));
+      default:
+        return { isError: true, content: [{ type: 'text', text: `unknown tool ${req.params.name}` }] };
+    }
+  });
+  return server;
+}
+
+export interface FakeMcpHttp {
+  url: string;
+  state: FakeMcpState;
+  close(): Promise<void>;
+}
+
+/** Streamable HTTP with sessions, so a cancellation notification reaches the request it cancels. */
+export async function startFakeMcpHttp(): Promise<FakeMcpHttp> {
+  const state = newState();
+  const transports = new Map<string, StreamableHTTPServerTransport>();
+  const http = createHttpServer((req, res) => {
+    void (async () => {
+      const raw = await readBody(req);
+      const body: unknown = raw ? JSON.parse(raw) : undefined;
+      const sid = req.headers['mcp-session-id'];
+      let transport = typeof sid === 'string' ? transports.get(sid) : undefined;
+      if (!transport) {
+        const t: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), onsessioninitialized: (id) => void transports.set(id, t) });
+        await createFakeMcpServer(state).connect(t);
+        transport = t;
+      }
+      await transport.handleRequest(req, res, body);
+    })().catch((err: unknown) => {
+      process.stderr.write(`fake-mcp http: ${String(err)}\n`);
+      if (!res.headersSent) res.writeHead(500).end();
+    });
+  });
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+  const { port } = http.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    state,
+    close: async () => {
+      for (const t of transports.values()) await t.close().catch(() => undefined);
+      http.closeAllConnections();
+      await new Promise<void>((resolve) => http.close(() => resolve()));
+    },
+  };
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+if (import.meta.main) {
+  const state = newState();
+  await createFakeMcpServer(state).connect(new StdioServerTransport());
+}
