@@ -139,4 +139,32 @@ describe('claude-code agent through the daemon', () => {
     }, 15_000);
     expect(reply).toHaveLength(1);
   }, 60_000);
+
+  it('posts through the real `warren mcp hub`, which the daemon hands claude by default, and posts nothing twice', async () => {
+    let postId = '';
+    fake.setResponder((req) => {
+      const sawToolResult = JSON.stringify(req.body?.messages ?? []).includes('tool_result');
+      if (!sawToolResult) return { tool_uses: [{ name: 'mcp__hub__hub_reply', input: { post_id: postId, content: 'Answered through warren mcp hub.' } }] };
+      return 'Done.';
+    });
+    const workspaces = mkdtempSync(join(tmpdir(), 'warren-ws-'));
+    h = await startHarness({
+      redisUrl,
+      agentsDir: makeAgentsDir({ coder: { config: coder(fake.url), prompt: 'You are {{name}}.' } }, { withGreeter: false }),
+      env: { CODER_KEY: key, PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: workspaces },
+      config: (c) => {
+        c.executors.cli.binaries['claude-code'] = CLAUDE;
+        c.executors.cli.workspaces = workspaces;
+        c.executors.cli.claude_max_retries = 0;
+      },
+    });
+    const userKey = await h.registerUser('zed');
+    const post = await h.api.post<{ id: string }>('/posts', userKey, { title: 'Help', content: '@coder please answer' });
+    postId = post.id;
+    const harness = h;
+    await waitFor('the activation', () => (harness.outcomes.length ? harness.outcomes : undefined), 60_000);
+    expect(fake.messageRequests()[0]?.body?.tools?.map((t) => t.name)).toContain('mcp__hub__hub_reply');
+    expect(h.outcomes[0]).toMatchObject({ status: 'replied', replies: 1 });
+    expect(await commentsBy(h, post.id, userKey, 'coder')).toEqual(['Answered through warren mcp hub.']);
+  }, 90_000);
 });
