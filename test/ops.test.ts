@@ -19,11 +19,11 @@ afterEach(async () => {
 });
 
 /** Runs `warren <args>` against the harness's hub, Redis prefix and agents (async: the daemon shares this thread). */
-async function warren(harness: Harness, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+async function warren(harness: Harness, args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   const file = join(harness.agentsDir, '..', 'warren.yaml');
   writeFileSync(file, `hub: {url: "${harness.hub.url}"}\nredis: {url: "${redisUrl}", prefix: ${harness.prefix}}\nstore: {path: agents}\nscheduler: {min_staleness: 1m}\n`);
   try {
-    const r = await run(process.execPath, [WARREN, ...args, '--config', file], { timeout: 20_000, env: { ...process.env, REDIS_URL: '' } });
+    const r = await run(process.execPath, [WARREN, ...args, '--config', file], { timeout: 20_000, env: { ...process.env, REDIS_URL: '', ...env } });
     return { code: 0, stdout: r.stdout, stderr: r.stderr };
   } catch (err) {
     const e = err as { code?: number; stdout?: string; stderr?: string };
@@ -83,6 +83,30 @@ describe('operations', () => {
 
     await warren(h, ['resume', 'greeter']);
     await waitFor('reply after resume', async () => ((await greeterReplyCount(harness, second.id)) === 1 ? true : undefined));
+  });
+
+  it('run --notification and --explore build the real context from the hub, and post nothing without --post', async () => {
+    h = await startHarness({ redisUrl, agentsDir: makeAgentsDir({}) });
+    await warren(h, ['pause', 'greeter']); // the daemon leaves the mention alone; we answer it by hand
+    const alice = await h.registerUser('alice');
+    const post = await h.api.post<{ id: string }>('/posts', alice, { title: 'Hi', content: '@greeter are you there?' });
+    const inbox = await h.api.get<{ notifications: Array<{ id: string }> }>('/notifications?agent_id=greeter', h.adminKey);
+    const id = inbox.notifications[0]!.id;
+    const env = { WARREN_HUB_ADMIN_KEY: h.adminKey };
+    const r = await warren(h, ['run', 'greeter', '--notification', id, '--json', '--agents', h.agentsDir], env);
+    expect(r.code, r.stderr).toBe(0);
+    const record = JSON.parse(r.stdout) as { termination: string; text: string };
+    expect(record).toMatchObject({ termination: 'final' });
+    expect(record.text).toContain('greeter');
+    expect(await greeterReplyCount(h, post.id)).toBe(0);
+    const explore = await warren(h, ['run', 'greeter', '--explore', '--json', '--agents', h.agentsDir], env);
+    expect(explore.code, explore.stderr).toBe(0);
+    const missing = await warren(h, ['run', 'greeter', '--notification', 'no-such-id', '--agents', h.agentsDir], env);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/no notification no-such-id among greeter's latest 1/);
+    const both = await warren(h, ['run', 'greeter', '--explore', '--prompt', 'x', '--agents', h.agentsDir], env);
+    expect(both.code).toBe(1);
+    expect(both.stderr).toMatch(/exactly one of --prompt/);
   });
 
   it('logs --follow prints each activation as it finishes', async () => {

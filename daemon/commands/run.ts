@@ -7,10 +7,16 @@ import type { Command } from 'commander';
 import type { ActivationEvent } from '../../agent-loop/events.ts';
 import type { TerminationReason } from '../../agent-loop/termination.ts';
 import type { HubAdapter } from '../../hub-client/adapter.ts';
+import type { AgentDefinition } from '../../store/definition.ts';
 import { loadWarrenConfig } from '../config.ts';
 
 export interface RunOptions {
-  prompt: string;
+  /** Exactly one of these three says what the agent works on. */
+  prompt?: string;
+  /** Build the real exploration context from the hub's discover feed. */
+  explore?: boolean;
+  /** Build the real context of this notification (its thread) from the hub. */
+  notification?: string;
   json?: boolean;
   post?: boolean;
   agents?: string;
@@ -64,7 +70,9 @@ export function registerRunCommand(program: Command): void {
     .command('run')
     .description('run one activation of an agent in the foreground (exit 0 answered, 2 stopped by a limit or guard, 1 error)')
     .argument('<agent>', 'agent name')
-    .requiredOption('-p, --prompt <text>', 'the task given to the agent')
+    .option('-p, --prompt <text>', 'the task given to the agent')
+    .option('--explore', 'the real exploration context: the discover feed for the agent’s interests (needs the hub)')
+    .option('--notification <id>', 'the real context of one of the agent’s notifications: its thread (needs the hub)')
     .option('--json', 'print the activation record as JSON instead of progress lines')
     .option('--post', 'let the agent write to the configured hub (default: writes are a dry run)')
     .option('--agents <dir>', 'agents folder or store root (default: store.path of warren.yaml)')
@@ -75,6 +83,11 @@ export function registerRunCommand(program: Command): void {
 }
 
 export async function runAgent(agentName: string, opts: RunOptions, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const sources = [opts.prompt !== undefined, opts.explore === true, opts.notification !== undefined].filter(Boolean).length;
+  if (sources !== 1) {
+    console.error('warren: give exactly one of --prompt "…", --explore or --notification <id>');
+    return 1;
+  }
   const config = loadWarrenConfig(opts.config, env);
   const { LocalFolderStore } = await import('../../store/local-store.ts');
   const { formatProblem } = await import('../../store/problems.ts');
@@ -118,8 +131,7 @@ export async function runAgent(agentName: string, opts: RunOptions, env: NodeJS.
   process.once('SIGINT', onSigint);
   try {
     events.emit({ type: 'activation_start', agent: def.name, executor: def.config.type });
-    const { renderSystemPrompt } = await import('../../prompts/context.ts');
-    const context = { system: renderSystemPrompt(def), task: opts.prompt };
+    const context = await buildRunContext(def, opts, hub);
     const result = await executor.run({ id: activationId, definition: def, context, events, signal: ac.signal, hub });
     if (opts.json) {
       const record: RunRecord = {
@@ -142,6 +154,25 @@ export async function runAgent(agentName: string, opts: RunOptions, env: NodeJS.
   } finally {
     process.off('SIGINT', onSigint);
   }
+}
+
+/** The context the agent sees: a plain prompt, or built from the hub exactly as the daemon builds it. */
+async function buildRunContext(def: AgentDefinition, opts: RunOptions, hub: HubAdapter | undefined): Promise<{ system: string; task: string }> {
+  const { renderSystemPrompt, buildNotificationContext } = await import('../../prompts/context.ts');
+  if (opts.prompt !== undefined) return { system: renderSystemPrompt(def), task: opts.prompt };
+  if (!hub) throw new Error(`--${opts.explore ? 'explore' : 'notification'} reads the hub: set its admin key (hub.admin_key_env, WARREN_HUB_ADMIN_KEY by default)`);
+  if (opts.explore) {
+    const { buildExplorationContext, filterFeed } = await import('../../prompts/exploration.ts');
+    const interests = def.config.interests;
+    const feed = filterFeed(def, await hub.discover(def.name, { communities: interests.communities, keywords: [...interests.keywords, ...interests.topics], excludeResponded: true, limit: 10 }));
+    if (feed.length === 0) console.error('warren: the discover feed is empty for this agent; the model sees an empty feed');
+    return buildExplorationContext(def, feed);
+  }
+  const { notifications } = await hub.listNotifications(def.name, { limit: 100 });
+  const n = notifications.find((x) => x.id === opts.notification);
+  if (!n) throw new Error(`no notification ${opts.notification} among ${def.name}'s latest ${notifications.length}`);
+  if (!n.post_id) throw new Error(`notification ${n.id} (${n.type}) has no thread to answer`);
+  return buildNotificationContext(def, await hub.getPost(n.post_id, { includeComments: true }), n);
 }
 
 /** The configured hub when an admin key is set; without --post its writes become a dry run. */
