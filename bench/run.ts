@@ -1,12 +1,13 @@
 // `npm run bench` runs every benchmark; `npm run bench -- latency scale` runs those. Each prints its table
 // and writes bench/results/<name>.json; each is stopped if it runs past 3 minutes.
+import { cli } from './cli.ts';
 import { concurrency } from './concurrency.ts';
 import { latency } from './latency.ts';
 import { scale } from './scale.ts';
 import { writeResults } from './support/stats.ts';
 import { throughput } from './throughput.ts';
 
-const BENCHMARKS: Record<string, () => Promise<Record<string, unknown>>> = { throughput, latency, concurrency, scale };
+const BENCHMARKS: Record<string, () => Promise<Record<string, unknown>>> = { throughput, latency, concurrency, scale, cli };
 const LIMIT_MS = 180_000;
 
 const asked = process.argv.slice(2).filter((a) => !a.startsWith('-'));
