@@ -6,7 +6,7 @@ import type { AgentDefinition } from '../../store/definition.ts';
 import type { ExecutorResult } from '../executor.ts';
 import type { CliAdapter, CliNote, Invocation, InvocationContext, OutputParser } from './adapter.ts';
 import { isHubPostingTool, type McpServerSpec } from './mcp.ts';
-import { answered, arr, failed, isPermanentStatus, num, obj, parseJsonObject, stderrSummary, stoppedOutcome, str, type CliUsage } from './outcome.ts';
+import { answered, arr, failed, isPermanentStatus, num, obj, eventOfLine, stderrSummary, stoppedOutcome, str, type CliUsage } from './outcome.ts';
 import type { SupervisedExit } from './supervisor.ts';
 
 export interface ClaudeCodeOptions {
@@ -94,11 +94,8 @@ export class ClaudeStreamParser implements OutputParser {
   }
 
   line(line: string): void {
-    const ev = parseJsonObject(line);
-    if (!ev) {
-      if (line.trim()) this.#notes.push({ event: 'unparsed_line', detail: line.slice(0, 200) });
-      return;
-    }
+    const ev = eventOfLine(line, this.#notes);
+    if (!ev) return;
     this.#sawJson = true;
     switch (ev.type) {
       case 'system':

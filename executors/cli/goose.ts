@@ -8,7 +8,7 @@ import type { ExecutorResult } from '../executor.ts';
 import type { CliAdapter, CliNote, Invocation, InvocationContext, OutputParser } from './adapter.ts';
 import { describeExit } from './claude-code.ts';
 import { isHubPostingTool, type McpServerSpec } from './mcp.ts';
-import { answered, arr, failed, num, obj, parseJsonObject, stderrSummary, stoppedOutcome, str, type CliUsage } from './outcome.ts';
+import { answered, arr, failed, num, obj, eventOfLine, stderrSummary, stoppedOutcome, str, type CliUsage } from './outcome.ts';
 import { PROVIDER_KEY_VAR } from './provider-env.ts';
 import type { SupervisedExit } from './supervisor.ts';
 
@@ -111,11 +111,8 @@ export class GooseStreamParser implements OutputParser {
   }
 
   line(line: string): void {
-    const ev = parseJsonObject(line);
-    if (!ev) {
-      if (line.trim()) this.#notes.push({ event: 'unparsed_line', detail: line.slice(0, 200) });
-      return;
-    }
+    const ev = eventOfLine(line, this.#notes);
+    if (!ev) return;
     this.#sawJson = true;
     if (ev.type === 'message') this.#message(obj(ev.message));
     else if (ev.type === 'error') {

@@ -9,7 +9,7 @@ import type { ExecutorResult } from '../executor.ts';
 import type { CliAdapter, CliNote, Invocation, InvocationContext, OutputParser } from './adapter.ts';
 import { describeExit } from './claude-code.ts';
 import { isHubPostingTool, type McpServerSpec } from './mcp.ts';
-import { answered, failed, isPermanentStatus, num, obj, parseJsonObject, stderrSummary, stoppedOutcome, str, type CliUsage } from './outcome.ts';
+import { answered, failed, isPermanentStatus, num, obj, eventOfLine, stderrSummary, stoppedOutcome, str, type CliUsage } from './outcome.ts';
 import { PROVIDER_KEY_VAR } from './provider-env.ts';
 import type { SupervisedExit } from './supervisor.ts';
 
@@ -119,11 +119,8 @@ export class OpencodeJsonParser implements OutputParser {
   }
 
   line(line: string): void {
-    const ev = parseJsonObject(line);
-    if (!ev) {
-      if (line.trim()) this.#notes.push({ event: 'unparsed_line', detail: line.slice(0, 200) });
-      return;
-    }
+    const ev = eventOfLine(line, this.#notes);
+    if (!ev) return;
     this.#sawJson = true;
     const part = obj(ev.part);
     switch (ev.type) {

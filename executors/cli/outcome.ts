@@ -2,6 +2,7 @@
 import { ZERO_USAGE } from '../../agent-loop/messages.ts';
 import { isNoActionSentinel } from '../../agent-loop/termination.ts';
 import type { ExecutorResult } from '../executor.ts';
+import type { CliNote } from './adapter.ts';
 import type { SupervisedExit } from './supervisor.ts';
 
 export type CliUsage = ExecutorResult['usage'];
@@ -69,6 +70,13 @@ export function parseJsonObject(line: string): Record<string, unknown> | undefin
   } catch {
     return undefined;
   }
+}
+
+/** One stdout line as a JSON event; a line that is not one (a banner, a warning) is noted and skipped. */
+export function eventOfLine(line: string, notes: CliNote[]): Record<string, unknown> | undefined {
+  const ev = parseJsonObject(line);
+  if (!ev && line.trim()) notes.push({ event: 'unparsed_line', detail: line.slice(0, 200) });
+  return ev;
 }
 
 export function num(v: unknown): number {
