@@ -3,12 +3,13 @@
 // Run `node test/fakes/mcp-server.ts` for stdio; startFakeMcpHttp() for HTTP on 127.0.0.1. It logs to stderr only.
 import { randomUUID } from 'node:crypto';
 import { appendFileSync } from 'node:fs';
-import { createServer as createHttpServer, type IncomingMessage } from 'node:http';
+import { createServer as createHttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { readBody } from './read-body.ts';
 
 export interface FakeMcpState {
   calls: Array<{ name: string; arguments: Record<string, unknown> }>;
@@ -111,15 +112,6 @@ export async function startFakeMcpHttp(): Promise<FakeMcpHttp> {
       await new Promise<void>((resolve) => http.close(() => resolve()));
     },
   };
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
 }
 
 if (import.meta.main) {

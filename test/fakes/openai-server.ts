@@ -5,6 +5,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { readBody } from './read-body.ts';
 
 /** One scripted model turn. */
 export interface FakeReply {
@@ -269,15 +270,6 @@ function fragments(s: string): string[] {
 
 function isChatBody(body: unknown): body is ChatBody {
   return typeof body === 'object' && body !== null && Array.isArray((body as ChatBody).messages);
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
