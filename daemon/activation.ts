@@ -17,7 +17,7 @@ import { budgetAllows } from '../scheduler/budget-gate.ts';
 import type { ExecutorRegistry } from './executor-registry.ts';
 import { parseExplorationAnswer } from './exploration-answer.ts';
 import { idempotencyKey, readKey } from './idempotency.ts';
-import type { InboxClaims } from '../scheduler/inbox-claims.ts';
+import type { InboxClaim } from '../scheduler/inbox-claims.ts';
 import type { ReplyOutbox } from './reply-outbox.ts';
 import { partitionInbox } from './inbox-policy.ts';
 import { PhaseTimer, type PhaseTimings } from './phase-timer.ts';
@@ -27,8 +27,6 @@ export interface ActivationDeps {
   agents: { get(name: string): AgentDefinition | undefined };
   executors: ExecutorRegistry;
   outbox: ReplyOutbox;
-  /** Tells schedulers how many notifications this activation holds (the worker claims and releases). */
-  claims?: InboxClaims;
   logger: Logger;
   /** Most notifications answered in one activation; the rest stay unread and bring the agent back. */
   maxNotificationsPerActivation?: number;
@@ -96,10 +94,12 @@ interface Run {
   /** The budget-health answer, shown to the model; undefined when the hub did not answer. */
   budget: BudgetHealth | undefined;
   remaining: RemainingToday | undefined;
+  /** The run's claim on its inbox (notification runs in the daemon; none in tests that run one by hand). */
+  claim: InboxClaim | undefined;
 }
 
 /** `attempt` counts from 1; a retried activation keeps its id, so its hub writes replay instead of repeating. */
-export async function runActivation(deps: ActivationDeps, activationId: string, job: ActivationJob, jobSignal: AbortSignal, attempt = 1): Promise<ActivationOutcome> {
+export async function runActivation(deps: ActivationDeps, activationId: string, job: ActivationJob, jobSignal: AbortSignal, attempt = 1, claim?: InboxClaim): Promise<ActivationOutcome> {
   const { hub, logger } = deps;
   const log = logger.child({ agent: job.agent, activation: activationId, trigger: job.trigger });
   const events = new EventLog(activationId);
@@ -153,7 +153,7 @@ export async function runActivation(deps: ActivationDeps, activationId: string, 
   events.emit({ type: 'activation_start', agent: def.name, executor: def.config.type });
   const used = await usedToday;
   const remaining = used ? remainingToday(def.config.behavior.limits, used) : undefined;
-  const run: Run = { def, executor: resolved.executor, activationId, events, signal, log, outcome, timer, budget, remaining };
+  const run: Run = { def, executor: resolved.executor, activationId, events, signal, log, outcome, timer, budget, remaining, claim };
   let task: TaskRef | undefined;
   try {
     if (job.trigger === 'exploration') await explore(deps, run, (t) => (task = t));
@@ -181,21 +181,21 @@ async function answerInbox(deps: ActivationDeps, run: Run, inbox: Promise<Notifi
   const { hub } = deps;
   const { def, signal, outcome } = run;
   const { notifications } = await inbox;
-  await deps.claims?.claim(def.name, notifications.length, def.config.behavior.max_duration + 60_000); // what this run holds now
+  await run.claim?.claim(notifications.length); // what this run holds now
   const { actionable, ignorable } = partitionInbox(notifications, def.config.behavior);
   // Notifications the agent is configured not to answer are handled by policy: marking them read
   // keeps the agent from being woken for them again.
   if (ignorable.length) {
     const ids = ignorable.map((n) => n.id);
     await run.timer.time('mark_read', () => hub.markRead(def.name, ids, { idempotencyKey: readKey(ids), signal }));
-    await deps.claims?.settle(def.name, ids.length);
+    await run.claim?.settle(ids.length);
     outcome.handled.push(...ids);
   }
   for (const n of actionable.slice(0, deps.maxNotificationsPerActivation ?? 10)) {
     onTask({ notificationId: n.id, postId: n.post_id ?? undefined, from: n.from.name, excerpt: n.content ?? undefined });
     if (signal.aborted) throw new ActivationError(def.name, 'aborted', true);
     const replied = await handleNotification(deps, run, n);
-    await deps.claims?.settle(def.name, 1);
+    await run.claim?.settle(1);
     outcome.handled.push(n.id);
     if (replied) outcome.replies++;
   }

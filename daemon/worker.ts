@@ -5,6 +5,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { ACTIVATION_QUEUE, ActivationJobSchema, type ActivationJob } from '../scheduler/activation-job.ts';
 import type { AgentStateStore } from '../scheduler/agent-state.ts';
+import type { InboxClaim, InboxClaims } from '../scheduler/inbox-claims.ts';
 import { ActivationError, runActivation, type ActivationDeps, type ActivationOutcome } from './activation.ts';
 import type { ActivationRecord, ActivationRecords } from './activation-records.ts';
 import type { ErrorReporter } from './error-reporter.ts';
@@ -28,6 +29,8 @@ export interface ActivationWorkerOptions {
   lockDurationMs?: number;
   stalledIntervalMs?: number;
   deps: ActivationDeps;
+  /** Tells schedulers which notifications a run holds (see scheduler/inbox-claims.ts). */
+  claims?: InboxClaims;
   agentState: AgentStateStore;
   records: ActivationRecords;
   errors: ErrorReporter;
@@ -69,19 +72,18 @@ export class ActivationWorker {
     const activationId = activationIdOf(job);
     const attempt = job.attemptsMade + 1;
     const started = Date.now();
-    // First of all: until this run has read the inbox it holds all of it, so no scheduler queues a follow-up
-    // for what it is about to read. (Sent first on the shared connection; the real count set later overrides it.)
-    const claims = data.data.trigger === 'notification' ? this.#opts.deps.claims : undefined;
+    // A notification run holds its agent's whole inbox until it has read it; the claim says so from the first moment.
     const ttl = (this.#opts.deps.agents.get(data.data.agent)?.config.behavior.max_duration ?? 300_000) + 60_000;
-    claims?.claim(data.data.agent, Number.MAX_SAFE_INTEGER, ttl).catch(() => undefined);
+    const inbox = data.data.trigger === 'notification' && this.#opts.claims && job.id ? this.#opts.claims.forRun(data.data.agent, job.id, ttl) : undefined;
+    await inbox?.begin().catch(() => undefined);
     try {
-      return await this.#run(job, data.data, signal, activationId, attempt, started);
+      return await this.#run(job, data.data, signal, activationId, attempt, started, inbox);
     } finally {
-      await claims?.release(data.data.agent).catch(() => undefined); // whatever happened, the run holds nothing now
+      await inbox?.release().catch(() => undefined); // whatever happened, the run holds nothing it has not read
     }
   }
 
-  async #run(job: Job<ActivationJob, ActivationOutcome>, data: ActivationJob, signal: AbortSignal, activationId: string, attempt: number, started: number): Promise<ActivationOutcome> {
+  async #run(job: Job<ActivationJob, ActivationOutcome>, data: ActivationJob, signal: AbortSignal, activationId: string, attempt: number, started: number, inbox: InboxClaim | undefined): Promise<ActivationOutcome> {
     const { agentState } = this.#opts;
     this.#opts.onStart?.({ agent: data.agent, trigger: data.trigger, enqueuedAt: data.enqueuedAt, startedAt: started });
     // `warren pause` also holds back what was already queued.
@@ -90,7 +92,7 @@ export class ActivationWorker {
       return { activationId, agent: data.agent, trigger: data.trigger, status: 'skipped', reason: 'paused', handled: [], replies: 0, posts: 0, usage: { inputTokens: 0, outputTokens: 0, cachedTokens: 0, costUsd: 0 }, budget: 'healthy', events: [], timings: {} };
     }
     try {
-      const outcome = await runActivation(this.#opts.deps, activationId, data, signal, attempt);
+      const outcome = await runActivation(this.#opts.deps, activationId, data, signal, attempt, inbox);
       if (outcome.status !== 'skipped') {
         await agentState.recordSuccess(data.agent);
         await agentState.recordActivated(data.agent, { tokensInput: outcome.usage.inputTokens, tokensOutput: outcome.usage.outputTokens, costUsd: outcome.usage.costUsd, posts: outcome.posts, comments: outcome.replies });

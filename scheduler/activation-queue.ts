@@ -14,6 +14,20 @@ export interface QueueCounts {
   failed: number;
 }
 
+function dedupId(agent: string): string {
+  return `agent:${agent}`;
+}
+
+/**
+ * Where BullMQ keeps an agent's deduplication state (the key layout of its Lua scripts, 6.x): the job that holds
+ * the deduplication id, the follow-up it keeps for after an active job, and the prefix of job hashes.
+ * test/inbox-claims.test.ts fails if an upgrade moves them.
+ */
+export function agentDedupKeys(prefix: string, agent: string): { current: string; next: string; jobPrefix: string } {
+  const base = `${prefix}:${ACTIVATION_QUEUE}:`;
+  return { current: `${base}de:${dedupId(agent)}`, next: `${base}dn:${dedupId(agent)}`, jobPrefix: base };
+}
+
 export class ActivationQueue {
   readonly queue: Queue<ActivationJob>;
 
@@ -30,7 +44,7 @@ export class ActivationQueue {
   async enqueue(agent: string, trigger: ActivationJob['trigger']): Promise<string | undefined> {
     const data: ActivationJob = { agent, trigger, enqueuedAt: Date.now() };
     const job = await this.queue.add(trigger, data, {
-      deduplication: { id: `agent:${agent}`, keepLastIfActive: true },
+      deduplication: { id: dedupId(agent), keepLastIfActive: true },
       priority: PRIORITY[trigger],
       attempts: 3,
       backoff: { type: 'exponential', delay: 2_000, jitter: 0.5 },

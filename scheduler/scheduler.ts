@@ -21,7 +21,7 @@ export interface SchedulerOptions {
   hub: HubAdapter;
   queue: ActivationQueue;
   agentState: AgentStateStore;
-  /** Notifications running activations have taken: no follow-up is queued for those alone. */
+  /** Notifications queued or running activations hold: no follow-up is queued for those alone. */
   claims: InboxClaims;
   /** Names of agents this daemon can run right now (loaded, valid, requirements met). */
   runnableAgents: () => ReadonlySet<string>;
@@ -105,11 +105,13 @@ export class Scheduler {
     this.#sawWork = true;
     if (!this.#leader) return [];
     const { queue, logger, agentState } = this.#opts;
+    // Before the intake: a hold that shrinks after this point may have shrunk by what the intake still counts.
+    const claimVersion = await this.#opts.claims.version();
     const withWork = await this.#intake();
     this.#sawWork = withWork.length > 0;
     const candidates = selectInboxWork(withWork, this.#opts.runnableAgents());
     const names = candidates.map((a) => a.name);
-    const [states, claims] = await Promise.all([agentState.getMany(names), this.#opts.claims.ofMany(names)]);
+    const [states, holds] = await Promise.all([agentState.getMany(names), this.#opts.claims.heldByMany(names)]);
     const now = new Date();
     // Paused, quiet, failing or out-of-budget agents wait; their notifications stay unread meanwhile.
     const eligible = candidates.filter((a) => this.#mayRunNotifications(a.name, states.get(a.name), now));
@@ -117,8 +119,8 @@ export class Scheduler {
     const enqueued: string[] = [];
     for (const a of eligible) {
       if (!budgetAllows(budgets.get(a.name) ?? 'healthy', 'notification')) continue;
-      // A running activation has taken some notifications: a follow-up only for ones that came after.
-      if (!hasUnclaimedWork(a.notification_count, claims.get(a.name))) continue;
+      // A queued or running activation holds some or all of them: a follow-up only for ones that came after.
+      if (!hasUnclaimedWork(a.notification_count, holds.get(a.name), claimVersion)) continue;
       const jobId = await queue.enqueue(a.name, 'notification');
       if (jobId && this.#lastJob.get(a.name) !== jobId) {
         this.#lastJob.set(a.name, jobId);

@@ -143,13 +143,17 @@ describe('budget gates', () => {
 
 
 describe('inbox claims', () => {
-  it.each<[number, number | undefined, boolean]>([
-    [1, undefined, true], // nobody is running: any unread is work
-    [0, undefined, false],
-    [2, 2, false], // a run holds both unread notifications
-    [3, 2, true], // one arrived after the run read its inbox: exactly one follow-up
-    [1, 2, false], // the run marked one read before settling its claim: wait for it to end
-  ])('unread %i with %s claimed → follow-up %s', (unread, claimed, expected) => {
-    expect(hasUnclaimedWork(unread, claimed)).toBe(expected);
+  const hold = (held: number, version = 0) => ({ held, version });
+  it.each<[number, ReturnType<typeof hold> | undefined, number, boolean]>([
+    [1, undefined, 0, true], // nobody holds anything: any unread is work
+    [0, undefined, 0, false],
+    [5, hold(Infinity), 0, false], // a queued or starting run will read them all
+    [2, hold(2), 0, false], // a run holds both unread notifications
+    [3, hold(2), 0, true], // one arrived after the run read its inbox: exactly one follow-up
+    [1, hold(2), 0, false], // the run marked one read before settling its claim: wait for it to end
+    [3, hold(2, 7), 7, true], // the hold last shrank before the intake: its counts are comparable
+    [3, hold(0, 8), 7, false], // it shrank during the intake, which may still count what was just read
+  ])('unread %i with %o held (version before intake %i) → follow-up %s', (unread, held, version, expected) => {
+    expect(hasUnclaimedWork(unread, held, version)).toBe(expected);
   });
 });
