@@ -9,6 +9,12 @@ export type ActivationEventBody =
   | { type: 'activation_start'; agent: string; executor: string }
   | { type: 'step_start'; step: number; max_steps: number }
   | { type: 'model_call'; model: string; attempt: number }
+  /**
+   * Streamed model output as it arrives (coalesced), for live progress. Live only: listeners see it, the
+   * activation record does not keep it (the answer is in `agent_response`), and it takes no number of its
+   * own: its `seq` is that of the event it follows.
+   */
+  | { type: 'model_delta'; model: string; attempt: number; text: string }
   | { type: 'model_result'; usage: TokenUsage; finish_reason: string }
   | { type: 'model_retry'; model: string; attempt: number; delay_ms: number; message: string }
   | { type: 'model_fallback'; from: string; to: string; message: string }
@@ -29,7 +35,7 @@ export type ActivationEventBody =
 
 export type ActivationEvent = ActivationEventBody & { seq: number; activation_id: string; ts: string };
 
-/** Numbers events and keeps them (bounded) for the activation record; forwards each to an optional listener. */
+/** Numbers events and keeps them (bounded) for the activation record; forwards each, live ones too, to an optional listener. */
 export class EventLog {
   readonly activationId: string;
   readonly events: ActivationEvent[] = [];
@@ -44,8 +50,9 @@ export class EventLog {
   }
 
   emit(body: ActivationEventBody): ActivationEvent {
-    const event = { ...body, seq: ++this.#seq, activation_id: this.activationId, ts: new Date().toISOString() };
-    if (this.events.length < this.#limit) this.events.push(event);
+    const live = body.type === 'model_delta';
+    const event = { ...body, seq: live ? this.#seq : ++this.#seq, activation_id: this.activationId, ts: new Date().toISOString() };
+    if (!live && this.events.length < this.#limit) this.events.push(event);
     this.#listener?.(event);
     return event;
   }

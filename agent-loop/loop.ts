@@ -34,8 +34,8 @@ export interface LoopInput {
   /** behavior.max_duration in ms (default 5 min). */
   maxDurationMs?: number;
   signal: AbortSignal;
+  /** Every event of the run, streamed model output included (live `model_delta` events). */
   events: EventLog;
-  onDelta?: (text: string) => void;
   tools?: ToolRegistry;
   toolMode?: ToolMode;
   prices?: PriceTable;
@@ -114,7 +114,6 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
         temperature: input.temperature,
         maxTokens: opts.maxTokens,
         signal: opts.signal,
-        onDelta: input.onDelta,
       },
       events,
       opts.retry,

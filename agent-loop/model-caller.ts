@@ -4,6 +4,7 @@
 // else (400, 401, 403, 404, 422, an abort) is final at once.
 import type { EventLog } from './events.ts';
 import { ModelError, type ChatModel, type ModelRequest, type ModelResponse } from './model.ts';
+import { StreamProgress } from './stream-progress.ts';
 
 export interface RetryPolicy {
   attemptsPerModel: number;
@@ -29,17 +30,22 @@ export interface CallResult {
   latencyMs: number;
 }
 
-export async function callWithRetries(model: ChatModel, models: readonly string[], req: Omit<ModelRequest, 'model'>, events: EventLog, policy: RetryPolicy = DEFAULT_RETRY): Promise<CallResult> {
+/** Streamed text goes out as live `model_delta` events (see stream-progress.ts). */
+export async function callWithRetries(model: ChatModel, models: readonly string[], req: Omit<ModelRequest, 'model' | 'onDelta'>, events: EventLog, policy: RetryPolicy = DEFAULT_RETRY): Promise<CallResult> {
   let lastError: ModelError | undefined;
   for (const [mi, name] of models.entries()) {
     if (mi > 0) events.emit({ type: 'model_fallback', from: models[mi - 1]!, to: name, message: lastError?.message ?? '' });
     for (let attempt = 1; attempt <= policy.attemptsPerModel; attempt++) {
       events.emit({ type: 'model_call', model: name, attempt });
       const started = Date.now();
+      // Per attempt, so a failed attempt's streamed text never runs into the next one's.
+      const progress = new StreamProgress(events, { model: name, attempt });
       try {
-        const response = await model.complete({ ...req, model: name });
+        const response = await model.complete({ ...req, model: name, onDelta: (t) => progress.push(t) });
+        progress.flush();
         return { response, model: name, attempt, latencyMs: Date.now() - started };
       } catch (err) {
+        progress.flush();
         const e = err instanceof ModelError ? err : new ModelError(err instanceof Error ? err.message : String(err), { retryable: false, cause: err });
         if (req.signal?.aborted || !e.retryable) throw e;
         lastError = e;

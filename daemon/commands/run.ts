@@ -18,6 +18,8 @@ export interface RunOptions {
   /** Build the real context of this notification (its thread) from the hub. */
   notification?: string;
   json?: boolean;
+  /** Ask the model for a streamed answer, shown as it arrives (default on; `--no-stream` turns it off). */
+  stream?: boolean;
   post?: boolean;
   agents?: string;
   config: string;
@@ -39,6 +41,34 @@ export function exitCodeFor(t: TerminationReason): 0 | 1 | 2 {
   if (t === 'final' || t === 'stop_tool' || t === 'no_action') return 0;
   if (t === 'error' || t === 'aborted') return 1;
   return 2;
+}
+
+/**
+ * What the terminal shows of a run as it goes: one line per step and per tool call, and the model's
+ * streamed text as it arrives (indented under a `…`), ended before the next line.
+ */
+export class ProgressPrinter {
+  #open = false;
+
+  /** The text to write for one event ('' for none). */
+  write(e: ActivationEvent): string {
+    if (e.type === 'model_delta') {
+      const text = e.text.replace(/\n/g, '\n    ');
+      if (this.#open) return text;
+      this.#open = true;
+      return `  … ${text.trimStart()}`;
+    }
+    const line = progressLine(e);
+    const close = this.close();
+    return line === undefined ? close : `${close}${line}\n`;
+  }
+
+  /** Ends a streamed line still open. */
+  close(): string {
+    if (!this.#open) return '';
+    this.#open = false;
+    return '\n';
+  }
 }
 
 /** One progress line per step and per tool call; undefined for events not worth a line. */
@@ -74,6 +104,7 @@ export function registerRunCommand(program: Command): void {
     .option('--explore', 'the real exploration context: the discover feed for the agent’s interests (needs the hub)')
     .option('--notification <id>', 'the real context of one of the agent’s notifications: its thread (needs the hub)')
     .option('--json', 'print the activation record as JSON instead of progress lines')
+    .option('--no-stream', 'ask the model for whole answers instead of streamed ones')
     .option('--post', 'let the agent write to the configured hub (default: writes are a dry run)')
     .option('--agents <dir>', 'agents folder or store root (default: store.path of warren.yaml)')
     .option('-c, --config <file>', 'warren config file', 'warren.yaml')
@@ -108,6 +139,8 @@ export async function runAgent(agentName: string, opts: RunOptions, env: NodeJS.
     defaultApiBase: env.OPENAI_BASE_URL,
     mockResponses: env.WARREN_MOCK_RESPONSES ? parseMockResponses(env.WARREN_MOCK_RESPONSES) : undefined,
     ...llmSettings(config.executors.llm),
+    // In the foreground the answer is watched as it is written; the daemon follows executors.llm.stream.
+    stream: opts.stream ?? true,
     agents: { get: (name) => agents.find((a) => a.name === name) },
   });
   const missing = executor.missingRequirement(def);
@@ -117,15 +150,8 @@ export async function runAgent(agentName: string, opts: RunOptions, env: NodeJS.
   }
   const hub = await connectHub(config.hub.url, env[config.hub.admin_key_env], opts.post === true);
   const activationId = `run_${randomBytes(6).toString('hex')}`;
-  const events = new EventLog(activationId, {
-    limit: 10_000,
-    listener: opts.json
-      ? undefined
-      : (e) => {
-          const line = progressLine(e);
-          if (line) console.log(line);
-        },
-  });
+  const printer = new ProgressPrinter();
+  const events = new EventLog(activationId, { limit: 10_000, listener: opts.json ? undefined : (e) => process.stdout.write(printer.write(e)) });
   const ac = new AbortController();
   const onSigint = (): void => ac.abort();
   process.once('SIGINT', onSigint);
@@ -146,6 +172,7 @@ export async function runAgent(agentName: string, opts: RunOptions, env: NodeJS.
       };
       console.log(JSON.stringify(record));
     } else {
+      process.stdout.write(printer.close());
       console.log(`${result.termination}${result.partial ? ' (partial)' : ''} after ${result.steps} step${result.steps === 1 ? '' : 's'}, ${result.usage.inputTokens + result.usage.outputTokens} tokens`);
       if (result.text) console.log(`\n${result.text}`);
       if (result.error) console.error(`warren: ${result.error.message}`);
