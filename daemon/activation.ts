@@ -98,11 +98,20 @@ interface Run {
   claim: InboxClaim | undefined;
 }
 
-/** `attempt` counts from 1; a retried activation keeps its id, so its hub writes replay instead of repeating. */
-export async function runActivation(deps: ActivationDeps, activationId: string, job: ActivationJob, jobSignal: AbortSignal, attempt = 1, claim?: InboxClaim): Promise<ActivationOutcome> {
+export interface RunActivationOptions {
+  /** Counts from 1; a retried activation keeps its id, so its hub writes replay instead of repeating. */
+  attempt?: number;
+  /** The run's claim on its inbox (notification runs in the daemon). */
+  claim?: InboxClaim;
+  /** Sees every event as it happens, live `model_delta` ones included (live status). */
+  onEvent?: (e: ActivationEvent) => void;
+}
+
+export async function runActivation(deps: ActivationDeps, activationId: string, job: ActivationJob, jobSignal: AbortSignal, opts: RunActivationOptions = {}): Promise<ActivationOutcome> {
+  const { attempt = 1, claim } = opts;
   const { hub, logger } = deps;
   const log = logger.child({ agent: job.agent, activation: activationId, trigger: job.trigger });
-  const events = new EventLog(activationId);
+  const events = new EventLog(activationId, { listener: opts.onEvent });
   const timer = new PhaseTimer();
   const outcome: ActivationOutcome = {
     activationId,

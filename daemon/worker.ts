@@ -9,6 +9,7 @@ import type { InboxClaim, InboxClaims } from '../scheduler/inbox-claims.ts';
 import { ActivationError, runActivation, type ActivationDeps, type ActivationOutcome } from './activation.ts';
 import type { ActivationRecord, ActivationRecords } from './activation-records.ts';
 import type { ErrorReporter } from './error-reporter.ts';
+import { ProgressPublisher } from './live-progress.ts';
 import type { PhaseTimings } from './phase-timer.ts';
 import type { Redactor } from './redact.ts';
 
@@ -91,8 +92,10 @@ export class ActivationWorker {
       await this.#store({ ...emptyRecord(activationId, data, started, attempt), outcome: 'skipped', reason: 'paused' });
       return { activationId, agent: data.agent, trigger: data.trigger, status: 'skipped', reason: 'paused', handled: [], replies: 0, posts: 0, usage: { inputTokens: 0, outputTokens: 0, cachedTokens: 0, costUsd: 0 }, budget: 'healthy', events: [], timings: {} };
     }
+    // What the run is doing, for `warren status` on any machine: BullMQ's job progress, kept small.
+    const live = new ProgressPublisher(activationId, (p) => job.updateProgress({ ...p }).catch((err: unknown) => this.#logger.debug({ err, agent: data.agent }, 'live progress not published')));
     try {
-      const outcome = await runActivation(this.#opts.deps, activationId, data, signal, attempt, inbox);
+      const outcome = await runActivation(this.#opts.deps, activationId, data, signal, { attempt, claim: inbox, onEvent: (e) => live.observe(e) });
       if (outcome.status !== 'skipped') {
         await agentState.recordSuccess(data.agent);
         await agentState.recordActivated(data.agent, { tokensInput: outcome.usage.inputTokens, tokensOutput: outcome.usage.outputTokens, costUsd: outcome.usage.costUsd, posts: outcome.posts, comments: outcome.replies });
@@ -109,6 +112,8 @@ export class ActivationWorker {
       // Only a final failure counts toward the agent's backoff and is reported; BullMQ's own retries come first.
       if (final) await this.#finalFailure(job, data, activationId, attempt, started, err).catch((e: unknown) => this.#logger.error({ err: e }, 'could not record a failed activation'));
       throw unrecoverable ? new UnrecoverableError(err.message) : err;
+    } finally {
+      live.stop();
     }
   }
 

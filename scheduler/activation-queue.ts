@@ -28,6 +28,15 @@ export function agentDedupKeys(prefix: string, agent: string): { current: string
   return { current: `${base}de:${dedupId(agent)}`, next: `${base}dn:${dedupId(agent)}`, jobPrefix: base };
 }
 
+export interface RunningActivation {
+  agent: string;
+  trigger: ActivationJob['trigger'];
+  /** Epoch ms the current attempt started. */
+  startedAt: number;
+  /** As the worker published it (daemon/live-progress.ts); unchecked here. */
+  progress: unknown;
+}
+
 export class ActivationQueue {
   readonly queue: Queue<ActivationJob>;
 
@@ -53,6 +62,12 @@ export class ActivationQueue {
     });
     // A deduplicated add returns the id of the job that absorbed it.
     return job.id;
+  }
+
+  /** The activations running now, with whatever progress their workers last published. */
+  async running(limit = 1_000): Promise<RunningActivation[]> {
+    const jobs = await this.queue.getActive(0, limit - 1);
+    return jobs.map((j) => ({ agent: j.data.agent, trigger: j.data.trigger, startedAt: j.processedOn ?? j.timestamp, progress: j.progress }));
   }
 
   /** Jobs per state, for idle capacity, `warren status` and metrics. */

@@ -4,8 +4,11 @@ import { execFile, spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { Redis } from 'ioredis';
+import { pino } from 'pino';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import type { StatusReport } from '../daemon/ops/status.ts';
+import { ActivationQueue } from '../scheduler/activation-queue.ts';
 import { makeAgentsDir, startHarness, type Harness } from './support/daemon-harness.ts';
 import { waitFor, type WirePost } from './support/hub-api.ts';
 
@@ -132,6 +135,44 @@ describe('operations', () => {
     } finally {
       child.kill('SIGINT');
     }
+  });
+
+  it('status shows what a running activation is doing, from its live progress', async () => {
+    const slowpoke = [
+      'name: slowpoke',
+      'type: llm',
+      'brain:',
+      '  provider: scripted',
+      '  model: scripted-slow',
+      '  responses:',
+      '    - {tool_calls: [{name: hub_search, arguments: {query: bees}}]}',
+      '    - {content: "done at last", delay_ms: 4000}',
+      'capabilities: {grants: [hub:read, hub:write]}',
+    ].join('\n');
+    h = await startHarness({ redisUrl, agentsDir: makeAgentsDir({ slowpoke: { config: slowpoke, prompt: 'You are {{name}}.' } }, { withGreeter: false }) });
+    const harness = h;
+    const alice = await h.registerUser('alice');
+    await h.api.post('/posts', alice, { content: '@slowpoke take your time' });
+    // The second model call takes 4 s: the worker has published step 2 by then.
+    const conn = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
+    const queue = new ActivationQueue(conn, { prefix: h.prefix, logger: pino({ level: 'silent' }) });
+    try {
+      await waitFor('step 2 published', async () => {
+        const [r] = await queue.running();
+        return (r?.progress as { step?: number } | undefined)?.step === 2 ? true : undefined;
+      });
+    } finally {
+      await queue.close();
+      conn.disconnect();
+    }
+    const status = await warren(h, ['status', '--json']);
+    const report = JSON.parse(status.stdout) as StatusReport;
+    expect(report.running).toHaveLength(1);
+    expect(report.running[0]).toMatchObject({ agent: 'slowpoke', trigger: 'notification', progress: { step: 2, max_steps: 10, action: 'thinking', target: 'scripted-slow' } });
+    expect(report.running[0]!.progress!.tokens).toBeGreaterThan(0);
+    expect((await warren(h, ['status'])).stdout).toMatch(/slowpoke\s+notification\s+\d+s\s+step 2\/10 thinking/);
+    await waitFor('the reply', () => (harness.outcomes.length === 1 ? true : undefined), 15_000);
+    expect((JSON.parse((await warren(h, ['status', '--json'])).stdout) as StatusReport).running).toEqual([]);
   });
 
   it('serves /healthz, /readyz and /metrics whose counters match the activations run', async () => {

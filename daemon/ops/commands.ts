@@ -43,7 +43,7 @@ export function registerOpsCommands(program: Command): void {
     .option('--json', 'print the report as JSON')
     .action(async (opts: Common & { json?: boolean }) => {
       const config = loadWarrenConfig(opts.config);
-      const { agentStatus, formatStatus, hubHealthy, pingRedis, probe } = await import('./status.ts');
+      const { agentStatus, formatStatus, hubHealthy, pingRedis, probe, runningStatus } = await import('./status.ts');
       const { HubClient } = await import('../../hub-client/client.ts');
       const { redactUrl } = await import('../redis.ts');
       const hub = new HubClient({ baseUrl: config.hub.url, apiKey: '', logger: pino({ level: 'silent' }) });
@@ -55,6 +55,7 @@ export function registerOpsCommands(program: Command): void {
         const hubProbe = await probe(() => hubHealthy(hub));
         let leader: string | null = null;
         let queue = null;
+        let running: ReturnType<typeof runningStatus>[] = [];
         let agents: ReturnType<typeof agentStatus>[] = [];
         if (redisProbe.ok) {
           const { AgentStateStore } = await import('../../scheduler/agent-state.ts');
@@ -66,13 +67,14 @@ export function registerOpsCommands(program: Command): void {
           const [states, daily, last] = await Promise.all([state.getMany(names), state.dailyMany(names), new ActivationRecords(redis, config.redis.prefix).lastOf(names)]);
           const q = new ActivationQueue(redis, { prefix: config.redis.prefix, logger: pino({ level: 'silent' }) });
           queue = await q.counts();
+          running = (await q.running()).map(runningStatus);
           await q.close();
           leader = await new LeaderLease(redis, { prefix: config.redis.prefix, ttlMs: config.scheduler.lease_ttl }).holder();
           const now = new Date();
           agents = defs.agents.map((d) => agentStatus(d, states.get(d.name), last.get(d.name), daily.get(d.name)!, config.scheduler.min_staleness, now));
         }
         const broken = new Set(defs.problems.filter((p) => p.severity === 'error').map((p) => p.file)).size;
-        const report = { redis: { url: redactUrl(config.redis.url), ...redisProbe }, hub: { url: config.hub.url, ...hubProbe }, leader, queue, agents, broken };
+        const report = { redis: { url: redactUrl(config.redis.url), ...redisProbe }, hub: { url: config.hub.url, ...hubProbe }, leader, queue, running, agents, broken };
         console.log(opts.json ? JSON.stringify(report, null, 2) : formatStatus(report, new Date()));
         process.exitCode = redisProbe.ok ? 0 : 1;
       } finally {

@@ -2,13 +2,14 @@
 // from any machine that shares them, whether or not a daemon runs there.
 import type { Redis } from 'ioredis';
 import type { HubAdapter } from '../../hub-client/adapter.ts';
-import type { QueueCounts } from '../../scheduler/activation-queue.ts';
+import type { QueueCounts, RunningActivation } from '../../scheduler/activation-queue.ts';
 import type { AgentState, DailyCounters } from '../../scheduler/agent-state.ts';
 import { eligibleAt } from '../../scheduler/backoff.ts';
 import { inQuietHours } from '../../scheduler/quiet-hours.ts';
 import { explorationGapMs } from '../../scheduler/staleness.ts';
 import type { AgentDefinition } from '../../store/definition.ts';
 import type { ActivationRecord } from '../activation-records.ts';
+import { LiveProgressSchema, type LiveProgress } from '../live-progress.ts';
 
 export interface AgentStatus {
   name: string;
@@ -26,12 +27,22 @@ export interface AgentStatus {
   today: DailyCounters;
 }
 
+/** One activation running now, as its worker last described it. */
+export interface RunningStatus {
+  agent: string;
+  trigger: string;
+  started_at: string;
+  /** Null until the worker published (or when it wrote something unreadable). */
+  progress: LiveProgress | null;
+}
+
 export interface StatusReport {
   redis: { url: string; ok: boolean; error?: string };
   hub: { url: string; ok: boolean; error?: string };
   /** The lease holder's token (`host:pid:…`), or null when no scheduler leads. */
   leader: string | null;
   queue: QueueCounts | null;
+  running: RunningStatus[];
   agents: AgentStatus[];
   /** Agents whose definition has errors (they are not run). */
   broken: number;
@@ -56,6 +67,29 @@ export function agentStatus(def: AgentDefinition, state: AgentState | undefined,
     next_exploration_at: nextExploration === undefined ? null : new Date(nextExploration).toISOString(),
     today,
   };
+}
+
+export function runningStatus(r: RunningActivation): RunningStatus {
+  const progress = LiveProgressSchema.safeParse(r.progress);
+  return { agent: r.agent, trigger: r.trigger, started_at: new Date(r.startedAt).toISOString(), progress: progress.success ? progress.data : null };
+}
+
+/** What a running activation is doing, in a few words: `step 2/10 → hub_search`, `step 1/10 writing (340 chars)`. */
+export function describeProgress(p: LiveProgress | null): string {
+  if (!p || p.step === 0) return 'starting';
+  const step = `step ${p.step}/${p.max_steps}`;
+  switch (p.action) {
+    case 'writing':
+      return `${step} writing (${p.streamed_chars} chars)`;
+    case 'tool_call':
+      return `${step} → ${p.target}`;
+    case 'delegate':
+      return `${step} → delegate ${p.target}`;
+    case 'retrying':
+      return `${step} retrying ${p.target}`;
+    default:
+      return `${step} thinking`;
+  }
 }
 
 /** Checks a dependency, turning a failure into a short message instead of an exception. */
@@ -100,6 +134,10 @@ export function formatStatus(r: StatusReport, now: Date): string {
       const next = a.next_exploration_at === null ? 'discovery off' : Date.parse(a.next_exploration_at) <= now.getTime() ? 'when idle' : shortTime(a.next_exploration_at);
       lines.push(`${pad(a.name, 16)}${pad(state, 22)}${pad(last, 34)}${pad(today, 30)}${next}`);
     }
+  }
+  if (r.running.length) {
+    lines.push('', `${pad('RUNNING', 16)}${pad('TRIGGER', 14)}${pad('FOR', 8)}NOW`);
+    for (const x of r.running) lines.push(`${pad(x.agent, 16)}${pad(x.trigger, 14)}${pad(ago(x.started_at, now).replace(' ago', ''), 8)}${describeProgress(x.progress)}`);
   }
   if (r.broken) lines.push('', `${r.broken} agent definition${r.broken === 1 ? ' has' : 's have'} errors and ${r.broken === 1 ? 'is' : 'are'} not run; see \`warren validate\``);
   return lines.join('\n');
