@@ -5,6 +5,7 @@
 // run ends with exactly one termination reason, never an exception.
 import { compactHistory } from './compaction.ts';
 import type { EventLog } from './events.ts';
+import { repairHistory } from './history-repair.ts';
 import { admitCall, estimatePromptTokens, stepNote, wrapUpReplyTokens, wrapUpTimeReserveMs, wrapUpTokenReserve, WRAP_UP_PROMPT, type Limits } from './limits.ts';
 import { LoopGuard } from './loop-guard.ts';
 import type { ChatMessage, TokenUsage, ToolCall } from './messages.ts';
@@ -46,6 +47,11 @@ export interface LoopInput {
   /** The model's context window in tokens (default 128,000): older turns are compacted before it is reached. */
   contextWindowTokens?: number;
   noActionSentinels?: readonly string[];
+  /**
+   * Continue a stored conversation (everything after the system prompt, task included) instead of starting
+   * from `task`. Its tool calls are paired again first (history-repair.ts).
+   */
+  resume?: readonly ChatMessage[];
 }
 
 export interface LoopResult {
@@ -91,10 +97,15 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
   let textIds = 0;
   const usedIds = new Set<string>();
 
-  const history: ChatMessage[] = [
-    { role: 'system', content: mode === 'text' ? textModeSystemPrompt(input.system, definitions) : input.system },
-    { role: 'user', content: input.task },
-  ];
+  const system: ChatMessage = { role: 'system', content: mode === 'text' ? textModeSystemPrompt(input.system, definitions) : input.system };
+  const history: ChatMessage[] = [system, { role: 'user', content: input.task }];
+  if (input.resume) {
+    // The system prompt is today's, not the stored one: definitions and tools may have changed since.
+    const repaired = repairHistory(input.resume.filter((m) => m.role !== 'system'));
+    history.splice(1, history.length, ...repaired.messages);
+    for (const r of repaired.repairs) events.emit({ type: 'loop_warning', kind: 'repair', message: `resumed history: ${r}` });
+    for (const m of repaired.messages) if (m.role === 'assistant') for (const c of m.toolCalls ?? []) usedIds.add(c.id);
+  }
 
   // The deadline fires early by the wrap-up's time slice; the caller's signal (cancel, shutdown) is "aborted".
   const deadline = new AbortController();
@@ -190,9 +201,16 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
         return finish({ termination: 'error', message: errorMessage(err), retryable: err instanceof ModelError ? err.retryable : false }, false);
       }
 
-      const raws = rawCallsOf(res, mode, () => `call_text_${++textIds}`).map((r) => {
+      // Unused ids, also by a resumed history's calls.
+      const fresh = (kind: string): string => {
+        let id: string;
+        do id = `call_${kind}_${++textIds}`;
+        while (usedIds.has(id));
+        return id;
+      };
+      const raws = rawCallsOf(res, mode, () => fresh('text')).map((r) => {
         // Providers sometimes send empty or repeated ids; each call needs its own for pairing (R5).
-        const id = r.id && !usedIds.has(r.id) ? r.id : `call_synth_${++textIds}`;
+        const id = r.id && !usedIds.has(r.id) ? r.id : fresh('synth');
         usedIds.add(id);
         return { ...r, id };
       });
