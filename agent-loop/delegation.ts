@@ -19,6 +19,8 @@ export interface DelegateLimits {
   /** The chain including the child, root first. */
   chain: string[];
   signal: AbortSignal;
+  /** The delegating call's traceparent: the delegate's spans continue the parent's trace. */
+  traceparent?: string;
 }
 
 export interface DelegateOutcome {
@@ -71,7 +73,7 @@ export function delegationTools(opts: DelegationOptions): Tool[] {
         opts.events.emit({ type: 'delegation_error', id, agent, message: failure });
         return { status: 'error', content: `Delegation failed: ${failure}.` };
       }
-      const limits: DelegateLimits = { maxTokens: remaining.tokens, maxDurationMs: remaining.ms, chain: [...opts.chain, agent], signal: ctx.signal };
+      const limits: DelegateLimits = { maxTokens: remaining.tokens, maxDurationMs: remaining.ms, chain: [...opts.chain, agent], signal: ctx.signal, traceparent: ctx.traceparent };
       opts.events.emit({ type: 'delegation_request', id, agent, task, depth: opts.chain.length, max_tokens: limits.maxTokens, max_duration_ms: limits.maxDurationMs });
       try {
         const out = await opts.run(agent, task, limits);

@@ -6,6 +6,7 @@
 import { compactHistory } from './compaction.ts';
 import type { EventLog } from './events.ts';
 import { repairHistory } from './history-repair.ts';
+import { contextOf, endSpan, payloadAttributes, startSpan, type SpanHandle, type TraceOptions } from './tracing.ts';
 import { admitCall, estimatePromptTokens, stepNote, wrapUpReplyTokens, wrapUpTimeReserveMs, wrapUpTokenReserve, WRAP_UP_PROMPT, type Limits } from './limits.ts';
 import { LoopGuard } from './loop-guard.ts';
 import type { ChatMessage, TokenUsage, ToolCall } from './messages.ts';
@@ -52,6 +53,10 @@ export interface LoopInput {
    * from `task`. Its tool calls are paired again first (history-repair.ts).
    */
   resume?: readonly ChatMessage[];
+  /** The agent's name, for span names. */
+  agent?: string;
+  /** OpenTelemetry: the trace the run continues and whether payloads are captured (tracing.ts). */
+  trace?: TraceOptions;
 }
 
 export interface LoopResult {
@@ -114,7 +119,21 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
   const deadlineTimer = setTimeout(() => deadline.abort(new Error('deadline')), Math.max(1, deadlineAt - Date.now()));
   const runSignal = AbortSignal.any([input.signal, deadline.signal]);
 
-  const call = async (messages: ChatMessage[], opts: { wrapUp: boolean; maxTokens: number; signal: AbortSignal; retry: RetryPolicy }): Promise<ModelResponse> => {
+  // Spans: the run, then one per step; model attempts and tool calls hang from the current step.
+  const runSpan = startSpan(`invoke_agent${input.agent ? ` ${input.agent}` : ''}`, contextOf(input.trace?.traceparent), {
+    'gen_ai.operation.name': 'invoke_agent',
+    ...(input.agent ? { 'gen_ai.agent.name': input.agent } : {}),
+    'warren.activation_id': events.activationId,
+    'warren.max_steps': limits.maxSteps,
+    ...payloadAttributes(input.trace, { 'warren.task': () => input.task }),
+  });
+  let stepSpan: SpanHandle | undefined;
+  const closeStep = (): void => {
+    endSpan(stepSpan);
+    stepSpan = undefined;
+  };
+
+  const call = async (messages: ChatMessage[], opts: { wrapUp: boolean; maxTokens: number; signal: AbortSignal; retry: RetryPolicy; span: SpanHandle }): Promise<ModelResponse> => {
     const res = await callWithRetries(
       input.model,
       models,
@@ -128,6 +147,7 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
       },
       events,
       opts.retry,
+      { parent: opts.span.context, options: input.trace },
     );
     modelCalls++;
     const u = res.response.usage;
@@ -140,6 +160,13 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
   const finish = (e: Ending, partial: boolean): LoopResult => {
     clearTimeout(deadlineTimer);
     const text = (e.text ?? '').trim();
+    closeStep();
+    const failed = e.termination === 'error' || e.termination === 'circuit_open';
+    endSpan(
+      runSpan,
+      { 'warren.termination': e.termination, 'warren.partial': partial, 'warren.steps': step, 'gen_ai.usage.input_tokens': ledger.usage.inputTokens, 'gen_ai.usage.output_tokens': ledger.usage.outputTokens, 'warren.cost_usd': ledger.costUsd },
+      failed ? (e.message ?? e.termination) : undefined,
+    );
     if (e.message && (e.termination === 'error' || e.termination === 'circuit_open')) events.emit({ type: 'error', message: e.message });
     if (e.message && (e.termination === 'max_steps' || e.termination === 'budget' || e.termination === 'deadline')) events.emit({ type: 'loop_warning', kind: 'limit', message: e.message });
     if (text || e.termination === 'final' || e.termination === 'stop_tool') events.emit({ type: 'agent_response', text, partial });
@@ -168,7 +195,9 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
     if (replyTokens === undefined || input.signal.aborted) return finish({ termination: reason, text: fallbackText, message }, true);
     try {
       const signal = AbortSignal.any([input.signal, AbortSignal.timeout(wrapUpTimeReserveMs(limits))]);
-      const res = await call(messages, { wrapUp: true, maxTokens: replyTokens, signal, retry: { ...(input.retry ?? DEFAULT_RETRY), attemptsPerModel: 1 } });
+      closeStep();
+      stepSpan = startSpan('warren.wrap_up', runSpan.context, { 'warren.reason': reason });
+      const res = await call(messages, { wrapUp: true, maxTokens: replyTokens, signal, retry: { ...(input.retry ?? DEFAULT_RETRY), attemptsPerModel: 1 }, span: stepSpan });
       return finish({ termination: reason, text: stripToolCallText(res.content ?? '') || fallbackText, message }, true);
     } catch (err) {
       return finish({ termination: reason, text: fallbackText, message: `${message}; the wrap-up call failed: ${errorMessage(err)}` }, true);
@@ -192,9 +221,12 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
 
       step++;
       events.emit({ type: 'step_start', step, max_steps: limits.maxSteps });
+      closeStep();
+      stepSpan = startSpan('warren.step', runSpan.context, { 'warren.step': step, 'warren.max_steps': limits.maxSteps });
+      const thisStep = stepSpan;
       let res: ModelResponse;
       try {
-        res = await call(messages, { wrapUp: false, maxTokens: limits.maxResponseTokens, signal: runSignal, retry: input.retry ?? DEFAULT_RETRY });
+        res = await call(messages, { wrapUp: false, maxTokens: limits.maxResponseTokens, signal: runSignal, retry: input.retry ?? DEFAULT_RETRY, span: thisStep });
       } catch (err) {
         if (input.signal.aborted) return finish({ termination: 'aborted', message: 'aborted' }, false);
         if (deadline.signal.aborted) return await wrapUp('deadline', `the run reached its time limit of ${limits.maxDurationMs} ms`);
@@ -233,7 +265,7 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
       const results =
         verdict.kind === 'loop_detected'
           ? runnable.map((p): ToolResultRecord => ({ call: p.call, status: 'rejected', content: `Rejected: ${verdict.message}.`, tool: p.tool }))
-          : await runToolCalls(runnable, { registry, signal: runSignal, activationId: events.activationId, step, maxSteps: limits.maxSteps, events, outputCap: input.outputCap, defaultTimeoutMs: input.toolTimeoutMs, remaining });
+          : await runToolCalls(runnable, { registry, signal: runSignal, activationId: events.activationId, step, maxSteps: limits.maxSteps, events, outputCap: input.outputCap, defaultTimeoutMs: input.toolTimeoutMs, remaining, tracing: { parent: thisStep.context, options: input.trace } });
       for (const r of results) {
         history.push({ role: 'tool', toolCallId: r.call.id, name: r.call.name, content: r.content });
         toolResults.push(r);

@@ -9,6 +9,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { EventLog } from './events.ts';
 import { hasGrant, mcpServerGrant } from './grants.ts';
 import type { Tool, ToolOutcome } from './tools.ts';
+import { currentTraceparent } from './tracing.ts';
 
 export type McpServerConfig =
   | string
@@ -82,7 +83,7 @@ export async function connectMcpServers(servers: readonly McpServerConfig[], opt
       const transport =
         'command' in s
           ? new StdioClientTransport({ command: s.command, args: s.args, env: declared.resolved, stderr: 'pipe' })
-          : new StreamableHTTPClientTransport(new URL(s.url), { requestInit: { headers: declared.resolved } });
+          : new StreamableHTTPClientTransport(new URL(s.url), { requestInit: { headers: declared.resolved }, fetch: tracedFetch });
       await client.connect(transport, { timeout: opts.connectTimeoutMs ?? 20_000 });
       clients.push(client);
       const listed = await client.listTools(undefined, { timeout: opts.connectTimeoutMs ?? 20_000 });
@@ -139,3 +140,12 @@ export function mapCallResult(res: { content?: unknown; isError?: unknown; struc
   if (!parts.length && res.toolResult !== undefined) parts.push(JSON.stringify(res.toolResult));
   return { status: res.isError === true ? 'error' : 'ok', content: parts.join('\n') };
 }
+
+/** Requests made during a traced tool call carry its traceparent, so the MCP server's spans join the trace. */
+const tracedFetch = (url: string | URL, init?: RequestInit): Promise<Response> => {
+  const traceparent = currentTraceparent();
+  if (!traceparent) return fetch(url, init);
+  const headers = new Headers(init?.headers);
+  headers.set('traceparent', traceparent);
+  return fetch(url, { ...init, headers });
+};

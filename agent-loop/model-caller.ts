@@ -4,7 +4,9 @@
 // else (400, 401, 403, 404, 422, an abort) is final at once.
 import type { EventLog } from './events.ts';
 import { ModelError, type ChatModel, type ModelRequest, type ModelResponse } from './model.ts';
+import type { Context } from '@opentelemetry/api';
 import { StreamProgress } from './stream-progress.ts';
+import { endSpan, payloadAttributes, startSpan, type TraceOptions } from './tracing.ts';
 
 export interface RetryPolicy {
   attemptsPerModel: number;
@@ -30,8 +32,14 @@ export interface CallResult {
   latencyMs: number;
 }
 
+/** Where a call's spans hang: each attempt is a `chat <model>` span under `parent`. */
+export interface CallTracing {
+  parent: Context;
+  options?: TraceOptions;
+}
+
 /** Streamed text goes out as live `model_delta` events (see stream-progress.ts). */
-export async function callWithRetries(model: ChatModel, models: readonly string[], req: Omit<ModelRequest, 'model' | 'onDelta'>, events: EventLog, policy: RetryPolicy = DEFAULT_RETRY): Promise<CallResult> {
+export async function callWithRetries(model: ChatModel, models: readonly string[], req: Omit<ModelRequest, 'model' | 'onDelta'>, events: EventLog, policy: RetryPolicy = DEFAULT_RETRY, tracing?: CallTracing): Promise<CallResult> {
   let lastError: ModelError | undefined;
   for (const [mi, name] of models.entries()) {
     if (mi > 0) events.emit({ type: 'model_fallback', from: models[mi - 1]!, to: name, message: lastError?.message ?? '' });
@@ -40,13 +48,30 @@ export async function callWithRetries(model: ChatModel, models: readonly string[
       const started = Date.now();
       // Per attempt, so a failed attempt's streamed text never runs into the next one's.
       const progress = new StreamProgress(events, { model: name, attempt });
+      const span = tracing
+        ? startSpan(`chat ${name}`, tracing.parent, {
+            'gen_ai.operation.name': 'chat',
+            'gen_ai.request.model': name,
+            'warren.attempt': attempt,
+            ...(req.maxTokens ? { 'gen_ai.request.max_tokens': req.maxTokens } : {}),
+            ...payloadAttributes(tracing.options, { 'gen_ai.input.messages': () => req.messages }),
+          })
+        : undefined;
       try {
         const response = await model.complete({ ...req, model: name, onDelta: (t) => progress.push(t) });
         progress.flush();
+        endSpan(span, {
+          'gen_ai.response.model': response.model,
+          'gen_ai.response.finish_reasons': [response.finishReason],
+          'gen_ai.usage.input_tokens': response.usage.inputTokens,
+          'gen_ai.usage.output_tokens': response.usage.outputTokens,
+          ...payloadAttributes(tracing?.options, { 'gen_ai.output.messages': () => ({ content: response.content, tool_calls: response.toolCalls }) }),
+        });
         return { response, model: name, attempt, latencyMs: Date.now() - started };
       } catch (err) {
         progress.flush();
         const e = err instanceof ModelError ? err : new ModelError(err instanceof Error ? err.message : String(err), { retryable: false, cause: err });
+        endSpan(span, { 'error.type': e.status ? String(e.status) : e.name }, e.message);
         if (req.signal?.aborted || !e.retryable) throw e;
         lastError = e;
         if (e.retryAfterMs !== undefined && e.retryAfterMs > policy.maxRetryAfterMs) break;

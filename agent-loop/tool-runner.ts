@@ -7,6 +7,8 @@ import type { ToolCall } from './messages.ts';
 import type { PreparedCall } from './tool-repair.ts';
 import type { Tool, ToolRegistry } from './tools.ts';
 import type { LedgerEntry } from './usage-ledger.ts';
+import { endSpan, payloadAttributes, startSpan, traceparentOf, withTraceparent, type TraceOptions } from './tracing.ts';
+import type { Context } from '@opentelemetry/api';
 
 export interface ToolResultRecord {
   call: ToolCall;
@@ -33,6 +35,8 @@ export interface RunnerOptions {
   concurrency?: number;
   defaultTimeoutMs?: number;
   remaining?: () => { tokens: number; ms: number };
+  /** Each call is an `execute_tool <name>` span under `parent` (the step's). */
+  tracing?: { parent: Context; options?: TraceOptions };
 }
 
 export const DEFAULT_OUTPUT_CAP = 16_000;
@@ -83,8 +87,22 @@ export async function runToolCalls(calls: readonly RunnableCall[], opts: RunnerO
 
 async function runOne(c: RunnableCall, index: number, opts: RunnerOptions): Promise<ToolResultRecord> {
   const { call, tool } = c;
+  const span = opts.tracing
+    ? startSpan(`execute_tool ${call.name}`, opts.tracing.parent, {
+        'gen_ai.operation.name': 'execute_tool',
+        'gen_ai.tool.name': call.name,
+        'gen_ai.tool.call.id': call.id,
+        'warren.step': opts.step,
+        ...payloadAttributes(opts.tracing.options, { 'gen_ai.tool.call.arguments': () => call.arguments }),
+      })
+    : undefined;
+  let ended = false;
   const done = (status: ToolResultStatus, content: string): ToolResultRecord => {
     const capped = capOutput(content, opts.outputCap ?? DEFAULT_OUTPUT_CAP);
+    if (!ended) {
+      ended = true; // the first settlement is the result; a straggler after a timeout changes nothing
+      endSpan(span, { 'warren.tool.status': status, ...payloadAttributes(opts.tracing?.options, { 'gen_ai.tool.call.result': () => capped }) }, status === 'ok' ? undefined : status);
+    }
     return { call, status, content: capped, tool, ...(capped.length !== content.length ? { fullLength: content.length } : {}) };
   };
   if (c.kind === 'invalid') return done('invalid_arguments', `Error: ${c.message}. Fix the arguments and call again.`);
@@ -106,9 +124,11 @@ async function runOne(c: RunnableCall, index: number, opts: RunnerOptions): Prom
     onAbort = () => resolve(done('cancelled', `Cancelled: the run was aborted while ${call.name} was running.`));
     opts.signal.addEventListener('abort', onAbort, { once: true });
   });
-  const executed = tool
-    .execute(call.arguments, { signal, callId: call.id, idempotencyKey: `${opts.activationId}:${opts.step}:${index + 1}`, step: opts.step, remaining: opts.remaining?.() })
-    .then(
+  // Whatever the tool calls out to on this call's behalf (a delegate, an HTTP MCP server) continues its span.
+  const traceparent = span ? traceparentOf(span.context) : undefined;
+  const executed = withTraceparent(traceparent, () =>
+    tool.execute(call.arguments, { signal, callId: call.id, idempotencyKey: `${opts.activationId}:${opts.step}:${index + 1}`, step: opts.step, remaining: opts.remaining?.(), traceparent }),
+  ).then(
       (o) => ({ ...done(o.status, o.content), ...(o.ledger ? { ledger: o.ledger } : {}) }),
       (err: unknown) => done('error', `Error: ${call.name} failed: ${err instanceof Error ? err.message : String(err)}`),
     );

@@ -13,6 +13,8 @@ export interface ToolContext {
   step: number;
   /** What is left of the run's budget when the call starts (delegations carve theirs out of it). */
   remaining?: { tokens: number; ms: number };
+  /** The call's W3C traceparent, when it is traced (a delegate continues the trace from it). */
+  traceparent?: string;
 }
 
 export interface ToolOutcome {

@@ -96,6 +96,7 @@ interface Run {
   remaining: RemainingToday | undefined;
   /** The run's claim on its inbox (notification runs in the daemon; none in tests that run one by hand). */
   claim: InboxClaim | undefined;
+  traceparent: string | undefined;
 }
 
 export interface RunActivationOptions {
@@ -105,6 +106,8 @@ export interface RunActivationOptions {
   claim?: InboxClaim;
   /** Sees every event as it happens, live `model_delta` ones included (live status). */
   onEvent?: (e: ActivationEvent) => void;
+  /** The activation span's W3C traceparent: executor runs continue its trace. */
+  traceparent?: string;
 }
 
 export async function runActivation(deps: ActivationDeps, activationId: string, job: ActivationJob, jobSignal: AbortSignal, opts: RunActivationOptions = {}): Promise<ActivationOutcome> {
@@ -162,7 +165,7 @@ export async function runActivation(deps: ActivationDeps, activationId: string, 
   events.emit({ type: 'activation_start', agent: def.name, executor: def.config.type });
   const used = await usedToday;
   const remaining = used ? remainingToday(def.config.behavior.limits, used) : undefined;
-  const run: Run = { def, executor: resolved.executor, activationId, events, signal, log, outcome, timer, budget, remaining, claim };
+  const run: Run = { def, executor: resolved.executor, activationId, events, signal, log, outcome, timer, budget, remaining, claim, traceparent: opts.traceparent };
   let task: TaskRef | undefined;
   try {
     if (job.trigger === 'exploration') await explore(deps, run, (t) => (task = t));
@@ -284,7 +287,7 @@ async function explore(deps: ActivationDeps, run: Run, onTask: (t: TaskRef) => v
 
 async function execute(run: Run, context: { system: string; task: string }, hub: HubAdapter): Promise<ExecutorResult> {
   const { def, executor, activationId, events, signal, outcome } = run;
-  const result = await run.timer.time('executor', () => executor.run({ id: activationId, definition: def, context, events, signal, hub }));
+  const result = await run.timer.time('executor', () => executor.run({ id: activationId, definition: def, context, events, signal, hub, traceparent: run.traceparent }));
   outcome.usage = { ...addUsage(outcome.usage, result.usage), costUsd: outcome.usage.costUsd + (result.usage.costUsd ?? 0) };
   outcome.reason = result.termination;
   if (result.termination === 'error' || result.termination === 'aborted') {

@@ -123,6 +123,17 @@ export const WarrenConfigSchema = z.strictObject({
         .prefault({}),
     })
     .prefault({}),
+  /** OpenTelemetry traces (activation → invoke_agent → step → chat / execute_tool), exported over OTLP/HTTP. */
+  tracing: z
+    .strictObject({
+      enabled: z.boolean().default(false),
+      /** The collector's OTLP/HTTP traces endpoint. */
+      endpoint: z.url().default('http://127.0.0.1:4318/v1/traces'),
+      service_name: z.string().min(1).default('warren'),
+      /** Put prompts, answers and tool payloads in spans (known secrets redacted). Off: only names, ids, counts. */
+      capture_payloads: z.boolean().default(false),
+    })
+    .prefault({}),
   /** The operations endpoint: /healthz, /readyz and /metrics (Prometheus). Loopback unless deliberately exposed. */
   metrics: z
     .strictObject({

@@ -27,6 +27,7 @@ import { openStore } from './open-store.ts';
 import { startHealthServer } from './health-server.ts';
 import { WarrenMetrics } from './metrics.ts';
 import { Redactor, secretsFromEnv } from './redact.ts';
+import { startTracing } from './tracing-setup.ts';
 import { RedisReplyOutbox } from './reply-outbox.ts';
 import { assertRedisReachable, connectRedis, redactUrl } from './redis.ts';
 import { subscribeReload } from './reload-signal.ts';
@@ -89,11 +90,16 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     if (!adminKey) throw new Error(`the hub's admin key is not set: export ${config.hub.admin_key_env} (or run with hub.embedded: true)`);
 
     const hub = new HubClient({ baseUrl: hubUrl, apiKey: adminKey, logger: logger.child({ component: 'hub-client' }) });
+    const tracing = startTracing(config.tracing, logger);
+    if (tracing) cleanups.push(() => tracing.shutdown()); // pushed early: runs last, after the workers' final spans
+    // Error posts, records, logs and span payloads share one redaction: no known secret leaves in any of them.
+    const redactor = new Redactor(secretsFromEnv(env, [adminKey]));
     const llm = new LlmExecutor({
       secret: (name) => env[name],
       defaultApiBase: env.OPENAI_BASE_URL,
       mockResponses: env.WARREN_MOCK_RESPONSES ? parseMockResponses(env.WARREN_MOCK_RESPONSES) : undefined,
       ...llmSettings(config.executors.llm),
+      tracePayloads: config.tracing.capture_payloads ? (text) => redactor.redact(text) : undefined,
       // Late-bound: the registry is built from this executor, and delegation looks agents up at run time.
       agents: { get: (name): AgentDefinition | undefined => registry.get(name) },
     });
@@ -151,7 +157,6 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const metrics = new WarrenMetrics({ queueCounts: () => queue.counts(), isLeader: role === 'worker' ? undefined : () => scheduler?.isLeader ?? false, subprocesses: runningSubprocessCount });
 
     if (role !== 'scheduler') {
-      const redactor = new Redactor(secretsFromEnv(env, [adminKey]));
       const worker = new ActivationWorker({
         connection: workerConn,
         prefix: config.redis.prefix,

@@ -1,9 +1,11 @@
 // The consumer side: a BullMQ worker that runs activations, records each outcome, reports final failures,
 // and shuts down gracefully within a deadline.
+import { ROOT_CONTEXT } from '@opentelemetry/api';
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { ACTIVATION_QUEUE, ActivationJobSchema, type ActivationJob } from '../scheduler/activation-job.ts';
+import { endSpan, startSpan, traceparentOf } from '../agent-loop/tracing.ts';
 import type { AgentStateStore } from '../scheduler/agent-state.ts';
 import type { InboxClaim, InboxClaims } from '../scheduler/inbox-claims.ts';
 import { ActivationError, runActivation, type ActivationDeps, type ActivationOutcome } from './activation.ts';
@@ -94,8 +96,13 @@ export class ActivationWorker {
     }
     // What the run is doing, for `warren status` on any machine: BullMQ's job progress, kept small.
     const live = new ProgressPublisher(activationId, (p) => job.updateProgress({ ...p }).catch((err: unknown) => this.#logger.debug({ err, agent: data.agent }, 'live progress not published')));
+    // The trace's root: an attempt of an activation. The executor's spans continue it.
+    const span = startSpan('warren.activation', ROOT_CONTEXT, { 'gen_ai.agent.name': data.agent, 'warren.activation_id': activationId, 'warren.trigger': data.trigger, 'warren.attempt': attempt });
+    let spanError: string | undefined;
+    const spanAttrs: Record<string, string | number> = {};
     try {
-      const outcome = await runActivation(this.#opts.deps, activationId, data, signal, { attempt, claim: inbox, onEvent: (e) => live.observe(e) });
+      const outcome = await runActivation(this.#opts.deps, activationId, data, signal, { attempt, claim: inbox, onEvent: (e) => live.observe(e), traceparent: traceparentOf(span.context) });
+      Object.assign(spanAttrs, { 'warren.outcome': outcome.status, 'warren.reason': outcome.reason, 'warren.replies': outcome.replies, 'warren.handled': outcome.handled.length });
       if (outcome.status !== 'skipped') {
         await agentState.recordSuccess(data.agent);
         await agentState.recordActivated(data.agent, { tokensInput: outcome.usage.inputTokens, tokensOutput: outcome.usage.outputTokens, costUsd: outcome.usage.costUsd, posts: outcome.posts, comments: outcome.replies });
@@ -104,6 +111,7 @@ export class ActivationWorker {
       this.#opts.onOutcome?.(outcome);
       return outcome;
     } catch (err) {
+      spanError = this.#opts.redactor.redact(err instanceof Error ? err.message : String(err));
       // Cancelled by a shutdown: not the agent's failure. BullMQ runs it again (here or on another worker),
       // and the notifications it left unread are scheduled again in any case.
       if (signal.aborted) throw new Error(`activation ${activationId} was cancelled at shutdown`, { cause: err });
@@ -114,6 +122,7 @@ export class ActivationWorker {
       throw unrecoverable ? new UnrecoverableError(err.message) : err;
     } finally {
       live.stop();
+      endSpan(span, spanAttrs, spanError);
     }
   }
 

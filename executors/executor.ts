@@ -16,6 +16,8 @@ export interface ActivationInput {
   signal: AbortSignal;
   /** The hub, for the agent's hub tools; they act as `definition.name`. Absent: no hub tools are offered. */
   hub?: HubAdapter;
+  /** W3C traceparent of the activation's span: the executor's spans (or its subprocess's) continue it. */
+  traceparent?: string;
 }
 
 export interface ExecutorResult {

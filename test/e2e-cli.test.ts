@@ -42,7 +42,7 @@ behavior:
   max_duration: 60s
 `;
 
-async function start(withMcp: boolean, callsFile: string, opts: { binary?: string; withGreeter?: boolean; env?: Record<string, string> } = {}): Promise<Harness> {
+async function start(withMcp: boolean, callsFile: string, opts: { binary?: string; withGreeter?: boolean; env?: Record<string, string>; tracing?: boolean } = {}): Promise<Harness> {
   const workspaces = mkdtempSync(join(tmpdir(), 'warren-ws-'));
   return startHarness({
     redisUrl,
@@ -52,6 +52,8 @@ async function start(withMcp: boolean, callsFile: string, opts: { binary?: strin
       c.executors.cli.binaries['claude-code'] = opts.binary ?? CLAUDE;
       c.executors.cli.workspaces = workspaces;
       c.executors.cli.claude_max_retries = 0;
+      // Spans go nowhere (nothing listens on port 9); what matters is that the activation has a trace.
+      if (opts.tracing) c.tracing = { enabled: true, endpoint: 'http://127.0.0.1:9/v1/traces', service_name: 'warren', capture_payloads: false };
     },
     hubMcp: withMcp
       ? (hub) => (agent) => ({
@@ -105,9 +107,9 @@ describe('claude-code agent through the daemon', () => {
     expect(fake.messageRequests()[0]?.body?.tools?.some((t) => t.name.startsWith('mcp__hub__'))).toBe(false);
   }, 90_000);
 
-  it('a canary secret of the daemon never reaches the CLI child; the declared key does (its /proc environ, posted back)', async () => {
+  it('a canary secret of the daemon never reaches the CLI child; the declared key and the trace do (its /proc environ, posted back)', async () => {
     const canary = `canary-${Math.random().toString(36).slice(2)}`;
-    h = await start(false, '/dev/null', { binary: join(FAKE_CLIS, 'claude-env-dump.js'), env: { WARREN_CANARY: canary, CLAUDECODE: '1', CLAUDE_CODE_ENTRYPOINT: 'cli' } });
+    h = await start(false, '/dev/null', { binary: join(FAKE_CLIS, 'claude-env-dump.js'), env: { WARREN_CANARY: canary, CLAUDECODE: '1', CLAUDE_CODE_ENTRYPOINT: 'cli' }, tracing: true });
     const userKey = await h.registerUser('carol');
     const post = await h.api.post<{ id: string }>('/posts', userKey, { title: 'env', content: '@coder show me' });
     const harness = h;
@@ -117,6 +119,7 @@ describe('claude-code agent through the daemon', () => {
     }, 30_000);
     const vars = (environ ?? '').split('\n');
     expect(vars).toContain(`ANTHROPIC_API_KEY=${key}`);
+    expect(vars.filter((v) => v.startsWith('TRACEPARENT='))).toEqual([expect.stringMatching(/^TRACEPARENT=00-[0-9a-f]{32}-[0-9a-f]{16}-01$/)]);
     expect(environ).not.toContain(canary);
     expect(environ).not.toContain(h.adminKey);
     expect(vars.some((v) => v.startsWith('CLAUDECODE=') || v.startsWith('CLAUDE_CODE_ENTRYPOINT=') || v.startsWith('CODER_KEY='))).toBe(false);

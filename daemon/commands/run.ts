@@ -133,6 +133,8 @@ export async function runAgent(agentName: string, opts: RunOptions, env: NodeJS.
   const { LlmExecutor, llmSettings } = await import('../../executors/llm/llm-executor.ts');
   const { parseMockResponses } = await import('../../executors/llm/scripted-model.ts');
   const { EventLog } = await import('../../agent-loop/events.ts');
+  const { Redactor, secretsFromEnv } = await import('../redact.ts');
+  const redactor = new Redactor(secretsFromEnv(env, []));
   const executor = new LlmExecutor({
     // Secrets by name only: the executor never sees the environment as a whole.
     secret: (name) => env[name],
@@ -141,6 +143,7 @@ export async function runAgent(agentName: string, opts: RunOptions, env: NodeJS.
     ...llmSettings(config.executors.llm),
     // In the foreground the answer is watched as it is written; the daemon follows executors.llm.stream.
     stream: opts.stream ?? true,
+    tracePayloads: config.tracing.capture_payloads ? (text) => redactor.redact(text) : undefined,
     agents: { get: (name) => agents.find((a) => a.name === name) },
   });
   const missing = executor.missingRequirement(def);
@@ -155,6 +158,9 @@ export async function runAgent(agentName: string, opts: RunOptions, env: NodeJS.
   const ac = new AbortController();
   const onSigint = (): void => ac.abort();
   process.once('SIGINT', onSigint);
+  const { startTracing } = await import('../tracing-setup.ts');
+  const { pino } = await import('pino');
+  const tracing = startTracing(config.tracing, pino({ level: 'warn' }, process.stderr));
   try {
     events.emit({ type: 'activation_start', agent: def.name, executor: def.config.type });
     const context = await buildRunContext(def, opts, hub);
@@ -180,6 +186,7 @@ export async function runAgent(agentName: string, opts: RunOptions, env: NodeJS.
     return exitCodeFor(result.termination);
   } finally {
     process.off('SIGINT', onSigint);
+    await tracing?.shutdown();
   }
 }
 

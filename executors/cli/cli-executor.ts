@@ -109,7 +109,8 @@ export class CliExecutor implements Executor {
     });
     for (const [file, content] of Object.entries(invocation.files)) await writeFile(file, content, { mode: 0o600 });
     const parser = adapter.parser({ postingTools: this.#opts.postingTools ?? DEFAULT_POSTING_TOOLS, maxSteps: def.config.behavior.max_iterations });
-    const env = buildChildEnv(this.#opts.parentEnv, { allow: adapter.inheritEnv, set: invocation.env });
+    // TRACEPARENT (the OpenTelemetry convention for processes): a CLI that traces joins the activation's trace.
+    const env = buildChildEnv(this.#opts.parentEnv, { allow: adapter.inheritEnv, set: { ...invocation.env, TRACEPARENT: input.traceparent } });
 
     input.events.emit({ type: 'step_start', step: 1, max_steps: def.config.behavior.max_iterations });
     const exit = await supervise({

@@ -39,6 +39,8 @@ export interface LlmExecutorOptions {
   agents?: { get(name: string): AgentDefinition | undefined };
   /** Most delegations deep (A→B is 1); default 2. */
   maxDelegationDepth?: number;
+  /** Capture prompts, answers and tool payloads in spans, through this redaction (tracing.capture_payloads). */
+  tracePayloads?: (text: string) => string;
   /** Extra tools for every agent (tests; MCP tools are added per agent). */
   extraTools?: (input: ActivationInput) => Promise<{ tools: Tool[]; close: () => Promise<void> }>;
 }
@@ -79,7 +81,7 @@ export class LlmExecutor implements Executor {
   }
 
   /** One run of the loop; a delegate runs through here too, with the chain so far and its carved limits. */
-  async #run(input: ActivationInput, d: { chain: string[]; tokenCap?: number; durationCapMs?: number }): Promise<LoopResult> {
+  async #run(input: ActivationInput, d: { chain: string[]; tokenCap?: number; durationCapMs?: number; traceparent?: string }): Promise<LoopResult> {
     const { config } = input.definition;
     const model = this.#model(input.definition);
     const extra = this.#opts.extraTools ? await this.#opts.extraTools(input) : { tools: [], close: () => Promise.resolve() };
@@ -113,6 +115,8 @@ export class LlmExecutor implements Executor {
         contextWindowTokens: this.#opts.contextWindows?.[config.brain.model],
         outputCap: this.#opts.toolOutputCap,
         toolTimeoutMs: this.#opts.toolTimeoutMs,
+        agent: input.definition.name,
+        trace: { traceparent: d.traceparent ?? input.traceparent, payloads: this.#opts.tracePayloads },
       });
       return result;
     } finally {
@@ -136,7 +140,7 @@ export class LlmExecutor implements Executor {
         const events = new EventLog(`${input.id}/${agent}`);
         const r = await this.#run(
           { id: events.activationId, definition: def, context: { system: renderSystemPrompt(def), task }, events, signal: limits.signal, hub: input.hub },
-          { chain: limits.chain, tokenCap: limits.maxTokens, durationCapMs: limits.maxDurationMs },
+          { chain: limits.chain, tokenCap: limits.maxTokens, durationCapMs: limits.maxDurationMs, traceparent: limits.traceparent },
         );
         return { text: r.text, termination: r.termination, ledger: r.ledger, error: r.error?.message };
       },

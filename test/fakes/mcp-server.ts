@@ -16,10 +16,12 @@ export interface FakeMcpState {
   /** Names of tool calls whose request was cancelled by the client. */
   cancelled: string[];
   notes: string[];
+  /** The `traceparent` header of each HTTP request that had one (tracing tests). */
+  traceparents: string[];
 }
 
 export function newState(): FakeMcpState {
-  return { calls: [], cancelled: [], notes: [] };
+  return { calls: [], cancelled: [], notes: [], traceparents: [] };
 }
 
 const obj = (properties: Record<string, unknown>, required: string[] = []): { type: 'object'; properties: Record<string, unknown>; required: string[] } => ({ type: 'object', properties, required });
@@ -89,6 +91,8 @@ export async function startFakeMcpHttp(): Promise<FakeMcpHttp> {
       const raw = await readBody(req);
       const body: unknown = raw ? JSON.parse(raw) : undefined;
       const sid = req.headers['mcp-session-id'];
+      const tp = req.headers.traceparent;
+      if (typeof tp === 'string') state.traceparents.push(tp);
       let transport = typeof sid === 'string' ? transports.get(sid) : undefined;
       if (!transport) {
         const t: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), onsessioninitialized: (id) => void transports.set(id, t) });

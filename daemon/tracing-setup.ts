@@ -1,0 +1,29 @@
+// Turns tracing on for this process: an SDK tracer provider exporting batches over OTLP/HTTP. Without it
+// the spans agent-loop/tracing.ts starts are no-ops.
+import { trace } from '@opentelemetry/api';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
+import type { Logger } from 'pino';
+import type { WarrenConfig } from './config.ts';
+
+export interface Tracing {
+  /** Exports what is buffered and stops; spans started later are no-ops. */
+  shutdown(): Promise<void>;
+}
+
+export function startTracing(cfg: WarrenConfig['tracing'], logger: Logger): Tracing | undefined {
+  if (!cfg.enabled) return undefined;
+  const provider = new TracerProvider({
+    resource: resourceFromAttributes({ 'service.name': cfg.service_name }),
+    spanProcessors: [new BatchSpanProcessor({ exporter: new OTLPTraceExporter({ url: cfg.endpoint }), scheduledDelayMillis: 1_000 })],
+  });
+  trace.setGlobalTracerProvider(provider);
+  logger.info({ endpoint: cfg.endpoint, payloads: cfg.capture_payloads }, 'tracing to OTLP');
+  return {
+    shutdown: async () => {
+      await provider.shutdown().catch((err: unknown) => logger.warn({ err }, 'could not flush the last spans'));
+      trace.disable();
+    },
+  };
+}
