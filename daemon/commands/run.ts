@@ -20,6 +20,10 @@ export interface RunOptions {
   json?: boolean;
   /** Ask the model for a streamed answer, shown as it arrives (default on; `--no-stream` turns it off). */
   stream?: boolean;
+  /** Record the model's HTTP traffic to this cassette file. */
+  record?: string;
+  /** Answer model calls from this cassette, offline, checking each request is the recorded one. */
+  replay?: string;
   post?: boolean;
   agents?: string;
   config: string;
@@ -105,6 +109,8 @@ export function registerRunCommand(program: Command): void {
     .option('--notification <id>', 'the real context of one of the agent’s notifications: its thread (needs the hub)')
     .option('--json', 'print the activation record as JSON instead of progress lines')
     .option('--no-stream', 'ask the model for whole answers instead of streamed ones')
+    .option('--record <file>', 'record the model calls (HTTP requests and answers) to a cassette file')
+    .option('--replay <file>', 'answer the model calls from a cassette, offline; a request that differs from the recorded one fails the run')
     .option('--post', 'let the agent write to the configured hub (default: writes are a dry run)')
     .option('--agents <dir>', 'agents folder or store root (default: store.path of warren.yaml)')
     .option('-c, --config <file>', 'warren config file', 'warren.yaml')
@@ -135,9 +141,17 @@ export async function runAgent(agentName: string, opts: RunOptions, env: NodeJS.
   const { EventLog } = await import('../../agent-loop/events.ts');
   const { Redactor, secretsFromEnv } = await import('../redact.ts');
   const redactor = new Redactor(secretsFromEnv(env, []));
+  if (opts.record && opts.replay) {
+    console.error('warren: give --record or --replay, not both');
+    return 1;
+  }
+  const cassettes = await import('../../executors/llm/cassette.ts');
+  const recording = opts.record ? cassettes.emptyCassette() : undefined;
+  const replayer = opts.replay ? cassettes.replayingFetch(await cassettes.readCassette(opts.replay)) : undefined;
   const executor = new LlmExecutor({
-    // Secrets by name only: the executor never sees the environment as a whole.
-    secret: (name) => env[name],
+    // Secrets by name only: the executor never sees the environment as a whole. A replay needs no key.
+    secret: (name) => env[name] || (replayer && name === def.config.brain.api_key_env ? 'replayed' : undefined),
+    fetch: recording ? cassettes.recordingFetch(recording) : replayer?.fetch,
     defaultApiBase: env.OPENAI_BASE_URL,
     mockResponses: env.WARREN_MOCK_RESPONSES ? parseMockResponses(env.WARREN_MOCK_RESPONSES) : undefined,
     ...llmSettings(config.executors.llm),
@@ -182,6 +196,11 @@ export async function runAgent(agentName: string, opts: RunOptions, env: NodeJS.
       console.log(`${result.termination}${result.partial ? ' (partial)' : ''} after ${result.steps} step${result.steps === 1 ? '' : 's'}, ${result.usage.inputTokens + result.usage.outputTokens} tokens`);
       if (result.text) console.log(`\n${result.text}`);
       if (result.error) console.error(`warren: ${result.error.message}`);
+    }
+    if (recording && opts.record) await cassettes.writeCassette(opts.record, recording);
+    if (replayer?.mismatches.length) {
+      for (const m of replayer.mismatches) console.error(`warren: ${m}`);
+      return 1;
     }
     return exitCodeFor(result.termination);
   } finally {

@@ -14,6 +14,7 @@ import type { ScriptedReply } from '../../store/agent-config.ts';
 import type { AgentDefinition } from '../../store/definition.ts';
 import { renderSystemPrompt } from '../../prompts/context.ts';
 import { ExecutorSetupError, type ActivationInput, type Executor, type ExecutorResult } from '../executor.ts';
+import type { FetchFn } from './cassette.ts';
 import { OpenAIChatModel } from './openai-model.ts';
 import { ScriptedChatModel } from './scripted-model.ts';
 
@@ -39,6 +40,8 @@ export interface LlmExecutorOptions {
   agents?: { get(name: string): AgentDefinition | undefined };
   /** Most delegations deep (A→B is 1); default 2. */
   maxDelegationDepth?: number;
+  /** The HTTP client of OpenAI-compatible models (record-and-replay: cassette.ts); default the global fetch. */
+  fetch?: FetchFn;
   /** Capture prompts, answers and tool payloads in spans, through this redaction (tracing.capture_payloads). */
   tracePayloads?: (text: string) => string;
   /** Extra tools for every agent (tests; MCP tools are added per agent). */
@@ -159,7 +162,7 @@ export class LlmExecutor implements Executor {
     let model = this.#clients.get(key);
     if (!model) {
       // The loop retries (with fallback models and events); SDK retries underneath would multiply the waits.
-      model = new OpenAIChatModel({ baseURL, apiKey, stream: this.#opts.stream, maxRetries: 0 });
+      model = new OpenAIChatModel({ baseURL, apiKey, stream: this.#opts.stream, maxRetries: 0, fetch: this.#opts.fetch });
       this.#clients.set(key, model);
     }
     return model;

@@ -3,6 +3,7 @@ import OpenAI from 'openai';
 import type { ChatCompletionChunk, ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import type { ChatMessage, ToolCall } from '../../agent-loop/messages.ts';
 import { ModelError, type ChatModel, type ModelRequest, type ModelResponse } from '../../agent-loop/model.ts';
+import type { FetchFn } from './cassette.ts';
 
 export interface OpenAIModelOptions {
   /** OpenAI-compatible base URL (…/v1); undefined = the SDK default (OPENAI_BASE_URL, else OpenAI). */
@@ -12,6 +13,8 @@ export interface OpenAIModelOptions {
   stream?: boolean;
   timeoutMs?: number;
   maxRetries?: number;
+  /** The HTTP client underneath (record-and-replay in cassette.ts); default the global fetch. */
+  fetch?: FetchFn;
 }
 
 export class OpenAIChatModel implements ChatModel {
@@ -19,7 +22,7 @@ export class OpenAIChatModel implements ChatModel {
   readonly #stream: boolean;
 
   constructor(opts: OpenAIModelOptions) {
-    this.#client = new OpenAI({ baseURL: opts.baseURL, apiKey: opts.apiKey, timeout: opts.timeoutMs ?? 120_000, maxRetries: opts.maxRetries ?? 2 });
+    this.#client = new OpenAI({ baseURL: opts.baseURL, apiKey: opts.apiKey, timeout: opts.timeoutMs ?? 120_000, maxRetries: opts.maxRetries ?? 2, fetch: opts.fetch });
     this.#stream = opts.stream ?? false;
   }
 
