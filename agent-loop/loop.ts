@@ -45,6 +45,8 @@ export interface LoopInput {
   /** Tool output cap in characters (default 16,000). */
   outputCap?: number;
   toolTimeoutMs?: number;
+  /** One step, its model call and tool calls together; tools still running at the limit time out, the loop goes on. */
+  stepTimeoutMs?: number;
   /** The model's context window in tokens (default 128,000): older turns are compacted before it is reached. */
   contextWindowTokens?: number;
   noActionSentinels?: readonly string[];
@@ -224,12 +226,15 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
       closeStep();
       stepSpan = startSpan('warren.step', runSpan.context, { 'warren.step': step, 'warren.max_steps': limits.maxSteps });
       const thisStep = stepSpan;
+      const stepEndsAt = input.stepTimeoutMs ? Date.now() + input.stepTimeoutMs : undefined;
+      const stepSignal = input.stepTimeoutMs ? AbortSignal.any([runSignal, AbortSignal.timeout(input.stepTimeoutMs)]) : runSignal;
       let res: ModelResponse;
       try {
-        res = await call(messages, { wrapUp: false, maxTokens: limits.maxResponseTokens, signal: runSignal, retry: input.retry ?? DEFAULT_RETRY, span: thisStep });
+        res = await call(messages, { wrapUp: false, maxTokens: limits.maxResponseTokens, signal: stepSignal, retry: input.retry ?? DEFAULT_RETRY, span: thisStep });
       } catch (err) {
         if (input.signal.aborted) return finish({ termination: 'aborted', message: 'aborted' }, false);
         if (deadline.signal.aborted) return await wrapUp('deadline', `the run reached its time limit of ${limits.maxDurationMs} ms`);
+        if (stepSignal.aborted) return finish({ termination: 'error', message: `step ${step}: the model did not answer within the step limit of ${input.stepTimeoutMs} ms`, retryable: true }, false);
         return finish({ termination: 'error', message: errorMessage(err), retryable: err instanceof ModelError ? err.retryable : false }, false);
       }
 
@@ -265,7 +270,7 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
       const results =
         verdict.kind === 'loop_detected'
           ? runnable.map((p): ToolResultRecord => ({ call: p.call, status: 'rejected', content: `Rejected: ${verdict.message}.`, tool: p.tool }))
-          : await runToolCalls(runnable, { registry, signal: runSignal, activationId: events.activationId, step, maxSteps: limits.maxSteps, events, outputCap: input.outputCap, defaultTimeoutMs: input.toolTimeoutMs, remaining, tracing: { parent: thisStep.context, options: input.trace } });
+          : await runToolCalls(runnable, { registry, signal: runSignal, activationId: events.activationId, step, maxSteps: limits.maxSteps, events, outputCap: input.outputCap, defaultTimeoutMs: input.toolTimeoutMs, endsAt: stepEndsAt, remaining, tracing: { parent: thisStep.context, options: input.trace } });
       for (const r of results) {
         history.push({ role: 'tool', toolCallId: r.call.id, name: r.call.name, content: r.content });
         toolResults.push(r);

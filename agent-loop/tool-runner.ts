@@ -34,6 +34,8 @@ export interface RunnerOptions {
   outputCap?: number;
   concurrency?: number;
   defaultTimeoutMs?: number;
+  /** Epoch ms the step ends (step_timeout): calls still running then time out. */
+  endsAt?: number;
   remaining?: () => { tokens: number; ms: number };
   /** Each call is an `execute_tool <name>` span under `parent` (the step's). */
   tracing?: { parent: Context; options?: TraceOptions };
@@ -109,7 +111,9 @@ async function runOne(c: RunnableCall, index: number, opts: RunnerOptions): Prom
   if (!opts.registry.allowed(tool)) return done('denied', `Error: permission denied: ${call.name} needs the grant ${tool.grant ?? '?'}, which this agent does not have.`);
   if (opts.signal.aborted) return done('cancelled', 'Cancelled: the run was aborted before this call started.');
 
-  const timeoutMs = tool.timeoutMs ?? opts.defaultTimeoutMs ?? 60_000;
+  const ownTimeoutMs = tool.timeoutMs ?? opts.defaultTimeoutMs ?? 60_000;
+  const stepLeftMs = opts.endsAt === undefined ? Infinity : Math.max(1, opts.endsAt - Date.now());
+  const timeoutMs = Math.min(ownTimeoutMs, stepLeftMs);
   const local = new AbortController();
   const signal = AbortSignal.any([opts.signal, local.signal]);
   let timer: NodeJS.Timeout | undefined;
@@ -119,7 +123,7 @@ async function runOne(c: RunnableCall, index: number, opts: RunnerOptions): Prom
   const interrupted = new Promise<ToolResultRecord>((resolve) => {
     timer = setTimeout(() => {
       local.abort(new Error('tool timeout'));
-      resolve(done('timed_out', `Error: ${call.name} timed out after ${timeoutMs} ms.`));
+      resolve(done('timed_out', timeoutMs < ownTimeoutMs ? `Error: ${call.name} was stopped at the step's time limit, after ${timeoutMs} ms.` : `Error: ${call.name} timed out after ${timeoutMs} ms.`));
     }, timeoutMs);
     onAbort = () => resolve(done('cancelled', `Cancelled: the run was aborted while ${call.name} was running.`));
     opts.signal.addEventListener('abort', onAbort, { once: true });

@@ -102,6 +102,10 @@ export const WarrenConfigSchema = z.strictObject({
           /** Characters of one tool result the model sees. */
           tool_output_cap: z.number().int().min(1000).default(16_000),
           tool_timeout: durationMs.default(60_000),
+          /** One model HTTP call; a timed-out call is retried like a network error. */
+          model_timeout: durationMs.default(120_000),
+          /** One step (its model call and tool calls); 0 = no limit beyond behavior.max_duration. */
+          step_timeout: durationMs.default(0),
         })
         .prefault({}),
       /** Coding-agent CLIs run as supervised subprocesses (executors/cli/). */

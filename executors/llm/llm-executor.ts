@@ -32,6 +32,10 @@ export interface LlmExecutorOptions {
   /** Characters of one tool result the model sees (default 16,000). */
   toolOutputCap?: number;
   toolTimeoutMs?: number;
+  /** One model HTTP call (default 120 s); a timeout is retried like a network error. */
+  modelTimeoutMs?: number;
+  /** One step: its model call and its tool calls (default: none beyond behavior.max_duration). */
+  stepTimeoutMs?: number;
   /** Models known to lack native tool calling: `brain.tool_mode: auto` uses text mode for them. */
   modelsWithoutTools?: readonly string[];
   /** Context window in tokens by model name (default 128,000): the loop compacts older turns before reaching it. */
@@ -49,7 +53,16 @@ export interface LlmExecutorOptions {
 }
 
 /** The executor's settings from warren.yaml's `executors.llm`. */
-export function llmSettings(c: { stream: boolean; prices: Record<string, Price>; context_windows: Record<string, number>; models_without_tools: string[]; tool_output_cap: number; tool_timeout: number }): Pick<LlmExecutorOptions, 'stream' | 'prices' | 'contextWindows' | 'modelsWithoutTools' | 'toolOutputCap' | 'toolTimeoutMs'> {
+export function llmSettings(c: {
+  stream: boolean;
+  prices: Record<string, Price>;
+  context_windows: Record<string, number>;
+  models_without_tools: string[];
+  tool_output_cap: number;
+  tool_timeout: number;
+  model_timeout: number;
+  step_timeout: number;
+}): Pick<LlmExecutorOptions, 'stream' | 'prices' | 'contextWindows' | 'modelsWithoutTools' | 'toolOutputCap' | 'toolTimeoutMs' | 'modelTimeoutMs' | 'stepTimeoutMs'> {
   return {
     stream: c.stream,
     prices: { ...DEFAULT_PRICES, ...c.prices },
@@ -57,6 +70,8 @@ export function llmSettings(c: { stream: boolean; prices: Record<string, Price>;
     modelsWithoutTools: c.models_without_tools,
     toolOutputCap: c.tool_output_cap,
     toolTimeoutMs: c.tool_timeout,
+    modelTimeoutMs: c.model_timeout,
+    stepTimeoutMs: c.step_timeout || undefined,
   };
 }
 
@@ -118,6 +133,7 @@ export class LlmExecutor implements Executor {
         contextWindowTokens: this.#opts.contextWindows?.[config.brain.model],
         outputCap: this.#opts.toolOutputCap,
         toolTimeoutMs: this.#opts.toolTimeoutMs,
+        stepTimeoutMs: this.#opts.stepTimeoutMs,
         agent: input.definition.name,
         trace: { traceparent: d.traceparent ?? input.traceparent, payloads: this.#opts.tracePayloads },
       });
@@ -162,7 +178,7 @@ export class LlmExecutor implements Executor {
     let model = this.#clients.get(key);
     if (!model) {
       // The loop retries (with fallback models and events); SDK retries underneath would multiply the waits.
-      model = new OpenAIChatModel({ baseURL, apiKey, stream: this.#opts.stream, maxRetries: 0, fetch: this.#opts.fetch });
+      model = new OpenAIChatModel({ baseURL, apiKey, stream: this.#opts.stream, maxRetries: 0, fetch: this.#opts.fetch, timeoutMs: this.#opts.modelTimeoutMs });
       this.#clients.set(key, model);
     }
     return model;

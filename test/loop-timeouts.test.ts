@@ -1,0 +1,48 @@
+// Layered timeouts (agent-loop.md R10): per tool, per step, per model call, and in total. A tool past its
+// limit is `timed_out` and the loop goes on; a model that outlasts its step ends the run with an error.
+import { describe, expect, it } from 'vitest';
+import { runLoop } from '../agent-loop/loop.ts';
+import { ToolRegistry } from '../agent-loop/tools.ts';
+import { OpenAIChatModel } from '../executors/llm/openai-model.ts';
+import { startFakeOpenAI } from './fakes/openai-server.ts';
+import { events, FnModel, makeTool, sleep } from './support/loop-kit.ts';
+
+const slowTool = (ms: number) => makeTool('dig', { readOnly: true, timeoutMs: 60_000, run: async (_a, ctx) => (await sleep(ms, ctx.signal), { status: 'ok', content: 'dug' }) });
+
+describe('layered timeouts', () => {
+  it('a step limit stops a tool that would outlast it: timed_out, and the next step goes on', async () => {
+    const model = new FnModel((_r, n) => (n === 1 ? { calls: [{ name: 'dig', arguments: {} }] } : { content: 'gave up digging' }));
+    const started = Date.now();
+    const r = await runLoop({ model, modelName: 'm', system: 's', task: 't', maxSteps: 3, stepTimeoutMs: 300, signal: new AbortController().signal, events: events(), tools: new ToolRegistry([slowTool(5_000)], []) });
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(r).toMatchObject({ termination: 'final', text: 'gave up digging' });
+    expect(r.toolResults[0]).toMatchObject({ status: 'timed_out', content: expect.stringMatching(/stopped at the step's time limit/) as string });
+  });
+
+  it('a tool timeout shorter than the step wins, with its own message', async () => {
+    const model = new FnModel((_r, n) => (n === 1 ? { calls: [{ name: 'dig', arguments: {} }] } : { content: 'ok' }));
+    const r = await runLoop({ model, modelName: 'm', system: 's', task: 't', maxSteps: 3, stepTimeoutMs: 5_000, toolTimeoutMs: 100, signal: new AbortController().signal, events: events(), tools: new ToolRegistry([{ ...slowTool(5_000), timeoutMs: undefined }], []) });
+    expect(r.toolResults[0]).toMatchObject({ status: 'timed_out', content: 'Error: dig timed out after 100 ms.' });
+  });
+
+  it('a model that does not answer within the step limit ends the run with a retryable error', async () => {
+    const model = new FnModel(() => ({ content: 'too late', delayMs: 5_000 }));
+    const started = Date.now();
+    const r = await runLoop({ model, modelName: 'm', system: 's', task: 't', maxSteps: 3, stepTimeoutMs: 200, signal: new AbortController().signal, events: events() });
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(r).toMatchObject({ termination: 'error', error: { message: 'step 1: the model did not answer within the step limit of 200 ms', retryable: true } });
+  });
+
+  it('a model HTTP call past its own timeout is retried, then answers', async () => {
+    const fake = await startFakeOpenAI();
+    try {
+      fake.enqueue({ content: 'slow', delay_ms: 2_000 }, { content: 'quick' });
+      const model = new OpenAIChatModel({ baseURL: fake.url, apiKey: 'k', maxRetries: 0, timeoutMs: 300 });
+      const r = await runLoop({ model, modelName: 'fake-gpt', system: 's', task: 't', maxSteps: 3, signal: new AbortController().signal, events: events(), retry: { attemptsPerModel: 3, initialDelayMs: 10, maxDelayMs: 20, maxRetryAfterMs: 60_000 } });
+      expect(r).toMatchObject({ termination: 'final', text: 'quick' });
+      expect(fake.requests).toHaveLength(2);
+    } finally {
+      await fake.close();
+    }
+  });
+});
