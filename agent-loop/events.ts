@@ -7,6 +7,8 @@ export type ToolResultStatus = 'ok' | 'error' | 'cancelled' | 'timed_out' | 'den
 
 export type ActivationEventBody =
   | { type: 'activation_start'; agent: string; executor: string }
+  /** The task the run was given (KAOS's transcript name); `text` is its head, `chars` its full length. */
+  | { type: 'user_message'; text: string; chars: number }
   | { type: 'step_start'; step: number; max_steps: number }
   | { type: 'model_call'; model: string; attempt: number }
   /**

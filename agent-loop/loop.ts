@@ -114,6 +114,9 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
     for (const m of repaired.messages) if (m.role === 'assistant') for (const c of m.toolCalls ?? []) usedIds.add(c.id);
   }
 
+  // The record keeps the task's head: a thread context can run to tens of kilobytes.
+  events.emit({ type: 'user_message', text: input.resume ? '(resumed conversation)' : input.task.slice(0, 2_000), chars: input.task.length });
+
   // The deadline fires early by the wrap-up's time slice; the caller's signal (cancel, shutdown) is "aborted".
   const deadline = new AbortController();
   const deadlineAt = Date.now() + Math.max(1, limits.maxDurationMs - wrapUpTimeReserveMs(limits));

@@ -8,6 +8,7 @@ import { ToolRegistry } from '../agent-loop/tools.ts';
 import { events, FnModel, makeTool } from './support/loop-kit.ts';
 
 const GOLDEN = [
+  'user_message {"text":"t","chars":1}',
   'step_start {"step":1,"max_steps":4}',
   'model_call {"model":"m","attempt":1}',
   'model_result {"usage":{"inputTokens":10,"outputTokens":5,"cachedTokens":0},"finish_reason":"tool_calls"}',

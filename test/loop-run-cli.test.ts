@@ -56,8 +56,8 @@ describe('warren run', () => {
     expect(rec).toMatchObject({ agent: 'tester', termination: 'final', partial: false, text: 'the answer', steps: 1, usage: { input_tokens: 12, output_tokens: 3 } });
     expect(rec.activation_id).toMatch(/^run_/);
     expect(rec.usage.cost_usd).toBeGreaterThan(0);
-    expect(rec.events.map((e) => e.type)).toEqual(['activation_start', 'step_start', 'model_call', 'model_result', 'budget_update', 'agent_response', 'activation_end']);
-    expect(rec.events.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(rec.events.map((e) => e.type)).toEqual(['activation_start', 'user_message', 'step_start', 'model_call', 'model_result', 'budget_update', 'agent_response', 'activation_end']);
+    expect(rec.events.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
     expect(rec.events.every((e) => e.activation_id === rec.activation_id)).toBe(true);
   });
 
