@@ -13,8 +13,8 @@ import { currentTraceparent } from './tracing.ts';
 
 export type McpServerConfig =
   | string
-  | { name: string; command: string; args: string[]; env: Record<string, string> }
-  | { name: string; url: string; headers: Record<string, string> };
+  | { name: string; command: string; args: string[]; env: Record<string, string>; read_only_tools?: readonly string[] }
+  | { name: string; url: string; headers: Record<string, string>; read_only_tools?: readonly string[] };
 
 export interface McpConnectOptions {
   grants: readonly string[];
@@ -87,7 +87,8 @@ export async function connectMcpServers(servers: readonly McpServerConfig[], opt
       await client.connect(transport, { timeout: opts.connectTimeoutMs ?? 20_000 });
       clients.push(client);
       const listed = await client.listTools(undefined, { timeout: opts.connectTimeoutMs ?? 20_000 });
-      for (const t of listed.tools) tools.push(wrapTool(client, s.name, t, opts));
+      const readOnly = new Set(s.read_only_tools ?? []);
+      for (const t of listed.tools) tools.push(wrapTool(client, s.name, t, opts, readOnly.has(t.name)));
     } catch (err) {
       await client.close().catch(() => undefined);
       skip(s.name, `could not connect: ${err instanceof Error ? err.message : String(err)}`);
@@ -109,11 +110,12 @@ interface ListedTool {
   annotations?: { readOnlyHint?: boolean };
 }
 
-function wrapTool(client: Client, server: string, t: ListedTool, opts: McpConnectOptions): Tool {
+/** `declaredReadOnly`: the agent's config lists the tool in the server's `read_only_tools`. */
+function wrapTool(client: Client, server: string, t: ListedTool, opts: McpConnectOptions, declaredReadOnly: boolean): Tool {
   return {
     definition: { name: mcpToolName(server, t.name), description: t.description ?? `${t.name} (MCP server ${server})`, parameters: { ...t.inputSchema } },
-    // Unknown effects count as mutating (R4): only an explicit readOnlyHint makes a tool parallel-safe.
-    readOnly: t.annotations?.readOnlyHint === true,
+    // Unknown effects count as mutating (R4): only an explicit readOnlyHint or the config makes a tool parallel-safe.
+    readOnly: t.annotations?.readOnlyHint === true || declaredReadOnly,
     grant: mcpServerGrant(server),
     timeoutMs: opts.callTimeoutMs ?? 60_000,
     execute: async (args, ctx) => {

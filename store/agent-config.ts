@@ -46,11 +46,13 @@ export const BrainSchema = z.strictObject({
   responses: z.array(ScriptedReplySchema).optional(),
 });
 
+// (warren) `read_only_tools`: tools of a server that does not annotate them (readOnlyHint) which may run in
+// parallel with other read-only calls; anything unannotated and unlisted counts as mutating.
 const McpServerSchema = z.union(
   [
     z.string().min(1),
-    z.strictObject({ name: z.string().min(1), command: z.string().min(1), args: z.array(z.string()).default([]), env: z.record(z.string(), z.string()).default({}) }),
-    z.strictObject({ name: z.string().min(1), url: z.url(), headers: z.record(z.string(), z.string()).default({}) }),
+    z.strictObject({ name: z.string().min(1), command: z.string().min(1), args: z.array(z.string()).default([]), env: z.record(z.string(), z.string()).default({}), read_only_tools: z.array(z.string()).optional() }),
+    z.strictObject({ name: z.string().min(1), url: z.url(), headers: z.record(z.string(), z.string()).default({}), read_only_tools: z.array(z.string()).optional() }),
   ],
   { error: 'expected a built-in server name (github, brave, filesystem, postgres, hub), {name, command, args, env} or {name, url, headers}' },
 );

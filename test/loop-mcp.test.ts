@@ -23,6 +23,22 @@ const secret = (n: string): string | undefined => secrets[n];
 const stdio = (name: string, env: Record<string, string> = {}): McpServerConfig => ({ name, command: process.execPath, args: ['test/fakes/mcp-server.ts'], env });
 
 describe('MCP over streamable HTTP', () => {
+  it('read_only_tools in the config makes unannotated tools parallel-safe; nothing else changes', async () => {
+    const set = await connectMcpServers([{ name: 'docs', url: http.url, headers: {}, read_only_tools: ['fail', 'nonexistent'] }], { grants: ['mcp:docs'], secret });
+    try {
+      expect(set.tools.map((t) => [t.definition.name, t.readOnly])).toEqual([
+        ['docs__lookup', true],
+        ['docs__write_note', false],
+        ['docs__slow', true],
+        ['docs__fail', true],
+        ['docs__env', true],
+        ['docs__big', true],
+      ]);
+    } finally {
+      await set.close();
+    }
+  });
+
   it('offers <server>__<tool>, maps content and isError faithfully, read-only hints decide parallelism', async () => {
     const set = await connectMcpServers([{ name: 'docs', url: http.url, headers: {} }], { grants: ['mcp:docs'], secret });
     try {
