@@ -22,7 +22,8 @@ export type ActivationEventBody =
   | { type: 'model_fallback'; from: string; to: string; message: string }
   | { type: 'progress'; step: number; max_steps: number; action: 'tool_call' | 'delegate'; target: string }
   | { type: 'tool_call'; id: string; name: string; arguments: Record<string, unknown> }
-  | { type: 'tool_result'; id: string; name: string; status: ToolResultStatus; excerpt: string }
+  /** `full_length`: set when the output was longer than the cap, so the model saw head and tail only. */
+  | { type: 'tool_result'; id: string; name: string; status: ToolResultStatus; excerpt: string; full_length?: number }
   | { type: 'delegation_request'; id: string; agent: string; task: string; depth: number; max_tokens: number; max_duration_ms: number }
   | { type: 'delegation_response'; id: string; agent: string; termination: TerminationReason; excerpt: string; tokens: number }
   | { type: 'delegation_error'; id: string; agent: string; message: string }

@@ -82,7 +82,7 @@ export async function runToolCalls(calls: readonly RunnableCall[], opts: RunnerO
   }
   const committed = results.map((r, i) => r ?? { call: calls[i]!.call, status: 'error' as const, content: 'internal error: no result' });
   for (const r of committed) {
-    opts.events.emit({ type: 'tool_result', id: r.call.id, name: r.call.name, status: r.status, excerpt: r.content.slice(0, 200) });
+    opts.events.emit({ type: 'tool_result', id: r.call.id, name: r.call.name, status: r.status, excerpt: r.content.slice(0, 200), ...(r.fullLength ? { full_length: r.fullLength } : {}) });
   }
   return committed;
 }

@@ -146,8 +146,10 @@ describe('output cap', () => {
   it('a 1 MB result reaches the next request at no more than the cap, with a notice', async () => {
     const huge = makeTool('huge', { run: () => ({ status: 'ok', content: 'x'.repeat(1_000_000) + 'TAIL' }) });
     const model = new FnModel((_r, n) => (n === 1 ? { calls: [{ name: 'huge', arguments: {} }] } : { content: 'ok' }));
-    const r = await runLoop(input(model, [huge]));
+    const ev = events();
+    const r = await runLoop({ ...input(model, [huge]), events: ev });
     const sent = model.requests[1]!.messages.find((m) => m.role === 'tool')!.content;
+    expect(ev.events.find((e) => e.type === 'tool_result')).toMatchObject({ name: 'huge', full_length: 1_000_004 });
     expect(sent.length).toBeLessThanOrEqual(16_000);
     expect(sent).toContain('output capped at 16000 characters');
     expect(sent.endsWith('TAIL')).toBe(true);
