@@ -76,11 +76,11 @@ export interface LoopResult {
   toolResults: ToolResultRecord[];
   /** A tool wrote to the hub as the agent. */
   posted: boolean;
-  /** Set when termination is `error`; `retryable` tells the caller whether trying again may help. */
-  error?: { message: string; retryable: boolean };
+  /** Set when termination is `error`; `retryable` tells the caller whether trying again may help, `retryAfterMs` when. */
+  error?: { message: string; retryable: boolean; retryAfterMs?: number };
 }
 
-type Ending = { termination: TerminationReason; text?: string; message?: string; retryable?: boolean };
+type Ending = { termination: TerminationReason; text?: string; message?: string; retryable?: boolean; retryAfterMs?: number };
 
 export async function runLoop(input: LoopInput): Promise<LoopResult> {
   const limits: Limits = {
@@ -187,7 +187,7 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
       ledger: ledger.entries,
       toolResults,
       posted,
-      ...(e.termination === 'error' || e.termination === 'aborted' ? { error: { message: e.message ?? e.termination, retryable: e.retryable ?? e.termination === 'aborted' } } : {}),
+      ...(e.termination === 'error' || e.termination === 'aborted' ? { error: { message: e.message ?? e.termination, retryable: e.retryable ?? e.termination === 'aborted', ...(e.retryAfterMs !== undefined ? { retryAfterMs: e.retryAfterMs } : {}) } } : {}),
     };
   };
 
@@ -238,7 +238,8 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
         if (input.signal.aborted) return finish({ termination: 'aborted', message: 'aborted' }, false);
         if (deadline.signal.aborted) return await wrapUp('deadline', `the run reached its time limit of ${limits.maxDurationMs} ms`);
         if (stepSignal.aborted) return finish({ termination: 'error', message: `step ${step}: the model did not answer within the step limit of ${input.stepTimeoutMs} ms`, retryable: true }, false);
-        return finish({ termination: 'error', message: errorMessage(err), retryable: err instanceof ModelError ? err.retryable : false }, false);
+        // A provider that said when to come back (retry-after beyond what the loop waits) is heard by the queue's retry.
+        return finish({ termination: 'error', message: errorMessage(err), retryable: err instanceof ModelError ? err.retryable : false, retryAfterMs: err instanceof ModelError ? err.retryAfterMs : undefined }, false);
       }
 
       // Unused ids, also by a resumed history's calls.

@@ -73,12 +73,15 @@ export class ActivationError extends Error {
   readonly retryable: boolean;
   readonly task: TaskRef | undefined;
   readonly usage: UsageWithCost;
-  constructor(agent: string, message: string, retryable: boolean, opts: { cause?: unknown; task?: TaskRef; usage?: UsageWithCost } = {}) {
+  /** The provider said when to come back (a rate limit's reset): the queue's retry waits at least this long. */
+  readonly retryAfterMs: number | undefined;
+  constructor(agent: string, message: string, retryable: boolean, opts: { cause?: unknown; task?: TaskRef; usage?: UsageWithCost; retryAfterMs?: number } = {}) {
     super(`activation of ${agent} failed: ${message}`, { cause: opts.cause });
     this.agent = agent;
     this.retryable = retryable;
     this.task = opts.task;
     this.usage = opts.usage ?? { ...ZERO_USAGE, costUsd: 0 };
+    this.retryAfterMs = opts.retryAfterMs;
   }
 }
 
@@ -173,7 +176,7 @@ export async function runActivation(deps: ActivationDeps, activationId: string, 
     outcome.status = outcome.replies + outcome.posts > 0 ? 'replied' : outcome.status;
     return outcome;
   } catch (err) {
-    if (err instanceof ActivationError) throw new ActivationError(def.name, err.message.replace(/^activation of \S+ failed: /, ''), err.retryable, { cause: err.cause, task: err.task ?? task, usage: outcome.usage });
+    if (err instanceof ActivationError) throw new ActivationError(def.name, err.message.replace(/^activation of \S+ failed: /, ''), err.retryable, { cause: err.cause, task: err.task ?? task, usage: outcome.usage, retryAfterMs: err.retryAfterMs });
     if (err instanceof ExecutorSetupError) throw new ActivationError(def.name, err.message, false, { cause: err, task, usage: outcome.usage });
     const retryable = (err as { retryable?: unknown }).retryable !== false;
     throw new ActivationError(def.name, err instanceof Error ? err.message : String(err), retryable, { cause: err, task, usage: outcome.usage });
@@ -291,7 +294,7 @@ async function execute(run: Run, context: { system: string; task: string }, hub:
   outcome.usage = { ...addUsage(outcome.usage, result.usage), costUsd: outcome.usage.costUsd + (result.usage.costUsd ?? 0) };
   outcome.reason = result.termination;
   if (result.termination === 'error' || result.termination === 'aborted') {
-    throw new ActivationError(def.name, result.error?.message ?? result.termination, result.error?.retryable ?? true);
+    throw new ActivationError(def.name, result.error?.message ?? result.termination, result.error?.retryable ?? true, { retryAfterMs: result.error?.retryAfterMs });
   }
   return result;
 }

@@ -1,13 +1,14 @@
 // The consumer side: a BullMQ worker that runs activations, records each outcome, reports final failures,
 // and shuts down gracefully within a deadline.
 import { ROOT_CONTEXT } from '@opentelemetry/api';
-import { UnrecoverableError, Worker, type Job } from 'bullmq';
+import { UnrecoverableError, Worker, type Job, type WorkerOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { ACTIVATION_QUEUE, ActivationJobSchema, type ActivationJob } from '../scheduler/activation-job.ts';
 import { endSpan, startSpan, traceparentOf } from '../agent-loop/tracing.ts';
 import type { AgentStateStore } from '../scheduler/agent-state.ts';
 import type { InboxClaim, InboxClaims } from '../scheduler/inbox-claims.ts';
+import { activationRetryDelay } from '../scheduler/retry-delay.ts';
 import { ActivationError, runActivation, type ActivationDeps, type ActivationOutcome } from './activation.ts';
 import type { ActivationRecord, ActivationRecords } from './activation-records.ts';
 import type { ErrorReporter } from './error-reporter.ts';
@@ -47,6 +48,9 @@ export interface ActivationWorkerOptions {
   onStart?: (start: ActivationStart) => void;
 }
 
+/** How a worker resolves the activation jobs' backoff type (scheduler/retry-delay.ts). */
+export const ACTIVATION_WORKER_SETTINGS: WorkerOptions['settings'] = { backoffStrategy: (attemptsMade, _type, err) => activationRetryDelay(attemptsMade, err) };
+
 export class ActivationWorker {
   readonly worker: Worker<ActivationJob, ActivationOutcome>;
   readonly #opts: ActivationWorkerOptions;
@@ -61,6 +65,7 @@ export class ActivationWorker {
       concurrency: opts.concurrency,
       lockDuration: opts.lockDurationMs,
       stalledInterval: opts.stalledIntervalMs,
+      settings: ACTIVATION_WORKER_SETTINGS,
       autorun: true,
     });
     this.worker.on('error', (err) => this.#logger.error({ err }, 'worker error'));

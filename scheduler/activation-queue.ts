@@ -3,6 +3,7 @@ import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { ACTIVATION_QUEUE, PRIORITY, type ActivationJob } from './activation-job.ts';
+import { ACTIVATION_BACKOFF } from './retry-delay.ts';
 
 export interface QueueCounts {
   active: number;
@@ -56,7 +57,7 @@ export class ActivationQueue {
       deduplication: { id: dedupId(agent), keepLastIfActive: true },
       priority: PRIORITY[trigger],
       attempts: 3,
-      backoff: { type: 'exponential', delay: 2_000, jitter: 0.5 },
+      backoff: { type: ACTIVATION_BACKOFF },
       removeOnComplete: { count: 1_000 },
       removeOnFail: { count: 1_000 },
     });

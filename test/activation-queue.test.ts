@@ -6,6 +6,8 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { ACTIVATION_QUEUE, type ActivationJob } from '../scheduler/activation-job.ts';
 import { ActivationQueue } from '../scheduler/activation-queue.ts';
+import { activationRetryDelay, MAX_RETRY_AFTER_MS } from '../scheduler/retry-delay.ts';
+import { ACTIVATION_WORKER_SETTINGS } from '../daemon/worker.ts';
 
 const redisUrl = inject('redisUrl');
 const logger = pino({ level: 'silent' });
@@ -91,5 +93,38 @@ describe('activation queue', () => {
     const deadline = Date.now() + 5_000;
     while (order.length < 5 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     expect(order).toEqual(['mentioned-1', 'mentioned-2', 'explorer-1', 'explorer-2', 'explorer-3']);
+  });
+});
+
+describe('retries', () => {
+  it('waits out exponential backoff with jitter, or what the provider asked for (capped at an hour)', () => {
+    expect([1, 2, 3].map((n) => activationRetryDelay(n, new Error('x'), () => 0))).toEqual([1_000, 2_000, 4_000]);
+    expect([1, 2, 3].map((n) => activationRetryDelay(n, new Error('x'), () => 0.999_999))).toEqual([1_999, 3_999, 7_999]);
+    const limited = Object.assign(new Error('rate limited'), { retryAfterMs: 90_000 });
+    expect(activationRetryDelay(1, limited, () => 0)).toBe(90_000);
+    expect(activationRetryDelay(1, Object.assign(new Error('x'), { retryAfterMs: 10 }), () => 0)).toBe(1_000); // never sooner than the backoff
+    expect(activationRetryDelay(1, Object.assign(new Error('x'), { retryAfterMs: 86_400_000 }), () => 0)).toBe(MAX_RETRY_AFTER_MS);
+    expect(activationRetryDelay(1, Object.assign(new Error('x'), { retryAfterMs: 'soon' }), () => 0)).toBe(1_000);
+  });
+
+  it('a failed activation that names a reset time is tried again no sooner, on real BullMQ', async () => {
+    const { queue, prefix } = setup();
+    const starts: number[] = [];
+    const conn = new Redis(redisUrl, { maxRetriesPerRequest: null });
+    const worker = new Worker<ActivationJob>(
+      ACTIVATION_QUEUE,
+      () => {
+        starts.push(Date.now());
+        if (starts.length === 1) throw Object.assign(new Error('usage limit; resets soon'), { retryAfterMs: 2_500 });
+        return Promise.resolve();
+      },
+      { connection: conn, prefix, settings: ACTIVATION_WORKER_SETTINGS },
+    );
+    closers.push(async () => conn.quit(), () => worker.close());
+    await queue.enqueue('alice', 'notification');
+    const deadline = Date.now() + 15_000;
+    while (starts.length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(starts).toHaveLength(2);
+    expect(starts[1]! - starts[0]!).toBeGreaterThanOrEqual(2_500);
   });
 });

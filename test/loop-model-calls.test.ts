@@ -50,6 +50,15 @@ describe('retries', () => {
     expect(r.ledger.map((e) => e.model)).toEqual(['fake-gpt-mini']);
   });
 
+  it('a retry-after beyond what the loop waits ends the run at once, passing the wait on to the queue', async () => {
+    fake.enqueue({ error: { status: 429, retry_after: 120 } }, 'never sent');
+    const started = Date.now();
+    const r = await runLoop(input());
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(r).toMatchObject({ termination: 'error', error: { retryable: true, retryAfterMs: 120_000 } });
+    expect(fake.requests).toHaveLength(1);
+  });
+
   it('a 401 is not retried: one request, termination error', async () => {
     fake.enqueue({ error: { status: 401 } }, 'never sent');
     const r = await runLoop(input({ fallbackModels: ['fake-gpt-mini'] }));

@@ -1,0 +1,24 @@
+// When BullMQ tries a failed activation again (pure). Exponential with jitter, as before, unless the provider
+// said when to come back (a 429's retry-after, claude's rate-limit reset): then not before that, since an
+// earlier attempt would only spend another attempt on the same refusal.
+
+/** The BullMQ backoff type of activation jobs; workers resolve it with `activationRetryDelay`. */
+export const ACTIVATION_BACKOFF = 'activation';
+
+const BASE_MS = 2_000;
+const JITTER = 0.5;
+/** A reset further away than this is not waited for by a retry; the job fails and the agent's backoff takes over. */
+export const MAX_RETRY_AFTER_MS = 3_600_000;
+
+/** `attemptsMade` counts the failed attempts so far (1 after the first). */
+export function activationRetryDelay(attemptsMade: number, err: unknown, random: () => number = Math.random): number {
+  const ceiling = BASE_MS * 2 ** Math.max(0, attemptsMade - 1);
+  const backoff = Math.floor(ceiling * (1 - JITTER) + random() * ceiling * JITTER);
+  const asked = retryAfterOf(err);
+  return asked === undefined ? backoff : Math.max(backoff, Math.min(asked, MAX_RETRY_AFTER_MS));
+}
+
+function retryAfterOf(err: unknown): number | undefined {
+  const v = (err as { retryAfterMs?: unknown } | undefined)?.retryAfterMs;
+  return typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : undefined;
+}
