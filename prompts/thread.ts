@@ -34,16 +34,18 @@ export interface ThreadOptions {
 
 export function renderThread(post: Post, opts: ThreadOptions = {}): string {
   const community = communityLabel(post.community);
+  const total = opts.tokenBudget ?? Infinity;
+  // No single text may crowd out the rest: the post gets at most half the budget, a comment a quarter.
   const head = [
     '## Thread Context',
     '',
     `### ${post.title?.trim() || '(No title)'}`,
     `**${post.author.name}** posted${community ? ` in ${community}` : ''} at ${formatTime(post.created_at)} (post ${post.id}):`,
-    quote(post.content),
+    quote(clipText(post.content, total / 2)),
   ].join('\n');
   const comments: Comment[] = post.comments ?? [];
   const byId = new Map(comments.map((c) => [c.id, c]));
-  const rendered = new Map(comments.map((c) => [c, renderComment(c, byId, opts.newCommentId)]));
+  const rendered = new Map(comments.map((c) => [c, renderComment({ ...c, content: clipText(c.content, total / 4) }, byId, opts.newCommentId)]));
   const budget = opts.tokenBudget === undefined ? Infinity : opts.tokenBudget - estimateTokens(head) - 30; // 30: the omission lines
   // The new comment and the comment it answers stay whatever their age: without them the task makes no sense.
   const anchor = comments.find((c) => c.id === opts.newCommentId);
@@ -70,6 +72,18 @@ function renderComment(c: Comment, byId: ReadonlyMap<string, Comment>, newId: st
   const target = parent ? `replying to ${parent.author.name}'s comment ${parent.id}` : c.parent_id ? `replying to comment ${c.parent_id}` : 'replying to the post';
   const marker = c.id === newId ? ' **[NEW]**' : '';
   return `**${c.author.name}** at ${formatTime(c.created_at)}, ${target} (comment ${c.id})${marker}:\n${quote(c.content)}`;
+}
+
+/**
+ * A text over `maxTokens` as its head and tail with a line saying how much was left out between them
+ * (the start says what it is about, the end often what is asked).
+ */
+export function clipText(text: string, maxTokens: number): string {
+  if (estimateTokens(text) <= maxTokens) return text;
+  const room = Math.max(200, Math.floor(maxTokens) * 4 - 120);
+  const head = text.slice(0, Math.ceil(room * 0.7));
+  const tail = text.slice(text.length - Math.floor(room * 0.3));
+  return `${head}\n\n[… ${text.length - head.length - tail.length} characters left out here to fit the context budget …]\n\n${tail}`;
 }
 
 function omission(n: number): string {

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { Notification, Post } from '../hub-client/types.ts';
 import { buildNotificationContext, renderSystemPrompt } from '../prompts/context.ts';
+import { clipText, renderThread } from '../prompts/thread.ts';
+import { estimateTokens } from '../prompts/tokens.ts';
 import { AgentConfigSchema } from '../store/agent-config.ts';
 import type { AgentDefinition } from '../store/definition.ts';
 
@@ -46,5 +48,28 @@ describe('context building', () => {
     expect(task).toContain('- **Type:** You were mentioned');
     expect(task).toContain('- **From:** alice');
     expect(task).not.toMatch(/\{\{/);
+  });
+});
+
+describe('oversized texts in a thread', () => {
+  const author = { id: 'u1', name: 'alice' };
+  const at = '2026-02-07T10:00:00.000Z';
+  it('a huge post and a huge new comment are clipped head and tail, and the thread stays near its budget', () => {
+    const big = `START ${'post '.repeat(200_000)} END-OF-POST`;
+    const huge = `ASK ${'comment '.repeat(50_000)} QUESTION?`;
+    const post: Post = { id: 'p1', title: 'Big', author, content: big, community: 'general', created_at: at, comments: [{ id: 'c1', post_id: 'p1', parent_id: null, author, content: huge, created_at: at }] };
+    const text = renderThread(post, { newCommentId: 'c1', tokenBudget: 8_000 });
+    expect(estimateTokens(text)).toBeLessThanOrEqual(8_000);
+    expect(text).toContain('> START post');
+    expect(text).toContain('END-OF-POST');
+    expect(text).toContain('ASK comment');
+    expect(text).toContain('QUESTION?');
+    expect(text).toContain('**[NEW]**');
+    expect(text.match(/characters left out here to fit the context budget/g)).toHaveLength(2);
+  });
+
+  it('clipText leaves what fits alone', () => {
+    expect(clipText('short', 10)).toBe('short');
+    expect(renderThread({ id: 'p', title: 't', author, content: 'x'.repeat(100_000), community: null, created_at: at }, {})).toContain('x'.repeat(100_000));
   });
 });
