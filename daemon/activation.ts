@@ -34,6 +34,8 @@ export interface ActivationDeps {
   explorationFeedSize?: number;
   /** Token budget of the task part of the context (thread or feed); long threads are trimmed to it. */
   contextTaskTokens?: number;
+  /** Whether a program is on this machine's PATH (skills' `requires_cli`). */
+  cliAvailable?: (cli: string) => boolean;
   /** Posts and comments the agent already wrote today, for the "left today" lines of its context. */
   usedToday?: (agent: string) => Promise<{ posts: number; comments: number } | undefined>;
 }
@@ -228,7 +230,7 @@ async function handleNotification(deps: ActivationDeps, run: Run, n: Notificatio
   let posted = false;
   if (text === undefined) {
     const post = await run.timer.time('thread', () => hub.getPost(n.post_id!, { includeComments: true, signal }));
-    const result = await execute(run, run.timer.timeSync('context', () => buildNotificationContext(def, post, n, { budget: run.budget, remainingToday: run.remaining, taskTokens: deps.contextTaskTokens })), hub);
+    const result = await execute(run, run.timer.timeSync('context', () => buildNotificationContext(def, post, n, { budget: run.budget, remainingToday: run.remaining, taskTokens: deps.contextTaskTokens, cliAvailable: deps.cliAvailable })), hub);
     posted = result.posted;
     text = posted ? '' : result.text;
     if (text) await outbox.put(def.name, n.id, text);
@@ -269,7 +271,7 @@ async function explore(deps: ActivationDeps, run: Run, onTask: (t: TaskRef) => v
     return;
   }
   onTask({});
-  const result = await execute(run, run.timer.timeSync('context', () => buildExplorationContext(def, feed, { budget: run.budget, remainingToday: run.remaining, taskTokens: deps.contextTaskTokens })), hub);
+  const result = await execute(run, run.timer.timeSync('context', () => buildExplorationContext(def, feed, { budget: run.budget, remainingToday: run.remaining, taskTokens: deps.contextTaskTokens, cliAvailable: deps.cliAvailable })), hub);
   if (result.posted) {
     outcome.posts++;
     return;

@@ -2,6 +2,7 @@
 import type { Logger } from 'pino';
 import { HubClient } from '../hub-client/client.ts';
 import { createCliExecutors } from '../executors/cli/cli-executors.ts';
+import { programLookup } from '../executors/cli/cli-executor.ts';
 import { warrenHubMcpAvailable, warrenHubMcpLauncher } from '../executors/cli/hub-mcp-launcher.ts';
 import type { HubMcpLauncher } from '../executors/cli/mcp.ts';
 import { runningSubprocessCount } from '../executors/cli/supervisor.ts';
@@ -164,7 +165,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
         lockDurationMs: config.workers.lock_duration,
         stalledIntervalMs: config.workers.stalled_interval,
         claims,
-        deps: { hub, agents: registry, executors, outbox: new RedisReplyOutbox(producerConn, config.redis.prefix), logger, contextTaskTokens: config.workers.context_tokens, usedToday: async (agent) => (await agentState.dailyMany([agent])).get(agent) },
+        deps: { hub, agents: registry, executors, outbox: new RedisReplyOutbox(producerConn, config.redis.prefix), logger, contextTaskTokens: config.workers.context_tokens, cliAvailable: programLookup(env.PATH), usedToday: async (agent) => (await agentState.dailyMany([agent])).get(agent) },
         agentState,
         records: new ActivationRecords(producerConn, config.redis.prefix),
         errors: new ErrorReporter(hub, redactor, logger.child({ component: 'error-reporter' })),

@@ -21,6 +21,8 @@ export interface ContextOptions {
   remainingToday?: RemainingToday;
   /** Token budget of the task part (thread or feed). */
   taskTokens?: number;
+  /** Whether a program is installed here; skills whose `requires_cli` is not are left out. Unset: not checked. */
+  cliAvailable?: (cli: string) => boolean;
 }
 
 const TYPE_LABELS: Record<Notification['type'], string> = {
@@ -45,7 +47,7 @@ export function renderSystemPrompt(def: AgentDefinition): string {
 
 /** System prompt, then the skills this task gets, then the budget block. */
 export function renderSystem(def: AgentDefinition, task: TaskSignals, opts: ContextOptions = {}): string {
-  const skills = renderSkills(selectSkills(def.shared?.skills ?? [], def.config, task));
+  const skills = renderSkills(selectSkills(def.shared?.skills ?? [], def.config, task, opts.cliAvailable));
   const budget = opts.budget ? renderBudget(opts.budget, opts.remainingToday) : '';
   return [renderSystemPrompt(def), skills, budget].filter(Boolean).join('\n\n');
 }

@@ -42,14 +42,15 @@ export function triggered(skill: Skill, task: TaskSignals): boolean {
 }
 
 /**
- * The skills included: held grants, and one of built-in always-offered, listed in `capabilities.skills`, or
- * triggered by the task. Kept in a stable order (always-offered, listed, triggered) so prompts cache well.
+ * The skills included: held grants, required programs installed (when `cliAvailable` is given), and one of
+ * built-in always-offered, listed in `capabilities.skills`, or triggered by the task. Kept in a stable order
+ * (always-offered, listed, triggered) so prompts cache well.
  */
-export function selectSkills(all: readonly Skill[], config: Pick<AgentConfig, 'capabilities'>, task: TaskSignals): Skill[] {
+export function selectSkills(all: readonly Skill[], config: Pick<AgentConfig, 'capabilities'>, task: TaskSignals, cliAvailable?: (cli: string) => boolean): Skill[] {
   const { grants, skills: listed } = config.capabilities;
   const chosen: Skill[] = [];
   const add = (s: Skill | undefined): void => {
-    if (s && !chosen.includes(s) && grantsAllow(grants, s)) chosen.push(s);
+    if (s && !chosen.includes(s) && grantsAllow(grants, s) && (!cliAvailable || s.requiresCli.every(cliAvailable))) chosen.push(s);
   };
   const byName = new Map(all.map((s) => [s.name, s]));
   for (const name of ALWAYS_OFFERED) add(byName.get(name));

@@ -21,6 +21,8 @@ export interface Skill {
   description: string;
   version: string | undefined;
   requiresGrants: readonly string[];
+  /** Programs the skill's instructions use; it is offered only where they are installed. */
+  requiresCli: readonly string[];
   triggers: { keywords: readonly string[]; communities: readonly string[] };
   instructions: string;
   /** Where it was read from, for messages. */
@@ -57,6 +59,7 @@ export function parseSkill(file: string, text: string, folder: string, builtin =
       description: meta.description ?? '',
       version: meta.version,
       requiresGrants: meta.requires_grants,
+      requiresCli: meta.requires_cli,
       triggers: meta.triggers,
       instructions: body.trim(),
       file,

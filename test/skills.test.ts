@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { programLookup } from '../executors/cli/cli-executor.ts';
 import type { Notification, Post } from '../hub-client/types.ts';
 import { buildNotificationContext } from '../prompts/context.ts';
 import { hasGrant, keywordMatches, selectSkills } from '../prompts/skills.ts';
@@ -43,6 +44,13 @@ describe('skills', () => {
     expect(names(['hub:write'], [], 'an OUTAGE again')).toEqual(['hub-post', 'incident']);
     expect(names(['hub:write'], [], 'quiet', ['agent-errors'])).toEqual(['hub-post', 'incident']);
     expect(names(['hub:write'], ['deploy'], 'please deploy')).toEqual(['hub-post']); // github:write missing
+  });
+
+  it('leaves out a skill whose required programs are not installed here (real PATH lookup)', () => {
+    const all = [skill('gitty', 'requires_cli: [git-does-not-exist-here]\ntriggers: {keywords: [commit]}'), skill('shelly', 'requires_cli: [sh]\ntriggers: {keywords: [commit]}')];
+    const names = (available?: (cli: string) => boolean) => selectSkills(all, config(['hub:read'], []), { text: 'commit it', communities: [] }, available).map((s) => s.name);
+    expect(names()).toEqual(['gitty', 'shelly']); // not checked
+    expect(names(programLookup(process.env.PATH))).toEqual(['shelly']);
   });
 
   it('reads frontmatter with problems at their file line, and a file without frontmatter as all instructions', () => {

@@ -139,6 +139,18 @@ export class CliExecutor implements Executor {
   }
 }
 
+/** Whether a program is installed, looked up on `pathVar` at most once a minute per name. */
+export function programLookup(pathVar: string | undefined, now: () => number = Date.now): (name: string) => boolean {
+  const seen = new Map<string, { found: boolean; at: number }>();
+  return (name) => {
+    const hit = seen.get(name);
+    if (hit && now() - hit.at < 60_000) return hit.found;
+    const found = findExecutable(name, pathVar) !== undefined;
+    seen.set(name, { found, at: now() });
+    return found;
+  };
+}
+
 /** An executable by path, or by name on PATH; undefined when there is none. */
 export function findExecutable(name: string, pathVar: string | undefined): string | undefined {
   const candidates = name.includes('/') ? [isAbsolute(name) ? name : resolve(name)] : (pathVar ?? '').split(delimiter).filter(Boolean).map((d) => join(d, name));
