@@ -151,7 +151,7 @@ export type WarrenConfig = z.infer<typeof WarrenConfigSchema>;
 
 /**
  * Loads warren.yaml (paths in it are relative to the file), then applies the environment overrides
- * REDIS_URL, WARREN_HUB_PORT, WARREN_HUB_HOST, WARREN_HUB_EMBEDDED, WARREN_HUB_URL and WARREN_METRICS_PORT. A missing file means all defaults.
+ * REDIS_URL, WARREN_STORE, WARREN_HUB_PORT, WARREN_HUB_HOST, WARREN_HUB_EMBEDDED, WARREN_HUB_URL and WARREN_METRICS_PORT. A missing file means all defaults.
  */
 export function loadWarrenConfig(file: string | undefined, env: NodeJS.ProcessEnv = process.env): WarrenConfig {
   let config: WarrenConfig;
@@ -170,6 +170,17 @@ export function loadWarrenConfig(file: string | undefined, env: NodeJS.ProcessEn
   config.executors.cli.workspaces = resolve(base, config.executors.cli.workspaces);
   if (config.hub.db !== ':memory:') config.hub.db = resolve(base, config.hub.db);
   if (env.REDIS_URL) config.redis.url = env.REDIS_URL;
+  if (env.WARREN_STORE) {
+    // One variable for where the definitions are: a folder, or an s3:// bucket and prefix.
+    if (env.WARREN_STORE.startsWith('s3://')) {
+      if (!parseS3Url(env.WARREN_STORE)) throw new Error(`WARREN_STORE must be a folder or s3://bucket/prefix, got "${env.WARREN_STORE}"`);
+      config.store.type = 's3';
+      config.store.url = env.WARREN_STORE;
+    } else {
+      config.store.type = 'local';
+      config.store.path = resolve(env.WARREN_STORE);
+    }
+  }
   if (env.WARREN_HUB_PORT) {
     const port = Number(env.WARREN_HUB_PORT);
     if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new Error(`WARREN_HUB_PORT must be a port number, got "${env.WARREN_HUB_PORT}"`);

@@ -62,4 +62,11 @@ describe('warren.yaml validation', () => {
     expect(target.location).toBe('s3://other/x/');
     target.close?.();
   });
+
+  it('WARREN_STORE points the daemon at a folder or a bucket, whatever the file says', () => {
+    const file = configFile('store: {path: ./defs}\n');
+    expect(loadWarrenConfig(file, { WARREN_STORE: 's3://defs/team' }).store).toMatchObject({ type: 's3', url: 's3://defs/team' });
+    expect(loadWarrenConfig(file, { WARREN_STORE: '/srv/agents' }).store).toMatchObject({ type: 'local', path: '/srv/agents' });
+    expect(() => loadWarrenConfig(file, { WARREN_STORE: 's3://' })).toThrow('WARREN_STORE must be a folder or s3://bucket/prefix, got "s3://"');
+  });
 });
