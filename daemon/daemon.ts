@@ -27,6 +27,7 @@ import { ExecutorRegistry } from './executor-registry.ts';
 import { openStore } from './open-store.ts';
 import { startHealthServer } from './health-server.ts';
 import { WarrenMetrics } from './metrics.ts';
+import { HubGateway } from './hub-gateway.ts';
 import { Redactor, secretsFromEnv } from './redact.ts';
 import { startTracing } from './tracing-setup.ts';
 import { RedisReplyOutbox } from './reply-outbox.ts';
@@ -105,6 +106,19 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       agents: { get: (name): AgentDefinition | undefined => registry.get(name) },
     });
     const cliConfig = config.executors.cli;
+    // CLI agents' hub MCP servers act through a loopback gateway with per-activation tokens, not the admin key.
+    let hubMcp = opts.hubMcp === null ? undefined : opts.hubMcp;
+    if (hubMcp === undefined && opts.hubMcp !== null && warrenHubMcpAvailable()) {
+      const gateway = await HubGateway.start({ hubUrl, adminKey, logger: logger.child({ component: 'hub-gateway' }) });
+      cleanups.push(() => gateway.close());
+      hubMcp = warrenHubMcpLauncher({
+        credentials: (agent) => {
+          const grants = agent.config.capabilities.grants.filter((g) => g.startsWith('hub:'));
+          const t = gateway.issue(agent.name, grants, agent.config.behavior.max_duration + 60_000);
+          return { hubUrl: gateway.url, key: t.token, release: t.revoke };
+        },
+      });
+    }
     const cli = createCliExecutors({
       maxConcurrent: cliConfig.max_concurrent,
       workspacesRoot: cliConfig.workspaces,
@@ -114,7 +128,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       claudeMaxRetries: cliConfig.claude_max_retries,
       secret: (name) => env[name],
       parentEnv: env,
-      hubMcp: opts.hubMcp === null ? undefined : (opts.hubMcp ?? (warrenHubMcpAvailable() ? warrenHubMcpLauncher({ hubUrl, adminKey }) : undefined)),
+      hubMcp,
     });
     const executors = new ExecutorRegistry(llm, cli);
     const store = openStore(config.store, env);

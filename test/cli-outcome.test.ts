@@ -56,11 +56,14 @@ describe('mcpServersFor', () => {
 describe('warrenHubMcpLauncher', () => {
   it('starts `warren mcp hub` for the agent with its hub grants, URL and key in the environment, not argv', () => {
     const def = definition({ type: 'claude-code', capabilities: { grants: ['hub:read', 'hub:write', 'github:read'] } });
-    const launch = warrenHubMcpLauncher({ hubUrl: 'http://127.0.0.1:7070', adminKey: 'admin-secret', node: '/node' })(def, 'act-1');
+    let released = 0;
+    const launch = warrenHubMcpLauncher({ credentials: (a) => ({ hubUrl: 'http://127.0.0.1:9999', key: `token-for-${a.name}`, release: () => void released++ }), node: '/node' })(def, 'act-1');
     expect(launch.command).toBe('/node');
     expect(launch.args.slice(1)).toEqual(['mcp', 'hub', '--agent', 'coder', '--grants', 'hub:read,hub:write']);
     expect(launch.args[0]).toMatch(/bin\/warren\.js$/);
-    expect(launch.args.join(' ')).not.toContain('admin-secret');
-    expect(launch.env).toEqual({ WARREN_HUB_URL: 'http://127.0.0.1:7070', WARREN_HUB_ADMIN_KEY: 'admin-secret' });
+    expect(launch.args.join(' ')).not.toContain('token-for-coder');
+    expect(launch.env).toEqual({ WARREN_HUB_URL: 'http://127.0.0.1:9999', WARREN_HUB_KEY: 'token-for-coder' });
+    launch.release?.();
+    expect(released).toBe(1);
   });
 });

@@ -10,7 +10,7 @@ import type { AgentDefinition } from '../../store/definition.ts';
 import type { CliAdapter } from './adapter.ts';
 import { buildChildEnv } from './child-env.ts';
 import type { Semaphore } from './concurrency.ts';
-import { DEFAULT_POSTING_TOOLS, mcpServersFor, type HubMcpLauncher } from './mcp.ts';
+import { DEFAULT_POSTING_TOOLS, mcpServersFor, type HubMcpLauncher, type McpLaunch } from './mcp.ts';
 import { missingKey, providerNeedsKey } from './provider-env.ts';
 import { supervise } from './supervisor.ts';
 import { ensureWorkspace } from './workspace.ts';
@@ -84,7 +84,6 @@ export class CliExecutor implements Executor {
   }
 
   async #run(input: ActivationInput, scratch: string): Promise<ExecutorResult> {
-    const { adapter } = this.#opts;
     const def = input.definition;
     const root = resolve(this.#opts.workspacesRoot);
     const workspace = await ensureWorkspace(root, def.name);
@@ -92,6 +91,16 @@ export class CliExecutor implements Executor {
     const stateDir = join(root, '.state', def.name);
     await mkdir(stateDir, { recursive: true, mode: 0o700 });
     const hub = this.#opts.hubMcp?.(def, input.id);
+    try {
+      return await this.#supervised(input, scratch, workspace, stateDir, hub);
+    } finally {
+      hub?.release?.(); // the hub server's credentials end with the activation
+    }
+  }
+
+  async #supervised(input: ActivationInput, scratch: string, workspace: string, stateDir: string, hub: McpLaunch | undefined): Promise<ExecutorResult> {
+    const { adapter } = this.#opts;
+    const def = input.definition;
     const { servers, skipped } = mcpServersFor(def, hub);
     const note = (event: string, detail?: string): void => void input.events.emit({ type: 'cli_event', cli: adapter.type, event, detail });
     if (skipped.length) note('mcp_servers_skipped', `built-in servers not available to CLI agents yet: ${skipped.join(', ')}`);

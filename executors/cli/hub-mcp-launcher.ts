@@ -1,26 +1,34 @@
 // How the daemon starts warren's own hub MCP server for a CLI agent: `warren mcp hub --agent <name> --grants …`
 // on the pinned Node, with the hub's URL and the key it acts with in its environment (never in argv, which
-// any local user can read with ps). The server enforces the agent's hub grants itself.
+// any local user can read with ps). The server enforces the agent's hub grants itself, and so does the
+// gateway its key is for.
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import type { AgentDefinition } from '../../store/definition.ts';
 import type { HubMcpLauncher } from './mcp.ts';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
 
 export interface WarrenHubMcpOptions {
-  hubUrl: string;
-  /** The admin (service) key: the server acts as the agent through agent_id, as the daemon does. */
-  adminKey: string;
+  /**
+   * Issues the credentials the server acts with: the hub URL it talks to and a key for the agent. The daemon
+   * hands out a scoped gateway token (daemon/hub-gateway.ts), never the admin key.
+   */
+  credentials: (agent: AgentDefinition) => { hubUrl: string; key: string; release?: () => void };
   /** The Node that runs warren (process.execPath). */
   node?: string;
 }
 
 export function warrenHubMcpLauncher(opts: WarrenHubMcpOptions): HubMcpLauncher {
-  return (agent) => ({
-    command: opts.node ?? process.execPath,
-    args: [join(ROOT, 'bin', 'warren.js'), 'mcp', 'hub', '--agent', agent.name, '--grants', agent.config.capabilities.grants.filter((g) => g.startsWith('hub:')).join(',')],
-    env: { WARREN_HUB_URL: opts.hubUrl, WARREN_HUB_ADMIN_KEY: opts.adminKey },
-  });
+  return (agent) => {
+    const { hubUrl, key, release } = opts.credentials(agent);
+    return {
+      command: opts.node ?? process.execPath,
+      args: [join(ROOT, 'bin', 'warren.js'), 'mcp', 'hub', '--agent', agent.name, '--grants', agent.config.capabilities.grants.filter((g) => g.startsWith('hub:')).join(',')],
+      env: { WARREN_HUB_URL: hubUrl, WARREN_HUB_KEY: key },
+      release,
+    };
+  };
 }
 
 /**

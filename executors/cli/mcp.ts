@@ -15,7 +15,7 @@ export type McpServerSpec = ({ kind: 'stdio' } & McpLaunch & { name: string }) |
  * Builds the launch command of warren's hub MCP server for one agent (e.g. `warren mcp hub --agent <name>`).
  * Supplied by the daemon; without one, CLI agents cannot post themselves and the daemon posts their answer.
  */
-export type HubMcpLauncher = (agent: AgentDefinition, activationId: string) => McpLaunch;
+export type HubMcpLauncher = (agent: AgentDefinition, activationId: string) => McpLaunch & { release?: () => void };
 
 /** The server name the hub MCP server gets in every CLI's configuration; tool names are prefixed with it. */
 export const HUB_MCP_NAME = 'hub';
@@ -44,7 +44,7 @@ export function mcpServersFor(def: AgentDefinition, hub: McpLaunch | undefined):
   const skipped: string[] = [];
   const grants = def.config.capabilities.grants;
   const hubGranted = grants.some((g) => g === 'hub:read' || g === 'hub:write' || g === 'hub:*');
-  if (hub && hubGranted) servers.push({ kind: 'stdio', name: HUB_MCP_NAME, ...hub });
+  if (hub && hubGranted) servers.push({ kind: 'stdio', name: HUB_MCP_NAME, command: hub.command, args: hub.args, env: hub.env });
   for (const entry of def.config.capabilities.mcp_servers) {
     if (typeof entry === 'string') {
       if (entry !== HUB_MCP_NAME) skipped.push(entry);

@@ -1,0 +1,139 @@
+// A loopback gateway to the hub for processes that act as one agent: the hub MCP server a CLI agent gets.
+// They hold a token scoped to that agent, its hub grants and its activation, never the admin key: a coding
+// agent can read its own children's environment (/proc/<pid>/environ), and the admin key would let it act as
+// any agent. The gateway forwards the few routes the hub tools use, with the admin key and `agent_id` pinned
+// to the token's agent, and refuses everything else.
+import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import { hasGrant } from '../agent-loop/grants.ts';
+
+/** The grant a route needs, or undefined when the gateway does not forward it at all (pure). */
+export function gatewayRoute(method: string, pathname: string): 'hub:read' | 'hub:write' | undefined {
+  if (method === 'GET' && ['/search', '/notifications', '/system/budget-health'].includes(pathname)) return 'hub:read';
+  if (method === 'GET' && /^\/posts\/[^/]+$/.test(pathname)) return 'hub:read';
+  if (method === 'POST' && pathname === '/posts') return 'hub:write';
+  if (method === 'POST' && /^\/posts\/[^/]+\/comments$/.test(pathname)) return 'hub:write';
+  return undefined;
+}
+
+export interface GatewayToken {
+  token: string;
+  /** Ends the token at once (the activation is over). */
+  revoke: () => void;
+}
+
+interface Scope {
+  agent: string;
+  grants: readonly string[];
+  expiresAt: number;
+}
+
+const MAX_BODY = 1024 * 1024;
+const FORWARDED_RESPONSE_HEADERS = ['content-type', 'retry-after', 'retry-after-ms'];
+
+export class HubGateway {
+  readonly #server: Server;
+  readonly #scopes = new Map<string, Scope>();
+  #url = '';
+
+  private constructor(opts: { hubUrl: string; adminKey: string; logger: Logger }) {
+    this.#server = createServer((req, res) => {
+      this.#handle(req, res, opts).catch((err: unknown) => {
+        opts.logger.warn({ err }, 'hub gateway: request failed');
+        if (!res.headersSent) send(res, 502, { detail: 'the hub could not be reached' });
+        else res.destroy();
+      });
+    });
+  }
+
+  /** Listens on a free loopback port. */
+  static async start(opts: { hubUrl: string; adminKey: string; logger: Logger }): Promise<HubGateway> {
+    const gateway = new HubGateway(opts);
+    await new Promise<void>((resolve, reject) => {
+      gateway.#server.once('error', reject);
+      gateway.#server.listen(0, '127.0.0.1', resolve);
+    });
+    gateway.#url = `http://127.0.0.1:${(gateway.#server.address() as AddressInfo).port}`;
+    return gateway;
+  }
+
+  get url(): string {
+    return this.#url;
+  }
+
+  /** A token acting as `agent` with its hub grants, valid until revoked or `ttlMs` has passed. */
+  issue(agent: string, grants: readonly string[], ttlMs: number): GatewayToken {
+    const token = `warren_gw_${randomBytes(24).toString('hex')}`;
+    this.#scopes.set(token, { agent, grants: [...grants], expiresAt: Date.now() + ttlMs });
+    return { token, revoke: () => void this.#scopes.delete(token) };
+  }
+
+  async close(): Promise<void> {
+    this.#scopes.clear();
+    this.#server.closeAllConnections();
+    await new Promise<void>((resolve) => this.#server.close(() => resolve()));
+  }
+
+  async #handle(req: IncomingMessage, res: ServerResponse, opts: { hubUrl: string; adminKey: string }): Promise<void> {
+    const token = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '')?.[1];
+    const scope = token ? this.#scopes.get(token) : undefined;
+    if (!token || !scope || scope.expiresAt < Date.now()) {
+      if (token && scope) this.#scopes.delete(token);
+      return send(res, 401, { detail: 'unknown or expired gateway token' });
+    }
+    const url = new URL(req.url ?? '/', 'http://gateway');
+    const method = req.method ?? 'GET';
+    // The hub serves its API at the root and under /api/v1 alike.
+    const needs = gatewayRoute(method, url.pathname.replace(/^\/api\/v1(?=\/)/, ''));
+    if (!needs) return send(res, 403, { detail: `${method} ${url.pathname} is not available to an agent's gateway token` });
+    if (!hasGrant(scope.grants, needs)) return send(res, 403, { detail: `${needs} is not granted to ${scope.agent}` });
+
+    const asked = url.searchParams.get('agent_id');
+    if (asked !== null && asked !== scope.agent) return send(res, 403, { detail: `this token acts as ${scope.agent} only` });
+    url.searchParams.set('agent_id', scope.agent);
+    let body: string | undefined;
+    if (method === 'POST') {
+      const raw = await readLimited(req);
+      if (raw === undefined) return send(res, 413, { detail: `request body over ${MAX_BODY} bytes` });
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(raw);
+      } catch {
+        return send(res, 400, { detail: 'request body is not JSON' });
+      }
+      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return send(res, 400, { detail: 'request body must be a JSON object' });
+      const fields = parsed as Record<string, unknown>;
+      if (fields.agent_id !== undefined && fields.agent_id !== scope.agent) return send(res, 403, { detail: `this token acts as ${scope.agent} only` });
+      body = JSON.stringify({ ...fields, agent_id: scope.agent });
+    }
+    const headers: Record<string, string> = { authorization: `Bearer ${opts.adminKey}`, accept: 'application/json' };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    const key = req.headers['idempotency-key'];
+    if (typeof key === 'string') headers['idempotency-key'] = key;
+    const upstream = await fetch(`${opts.hubUrl.replace(/\/$/, '')}${url.pathname}${url.search}`, { method, headers, body, signal: AbortSignal.timeout(30_000) });
+    const out: Record<string, string> = {};
+    for (const name of FORWARDED_RESPONSE_HEADERS) {
+      const v = upstream.headers.get(name);
+      if (v !== null) out[name] = v;
+    }
+    res.writeHead(upstream.status, out).end(Buffer.from(await upstream.arrayBuffer()));
+  }
+}
+
+function send(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+}
+
+/** The body as text, or undefined when it is larger than MAX_BODY. */
+async function readLimited(req: IncomingMessage): Promise<string | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY) return undefined;
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
