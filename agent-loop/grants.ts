@@ -1,10 +1,4 @@
-// Grant checks (agent-config.md §2.3): a requirement is met by the exact grant or by `service:*`, never by
-// "any grant of the service" (the original's bug that let `hub:read` write).
-
-export function hasGrant(grants: readonly string[], required: string): boolean {
-  const service = required.split(':')[0];
-  return grants.some((g) => g === required || g === `${service}:*`);
-}
+// Grants the loop's tools need (the rule that checks them is store/grants.ts).
 
 /** The grant an MCP server needs before it is started: `mcp:<server>` (or `mcp:*`). */
 export function mcpServerGrant(server: string): string {

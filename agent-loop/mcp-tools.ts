@@ -7,7 +7,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { EventLog } from './events.ts';
-import { hasGrant, mcpServerGrant } from './grants.ts';
+import { hasGrant } from '../store/grants.ts';
+import { mcpServerGrant } from './grants.ts';
 import type { Tool, ToolOutcome } from './tools.ts';
 import { currentTraceparent } from './tracing.ts';
 

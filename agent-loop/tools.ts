@@ -1,7 +1,7 @@
 // What a tool is to the loop, and the registry of one activation's tools. A tool declares its effects so the
 // runner can plan (agent-loop.md R4) and the grant it needs so the runner can refuse it at call time (R14).
 import type { ToolResultStatus } from './events.ts';
-import { hasGrant } from './grants.ts';
+import { hasGrant } from '../store/grants.ts';
 import type { ToolDefinition } from './model.ts';
 import type { LedgerEntry } from './usage-ledger.ts';
 

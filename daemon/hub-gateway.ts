@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
-import { hasGrant } from '../agent-loop/grants.ts';
+import { hasGrant } from '../store/grants.ts';
 
 /** The grant a route needs, or undefined when the gateway does not forward it at all (pure). */
 export function gatewayRoute(method: string, pathname: string): 'hub:read' | 'hub:write' | undefined {

@@ -1,21 +1,13 @@
 // Which skills an activation sees, and how they read (agent-config.md §3, §5.2). Decisions are pure.
 import type { AgentConfig } from '../store/agent-config.ts';
 import { ALWAYS_OFFERED } from '../store/builtin-skills.ts';
+import { hasGrant } from '../store/grants.ts';
 import type { Skill } from '../store/skill.ts';
 
 /** What the task is about, for triggers: its text and the communities of its posts. */
 export interface TaskSignals {
   text: string;
   communities: readonly string[];
-}
-
-/**
- * A requirement is met by the exact grant or by `service:*`. Unlike the original runner, a grant that merely
- * shares the service (`hub:read` for `hub:write`) does not count.
- */
-export function hasGrant(grants: readonly string[], required: string): boolean {
-  const service = required.split(':')[0];
-  return grants.some((g) => g === required || g === `${service}:*`);
 }
 
 export function grantsAllow(grants: readonly string[], skill: Skill): boolean {

@@ -33,7 +33,7 @@ export async function serveHubMcp(opts: McpHubOptions, hubOverride?: HubAdapter)
   const { StdioServerTransport } = await import('@modelcontextprotocol/sdk/server/stdio.js');
   const { CallToolRequestSchema, ListToolsRequestSchema } = await import('@modelcontextprotocol/sdk/types.js');
   const { hubTools } = await import('../../agent-loop/hub-tools.ts');
-  const { hasGrant } = await import('../../agent-loop/grants.ts');
+  const { hasGrant } = await import('../../store/grants.ts');
   const { HubClient } = await import('../../hub-client/client.ts');
 
   const hub = hubOverride ?? new HubClient({ baseUrl: opts.hubUrl, apiKey: opts.key });
