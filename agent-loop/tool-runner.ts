@@ -112,7 +112,10 @@ async function runOne(c: RunnableCall, index: number, opts: RunnerOptions): Prom
   if (opts.signal.aborted) return done('cancelled', 'Cancelled: the run was aborted before this call started.');
 
   const ownTimeoutMs = tool.timeoutMs ?? opts.defaultTimeoutMs ?? 60_000;
-  const stepLeftMs = opts.endsAt === undefined ? Infinity : Math.max(1, opts.endsAt - Date.now());
+  const stepLeftMs = opts.endsAt === undefined ? Infinity : opts.endsAt - Date.now();
+  // Never start a call the step has no time left for: a write sent and then reported as timed out would be
+  // tried again next step under another idempotency key.
+  if (stepLeftMs <= 0) return done('timed_out', `Error: ${call.name} was not started: the step's time limit was reached.`);
   const timeoutMs = Math.min(ownTimeoutMs, stepLeftMs);
   const local = new AbortController();
   const signal = AbortSignal.any([opts.signal, local.signal]);
@@ -130,9 +133,10 @@ async function runOne(c: RunnableCall, index: number, opts: RunnerOptions): Prom
   });
   // Whatever the tool calls out to on this call's behalf (a delegate, an HTTP MCP server) continues its span.
   const traceparent = span ? traceparentOf(span.context) : undefined;
-  const executed = withTraceparent(traceparent, () =>
-    tool.execute(call.arguments, { signal, callId: call.id, idempotencyKey: `${opts.activationId}:${opts.step}:${index + 1}`, step: opts.step, remaining: opts.remaining?.(), traceparent }),
-  ).then(
+  // Started inside a promise chain, so a tool that throws synchronously is an error result like any other.
+  const executed = Promise.resolve()
+    .then(() => withTraceparent(traceparent, () => tool.execute(call.arguments, { signal, callId: call.id, idempotencyKey: `${opts.activationId}:${opts.step}:${index + 1}`, step: opts.step, remaining: opts.remaining?.(), traceparent })))
+    .then(
       (o) => ({ ...done(o.status, o.content), ...(o.ledger ? { ledger: o.ledger } : {}) }),
       (err: unknown) => done('error', `Error: ${call.name} failed: ${err instanceof Error ? err.message : String(err)}`),
     );

@@ -61,11 +61,14 @@ redis.call('HDEL', KEYS[1], 'count')
 redis.call('HSET', KEYS[1], 'version', redis.call('INCR', KEYS[2]))
 return 1`;
 
-// A (re)started run has not read the inbox yet: whatever an earlier attempt claimed is void.
+// A (re)started run has not read the inbox yet: whatever an earlier attempt claimed is void, and a notification
+// follow-up BullMQ kept behind an earlier attempt is redundant, since this attempt reads everything unread now.
+// KEYS[3]: BullMQ's kept follow-up of the agent.
 const BEGIN = `
 redis.call('HSET', KEYS[1], 'job', ARGV[1])
 redis.call('HDEL', KEYS[1], 'count')
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
+if redis.call('HGET', KEYS[3], 'name') == 'notification' then redis.call('DEL', KEYS[3]) end
 return 1`;
 
 export class InboxClaims {
@@ -79,11 +82,12 @@ export class InboxClaims {
   }
 
   #key(agent: string): string {
-    return `${this.#prefix}:inbox-claim:${agent}`;
+    // `inbox-hold`, not the earlier `inbox-claim` (a string): a key left by an older worker never meets these scripts.
+    return `${this.#prefix}:inbox-hold:${agent}`;
   }
 
   get #versionKey(): string {
-    return `${this.#prefix}:inbox-claim-version`;
+    return `${this.#prefix}:inbox-hold-version`;
   }
 
   /** The claim of one run (job) of one agent. `ttlMs` bounds a claim whose worker died. */
@@ -91,7 +95,7 @@ export class InboxClaims {
     const keys = [this.#key(agent), this.#versionKey] as const;
     const redis = this.#redis;
     return {
-      begin: async () => void (await redis.eval(BEGIN, 2, ...keys, jobId, ttlMs)),
+      begin: async () => void (await redis.eval(BEGIN, 3, ...keys, agentDedupKeys(this.#prefix, agent).next, jobId, ttlMs)),
       claim: async (count) => void (await redis.eval(CLAIM, 2, ...keys, jobId, ttlMs, count)),
       settle: async (count) => void (count > 0 ? await redis.eval(SETTLE, 2, ...keys, jobId, count) : undefined),
       release: async () => void (await redis.eval(RELEASE, 2, ...keys, jobId)),

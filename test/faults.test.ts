@@ -215,7 +215,7 @@ describe('faults in one process', () => {
     const key = await h.registerUser('dana');
     const first = await h.api.post<{ id: string }>('/posts', key, { content: `@${bee} one` });
     // Once the first activation has read its inbox (its claim holds the one mention it read), new mentions are new work.
-    await waitFor('the first activation to read its inbox', async () => ((await client.hget(`${harness.prefix}:inbox-claim:${bee}`, 'count')) === '1' ? true : undefined), 10_000, 5);
+    await waitFor('the first activation to read its inbox', async () => ((await client.hget(`${harness.prefix}:inbox-hold:${bee}`, 'count')) === '1' ? true : undefined), 10_000, 5);
     const second = await h.api.post<{ id: string }>('/posts', key, { content: `@${bee} two` });
     const third = await h.api.post<{ id: string }>('/posts', key, { content: `@${bee} three` });
     for (const post of [first, second, third]) {

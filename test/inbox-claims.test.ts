@@ -128,6 +128,24 @@ describe('inbox holds from BullMQ state', () => {
     w.finish();
   });
 
+  it('a retried attempt drops the notification follow-up kept behind its earlier attempt: it reads everything itself', async () => {
+    const { prefix, queue, claims, held, conn } = setup();
+    const w = gatedWorker(prefix);
+    const starting = w.nextStart();
+    const id = await queue.enqueue('ann', 'notification');
+    await starting;
+    await queue.enqueue('ann', 'notification'); // kept as the follow-up
+    const next = agentDedupKeys(prefix, 'ann').next;
+    expect(await conn.hget(next, 'name')).toBe('notification');
+    await claims.forRun('ann', id!, 60_000).begin(); // as a retried attempt of the same job begins
+    expect(await conn.exists(next)).toBe(0);
+    expect(await held()).toBe(Infinity);
+    await queue.enqueue('ann', 'exploration'); // an exploration follow-up is not the run's to drop
+    await claims.forRun('ann', id!, 60_000).begin();
+    expect(await conn.hget(next, 'name')).toBe('exploration');
+    w.finish();
+  });
+
   it('a restarted attempt voids what an earlier attempt claimed', async () => {
     const { queue, claims, held } = setup();
     const id = await queue.enqueue('ann', 'notification');

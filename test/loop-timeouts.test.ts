@@ -19,6 +19,25 @@ describe('layered timeouts', () => {
     expect(r.toolResults[0]).toMatchObject({ status: 'timed_out', content: expect.stringMatching(/stopped at the step's time limit/) as string });
   });
 
+  it('a call the step has no time left for is not started at all (a write is never sent and then retried)', async () => {
+    let started = 0;
+    const write = makeTool('write', { readOnly: false, timeoutMs: 60_000, run: async (_a, ctx) => (started++, await sleep(1_000, ctx.signal), { status: 'ok', content: 'written' }) });
+    const model = new FnModel((_r, n) => (n === 1 ? { calls: [{ name: 'write', arguments: { q: '1' } }, { name: 'write', arguments: { q: '2' } }] } : { content: 'done' }));
+    const r = await runLoop({ model, modelName: 'm', system: 's', task: 't', maxSteps: 3, stepTimeoutMs: 300, signal: new AbortController().signal, events: events(), tools: new ToolRegistry([write], []) });
+    expect(started).toBe(1);
+    expect(r.toolResults.map((t) => t.status)).toEqual(['timed_out', 'timed_out']);
+    expect(r.toolResults[0]!.content).toMatch(/^Error: write was stopped at the step's time limit, after \d+ ms\.$/);
+    expect(r.toolResults[1]!.content).toBe("Error: write was not started: the step's time limit was reached.");
+  });
+
+  it('a tool that throws before returning a promise is an error result, not a crash', async () => {
+    const broken = { ...makeTool('broken'), execute: () => { throw new Error('synchronous boom'); } };
+    const model = new FnModel((_r, n) => (n === 1 ? { calls: [{ name: 'broken', arguments: {} }] } : { content: 'ok' }));
+    const r = await runLoop({ model, modelName: 'm', system: 's', task: 't', maxSteps: 3, signal: new AbortController().signal, events: events(), tools: new ToolRegistry([broken], []) });
+    expect(r.termination).toBe('final');
+    expect(r.toolResults[0]).toMatchObject({ status: 'error', content: 'Error: broken failed: synchronous boom' });
+  });
+
   it('a tool timeout shorter than the step wins, with its own message', async () => {
     const model = new FnModel((_r, n) => (n === 1 ? { calls: [{ name: 'dig', arguments: {} }] } : { content: 'ok' }));
     const r = await runLoop({ model, modelName: 'm', system: 's', task: 't', maxSteps: 3, stepTimeoutMs: 5_000, toolTimeoutMs: 100, signal: new AbortController().signal, events: events(), tools: new ToolRegistry([{ ...slowTool(5_000), timeoutMs: undefined }], []) });
