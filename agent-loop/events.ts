@@ -56,7 +56,11 @@ export class EventLog {
     const live = body.type === 'model_delta';
     const event = { ...body, seq: live ? this.#seq : ++this.#seq, activation_id: this.activationId, ts: new Date().toISOString() };
     if (!live && this.events.length < this.#limit) this.events.push(event);
-    this.#listener?.(event);
+    try {
+      this.#listener?.(event);
+    } catch {
+      // A listener (progress line, live status) that fails must not break the run that reports to it.
+    }
     return event;
   }
 }

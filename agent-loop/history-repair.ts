@@ -46,7 +46,8 @@ export function repairHistory(history: readonly ChatMessage[]): HistoryRepair {
       });
       for (const c of calls) issued.add(c.id);
       open = new Map(calls.map((c) => [c.id, c.name]));
-      messages.push(calls.length === m.toolCalls.length ? m : { ...m, toolCalls: calls });
+      // A turn left with neither text nor calls is no message a provider accepts.
+      if (calls.length || m.content) messages.push(calls.length === m.toolCalls.length ? m : { ...m, toolCalls: calls.length ? calls : undefined });
       continue;
     }
     messages.push(m);

@@ -70,8 +70,9 @@ export function payloadAttributes(opts: TraceOptions | undefined, attrs: Record<
   const out: Attributes = {};
   for (const [k, v] of Object.entries(attrs)) {
     const value = v();
-    const text = typeof value === 'string' ? value : JSON.stringify(value);
-    out[k] = opts.payloads(text.length > PAYLOAD_CAP ? `${text.slice(0, PAYLOAD_CAP)}…` : text);
+    // Redacted whole, then capped: a secret cut in two by the cap would no longer match the redaction.
+    const text = opts.payloads(typeof value === 'string' ? value : JSON.stringify(value));
+    out[k] = text.length > PAYLOAD_CAP ? `${text.slice(0, PAYLOAD_CAP)}…` : text;
   }
   return out;
 }

@@ -78,6 +78,11 @@ export class ProgressPublisher {
     else this.#timer = setTimeout(() => this.#send(), wait);
   }
 
+  /** Publishes the starting state now, so a retried attempt never shows the previous attempt's step. */
+  start(): void {
+    this.#send();
+  }
+
   /** The run is over: nothing more is published. */
   stop(): void {
     clearTimeout(this.#timer);

@@ -8,7 +8,7 @@ import { ACTIVATION_QUEUE, ActivationJobSchema, type ActivationJob } from '../sc
 import { endSpan, startSpan, traceparentOf } from '../agent-loop/tracing.ts';
 import type { AgentStateStore } from '../scheduler/agent-state.ts';
 import type { InboxClaim, InboxClaims } from '../scheduler/inbox-claims.ts';
-import { activationRetryDelay } from '../scheduler/retry-delay.ts';
+import { activationRetryDelay, NO_RETRY } from '../scheduler/retry-delay.ts';
 import { ActivationError, runActivation, type ActivationDeps, type ActivationOutcome } from './activation.ts';
 import type { ActivationRecord, ActivationRecords } from './activation-records.ts';
 import type { ErrorReporter } from './error-reporter.ts';
@@ -101,6 +101,7 @@ export class ActivationWorker {
     }
     // What the run is doing, for `warren status` on any machine: BullMQ's job progress, kept small.
     const live = new ProgressPublisher(activationId, (p) => job.updateProgress({ ...p }).catch((err: unknown) => this.#logger.debug({ err, agent: data.agent }, 'live progress not published')));
+    live.start();
     // The trace's root: an attempt of an activation. The executor's spans continue it.
     const span = startSpan('warren.activation', ROOT_CONTEXT, { 'gen_ai.agent.name': data.agent, 'warren.activation_id': activationId, 'warren.trigger': data.trigger, 'warren.attempt': attempt });
     let spanError: string | undefined;
@@ -121,7 +122,8 @@ export class ActivationWorker {
       // and the notifications it left unread are scheduled again in any case.
       if (signal.aborted) throw new Error(`activation ${activationId} was cancelled at shutdown`, { cause: err });
       const unrecoverable = err instanceof ActivationError && !err.retryable;
-      const final = unrecoverable || attempt >= (job.opts.attempts ?? 1);
+      // Also final: a provider reset too far away for a retry to wait for (BullMQ will not try again).
+      const final = unrecoverable || attempt >= (job.opts.attempts ?? 1) || activationRetryDelay(attempt, err) === NO_RETRY;
       // Only a final failure counts toward the agent's backoff and is reported; BullMQ's own retries come first.
       if (final) await this.#finalFailure(job, data, activationId, attempt, started, err).catch((e: unknown) => this.#logger.error({ err: e }, 'could not record a failed activation'));
       throw unrecoverable ? new UnrecoverableError(err.message) : err;

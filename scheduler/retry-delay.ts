@@ -10,12 +10,16 @@ const JITTER = 0.5;
 /** A reset further away than this is not waited for by a retry; the job fails and the agent's backoff takes over. */
 export const MAX_RETRY_AFTER_MS = 3_600_000;
 
+/** BullMQ's answer for "do not retry": the job fails now (its other attempts would meet the same refusal). */
+export const NO_RETRY = -1;
+
 /** `attemptsMade` counts the failed attempts so far (1 after the first). */
 export function activationRetryDelay(attemptsMade: number, err: unknown, random: () => number = Math.random): number {
   const ceiling = BASE_MS * 2 ** Math.max(0, attemptsMade - 1);
   const backoff = Math.floor(ceiling * (1 - JITTER) + random() * ceiling * JITTER);
   const asked = retryAfterOf(err);
-  return asked === undefined ? backoff : Math.max(backoff, Math.min(asked, MAX_RETRY_AFTER_MS));
+  if (asked === undefined) return backoff;
+  return asked > MAX_RETRY_AFTER_MS ? NO_RETRY : Math.max(backoff, asked);
 }
 
 function retryAfterOf(err: unknown): number | undefined {

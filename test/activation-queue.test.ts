@@ -6,7 +6,7 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { ACTIVATION_QUEUE, type ActivationJob } from '../scheduler/activation-job.ts';
 import { ActivationQueue } from '../scheduler/activation-queue.ts';
-import { activationRetryDelay, MAX_RETRY_AFTER_MS } from '../scheduler/retry-delay.ts';
+import { activationRetryDelay, MAX_RETRY_AFTER_MS, NO_RETRY } from '../scheduler/retry-delay.ts';
 import { ACTIVATION_WORKER_SETTINGS } from '../daemon/worker.ts';
 
 const redisUrl = inject('redisUrl');
@@ -103,7 +103,8 @@ describe('retries', () => {
     const limited = Object.assign(new Error('rate limited'), { retryAfterMs: 90_000 });
     expect(activationRetryDelay(1, limited, () => 0)).toBe(90_000);
     expect(activationRetryDelay(1, Object.assign(new Error('x'), { retryAfterMs: 10 }), () => 0)).toBe(1_000); // never sooner than the backoff
-    expect(activationRetryDelay(1, Object.assign(new Error('x'), { retryAfterMs: 86_400_000 }), () => 0)).toBe(MAX_RETRY_AFTER_MS);
+    expect(activationRetryDelay(1, Object.assign(new Error('x'), { retryAfterMs: MAX_RETRY_AFTER_MS }), () => 0)).toBe(MAX_RETRY_AFTER_MS);
+    expect(activationRetryDelay(1, Object.assign(new Error('x'), { retryAfterMs: 5 * 3_600_000 }), () => 0)).toBe(NO_RETRY); // fails now
     expect(activationRetryDelay(1, Object.assign(new Error('x'), { retryAfterMs: 'soon' }), () => 0)).toBe(1_000);
   });
 

@@ -36,6 +36,10 @@ describe('live progress', () => {
       { type: 'step_start', step: 1, max_steps: 3 },
       ...Array.from({ length: 50 }, () => ({ type: 'model_delta', model: 'm', attempt: 1, text: 'x' }) as const),
     );
+    pub.start();
+    expect(published).toEqual([expect.objectContaining({ step: 0, action: 'starting' })]);
+    await new Promise((r) => setTimeout(r, 100));
+    published.length = 0;
     for (const e of evs) pub.observe(e);
     expect(published).toHaveLength(1); // the first change goes out at once
     await new Promise((r) => setTimeout(r, 150));

@@ -76,7 +76,7 @@ describe('cassettes', () => {
     const r = await loop(replayer.fetch, url, 'compare them, briefly');
     expect(r.termination).toBe('error');
     expect(replayer.mismatches).toHaveLength(1);
-    expect(replayer.mismatches[0]).toMatch(/^cassette mismatch at request 1: the body differs at byte \d+: recorded …".*compare them\\".*, sent …".*compare them, briefly/);
+    expect(replayer.mismatches[0]).toMatch(/^cassette mismatch at request 1: the body differs at character \d+: recorded …".*compare them\\".*, sent …".*compare them, briefly/);
     expect(r.error?.message).toContain('cassette mismatch at request 1');
   });
 

@@ -25,6 +25,11 @@ describe('history repair', () => {
     expect(repairs).toHaveLength(3);
   });
 
+  it('drops a turn left with neither text nor calls once its repeated calls are gone', () => {
+    const { messages } = repairHistory([user('task'), assistant('a'), result('a'), assistant('a'), result('a', 'again')]);
+    expect(messages).toEqual([user('task'), assistant('a'), result('a')]);
+  });
+
   it('leaves a well-formed history as it is', () => {
     const h = [user('task'), assistant('a'), result('a'), { role: 'assistant' as const, content: 'done' }];
     expect(repairHistory(h)).toEqual({ messages: h, repairs: [] });

@@ -198,6 +198,7 @@ export async function runAgent(agentName: string, opts: RunOptions, env: NodeJS.
       if (result.error) console.error(`warren: ${result.error.message}`);
     }
     if (recording && opts.record) await cassettes.writeCassette(opts.record, recording);
+    if (replayer && replayer.remaining() > 0) replayer.mismatches.push(`the run made fewer model calls than recorded: ${replayer.remaining()} left unused`);
     if (replayer?.mismatches.length) {
       for (const m of replayer.mismatches) console.error(`warren: ${m}`);
       return 1;

@@ -87,5 +87,5 @@ export function differenceOf(recorded: CassetteEntry['request'], actual: Cassett
   let i = 0;
   while (i < recorded.body.length && recorded.body[i] === actual.body[i]) i++;
   const around = (s: string): string => JSON.stringify(s.slice(Math.max(0, i - 40), i + 40));
-  return `the body differs at byte ${i}: recorded …${around(recorded.body)}…, sent …${around(actual.body)}…`;
+  return `the body differs at character ${i}: recorded …${around(recorded.body)}…, sent …${around(actual.body)}…`;
 }
