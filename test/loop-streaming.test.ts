@@ -139,3 +139,20 @@ describe('warren run streams by default', () => {
     expect(whole.stdout).toContain(LONG);
   });
 });
+
+describe('a cancelled stream', () => {
+  it('is never taken for a (shorter) answer', async () => {
+    const fake = await startFakeOpenAI();
+    try {
+      fake.enqueue({ content: LONG, stall_after_events: 3 });
+      const ac = new AbortController();
+      const model = new OpenAIChatModel({ baseURL: fake.url, apiKey: 'k', stream: true, maxRetries: 0 });
+      setTimeout(() => ac.abort(), 300); // mid-stream: the fake has sent part of the answer and gone quiet
+      const r = await runLoop({ model, modelName: 'fake-gpt', system: 's', task: 't', maxSteps: 3, signal: ac.signal, events: new EventLog('act_cancel') });
+      expect(r.termination).toBe('aborted');
+      expect(r.text).toBe('');
+    } finally {
+      await fake.close();
+    }
+  });
+});

@@ -52,6 +52,22 @@ describe('layered timeouts', () => {
     expect(r).toMatchObject({ termination: 'error', error: { message: 'step 1: the model did not answer within the step limit of 200 ms', retryable: true } });
   });
 
+  it('a stream that goes quiet mid-answer is cut after the model timeout and retried', async () => {
+    const fake = await startFakeOpenAI();
+    try {
+      fake.enqueue({ content: 'this answer never finishes', stall_after_events: 2 }, { content: 'second try' });
+      const model = new OpenAIChatModel({ baseURL: fake.url, apiKey: 'k', maxRetries: 0, timeoutMs: 300, stream: true });
+      const ev = events();
+      const started = Date.now();
+      const r = await runLoop({ model, modelName: 'fake-gpt', system: 's', task: 't', maxSteps: 3, signal: new AbortController().signal, events: ev, retry: { attemptsPerModel: 3, initialDelayMs: 10, maxDelayMs: 20, maxRetryAfterMs: 60_000 } });
+      expect(Date.now() - started).toBeLessThan(3_000);
+      expect(r).toMatchObject({ termination: 'final', text: 'second try' });
+      expect(ev.events.find((e) => e.type === 'model_retry')).toMatchObject({ message: 'model stream stalled: no data for 300 ms' });
+    } finally {
+      await fake.close();
+    }
+  });
+
   it('a model HTTP call past its own timeout is retried, then answers', async () => {
     const fake = await startFakeOpenAI();
     try {

@@ -11,6 +11,7 @@ export interface OpenAIModelOptions {
   apiKey: string;
   /** Stream the answer (SSE) and report text deltas as they arrive. */
   stream?: boolean;
+  /** Until the answer starts, and between streamed chunks (a stalled stream), in ms (default 120 s). */
   timeoutMs?: number;
   maxRetries?: number;
   /** The HTTP client underneath (record-and-replay in cassette.ts); default the global fetch. */
@@ -20,9 +21,11 @@ export interface OpenAIModelOptions {
 export class OpenAIChatModel implements ChatModel {
   readonly #client: OpenAI;
   readonly #stream: boolean;
+  readonly #timeoutMs: number;
 
   constructor(opts: OpenAIModelOptions) {
-    this.#client = new OpenAI({ baseURL: opts.baseURL, apiKey: opts.apiKey, timeout: opts.timeoutMs ?? 120_000, maxRetries: opts.maxRetries ?? 2, fetch: opts.fetch });
+    this.#timeoutMs = opts.timeoutMs ?? 120_000;
+    this.#client = new OpenAI({ baseURL: opts.baseURL, apiKey: opts.apiKey, timeout: this.#timeoutMs, maxRetries: opts.maxRetries ?? 2, fetch: opts.fetch });
     this.#stream = opts.stream ?? false;
   }
 
@@ -37,8 +40,25 @@ export class OpenAIChatModel implements ChatModel {
     };
     try {
       if (this.#stream) {
-        const stream = await this.#client.chat.completions.create({ ...params, stream: true, stream_options: { include_usage: true } }, { signal: req.signal });
-        return await collectStream(stream, req);
+        // The SDK's timeout ends once the headers are in; a stream that then goes quiet is cut by this watchdog.
+        const idle = new IdleWatchdog(this.#timeoutMs);
+        const signal = req.signal ? AbortSignal.any([req.signal, idle.signal]) : idle.signal;
+        try {
+          const stream = await this.#client.chat.completions.create({ ...params, stream: true, stream_options: { include_usage: true } }, { signal });
+          const res = await collectStream(stream, req, () => idle.touch());
+          // The SDK ends an aborted stream quietly: what came before a cancel or a stall is not an answer.
+          if (req.signal?.aborted) throw new ModelError('model call aborted', { retryable: false });
+          if (idle.fired) throw new ModelError('stalled', { retryable: res.toolCalls.length === 0 });
+          return res;
+        } catch (err) {
+          if (idle.fired && !req.signal?.aborted) {
+            const began = err instanceof ModelError && !err.retryable; // a tool call had begun: never replayed blindly
+            throw new ModelError(`model stream stalled: no data for ${this.#timeoutMs} ms${began ? ' after a tool call began' : ''}`, { retryable: !began, cause: err });
+          }
+          throw err;
+        } finally {
+          idle.stop();
+        }
       }
       const res = await this.#client.chat.completions.create(params, { signal: req.signal });
       const choice = res.choices[0];
@@ -59,7 +79,40 @@ export class OpenAIChatModel implements ChatModel {
   }
 }
 
-async function collectStream(stream: AsyncIterable<ChatCompletionChunk>, req: ModelRequest): Promise<ModelResponse> {
+/** Aborts when `touch` has not been called for `ms`. */
+class IdleWatchdog {
+  readonly #controller = new AbortController();
+  readonly #ms: number;
+  #timer: NodeJS.Timeout;
+  fired = false;
+
+  constructor(ms: number) {
+    this.#ms = ms;
+    this.#timer = this.#arm();
+  }
+
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  touch(): void {
+    clearTimeout(this.#timer);
+    this.#timer = this.#arm();
+  }
+
+  stop(): void {
+    clearTimeout(this.#timer);
+  }
+
+  #arm(): NodeJS.Timeout {
+    return setTimeout(() => {
+      this.fired = true;
+      this.#controller.abort(new Error('model stream stalled'));
+    }, this.#ms);
+  }
+}
+
+async function collectStream(stream: AsyncIterable<ChatCompletionChunk>, req: ModelRequest, onChunk: () => void): Promise<ModelResponse> {
   let content = '';
   let finishReason = 'stop';
   let model = req.model;
@@ -81,6 +134,7 @@ async function collectStream(stream: AsyncIterable<ChatCompletionChunk>, req: Mo
 
   async function readChunks(): Promise<void> {
     for await (const chunk of stream) {
+      onChunk();
       model = chunk.model || model;
       if (chunk.usage) {
         usage = {

@@ -18,6 +18,8 @@ export interface FakeReply {
   usage?: { prompt_tokens: number; completion_tokens: number; cached_tokens?: number };
   /** Streaming only: drop the connection after this many SSE events (a network cut mid-stream). */
   cut_after_events?: number;
+  /** Streaming only: after this many SSE events, go quiet with the connection open (a stalled stream). */
+  stall_after_events?: number;
   /** Wait this long before answering; a client that goes away meanwhile is simply dropped. */
   delay_ms?: number;
   /** Answer with this HTTP status and an OpenAI-shaped error body; `type`/`code` default by status. */
@@ -149,7 +151,7 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
     }
     const turn = buildTurn(reply, body, n);
     if (!body.stream) return sendJson(res, 200, completionObject(turn));
-    await streamTurn(res, turn, body.stream_options?.include_usage === true, gone.signal, reply.cut_after_events);
+    await streamTurn(res, turn, body.stream_options?.include_usage === true, gone.signal, reply.cut_after_events, reply.stall_after_events);
   }
 
   await new Promise<void>((resolve, reject) => {
@@ -225,7 +227,7 @@ function completionObject(t: Turn): unknown {
 }
 
 /** SSE as OpenAI sends it: role first, content and arguments in fragments, finish, optional usage chunk, [DONE]. */
-async function streamTurn(res: ServerResponse, t: Turn, includeUsage: boolean, gone: AbortSignal, cutAfter?: number): Promise<void> {
+async function streamTurn(res: ServerResponse, t: Turn, includeUsage: boolean, gone: AbortSignal, cutAfter?: number, stallAfter?: number): Promise<void> {
   res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
   const events: string[] = [];
   const send = (choices: unknown[], usage: Turn['usage'] | null = null): void => {
@@ -251,6 +253,11 @@ async function streamTurn(res: ServerResponse, t: Turn, includeUsage: boolean, g
     if (gone.aborted) return;
     if (cutAfter !== undefined && i >= cutAfter) {
       res.destroy();
+      return;
+    }
+    if (stallAfter !== undefined && i >= stallAfter) {
+      // Quiet until the client gives up (its abort closes the connection).
+      await new Promise<void>((resolve) => (gone.aborted ? resolve() : gone.addEventListener('abort', () => resolve(), { once: true })));
       return;
     }
     res.write(event);
