@@ -37,19 +37,34 @@ async function requestOf(input: string | URL | Request, init: RequestInit | unde
   return { method: req.method, path: new URL(req.url).pathname, body: req.body ? await req.text() : '' };
 }
 
-/** A fetch that passes through and appends each exchange (whole bodies; SSE streams are kept as text). */
+/**
+ * A fetch that passes through and appends each exchange (whole bodies; SSE streams are kept as text). The
+ * caller still reads the response as it arrives: the body is copied on its way, not read ahead.
+ */
 export function recordingFetch(cassette: Cassette, inner: FetchFn = fetch): FetchFn {
   return async (input, init) => {
     const request = await requestOf(input, init);
     const res = await inner(input, init);
-    const body = await res.text();
     const headers: Record<string, string> = {};
     for (const name of KEPT_HEADERS) {
       const v = res.headers.get(name);
       if (v !== null) headers[name] = v;
     }
-    cassette.entries.push({ request, response: { status: res.status, headers, body } });
-    return new Response(body, { status: res.status, headers });
+    // In request order, whenever each body ends; an exchange cut off midway keeps what arrived.
+    const entry: CassetteEntry = { request, response: { status: res.status, headers, body: '' } };
+    cassette.entries.push(entry);
+    if (!res.body) return new Response(null, { status: res.status, headers });
+    const decoder = new TextDecoder();
+    const copy = new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        entry.response.body += decoder.decode(chunk, { stream: true });
+        controller.enqueue(chunk);
+      },
+      flush() {
+        entry.response.body += decoder.decode();
+      },
+    });
+    return new Response(res.body.pipeThrough(copy), { status: res.status, headers });
   };
 }
 
