@@ -41,7 +41,12 @@ export interface RunningActivation {
 export class ActivationQueue {
   readonly queue: Queue<ActivationJob>;
 
+  readonly #prefix: string;
+  readonly #redis: Redis;
+
   constructor(connection: Redis, opts: { prefix: string; logger: Logger }) {
+    this.#prefix = opts.prefix;
+    this.#redis = connection;
     this.queue = new Queue<ActivationJob>(ACTIVATION_QUEUE, { connection, prefix: opts.prefix });
     this.queue.on('error', (err) => opts.logger.error({ err }, 'activation queue error'));
   }
@@ -63,6 +68,13 @@ export class ActivationQueue {
     });
     // A deduplicated add returns the id of the job that absorbed it.
     return job.id;
+  }
+
+  /** Agents with an activation queued or running (BullMQ's deduplication key exists), in one round trip. */
+  async busy(agents: readonly string[]): Promise<Set<string>> {
+    if (agents.length === 0) return new Set();
+    const ids = await this.#redis.mget(agents.map((a) => agentDedupKeys(this.#prefix, a).current));
+    return new Set(agents.filter((_, i) => ids[i] !== null && ids[i] !== undefined));
   }
 
   /** The activations running now, with whatever progress their workers last published. */

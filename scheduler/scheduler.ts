@@ -146,10 +146,14 @@ export class Scheduler {
     const { queue, agentState, logger } = this.#opts;
     const capacity = idleCapacity(this.#opts.workerConcurrency, await queue.counts());
     if (capacity === 0) return [];
-    const defs = [...this.#opts.runnableAgents()].flatMap((name) => {
+    const discovering = [...this.#opts.runnableAgents()].flatMap((name) => {
       const def = this.#opts.definition(name);
       return def?.config.behavior.discovery.enabled ? [def] : [];
     });
+    // An agent with an activation queued or running is not idle: an exploration added now would replace the
+    // notification follow-up BullMQ keeps for it (the newest add wins), delaying an answer by a whole run.
+    const busy = await queue.busy(discovering.map((d) => d.name));
+    const defs = discovering.filter((d) => !busy.has(d.name));
     if (defs.length === 0) return [];
     const names = defs.map((d) => d.name);
     const [states, daily] = await Promise.all([agentState.getMany(names), agentState.contributionsToday(names)]);

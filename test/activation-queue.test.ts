@@ -129,3 +129,13 @@ describe('retries', () => {
     expect(starts[1]! - starts[0]!).toBeGreaterThanOrEqual(2_500);
   });
 });
+
+describe('busy agents', () => {
+  it('an agent with an activation queued or running is busy until BullMQ finishes it', async () => {
+    const { queue } = setup();
+    expect(await queue.busy(['alice', 'bob'])).toEqual(new Set());
+    await queue.enqueue('alice', 'notification');
+    expect(await queue.busy(['alice', 'bob'])).toEqual(new Set(['alice']));
+    expect(await queue.busy([])).toEqual(new Set());
+  });
+});
