@@ -135,7 +135,7 @@ async function runOne(c: RunnableCall, index: number, opts: RunnerOptions): Prom
   const traceparent = span ? traceparentOf(span.context) : undefined;
   // Started inside a promise chain, so a tool that throws synchronously is an error result like any other.
   const executed = Promise.resolve()
-    .then(() => withTraceparent(traceparent, () => tool.execute(call.arguments, { signal, callId: call.id, idempotencyKey: `${opts.activationId}:${opts.step}:${index + 1}`, step: opts.step, remaining: opts.remaining?.(), traceparent })))
+    .then(() => withTraceparent(traceparent, () => tool.execute(call.arguments, { signal, callId: call.id, idempotencyKey: `${opts.activationId}:${opts.step}:${index + 1}`, step: opts.step, remaining: within(opts.remaining?.(), stepLeftMs), traceparent })))
     .then(
       (o) => ({ ...done(o.status, o.content), ...(o.ledger ? { ledger: o.ledger } : {}) }),
       (err: unknown) => done('error', `Error: ${call.name} failed: ${err instanceof Error ? err.message : String(err)}`),
@@ -146,4 +146,9 @@ async function runOne(c: RunnableCall, index: number, opts: RunnerOptions): Prom
     clearTimeout(timer);
     if (onAbort) opts.signal.removeEventListener('abort', onAbort);
   }
+}
+
+/** What the run has left, bounded by what the step has left (a delegate wraps up in time instead of being cut). */
+function within(remaining: { tokens: number; ms: number } | undefined, stepLeftMs: number): { tokens: number; ms: number } | undefined {
+  return remaining && { tokens: remaining.tokens, ms: Math.min(remaining.ms, stepLeftMs) };
 }

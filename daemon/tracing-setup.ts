@@ -18,7 +18,12 @@ export function startTracing(cfg: WarrenConfig['tracing'], logger: Logger): Trac
     resource: resourceFromAttributes({ 'service.name': cfg.service_name }),
     spanProcessors: [new BatchSpanProcessor({ exporter: new OTLPTraceExporter({ url: cfg.endpoint }), scheduledDelayMillis: 1_000 })],
   });
-  trace.setGlobalTracerProvider(provider);
+  if (!trace.setGlobalTracerProvider(provider)) {
+    // Another provider is registered in this process (an embedding application's): spans go there.
+    logger.warn('an OpenTelemetry tracer provider is already registered; warren’s spans go to it, not to tracing.endpoint');
+    void provider.shutdown();
+    return undefined;
+  }
   logger.info({ endpoint: cfg.endpoint, payloads: cfg.capture_payloads }, 'tracing to OTLP');
   return {
     shutdown: async () => {
