@@ -78,9 +78,13 @@ export class ProgressPublisher {
     else this.#timer = setTimeout(() => this.#send(), wait);
   }
 
-  /** Publishes the starting state now, so a retried attempt never shows the previous attempt's step. */
+  /**
+   * The attempt began. Its state goes out after one interval, with whatever happened by then: a run shorter
+   * than that costs no write at all, and a retried attempt replaces the previous attempt's step promptly.
+   */
   start(): void {
-    this.#send();
+    this.#lastAt = Date.now();
+    this.#timer ??= setTimeout(() => this.#send(), this.#minIntervalMs);
   }
 
   /** The run is over: nothing more is published. */
