@@ -42,6 +42,8 @@ export interface RunnerOptions {
 }
 
 export const DEFAULT_OUTPUT_CAP = 16_000;
+/** How long an interrupted tool that reports usage is given to hand in its ledger. */
+const LATE_USAGE_WAIT_MS = 1_000;
 
 /** Stages of indexes: a run of read-only calls together (at most `cap` at once), each mutating call alone. */
 export function planStages(readOnly: readonly boolean[], cap = 10): number[][] {
@@ -141,7 +143,11 @@ async function runOne(c: RunnableCall, index: number, opts: RunnerOptions): Prom
       (err: unknown) => done('error', `Error: ${call.name} failed: ${err instanceof Error ? err.message : String(err)}`),
     );
   try {
-    return await Promise.race([executed, interrupted]);
+    const first = await Promise.race([executed.then((r) => ({ r, interrupted: false })), interrupted.then((r) => ({ r, interrupted: true }))]);
+    if (!first.interrupted || !tool.reportsUsage) return first.r;
+    // A cancelled delegate stops at its next await and returns its ledger; its tokens were spent all the same.
+    const late = await Promise.race([executed, new Promise<undefined>((resolve) => void setTimeout(resolve, LATE_USAGE_WAIT_MS))]);
+    return late?.ledger ? { ...first.r, ledger: late.ledger } : first.r;
   } finally {
     clearTimeout(timer);
     if (onAbort) opts.signal.removeEventListener('abort', onAbort);

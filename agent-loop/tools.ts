@@ -33,6 +33,11 @@ export interface Tool {
   /** A call ends the run after its reply's other calls are answered (R3). */
   loopBreaking?: 'stop_tool' | 'no_action';
   timeoutMs?: number;
+  /**
+   * The tool makes model calls of its own (a delegate) and reports them in its outcome's ledger. Interrupted,
+   * it is given a moment to settle, so what it spent is still charged to the run.
+   */
+  reportsUsage?: boolean;
   /** A successful call wrote to the hub as the agent (so the pipeline must not post the answer again). */
   postsToHub?: boolean;
   execute(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolOutcome>;

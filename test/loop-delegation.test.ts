@@ -71,6 +71,35 @@ describe('delegation', () => {
     expect(events.find((e) => e.type === 'delegation_response')).toMatchObject({ excerpt: 'B gave up on the cycle' });
   });
 
+  // B's first call spends 500 tokens; its second would take 5 s.
+  const slowB = () => agent('agent-b', [{ tool_calls: [{ name: 'no_such_tool', arguments: {} }], usage: { prompt_tokens: 400, completion_tokens: 100 } }, { content: 'too late', delay_ms: 5_000 }]);
+  const waitingA = () => agent('agent-a', [{ tool_calls: [{ name: 'delegate_to_agent_b', arguments: { task: 'dig' } }], usage: { prompt_tokens: 100, completion_tokens: 10 } }, { content: 'A went on', usage: { prompt_tokens: 100, completion_tokens: 10 } }], { delegates: ['agent-b'] });
+
+  it('under a step limit the delegate gets only what the step has left, wraps up in time, and is charged', async () => {
+    const [a, b] = [waitingA(), slowB()];
+    const byName = new Map([a, b].map((d) => [d.name, d]));
+    const ex = new LlmExecutor({ secret: () => undefined, agents: { get: (n) => byName.get(n) }, stepTimeoutMs: 600 });
+    const started = Date.now();
+    const { result, events } = await run(ex, a);
+    expect(Date.now() - started).toBeLessThan(3_000);
+    expect(events.find((e) => e.type === 'delegation_request')).toMatchObject({ max_duration_ms: expect.any(Number) as number });
+    expect((events.find((e) => e.type === 'delegation_request') as { max_duration_ms: number }).max_duration_ms).toBeLessThanOrEqual(600);
+    expect(result).toMatchObject({ termination: 'final', text: 'A went on' });
+    expect(result.usage.inputTokens).toBeGreaterThanOrEqual(600); // A's two calls and B's first (and B's wrap-up, if any)
+  });
+
+  it('a delegate cancelled with its parent is still charged for what it spent', async () => {
+    const [a, b] = [waitingA(), slowB()];
+    const byName = new Map([a, b].map((d) => [d.name, d]));
+    const ex = new LlmExecutor({ secret: () => undefined, agents: { get: (n) => byName.get(n) } });
+    const ac = new AbortController();
+    setTimeout(() => ac.abort(), 300);
+    const { result, events } = await run(ex, a, ac.signal);
+    expect(result.termination).toBe('aborted');
+    expect(events.find((e) => e.type === 'tool_result')).toMatchObject({ name: 'delegate_to_agent_b', status: 'cancelled' });
+    expect(result.usage).toMatchObject({ inputTokens: 500, outputTokens: 110 }); // A's first call and B's first
+  });
+
   it('the child cannot exceed its carved budget', async () => {
     const spend = { tool_calls: [{ name: 'no_such_tool', arguments: {} }], usage: { prompt_tokens: 800, completion_tokens: 100 } };
     const a = agent('agent-a', [{ tool_calls: [{ name: 'delegate_to_agent_b', arguments: { task: 'spend' } }], usage: { prompt_tokens: 1000, completion_tokens: 0 } }, { content: 'ok', usage: { prompt_tokens: 10, completion_tokens: 1 } }], { delegates: ['agent-b'], maxTokens: 3500 });
