@@ -59,7 +59,7 @@ export class ActivationWorker {
   constructor(opts: ActivationWorkerOptions) {
     this.#opts = opts;
     this.#logger = opts.logger;
-    this.worker = new Worker<ActivationJob, ActivationOutcome>(ACTIVATION_QUEUE, (job, _token, signal) => this.#process(job, signal ?? new AbortController().signal), {
+    this.worker = new Worker<ActivationJob, ActivationOutcome>(ACTIVATION_QUEUE, (job, token, signal) => this.#process(job, signal ?? new AbortController().signal, token), {
       connection: opts.connection,
       prefix: opts.prefix,
       concurrency: opts.concurrency,
@@ -74,7 +74,7 @@ export class ActivationWorker {
     });
   }
 
-  async #process(job: Job<ActivationJob, ActivationOutcome>, signal: AbortSignal): Promise<ActivationOutcome> {
+  async #process(job: Job<ActivationJob, ActivationOutcome>, signal: AbortSignal, token: string | undefined): Promise<ActivationOutcome> {
     const data = ActivationJobSchema.safeParse(job.data);
     if (!data.success) throw new UnrecoverableError(`malformed activation job ${job.id}: ${data.error.issues[0]?.message ?? ''}`);
     const activationId = activationIdOf(job);
@@ -82,7 +82,7 @@ export class ActivationWorker {
     const started = Date.now();
     // A notification run holds its agent's whole inbox until it has read it; the claim says so from the first moment.
     const ttl = (this.#opts.deps.agents.get(data.data.agent)?.config.behavior.max_duration ?? 300_000) + 60_000;
-    const inbox = data.data.trigger === 'notification' && this.#opts.claims && job.id ? this.#opts.claims.forRun(data.data.agent, job.id, ttl) : undefined;
+    const inbox = data.data.trigger === 'notification' && this.#opts.claims && job.id ? this.#opts.claims.forRun(data.data.agent, job.id, token ?? `${job.attemptsStarted}`, ttl) : undefined;
     await inbox?.begin().catch(() => undefined);
     try {
       return await this.#run(job, data.data, signal, activationId, attempt, started, inbox);

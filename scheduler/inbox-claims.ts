@@ -41,22 +41,27 @@ for i = 2, #ARGV, 4 do
 end
 return out`;
 
-// KEYS: claim, version counter. ARGV: job id, ttl ms, count. A claim of the live job only.
+// KEYS: claim, version counter. ARGV: job id, attempt, then the script's own. Writes of the attempt that began
+// last only: an attempt that lost its lock and still runs changes nothing.
 const CLAIM = `
-redis.call('HSET', KEYS[1], 'job', ARGV[1], 'count', ARGV[3])
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
+local owner = redis.call('HMGET', KEYS[1], 'job', 'attempt')
+if owner[1] ~= ARGV[1] or owner[2] ~= ARGV[2] then return -1 end
+redis.call('HSET', KEYS[1], 'count', ARGV[4])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
 return 1`;
 
 // Decreases bump the version: a scheduler whose unread counts were taken before it must not trust them.
 const SETTLE = `
-if redis.call('HGET', KEYS[1], 'job') ~= ARGV[1] then return -1 end
-if redis.call('HEXISTS', KEYS[1], 'count') == 1 then redis.call('HINCRBY', KEYS[1], 'count', -tonumber(ARGV[2])) end
+local owner = redis.call('HMGET', KEYS[1], 'job', 'attempt')
+if owner[1] ~= ARGV[1] or owner[2] ~= ARGV[2] then return -1 end
+if redis.call('HEXISTS', KEYS[1], 'count') == 1 then redis.call('HINCRBY', KEYS[1], 'count', -tonumber(ARGV[3])) end
 redis.call('HSET', KEYS[1], 'version', redis.call('INCR', KEYS[2]))
 return 1`;
 
 // The run is over: it holds nothing it has not read; until BullMQ finishes the job it is still "starting".
 const RELEASE = `
-if redis.call('HGET', KEYS[1], 'job') ~= ARGV[1] then return -1 end
+local owner = redis.call('HMGET', KEYS[1], 'job', 'attempt')
+if owner[1] ~= ARGV[1] or owner[2] ~= ARGV[2] then return -1 end
 redis.call('HDEL', KEYS[1], 'count')
 redis.call('HSET', KEYS[1], 'version', redis.call('INCR', KEYS[2]))
 return 1`;
@@ -65,9 +70,9 @@ return 1`;
 // follow-up BullMQ kept behind an earlier attempt is redundant, since this attempt reads everything unread now.
 // KEYS[3]: BullMQ's kept follow-up of the agent.
 const BEGIN = `
-redis.call('HSET', KEYS[1], 'job', ARGV[1])
+redis.call('HSET', KEYS[1], 'job', ARGV[1], 'attempt', ARGV[2])
 redis.call('HDEL', KEYS[1], 'count')
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
 if redis.call('HGET', KEYS[3], 'name') == 'notification' then redis.call('DEL', KEYS[3]) end
 return 1`;
 
@@ -90,15 +95,18 @@ export class InboxClaims {
     return `${this.#prefix}:inbox-hold-version`;
   }
 
-  /** The claim of one run (job) of one agent. `ttlMs` bounds a claim whose worker died. */
-  forRun(agent: string, jobId: string, ttlMs: number): InboxClaim {
+  /**
+   * The claim of one attempt (`attempt`: unique per attempt, e.g. BullMQ's lock token) of one run (job) of one
+   * agent. `ttlMs` bounds a claim whose worker died.
+   */
+  forRun(agent: string, jobId: string, attempt: string, ttlMs: number): InboxClaim {
     const keys = [this.#key(agent), this.#versionKey] as const;
     const redis = this.#redis;
     return {
-      begin: async () => void (await redis.eval(BEGIN, 3, ...keys, agentDedupKeys(this.#prefix, agent).next, jobId, ttlMs)),
-      claim: async (count) => void (await redis.eval(CLAIM, 2, ...keys, jobId, ttlMs, count)),
-      settle: async (count) => void (count > 0 ? await redis.eval(SETTLE, 2, ...keys, jobId, count) : undefined),
-      release: async () => void (await redis.eval(RELEASE, 2, ...keys, jobId)),
+      begin: async () => void (await redis.eval(BEGIN, 3, ...keys, agentDedupKeys(this.#prefix, agent).next, jobId, attempt, ttlMs)),
+      claim: async (count) => void (await redis.eval(CLAIM, 2, ...keys, jobId, attempt, ttlMs, count)),
+      settle: async (count) => void (count > 0 ? await redis.eval(SETTLE, 2, ...keys, jobId, attempt, count) : undefined),
+      release: async () => void (await redis.eval(RELEASE, 2, ...keys, jobId, attempt)),
     };
   }
 

@@ -80,7 +80,7 @@ describe('inbox holds from BullMQ state', () => {
     await starting;
     // Started, and its claim not written yet: the moment the old claim-at-start left open.
     expect(await held()).toBe(Infinity);
-    const claim = claims.forRun('ann', first!, 60_000);
+    const claim = claims.forRun('ann', first!, 'attempt-1', 60_000);
     await claim.begin();
     expect(await held()).toBe(Infinity);
     await claim.claim(2);
@@ -105,7 +105,7 @@ describe('inbox holds from BullMQ state', () => {
     expect(second.id).not.toBe(first);
     // The follow-up started and has not claimed: it holds everything, and the first run's claim counts no more.
     expect(await held()).toBe(Infinity);
-    const claim2 = claims.forRun('ann', second.id!, 60_000);
+    const claim2 = claims.forRun('ann', second.id!, 'attempt-1', 60_000);
     await claim.settle(5); // a late write of the old run changes nothing
     await claim2.begin();
     await claim2.claim(1);
@@ -137,23 +137,32 @@ describe('inbox holds from BullMQ state', () => {
     await queue.enqueue('ann', 'notification'); // kept as the follow-up
     const next = agentDedupKeys(prefix, 'ann').next;
     expect(await conn.hget(next, 'name')).toBe('notification');
-    await claims.forRun('ann', id!, 60_000).begin(); // as a retried attempt of the same job begins
+    await claims.forRun('ann', id!, 'attempt-2', 60_000).begin(); // as a retried attempt of the same job begins
     expect(await conn.exists(next)).toBe(0);
     expect(await held()).toBe(Infinity);
     await queue.enqueue('ann', 'exploration'); // an exploration follow-up is not the run's to drop
-    await claims.forRun('ann', id!, 60_000).begin();
+    await claims.forRun('ann', id!, 'attempt-3', 60_000).begin();
     expect(await conn.hget(next, 'name')).toBe('exploration');
     w.finish();
   });
 
-  it('a restarted attempt voids what an earlier attempt claimed', async () => {
+  it('a restarted attempt voids what an earlier attempt claimed, and the earlier one can no longer write', async () => {
     const { queue, claims, held } = setup();
     const id = await queue.enqueue('ann', 'notification');
-    const attempt1 = claims.forRun('ann', id!, 60_000);
+    const attempt1 = claims.forRun('ann', id!, 'attempt-1', 60_000);
+    await attempt1.begin();
     await attempt1.claim(3);
     expect(await held()).toBe(3);
-    await claims.forRun('ann', id!, 60_000).begin();
+    const attempt2 = claims.forRun('ann', id!, 'attempt-2', 60_000);
+    await attempt2.begin();
     expect(await held()).toBe(Infinity);
+    // Attempt 1 lost its lock but still runs: its writes change nothing.
+    await attempt1.claim(1);
+    await attempt1.release();
+    expect(await held()).toBe(Infinity);
+    await attempt2.claim(2);
+    await attempt1.settle(2);
+    expect(await held()).toBe(2);
   });
 
   it('the deduplication keys are where BullMQ keeps them', async () => {
