@@ -80,6 +80,27 @@ describe('cassettes', () => {
     expect(r.error?.message).toContain('cassette mismatch at request 1');
   });
 
+  it('a network failure is recorded and replayed as one: the replay retries where the run did', async () => {
+    const fake = await startFakeOpenAI();
+    try {
+      fake.enqueue({ content: 'after a retry' });
+      let calls = 0;
+      const flaky: FetchFn = (input, init) => (++calls === 1 ? Promise.reject(new TypeError('fetch failed', { cause: new Error('connect ECONNRESET') })) : fetch(input, init));
+      const cassette = emptyCassette();
+      const live = await runLoop({ model: new OpenAIChatModel({ baseURL: fake.url, apiKey: 'k', maxRetries: 0, fetch: recordingFetch(cassette, flaky) }), modelName: 'fake-gpt', system: 's', task: 't', maxSteps: 2, signal: new AbortController().signal, events: events(), retry: { attemptsPerModel: 3, initialDelayMs: 5, maxDelayMs: 10, maxRetryAfterMs: 1_000 } });
+      expect(live).toMatchObject({ termination: 'final', text: 'after a retry' });
+      expect(cassette.entries.map((e) => e.response.network_error ?? e.response.status)).toEqual(['fetch failed', 200]);
+      const replayer = replayingFetch(cassette);
+      const again = await runLoop({ model: new OpenAIChatModel({ baseURL: fake.url, apiKey: 'k', maxRetries: 0, fetch: replayer.fetch }), modelName: 'fake-gpt', system: 's', task: 't', maxSteps: 2, signal: new AbortController().signal, events: events(), retry: { attemptsPerModel: 3, initialDelayMs: 5, maxDelayMs: 10, maxRetryAfterMs: 1_000 } });
+      expect(replayer.mismatches).toEqual([]);
+      expect(replayer.remaining()).toBe(0);
+      expect(withoutLatency(again.ledger)).toEqual(withoutLatency(live.ledger));
+      expect(again.ledger[0]?.attempt).toBe(2);
+    } finally {
+      await fake.close();
+    }
+  });
+
   it('a file that is not a cassette is refused by name', async () => {
     const bad = join(dir, 'bad.json');
     await writeCassette(bad, { version: 1, entries: [] });

@@ -7,7 +7,8 @@ import { z } from 'zod';
 
 const EntrySchema = z.object({
   request: z.object({ method: z.string(), path: z.string(), body: z.string() }),
-  response: z.object({ status: z.number().int(), headers: z.record(z.string(), z.string()), body: z.string() }),
+  /** `network_error`: the request never got an answer (refused, reset); replayed as the same failure. */
+  response: z.object({ status: z.number().int(), headers: z.record(z.string(), z.string()), body: z.string(), network_error: z.string().optional() }),
 });
 const CassetteSchema = z.object({ version: z.literal(1), entries: z.array(EntrySchema) });
 
@@ -44,7 +45,14 @@ async function requestOf(input: string | URL | Request, init: RequestInit | unde
 export function recordingFetch(cassette: Cassette, inner: FetchFn = fetch): FetchFn {
   return async (input, init) => {
     const request = await requestOf(input, init);
-    const res = await inner(input, init);
+    let res: Response;
+    try {
+      res = await inner(input, init);
+    } catch (err) {
+      // Kept, so a replay retries where the recorded run retried and its ledger comes out the same.
+      if (!init?.signal?.aborted) cassette.entries.push({ request, response: { status: 0, headers: {}, body: '', network_error: err instanceof Error ? err.message : String(err) } });
+      throw err;
+    }
     const headers: Record<string, string> = {};
     for (const name of KEPT_HEADERS) {
       const v = res.headers.get(name);
@@ -90,6 +98,7 @@ export function replayingFetch(cassette: Cassette): Replayer {
       mismatches.push(message);
       return new Response(JSON.stringify({ error: { message, type: 'invalid_request_error', code: 'cassette_mismatch' } }), { status: 400, headers: { 'content-type': 'application/json' } });
     }
+    if (entry.response.network_error !== undefined) throw new TypeError('fetch failed', { cause: new Error(entry.response.network_error) });
     return new Response(entry.response.body, { status: entry.response.status, headers: entry.response.headers });
   };
   return { fetch: fetchFn, mismatches, remaining: () => cassette.entries.length - next };
