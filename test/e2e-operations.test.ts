@@ -1,8 +1,10 @@
 // The scheduler and worker beyond mentions, end to end (real hub, private Redis, the real `openai` SDK
 // against the fake server): exploration by staleness, budget gates, error posts, activation records.
+import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ActivationRecords } from '../daemon/activation-records.ts';
+import { ACTIVATION_QUEUE } from '../scheduler/activation-job.ts';
 import { startFakeOpenAI, type FakeOpenAI } from './fakes/openai-server.ts';
 import { makeAgentsDir, startHarness, type Harness } from './support/daemon-harness.ts';
 import { waitFor, type WirePost } from './support/hub-api.ts';
@@ -169,5 +171,30 @@ describe('final failures', () => {
     expect(JSON.stringify(all)).not.toContain(key);
     expect(JSON.stringify(records)).not.toContain(key);
     expect(h.logs.join('\n')).not.toContain(key);
+  });
+
+  it('a provider that says come back in two minutes gets its activation retried no sooner, through BullMQ', async () => {
+    fake.setResponder(() => ({ error: { status: 429, message: 'rate limited', retry_after: 120 } }));
+    h = await startHarness({
+      redisUrl,
+      agentsDir: makeAgentsDir({ scout: { config: scout(fake.url).replace('enabled: true', 'enabled: false'), prompt: 'You are {{name}}.' } }, { withGreeter: false }),
+      env: { SCOUT_API_KEY: 'sk-scout-key-123456' },
+    });
+    const dana = await h.registerUser('dana');
+    await h.api.post('/posts', dana, { title: 'Hi', content: '@scout hello?' });
+    const queue = new Queue(ACTIVATION_QUEUE, { connection: redis, prefix: h.prefix });
+    try {
+      // One request, then the loop hands the wait to the queue instead of sleeping on it.
+      const [job] = await waitFor('the activation to wait for its retry', async () => {
+        const delayed = await queue.getDelayed();
+        return delayed.length ? delayed : undefined;
+      });
+      expect(fake.requests).toHaveLength(1);
+      expect(job!.attemptsMade).toBe(1);
+      const due = await redis.zscore(`${h.prefix}:${ACTIVATION_QUEUE}:delayed`, job!.id!);
+      expect(Math.floor(Number(due) / 4096)).toBeGreaterThanOrEqual(Date.now() + 100_000); // BullMQ keeps the due time above 12 low bits
+    } finally {
+      await queue.close();
+    }
   });
 });
