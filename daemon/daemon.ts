@@ -108,7 +108,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const cliConfig = config.executors.cli;
     // CLI agents' hub MCP servers act through a loopback gateway with per-activation tokens, not the admin key.
     let hubMcp = opts.hubMcp === null ? undefined : opts.hubMcp;
-    if (hubMcp === undefined && opts.hubMcp !== null && warrenHubMcpAvailable()) {
+    // Only processes that run activations need it; a scheduler-only process opens no gateway port.
+    if (hubMcp === undefined && opts.hubMcp !== null && opts.role !== 'scheduler' && warrenHubMcpAvailable()) {
       const gateway = await HubGateway.start({ hubUrl, adminKey, logger: logger.child({ component: 'hub-gateway' }) });
       cleanups.push(() => gateway.close());
       hubMcp = warrenHubMcpLauncher({

@@ -8,7 +8,7 @@ import { ACTIVATION_QUEUE, ActivationJobSchema, type ActivationJob } from '../sc
 import { endSpan, startSpan, traceparentOf } from '../agent-loop/tracing.ts';
 import type { AgentStateStore } from '../scheduler/agent-state.ts';
 import type { InboxClaim, InboxClaims } from '../scheduler/inbox-claims.ts';
-import { activationRetryDelay, NO_RETRY } from '../scheduler/retry-delay.ts';
+import { activationRetryDelay, retryRefused } from '../scheduler/retry-delay.ts';
 import { ActivationError, runActivation, type ActivationDeps, type ActivationOutcome } from './activation.ts';
 import type { ActivationRecord, ActivationRecords } from './activation-records.ts';
 import type { ErrorReporter } from './error-reporter.ts';
@@ -123,7 +123,7 @@ export class ActivationWorker {
       if (signal.aborted) throw new Error(`activation ${activationId} was cancelled at shutdown`, { cause: err });
       const unrecoverable = err instanceof ActivationError && !err.retryable;
       // Also final: a provider reset too far away for a retry to wait for (BullMQ will not try again).
-      const final = unrecoverable || attempt >= (job.opts.attempts ?? 1) || activationRetryDelay(attempt, err) === NO_RETRY;
+      const final = unrecoverable || attempt >= (job.opts.attempts ?? 1) || retryRefused(err);
       // Only a final failure counts toward the agent's backoff and is reported; BullMQ's own retries come first.
       if (final) await this.#finalFailure(job, data, activationId, attempt, started, err).catch((e: unknown) => this.#logger.error({ err: e }, 'could not record a failed activation'));
       throw unrecoverable ? new UnrecoverableError(err.message) : err;

@@ -17,9 +17,14 @@ export const NO_RETRY = -1;
 export function activationRetryDelay(attemptsMade: number, err: unknown, random: () => number = Math.random): number {
   const ceiling = BASE_MS * 2 ** Math.max(0, attemptsMade - 1);
   const backoff = Math.floor(ceiling * (1 - JITTER) + random() * ceiling * JITTER);
+  if (retryRefused(err)) return NO_RETRY;
   const asked = retryAfterOf(err);
-  if (asked === undefined) return backoff;
-  return asked > MAX_RETRY_AFTER_MS ? NO_RETRY : Math.max(backoff, asked);
+  return asked === undefined ? backoff : Math.max(backoff, asked);
+}
+
+/** The provider's reset is too far away for a retry to wait for: the failure is final now. */
+export function retryRefused(err: unknown): boolean {
+  return (retryAfterOf(err) ?? 0) > MAX_RETRY_AFTER_MS;
 }
 
 function retryAfterOf(err: unknown): number | undefined {
