@@ -37,7 +37,7 @@ export async function concurrency(): Promise<Record<string, unknown>> {
       },
       onOutcome: (o) => {
         running--;
-        if (o.status !== 'replied') return;
+        if (o.outcome.kind !== 'answered') return;
         finishes.push(Date.now());
         // Keep this agent busy: its next mention arrives as soon as it is done.
         if (!stopMentioning) void mention(o.agent).catch(() => undefined);

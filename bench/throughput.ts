@@ -36,7 +36,7 @@ export async function throughput(): Promise<Record<string, unknown>> {
         first ||= Date.now();
       },
       onOutcome: (o) => {
-        if (o.status !== 'replied') return;
+        if (o.outcome.kind !== 'answered') return;
         last = Date.now();
         if (++done === AGENTS) finished();
       },

@@ -2,14 +2,15 @@
 // bounded history (per agent and overall), and announced on a channel for `warren logs --follow`.
 import type { Redis } from 'ioredis';
 import type { ActivationEvent } from '../agent-loop/events.ts';
+import type { OutcomeKind } from '../executors/run-outcome.ts';
 import type { PhaseTimings } from './phase-timer.ts';
 
 export interface ActivationRecord {
   activation_id: string;
   agent: string;
   trigger: 'notification' | 'exploration';
-  /** replied / idle / skipped / failed */
-  outcome: string;
+  /** How it ended (executors/run-outcome.ts). */
+  outcome: OutcomeKind;
   /** Why, in a word or two: the executor's termination reason, `budget_critical`, the error class… */
   reason: string;
   started_at: string;
@@ -22,6 +23,8 @@ export interface ActivationRecord {
   /** Milliseconds per phase (budget, inbox, thread, context, executor, post, mark_read, report). */
   timings?: PhaseTimings;
   error?: string;
+  /** Notifications given up on by this activation's failure (marked read unanswered). */
+  abandoned?: string[];
   events: ActivationEvent[];
 }
 

@@ -7,7 +7,8 @@ import { addUsage, ZERO_USAGE, type TokenUsage } from '../agent-loop/messages.ts
 import type { HubAdapter, NotificationPage } from '../hub-client/adapter.ts';
 import { deadline } from '../hub-client/deadline.ts';
 import type { BudgetHealth, BudgetStatus, Notification } from '../hub-client/types.ts';
-import { ExecutorSetupError, type Executor, type ExecutorResult } from '../executors/executor.ts';
+import type { Executor } from '../executors/executor.ts';
+import { assertNever, outcomeOfError, outcomeOfRun, outcomeReason, type FailureOutcome, type Outcome, type RunOutcome } from '../executors/run-outcome.ts';
 import { remainingToday, type RemainingToday } from '../prompts/budget.ts';
 import { buildNotificationContext } from '../prompts/context.ts';
 import { buildExplorationContext, filterFeed } from '../prompts/exploration.ts';
@@ -50,12 +51,13 @@ export interface TaskRef {
 
 export type UsageWithCost = TokenUsage & { costUsd: number };
 
+/** A finished activation: `outcome` is how it ended (answered, posted, no action or skipped; failures throw). */
 export interface ActivationOutcome {
   activationId: string;
   agent: string;
   trigger: ActivationJob['trigger'];
-  status: 'replied' | 'idle' | 'skipped';
-  /** The last executor termination, or why nothing ran (`budget_critical`, `undefined_agent`, `empty_feed`…). */
+  outcome: Outcome;
+  /** A word or two on why (`final`, `budget_critical`, `undefined_agent`, `empty_feed`…): outcomeReason. */
   reason: string;
   /** Notifications marked read by this activation. */
   handled: string[];
@@ -68,22 +70,32 @@ export interface ActivationOutcome {
   timings: PhaseTimings;
 }
 
-/** The activation could not finish; `retryable` says whether BullMQ should try it again. */
+/** What stopped a run, for the short guard and limit posts. */
+export interface StopDetail {
+  tool?: string;
+  steps: number;
+}
+
+/** The activation left work undone; `outcome` says how (the worker's failure policy decides what follows). */
 export class ActivationError extends Error {
   override readonly name = 'ActivationError';
   readonly agent: string;
-  readonly retryable: boolean;
+  readonly outcome: FailureOutcome;
   readonly task: TaskRef | undefined;
   readonly usage: UsageWithCost;
-  /** The provider said when to come back (a rate limit's reset): the queue's retry waits at least this long. */
-  readonly retryAfterMs: number | undefined;
-  constructor(agent: string, message: string, retryable: boolean, opts: { cause?: unknown; task?: TaskRef; usage?: UsageWithCost; retryAfterMs?: number } = {}) {
-    super(`activation of ${agent} failed: ${message}`, { cause: opts.cause });
+  readonly stop: StopDetail | undefined;
+  constructor(agent: string, outcome: FailureOutcome, opts: { cause?: unknown; task?: TaskRef; usage?: UsageWithCost; stop?: StopDetail } = {}) {
+    super(`activation of ${agent} failed: ${outcome.message}`, { cause: opts.cause });
     this.agent = agent;
-    this.retryable = retryable;
+    this.outcome = outcome;
     this.task = opts.task;
     this.usage = opts.usage ?? { ...ZERO_USAGE, costUsd: 0 };
-    this.retryAfterMs = opts.retryAfterMs;
+    this.stop = opts.stop;
+  }
+
+  /** The provider said when to come back (a rate limit's reset): the queue's retry waits at least this long. */
+  get retryAfterMs(): number | undefined {
+    return this.outcome.kind === 'retryable_failure' ? this.outcome.retryAfterMs : undefined;
   }
 }
 
@@ -93,6 +105,8 @@ interface Run {
   activationId: string;
   events: EventLog;
   signal: AbortSignal;
+  /** The worker's own signal (shutdown): an abort that did not come from it is the activation's deadline. */
+  jobSignal: AbortSignal;
   log: Logger;
   outcome: ActivationOutcome;
   timer: PhaseTimer;
@@ -125,7 +139,7 @@ export async function runActivation(deps: ActivationDeps, activationId: string, 
     activationId,
     agent: job.agent,
     trigger: job.trigger,
-    status: 'idle',
+    outcome: { kind: 'no_action', reason: 'nothing_to_do' },
     reason: 'nothing_to_do',
     handled: [],
     replies: 0,
@@ -139,10 +153,10 @@ export async function runActivation(deps: ActivationDeps, activationId: string, 
   const def = deps.agents.get(job.agent);
   if (!def) {
     log.warn('agent is no longer defined; activation skipped');
-    return { ...outcome, status: 'skipped', reason: 'undefined_agent' };
+    return skipped(outcome, 'undefined_agent');
   }
   const resolved = deps.executors.resolve(def);
-  if ('unavailable' in resolved) throw new ActivationError(job.agent, resolved.unavailable, false);
+  if ('unavailable' in resolved) throw new ActivationError(job.agent, { kind: 'terminal_failure', message: resolved.unavailable, source: 'agent' });
 
   // One signal for the whole activation: the worker's cancel (shutdown) or the agent's max_duration.
   const limit = deadline(def.config.behavior.max_duration, jobSignal);
@@ -164,24 +178,25 @@ export async function runActivation(deps: ActivationDeps, activationId: string, 
   if (!budgetAllows(outcome.budget, job.trigger)) {
     limit.dispose();
     log.info({ budget: outcome.budget }, 'activation skipped by the budget');
-    return { ...outcome, status: 'skipped', reason: `budget_${outcome.budget}` };
+    return skipped(outcome, `budget_${outcome.budget}`);
   }
 
   events.emit({ type: 'activation_start', agent: def.name, executor: def.config.type });
   const used = await usedToday;
   const remaining = used ? remainingToday(def.config.behavior.limits, used) : undefined;
-  const run: Run = { def, executor: resolved.executor, activationId, events, signal, log, outcome, timer, budget, remaining, claim, traceparent: opts.traceparent };
+  const run: Run = { def, executor: resolved.executor, activationId, events, signal, jobSignal, log, outcome, timer, budget, remaining, claim, traceparent: opts.traceparent };
   let task: TaskRef | undefined;
   try {
     if (job.trigger === 'exploration') await explore(deps, run, (t) => (task = t));
     else await answerInbox(deps, run, inbox!, (t) => (task = t));
-    outcome.status = outcome.replies + outcome.posts > 0 ? 'replied' : outcome.status;
+    // The activation's ending: the last answer it posted, or that the agent posted itself, or why nothing.
+    if (outcome.replies === 0 && outcome.posts > 0) outcome.outcome = { kind: 'posted_by_tool' };
+    outcome.reason = outcomeReason(outcome.outcome);
     return outcome;
   } catch (err) {
-    if (err instanceof ActivationError) throw new ActivationError(def.name, err.message.replace(/^activation of \S+ failed: /, ''), err.retryable, { cause: err.cause, task: err.task ?? task, usage: outcome.usage, retryAfterMs: err.retryAfterMs });
-    if (err instanceof ExecutorSetupError) throw new ActivationError(def.name, err.message, false, { cause: err, task, usage: outcome.usage });
-    const retryable = (err as { retryable?: unknown }).retryable !== false;
-    throw new ActivationError(def.name, err instanceof Error ? err.message : String(err), retryable, { cause: err, task, usage: outcome.usage });
+    // Every failure leaves as one ActivationError with its outcome, the task it was on and what it cost.
+    if (err instanceof ActivationError) throw new ActivationError(def.name, err.outcome, { cause: err.cause, task: err.task ?? task, usage: outcome.usage, stop: err.stop });
+    throw new ActivationError(def.name, outcomeOfError(err, jobSignal.aborted), { cause: err, task, usage: outcome.usage });
   } finally {
     limit.dispose();
     await timer.time('report', async () => {
@@ -210,7 +225,7 @@ async function answerInbox(deps: ActivationDeps, run: Run, inbox: Promise<Notifi
   }
   for (const n of actionable.slice(0, deps.maxNotificationsPerActivation ?? 10)) {
     onTask({ notificationId: n.id, postId: n.post_id ?? undefined, from: n.from.name, excerpt: n.content ?? undefined });
-    if (signal.aborted) throw new ActivationError(def.name, 'aborted', true);
+    if (signal.aborted) throw new ActivationError(def.name, abortedOutcome(run));
     const replied = await handleNotification(deps, run, n);
     await run.claim?.settle(1);
     outcome.handled.push(n.id);
@@ -231,11 +246,24 @@ async function handleNotification(deps: ActivationDeps, run: Run, n: Notificatio
   if (text === undefined) {
     const post = await run.timer.time('thread', () => hub.getPost(n.post_id!, { includeComments: true, signal }));
     const result = await execute(run, run.timer.timeSync('context', () => buildNotificationContext(def, post, n, { budget: run.budget, remainingToday: run.remaining, taskTokens: deps.contextTaskTokens, cliAvailable: deps.cliAvailable })), hub);
-    posted = result.posted;
-    text = posted ? '' : result.text;
-    if (text) await outbox.put(def.name, n.id, text);
-    log.info({ notification: n.id, termination: result.termination }, text ? 'answer ready' : 'no reply needed');
+    switch (result.kind) {
+      case 'answered':
+        text = result.text;
+        await outbox.put(def.name, n.id, text);
+        run.outcome.outcome = result;
+        break;
+      case 'posted_by_tool':
+        posted = true;
+        run.outcome.outcome = result;
+        break;
+      case 'no_action':
+        break;
+      default:
+        return assertNever(result);
+    }
+    log.info({ notification: n.id, outcome: result.kind }, text ? 'answer ready' : posted ? 'the agent posted itself' : 'no reply needed');
   } else {
+    run.outcome.outcome = { kind: 'answered', text, partial: false };
     log.info({ notification: n.id }, 'posting the answer kept from an earlier attempt');
   }
   if (text) {
@@ -266,18 +294,28 @@ async function explore(deps: ActivationDeps, run: Run, onTask: (t: TaskRef) => v
   }));
   const feed = filterFeed(def, discovered);
   if (feed.length === 0) {
-    outcome.reason = 'empty_feed';
+    outcome.outcome = { kind: 'no_action', reason: 'empty_feed' };
     log.info('nothing new to explore');
     return;
   }
   onTask({});
   const result = await execute(run, run.timer.timeSync('context', () => buildExplorationContext(def, feed, { budget: run.budget, remainingToday: run.remaining, taskTokens: deps.contextTaskTokens, cliAvailable: deps.cliAvailable })), hub);
-  if (result.posted) {
-    outcome.posts++;
-    return;
+  switch (result.kind) {
+    case 'posted_by_tool':
+      outcome.posts++;
+      return;
+    case 'no_action':
+      outcome.outcome = result;
+      log.info({ why: result.reason }, 'exploration ended without a post');
+      return;
+    case 'answered':
+      break;
+    default:
+      return assertNever(result);
   }
   const answer = parseExplorationAnswer(result.text, new Set(feed.map((p) => p.id)));
   if (answer.kind === 'none') {
+    outcome.outcome = { kind: 'no_action', reason: 'exploration_declined' };
     log.info({ why: answer.why }, 'exploration ended without a post');
     return;
   }
@@ -287,18 +325,50 @@ async function explore(deps: ActivationDeps, run: Run, onTask: (t: TaskRef) => v
     hub.createComment({ agent: def.name, postId: answer.postId, content: answer.content }, { idempotencyKey: idempotencyKey(activationId, `explore:${answer.postId}:reply`), signal }),
   );
   outcome.replies++;
+  outcome.outcome = result;
   log.info({ post: answer.postId, comment: comment.id }, 'exploration answered a post');
 }
 
-async function execute(run: Run, context: { system: string; task: string }, hub: HubAdapter): Promise<ExecutorResult> {
+/** Runs the executor; an ending that leaves the work undone (failure, guard or limit stop, abort) throws. */
+async function execute(run: Run, context: { system: string; task: string }, hub: HubAdapter): Promise<Extract<RunOutcome, { kind: 'answered' | 'posted_by_tool' | 'no_action' }>> {
   const { def, executor, activationId, events, signal, outcome } = run;
   const result = await run.timer.time('executor', () => executor.run({ id: activationId, definition: def, context, events, signal, hub, traceparent: run.traceparent }));
   outcome.usage = { ...addUsage(outcome.usage, result.usage), costUsd: outcome.usage.costUsd + (result.usage.costUsd ?? 0) };
-  outcome.reason = result.termination;
-  if (result.termination === 'error' || result.termination === 'aborted') {
-    throw new ActivationError(def.name, result.error?.message ?? result.termination, result.error?.retryable ?? true, { retryAfterMs: result.error?.retryAfterMs });
+  const ended = outcomeOfRun(result);
+  switch (ended.kind) {
+    case 'answered':
+    case 'posted_by_tool':
+    case 'no_action':
+      return ended;
+    case 'guard_stop':
+    case 'limit_stop':
+      throw new ActivationError(def.name, ended, { stop: { steps: result.steps, tool: lastToolCalled(events.events) } });
+    case 'aborted':
+      throw new ActivationError(def.name, abortedOutcome(run));
+    case 'retryable_failure':
+    case 'terminal_failure':
+      throw new ActivationError(def.name, ended);
+    default:
+      return assertNever(ended);
   }
-  return result;
+}
+
+/** Cancelled by the worker (shutdown) is an abort; cut by the activation's own max_duration it is a failure to retry. */
+function abortedOutcome(run: Run): FailureOutcome {
+  if (run.jobSignal.aborted) return { kind: 'aborted', message: 'cancelled' };
+  return { kind: 'retryable_failure', message: `the activation reached behavior.max_duration (${run.def.config.behavior.max_duration} ms)`, source: 'agent' };
+}
+
+function lastToolCalled(events: readonly ActivationEvent[]): string | undefined {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i]!;
+    if (e.type === 'tool_call') return e.name;
+  }
+  return undefined;
+}
+
+function skipped(outcome: ActivationOutcome, reason: string): ActivationOutcome {
+  return { ...outcome, outcome: { kind: 'skipped', reason }, reason };
 }
 
 /** Usage goes to the hub's ledger once per attempt (an attempt that retried made its own model calls). */

@@ -73,6 +73,10 @@ export const WarrenConfigSchema = z.strictObject({
       min_staleness: durationMs.default(900_000),
       /** How long a budget-health answer is trusted before the hub is asked again. */
       budget_ttl: durationMs.default(30_000),
+      /** An agent's wait after its first terminal failure; doubled for each further one (README: When things fail). */
+      failure_backoff: durationMs.default(600_000),
+      /** The longest such wait. */
+      failure_backoff_max: durationMs.default(6 * 3_600_000),
     })
     .prefault({}),
   workers: z
@@ -86,6 +90,8 @@ export const WarrenConfigSchema = z.strictObject({
       lock_duration: durationMs.default(30_000),
       /** How often lapsed claims are looked for (the stalled-job check). */
       stalled_interval: durationMs.default(30_000),
+      /** Terminal failures on one notification before it is given up on (marked read, recorded as abandoned). */
+      give_up_after: z.number().int().min(1).max(100).default(3),
     })
     .prefault({}),
   executors: z

@@ -23,6 +23,8 @@ import { ActivationRecords } from './activation-records.ts';
 import { AgentRegistry } from './agent-registry.ts';
 import type { WarrenConfig } from './config.ts';
 import { ErrorReporter } from './error-reporter.ts';
+import { RedisErrorPostLedger } from './error-post-ledger.ts';
+import { RedisNotificationFailures } from './notification-failures.ts';
 import { ExecutorRegistry } from './executor-registry.ts';
 import { openStore } from './open-store.ts';
 import { startHealthServer } from './health-server.ts';
@@ -183,7 +185,10 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
         deps: { hub, agents: registry, executors, outbox: new RedisReplyOutbox(producerConn, config.redis.prefix), logger, contextTaskTokens: config.workers.context_tokens, cliAvailable: programLookup(env.PATH), usedToday: async (agent) => (await agentState.dailyMany([agent])).get(agent) },
         agentState,
         records: new ActivationRecords(producerConn, config.redis.prefix),
-        errors: new ErrorReporter(hub, redactor, logger.child({ component: 'error-reporter' })),
+        errors: new ErrorReporter(hub, redactor, logger.child({ component: 'error-reporter' }), new RedisErrorPostLedger(producerConn, config.redis.prefix)),
+        notificationFailures: new RedisNotificationFailures(producerConn, config.redis.prefix),
+        backoff: { baseMs: config.scheduler.failure_backoff, maxMs: config.scheduler.failure_backoff_max },
+        giveUpAfter: config.workers.give_up_after,
         redactor,
         logger,
         onOutcome: opts.onOutcome,

@@ -1,6 +1,11 @@
-// The post a final activation failure leaves in m/agent-errors (hub-api.md §9, ADR-023 layout).
-// Everything in it passes through the redactor; user content only when the agent allows it.
+// The post a final activation failure leaves in m/agent-errors: the full layout for errors, a short one for a
+// guard or limit stop. Everything in it passes through the redactor; user content only when the agent allows it;
+// stack frames relative to the project, never the host's absolute paths.
+import { fileURLToPath } from 'node:url';
 import type { Redactor } from './redact.ts';
+
+/** The project root (this file lives in daemon/). */
+const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 export const ERRORS_COMMUNITY = 'agent-errors';
 
@@ -16,6 +21,8 @@ export interface FailureReport {
   attempts: number;
   maxAttempts: number;
   retryable: boolean;
+  /** Set when a loop guard or a hard limit ended the run: the post is the short kind. */
+  stop?: { kind: 'guard' | 'limit'; reason: string; message: string; tool?: string; steps?: number };
 }
 
 export interface ErrorPost {
@@ -37,17 +44,58 @@ export function possibleCauses(message: string): string[] {
   return causes;
 }
 
+/** Stack lines with paths relative to the project (`daemon/worker.ts:12:3`); other absolute paths lose their folders. */
+export function relativeStack(stack: string | undefined, root: string = PROJECT_ROOT, maxFrames = 5): string[] {
+  const rootPath = root.endsWith('/') ? root : `${root}/`;
+  return (stack ?? '')
+    .split('\n')
+    .slice(1)
+    .map((l) => l.trim())
+    .filter((l) => l.startsWith('at '))
+    .slice(0, maxFrames)
+    .map((l) =>
+      l
+        .split(`file://${rootPath}`)
+        .join('')
+        .split(rootPath)
+        .join('')
+        .replace(/(?:file:\/\/)?\/(?:[^\s/():]+\/)+([^\s/():]+)/g, '…/$1'),
+    );
+}
+
+const STOP_TITLES: Record<string, string> = {
+  loop_detected: 'Loop stopped',
+  circuit_open: 'Failing tool calls stopped',
+  max_steps: 'Step limit reached',
+  budget: 'Token budget reached',
+  deadline: 'Time limit reached',
+};
+
 export function formatErrorPost(r: FailureReport, redactor: Redactor, opts: { redactUserContent: boolean }): ErrorPost {
   const task =
     r.trigger === 'notification'
       ? [`- Kind: notification${r.task?.notificationId ? ` ${r.task.notificationId}` : ''}`, r.task?.postId ? `- Post: ${r.task.postId}` : undefined, r.task?.from ? `- From: ${r.task.from}` : undefined]
       : ['- Kind: exploration', r.task?.postId ? `- Post: ${r.task.postId}` : undefined];
   if (r.task?.excerpt) task.push(`- Content: ${opts.redactUserContent ? '[redacted: user_content]' : r.task.excerpt.replace(/\s+/g, ' ').slice(0, 200)}`);
-  const stack = (r.error.stack ?? '')
-    .split('\n')
-    .slice(1, 6)
-    .map((l) => l.trim())
-    .filter(Boolean);
+  if (r.stop) {
+    // A guard or limit stop is the agent's behaviour, not a crash: what stopped, where, after how much.
+    const s = r.stop;
+    const lines = [
+      '## Task',
+      ...task.filter((l): l is string => l !== undefined),
+      '',
+      '## What happened',
+      `- Stopped by: ${s.reason}`,
+      ...(s.tool ? [`- Tool: ${s.tool}`] : []),
+      ...(s.steps !== undefined ? [`- Steps: ${s.steps}`] : []),
+      `- Detail: ${s.message}`,
+      `- Executor: ${r.executor}${r.model ? ` (${r.model})` : ''}; activation ${r.activationId}`,
+      '',
+      s.kind === 'guard' ? 'No answer was posted. The notification stays unread and is tried again after the backoff.' : 'The run ended without an answer. The notification stays unread and is tried again after the backoff.',
+    ];
+    return { title: redactor.redact(`🟠 ${STOP_TITLES[s.reason] ?? 'Run stopped'}: ${r.agent}`), content: redactor.redact(lines.join('\n')) };
+  }
+  const stack = relativeStack(r.error.stack);
   const lines = [
     '## Task',
     ...task.filter((l): l is string => l !== undefined),

@@ -1,25 +1,39 @@
-// Posts a final activation failure to m/agent-errors as the failing agent, once per activation.
+// Posts a final activation failure to m/agent-errors as the failing agent: one post per agent and error
+// fingerprint an hour; a repeat within the hour is counted in a comment on that first post instead.
 import type { Logger } from 'pino';
 import type { HubAdapter } from '../hub-client/adapter.ts';
 import type { AgentDefinition } from '../store/definition.ts';
 import { ERRORS_COMMUNITY, formatErrorPost, type FailureReport } from './error-post.ts';
+import type { ErrorPostLedger } from './error-post-ledger.ts';
+import { errorFingerprint } from './failure-policy.ts';
 import { idempotencyKey } from './idempotency.ts';
 import type { Redactor } from './redact.ts';
+
+export const ERROR_POST_WINDOW_MS = 3_600_000;
+
+export type ReportResult = { posted: string } | { counted: number; on: string | undefined } | { skipped: 'disabled' | 'failed' };
 
 export class ErrorReporter {
   readonly #hub: HubAdapter;
   readonly #redactor: Redactor;
   readonly #logger: Logger;
+  readonly #ledger: ErrorPostLedger;
+  readonly #windowMs: number;
 
-  constructor(hub: HubAdapter, redactor: Redactor, logger: Logger) {
+  constructor(hub: HubAdapter, redactor: Redactor, logger: Logger, ledger: ErrorPostLedger, opts: { windowMs?: number } = {}) {
     this.#hub = hub;
     this.#redactor = redactor;
     this.#logger = logger;
+    this.#ledger = ledger;
+    this.#windowMs = opts.windowMs ?? ERROR_POST_WINDOW_MS;
   }
 
-  /** Returns the post id, or undefined when the agent does not post errors or the post failed. */
-  async report(def: AgentDefinition | undefined, r: FailureReport): Promise<string | undefined> {
-    if (def && !def.config.observability.post_errors) return undefined;
+  async report(def: AgentDefinition | undefined, r: FailureReport): Promise<ReportResult> {
+    if (def && !def.config.observability.post_errors) return { skipped: 'disabled' };
+    // Redacted before fingerprinting, so no secret ends up in the ledger either.
+    const fingerprint = errorFingerprint(r.stop ? r.stop.reason : r.error.name, this.#redactor.redact(r.stop ? `${r.stop.tool ?? ''}` : r.error.message));
+    const claim = await this.#ledger.claim(r.agent, fingerprint, this.#windowMs);
+    if (!claim.first) return this.#count(r, claim.count, claim.postId, claim.firstAt);
     const redactUserContent = def?.config.observability.redact_from_posts.includes('user_content') ?? true;
     const post = formatErrorPost(r, this.#redactor, { redactUserContent });
     try {
@@ -28,10 +42,24 @@ export class ErrorReporter {
         // Once per activation, however often the failure is reported (e.g. by a recovered worker).
         { idempotencyKey: idempotencyKey(r.activationId, 'error-post') },
       );
-      return created.id;
+      await this.#ledger.remember(r.agent, fingerprint, created.id);
+      return { posted: created.id };
     } catch (err) {
+      await this.#ledger.forget(r.agent, fingerprint).catch(() => undefined);
       this.#logger.warn({ agent: r.agent, err }, 'could not post the failure to m/agent-errors');
-      return undefined;
+      return { skipped: 'failed' };
     }
+  }
+
+  async #count(r: FailureReport, count: number, postId: string | undefined, firstAt: number): Promise<ReportResult> {
+    this.#logger.info({ agent: r.agent, count, post: postId }, 'the same failure again: counted on the first error post');
+    if (!postId) return { counted: count, on: undefined };
+    const content = `This happened again: ${count} times in total since ${new Date(firstAt).toISOString().slice(0, 16).replace('T', ' ')}Z (latest: activation ${r.activationId}).`;
+    try {
+      await this.#hub.createComment({ agent: r.agent, postId, content: this.#redactor.redact(content) }, { idempotencyKey: idempotencyKey(r.activationId, 'error-repeat') });
+    } catch (err) {
+      this.#logger.warn({ agent: r.agent, err }, 'could not count the repeated failure on its error post');
+    }
+    return { counted: count, on: postId };
   }
 }

@@ -1,5 +1,6 @@
-// The consumer side: a BullMQ worker that runs activations, records each outcome, reports final failures,
-// and shuts down gracefully within a deadline.
+// The consumer side: a BullMQ worker that runs activations, records each outcome, applies the failure policy
+// (daemon/failure-policy.ts) once per failure, and shuts down gracefully within a deadline. What BullMQ keeps of
+// a job in Redis (return value, failure reason, stack) is ids and redacted text only.
 import { ROOT_CONTEXT } from '@opentelemetry/api';
 import { UnrecoverableError, Worker, type Job, type WorkerOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
@@ -8,10 +9,15 @@ import { ACTIVATION_QUEUE, ActivationJobSchema, type ActivationJob } from '../sc
 import { endSpan, startSpan, traceparentOf } from '../agent-loop/tracing.ts';
 import type { AgentStateStore } from '../scheduler/agent-state.ts';
 import type { InboxClaim, InboxClaims } from '../scheduler/inbox-claims.ts';
-import { activationRetryDelay, retryRefused } from '../scheduler/retry-delay.ts';
+import { activationRetryDelay } from '../scheduler/retry-delay.ts';
+import { failureBackoffMs, DEFAULT_BACKOFF, type BackoffPolicy } from '../scheduler/backoff.ts';
+import { assertNever, outcomeOfError, outcomeReason } from '../executors/run-outcome.ts';
 import { ActivationError, runActivation, type ActivationDeps, type ActivationOutcome } from './activation.ts';
 import type { ActivationRecord, ActivationRecords } from './activation-records.ts';
 import type { ErrorReporter } from './error-reporter.ts';
+import { decideFailure, DEFAULT_GIVE_UP_AFTER, shouldGiveUp, type FailureDecision } from './failure-policy.ts';
+import { readKey } from './idempotency.ts';
+import type { NotificationFailures } from './notification-failures.ts';
 import { ProgressPublisher } from './live-progress.ts';
 import type { PhaseTimings } from './phase-timer.ts';
 import type { Redactor } from './redact.ts';
@@ -38,6 +44,12 @@ export interface ActivationWorkerOptions {
   agentState: AgentStateStore;
   records: ActivationRecords;
   errors: ErrorReporter;
+  /** Terminal failures per notification, for giving up on one after `giveUpAfter`. */
+  notificationFailures: NotificationFailures;
+  /** The agent's wait after terminal failures (default: 10 min, doubling, at most 6 h). */
+  backoff?: BackoffPolicy;
+  /** Terminal failures on one notification before it is given up on (default 3). */
+  giveUpAfter?: number;
   redactor: Redactor;
   logger: Logger;
   /** Observes each finished activation (tests, metrics). */
@@ -51,15 +63,22 @@ export interface ActivationWorkerOptions {
 /** How a worker resolves the activation jobs' backoff type (scheduler/retry-delay.ts). */
 export const ACTIVATION_WORKER_SETTINGS: WorkerOptions['settings'] = { backoffStrategy: (attemptsMade, _type, err) => activationRetryDelay(attemptsMade, err) };
 
+/** What BullMQ keeps as a job's return value: ids and kinds, never content. */
+export interface ActivationJobResult {
+  activation_id: string;
+  outcome: ActivationOutcome['outcome']['kind'];
+  reason: string;
+}
+
 export class ActivationWorker {
-  readonly worker: Worker<ActivationJob, ActivationOutcome>;
+  readonly worker: Worker<ActivationJob, ActivationJobResult>;
   readonly #opts: ActivationWorkerOptions;
   readonly #logger: Logger;
 
   constructor(opts: ActivationWorkerOptions) {
     this.#opts = opts;
     this.#logger = opts.logger;
-    this.worker = new Worker<ActivationJob, ActivationOutcome>(ACTIVATION_QUEUE, (job, token, signal) => this.#process(job, signal ?? new AbortController().signal, token), {
+    this.worker = new Worker<ActivationJob, ActivationJobResult>(ACTIVATION_QUEUE, (job, token, signal) => this.#process(job, signal ?? new AbortController().signal, token), {
       connection: opts.connection,
       prefix: opts.prefix,
       concurrency: opts.concurrency,
@@ -74,7 +93,7 @@ export class ActivationWorker {
     });
   }
 
-  async #process(job: Job<ActivationJob, ActivationOutcome>, signal: AbortSignal, token: string | undefined): Promise<ActivationOutcome> {
+  async #process(job: Job<ActivationJob, ActivationJobResult>, signal: AbortSignal, token: string | undefined): Promise<ActivationJobResult> {
     const data = ActivationJobSchema.safeParse(job.data);
     if (!data.success) throw new UnrecoverableError(`malformed activation job ${job.id}: ${data.error.issues[0]?.message ?? ''}`);
     const activationId = activationIdOf(job);
@@ -91,13 +110,14 @@ export class ActivationWorker {
     }
   }
 
-  async #run(job: Job<ActivationJob, ActivationOutcome>, data: ActivationJob, signal: AbortSignal, activationId: string, attempt: number, started: number, inbox: InboxClaim | undefined): Promise<ActivationOutcome> {
+  async #run(job: Job<ActivationJob, ActivationJobResult>, data: ActivationJob, signal: AbortSignal, activationId: string, attempt: number, started: number, inbox: InboxClaim | undefined): Promise<ActivationJobResult> {
     const { agentState } = this.#opts;
     this.#opts.onStart?.({ agent: data.agent, trigger: data.trigger, enqueuedAt: data.enqueuedAt, startedAt: started });
     // `warren pause` also holds back what was already queued.
     if ((await agentState.getMany([data.agent])).get(data.agent)?.paused) {
       await this.#store({ ...emptyRecord(activationId, data, started, attempt), outcome: 'skipped', reason: 'paused' });
-      return { activationId, agent: data.agent, trigger: data.trigger, status: 'skipped', reason: 'paused', handled: [], replies: 0, posts: 0, usage: { inputTokens: 0, outputTokens: 0, cachedTokens: 0, costUsd: 0 }, budget: 'healthy', events: [], timings: {} };
+      this.#opts.onOutcome?.({ activationId, agent: data.agent, trigger: data.trigger, outcome: { kind: 'skipped', reason: 'paused' }, reason: 'paused', handled: [], replies: 0, posts: 0, usage: { inputTokens: 0, outputTokens: 0, cachedTokens: 0, costUsd: 0 }, budget: 'healthy', events: [], timings: {} });
+      return { activation_id: activationId, outcome: 'skipped', reason: 'paused' };
     }
     // What the run is doing, for `warren status` on any machine: BullMQ's job progress, kept small.
     const live = new ProgressPublisher(activationId, (p) => job.updateProgress({ ...p }).catch((err: unknown) => this.#logger.debug({ err, agent: data.agent }, 'live progress not published')));
@@ -108,57 +128,85 @@ export class ActivationWorker {
     const spanAttrs: Record<string, string | number> = {};
     try {
       const outcome = await runActivation(this.#opts.deps, activationId, data, signal, { attempt, claim: inbox, onEvent: (e) => live.observe(e), traceparent: traceparentOf(span.context) });
-      Object.assign(spanAttrs, { 'warren.outcome': outcome.status, 'warren.reason': outcome.reason, 'warren.replies': outcome.replies, 'warren.handled': outcome.handled.length });
-      if (outcome.status !== 'skipped') {
+      Object.assign(spanAttrs, { 'warren.outcome': outcome.outcome.kind, 'warren.reason': outcome.reason, 'warren.replies': outcome.replies, 'warren.handled': outcome.handled.length });
+      if (outcome.outcome.kind !== 'skipped') {
         await agentState.recordSuccess(data.agent);
         await agentState.recordActivated(data.agent, { tokensInput: outcome.usage.inputTokens, tokensOutput: outcome.usage.outputTokens, costUsd: outcome.usage.costUsd, posts: outcome.posts, comments: outcome.replies });
       }
       await this.#store(recordOf(outcome, started, attempt));
       this.#opts.onOutcome?.(outcome);
-      return outcome;
+      return { activation_id: activationId, outcome: outcome.outcome.kind, reason: outcome.reason };
     } catch (err) {
-      spanError = this.#opts.redactor.redact(err instanceof Error ? err.message : String(err));
-      // Cancelled by a shutdown: not the agent's failure. BullMQ runs it again (here or on another worker),
-      // and the notifications it left unread are scheduled again in any case.
-      if (signal.aborted) throw new Error(`activation ${activationId} was cancelled at shutdown`, { cause: err });
-      const unrecoverable = err instanceof ActivationError && !err.retryable;
-      // Also final: a provider reset too far away for a retry to wait for (BullMQ will not try again).
-      const final = unrecoverable || attempt >= (job.opts.attempts ?? 1) || retryRefused(err);
-      // Only a final failure counts toward the agent's backoff and is reported; BullMQ's own retries come first.
-      if (final) await this.#finalFailure(job, data, activationId, attempt, started, err).catch((e: unknown) => this.#logger.error({ err: e }, 'could not record a failed activation'));
-      throw unrecoverable ? new UnrecoverableError(err.message) : err;
+      const failure = err instanceof ActivationError ? err : new ActivationError(data.agent, outcomeOfError(err, signal.aborted), { cause: err });
+      const message = this.#opts.redactor.redact(failure.message);
+      spanError = message;
+      const decision = decideFailure(failure.outcome, { attempt, maxAttempts: job.opts.attempts ?? 1 });
+      switch (decision.kind) {
+        case 'cancelled':
+          // Shutdown: not the agent's failure. BullMQ runs it again (here or on another worker), and the
+          // notifications it left unread are scheduled again in any case.
+          throw forBullmq(`activation ${activationId} was cancelled at shutdown`);
+        case 'retry':
+          // BullMQ's next attempt comes first; only a final failure counts and is reported.
+          throw forBullmq(message, failure.retryAfterMs);
+        case 'final':
+          await this.#finalFailure(job, data, activationId, attempt, started, failure, decision).catch((e: unknown) => this.#logger.error({ err: e }, 'could not record a failed activation'));
+          throw Object.assign(new UnrecoverableError(message), { stack: `UnrecoverableError: ${message}` });
+        default:
+          return assertNever(decision);
+      }
     } finally {
       live.stop();
       endSpan(span, spanAttrs, spanError);
     }
   }
 
-  async #finalFailure(job: Job<ActivationJob, ActivationOutcome>, data: ActivationJob, activationId: string, attempt: number, started: number, err: unknown): Promise<void> {
-    const { agentState, redactor } = this.#opts;
-    const failures = await agentState.recordFailure(data.agent);
-    const usage = err instanceof ActivationError ? err.usage : { inputTokens: 0, outputTokens: 0, cachedTokens: 0, costUsd: 0 };
+  /** Handled once per final failure: the agent's backoff, the notification's give-up count, one post, one record. */
+  async #finalFailure(job: Job<ActivationJob, ActivationJobResult>, data: ActivationJob, activationId: string, attempt: number, started: number, err: ActivationError, decision: Extract<FailureDecision, { kind: 'final' }>): Promise<void> {
+    const { agentState, redactor, deps } = this.#opts;
+    const o = err.outcome;
+    const usage = err.usage;
     await agentState.recordActivated(data.agent, { tokensInput: usage.inputTokens, tokensOutput: usage.outputTokens, costUsd: usage.costUsd, posts: 0, comments: 0 });
-    const error = err instanceof Error ? err : new Error(String(err));
-    this.#logger.warn({ agent: data.agent, failures, err: redactor.redact(error.message) }, 'activation failed for good');
-    const def = this.#opts.deps.agents.get(data.agent);
-    await this.#opts.errors.report(def, {
-      agent: data.agent,
-      activationId,
-      trigger: data.trigger,
-      task: err instanceof ActivationError ? err.task : undefined,
-      error: { name: error.cause instanceof Error ? error.cause.name : error.name, message: error.message, stack: error.stack },
-      executor: def?.config.type ?? 'unknown',
-      model: def?.config.brain.model,
-      attempts: attempt,
-      maxAttempts: job.opts.attempts ?? 1,
-      retryable: !(err instanceof ActivationError && !err.retryable),
-    });
+    const backoff = decision.backoff ? await agentState.recordFailure(data.agent, (n) => failureBackoffMs(n, this.#opts.backoff ?? DEFAULT_BACKOFF)) : undefined;
+    const abandoned: string[] = [];
+    const notificationId = err.task?.notificationId;
+    if (decision.countNotification && notificationId) {
+      const failures = await this.#opts.notificationFailures.increment(data.agent, notificationId);
+      if (shouldGiveUp(failures, this.#opts.giveUpAfter ?? DEFAULT_GIVE_UP_AFTER)) {
+        // Given up on: read, so it no longer brings the agent back; recorded, so the operator sees it.
+        await deps.hub.markRead(data.agent, [notificationId], { idempotencyKey: readKey([notificationId]) });
+        await deps.outbox.clear(data.agent, notificationId);
+        await this.#opts.notificationFailures.clear(data.agent, notificationId);
+        await agentState.recordAbandoned(data.agent);
+        abandoned.push(notificationId);
+        this.#logger.warn({ agent: data.agent, notification: notificationId, failures }, 'notification given up on after repeated failures');
+      }
+    }
+    this.#logger.warn({ agent: data.agent, outcome: o.kind, failures: backoff?.failures, backoff_until: backoff ? new Date(backoff.backoffUntil).toISOString() : undefined, err: redactor.redact(err.message) }, 'activation failed for good');
+    const def = deps.agents.get(data.agent);
+    const cause = err.cause instanceof Error ? err.cause : undefined;
+    if (decision.post !== 'none') {
+      await this.#opts.errors.report(def, {
+        agent: data.agent,
+        activationId,
+        trigger: data.trigger,
+        task: err.task,
+        error: { name: cause?.name ?? errorClassOf(o.kind), message: o.message, stack: cause?.stack },
+        executor: def?.config.type ?? 'unknown',
+        model: def?.config.brain.model,
+        attempts: attempt,
+        maxAttempts: job.opts.attempts ?? 1,
+        retryable: o.kind === 'retryable_failure',
+        ...(o.kind === 'guard_stop' || o.kind === 'limit_stop' ? { stop: { kind: decision.post === 'guard' ? 'guard' : 'limit', reason: o.kind === 'guard_stop' ? o.guard : o.limit, message: o.message, tool: err.stop?.tool, steps: err.stop?.steps } } : {}),
+      });
+    }
     await this.#store({
       ...emptyRecord(activationId, data, started, attempt),
-      outcome: 'failed',
-      reason: error.cause instanceof Error ? error.cause.name : error.name,
+      outcome: o.kind,
+      reason: outcomeReason(o),
       usage: { input_tokens: usage.inputTokens, output_tokens: usage.outputTokens, cached_tokens: usage.cachedTokens, cost_usd: usage.costUsd },
-      error: redactor.redact(error.message),
+      error: redactor.redact(o.message),
+      ...(abandoned.length ? { abandoned } : {}),
     });
   }
 
@@ -187,12 +235,23 @@ export class ActivationWorker {
   }
 }
 
+/** An error as BullMQ will keep it (failedReason, stacktrace): the redacted message, no frames, no host paths. */
+function forBullmq(message: string, retryAfterMs?: number): Error {
+  const err = Object.assign(new Error(message), retryAfterMs !== undefined ? { retryAfterMs } : {});
+  err.stack = `Error: ${message}`;
+  return err;
+}
+
+function errorClassOf(kind: string): string {
+  return kind === 'terminal_failure' || kind === 'retryable_failure' ? 'ActivationError' : kind;
+}
+
 function emptyRecord(activationId: string, job: ActivationJob, started: number, attempt: number): ActivationRecord {
   return {
     activation_id: activationId,
     agent: job.agent,
     trigger: job.trigger,
-    outcome: 'idle',
+    outcome: 'no_action',
     reason: '',
     started_at: new Date(started).toISOString(),
     duration_ms: Date.now() - started,
@@ -210,7 +269,7 @@ function recordOf(o: ActivationOutcome, started: number, attempt: number): Activ
     activation_id: o.activationId,
     agent: o.agent,
     trigger: o.trigger,
-    outcome: o.status,
+    outcome: o.outcome.kind,
     reason: o.reason,
     started_at: new Date(started).toISOString(),
     duration_ms: Date.now() - started,
@@ -229,6 +288,6 @@ function roundTimings(t: PhaseTimings): PhaseTimings {
 }
 
 /** Stable across BullMQ retries of the job; the timestamp keeps ids unique even if Redis is wiped and ids restart. */
-function activationIdOf(job: Job<ActivationJob, ActivationOutcome>): string {
+function activationIdOf(job: Job<ActivationJob, ActivationJobResult>): string {
   return `act-${job.id}-${job.timestamp.toString(36)}`;
 }

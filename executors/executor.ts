@@ -37,8 +37,13 @@ export interface Executor {
   run(input: ActivationInput): Promise<ExecutorResult>;
 }
 
+/** An error that says of itself that trying again cannot help (executors/run-outcome.ts makes it terminal). */
+export class NotRetryableError extends Error {
+  override readonly name: string = 'NotRetryableError';
+}
+
 /** An executor cannot run this agent at all (missing key, missing CLI): retrying will not help. */
-export class ExecutorSetupError extends Error {
+export class ExecutorSetupError extends NotRetryableError {
   override readonly name = 'ExecutorSetupError';
   readonly agent: string;
   constructor(agent: string, message: string) {

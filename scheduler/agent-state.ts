@@ -5,8 +5,12 @@ import type { Redis } from 'ioredis';
 export interface AgentState {
   failures: number;
   lastFailureAt: number | undefined;
+  /** Epoch ms the failure backoff ends (scheduler/backoff.ts), when one is running. */
+  backoffUntil: number | undefined;
   lastActivatedAt: number | undefined;
   paused: boolean;
+  /** Notifications given up on after repeated terminal failures (ever). */
+  abandoned: number;
 }
 
 export interface DailyCounters {
@@ -34,6 +38,8 @@ export class AgentStateStore {
   readonly #redis: Redis;
   readonly #failures: string;
   readonly #lastFailure: string;
+  readonly #backoffUntil: string;
+  readonly #abandoned: string;
   readonly #lastActivated: string;
   readonly #paused: string;
   readonly #prefix: string;
@@ -43,6 +49,8 @@ export class AgentStateStore {
     this.#prefix = prefix;
     this.#failures = `${prefix}:agent-failures`;
     this.#lastFailure = `${prefix}:agent-last-failure`;
+    this.#backoffUntil = `${prefix}:agent-backoff-until`;
+    this.#abandoned = `${prefix}:agent-abandoned`;
     this.#lastActivated = `${prefix}:agent-last-activated`;
     this.#paused = `${prefix}:agent-paused`;
   }
@@ -52,12 +60,25 @@ export class AgentStateStore {
   }
 
   async recordSuccess(agent: string): Promise<void> {
-    await this.#redis.multi().hdel(this.#failures, agent).hdel(this.#lastFailure, agent).exec();
+    await this.#redis.multi().hdel(this.#failures, agent).hdel(this.#lastFailure, agent).hdel(this.#backoffUntil, agent).exec();
   }
 
-  async recordFailure(agent: string, at = Date.now()): Promise<number> {
+  /** Counts a terminal failure and starts the wait `backoffMs(failures)` gives for the new count. */
+  async recordFailure(agent: string, backoffMs: (failures: number) => number, at = Date.now()): Promise<{ failures: number; backoffUntil: number }> {
     const [[, failures]] = (await this.#redis.multi().hincrby(this.#failures, agent, 1).hset(this.#lastFailure, agent, at).exec()) as [[Error | null, number]];
-    return failures;
+    const backoffUntil = at + backoffMs(failures);
+    await this.#redis.hset(this.#backoffUntil, agent, backoffUntil);
+    return { failures, backoffUntil };
+  }
+
+  /** A notification the agent was given up on (daemon/notification-failures.ts); shown by `warren status`. */
+  async recordAbandoned(agent: string, count = 1): Promise<void> {
+    await this.#redis.hincrby(this.#abandoned, agent, count);
+  }
+
+  /** `warren resume` also ends a backoff: the operator says the cause is fixed. */
+  async clearBackoff(agent: string): Promise<void> {
+    await this.#redis.multi().hdel(this.#failures, agent).hdel(this.#lastFailure, agent).hdel(this.#backoffUntil, agent).exec();
   }
 
   /** The end of an activation (any outcome): what exploration's staleness order is based on. */
@@ -91,16 +112,21 @@ export class AgentStateStore {
       .hmget(this.#lastFailure, ...agents)
       .hmget(this.#lastActivated, ...agents)
       .hmget(this.#paused, ...agents)
+      .hmget(this.#backoffUntil, ...agents)
+      .hmget(this.#abandoned, ...agents)
       .exec()) ?? [];
-    const [failures, lastFailure, lastActivated, paused] = rows.map((r) => (r[1] as Array<string | null> | undefined) ?? []);
+    const [failures, lastFailure, lastActivated, paused, until, abandoned] = rows.map((r) => (r[1] as Array<string | null> | undefined) ?? []);
     agents.forEach((a, i) => {
       const lf = lastFailure?.[i];
       const la = lastActivated?.[i];
+      const bu = until?.[i];
       out.set(a, {
         failures: Number(failures?.[i] ?? 0),
         lastFailureAt: lf ? Number(lf) : undefined,
+        backoffUntil: bu ? Number(bu) : undefined,
         lastActivatedAt: la ? Number(la) : undefined,
         paused: paused?.[i] === '1',
+        abandoned: Number(abandoned?.[i] ?? 0),
       });
     });
     return out;

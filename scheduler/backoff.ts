@@ -1,15 +1,23 @@
-// How long an agent waits after consecutive failed activations (a success resets the count).
+// How long an agent waits after consecutive terminal failures (a success resets the count). The worker that
+// records a failure computes the end of the wait once and stores it, so schedulers and `warren status` on any
+// machine read the same moment without knowing the policy.
 
-export const BACKOFF_FREE_FAILURES = 5;
-
-/** 0 for the first failures, then min(60·2^(n−5), 3600) seconds, in ms. */
-export function failureBackoffMs(consecutiveFailures: number): number {
-  if (consecutiveFailures < BACKOFF_FREE_FAILURES) return 0;
-  return Math.min(60 * 2 ** (consecutiveFailures - BACKOFF_FREE_FAILURES), 3_600) * 1_000;
+export interface BackoffPolicy {
+  /** The wait after the first terminal failure; each further one doubles it. */
+  baseMs: number;
+  maxMs: number;
 }
 
-/** When the agent may run again, given its failure record. */
-export function eligibleAt(state: { failures: number; lastFailureAt: number | undefined }): number {
-  if (state.lastFailureAt === undefined) return 0;
-  return state.lastFailureAt + failureBackoffMs(state.failures);
+/** Ten minutes: one mention to an always-failing agent costs at most one job's attempts in the first ten. */
+export const DEFAULT_BACKOFF: BackoffPolicy = { baseMs: 600_000, maxMs: 6 * 3_600_000 };
+
+/** min(base·2^(n−1), max) after n consecutive terminal failures; 0 without any. */
+export function failureBackoffMs(consecutiveFailures: number, policy: BackoffPolicy = DEFAULT_BACKOFF): number {
+  if (consecutiveFailures <= 0) return 0;
+  return Math.min(policy.baseMs * 2 ** Math.min(consecutiveFailures - 1, 30), policy.maxMs);
+}
+
+/** When the agent may run again (epoch ms; 0: now). */
+export function eligibleAt(state: { backoffUntil: number | undefined }): number {
+  return state.backoffUntil ?? 0;
 }

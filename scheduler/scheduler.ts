@@ -134,7 +134,7 @@ export class Scheduler {
   #mayRunNotifications(name: string, state: AgentState | undefined, now: Date): boolean {
     if (state?.paused) return false;
     if (inQuietHours(this.#opts.definition(name)?.config.behavior.quiet_hours, now)) return false;
-    return eligibleAt(state ?? { failures: 0, lastFailureAt: undefined }) <= now.getTime();
+    return eligibleAt(state ?? { backoffUntil: undefined }) <= now.getTime();
   }
 
   /**
@@ -167,7 +167,7 @@ export class Scheduler {
         discoveryEnabled: b.discovery.enabled,
         minIntervalMs: explorationGapMs(b, this.#opts.minStalenessMs),
         quietHours: b.quiet_hours,
-        eligibleAt: eligibleAt(st ?? { failures: 0, lastFailureAt: undefined }),
+        eligibleAt: eligibleAt(st ?? { backoffUntil: undefined }),
         paused: st?.paused ?? false,
         contributionsLeftToday: contributionsLeft(b.limits, b.can_create_posts, today),
       };

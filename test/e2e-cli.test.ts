@@ -85,7 +85,7 @@ describe('claude-code agent through the daemon', () => {
     postId = post.id;
     const harness = h;
     await waitFor('the activation', () => (harness.outcomes.length ? harness.outcomes : undefined), 60_000);
-    expect(h.outcomes[0]).toMatchObject({ status: 'replied', reason: 'final', replies: 1 });
+    expect(h.outcomes[0]).toMatchObject({ outcome: { kind: 'posted_by_tool' }, reason: 'posted', replies: 1 });
     expect(await commentsBy(h, post.id, userKey, 'coder')).toEqual(['Answered through MCP.']);
     expect(readFileSync(callsFile, 'utf8').trim().split('\n')).toHaveLength(1);
     // The model saw the hub tool under claude's MCP naming.
@@ -167,7 +167,7 @@ describe('claude-code agent through the daemon', () => {
     const harness = h;
     await waitFor('the activation', () => (harness.outcomes.length ? harness.outcomes : undefined), 60_000);
     expect(fake.messageRequests()[0]?.body?.tools?.map((t) => t.name)).toContain('mcp__hub__hub_reply');
-    expect(h.outcomes[0]).toMatchObject({ status: 'replied', replies: 1 });
+    expect(h.outcomes[0]).toMatchObject({ outcome: { kind: 'posted_by_tool' }, replies: 1 });
     expect(await commentsBy(h, post.id, userKey, 'coder')).toEqual(['Answered through warren mcp hub.']);
   }, 90_000);
 });

@@ -227,7 +227,7 @@ describe('faults in one process', () => {
     await sleep(800);
     // The first run answered "one"; exactly one follow-up answered both later mentions; nothing else ran.
     expect(h.outcomes.map((o) => o.handled.length)).toEqual([1, 2]);
-    expect(h.outcomes.map((o) => o.status)).toEqual(['replied', 'replied']);
+    expect(h.outcomes.map((o) => o.outcome.kind)).toEqual(['answered', 'answered']);
   });
 
   it('the hub answers 503 for 30 s: no crash, backoff in the logs, all work done afterwards, no duplicate', async () => {

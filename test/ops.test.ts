@@ -67,14 +67,14 @@ describe('operations', () => {
     expect(report.leader).toMatch(new RegExp(`:${process.pid}:`)); // the in-process daemon leads
     expect(report.queue).toMatchObject({ active: 0, failed: 0 });
     const greeter = report.agents.find((a) => a.name === 'greeter');
-    expect(greeter).toMatchObject({ paused: false, waiting_for: null, last: { outcome: 'replied', trigger: 'notification', reason: 'final' }, today: { activations: 1, comments: 1 } });
+    expect(greeter).toMatchObject({ paused: false, waiting_for: null, last: { outcome: 'answered', trigger: 'notification', reason: 'final' }, today: { activations: 1, comments: 1 } });
     const human = await warren(h, ['status']);
-    expect(human.stdout).toMatch(/greeter\s+ready\s+replied \(final\)/);
+    expect(human.stdout).toMatch(/greeter\s+ready\s+answered \(final\)/);
 
     const logs = await warren(h, ['logs', '--json', '--agent', 'greeter']);
     const lines = logs.stdout.trim().split('\n').map((l) => JSON.parse(l) as { agent: string; outcome: string; replies: number });
-    expect(lines).toMatchObject([{ agent: 'greeter', outcome: 'replied', replies: 1 }]);
-    expect((await warren(h, ['logs'])).stdout).toMatch(/greeter notification replied \(final\)/);
+    expect(lines).toMatchObject([{ agent: 'greeter', outcome: 'answered', replies: 1 }]);
+    expect((await warren(h, ['logs'])).stdout).toMatch(/greeter notification answered \(final\)/);
 
     expect((await warren(h, ['pause', 'greeter'])).stdout).toContain('greeter paused');
     expect((await warren(h, ['pause', 'nobody'])).stderr).toMatch(/no agent named "nobody"/);
@@ -129,8 +129,8 @@ describe('operations', () => {
       }
       const records = await waitFor('two followed records', () => (lines.length >= 2 ? lines.map((l) => JSON.parse(l) as { agent: string; outcome: string }) : undefined));
       expect(records).toMatchObject([
-        { agent: 'greeter', outcome: 'replied' },
-        { agent: 'greeter', outcome: 'replied' },
+        { agent: 'greeter', outcome: 'answered' },
+        { agent: 'greeter', outcome: 'answered' },
       ]);
     } finally {
       child.kill('SIGINT');
@@ -193,9 +193,9 @@ describe('operations', () => {
     const res = await fetch(`${base}/metrics`);
     expect(res.headers.get('content-type')).toContain('text/plain');
     const m = parseProm(await res.text());
-    const replied = harness.outcomes.filter((o) => o.status === 'replied').length;
+    const replied = harness.outcomes.filter((o) => o.outcome.kind === 'answered').length;
     expect(replied).toBeGreaterThanOrEqual(3);
-    expect(m.get('warren_activations_total{agent="greeter",trigger="notification",outcome="replied"}')).toBe(replied);
+    expect(m.get('warren_activations_total{agent="greeter",trigger="notification",outcome="answered"}')).toBe(replied);
     expect(m.get('warren_activation_duration_seconds_count{agent="greeter",trigger="notification"}')).toBe(harness.outcomes.length);
     expect(m.get('warren_scheduler_lag_seconds_count{trigger="notification"}')).toBe(harness.outcomes.length);
     expect(m.get('warren_scheduler_leader')).toBe(1);

@@ -8,15 +8,15 @@ import { contributionsLeft, explorationBlocker, explorationGapMs, idleCapacity, 
 import type { BudgetStatus } from '../hub-client/types.ts';
 
 describe('failure backoff', () => {
-  it('is free for the first four failures, then 60, 120, 240 … capped at 3600 s', () => {
-    expect([0, 1, 2, 3, 4].map(failureBackoffMs)).toEqual([0, 0, 0, 0, 0]);
-    expect([5, 6, 7, 8, 9, 10, 11, 12, 20].map((n) => failureBackoffMs(n) / 1000)).toEqual([60, 120, 240, 480, 960, 1920, 3600, 3600, 3600]);
+  it('waits from the first terminal failure: 10, 20, 40 … minutes, capped at 6 h', () => {
+    expect(failureBackoffMs(0)).toBe(0);
+    expect([1, 2, 3, 4, 5, 6, 7, 8, 40].map((n) => failureBackoffMs(n) / 60_000)).toEqual([10, 20, 40, 80, 160, 320, 360, 360, 360]);
+    expect([1, 2, 3].map((n) => failureBackoffMs(n, { baseMs: 300, maxMs: 1_000 }))).toEqual([300, 600, 1_000]);
   });
 
-  it('makes an agent eligible once its backoff has passed since the last failure', () => {
-    expect(eligibleAt({ failures: 0, lastFailureAt: undefined })).toBe(0);
-    expect(eligibleAt({ failures: 3, lastFailureAt: 1_000 })).toBe(1_000);
-    expect(eligibleAt({ failures: 6, lastFailureAt: 1_000 })).toBe(121_000);
+  it('makes an agent eligible when the stored backoff ends', () => {
+    expect(eligibleAt({ backoffUntil: undefined })).toBe(0);
+    expect(eligibleAt({ backoffUntil: 121_000 })).toBe(121_000);
   });
 });
 

@@ -167,7 +167,7 @@ export function registerOpsCommands(program: Command): void {
   ] as const) {
     program
       .command(name)
-      .description(paused ? 'stop scheduling an agent (queued activations are skipped) until `warren resume`' : 'schedule a paused agent again')
+      .description(paused ? 'stop scheduling an agent (queued activations are skipped) until `warren resume`' : 'schedule a paused agent again, and end a failure backoff now')
       .argument('<agent>', 'agent name')
       .option('-c, --config <file>', 'warren config file', 'warren.yaml')
       .action(async (agent: string, opts: Common) => {
@@ -177,7 +177,9 @@ export function registerOpsCommands(program: Command): void {
         const { AgentStateStore } = await import('../../scheduler/agent-state.ts');
         const redis = await openRedis(config);
         try {
-          await new AgentStateStore(redis, config.redis.prefix).setPaused(agent, paused);
+          const state = new AgentStateStore(redis, config.redis.prefix);
+          await state.setPaused(agent, paused);
+          if (!paused) await state.clearBackoff(agent);
         } finally {
           redis.disconnect();
         }

@@ -9,7 +9,8 @@ export function formatRecordLine(r: ActivationRecord): string {
   const did = [r.replies ? `${r.replies} repl${r.replies === 1 ? 'y' : 'ies'}` : '', r.posts ? `${r.posts} post${r.posts === 1 ? '' : 's'}` : ''].filter(Boolean).join(', ');
   const retry = r.attempt > 1 ? ` attempt ${r.attempt}` : '';
   const error = r.error ? ` — ${r.error}` : '';
-  return `${at} ${r.agent} ${r.trigger} ${r.outcome}${r.reason ? ` (${r.reason})` : ''} ${(r.duration_ms / 1000).toFixed(1)}s ${tokens}${cost}${did ? ` ${did}` : ''}${retry} ${r.activation_id}${error}`;
+  const abandoned = r.abandoned?.length ? ` abandoned ${r.abandoned.join(', ')}` : '';
+  return `${at} ${r.agent} ${r.trigger} ${r.outcome}${r.reason ? ` (${r.reason})` : ''} ${(r.duration_ms / 1000).toFixed(1)}s ${tokens}${cost}${did ? ` ${did}` : ''}${retry}${abandoned} ${r.activation_id}${error}`;
 }
 
 /** The events of a record, indented under its line (`warren logs --events`). */

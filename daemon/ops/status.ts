@@ -17,6 +17,8 @@ export interface AgentStatus {
   model: string | undefined;
   paused: boolean;
   consecutive_failures: number;
+  /** Notifications given up on after repeated failures (see `warren logs` for which). */
+  abandoned: number;
   last: { outcome: string; reason: string; trigger: string; at: string; duration_ms: number } | null;
   /** Null when the agent may run now. */
   waiting_for: 'paused' | 'backoff' | 'quiet_hours' | null;
@@ -50,7 +52,7 @@ export interface StatusReport {
 
 /** What the scheduler would say about an agent now (pure: same rules as the scheduler's). */
 export function agentStatus(def: AgentDefinition, state: AgentState | undefined, last: ActivationRecord | undefined, today: DailyCounters, minStalenessMs: number, now: Date): AgentStatus {
-  const st = state ?? { failures: 0, lastFailureAt: undefined, lastActivatedAt: undefined, paused: false };
+  const st = state ?? { failures: 0, lastFailureAt: undefined, backoffUntil: undefined, lastActivatedAt: undefined, paused: false, abandoned: 0 };
   const b = def.config.behavior;
   const backoffUntil = eligibleAt(st);
   const waiting = st.paused ? 'paused' : backoffUntil > now.getTime() ? 'backoff' : inQuietHours(b.quiet_hours, now) ? 'quiet_hours' : null;
@@ -61,6 +63,7 @@ export function agentStatus(def: AgentDefinition, state: AgentState | undefined,
     model: def.config.brain.model,
     paused: st.paused,
     consecutive_failures: st.failures,
+    abandoned: st.abandoned,
     last: last ? { outcome: last.outcome, reason: last.reason, trigger: last.trigger, at: last.started_at, duration_ms: last.duration_ms } : null,
     waiting_for: waiting,
     next_eligible_at: waiting === 'backoff' ? new Date(backoffUntil).toISOString() : null,
@@ -128,7 +131,8 @@ export function formatStatus(r: StatusReport, now: Date): string {
   else {
     lines.push(`${pad('AGENT', 16)}${pad('STATE', 22)}${pad('LAST', 34)}${pad('TODAY', 30)}NEXT EXPLORATION`);
     for (const a of r.agents) {
-      const state = a.waiting_for === 'backoff' ? `backoff until ${shortTime(a.next_eligible_at)}` : a.waiting_for ?? (a.consecutive_failures ? `ready (${a.consecutive_failures} failed)` : 'ready');
+      const waiting = a.waiting_for === 'backoff' ? `backoff until ${shortTime(a.next_eligible_at)}` : a.waiting_for ?? (a.consecutive_failures ? `ready (${a.consecutive_failures} failed)` : 'ready');
+      const state = a.abandoned ? `${waiting}, ${a.abandoned} abandoned` : waiting;
       const last = a.last ? `${a.last.outcome} ${a.last.reason ? `(${a.last.reason}) ` : ''}${ago(a.last.at, now)}` : 'never ran';
       const today = `${a.today.activations} runs, ${a.today.tokensInput + a.today.tokensOutput} tok, $${a.today.costUsd.toFixed(4)}`;
       const next = a.next_exploration_at === null ? 'discovery off' : Date.parse(a.next_exploration_at) <= now.getTime() ? 'when idle' : shortTime(a.next_exploration_at);

@@ -1,0 +1,51 @@
+// How often each notification has failed for good, so one the agent cannot answer is given up on after a bound
+// instead of being tried for ever (daemon/failure-policy.ts decides; this keeps the counts).
+import type { Redis } from 'ioredis';
+
+/** Counts outlive any realistic backoff schedule, then expire by themselves. */
+const TTL_SECONDS = 7 * 86_400;
+
+export interface NotificationFailures {
+  /** Counts one more terminal failure; returns the count so far. */
+  increment(agent: string, notificationId: string): Promise<number>;
+  clear(agent: string, notificationId: string): Promise<void>;
+}
+
+export class RedisNotificationFailures implements NotificationFailures {
+  readonly #redis: Redis;
+  readonly #prefix: string;
+
+  constructor(redis: Redis, prefix: string) {
+    this.#redis = redis;
+    this.#prefix = prefix;
+  }
+
+  #key(agent: string): string {
+    return `${this.#prefix}:notification-failures:${agent}`;
+  }
+
+  async increment(agent: string, notificationId: string): Promise<number> {
+    const [[, count]] = (await this.#redis.multi().hincrby(this.#key(agent), notificationId, 1).expire(this.#key(agent), TTL_SECONDS).exec()) as [[Error | null, number]];
+    return count;
+  }
+
+  async clear(agent: string, notificationId: string): Promise<void> {
+    await this.#redis.hdel(this.#key(agent), notificationId);
+  }
+}
+
+export class MemoryNotificationFailures implements NotificationFailures {
+  readonly #counts = new Map<string, number>();
+
+  increment(agent: string, notificationId: string): Promise<number> {
+    const key = `${agent}\u0000${notificationId}`;
+    const n = (this.#counts.get(key) ?? 0) + 1;
+    this.#counts.set(key, n);
+    return Promise.resolve(n);
+  }
+
+  clear(agent: string, notificationId: string): Promise<void> {
+    this.#counts.delete(`${agent}\u0000${notificationId}`);
+    return Promise.resolve();
+  }
+}
