@@ -26,7 +26,7 @@ import { PhaseTimer, type PhaseTimings } from './phase-timer.ts';
 export interface ActivationDeps {
   hub: HubAdapter;
   agents: { get(name: string): AgentDefinition | undefined };
-  executors: ExecutorRegistry;
+  executors: Pick<ExecutorRegistry, 'resolve'>;
   outbox: ReplyOutbox;
   logger: Logger;
   /** Most notifications answered in one activation; the rest stay unread and bring the agent back. */

@@ -59,7 +59,7 @@ export function relativeStack(stack: string | undefined, root: string = PROJECT_
         .join('')
         .split(rootPath)
         .join('')
-        .replace(/(?:file:\/\/)?\/(?:[^\s/():]+\/)+([^\s/():]+)/g, '…/$1'),
+        .replace(/(^|[\s(])(?:file:\/\/)?\/(?:[^\s/():]+\/)+([^\s/():]+)/g, '$1…/$2'),
     );
 }
 

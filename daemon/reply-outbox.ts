@@ -36,3 +36,26 @@ export class RedisReplyOutbox implements ReplyOutbox {
     await this.#redis.del(this.#key(agent, notificationId));
   }
 }
+
+/** The same contract in memory: tests of the pipeline without Redis, and `warren run`. */
+export class MemoryReplyOutbox implements ReplyOutbox {
+  readonly #texts = new Map<string, string>();
+
+  get(agent: string, notificationId: string): Promise<string | undefined> {
+    return Promise.resolve(this.#texts.get(`${agent}\u0000${notificationId}`));
+  }
+
+  put(agent: string, notificationId: string, text: string): Promise<void> {
+    this.#texts.set(`${agent}\u0000${notificationId}`, text);
+    return Promise.resolve();
+  }
+
+  clear(agent: string, notificationId: string): Promise<void> {
+    this.#texts.delete(`${agent}\u0000${notificationId}`);
+    return Promise.resolve();
+  }
+
+  get size(): number {
+    return this.#texts.size;
+  }
+}

@@ -1,0 +1,177 @@
+// The activation pipeline on its unit-test seam: an in-memory hub and a stub executor, no Redis, no hub process.
+// Each way a run can end, what the pipeline then does with the notification, and the reply outbox across a retry.
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import { ActivationError, runActivation, type ActivationDeps } from '../daemon/activation.ts';
+import { decideFailure, errorFingerprint, shouldGiveUp } from '../daemon/failure-policy.ts';
+import { relativeStack } from '../daemon/error-post.ts';
+import { MemoryReplyOutbox } from '../daemon/reply-outbox.ts';
+import { outcomeOfError, outcomeOfRun } from '../executors/run-outcome.ts';
+import { ExecutorSetupError, type ExecutorResult } from '../executors/executor.ts';
+import { HubError } from '../hub-client/errors.ts';
+import { ModelError } from '../agent-loop/model.ts';
+import { AgentConfigSchema } from '../store/agent-config.ts';
+import type { AgentDefinition } from '../store/definition.ts';
+import { MemoryHub } from './support/memory-hub.ts';
+import { StubExecutor, type StubRun } from './support/stub-executor.ts';
+
+const agent: AgentDefinition = {
+  name: 'greeter',
+  config: AgentConfigSchema.parse({ name: 'greeter', description: 'Says hello.', type: 'llm', brain: { model: 'm' }, capabilities: { grants: ['hub:read', 'hub:write'] } }),
+  systemPrompt: 'You are {{name}}.',
+  files: { config: 'config.yaml', prompt: 'system-prompt.md' },
+};
+
+function world(runs: StubRun[]): { hub: MemoryHub; executor: StubExecutor; outbox: MemoryReplyOutbox; deps: ActivationDeps } {
+  const hub = new MemoryHub();
+  const executor = new StubExecutor(runs);
+  const outbox = new MemoryReplyOutbox();
+  const deps: ActivationDeps = { hub, agents: { get: (n) => (n === agent.name ? agent : undefined) }, executors: { resolve: () => ({ executor }) }, outbox, logger: pino({ level: 'silent' }) };
+  return { hub, executor, outbox, deps };
+}
+
+const job = { agent: 'greeter', trigger: 'notification' as const, enqueuedAt: Date.now() };
+const signal = new AbortController().signal;
+
+async function failureOf(p: Promise<unknown>): Promise<ActivationError> {
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  if (!(err instanceof ActivationError)) throw new Error(`expected an ActivationError, got ${String(err)}`);
+  return err;
+}
+
+describe('the pipeline on an in-memory hub', () => {
+  it('the model answered, the post failed, the retry posts the kept answer without running the model again', async () => {
+    const w = world([{ termination: 'final', text: 'Hello Dana!' }]);
+    const { notification, post } = w.hub.mention('greeter', 'dana', '@greeter hi');
+    w.hub.failNext('createComment');
+    const err = await failureOf(runActivation(w.deps, 'act-1', job, signal, { attempt: 1 }));
+    expect(err.outcome).toMatchObject({ kind: 'retryable_failure', source: 'hub' });
+    expect(err.task?.notificationId).toBe(notification.id);
+    expect(await w.outbox.get('greeter', notification.id)).toBe('Hello Dana!');
+    expect(w.hub.unread('greeter')).toHaveLength(1);
+
+    const outcome = await runActivation(w.deps, 'act-1', job, signal, { attempt: 2 });
+    expect(outcome.outcome).toMatchObject({ kind: 'answered', text: 'Hello Dana!' });
+    expect(w.executor.inputs).toHaveLength(1);
+    expect(w.hub.commentsOn(post.id).map((c) => c.content)).toEqual(['Hello Dana!']);
+    // The same key each time: whichever attempt reaches the hub, it keeps one reply.
+    const keys = w.hub.writes.filter((x) => x.method === 'createComment').map((x) => x.idempotencyKey);
+    expect(keys).toEqual([`notification:${notification.id}:reply`]);
+    expect(w.hub.unread('greeter')).toHaveLength(0);
+    expect(w.outbox.size).toBe(0);
+  });
+
+  it('a reply replayed under its key after the hub lost the answer on the way posts once', async () => {
+    const w = world([{ termination: 'final', text: 'Once.' }]);
+    const { post } = w.hub.mention('greeter', 'dana', '@greeter hi');
+    w.hub.failNext('markRead');
+    await failureOf(runActivation(w.deps, 'act-2', job, signal, { attempt: 1 }));
+    await runActivation(w.deps, 'act-2', job, signal, { attempt: 2 });
+    expect(w.hub.commentsOn(post.id)).toHaveLength(1);
+  });
+
+  it.each<[string, StubRun, string]>([
+    ['a loop guard', { termination: 'loop_detected', text: '' }, 'guard_stop'],
+    ['the error breaker', { termination: 'circuit_open', text: '' }, 'guard_stop'],
+    ['max_steps without an answer', { termination: 'max_steps', text: '', partial: true }, 'limit_stop'],
+    ['a non-retryable model error', { termination: 'error', error: { message: 'HTTP 400', retryable: false } }, 'terminal_failure'],
+    ['a retryable model error', { termination: 'error', error: { message: 'HTTP 500', retryable: true } }, 'retryable_failure'],
+  ])('%s leaves the notification unread, nothing posted, and fails with its kind', async (_what, run, kind) => {
+    const w = world([run]);
+    const { post } = w.hub.mention('greeter', 'dana', '@greeter hi');
+    const err = await failureOf(runActivation(w.deps, 'act-3', job, signal));
+    expect(err.outcome.kind).toBe(kind);
+    expect(w.hub.unread('greeter')).toHaveLength(1);
+    expect(w.hub.commentsOn(post.id)).toHaveLength(0);
+  });
+
+  it('a partial answer at a limit is still an answer: posted and read', async () => {
+    const w = world([{ termination: 'max_steps', text: 'Best I have.', partial: true }]);
+    const { post } = w.hub.mention('greeter', 'dana', '@greeter hi');
+    const outcome = await runActivation(w.deps, 'act-4', job, signal);
+    expect(outcome.outcome).toMatchObject({ kind: 'answered', partial: true });
+    expect(w.hub.commentsOn(post.id).map((c) => c.content)).toEqual(['Best I have.']);
+  });
+
+  it('no action and posted-by-tool mark the notification read without a pipeline reply', async () => {
+    for (const [run, kind] of [
+      [{ termination: 'no_action' }, 'no_action'],
+      [{ termination: 'final', posted: true }, 'posted_by_tool'],
+    ] as const) {
+      const w = world([run]);
+      const { post } = w.hub.mention('greeter', 'dana', '@greeter hi');
+      const outcome = await runActivation(w.deps, 'act-5', job, signal);
+      expect(outcome.outcome.kind).toBe(kind);
+      expect(w.hub.unread('greeter')).toHaveLength(0);
+      expect(w.hub.commentsOn(post.id)).toHaveLength(0);
+    }
+  });
+
+  it('an executor that cannot run the agent is a terminal failure; a budget at critical skips', async () => {
+    const w = world([]);
+    w.hub.mention('greeter', 'dana', '@greeter hi');
+    const err = await failureOf(runActivation({ ...w.deps, executors: { resolve: () => ({ unavailable: 'no key' }) } }, 'act-6', job, signal));
+    expect(err.outcome).toMatchObject({ kind: 'terminal_failure', source: 'agent' });
+    w.hub.budget = 'critical';
+    expect((await runActivation(w.deps, 'act-7', job, signal)).outcome).toEqual({ kind: 'skipped', reason: 'budget_critical' });
+  });
+
+  it('a shutdown during the run is an abort (not the agent’s failure); the activation’s own deadline is a retryable failure', async () => {
+    const w = world([{ termination: 'aborted', error: { message: 'aborted', retryable: true } }, { termination: 'aborted', error: { message: 'aborted', retryable: true } }]);
+    w.hub.mention('greeter', 'dana', '@greeter hi');
+    const ac = new AbortController();
+    ac.abort();
+    expect((await failureOf(runActivation(w.deps, 'act-8', job, ac.signal))).outcome.kind).toBe('aborted');
+    expect((await failureOf(runActivation(w.deps, 'act-9', job, signal))).outcome.kind).toBe('retryable_failure');
+  });
+});
+
+describe('outcomes and the failure policy (pure)', () => {
+  const result = (r: Partial<ExecutorResult> & Pick<ExecutorResult, 'termination'>): ExecutorResult => ({ text: '', posted: false, partial: false, steps: 1, usage: { inputTokens: 0, outputTokens: 0, cachedTokens: 0 }, ...r });
+
+  it('maps every termination to one kind; what the agent already posted is never failed again', () => {
+    expect(outcomeOfRun(result({ termination: 'final', text: ' hi ' }))).toEqual({ kind: 'answered', text: 'hi', partial: false });
+    expect(outcomeOfRun(result({ termination: 'final', text: '' }))).toEqual({ kind: 'no_action', reason: 'empty_answer' });
+    expect(outcomeOfRun(result({ termination: 'loop_detected', posted: true }))).toEqual({ kind: 'posted_by_tool' });
+    expect(outcomeOfRun(result({ termination: 'deadline' })).kind).toBe('limit_stop');
+    expect(outcomeOfRun(result({ termination: 'error', error: { message: 'x', retryable: true, retryAfterMs: 5 } }))).toEqual({ kind: 'retryable_failure', message: 'x', source: 'agent', retryAfterMs: 5 });
+  });
+
+  it('classifies thrown errors by their type, not by duck typing', () => {
+    expect(outcomeOfError(new HubError({ method: 'GET', path: '/x', status: 503, detail: '', retryable: true }), false)).toMatchObject({ kind: 'retryable_failure', source: 'hub' });
+    expect(outcomeOfError(new HubError({ method: 'GET', path: '/x', status: 404, detail: '', retryable: false }), false)).toMatchObject({ kind: 'terminal_failure', source: 'hub' });
+    expect(outcomeOfError(new ModelError('400', { status: 400, retryable: false }), false).kind).toBe('terminal_failure');
+    expect(outcomeOfError(new ExecutorSetupError('a', 'no claude on PATH'), false).kind).toBe('terminal_failure');
+    expect(outcomeOfError(Object.assign(new Error('x'), { retryable: false }), false).kind).toBe('retryable_failure');
+    expect(outcomeOfError(new Error('x'), true).kind).toBe('aborted');
+  });
+
+  it('retries while attempts last; then, and at once for terminal, guard and limit stops, it is final', () => {
+    const retryable = { kind: 'retryable_failure', message: 'x', source: 'agent' } as const;
+    expect(decideFailure(retryable, { attempt: 1, maxAttempts: 3 })).toEqual({ kind: 'retry' });
+    expect(decideFailure(retryable, { attempt: 3, maxAttempts: 3 })).toEqual({ kind: 'final', backoff: true, countNotification: true, post: 'error' });
+    expect(decideFailure({ ...retryable, retryAfterMs: 2 * 3_600_000 }, { attempt: 1, maxAttempts: 3 }).kind).toBe('final');
+    expect(decideFailure({ ...retryable, source: 'hub' }, { attempt: 3, maxAttempts: 3 })).toEqual({ kind: 'final', backoff: false, countNotification: false, post: 'none' });
+    expect(decideFailure({ kind: 'terminal_failure', message: 'x', source: 'agent' }, { attempt: 1, maxAttempts: 3 }).kind).toBe('final');
+    expect(decideFailure({ kind: 'guard_stop', guard: 'loop_detected', message: 'x' }, { attempt: 1, maxAttempts: 3 })).toMatchObject({ kind: 'final', post: 'guard' });
+    expect(decideFailure({ kind: 'limit_stop', limit: 'max_steps', message: 'x' }, { attempt: 1, maxAttempts: 3 })).toMatchObject({ kind: 'final', post: 'limit' });
+    expect(decideFailure({ kind: 'aborted', message: 'x' }, { attempt: 1, maxAttempts: 3 })).toEqual({ kind: 'cancelled' });
+    expect([1, 2, 3].map((n) => shouldGiveUp(n, 3))).toEqual([false, false, true]);
+  });
+
+  it('fingerprints ignore ids and numbers, not the kind of fault', () => {
+    const a = errorFingerprint('ModelError', 'HTTP 400 for request 7f3a9c21 in act-12-lx3 after 1520 ms');
+    const b = errorFingerprint('ModelError', 'HTTP 400 for request 0b1c2d3e in act-99-zz1 after 3 ms');
+    expect(a).toBe(b);
+    expect(errorFingerprint('ModelError', 'invalid api key')).not.toBe(a);
+    expect(errorFingerprint('HubError', 'HTTP 400 for request 7f3a9c21')).not.toBe(errorFingerprint('ModelError', 'HTTP 400 for request 7f3a9c21'));
+  });
+
+  it('shows stack frames relative to the project, never the host’s absolute paths', () => {
+    const stack = ['Error: boom', '    at run (/srv/warren/daemon/worker.ts:10:5)', '    at file:///srv/warren/agent-loop/loop.ts:3:1', '    at x (/usr/lib/node_modules/bullmq/dist/worker.js:1:1)', '    at node:internal/process/task_queues:95:5'].join('\n');
+    expect(relativeStack(stack, '/srv/warren')).toEqual(['at run (daemon/worker.ts:10:5)', 'at agent-loop/loop.ts:3:1', 'at x (…/worker.js:1:1)', 'at node:internal/process/task_queues:95:5']);
+  });
+});
