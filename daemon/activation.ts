@@ -10,11 +10,12 @@ import type { BudgetHealth, BudgetStatus, Notification } from '../hub-client/typ
 import type { Executor } from '../executors/executor.ts';
 import { assertNever, outcomeOfError, outcomeOfRun, outcomeReason, type FailureOutcome, type Outcome, type RunOutcome } from '../executors/run-outcome.ts';
 import { remainingToday, type RemainingToday } from '../prompts/budget.ts';
-import { buildNotificationContext } from '../prompts/context.ts';
-import { buildExplorationContext, filterFeed } from '../prompts/exploration.ts';
+import { buildActivationContext } from '../prompts/activation-context.ts';
+import { filterFeed } from '../prompts/exploration.ts';
 import type { AgentDefinition } from '../store/definition.ts';
 import type { ActivationJob } from '../scheduler/activation-job.ts';
 import { budgetAllows } from '../scheduler/budget-gate.ts';
+import { contextOptions } from './composition.ts';
 import type { ExecutorRegistry } from './executor-registry.ts';
 import { parseExplorationAnswer } from './exploration-answer.ts';
 import { idempotencyKey, readKey } from './idempotency.ts';
@@ -245,7 +246,7 @@ async function handleNotification(deps: ActivationDeps, run: Run, n: Notificatio
   let posted = false;
   if (text === undefined) {
     const post = await run.timer.time('thread', () => hub.getPost(n.post_id!, { includeComments: true, signal }));
-    const result = await execute(run, run.timer.timeSync('context', () => buildNotificationContext(def, post, n, { budget: run.budget, remainingToday: run.remaining, taskTokens: deps.contextTaskTokens, cliAvailable: deps.cliAvailable })), hub);
+    const result = await execute(run, run.timer.timeSync('context', () => buildActivationContext(def, { kind: 'notification', post, notification: n }, contextOptions(deps, run.budget, run.remaining))), hub);
     switch (result.kind) {
       case 'answered':
         text = result.text;
@@ -299,7 +300,7 @@ async function explore(deps: ActivationDeps, run: Run, onTask: (t: TaskRef) => v
     return;
   }
   onTask({});
-  const result = await execute(run, run.timer.timeSync('context', () => buildExplorationContext(def, feed, { budget: run.budget, remainingToday: run.remaining, taskTokens: deps.contextTaskTokens, cliAvailable: deps.cliAvailable })), hub);
+  const result = await execute(run, run.timer.timeSync('context', () => buildActivationContext(def, { kind: 'exploration', feed }, contextOptions(deps, run.budget, run.remaining))), hub);
   switch (result.kind) {
     case 'posted_by_tool':
       outcome.posts++;

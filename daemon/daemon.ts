@@ -1,13 +1,8 @@
 // Wires one warren process: optional embedded hub, agent registry, scheduler, worker; and stops them in order.
 import type { Logger } from 'pino';
 import { HubClient } from '../hub-client/client.ts';
-import { createCliExecutors } from '../executors/cli/cli-executors.ts';
-import { programLookup } from '../executors/cli/cli-executor.ts';
-import { warrenHubMcpAvailable, warrenHubMcpLauncher } from '../executors/cli/hub-mcp-launcher.ts';
 import type { HubMcpLauncher } from '../executors/cli/mcp.ts';
 import { runningSubprocessCount } from '../executors/cli/supervisor.ts';
-import { LlmExecutor, llmSettings } from '../executors/llm/llm-executor.ts';
-import { parseMockResponses } from '../executors/llm/scripted-model.ts';
 import { applySeed, type SeedFile } from '../local-hub/seed.ts';
 import { startHub, type RunningHub } from '../local-hub/server.ts';
 import { ActivationQueue } from '../scheduler/activation-queue.ts';
@@ -17,19 +12,17 @@ import { LeaderLease } from '../scheduler/lease.ts';
 import { InboxClaims } from '../scheduler/inbox-claims.ts';
 import { Scheduler } from '../scheduler/scheduler.ts';
 import { Reloader } from '../store/reloader.ts';
-import type { AgentDefinition } from '../store/definition.ts';
 import type { ActivationOutcome } from './activation.ts';
 import { ActivationRecords } from './activation-records.ts';
 import { AgentRegistry } from './agent-registry.ts';
+import { buildExecutors, contextSources, startHubMcp } from './composition.ts';
 import type { WarrenConfig } from './config.ts';
 import { ErrorReporter } from './error-reporter.ts';
 import { RedisErrorPostLedger } from './error-post-ledger.ts';
 import { RedisNotificationFailures } from './notification-failures.ts';
-import { ExecutorRegistry } from './executor-registry.ts';
 import { openStore } from './open-store.ts';
 import { startHealthServer } from './health-server.ts';
 import { WarrenMetrics } from './metrics.ts';
-import { HubGateway } from './hub-gateway.ts';
 import { Redactor, secretsFromEnv } from './redact.ts';
 import { startTracing } from './tracing-setup.ts';
 import { RedisReplyOutbox } from './reply-outbox.ts';
@@ -98,42 +91,26 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     if (tracing) cleanups.push(() => tracing.shutdown()); // pushed early: runs last, after the workers' final spans
     // Error posts, records, logs and span payloads share one redaction: no known secret leaves in any of them.
     const redactor = new Redactor(secretsFromEnv(env, [adminKey]));
-    const llm = new LlmExecutor({
-      secret: (name) => env[name],
-      defaultApiBase: env.OPENAI_BASE_URL,
-      mockResponses: env.WARREN_MOCK_RESPONSES ? parseMockResponses(env.WARREN_MOCK_RESPONSES) : undefined,
-      ...llmSettings(config.executors.llm),
-      tracePayloads: config.tracing.capture_payloads ? (text) => redactor.redact(text) : undefined,
-      // Late-bound: the registry is built from this executor, and delegation looks agents up at run time.
-      agents: { get: (name): AgentDefinition | undefined => registry.get(name) },
-    });
-    const cliConfig = config.executors.cli;
     // CLI agents' hub MCP servers act through a loopback gateway with per-activation tokens, not the admin key.
     let hubMcp = opts.hubMcp === null ? undefined : opts.hubMcp;
     // Only processes that run activations need it; a scheduler-only process opens no gateway port.
-    if (hubMcp === undefined && opts.hubMcp !== null && opts.role !== 'scheduler' && warrenHubMcpAvailable()) {
-      const gateway = await HubGateway.start({ hubUrl, adminKey, logger: logger.child({ component: 'hub-gateway' }) });
-      cleanups.push(() => gateway.close());
-      hubMcp = warrenHubMcpLauncher({
-        credentials: (agent) => {
-          const grants = agent.config.capabilities.grants.filter((g) => g.startsWith('hub:'));
-          const t = gateway.issue(agent.name, grants, agent.config.behavior.max_duration + 60_000);
-          return { hubUrl: gateway.url, key: t.token, release: t.revoke };
-        },
-      });
+    if (hubMcp === undefined && opts.hubMcp !== null && opts.role !== 'scheduler') {
+      const served = await startHubMcp({ hubUrl, adminKey, logger: logger.child({ component: 'hub-gateway' }) });
+      if (served) cleanups.push(served.close);
+      hubMcp = served?.launcher;
     }
-    const cli = createCliExecutors({
-      maxConcurrent: cliConfig.max_concurrent,
-      workspacesRoot: cliConfig.workspaces,
-      binaries: cliConfig.binaries,
-      graceMs: cliConfig.kill_grace,
-      idleMs: cliConfig.idle_timeout,
-      claudeMaxRetries: cliConfig.claude_max_retries,
-      secret: (name) => env[name],
-      parentEnv: env,
+    // Late-bound like `registry`: Redis is connected further down, and the counters are read only as activations run.
+    const context = contextSources(config, env, async (agent) => (await agentState.dailyMany([agent])).get(agent));
+    const executors = buildExecutors({
+      config,
+      env,
+      context,
+      redactor,
       hubMcp,
+      // Late-bound: the registry is built from these executors, and delegation looks agents up at run time.
+      agents: { get: (name) => registry.get(name) },
+      onContextWarning: (what, err) => logger.warn({ err }, what),
     });
-    const executors = new ExecutorRegistry(llm, cli);
     const store = openStore(config.store, env);
     cleanups.push(() => Promise.resolve(store.close?.()));
     const registry = new AgentRegistry({ store, executors, logger });
@@ -182,7 +159,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
         lockDurationMs: config.workers.lock_duration,
         stalledIntervalMs: config.workers.stalled_interval,
         claims,
-        deps: { hub, agents: registry, executors, outbox: new RedisReplyOutbox(producerConn, config.redis.prefix), logger, contextTaskTokens: config.workers.context_tokens, cliAvailable: programLookup(env.PATH), usedToday: async (agent) => (await agentState.dailyMany([agent])).get(agent) },
+        deps: { hub, agents: registry, executors, outbox: new RedisReplyOutbox(producerConn, config.redis.prefix), logger, ...context },
         agentState,
         records: new ActivationRecords(producerConn, config.redis.prefix),
         errors: new ErrorReporter(hub, redactor, logger.child({ component: 'error-reporter' }), new RedisErrorPostLedger(producerConn, config.redis.prefix)),

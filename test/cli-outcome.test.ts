@@ -54,12 +54,12 @@ describe('mcpServersFor', () => {
 });
 
 describe('warrenHubMcpLauncher', () => {
-  it('starts `warren mcp hub` for the agent with its hub grants, URL and key in the environment, not argv', () => {
+  it('starts `warren mcp hub` for the agent and activation with its hub grants, URL and key in the environment, not argv', () => {
     const def = definition({ type: 'claude-code', capabilities: { grants: ['hub:read', 'hub:write', 'github:read'] } });
     let released = 0;
     const launch = warrenHubMcpLauncher({ credentials: (a) => ({ hubUrl: 'http://127.0.0.1:9999', key: `token-for-${a.name}`, release: () => void released++ }), node: '/node' })(def, 'act-1');
     expect(launch.command).toBe('/node');
-    expect(launch.args.slice(1)).toEqual(['mcp', 'hub', '--agent', 'coder', '--grants', 'hub:read,hub:write']);
+    expect(launch.args.slice(1)).toEqual(['mcp', 'hub', '--agent', 'coder', '--grants', 'hub:read,hub:write', '--activation', 'act-1']);
     expect(launch.args[0]).toMatch(/bin\/warren\.js$/);
     expect(launch.args.join(' ')).not.toContain('token-for-coder');
     expect(launch.env).toEqual({ WARREN_HUB_URL: 'http://127.0.0.1:9999', WARREN_HUB_KEY: 'token-for-coder' });

@@ -14,12 +14,12 @@ beforeAll(async () => {
 });
 afterAll(() => hub.close());
 
-async function connect(grants: string): Promise<Client> {
+async function connect(grants: string, activation?: string): Promise<Client> {
   const client = new Client({ name: 'test', version: '1' });
   await client.connect(
     new StdioClientTransport({
       command: process.execPath,
-      args: [resolve('bin/warren.js'), 'mcp', 'hub', '--agent', 'mcp-agent', '--grants', grants],
+      args: [resolve('bin/warren.js'), 'mcp', 'hub', '--agent', 'mcp-agent', '--grants', grants, ...(activation ? ['--activation', activation] : [])],
       env: { WARREN_HUB_URL: hub.url, WARREN_HUB_KEY: agentKey },
       stderr: 'pipe',
     }),
@@ -56,5 +56,26 @@ describe('warren mcp hub', () => {
     } finally {
       await client.close();
     }
+  });
+
+  it('a retried activation (a second server for the same activation id) making the same post posts once; another activation posts again', async () => {
+    const content = `retried post ${Math.random().toString(36).slice(2)}`;
+    const postOnce = async (activation: string): Promise<string> => {
+      const client = await connect('hub:read,hub:write', activation);
+      try {
+        const res = await client.callTool({ name: 'hub_post', arguments: { content, community: 'm/general' } });
+        expect(res.isError).toBe(false);
+        return (JSON.parse((res.content as Array<{ text: string }>)[0]!.text) as { id: string }).id;
+      } finally {
+        await client.close();
+      }
+    };
+    const posted = async (): Promise<number> => (await hubCaller(hub.url).get<{ posts: Array<{ content: string }> }>('/posts?limit=100', hub.adminKey)).posts.filter((p) => p.content === content).length;
+    const first = await postOnce('act_retry_1');
+    const retried = await postOnce('act_retry_1');
+    expect(retried).toBe(first);
+    expect(await posted()).toBe(1);
+    await postOnce('act_retry_2');
+    expect(await posted()).toBe(2);
   });
 });

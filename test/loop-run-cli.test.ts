@@ -1,10 +1,15 @@
 // `warren run` as a user runs it: a real subprocess on the pinned Node, scripted through WARREN_MOCK_RESPONSES.
 import { spawn } from 'node:child_process';
-import { resolve } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { RunRecord } from '../daemon/commands/run.ts';
 import { exitCodeFor } from '../daemon/commands/run.ts';
+import type { ExecutorResult } from '../executors/executor.ts';
+import { outcomeOfRun } from '../executors/run-outcome.ts';
 import { startHub, type RunningHub } from '../local-hub/server.ts';
+import { startFakeOpenAI, type FakeOpenAI } from './fakes/openai-server.ts';
 import { makeAgentsDir } from './support/daemon-harness.ts';
 import { hubCaller } from './support/hub-api.ts';
 
@@ -75,7 +80,8 @@ describe('warren run', () => {
 
   it('writes to the hub only with --post', async () => {
     const posting = mock({ tool_calls: [{ name: 'hub_post', arguments: { content: 'hello from run', community: 'm/general' } }] }, 'posted');
-    const env = { ...posting, WARREN_HUB_URL: hub.url, WARREN_HUB_ADMIN_KEY: hub.adminKey };
+    // With the hub come today's counters from the daemon's Redis (the test's private one).
+    const env = { ...posting, WARREN_HUB_URL: hub.url, WARREN_HUB_ADMIN_KEY: hub.adminKey, REDIS_URL: inject('redisUrl') };
     const dry = await warren(['run', 'tester', '--prompt', 'post something', '--agents', agentsDir], env);
     expect(dry.status).toBe(0);
     expect(dry.stdout).toContain('dry run');
@@ -86,9 +92,72 @@ describe('warren run', () => {
     expect(await count()).toBe(1);
   });
 
-  it('maps terminations to exit codes', () => {
-    expect(['final', 'stop_tool', 'no_action'].map((t) => exitCodeFor(t as 'final'))).toEqual([0, 0, 0]);
-    expect(['max_steps', 'budget', 'deadline', 'loop_detected', 'circuit_open'].map((t) => exitCodeFor(t as 'final'))).toEqual([2, 2, 2, 2, 2]);
-    expect(['error', 'aborted'].map((t) => exitCodeFor(t as 'final'))).toEqual([1, 1]);
+  it('maps outcomes to exit codes', () => {
+    const run = (r: Partial<ExecutorResult> & Pick<ExecutorResult, 'termination'>): number => exitCodeFor(outcomeOfRun({ text: '', posted: false, partial: false, steps: 1, usage: { inputTokens: 0, outputTokens: 0, cachedTokens: 0 }, ...r }));
+    expect([run({ termination: 'final', text: 'hi' }), run({ termination: 'stop_tool', text: 'done' }), run({ termination: 'no_action' })]).toEqual([0, 0, 0]);
+    expect([run({ termination: 'max_steps', text: 'partial' }), run({ termination: 'budget' }), run({ termination: 'deadline' }), run({ termination: 'loop_detected' }), run({ termination: 'circuit_open' })]).toEqual([2, 2, 2, 2, 2]);
+    expect([run({ termination: 'error', error: { message: 'x', retryable: false } }), run({ termination: 'aborted' })]).toEqual([1, 1]);
+  });
+});
+
+describe('warren run of a CLI agent', () => {
+  let openai: FakeOpenAI;
+  beforeAll(async () => {
+    openai = await startFakeOpenAI({ defaultReply: 'the in-process loop answered' });
+  });
+  afterAll(() => openai.close());
+
+  /** A warren.yaml of its own: the example agents, workspaces in a temporary folder, maybe a claude binary name. */
+  function setup(claudeBinary?: string): { config: string; path: string } {
+    const dir = mkdtempSync(join(tmpdir(), 'warren-run-cli-'));
+    const bin = join(dir, 'bin');
+    writeFileSync(join(dir, 'warren.yaml'), `store: {path: ${resolve('examples')}}\nexecutors:\n  cli:\n    workspaces: ${join(dir, 'ws')}\n${claudeBinary ? `    binaries: {claude-code: ${claudeBinary}}\n` : ''}`);
+    mkdirSync(bin);
+    symlinkSync(resolve('test/fakes/cli/claude-answer.js'), join(bin, 'claude'));
+    // The fake's `#!/usr/bin/env node` needs node on PATH; nothing else is.
+    return { config: join(dir, 'warren.yaml'), path: [bin, dirname(process.execPath), '/usr/bin', '/bin'].join(':') };
+  }
+  const env = (path: string): Record<string, string> => ({ PATH: path, ANTHROPIC_API_KEY: 'sk-ant-run-test', OPENAI_API_KEY: 'sk-openai-run-test', OPENAI_BASE_URL: openai.url, HOME: tmpdir() });
+
+  it('runs the claude binary on PATH with the daemon\'s context, never the OpenAI endpoint', async () => {
+    openai.reset();
+    const { config, path } = setup();
+    const r = await warren(['run', 'claude-code-example', '--prompt', 'hi', '--config', config, '--json'], env(path));
+    expect(r.status, r.stderr).toBe(0);
+    const rec = JSON.parse(r.stdout) as RunRecord;
+    const seen = JSON.parse(rec.text) as { task: string; system: string; mcp_servers: string[] };
+    expect(seen.task).toBe('hi');
+    // Built as the daemon builds it: the prompt, then the skills the grants allow.
+    expect(seen.system).toContain('Claude Code Example');
+    expect(seen.system).toContain('## Available Skills');
+    // No --post: no hub server, so nothing can be written.
+    expect(seen.mcp_servers).toEqual([]);
+    expect(rec.events.some((e) => e.type === 'cli_event')).toBe(true);
+    expect(openai.requests).toHaveLength(0);
+  });
+
+  it('against the configured hub: the budget and what is left today in its context, and with --post a hub MCP server', async () => {
+    openai.reset();
+    await hubCaller(hub.url).post('/agents/register', hub.adminKey, { name: 'claude-code-example' }).catch(() => undefined);
+    const { config, path } = setup();
+    const withHub = { ...env(path), WARREN_HUB_URL: hub.url, WARREN_HUB_ADMIN_KEY: hub.adminKey, REDIS_URL: inject('redisUrl') };
+    const r = await warren(['run', 'claude-code-example', '--prompt', 'hi', '--config', config, '--json', '--post'], withHub);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stderr).not.toMatch(/unavailable/);
+    const seen = JSON.parse((JSON.parse(r.stdout) as RunRecord).text) as { system: string; mcp_servers: string[] };
+    expect(seen.system).toContain('## System Resource Status');
+    expect(seen.system).toMatch(/Left today:\*\* \d+ posts?, \d+ comments?/);
+    expect(seen.mcp_servers).toEqual(['hub']);
+    expect(openai.requests).toHaveLength(0);
+  });
+
+  it('with no claude installed it says so and exits 1, and still never calls the OpenAI endpoint', async () => {
+    openai.reset();
+    // The pinned claude in node_modules/.bin is always looked for too, so this names a CLI that is nowhere.
+    const { config, path } = setup('claude-not-installed');
+    const r = await warren(['run', 'claude-code-example', '--prompt', 'hi', '--config', config], env(path));
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/claude-code-example cannot run: the claude-code CLI \(claude-not-installed\) is not installed here/);
+    expect(openai.requests).toHaveLength(0);
   });
 });

@@ -1,8 +1,9 @@
 // `warren mcp hub`: the hub tools as a stdio MCP server for CLI executors (agent-loop.md R14), acting as one
 // agent. The same tool definitions and grant rule as the in-process loop. stdout carries JSON-RPC only:
 // every log line goes to stderr (the original hub server logged to stdout and corrupted its stream).
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { Command } from 'commander';
+import { canonicalJson } from '../../agent-loop/loop-guard.ts';
 import type { HubAdapter } from '../../hub-client/adapter.ts';
 
 export interface McpHubOptions {
@@ -11,6 +12,18 @@ export interface McpHubOptions {
   /** The agent's own hub key, or the admin key (then it acts as `agent` through agent_id). */
   key: string;
   grants: readonly string[];
+  /** The activation served (the CLI executor passes it); without one, a random id for this process. */
+  activationId?: string;
+}
+
+/**
+ * The idempotency key of one hub write: the activation, the tool and its arguments. A retried activation starts
+ * a new server and CLI; the same write in it gets the same key, so the hub replays the first post instead of
+ * adding a second. Different arguments are a different write.
+ */
+export function mcpWriteKey(activationId: string, tool: string, args: unknown): string {
+  const digest = createHash('sha256').update(canonicalJson(args)).digest('hex').slice(0, 32);
+  return `${activationId}:mcp:${tool}:${digest}`;
 }
 
 export function registerMcpCommand(program: Command): void {
@@ -20,11 +33,12 @@ export function registerMcpCommand(program: Command): void {
     .description('serve the hub tools over stdio MCP, acting as one agent (env: WARREN_HUB_URL, WARREN_HUB_KEY)')
     .requiredOption('--agent <name>', 'the agent the tools act as')
     .option('--grants <list>', 'comma-separated grants', 'hub:read,hub:write')
-    .action(async (opts: { agent: string; grants: string }) => {
+    .option('--activation <id>', 'the activation this server serves: the root of its hub writes\' idempotency keys')
+    .action(async (opts: { agent: string; grants: string; activation?: string }) => {
       const key = process.env.WARREN_HUB_KEY ?? process.env.WARREN_HUB_ADMIN_KEY;
       if (!key) throw new Error('warren mcp hub needs WARREN_HUB_KEY (the agent key) or WARREN_HUB_ADMIN_KEY');
       const hubUrl = process.env.WARREN_HUB_URL ?? 'http://127.0.0.1:7070';
-      await serveHubMcp({ agent: opts.agent, hubUrl, key, grants: opts.grants.split(',').map((g) => g.trim()).filter(Boolean) });
+      await serveHubMcp({ agent: opts.agent, hubUrl, key, grants: opts.grants.split(',').map((g) => g.trim()).filter(Boolean), activationId: opts.activation });
     });
 }
 
@@ -39,8 +53,7 @@ export async function serveHubMcp(opts: McpHubOptions, hubOverride?: HubAdapter)
   const hub = hubOverride ?? new HubClient({ baseUrl: opts.hubUrl, apiKey: opts.key });
   const tools = hubTools({ hub, agent: opts.agent });
   const allowed = (grant: string | undefined): boolean => grant === undefined || hasGrant(opts.grants, grant);
-  // Writes are keyed per server process and request, so a client's retry of one request never posts twice.
-  const session = randomBytes(6).toString('hex');
+  const activationId = opts.activationId ?? `mcp_${randomBytes(6).toString('hex')}`;
 
   const server = new Server({ name: 'warren-hub', version: '0.1.0' }, { capabilities: { tools: {} } });
   server.setRequestHandler(ListToolsRequestSchema, () => ({
@@ -59,7 +72,7 @@ export async function serveHubMcp(opts: McpHubOptions, hubOverride?: HubAdapter)
     if (!tool) return fail(`unknown tool ${req.params.name}`);
     if (!allowed(tool.grant)) return fail(`permission denied: ${tool.definition.name} needs the grant ${tool.grant ?? '?'}`);
     try {
-      const out = await tool.execute(req.params.arguments ?? {}, { signal: extra.signal, callId: String(extra.requestId), idempotencyKey: `mcp-hub:${opts.agent}:${session}:${String(extra.requestId)}`, step: 0 });
+      const out = await tool.execute(req.params.arguments ?? {}, { signal: extra.signal, callId: String(extra.requestId), idempotencyKey: mcpWriteKey(activationId, tool.definition.name, req.params.arguments ?? {}), step: 0 });
       return { isError: out.status !== 'ok', content: [{ type: 'text' as const, text: out.content }] };
     } catch (err) {
       return fail(`${tool.definition.name} failed: ${err instanceof Error ? err.message : String(err)}`);

@@ -1,12 +1,17 @@
-// `warren run <agent> --prompt "…"`: one activation in the foreground, no queue, for trying an agent by hand.
+// `warren run <agent> --prompt "…"`: one activation in the foreground, no queue, for trying an agent by hand,
+// on the executors and with the context pieces the daemon uses (daemon/composition.ts).
 // Hub writes happen only with --post; without it the hub tools read the configured hub (when an admin key is
-// set) and writes are a dry run the model is told about. Exit code: 0 answered (final, stop_tool, no_action),
-// 2 stopped by a limit or a guard, 1 an error.
+// set) and writes are a dry run the model is told about; a CLI agent gets no hub MCP server at all. Exit code:
+// 0 answered (final, stop_tool, no_action), 2 stopped by a limit or a guard, 1 an error.
 import { randomBytes } from 'node:crypto';
 import type { Command } from 'commander';
+import type { Redis } from 'ioredis';
 import type { ActivationEvent } from '../../agent-loop/events.ts';
 import type { TerminationReason } from '../../agent-loop/termination.ts';
+import { assertNever, outcomeOfRun, type OutcomeKind, type RunOutcome } from '../../executors/run-outcome.ts';
 import type { HubAdapter } from '../../hub-client/adapter.ts';
+import type { ActivationTask } from '../../prompts/activation-context.ts';
+import type { DailyCounters } from '../../scheduler/agent-state.ts';
 import type { AgentDefinition } from '../../store/definition.ts';
 import { loadWarrenConfig } from '../config.ts';
 
@@ -34,6 +39,8 @@ export interface RunRecord {
   activation_id: string;
   agent: string;
   termination: TerminationReason;
+  /** How the run ended (executors/run-outcome.ts). */
+  outcome: OutcomeKind;
   partial: boolean;
   text: string;
   usage: { input_tokens: number; output_tokens: number; cost_usd: number };
@@ -41,10 +48,24 @@ export interface RunRecord {
   events: ActivationEvent[];
 }
 
-export function exitCodeFor(t: TerminationReason): 0 | 1 | 2 {
-  if (t === 'final' || t === 'stop_tool' || t === 'no_action') return 0;
-  if (t === 'error' || t === 'aborted') return 1;
-  return 2;
+/** 0 answered (or decided not to), 2 stopped by a limit or a guard (a partial answer included), 1 failed. */
+export function exitCodeFor(o: RunOutcome): 0 | 1 | 2 {
+  switch (o.kind) {
+    case 'answered':
+      return o.partial ? 2 : 0;
+    case 'posted_by_tool':
+    case 'no_action':
+      return 0;
+    case 'guard_stop':
+    case 'limit_stop':
+      return 2;
+    case 'retryable_failure':
+    case 'terminal_failure':
+    case 'aborted':
+      return 1;
+    default:
+      return assertNever(o);
+  }
 }
 
 /**
@@ -125,6 +146,10 @@ export async function runAgent(agentName: string, opts: RunOptions, env: NodeJS.
     console.error('warren: give exactly one of --prompt "…", --explore or --notification <id>');
     return 1;
   }
+  if (opts.record && opts.replay) {
+    console.error('warren: give --record or --replay, not both');
+    return 1;
+  }
   const config = loadWarrenConfig(opts.config, env);
   const { LocalFolderStore } = await import('../../store/local-store.ts');
   const { formatProblem } = await import('../../store/problems.ts');
@@ -136,54 +161,69 @@ export async function runAgent(agentName: string, opts: RunOptions, env: NodeJS.
     console.error(`warren: no valid agent named ${agentName} in ${store.agentsDir}`);
     return 1;
   }
-  const { LlmExecutor, llmSettings } = await import('../../executors/llm/llm-executor.ts');
-  const { parseMockResponses } = await import('../../executors/llm/scripted-model.ts');
   const { EventLog } = await import('../../agent-loop/events.ts');
   const { Redactor, secretsFromEnv } = await import('../redact.ts');
-  const redactor = new Redactor(secretsFromEnv(env, []));
-  if (opts.record && opts.replay) {
-    console.error('warren: give --record or --replay, not both');
-    return 1;
-  }
+  const { buildExecutors, contextSources, gatherContext, startHubMcp } = await import('../composition.ts');
+  const { pino } = await import('pino');
+  const logger = pino({ level: 'warn' }, process.stderr);
+  const adminKey = env[config.hub.admin_key_env];
+  const redactor = new Redactor(secretsFromEnv(env, adminKey ? [adminKey] : []));
   const cassettes = await import('../../executors/llm/cassette.ts');
   const recording = opts.record ? cassettes.emptyCassette() : undefined;
   const replayer = opts.replay ? cassettes.replayingFetch(await cassettes.readCassette(opts.replay)) : undefined;
-  const executor = new LlmExecutor({
-    // Secrets by name only: the executor never sees the environment as a whole. A replay needs no key.
-    secret: (name) => env[name] || (replayer && name === def.config.brain.api_key_env ? 'replayed' : undefined),
-    fetch: recording ? cassettes.recordingFetch(recording) : replayer?.fetch,
-    defaultApiBase: env.OPENAI_BASE_URL,
-    mockResponses: env.WARREN_MOCK_RESPONSES ? parseMockResponses(env.WARREN_MOCK_RESPONSES) : undefined,
-    ...llmSettings(config.executors.llm),
-    // In the foreground the answer is watched as it is written; the daemon follows executors.llm.stream.
-    stream: opts.stream ?? true,
-    tracePayloads: config.tracing.capture_payloads ? (text) => redactor.redact(text) : undefined,
-    agents: { get: (name) => agents.find((a) => a.name === name) },
-  });
-  const missing = executor.missingRequirement(def);
-  if (missing) {
-    console.error(`warren: agent ${agentName} cannot run: ${missing}`);
-    return 1;
-  }
-  const hub = await connectHub(config.hub.url, env[config.hub.admin_key_env], opts.post === true);
-  const activationId = `run_${randomBytes(6).toString('hex')}`;
-  const printer = new ProgressPrinter();
-  const events = new EventLog(activationId, { limit: 10_000, listener: opts.json ? undefined : (e) => process.stdout.write(printer.write(e)) });
-  const ac = new AbortController();
-  const onSigint = (): void => ac.abort();
-  process.once('SIGINT', onSigint);
-  const { startTracing } = await import('../tracing-setup.ts');
-  const { pino } = await import('pino');
-  const tracing = startTracing(config.tracing, pino({ level: 'warn' }, process.stderr));
+  const cleanups: Array<() => Promise<void> | void> = [];
   try {
+    // A CLI agent gets warren's hub MCP server only with --post: then it writes through the gateway as the
+    // daemon's agents do. Without --post it gets none (reads included), so nothing it does reaches the hub.
+    const hubMcp = opts.post && adminKey ? await startHubMcp({ hubUrl: config.hub.url, adminKey, logger }) : undefined;
+    if (hubMcp) cleanups.push(hubMcp.close);
+    const hub = await connectHub(config.hub.url, adminKey, opts.post === true);
+    // Today's counters live in the daemon's Redis; read only when this run works against the configured hub.
+    const counters = hub ? redisCounters(config.redis.url, config.redis.prefix) : undefined;
+    if (counters) cleanups.push(counters.close);
+    const context = contextSources(config, env, counters?.usedToday);
+    const warn = (what: string, err: unknown): void => console.error(`warren: ${what}: ${err instanceof Error ? err.message : String(err)}`);
+    const executors = buildExecutors({
+      config,
+      env,
+      context,
+      redactor,
+      hubMcp: hubMcp?.launcher,
+      agents: { get: (name) => agents.find((a) => a.name === name) },
+      onContextWarning: warn,
+      llm: {
+        // In the foreground the answer is watched as it is written; the daemon follows executors.llm.stream.
+        stream: opts.stream ?? true,
+        fetch: recording ? cassettes.recordingFetch(recording) : replayer?.fetch,
+        // Secrets by name only: the executor never sees the environment as a whole. A replay needs no key.
+        secret: (name) => env[name] || (replayer && name === def.config.brain.api_key_env ? 'replayed' : undefined),
+      },
+    });
+    const resolved = executors.resolve(def);
+    if ('unavailable' in resolved) {
+      console.error(`warren: agent ${agentName} cannot run: ${resolved.unavailable}`);
+      return 1;
+    }
+    const activationId = `run_${randomBytes(6).toString('hex')}`;
+    const printer = new ProgressPrinter();
+    const events = new EventLog(activationId, { limit: 10_000, listener: opts.json ? undefined : (e) => process.stdout.write(printer.write(e)) });
+    const ac = new AbortController();
+    const onSigint = (): void => ac.abort();
+    process.once('SIGINT', onSigint);
+    cleanups.push(() => void process.off('SIGINT', onSigint));
+    const { startTracing } = await import('../tracing-setup.ts');
+    const tracing = startTracing(config.tracing, logger);
+    if (tracing) cleanups.push(() => tracing.shutdown());
     events.emit({ type: 'activation_start', agent: def.name, executor: def.config.type });
-    const context = await buildRunContext(def, opts, hub);
-    const result = await executor.run({ id: activationId, definition: def, context, events, signal: ac.signal, hub });
+    const task = await runTask(def, opts, hub);
+    const built = await gatherContext(context, hub, def, task, { signal: ac.signal, onWarning: warn });
+    const result = await resolved.executor.run({ id: activationId, definition: def, context: built, events, signal: ac.signal, hub });
     if (opts.json) {
       const record: RunRecord = {
         activation_id: activationId,
         agent: def.name,
         termination: result.termination,
+        outcome: outcomeOfRun(result).kind,
         partial: result.partial,
         text: result.text,
         usage: { input_tokens: result.usage.inputTokens, output_tokens: result.usage.outputTokens, cost_usd: result.usage.costUsd ?? 0 },
@@ -203,30 +243,52 @@ export async function runAgent(agentName: string, opts: RunOptions, env: NodeJS.
       for (const m of replayer.mismatches) console.error(`warren: ${m}`);
       return 1;
     }
-    return exitCodeFor(result.termination);
+    return exitCodeFor(outcomeOfRun(result));
   } finally {
-    process.off('SIGINT', onSigint);
-    await tracing?.shutdown();
+    for (const c of cleanups.reverse()) await c();
   }
 }
 
-/** The context the agent sees: a plain prompt, or built from the hub exactly as the daemon builds it. */
-async function buildRunContext(def: AgentDefinition, opts: RunOptions, hub: HubAdapter | undefined): Promise<{ system: string; task: string }> {
-  const { renderSystemPrompt, buildNotificationContext } = await import('../../prompts/context.ts');
-  if (opts.prompt !== undefined) return { system: renderSystemPrompt(def), task: opts.prompt };
+/** What the agent works on: the prompt as given, or the real feed or notification thread read from the hub. */
+async function runTask(def: AgentDefinition, opts: RunOptions, hub: HubAdapter | undefined): Promise<ActivationTask> {
+  if (opts.prompt !== undefined) return { kind: 'prompt', text: opts.prompt };
   if (!hub) throw new Error(`--${opts.explore ? 'explore' : 'notification'} reads the hub: set its admin key (hub.admin_key_env, WARREN_HUB_ADMIN_KEY by default)`);
   if (opts.explore) {
-    const { buildExplorationContext, filterFeed } = await import('../../prompts/exploration.ts');
+    const { filterFeed } = await import('../../prompts/exploration.ts');
     const interests = def.config.interests;
     const feed = filterFeed(def, await hub.discover(def.name, { communities: interests.communities, keywords: [...interests.keywords, ...interests.topics], excludeResponded: true, limit: 10 }));
     if (feed.length === 0) console.error('warren: the discover feed is empty for this agent; the model sees an empty feed');
-    return buildExplorationContext(def, feed);
+    return { kind: 'exploration', feed };
   }
   const { notifications } = await hub.listNotifications(def.name, { limit: 100 });
   const n = notifications.find((x) => x.id === opts.notification);
   if (!n) throw new Error(`no notification ${opts.notification} among ${def.name}'s latest ${notifications.length}`);
   if (!n.post_id) throw new Error(`notification ${n.id} (${n.type}) has no thread to answer`);
-  return buildNotificationContext(def, await hub.getPost(n.post_id, { includeComments: true }), n);
+  return { kind: 'notification', post: await hub.getPost(n.post_id, { includeComments: true }), notification: n };
+}
+
+/**
+ * Today's posts and comments from the daemon's Redis, for the "left today" lines. One try, no reconnects: a run
+ * by hand must not wait on a Redis that is not there (the line is then left out, with a warning).
+ */
+function redisCounters(url: string, prefix: string): { usedToday: (agent: string) => Promise<DailyCounters | undefined>; close: () => void } {
+  let conn: Redis | undefined;
+  return {
+    usedToday: async (agent) => {
+      const { Redis } = await import('ioredis');
+      const { AgentStateStore } = await import('../../scheduler/agent-state.ts');
+      const { redactUrl } = await import('../redis.ts');
+      if (!conn) {
+        conn = new Redis(url, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 1_000 });
+        conn.on('error', () => undefined); // reported through the failed read
+        await conn.connect().catch((err: unknown) => {
+          throw new Error(`cannot reach Redis at ${redactUrl(url)}`, { cause: err });
+        });
+      }
+      return (await new AgentStateStore(conn, prefix).dailyMany([agent])).get(agent);
+    },
+    close: () => conn?.disconnect(),
+  };
 }
 
 /** The configured hub when an admin key is set; without --post its writes become a dry run. */

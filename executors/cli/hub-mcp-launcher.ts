@@ -1,6 +1,7 @@
-// How the daemon starts warren's own hub MCP server for a CLI agent: `warren mcp hub --agent <name> --grants …`
-// on the pinned Node, with the hub's URL and the key it acts with in its environment (never in argv, which
-// any local user can read with ps). The server enforces the agent's hub grants itself, and so does the
+// How the daemon starts warren's own hub MCP server for a CLI agent: `warren mcp hub --agent <name> --grants …
+// --activation <id>` on the pinned Node (the activation id roots its writes' idempotency keys, so a retried
+// activation does not post twice), with the hub's URL and the key it acts with in its environment (never in
+// argv, which any local user can read with ps). The server enforces the agent's hub grants itself, and so does the
 // gateway its key is for.
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -20,11 +21,11 @@ export interface WarrenHubMcpOptions {
 }
 
 export function warrenHubMcpLauncher(opts: WarrenHubMcpOptions): HubMcpLauncher {
-  return (agent) => {
+  return (agent, activationId) => {
     const { hubUrl, key, release } = opts.credentials(agent);
     return {
       command: opts.node ?? process.execPath,
-      args: [join(ROOT, 'bin', 'warren.js'), 'mcp', 'hub', '--agent', agent.name, '--grants', agent.config.capabilities.grants.filter((g) => g.startsWith('hub:')).join(',')],
+      args: [join(ROOT, 'bin', 'warren.js'), 'mcp', 'hub', '--agent', agent.name, '--grants', agent.config.capabilities.grants.filter((g) => g.startsWith('hub:')).join(','), '--activation', activationId],
       env: { WARREN_HUB_URL: hubUrl, WARREN_HUB_KEY: key },
       release,
     };

@@ -1,0 +1,128 @@
+// The composition root: the one place warren's executors and activation contexts are built from warren.yaml.
+// The daemon and `warren run` both go through it, so an agent runs on the same executor (the in-process loop
+// or its CLI) with the same context pieces whichever of them starts it; delegates get those pieces too.
+// Callers override only what is their own: `warren run` streams, may record or replay, and decides whether
+// a CLI agent gets a hub MCP server.
+import type { Logger } from 'pino';
+import type { AgentDefinition } from '../store/definition.ts';
+import type { HubAdapter } from '../hub-client/adapter.ts';
+import type { BudgetHealth } from '../hub-client/types.ts';
+import { createCliExecutors } from '../executors/cli/cli-executors.ts';
+import { programLookup } from '../executors/cli/cli-executor.ts';
+import { warrenHubMcpAvailable, warrenHubMcpLauncher } from '../executors/cli/hub-mcp-launcher.ts';
+import type { HubMcpLauncher } from '../executors/cli/mcp.ts';
+import { LlmExecutor, llmSettings, type LlmExecutorOptions } from '../executors/llm/llm-executor.ts';
+import { parseMockResponses } from '../executors/llm/scripted-model.ts';
+import { buildActivationContext, type ActivationTask } from '../prompts/activation-context.ts';
+import { remainingToday, type RemainingToday } from '../prompts/budget.ts';
+import type { BuiltContext, ContextOptions } from '../prompts/context.ts';
+import type { WarrenConfig } from './config.ts';
+import { ExecutorRegistry } from './executor-registry.ts';
+import { HubGateway } from './hub-gateway.ts';
+import type { Redactor } from './redact.ts';
+
+/** Where the context pieces come from, the same for every activation of a process (names as ActivationDeps has them). */
+export interface ContextSources {
+  /** `workers.context_tokens`: token budget of the task part (thread, feed). */
+  contextTaskTokens?: number;
+  /** Whether a program is on this machine's PATH (skills' `requires_cli`). */
+  cliAvailable?: (cli: string) => boolean;
+  /** Posts and comments the agent already wrote today; absent or failing: the "left today" lines are left out. */
+  usedToday?: (agent: string) => Promise<{ posts: number; comments: number } | undefined>;
+}
+
+export function contextSources(config: WarrenConfig, env: NodeJS.ProcessEnv, usedToday?: ContextSources['usedToday']): ContextSources {
+  return { contextTaskTokens: config.workers.context_tokens, cliAvailable: programLookup(env.PATH), usedToday };
+}
+
+/** The context options of one activation: the process's sources and what the hub and the counters said. */
+export function contextOptions(sources: ContextSources, budget: BudgetHealth | undefined, remaining: RemainingToday | undefined): ContextOptions {
+  return { budget, remainingToday: remaining, taskTokens: sources.contextTaskTokens, cliAvailable: sources.cliAvailable };
+}
+
+/**
+ * Gathers the pieces (the hub's budget answer, today's counters) and builds the context, for activations that
+ * do not gather them on their own way (the daemon's pipeline does, to gate on the budget): `warren run` and
+ * delegates. Both pieces fail open: a missing one is left out of the context and reported through `onWarning`.
+ */
+export async function gatherContext(
+  sources: ContextSources,
+  hub: HubAdapter | undefined,
+  def: AgentDefinition,
+  task: ActivationTask,
+  opts: { signal?: AbortSignal; onWarning?: (what: string, err: unknown) => void } = {},
+): Promise<BuiltContext> {
+  const warn = (what: string) => (err: unknown): undefined => void opts.onWarning?.(what, err);
+  const [budget, used] = await Promise.all([
+    hub?.budgetHealth(def.name, opts.signal).catch(warn('budget health unavailable')),
+    sources.usedToday?.(def.name).catch(warn('daily counters unavailable')),
+  ]);
+  const remaining = used ? remainingToday(def.config.behavior.limits, used) : undefined;
+  return buildActivationContext(def, task, contextOptions(sources, budget, remaining));
+}
+
+/**
+ * Warren's hub MCP server for CLI agents, acting through a loopback gateway with a token scoped to the agent, its
+ * hub grants and the activation, never the admin key. Undefined when this build has no `warren mcp hub`.
+ */
+export async function startHubMcp(opts: { hubUrl: string; adminKey: string; logger: Logger }): Promise<{ launcher: HubMcpLauncher; close: () => Promise<void> } | undefined> {
+  if (!warrenHubMcpAvailable()) return undefined;
+  const gateway = await HubGateway.start(opts);
+  const launcher = warrenHubMcpLauncher({
+    credentials: (agent) => {
+      const grants = agent.config.capabilities.grants.filter((g) => g.startsWith('hub:'));
+      const t = gateway.issue(agent.name, grants, agent.config.behavior.max_duration + 60_000);
+      return { hubUrl: gateway.url, key: t.token, release: t.revoke };
+    },
+  });
+  return { launcher, close: () => gateway.close() };
+}
+
+export interface ExecutorsOptions {
+  config: WarrenConfig;
+  /** Secrets are read from it by name only; the CLI executors' children get what their allow-list lets through. */
+  env: NodeJS.ProcessEnv;
+  /** Agent definitions by name, for delegation; looked up at run time. */
+  agents: { get(name: string): AgentDefinition | undefined };
+  context: ContextSources;
+  /** Span payloads pass this redaction when `tracing.capture_payloads` is on. */
+  redactor: Redactor;
+  /** Starts warren's hub MCP server for CLI agents; absent: they get none. */
+  hubMcp?: HubMcpLauncher;
+  /** What a caller changes in the in-process loop (warren run: streaming, a cassette's fetch, the key of a replay). */
+  llm?: Pick<LlmExecutorOptions, 'stream' | 'fetch' | 'secret'>;
+  /** Delegates' context warnings (budget or counters unavailable). */
+  onContextWarning?: (what: string, err: unknown) => void;
+}
+
+/** The executor registry: the in-process loop and the four CLIs, with warren.yaml's `executors` settings. */
+export function buildExecutors(opts: ExecutorsOptions): ExecutorRegistry {
+  const { config, env, context } = opts;
+  const secret = (name: string): string | undefined => env[name];
+  const llm = new LlmExecutor({
+    secret,
+    defaultApiBase: env.OPENAI_BASE_URL,
+    mockResponses: env.WARREN_MOCK_RESPONSES ? parseMockResponses(env.WARREN_MOCK_RESPONSES) : undefined,
+    ...llmSettings(config.executors.llm),
+    tracePayloads: config.tracing.capture_payloads ? (text) => opts.redactor.redact(text) : undefined,
+    agents: opts.agents,
+    // A delegate is an activation of its own agent: its own budget and counters, the parent's kind of pieces.
+    delegateContext: (def, task, hub, signal) => gatherContext(context, hub, def, { kind: 'prompt', text: task }, { signal, onWarning: opts.onContextWarning }),
+    ...opts.llm,
+  });
+  const cli = config.executors.cli;
+  return new ExecutorRegistry(
+    llm,
+    createCliExecutors({
+      maxConcurrent: cli.max_concurrent,
+      workspacesRoot: cli.workspaces,
+      binaries: cli.binaries,
+      graceMs: cli.kill_grace,
+      idleMs: cli.idle_timeout,
+      claudeMaxRetries: cli.claude_max_retries,
+      secret,
+      parentEnv: env,
+      hubMcp: opts.hubMcp,
+    }),
+  );
+}
