@@ -122,8 +122,11 @@ export function buildCli(): Command {
   return program;
 }
 
-/** First Ctrl-C/SIGTERM stops cleanly and exits 0; a second one forces exit. */
-function onShutdownSignal(logger: Logger, stop: () => Promise<void>): void {
+/**
+ * The first Ctrl-C/SIGTERM stops cleanly and exits 0 (the stop is bounded: it ends even with Redis or the hub
+ * gone). A second one exits at once with code 1, skipping what the first had left to do.
+ */
+function onShutdownSignal(logger: Logger, stop: () => Promise<unknown>): void {
   let stopping = false;
   const handler = (signal: NodeJS.Signals): void => {
     if (stopping) {

@@ -26,8 +26,9 @@ import { WarrenMetrics } from './metrics.ts';
 import { Redactor, secretsFromEnv } from './redact.ts';
 import { startTracing } from './tracing-setup.ts';
 import { RedisReplyOutbox } from './reply-outbox.ts';
-import { assertRedisReachable, connectRedis, redactUrl } from './redis.ts';
+import { assertRedisReachable, closeRedis, connectRedis, redactUrl } from './redis.ts';
 import { subscribeReload } from './reload-signal.ts';
+import { runShutdown, type ShutdownReport, type ShutdownStep } from './shutdown.ts';
 import { ActivationWorker, type ActivationStart } from './worker.ts';
 
 /** What one process does: `all` (default), or only scheduling, or only running activations (scale-out). */
@@ -60,16 +61,33 @@ export interface RunningDaemon {
   metricsUrl: string | undefined;
   /** Reloads the agent definitions now (SIGHUP, `warren reload`); resolves when applied or deferred to a retry. */
   reload(): Promise<void>;
-  stop(): Promise<void>;
+  /** Stops everything within workers.shutdown_grace + SHUTDOWN_SLACK_MS, whatever Redis and the hub do; never rejects. */
+  stop(): Promise<ShutdownReport>;
 }
+
+/**
+ * What a stop may take beyond workers.shutdown_grace: aborted activations winding down (WORKER_SETTLE_MS),
+ * then the connections and services, each bounded. Past it the process goes anyway.
+ */
+export const SHUTDOWN_SLACK_MS = 4_000;
+/** How long aborted activations get to end before the worker's connections are cut. */
+const WORKER_SETTLE_MS = 2_000;
+/** The bound of a step that normally takes milliseconds (closing a socket, a QUIT). */
+const QUICK_STEP_MS = 1_000;
 
 export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
   const { config, logger, env } = opts;
-  const cleanups: Array<() => Promise<void>> = [];
-  const stop = async (): Promise<void> => {
-    for (const c of cleanups.reverse()) await c().catch((err: unknown) => logger.warn({ err }, 'error during shutdown'));
-    cleanups.length = 0;
+  // What to undo, registered as each part starts; the stages of shutdown.ts say in which order.
+  const cleanups: ShutdownStep[] = [];
+  const cleanup = (name: string, stage: ShutdownStep['stage'], run: () => unknown, boundMs = QUICK_STEP_MS): void => {
+    cleanups.push({ name, stage, boundMs, run: async () => void (await run()) });
   };
+  let stopping: Promise<ShutdownReport> | undefined;
+  const stop = (): Promise<ShutdownReport> =>
+    (stopping ??= runShutdown(cleanups.splice(0), config.workers.shutdown_grace + SHUTDOWN_SLACK_MS, logger).then((report) => {
+      if (report.unfinished.length) logger.warn({ unfinished: report.unfinished, durationMs: report.durationMs }, 'shutdown steps did not finish in time; going anyway');
+      return report;
+    }));
 
   try {
     let hubUrl = config.hub.url;
@@ -77,7 +95,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     let embedded: RunningHub | undefined;
     if (config.hub.embedded) {
       embedded = await startHub({ dbPath: config.hub.db, adminKey, host: config.hub.host, port: config.hub.port, logger: logger.child({ component: 'hub' }) });
-      cleanups.push(() => embedded!.close());
+      cleanup('embedded hub', 'services', () => embedded!.close(), 2_000);
       hubUrl = embedded.url;
       adminKey = embedded.adminKey;
       logger.info({ url: hubUrl, db: config.hub.db }, 'embedded hub listening');
@@ -88,7 +106,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
 
     const hub = new HubClient({ baseUrl: hubUrl, apiKey: adminKey, logger: logger.child({ component: 'hub-client' }) });
     const tracing = startTracing(config.tracing, logger);
-    if (tracing) cleanups.push(() => tracing.shutdown()); // pushed early: runs last, after the workers' final spans
+    if (tracing) cleanup('tracing', 'last', () => tracing.shutdown(), 2_000); // after the workers' final spans
     // Error posts, records, logs and span payloads share one redaction: no known secret leaves in any of them.
     const redactor = new Redactor(secretsFromEnv(env, [adminKey]));
     // CLI agents' hub MCP servers act through a loopback gateway with per-activation tokens, not the admin key.
@@ -96,7 +114,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     // Only processes that run activations need it; a scheduler-only process opens no gateway port.
     if (hubMcp === undefined && opts.hubMcp !== null && opts.role !== 'scheduler') {
       const served = await startHubMcp({ hubUrl, adminKey, logger: logger.child({ component: 'hub-gateway' }) });
-      if (served) cleanups.push(served.close);
+      if (served) cleanup('hub gateway', 'services', served.close);
       hubMcp = served?.launcher;
     }
     // Late-bound like `registry`: Redis is connected further down, and the counters are read only as activations run.
@@ -112,7 +130,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       onContextWarning: (what, err) => logger.warn({ err }, what),
     });
     const store = openStore(config.store, env);
-    cleanups.push(() => Promise.resolve(store.close?.()));
+    cleanup('store', 'services', () => store.close?.());
     const registry = new AgentRegistry({ store, executors, logger });
     // Definitions reload on store changes, on `warren reload` and SIGHUP; an unreachable store keeps the
     // last good ones and is retried with backoff. New agents are registered on the hub as they appear.
@@ -127,26 +145,25 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     });
     await reloader.trigger('start');
     reloader.start();
-    cleanups.push(() => Promise.resolve(reloader.stop()));
+    cleanup('definitions reloader', 'work', () => reloader.stop());
 
     const producerConn = connectRedis(config.redis.url, 'producer', logger);
-    cleanups.push(async () => void (await producerConn.quit()));
+    cleanup('redis producer connection', 'connections', () => closeRedis(producerConn, QUICK_STEP_MS / 2));
     await assertRedisReachable(producerConn, config.redis.url);
     const workerConn = connectRedis(config.redis.url, 'worker', logger);
-    cleanups.push(async () => void (await workerConn.quit()));
+    cleanup('redis worker connection', 'connections', () => closeRedis(workerConn, QUICK_STEP_MS / 2));
     logger.info({ redis: redactUrl(config.redis.url), prefix: config.redis.prefix }, 'redis connected');
     const reloadConn = connectRedis(config.redis.url, 'worker', logger);
-    cleanups.push(async () => void (await reloadConn.quit()));
-    const unsubscribe = await subscribeReload(reloadConn, config.redis.prefix, () => {
+    cleanup('redis reload connection', 'connections', () => closeRedis(reloadConn, QUICK_STEP_MS / 2));
+    await subscribeReload(reloadConn, config.redis.prefix, () => {
       logger.info('reload requested through Redis');
       void reloader.trigger('warren reload');
     });
-    cleanups.push(unsubscribe);
 
     const role = opts.role ?? 'all';
     const queue = new ActivationQueue(producerConn, { prefix: config.redis.prefix, logger });
     const agentState = new AgentStateStore(producerConn, config.redis.prefix);
-    cleanups.push(() => queue.close());
+    cleanup('activation queue', 'clients', () => queue.close());
     const claims = new InboxClaims(producerConn, config.redis.prefix);
     let scheduler: Scheduler | undefined;
     const metrics = new WarrenMetrics({ queueCounts: () => queue.counts(), isLeader: role === 'worker' ? undefined : () => scheduler?.isLeader ?? false, subprocesses: runningSubprocessCount });
@@ -175,7 +192,10 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
           opts.onActivationStart?.(s);
         },
       });
-      cleanups.push(() => worker.close(config.workers.shutdown_grace));
+      const grace = config.workers.shutdown_grace;
+      cleanup('worker', 'work', () => worker.close(grace, WORKER_SETTLE_MS), grace + WORKER_SETTLE_MS + QUICK_STEP_MS);
+      // Aborted CLI agents get SIGTERM, and SIGKILL after kill_grace: wait for that rather than orphan them.
+      cleanup('cli subprocesses', 'clients', () => subprocessesGone(), config.executors.cli.kill_grace + 500);
     }
     if (role !== 'worker') {
       const leaseTtlMs = config.scheduler.lease_ttl;
@@ -199,7 +219,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       });
       scheduler.start();
       const running = scheduler;
-      cleanups.push(() => running.stop());
+      cleanup('scheduler', 'work', () => running.stop(), 2_000);
     }
     let metricsUrl: string | undefined;
     if (config.metrics.enabled) {
@@ -214,8 +234,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
           },
         },
       });
-      // Closed last of all (pushed first after reverse): probes keep answering while work drains.
-      cleanups.unshift(() => server.close());
+      // Closed last of all: probes keep answering while work drains.
+      cleanup('health server', 'last', () => server.close());
       metricsUrl = server.url;
       logger.info({ url: server.url }, 'health and metrics listening (/healthz, /readyz, /metrics)');
     }
@@ -226,4 +246,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     await stop();
     throw err;
   }
+}
+
+/** Resolves once no CLI subprocess of this process is running (the caller bounds the wait). */
+async function subprocessesGone(): Promise<void> {
+  while (runningSubprocessCount() > 0) await new Promise((r) => setTimeout(r, 50));
 }

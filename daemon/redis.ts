@@ -22,6 +22,29 @@ export function connectRedis(url: string, role: 'worker' | 'producer', logger: L
   return conn;
 }
 
+/**
+ * Closes a connection within `boundMs`: QUIT when Redis answers, so replies in flight still arrive; a plain
+ * disconnect when it does not, or when QUIT takes too long. QUIT on a lost connection waits for a reconnect
+ * that may never come, which is how a daemon with its Redis gone used to hang at shutdown.
+ */
+export async function closeRedis(conn: Redis, boundMs = 1_000): Promise<void> {
+  if (conn.status === 'end') return;
+  if (conn.status === 'ready') {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), boundMs);
+    });
+    const quit = conn.quit().then(
+      () => true,
+      () => false,
+    );
+    const quitted = await Promise.race([quit, late]);
+    clearTimeout(timer);
+    if (quitted) return;
+  }
+  conn.disconnect();
+}
+
 /** Fails with a clear message instead of hanging when Redis is not there at start. */
 export async function assertRedisReachable(conn: Redis, url: string, timeoutMs = 5_000): Promise<void> {
   const timeout = new Promise<never>((_, reject) => {

@@ -11,14 +11,14 @@ export async function publishReload(conn: Redis, prefix: string): Promise<number
   return conn.publish(reloadChannel(prefix), JSON.stringify({ at: new Date().toISOString() }));
 }
 
-/** Subscribes (on a connection dedicated to it: a subscribed connection can do nothing else). */
-export async function subscribeReload(conn: Redis, prefix: string, onReload: () => void): Promise<() => Promise<void>> {
+/**
+ * Subscribes, on a connection dedicated to it (a subscribed connection can do nothing else); closing that
+ * connection ends the subscription, so there is no separate unsubscribe to wait for at shutdown.
+ */
+export async function subscribeReload(conn: Redis, prefix: string, onReload: () => void): Promise<void> {
   const channel = reloadChannel(prefix);
   conn.on('message', (ch: string) => {
     if (ch === channel) onReload();
   });
   await conn.subscribe(channel);
-  return async () => {
-    await conn.unsubscribe(channel);
-  };
 }

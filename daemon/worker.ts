@@ -217,21 +217,20 @@ export class ActivationWorker {
   }
 
   /**
-   * Lets running activations finish until the deadline, then aborts them (their executors stop and
-   * kill subprocesses) and closes. Unfinished jobs are recovered by BullMQ's stalled-job check.
+   * Lets running activations finish for `graceMs`, then aborts them (their executors stop and kill
+   * subprocesses) and gives them `settleMs` to wind down. If the worker is still not closed then (Redis gone:
+   * BullMQ waits on commands that never answer), its own connections are cut. Always returns within about
+   * graceMs + settleMs + DISCONNECT_BOUND_MS; unfinished jobs are recovered by BullMQ's stalled-job check.
    */
-  async close(deadlineMs: number): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<'timeout'>((resolve) => {
-      timer = setTimeout(() => resolve('timeout'), deadlineMs);
-    });
-    const result = await Promise.race([this.worker.close().then(() => 'closed' as const), timedOut]);
-    clearTimeout(timer);
-    if (result === 'timeout') {
-      this.#logger.warn({ deadlineMs }, 'activations still running at the shutdown deadline; aborting them');
-      this.worker.cancelAllJobs('shutdown');
-      await this.worker.close(true);
-    }
+  async close(graceMs: number, settleMs: number): Promise<void> {
+    // One close: BullMQ hands a later close(true) the same promise, so aborting is what ends the wait.
+    const closing = this.worker.close();
+    if (await settlesWithin(closing, graceMs)) return;
+    this.#logger.warn({ deadlineMs: graceMs }, 'activations still running at the shutdown deadline; aborting them');
+    this.worker.cancelAllJobs('shutdown');
+    if (await settlesWithin(closing, settleMs)) return;
+    this.#logger.warn({ settleMs }, 'worker not closed after aborting its activations (is Redis reachable?); disconnecting it');
+    await settlesWithin(this.worker.disconnect(), DISCONNECT_BOUND_MS);
   }
 }
 
@@ -244,6 +243,23 @@ function forBullmq(message: string, retryAfterMs?: number): Error {
 
 function errorClassOf(kind: string): string {
   return kind === 'terminal_failure' || kind === 'retryable_failure' ? 'ActivationError' : kind;
+}
+
+const DISCONNECT_BOUND_MS = 500;
+
+/** Whether `p` settles (either way) within `ms`; it keeps running if not. */
+async function settlesWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  const settled = p.then(
+    () => true,
+    () => true,
+  );
+  const result = await Promise.race([settled, late]);
+  clearTimeout(timer);
+  return result;
 }
 
 function emptyRecord(activationId: string, job: ActivationJob, started: number, attempt: number): ActivationRecord {

@@ -39,7 +39,7 @@ export async function startPrivateRedis(opts: { appendonly?: boolean } = {}): Pr
   };
   const kill = async (): Promise<void> => {
     const c = child;
-    if (!c || c.exitCode !== null) return;
+    if (!c || c.exitCode !== null || c.signalCode !== null) return; // already gone (killed before): no 'exit' to wait for
     await new Promise<void>((resolve) => {
       c.once('exit', () => resolve());
       c.kill('SIGKILL');
