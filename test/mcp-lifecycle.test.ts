@@ -156,4 +156,18 @@ describe('HTTP MCP sessions', () => {
     await set.close();
     expect(http.state.deleted).toEqual(session);
   });
+
+  it('a server that never answers the DELETE does not hold close up for more than about 2 s', async () => {
+    const stuck = await startFakeMcpHttp({ hangOnDelete: true });
+    try {
+      const set = await connectMcpServers([{ name: 'stuck', url: stuck.url, headers: {} }], { grants: ['mcp:stuck'], secret });
+      expect(set.skipped).toEqual([]);
+      const started = Date.now();
+      await set.close();
+      expect(Date.now() - started).toBeLessThan(3000);
+      expect(stuck.state.deleted).toEqual(stuck.state.sessions);
+    } finally {
+      await stuck.close();
+    }
+  });
 });

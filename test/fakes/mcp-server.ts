@@ -88,8 +88,11 @@ export interface FakeMcpHttp {
   close(): Promise<void>;
 }
 
-/** Streamable HTTP with sessions, so a cancellation notification reaches the request it cancels. */
-export async function startFakeMcpHttp(): Promise<FakeMcpHttp> {
+/**
+ * Streamable HTTP with sessions, so a cancellation notification reaches the request it cancels.
+ * `hangOnDelete`: a session's DELETE is recorded and never answered (a server that is stuck or gone).
+ */
+export async function startFakeMcpHttp(opts: { hangOnDelete?: boolean } = {}): Promise<FakeMcpHttp> {
   const state = newState();
   const transports = new Map<string, StreamableHTTPServerTransport>();
   const http = createHttpServer((req, res) => {
@@ -99,7 +102,10 @@ export async function startFakeMcpHttp(): Promise<FakeMcpHttp> {
       const sid = req.headers['mcp-session-id'];
       const tp = req.headers.traceparent;
       if (typeof tp === 'string') state.traceparents.push(tp);
-      if (req.method === 'DELETE' && typeof sid === 'string') state.deleted.push(sid);
+      if (req.method === 'DELETE' && typeof sid === 'string') {
+        state.deleted.push(sid);
+        if (opts.hangOnDelete) return;
+      }
       let transport = typeof sid === 'string' ? transports.get(sid) : undefined;
       if (!transport) {
         const t: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
