@@ -3,12 +3,14 @@
 // its grant (`mcp:<server>`) is never started. Credentials reach a stdio server only through the env its
 // config declares, resolved by name from the daemon's secrets (`${NAME}`); the daemon's environment is never
 // passed wholesale. Aborting a call sends the server `notifications/cancelled` (the SDK does, given the signal).
+// Closing ends what was opened: a stdio server's whole process group (mcp-stdio-transport.ts), an HTTP session
+// with its DELETE, so neither outlives the run.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { EventLog } from './events.ts';
 import { hasGrant } from '../store/grants.ts';
 import { mcpServerGrant } from './grants.ts';
+import { ProcessGroupStdioTransport } from './mcp-stdio-transport.ts';
 import type { Tool, ToolOutcome } from './tools.ts';
 import { currentTraceparent } from './tracing.ts';
 
@@ -22,10 +24,17 @@ export interface McpConnectOptions {
   /** Looks a secret up by its variable name: the only source of credentials. */
   secret: (name: string) => string | undefined;
   events?: EventLog;
-  /** Per-call timeout (default 60 s); the run's signal still cancels sooner. */
+  /** Per-call timeout: the executor passes executors.llm.tool_timeout (default 60 s); the call's signal still cancels sooner. */
   callTimeoutMs?: number;
   connectTimeoutMs?: number;
+  /** The run's signal: an abort stops connecting (servers not yet reached are not started). */
+  signal?: AbortSignal;
+  /** Between SIGTERM and SIGKILL to a stdio server's process group on close (default 2 s). */
+  killGraceMs?: number;
 }
+
+/** How long close waits for an HTTP server to acknowledge the end of its session. */
+const SESSION_END_WAIT_MS = 2000;
 
 export interface McpToolSet {
   tools: Tool[];
@@ -56,7 +65,7 @@ export function resolveDeclared(values: Record<string, string>, secret: (name: s
 }
 
 export async function connectMcpServers(servers: readonly McpServerConfig[], opts: McpConnectOptions): Promise<McpToolSet> {
-  const clients: Client[] = [];
+  const open: Connection[] = [];
   const tools: Tool[] = [];
   const skipped: McpToolSet['skipped'] = [];
   const skip = (server: string, reason: string): void => {
@@ -64,6 +73,7 @@ export async function connectMcpServers(servers: readonly McpServerConfig[], opt
     opts.events?.emit({ type: 'error', message: `MCP server ${server} not started: ${reason}` });
   };
   for (const s of servers) {
+    if (opts.signal?.aborted) break;
     // `hub` names warren's own hub server, whose tools the loop already has built in (gated by hub:read/write).
     if (s === 'hub') continue;
     if (typeof s === 'string') {
@@ -79,19 +89,23 @@ export async function connectMcpServers(servers: readonly McpServerConfig[], opt
       skip(s.name, `its secret ${declared.missing} is not set`);
       continue;
     }
-    const client = new Client({ name: 'warren', version: '0.1.0' });
-    try {
-      const transport =
+    const connection: Connection = {
+      client: new Client({ name: 'warren', version: '0.1.0' }),
+      transport:
         'command' in s
-          ? new StdioClientTransport({ command: s.command, args: s.args, env: declared.resolved, stderr: 'pipe' })
-          : new StreamableHTTPClientTransport(new URL(s.url), { requestInit: { headers: declared.resolved }, fetch: tracedFetch });
-      await client.connect(transport, { timeout: opts.connectTimeoutMs ?? 20_000 });
-      clients.push(client);
-      const listed = await client.listTools(undefined, { timeout: opts.connectTimeoutMs ?? 20_000 });
+          ? new ProcessGroupStdioTransport({ command: s.command, args: s.args, env: declared.resolved, killGraceMs: opts.killGraceMs })
+          : new StreamableHTTPClientTransport(new URL(s.url), { requestInit: { headers: declared.resolved }, fetch: tracedFetch }),
+    };
+    const { client } = connection;
+    try {
+      const limits = { timeout: opts.connectTimeoutMs ?? 20_000, signal: opts.signal };
+      await client.connect(connection.transport, limits);
+      const listed = await client.listTools(undefined, limits);
+      open.push(connection);
       const readOnly = new Set(s.read_only_tools ?? []);
       for (const t of listed.tools) tools.push(wrapTool(client, s.name, t, opts, readOnly.has(t.name)));
     } catch (err) {
-      await client.close().catch(() => undefined);
+      await closeConnection(connection);
       skip(s.name, `could not connect: ${err instanceof Error ? err.message : String(err)}`);
     }
   }
@@ -99,9 +113,28 @@ export async function connectMcpServers(servers: readonly McpServerConfig[], opt
     tools,
     skipped,
     close: async () => {
-      await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
+      await Promise.all(open.map(closeConnection));
     },
   };
+}
+
+interface Connection {
+  client: Client;
+  transport: ProcessGroupStdioTransport | StreamableHTTPClientTransport;
+}
+
+/** Never throws and is bounded: an HTTP session is ended (its DELETE), then the transport is closed. */
+async function closeConnection(c: Connection): Promise<void> {
+  if (c.transport instanceof StreamableHTTPClientTransport) {
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, SESSION_END_WAIT_MS)));
+    // A server that does not answer is not waited for: closing the transport below aborts the request.
+    await Promise.race([c.transport.terminateSession().catch(() => undefined), waited]);
+    clearTimeout(timer);
+  }
+  // The transport, not client.close(): once a server's leader died the client lets go of its transport, and
+  // only the transport can still end the rest of the server's process group.
+  await c.transport.close().catch(() => undefined);
 }
 
 interface ListedTool {
@@ -113,14 +146,16 @@ interface ListedTool {
 
 /** `declaredReadOnly`: the agent's config lists the tool in the server's `read_only_tools`. */
 function wrapTool(client: Client, server: string, t: ListedTool, opts: McpConnectOptions, declaredReadOnly: boolean): Tool {
+  const callTimeoutMs = opts.callTimeoutMs ?? 60_000;
   return {
     definition: { name: mcpToolName(server, t.name), description: t.description ?? `${t.name} (MCP server ${server})`, parameters: { ...t.inputSchema } },
     // Unknown effects count as mutating (R4): only an explicit readOnlyHint or the config makes a tool parallel-safe.
     readOnly: t.annotations?.readOnlyHint === true || declaredReadOnly,
     grant: mcpServerGrant(server),
-    timeoutMs: opts.callTimeoutMs ?? 60_000,
+    timeoutMs: callTimeoutMs,
     execute: async (args, ctx) => {
-      const res = await client.callTool({ name: t.name, arguments: args }, undefined, { signal: ctx.signal, timeout: opts.callTimeoutMs ?? 60_000 });
+      // The SDK's own request timeout (60 s unless told) would cut a longer configured tool_timeout short.
+      const res = await client.callTool({ name: t.name, arguments: args }, undefined, { signal: ctx.signal, timeout: callTimeoutMs });
       return mapCallResult(res);
     },
   };

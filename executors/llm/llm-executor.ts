@@ -110,7 +110,7 @@ export class LlmExecutor implements Executor {
     const { config } = input.definition;
     const model = this.#model(input.definition);
     const extra = this.#opts.extraTools ? await this.#opts.extraTools(input) : { tools: [], close: () => Promise.resolve() };
-    const mcp = await connectMcpServers(config.capabilities.mcp_servers, { grants: config.capabilities.grants, secret: this.#opts.secret, events: input.events });
+    const mcp = await connectMcpServers(config.capabilities.mcp_servers, { grants: config.capabilities.grants, secret: this.#opts.secret, events: input.events, callTimeoutMs: this.#opts.toolTimeoutMs, signal: input.signal });
     try {
       const tools: Tool[] = [
         ...(input.hub ? hubTools({ hub: input.hub, agent: input.definition.name, canCreatePosts: config.behavior.can_create_posts }) : []),

@@ -1,8 +1,9 @@
 // A test MCP server (agent-loop.md R15) over stdio or streamable HTTP, with a read-only tool, a mutating tool,
-// a slow tool that notices cancellation, a failing tool, and `env` (what its process environment holds).
-// Run `node test/fakes/mcp-server.ts` for stdio; startFakeMcpHttp() for HTTP on 127.0.0.1. It logs to stderr only.
+// a slow tool that notices cancellation (or, asked to, ignores it), a failing tool, and `env` (what its process
+// environment holds). Run `node test/fakes/mcp-server.ts` for stdio (FAKE_MCP_PID_FILE: where it writes its pid,
+// so a test can see it outlive its wrapper; FAKE_MCP_IGNORE_SIGTERM: it does); startFakeMcpHttp() for HTTP on 127.0.0.1. It logs to stderr only.
 import { randomUUID } from 'node:crypto';
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -18,10 +19,13 @@ export interface FakeMcpState {
   notes: string[];
   /** The `traceparent` header of each HTTP request that had one (tracing tests). */
   traceparents: string[];
+  /** HTTP sessions started, and those the client ended with a DELETE, by session id. */
+  sessions: string[];
+  deleted: string[];
 }
 
 export function newState(): FakeMcpState {
-  return { calls: [], cancelled: [], notes: [], traceparents: [] };
+  return { calls: [], cancelled: [], notes: [], traceparents: [], sessions: [], deleted: [] };
 }
 
 const obj = (properties: Record<string, unknown>, required: string[] = []): { type: 'object'; properties: Record<string, unknown>; required: string[] } => ({ type: 'object', properties, required });
@@ -32,7 +36,7 @@ export function createFakeMcpServer(state: FakeMcpState): Server {
     tools: [
       { name: 'lookup', description: 'Look a word up (read-only).', inputSchema: obj({ q: { type: 'string' } }, ['q']), annotations: { readOnlyHint: true } },
       { name: 'write_note', description: 'Store a note (mutating).', inputSchema: obj({ text: { type: 'string' } }, ['text']), annotations: { readOnlyHint: false, destructiveHint: true } },
-      { name: 'slow', description: 'Sleeps ms milliseconds (default 10 s).', inputSchema: obj({ ms: { type: 'integer' } }), annotations: { readOnlyHint: true } },
+      { name: 'slow', description: 'Sleeps ms milliseconds (default 10 s); ignore_cancel: sleeps on when cancelled.', inputSchema: obj({ ms: { type: 'integer' }, ignore_cancel: { type: 'boolean' } }), annotations: { readOnlyHint: true } },
       { name: 'fail', description: 'Always fails.', inputSchema: obj({}) },
       { name: 'env', description: 'Its process environment.', inputSchema: obj({}), annotations: { readOnlyHint: true } },
       { name: 'big', description: 'Returns n characters.', inputSchema: obj({ n: { type: 'integer' } }), annotations: { readOnlyHint: true } },
@@ -52,6 +56,8 @@ export function createFakeMcpServer(state: FakeMcpState): Server {
         const ms = typeof args.ms === 'number' ? args.ms : 10_000;
         await new Promise<void>((resolve) => {
           const t = setTimeout(resolve, ms);
+          // A server busy with work it cannot interrupt: only killing its process ends it.
+          if (args.ignore_cancel === true) return;
           extra.signal.addEventListener('abort', () => {
             clearTimeout(t);
             state.cancelled.push('slow');
@@ -82,8 +88,11 @@ export interface FakeMcpHttp {
   close(): Promise<void>;
 }
 
-/** Streamable HTTP with sessions, so a cancellation notification reaches the request it cancels. */
-export async function startFakeMcpHttp(): Promise<FakeMcpHttp> {
+/**
+ * Streamable HTTP with sessions, so a cancellation notification reaches the request it cancels.
+ * `hangOnDelete`: a session's DELETE is recorded and never answered (a server that is stuck or gone).
+ */
+export async function startFakeMcpHttp(opts: { hangOnDelete?: boolean } = {}): Promise<FakeMcpHttp> {
   const state = newState();
   const transports = new Map<string, StreamableHTTPServerTransport>();
   const http = createHttpServer((req, res) => {
@@ -93,9 +102,19 @@ export async function startFakeMcpHttp(): Promise<FakeMcpHttp> {
       const sid = req.headers['mcp-session-id'];
       const tp = req.headers.traceparent;
       if (typeof tp === 'string') state.traceparents.push(tp);
+      if (req.method === 'DELETE' && typeof sid === 'string') {
+        state.deleted.push(sid);
+        if (opts.hangOnDelete) return;
+      }
       let transport = typeof sid === 'string' ? transports.get(sid) : undefined;
       if (!transport) {
-        const t: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), onsessioninitialized: (id) => void transports.set(id, t) });
+        const t: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+          sessionIdGenerator: () => randomUUID(),
+          onsessioninitialized: (id) => {
+            transports.set(id, t);
+            state.sessions.push(id);
+          },
+        });
         await createFakeMcpServer(state).connect(t);
         transport = t;
       }
@@ -119,6 +138,9 @@ export async function startFakeMcpHttp(): Promise<FakeMcpHttp> {
 }
 
 if (import.meta.main) {
+  if (process.env.FAKE_MCP_PID_FILE) writeFileSync(process.env.FAKE_MCP_PID_FILE, String(process.pid));
+  // A server that will not stop politely: only SIGKILL ends it.
+  if (process.env.FAKE_MCP_IGNORE_SIGTERM) process.on('SIGTERM', () => undefined);
   const state = newState();
   await createFakeMcpServer(state).connect(new StdioServerTransport());
 }
