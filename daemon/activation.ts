@@ -85,13 +85,19 @@ export class ActivationError extends Error {
   readonly task: TaskRef | undefined;
   readonly usage: UsageWithCost;
   readonly stop: StopDetail | undefined;
-  constructor(agent: string, outcome: FailureOutcome, opts: { cause?: unknown; task?: TaskRef; usage?: UsageWithCost; stop?: StopDetail } = {}) {
+  /** The class of the error the executor met (e.g. ModelError), when it said. */
+  readonly errorName: string | undefined;
+  /** What the run did up to the failure, for its record. */
+  readonly events: ActivationEvent[];
+  constructor(agent: string, outcome: FailureOutcome, opts: { cause?: unknown; task?: TaskRef; usage?: UsageWithCost; stop?: StopDetail; errorName?: string; events?: ActivationEvent[] } = {}) {
     super(`activation of ${agent} failed: ${outcome.message}`, { cause: opts.cause });
     this.agent = agent;
     this.outcome = outcome;
     this.task = opts.task;
     this.usage = opts.usage ?? { ...ZERO_USAGE, costUsd: 0 };
     this.stop = opts.stop;
+    this.errorName = opts.errorName;
+    this.events = opts.events ?? [];
   }
 
   /** The provider said when to come back (a rate limit's reset): the queue's retry waits at least this long. */
@@ -196,8 +202,8 @@ export async function runActivation(deps: ActivationDeps, activationId: string, 
     return outcome;
   } catch (err) {
     // Every failure leaves as one ActivationError with its outcome, the task it was on and what it cost.
-    if (err instanceof ActivationError) throw new ActivationError(def.name, err.outcome, { cause: err.cause, task: err.task ?? task, usage: outcome.usage, stop: err.stop });
-    throw new ActivationError(def.name, outcomeOfError(err, jobSignal.aborted), { cause: err, task, usage: outcome.usage });
+    if (err instanceof ActivationError) throw new ActivationError(def.name, err.outcome, { cause: err.cause, task: err.task ?? task, usage: outcome.usage, stop: err.stop, errorName: err.errorName, events: events.events });
+    throw new ActivationError(def.name, outcomeOfError(err, jobSignal.aborted), { cause: err, task, usage: outcome.usage, errorName: err instanceof Error ? err.name : undefined, events: events.events });
   } finally {
     limit.dispose();
     await timer.time('report', async () => {
@@ -348,7 +354,7 @@ async function execute(run: Run, context: { system: string; task: string }, hub:
       throw new ActivationError(def.name, abortedOutcome(run));
     case 'retryable_failure':
     case 'terminal_failure':
-      throw new ActivationError(def.name, ended);
+      throw new ActivationError(def.name, ended, { errorName: result.error?.name });
     default:
       return assertNever(ended);
   }

@@ -32,11 +32,9 @@ export class RedisErrorPostLedger implements ErrorPostLedger {
 
   async claim(agent: string, fingerprint: string, windowMs: number, at = Date.now()): Promise<ErrorPostClaim> {
     const key = this.#key(agent, fingerprint);
-    const [[, count]] = (await this.#redis.multi().hincrby(key, 'count', 1).hsetnx(key, 'first_at', at).exec()) as [[Error | null, number]];
-    if (count === 1) {
-      await this.#redis.pexpire(key, windowMs);
-      return { first: true };
-    }
+    // The expiry is set in the same transaction (NX: only by the first), so no crash can leave the key for ever.
+    const [[, count]] = (await this.#redis.multi().hincrby(key, 'count', 1).hsetnx(key, 'first_at', at).pexpire(key, windowMs, 'NX').exec()) as [[Error | null, number]];
+    if (count === 1) return { first: true };
     const [postId, firstAt] = await this.#redis.hmget(key, 'post', 'first_at');
     return { first: false, count, postId: postId ?? undefined, firstAt: Number(firstAt ?? at) };
   }

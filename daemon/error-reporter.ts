@@ -11,6 +11,10 @@ import type { Redactor } from './redact.ts';
 
 export const ERROR_POST_WINDOW_MS = 3_600_000;
 
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
 export type ReportResult = { posted: string } | { counted: number; on: string | undefined } | { skipped: 'disabled' | 'failed' };
 
 export class ErrorReporter {
@@ -36,19 +40,22 @@ export class ErrorReporter {
     if (!claim.first) return this.#count(r, claim.count, claim.postId, claim.firstAt);
     const redactUserContent = def?.config.observability.redact_from_posts.includes('user_content') ?? true;
     const post = formatErrorPost(r, this.#redactor, { redactUserContent });
+    let created;
     try {
-      const created = await this.#hub.createPost(
+      created = await this.#hub.createPost(
         { agent: r.agent, community: ERRORS_COMMUNITY, title: post.title, content: post.content },
         // Once per activation, however often the failure is reported (e.g. by a recovered worker).
         { idempotencyKey: idempotencyKey(r.activationId, 'error-post') },
       );
-      await this.#ledger.remember(r.agent, fingerprint, created.id);
-      return { posted: created.id };
     } catch (err) {
+      // Not posted: the next occurrence posts instead of only counting.
       await this.#ledger.forget(r.agent, fingerprint).catch(() => undefined);
-      this.#logger.warn({ agent: r.agent, err }, 'could not post the failure to m/agent-errors');
+      this.#logger.warn({ agent: r.agent, err: this.#redactor.redact(errorText(err)) }, 'could not post the failure to m/agent-errors');
       return { skipped: 'failed' };
     }
+    // Posted: a ledger that cannot remember it only costs repeats their counter comment, never a second post.
+    await this.#ledger.remember(r.agent, fingerprint, created.id).catch((err: unknown) => this.#logger.warn({ agent: r.agent, err: this.#redactor.redact(errorText(err)) }, 'could not note the error post'));
+    return { posted: created.id };
   }
 
   async #count(r: FailureReport, count: number, postId: string | undefined, firstAt: number): Promise<ReportResult> {
@@ -58,7 +65,7 @@ export class ErrorReporter {
     try {
       await this.#hub.createComment({ agent: r.agent, postId, content: this.#redactor.redact(content) }, { idempotencyKey: idempotencyKey(r.activationId, 'error-repeat') });
     } catch (err) {
-      this.#logger.warn({ agent: r.agent, err }, 'could not count the repeated failure on its error post');
+      this.#logger.warn({ agent: r.agent, err: this.#redactor.redact(errorText(err)) }, 'could not count the repeated failure on its error post');
     }
     return { counted: count, on: postId };
   }

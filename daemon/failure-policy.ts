@@ -2,8 +2,8 @@
 // again, nothing counted), retried (BullMQ's next attempt), or final. A final failure is handled once: the agent's
 // backoff, the notification's give-up count, one post of the right kind. Documented in the README's
 // "When things fail".
-import { assertNever, type FailureOutcome } from '../executors/run-outcome.ts';
-import { MAX_RETRY_AFTER_MS } from '../scheduler/retry-delay.ts';
+import { assertNever, type FailureOutcome, type Outcome } from '../executors/run-outcome.ts';
+import { retryRefused } from '../scheduler/retry-delay.ts';
 
 export type ErrorPostKind = 'error' | 'guard' | 'limit';
 
@@ -12,13 +12,19 @@ export type FailureDecision =
   | { kind: 'retry' }
   | {
       kind: 'final';
-      /** Counts toward the agent's backoff. */
-      backoff: boolean;
+      /**
+       * `count`: one more failure for the agent's doubling backoff, ending no sooner than `notBeforeMs` from now
+       * when set; `pause`: hold the agent back `pauseMs` without counting (the hub failed, not the agent).
+       */
+      backoff: { kind: 'count'; notBeforeMs?: number } | { kind: 'pause'; pauseMs: number };
       /** Counts toward giving up on the notification being answered. */
       countNotification: boolean;
       /** What goes to m/agent-errors, if anything. */
       post: ErrorPostKind | 'none';
     };
+
+/** How long an agent is held back after the hub kept failing its activation (no post, no doubling). */
+export const HUB_FAILURE_PAUSE_MS = 15_000;
 
 export interface AttemptContext {
   /** Counts from 1. */
@@ -31,21 +37,46 @@ export function decideFailure(o: FailureOutcome, ctx: AttemptContext): FailureDe
     case 'aborted':
       return { kind: 'cancelled' };
     case 'retryable_failure': {
-      // A provider reset too far away for a retry to wait for is final now.
-      const refused = (o.retryAfterMs ?? 0) > MAX_RETRY_AFTER_MS;
-      if (ctx.attempt < ctx.maxAttempts && !refused) return { kind: 'retry' };
-      // The hub failing is not the agent's fault: no backoff, no give-up count, and no post (it would go to the
-      // failing hub). The scheduler comes back to the unread work at its own pace.
-      if (o.source === 'hub') return { kind: 'final', backoff: false, countNotification: false, post: 'none' };
-      return { kind: 'final', backoff: true, countNotification: true, post: 'error' };
+      // A provider reset too far away for a retry to wait for: final now, and the agent waits for the reset
+      // itself; the notification is not to blame, so it does not count toward giving up on it.
+      if (retryRefused(o)) return { kind: 'final', backoff: { kind: 'count', notBeforeMs: o.retryAfterMs }, countNotification: false, post: 'error' };
+      if (ctx.attempt < ctx.maxAttempts) return { kind: 'retry' };
+      // The hub failing is not the agent's fault: a short pause instead of the doubling backoff, and no post (it
+      // would go to the failing hub). It still counts against the notification, so a thread the hub can never
+      // serve is given up on instead of being tried every few seconds for ever.
+      if (o.source === 'hub') return { kind: 'final', backoff: { kind: 'pause', pauseMs: HUB_FAILURE_PAUSE_MS }, countNotification: true, post: 'none' };
+      return { kind: 'final', backoff: { kind: 'count' }, countNotification: true, post: 'error' };
     }
     case 'terminal_failure':
-      return { kind: 'final', backoff: true, countNotification: true, post: 'error' };
+      return { kind: 'final', backoff: { kind: 'count' }, countNotification: true, post: 'error' };
     case 'guard_stop':
       // Deterministic enough that an immediate retry would loop again: final at once, later runs follow the backoff.
-      return { kind: 'final', backoff: true, countNotification: true, post: 'guard' };
+      return { kind: 'final', backoff: { kind: 'count' }, countNotification: true, post: 'guard' };
     case 'limit_stop':
-      return { kind: 'final', backoff: true, countNotification: true, post: 'limit' };
+      return { kind: 'final', backoff: { kind: 'count' }, countNotification: true, post: 'limit' };
+    default:
+      return assertNever(o);
+  }
+}
+
+/**
+ * Whether a finished activation ends the agent's backoff: only when its executor really ran and the run ended
+ * well. Nothing to do, an empty feed or a skip proves nothing about the failing agent.
+ */
+export function resetsBackoff(o: Outcome): boolean {
+  switch (o.kind) {
+    case 'answered':
+    case 'posted_by_tool':
+      return true;
+    case 'no_action':
+      return o.reason !== 'nothing_to_do' && o.reason !== 'empty_feed';
+    case 'skipped':
+    case 'guard_stop':
+    case 'limit_stop':
+    case 'retryable_failure':
+    case 'terminal_failure':
+    case 'aborted':
+      return false;
     default:
       return assertNever(o);
   }

@@ -10,12 +10,13 @@ import { endSpan, startSpan, traceparentOf } from '../agent-loop/tracing.ts';
 import type { AgentStateStore } from '../scheduler/agent-state.ts';
 import type { InboxClaim, InboxClaims } from '../scheduler/inbox-claims.ts';
 import { activationRetryDelay } from '../scheduler/retry-delay.ts';
-import { failureBackoffMs, DEFAULT_BACKOFF, type BackoffPolicy } from '../scheduler/backoff.ts';
+import { backoffSchedule, DEFAULT_BACKOFF, type BackoffPolicy } from '../scheduler/backoff.ts';
+import { ZERO_USAGE } from '../agent-loop/messages.ts';
 import { assertNever, outcomeOfError, outcomeReason } from '../executors/run-outcome.ts';
 import { ActivationError, runActivation, type ActivationDeps, type ActivationOutcome } from './activation.ts';
 import type { ActivationRecord, ActivationRecords } from './activation-records.ts';
 import type { ErrorReporter } from './error-reporter.ts';
-import { decideFailure, DEFAULT_GIVE_UP_AFTER, shouldGiveUp, type FailureDecision } from './failure-policy.ts';
+import { decideFailure, DEFAULT_GIVE_UP_AFTER, resetsBackoff, shouldGiveUp, type FailureDecision } from './failure-policy.ts';
 import { readKey } from './idempotency.ts';
 import type { NotificationFailures } from './notification-failures.ts';
 import { ProgressPublisher } from './live-progress.ts';
@@ -87,7 +88,7 @@ export class ActivationWorker {
       settings: ACTIVATION_WORKER_SETTINGS,
       autorun: true,
     });
-    this.worker.on('error', (err) => this.#logger.error({ err }, 'worker error'));
+    this.worker.on('error', (err) => this.#logger.error({ err: opts.redactor.redact(err.message) }, 'worker error'));
     this.worker.on('failed', (job, err) => {
       this.#logger.warn({ agent: job?.data.agent, job: job?.id, attempt: job?.attemptsMade, err: opts.redactor.redact(err.message) }, 'activation failed');
     });
@@ -95,7 +96,10 @@ export class ActivationWorker {
 
   async #process(job: Job<ActivationJob, ActivationJobResult>, signal: AbortSignal, token: string | undefined): Promise<ActivationJobResult> {
     const data = ActivationJobSchema.safeParse(job.data);
-    if (!data.success) throw new UnrecoverableError(`malformed activation job ${job.id}: ${data.error.issues[0]?.message ?? ''}`);
+    if (!data.success) {
+      const message = `malformed activation job ${job.id}: ${data.error.issues[0]?.message ?? ''}`;
+      throw Object.assign(new UnrecoverableError(message), { stack: `UnrecoverableError: ${message}` });
+    }
     const activationId = activationIdOf(job);
     const attempt = job.attemptsMade + 1;
     const started = Date.now();
@@ -113,33 +117,30 @@ export class ActivationWorker {
   async #run(job: Job<ActivationJob, ActivationJobResult>, data: ActivationJob, signal: AbortSignal, activationId: string, attempt: number, started: number, inbox: InboxClaim | undefined): Promise<ActivationJobResult> {
     const { agentState } = this.#opts;
     this.#opts.onStart?.({ agent: data.agent, trigger: data.trigger, enqueuedAt: data.enqueuedAt, startedAt: started });
-    // `warren pause` also holds back what was already queued.
-    if ((await agentState.getMany([data.agent])).get(data.agent)?.paused) {
-      await this.#store({ ...emptyRecord(activationId, data, started, attempt), outcome: 'skipped', reason: 'paused' });
-      this.#opts.onOutcome?.({ activationId, agent: data.agent, trigger: data.trigger, outcome: { kind: 'skipped', reason: 'paused' }, reason: 'paused', handled: [], replies: 0, posts: 0, usage: { inputTokens: 0, outputTokens: 0, cachedTokens: 0, costUsd: 0 }, budget: 'healthy', events: [], timings: {} });
-      return { activation_id: activationId, outcome: 'skipped', reason: 'paused' };
-    }
+    // `warren pause` also holds back what was already queued, and so does a backoff: the follow-up BullMQ kept
+    // behind a run that then failed for good must not start the moment it failed.
+    const state = (await agentState.getMany([data.agent])).get(data.agent);
+    const held = state?.paused ? 'paused' : (state?.backoffUntil ?? 0) > Date.now() ? 'backoff' : undefined;
+    if (held) return this.#skipped(activationId, data, started, attempt, held);
     // What the run is doing, for `warren status` on any machine: BullMQ's job progress, kept small.
-    const live = new ProgressPublisher(activationId, (p) => job.updateProgress({ ...p }).catch((err: unknown) => this.#logger.debug({ err, agent: data.agent }, 'live progress not published')));
+    const live = new ProgressPublisher(activationId, (p) => job.updateProgress({ ...p }).catch((err: unknown) => this.#logger.debug({ err: this.#redact(err), agent: data.agent }, 'live progress not published')));
     live.start();
     // The trace's root: an attempt of an activation. The executor's spans continue it.
     const span = startSpan('warren.activation', ROOT_CONTEXT, { 'gen_ai.agent.name': data.agent, 'warren.activation_id': activationId, 'warren.trigger': data.trigger, 'warren.attempt': attempt });
     let spanError: string | undefined;
     const spanAttrs: Record<string, string | number> = {};
+    let outcome: ActivationOutcome;
     try {
-      const outcome = await runActivation(this.#opts.deps, activationId, data, signal, { attempt, claim: inbox, onEvent: (e) => live.observe(e), traceparent: traceparentOf(span.context) });
-      Object.assign(spanAttrs, { 'warren.outcome': outcome.outcome.kind, 'warren.reason': outcome.reason, 'warren.replies': outcome.replies, 'warren.handled': outcome.handled.length });
-      if (outcome.outcome.kind !== 'skipped') {
-        await agentState.recordSuccess(data.agent);
-        await agentState.recordActivated(data.agent, { tokensInput: outcome.usage.inputTokens, tokensOutput: outcome.usage.outputTokens, costUsd: outcome.usage.costUsd, posts: outcome.posts, comments: outcome.replies });
+      try {
+        outcome = await runActivation(this.#opts.deps, activationId, data, signal, { attempt, claim: inbox, onEvent: (e) => live.observe(e), traceparent: traceparentOf(span.context) });
+      } finally {
+        live.stop();
       }
-      await this.#store(recordOf(outcome, started, attempt));
-      this.#opts.onOutcome?.(outcome);
-      return { activation_id: activationId, outcome: outcome.outcome.kind, reason: outcome.reason };
     } catch (err) {
       const failure = err instanceof ActivationError ? err : new ActivationError(data.agent, outcomeOfError(err, signal.aborted), { cause: err });
       const message = this.#opts.redactor.redact(failure.message);
       spanError = message;
+      endSpan(span, spanAttrs, spanError);
       const decision = decideFailure(failure.outcome, { attempt, maxAttempts: job.opts.attempts ?? 1 });
       switch (decision.kind) {
         case 'cancelled':
@@ -150,64 +151,122 @@ export class ActivationWorker {
           // BullMQ's next attempt comes first; only a final failure counts and is reported.
           throw forBullmq(message, failure.retryAfterMs);
         case 'final':
-          await this.#finalFailure(job, data, activationId, attempt, started, failure, decision).catch((e: unknown) => this.#logger.error({ err: e }, 'could not record a failed activation'));
+          await this.#finalFailure(job, data, activationId, attempt, started, failure, decision);
           throw Object.assign(new UnrecoverableError(message), { stack: `UnrecoverableError: ${message}` });
         default:
           return assertNever(decision);
       }
-    } finally {
-      live.stop();
-      endSpan(span, spanAttrs, spanError);
+    }
+    // The work is done: bookkeeping that fails from here on is logged, never turned into a failed activation.
+    Object.assign(spanAttrs, { 'warren.outcome': outcome.outcome.kind, 'warren.reason': outcome.reason, 'warren.replies': outcome.replies, 'warren.handled': outcome.handled.length });
+    endSpan(span, spanAttrs);
+    await this.#step(data.agent, 'activation state', async () => {
+      if (outcome.outcome.kind === 'skipped') return;
+      if (resetsBackoff(outcome.outcome)) await agentState.recordSuccess(data.agent);
+      await agentState.recordActivated(data.agent, { tokensInput: outcome.usage.inputTokens, tokensOutput: outcome.usage.outputTokens, costUsd: outcome.usage.costUsd, posts: outcome.posts, comments: outcome.replies });
+    });
+    await this.#step(data.agent, 'activation record', () => this.#store(recordOf(outcome, started, attempt)));
+    this.#opts.onOutcome?.(outcome);
+    return { activation_id: activationId, outcome: outcome.outcome.kind, reason: outcome.reason };
+  }
+
+  async #skipped(activationId: string, data: ActivationJob, started: number, attempt: number, reason: string): Promise<ActivationJobResult> {
+    await this.#step(data.agent, 'activation record', () => this.#store({ ...emptyRecord(activationId, data, started, attempt), outcome: 'skipped', reason }));
+    this.#opts.onOutcome?.({ activationId, agent: data.agent, trigger: data.trigger, outcome: { kind: 'skipped', reason }, reason, handled: [], replies: 0, posts: 0, usage: { ...ZERO_USAGE, costUsd: 0 }, budget: 'healthy', events: [], timings: {} });
+    return { activation_id: activationId, outcome: 'skipped', reason };
+  }
+
+  /** One side effect of bookkeeping: its failure is logged (redacted) and does not stop the others. */
+  async #step(agent: string, what: string, fn: () => Promise<unknown>): Promise<void> {
+    try {
+      await fn();
+    } catch (err) {
+      this.#logger.error({ agent, err: this.#redact(err) }, `could not update the ${what}`);
     }
   }
 
-  /** Handled once per final failure: the agent's backoff, the notification's give-up count, one post, one record. */
+  #redact(err: unknown): string {
+    return this.#opts.redactor.redact(err instanceof Error ? err.message : String(err));
+  }
+
+  /**
+   * Handled once per final failure, however many workers see it (a lost lock): the agent's backoff, the
+   * notification's give-up count, one post, one record. Each step on its own, so one failing skips no other.
+   */
   async #finalFailure(job: Job<ActivationJob, ActivationJobResult>, data: ActivationJob, activationId: string, attempt: number, started: number, err: ActivationError, decision: Extract<FailureDecision, { kind: 'final' }>): Promise<void> {
     const { agentState, redactor, deps } = this.#opts;
+    const agent = data.agent;
+    let first = true;
+    await this.#step(agent, 'final-failure marker', async () => {
+      first = await agentState.once(`final:${activationId}:${attempt}`, 86_400_000);
+    });
+    if (!first) return;
     const o = err.outcome;
     const usage = err.usage;
-    await agentState.recordActivated(data.agent, { tokensInput: usage.inputTokens, tokensOutput: usage.outputTokens, costUsd: usage.costUsd, posts: 0, comments: 0 });
-    const backoff = decision.backoff ? await agentState.recordFailure(data.agent, (n) => failureBackoffMs(n, this.#opts.backoff ?? DEFAULT_BACKOFF)) : undefined;
+    await this.#step(agent, 'activation state', () => agentState.recordActivated(agent, { tokensInput: usage.inputTokens, tokensOutput: usage.outputTokens, costUsd: usage.costUsd, posts: 0, comments: 0 }));
+    let backoff: { failures: number; backoffUntil: number } | undefined;
+    await this.#step(agent, 'backoff', async () => {
+      const b = decision.backoff;
+      switch (b.kind) {
+        case 'count':
+          backoff = await agentState.recordFailure(agent, backoffSchedule(this.#opts.backoff ?? DEFAULT_BACKOFF), { notBefore: b.notBeforeMs === undefined ? undefined : Date.now() + b.notBeforeMs });
+          return;
+        case 'pause':
+          await agentState.holdUntil(agent, Date.now() + b.pauseMs);
+          return;
+        default:
+          return assertNever(b);
+      }
+    });
     const abandoned: string[] = [];
     const notificationId = err.task?.notificationId;
     if (decision.countNotification && notificationId) {
-      const failures = await this.#opts.notificationFailures.increment(data.agent, notificationId);
-      if (shouldGiveUp(failures, this.#opts.giveUpAfter ?? DEFAULT_GIVE_UP_AFTER)) {
-        // Given up on: read, so it no longer brings the agent back; recorded, so the operator sees it.
-        await deps.hub.markRead(data.agent, [notificationId], { idempotencyKey: readKey([notificationId]) });
-        await deps.outbox.clear(data.agent, notificationId);
-        await this.#opts.notificationFailures.clear(data.agent, notificationId);
-        await agentState.recordAbandoned(data.agent);
+      await this.#step(agent, 'notification failure count', async () => {
+        const failures = await this.#opts.notificationFailures.increment(agent, notificationId);
+        if (!shouldGiveUp(failures, this.#opts.giveUpAfter ?? DEFAULT_GIVE_UP_AFTER)) return;
+        // Given up on: read, so it no longer brings the agent back; recorded, so the operator sees it. The count
+        // is cleared only once it is read, so a failed attempt at giving up is made again next time.
+        await deps.hub.markRead(agent, [notificationId], { idempotencyKey: readKey([notificationId]) });
         abandoned.push(notificationId);
-        this.#logger.warn({ agent: data.agent, notification: notificationId, failures }, 'notification given up on after repeated failures');
-      }
-    }
-    this.#logger.warn({ agent: data.agent, outcome: o.kind, failures: backoff?.failures, backoff_until: backoff ? new Date(backoff.backoffUntil).toISOString() : undefined, err: redactor.redact(err.message) }, 'activation failed for good');
-    const def = deps.agents.get(data.agent);
-    const cause = err.cause instanceof Error ? err.cause : undefined;
-    if (decision.post !== 'none') {
-      await this.#opts.errors.report(def, {
-        agent: data.agent,
-        activationId,
-        trigger: data.trigger,
-        task: err.task,
-        error: { name: cause?.name ?? errorClassOf(o.kind), message: o.message, stack: cause?.stack },
-        executor: def?.config.type ?? 'unknown',
-        model: def?.config.brain.model,
-        attempts: attempt,
-        maxAttempts: job.opts.attempts ?? 1,
-        retryable: o.kind === 'retryable_failure',
-        ...(o.kind === 'guard_stop' || o.kind === 'limit_stop' ? { stop: { kind: decision.post === 'guard' ? 'guard' : 'limit', reason: o.kind === 'guard_stop' ? o.guard : o.limit, message: o.message, tool: err.stop?.tool, steps: err.stop?.steps } } : {}),
+        await deps.outbox.clear(agent, notificationId);
+        await this.#opts.notificationFailures.clear(agent, notificationId);
+        await agentState.recordAbandoned(agent);
+        this.#logger.warn({ agent, notification: notificationId, failures }, 'notification given up on after repeated failures');
       });
     }
-    await this.#store({
-      ...emptyRecord(activationId, data, started, attempt),
-      outcome: o.kind,
-      reason: outcomeReason(o),
-      usage: { input_tokens: usage.inputTokens, output_tokens: usage.outputTokens, cached_tokens: usage.cachedTokens, cost_usd: usage.costUsd },
-      error: redactor.redact(o.message),
-      ...(abandoned.length ? { abandoned } : {}),
-    });
+    this.#logger.warn({ agent, outcome: o.kind, failures: backoff?.failures, backoff_until: backoff ? new Date(backoff.backoffUntil).toISOString() : undefined, err: redactor.redact(err.message) }, 'activation failed for good');
+    const def = deps.agents.get(agent);
+    const cause = err.cause instanceof Error ? err.cause : undefined;
+    const post = decision.post;
+    if (post !== 'none') {
+      await this.#step(agent, 'error post', () =>
+        this.#opts.errors.report(def, {
+          agent,
+          activationId,
+          trigger: data.trigger,
+          task: err.task,
+          error: { name: err.errorName ?? cause?.name ?? 'Error', message: o.message, stack: cause?.stack },
+          executor: def?.config.type ?? 'unknown',
+          model: def?.config.brain.model,
+          attempts: attempt,
+          maxAttempts: job.opts.attempts ?? 1,
+          retryable: o.kind === 'retryable_failure',
+          ...(o.kind === 'retryable_failure' && o.retryAfterMs !== undefined ? { retryAfterMs: o.retryAfterMs } : {}),
+          ...(post !== 'error' && (o.kind === 'guard_stop' || o.kind === 'limit_stop') ? { stop: { kind: post, reason: o.kind === 'guard_stop' ? o.guard : o.limit, message: o.message, tool: err.stop?.tool, steps: err.stop?.steps } } : {}),
+        }),
+      );
+    }
+    await this.#step(agent, 'activation record', () =>
+      this.#store({
+        ...emptyRecord(activationId, data, started, attempt),
+        outcome: o.kind,
+        reason: outcomeReason(o),
+        usage: { input_tokens: usage.inputTokens, output_tokens: usage.outputTokens, cached_tokens: usage.cachedTokens, cost_usd: usage.costUsd },
+        error: redactor.redact(o.message),
+        ...(abandoned.length ? { abandoned } : {}),
+        events: err.events,
+      }),
+    );
   }
 
   async #store(record: ActivationRecord): Promise<void> {
@@ -239,10 +298,6 @@ function forBullmq(message: string, retryAfterMs?: number): Error {
   const err = Object.assign(new Error(message), retryAfterMs !== undefined ? { retryAfterMs } : {});
   err.stack = `Error: ${message}`;
   return err;
-}
-
-function errorClassOf(kind: string): string {
-  return kind === 'terminal_failure' || kind === 'retryable_failure' ? 'ActivationError' : kind;
 }
 
 const DISCONNECT_BOUND_MS = 500;

@@ -30,7 +30,7 @@ export interface ExecutorResult {
   usage: TokenUsage & { costUsd?: number; costIsEstimate?: boolean };
   steps: number;
   /** `retryAfterMs`: the provider said when to come back (e.g. claude's rate_limit_event resetsAt). */
-  error?: { message: string; retryable: boolean; retryAfterMs?: number };
+  error?: { message: string; retryable: boolean; retryAfterMs?: number; /** The error's class, e.g. ModelError. */ name?: string };
 }
 
 export interface Executor {

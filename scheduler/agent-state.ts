@@ -22,6 +22,25 @@ export interface DailyCounters {
   costUsd: number;
 }
 
+// KEYS: failures, last failure, backoff-until hashes. ARGV: agent, now, not-before, waits… (ms after 1, 2, … failures).
+const RECORD_FAILURE = `
+local n = redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+local waits = #ARGV - 3
+local wait = tonumber(ARGV[3 + math.min(n, waits)])
+local untilAt = math.max(tonumber(ARGV[2]) + wait, tonumber(ARGV[3]))
+local current = tonumber(redis.call('HGET', KEYS[3], ARGV[1]) or '0')
+if untilAt > current then redis.call('HSET', KEYS[3], ARGV[1], untilAt) else untilAt = current end
+return {n, untilAt}
+`;
+
+// KEYS: backoff-until hash. ARGV: agent, until. Only ever lengthens a wait.
+const HOLD_UNTIL = `
+local current = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')
+if tonumber(ARGV[2]) > current then redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) end
+return 1
+`;
+
 /** Daily counters outlive their day a little, so `warren status` around midnight still reads yesterday's. */
 const DAILY_TTL_SECONDS = 3 * 86_400;
 
@@ -63,12 +82,25 @@ export class AgentStateStore {
     await this.#redis.multi().hdel(this.#failures, agent).hdel(this.#lastFailure, agent).hdel(this.#backoffUntil, agent).exec();
   }
 
-  /** Counts a terminal failure and starts the wait `backoffMs(failures)` gives for the new count. */
-  async recordFailure(agent: string, backoffMs: (failures: number) => number, at = Date.now()): Promise<{ failures: number; backoffUntil: number }> {
-    const [[, failures]] = (await this.#redis.multi().hincrby(this.#failures, agent, 1).hset(this.#lastFailure, agent, at).exec()) as [[Error | null, number]];
-    const backoffUntil = at + backoffMs(failures);
-    await this.#redis.hset(this.#backoffUntil, agent, backoffUntil);
+  /**
+   * Counts a terminal failure and starts the wait for the new count, atomically (two workers failing at once
+   * both count, and the longer wait stands). `waits[n-1]` is the wait after n failures (the last one repeats),
+   * computed by the caller's policy (scheduler/backoff.ts); `notBefore` an earliest end (a provider's reset).
+   */
+  async recordFailure(agent: string, waits: readonly number[], opts: { at?: number; notBefore?: number } = {}): Promise<{ failures: number; backoffUntil: number }> {
+    const at = opts.at ?? Date.now();
+    const [failures, backoffUntil] = (await this.#redis.eval(RECORD_FAILURE, 3, this.#failures, this.#lastFailure, this.#backoffUntil, agent, at, opts.notBefore ?? 0, ...waits)) as [number, number];
     return { failures, backoffUntil };
+  }
+
+  /** Holds the agent back until `until` without counting a failure (the hub failed, not the agent). */
+  async holdUntil(agent: string, until: number): Promise<void> {
+    await this.#redis.eval(HOLD_UNTIL, 1, this.#backoffUntil, agent, until);
+  }
+
+  /** True the first time it is asked for `key` (within `ttlMs`): what makes handling a final failure happen once. */
+  async once(key: string, ttlMs: number): Promise<boolean> {
+    return (await this.#redis.set(`${this.#prefix}:once:${key}`, '1', 'PX', ttlMs, 'NX')) === 'OK';
   }
 
   /** A notification the agent was given up on (daemon/notification-failures.ts); shown by `warren status`. */

@@ -17,6 +17,13 @@ export function failureBackoffMs(consecutiveFailures: number, policy: BackoffPol
   return Math.min(policy.baseMs * 2 ** Math.min(consecutiveFailures - 1, 30), policy.maxMs);
 }
 
+/** The waits after 1, 2, … failures until the cap, for an atomic update in Redis (agent-state.ts). */
+export function backoffSchedule(policy: BackoffPolicy = DEFAULT_BACKOFF): number[] {
+  const waits: number[] = [];
+  for (let n = 1; waits.length === 0 || (waits.at(-1)! < policy.maxMs && n <= 31); n++) waits.push(failureBackoffMs(n, policy));
+  return waits;
+}
+
 /** When the agent may run again (epoch ms; 0: now). */
 export function eligibleAt(state: { backoffUntil: number | undefined }): number {
   return state.backoffUntil ?? 0;

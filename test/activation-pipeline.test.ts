@@ -3,7 +3,8 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { ActivationError, runActivation, type ActivationDeps } from '../daemon/activation.ts';
-import { decideFailure, errorFingerprint, shouldGiveUp } from '../daemon/failure-policy.ts';
+import { decideFailure, errorFingerprint, HUB_FAILURE_PAUSE_MS, resetsBackoff, shouldGiveUp } from '../daemon/failure-policy.ts';
+import { backoffSchedule } from '../scheduler/backoff.ts';
 import { relativeStack } from '../daemon/error-post.ts';
 import { MemoryReplyOutbox } from '../daemon/reply-outbox.ts';
 import { outcomeOfError, outcomeOfRun } from '../executors/run-outcome.ts';
@@ -152,14 +153,29 @@ describe('outcomes and the failure policy (pure)', () => {
   it('retries while attempts last; then, and at once for terminal, guard and limit stops, it is final', () => {
     const retryable = { kind: 'retryable_failure', message: 'x', source: 'agent' } as const;
     expect(decideFailure(retryable, { attempt: 1, maxAttempts: 3 })).toEqual({ kind: 'retry' });
-    expect(decideFailure(retryable, { attempt: 3, maxAttempts: 3 })).toEqual({ kind: 'final', backoff: true, countNotification: true, post: 'error' });
-    expect(decideFailure({ ...retryable, retryAfterMs: 2 * 3_600_000 }, { attempt: 1, maxAttempts: 3 }).kind).toBe('final');
-    expect(decideFailure({ ...retryable, source: 'hub' }, { attempt: 3, maxAttempts: 3 })).toEqual({ kind: 'final', backoff: false, countNotification: false, post: 'none' });
+    expect(decideFailure(retryable, { attempt: 3, maxAttempts: 3 })).toEqual({ kind: 'final', backoff: { kind: 'count' }, countNotification: true, post: 'error' });
+    // A reset hours away: final now, the agent waits for the reset, and the notification is not blamed.
+    expect(decideFailure({ ...retryable, retryAfterMs: 2 * 3_600_000 }, { attempt: 1, maxAttempts: 3 })).toEqual({ kind: 'final', backoff: { kind: 'count', notBeforeMs: 2 * 3_600_000 }, countNotification: false, post: 'error' });
+    // The hub failing: a short pause, no post, but counted against the notification so it cannot loop for ever.
+    expect(decideFailure({ ...retryable, source: 'hub' }, { attempt: 3, maxAttempts: 3 })).toEqual({ kind: 'final', backoff: { kind: 'pause', pauseMs: HUB_FAILURE_PAUSE_MS }, countNotification: true, post: 'none' });
     expect(decideFailure({ kind: 'terminal_failure', message: 'x', source: 'agent' }, { attempt: 1, maxAttempts: 3 }).kind).toBe('final');
     expect(decideFailure({ kind: 'guard_stop', guard: 'loop_detected', message: 'x' }, { attempt: 1, maxAttempts: 3 })).toMatchObject({ kind: 'final', post: 'guard' });
     expect(decideFailure({ kind: 'limit_stop', limit: 'max_steps', message: 'x' }, { attempt: 1, maxAttempts: 3 })).toMatchObject({ kind: 'final', post: 'limit' });
     expect(decideFailure({ kind: 'aborted', message: 'x' }, { attempt: 1, maxAttempts: 3 })).toEqual({ kind: 'cancelled' });
     expect([1, 2, 3].map((n) => shouldGiveUp(n, 3))).toEqual([false, false, true]);
+  });
+
+  it('only a run that really ran and ended well ends a backoff', () => {
+    expect(resetsBackoff({ kind: 'answered', text: 'x', partial: false })).toBe(true);
+    expect(resetsBackoff({ kind: 'no_action', reason: 'no_action' })).toBe(true);
+    expect(resetsBackoff({ kind: 'no_action', reason: 'nothing_to_do' })).toBe(false);
+    expect(resetsBackoff({ kind: 'no_action', reason: 'empty_feed' })).toBe(false);
+    expect(resetsBackoff({ kind: 'skipped', reason: 'backoff' })).toBe(false);
+  });
+
+  it('hands Redis the whole backoff schedule up to its cap', () => {
+    expect(backoffSchedule({ baseMs: 100, maxMs: 1_000 })).toEqual([100, 200, 400, 800, 1_000]);
+    expect(backoffSchedule().at(-1)).toBe(6 * 3_600_000);
   });
 
   it('fingerprints ignore ids and numbers, not the kind of fault', () => {

@@ -111,6 +111,23 @@ describe('a model that always answers 400 (not retryable)', () => {
   });
 });
 
+describe('the follow-up kept behind a failing run', () => {
+  it('does not run the moment the run fails for good: it is skipped for the backoff', async () => {
+    h = await startHarness({ redisUrl, agentsDir: makeAgentsDir(scripted('crash', '[{error: {status: 400}, delay_ms: 1500}]'), { withGreeter: false }) });
+    const dana = await h.registerUser('dana');
+    await h.api.post('/posts', dana, { title: 'One', content: '@crash first?' });
+    const harness = h;
+    await waitFor('the run to start', () => (harness.logs.some((l) => l.includes('"msg":"activation enqueued"')) ? true : undefined));
+    await sleep(300);
+    await h.api.post('/posts', dana, { title: 'Two', content: '@crash second?' });
+    await waitFor('the skipped follow-up', async () => ((await new ActivationRecords(redis, harness.prefix).recent({ agent: 'crash' })).some((r) => r.outcome === 'skipped') ? true : undefined));
+    await sleep(1_000);
+    const records = await new ActivationRecords(redis, h.prefix).recent({ agent: 'crash' });
+    expect(records.map((r) => `${r.outcome}:${r.reason}`).sort()).toEqual(['skipped:backoff', 'terminal_failure:error']);
+    expect((await new AgentStateStore(redis, h.prefix).getMany(['crash'])).get('crash')!.failures).toBe(1);
+  });
+});
+
 describe('a model that always answers 500 (retryable)', () => {
   it('one mention: at most `attempts` activations and one error post, then the backoff', async () => {
     fake.setResponder(() => ({ error: { status: 500, message: 'upstream exploded' } }));
