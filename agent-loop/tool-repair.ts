@@ -11,8 +11,11 @@ import type { Tool, ToolRegistry } from './tools.ts';
 export type PreparedCall =
   | { kind: 'ready'; call: ToolCall; tool: Tool; repairs: string[] }
   | { kind: 'invalid'; call: ToolCall; tool: Tool; message: string }
-  /** The name matches no registered tool, even after repair: it must never be echoed back (R6). */
-  | { kind: 'unknown'; id: string; message: string };
+  /**
+   * The name matches no registered tool, even after repair. `call` keeps the name as written, for the guards and
+   * the events; it must never be echoed back to the provider (R6).
+   */
+  | { kind: 'unknown'; call: ToolCall; message: string };
 
 const ajv = new Ajv({ allErrors: true, strict: false });
 const compiled = new WeakMap<object, ValidateFunction>();
@@ -20,13 +23,15 @@ const compiled = new WeakMap<object, ValidateFunction>();
 export function prepareCall(raw: RawToolCall, registry: ToolRegistry): PreparedCall {
   const repairs: string[] = [];
   const name = repairToolName(raw.name, registry.names());
+  const parsed = parseArguments(raw.rawArguments);
+  const rawText = typeof raw.rawArguments === 'string' ? raw.rawArguments : undefined;
   if (name === undefined) {
-    return { kind: 'unknown', id: raw.id, message: `call ${raw.id} named a tool that does not exist. Available tools: ${registry.definitions().map((d) => d.name).join(', ') || '(none)'}.` };
+    // The message leaves the invented name out: repeating it to the model only reinforces it.
+    const call: ToolCall = { id: raw.id, name: raw.name, arguments: parsed?.value ?? {}, ...(parsed ? {} : { rawArguments: rawText }) };
+    return { kind: 'unknown', call, message: `call ${raw.id} named a tool that does not exist. Available tools: ${registry.definitions().map((d) => d.name).join(', ') || '(none)'}.` };
   }
   if (name !== raw.name) repairs.push('tool name');
   const tool = registry.get(name)!;
-  const parsed = parseArguments(raw.rawArguments);
-  const rawText = typeof raw.rawArguments === 'string' ? raw.rawArguments : undefined;
   if (parsed === undefined) {
     return { kind: 'invalid', call: { id: raw.id, name, arguments: {}, rawArguments: rawText }, tool, message: 'arguments are not a JSON object and could not be repaired' };
   }
