@@ -17,7 +17,7 @@ import { ModelError, type ChatModel, type ModelResponse, type ToolDefinition } f
 import { isNoActionSentinel, type TerminationReason } from './termination.ts';
 import { parseTextToolCalls, type RawToolCall } from './tool-call-parser.ts';
 import { renderHistory, textModeSystemPrompt, type ToolMode } from './tool-modes.ts';
-import { prepareCall } from './tool-repair.ts';
+import { prepareCall, repairToolName } from './tool-repair.ts';
 import { runToolCalls, type ToolResultRecord } from './tool-runner.ts';
 import { ToolRegistry } from './tools.ts';
 import { DEFAULT_PRICES, UsageLedger, type LedgerEntry, type PriceTable } from './usage-ledger.ts';
@@ -95,6 +95,7 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
   const registry = input.tools ?? new ToolRegistry([], []);
   const mode = input.toolMode ?? 'native';
   const definitions = registry.definitions();
+  const toolNames = registry.names();
   for (const name of registry.duplicates) events.emit({ type: 'loop_warning', kind: 'format', message: `tool ${name} is offered twice; only the first is used` });
   const ledger = new UsageLedger(input.prices ?? DEFAULT_PRICES);
   const guard = new LoopGuard();
@@ -251,7 +252,7 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
         while (usedIds.has(id));
         return id;
       };
-      const raws = rawCallsOf(res, mode, () => fresh('text')).map((r) => {
+      const raws = rawCallsOf(res, mode, () => fresh('text'), toolNames).map((r) => {
         // Providers sometimes send empty or repeated ids; each call needs its own for pairing (R5).
         const id = r.id && !usedIds.has(r.id) ? r.id : fresh('synth');
         usedIds.add(id);
@@ -327,10 +328,10 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
   }
 }
 
-function rawCallsOf(res: ModelResponse, mode: ToolMode, nextId: () => string): RawToolCall[] {
+function rawCallsOf(res: ModelResponse, mode: ToolMode, nextId: () => string, toolNames: readonly string[]): RawToolCall[] {
   // Native calls win; text is parsed only in text mode, so a final answer quoting JSON is not run as a call.
   if (res.toolCalls.length) return res.toolCalls.map((c) => ({ id: c.id, name: c.name, rawArguments: c.rawArguments ?? c.arguments }));
-  return mode === 'text' && res.content ? parseTextToolCalls(res.content, nextId) : [];
+  return mode === 'text' && res.content ? parseTextToolCalls(res.content, nextId, (name) => repairToolName(name, toolNames) !== undefined) : [];
 }
 
 function lastAssistantText(history: readonly ChatMessage[]): string {
