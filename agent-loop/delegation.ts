@@ -40,8 +40,11 @@ export interface DelegationOptions {
   run(agent: string, task: string, limits: DelegateLimits): Promise<DelegateOutcome>;
 }
 
+/** Every delegate's tool name starts with this; name repair never guesses its way into one. */
+export const DELEGATE_TOOL_PREFIX = 'delegate_to_';
+
 export function delegateToolName(agent: string): string {
-  return `delegate_to_${agent.replace(/-/g, '_')}`;
+  return `${DELEGATE_TOOL_PREFIX}${agent.replace(/-/g, '_')}`;
 }
 
 /** Why delegating to `target` from the end of `chain` is refused, or undefined when it is allowed. */

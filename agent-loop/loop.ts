@@ -2,7 +2,9 @@
 // without tool calls, a loop-breaking tool, a limit or a guard. Decisions live in small pure modules
 // (limits, loop-guard, tool-repair, tool-runner's planner); this file is the shell that sequences them and
 // guarantees the two invariants: every call has exactly one result before the next model call, and every
-// run ends with exactly one termination reason, never an exception.
+// run ends with exactly one termination reason, never an exception. A call to a tool that does not exist is a
+// call like any other for the guards, the events and the results; only its name never goes back to the
+// provider (its result is a note to the model instead of a tool message).
 import { compactHistory } from './compaction.ts';
 import type { EventLog } from './events.ts';
 import { repairHistory } from './history-repair.ts';
@@ -15,8 +17,8 @@ import { ModelError, type ChatModel, type ModelResponse, type ToolDefinition } f
 import { isNoActionSentinel, type TerminationReason } from './termination.ts';
 import { parseTextToolCalls, type RawToolCall } from './tool-call-parser.ts';
 import { renderHistory, textModeSystemPrompt, type ToolMode } from './tool-modes.ts';
-import { prepareCall, type PreparedCall } from './tool-repair.ts';
-import { runToolCalls, type RunnableCall, type ToolResultRecord } from './tool-runner.ts';
+import { prepareCall, repairToolName } from './tool-repair.ts';
+import { runToolCalls, type ToolResultRecord } from './tool-runner.ts';
 import { ToolRegistry } from './tools.ts';
 import { DEFAULT_PRICES, UsageLedger, type LedgerEntry, type PriceTable } from './usage-ledger.ts';
 
@@ -93,6 +95,7 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
   const registry = input.tools ?? new ToolRegistry([], []);
   const mode = input.toolMode ?? 'native';
   const definitions = registry.definitions();
+  const toolNames = registry.names();
   for (const name of registry.duplicates) events.emit({ type: 'loop_warning', kind: 'format', message: `tool ${name} is offered twice; only the first is used` });
   const ledger = new UsageLedger(input.prices ?? DEFAULT_PRICES);
   const guard = new LoopGuard();
@@ -249,7 +252,7 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
         while (usedIds.has(id));
         return id;
       };
-      const raws = rawCallsOf(res, mode, () => fresh('text')).map((r) => {
+      const raws = rawCallsOf(res, mode, () => fresh('text'), toolNames).map((r) => {
         // Providers sometimes send empty or repeated ids; each call needs its own for pairing (R5).
         const id = r.id && !usedIds.has(r.id) ? r.id : fresh('synth');
         usedIds.add(id);
@@ -265,32 +268,40 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
 
       const prepared = raws.map((r) => prepareCall(r, registry));
       for (const p of prepared) if (p.kind === 'ready' && p.repairs.length) events.emit({ type: 'loop_warning', kind: 'repair', message: `call ${p.call.id} to ${p.call.name} repaired: ${p.repairs.join(', ')}` });
-      const runnable = prepared.filter((p): p is RunnableCall => p.kind !== 'unknown');
-      const unknown = prepared.filter((p): p is Extract<PreparedCall, { kind: 'unknown' }> => p.kind === 'unknown');
       // Only calls to registered tools go back in the assistant message: an invented name is never echoed (R6).
-      history.push({ role: 'assistant', content: res.content ?? (runnable.length ? null : ''), ...(runnable.length ? { toolCalls: runnable.map((p) => p.call) } : {}) });
+      // Its result goes to the model as a note instead, after the paired results.
+      const echoed = prepared.filter((p) => p.kind !== 'unknown').map((p) => p.call);
+      const echoedIds = new Set(echoed.map((c) => c.id));
+      history.push({ role: 'assistant', content: res.content ?? (echoed.length ? null : ''), ...(echoed.length ? { toolCalls: echoed } : {}) });
 
-      const verdict = guard.beforeCalls(step, runnable.map((p) => p.call));
-      const results =
-        verdict.kind === 'loop_detected'
-          ? runnable.map((p): ToolResultRecord => ({ call: p.call, status: 'rejected', content: `Rejected: ${verdict.message}.`, tool: p.tool }))
-          : await runToolCalls(runnable, { registry, signal: runSignal, activationId: events.activationId, step, maxSteps: limits.maxSteps, events, outputCap: input.outputCap, defaultTimeoutMs: input.toolTimeoutMs, endsAt: stepEndsAt, remaining, tracing: { parent: thisStep.context, options: input.trace } });
+      // Unknown calls are calls too, for the guards and the events.
+      const verdict = guard.beforeCalls(step, prepared.map((p) => p.call));
+      const results = await runToolCalls(prepared, {
+        registry,
+        signal: runSignal,
+        activationId: events.activationId,
+        step,
+        maxSteps: limits.maxSteps,
+        events,
+        ...(verdict.kind === 'loop_detected' ? { rejected: `Rejected: ${verdict.message}.` } : {}),
+        outputCap: input.outputCap,
+        defaultTimeoutMs: input.toolTimeoutMs,
+        endsAt: stepEndsAt,
+        remaining,
+        tracing: { parent: thisStep.context, options: input.trace },
+      });
       for (const r of results) {
-        history.push({ role: 'tool', toolCallId: r.call.id, name: r.call.name, content: r.content });
+        if (echoedIds.has(r.call.id)) history.push({ role: 'tool', toolCallId: r.call.id, name: r.call.name, content: r.content });
         toolResults.push(r);
         if (r.ledger) ledger.absorb(r.ledger);
         if (r.status === 'ok' && r.tool?.postsToHub) posted = true;
       }
       if (results.some((r) => r.ledger?.length)) events.emit({ type: 'budget_update', used_tokens: ledger.tokens, max_tokens: limits.maxTokens, cost_usd: ledger.costUsd });
-      for (const u of unknown) history.push({ role: 'user', content: `Error: ${u.message}` });
+      for (const r of results) if (!echoedIds.has(r.call.id)) history.push({ role: 'user', content: r.content });
       if (verdict.kind === 'loop_detected') {
         events.emit({ type: 'loop_warning', kind: 'repeat', message: verdict.message });
         // A guard ends the run without an answer: text written while looping is not one worth posting.
         return finish({ termination: 'loop_detected', message: verdict.message }, false);
-      }
-      if (verdict.kind === 'nudge') {
-        events.emit({ type: 'loop_warning', kind: 'repeat', message: verdict.message });
-        history.push({ role: 'user', content: verdict.message });
       }
 
       const breaking = results.find((r) => r.status === 'ok' && r.tool?.loopBreaking);
@@ -299,8 +310,17 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
         return finish({ termination: 'stop_tool', text: stringArg(breaking.call, 'result') }, false);
       }
       if (input.signal.aborted) return finish({ termination: 'aborted', message: 'aborted' }, false);
-      const tripped = guard.afterResults(results.map((r) => ({ call: r.call, ok: r.status === 'ok', content: r.content })));
-      if (tripped) return finish({ termination: 'circuit_open', message: tripped }, false);
+      const after = guard.afterResults(results);
+      if (after.kind === 'stop') {
+        if (after.termination === 'loop_detected') events.emit({ type: 'loop_warning', kind: 'repeat', message: after.message });
+        return finish({ termination: after.termination, message: after.message }, false);
+      }
+      // Warnings reach the model only when the run goes on; each says what the guard will really do.
+      for (const nudge of [verdict, after]) {
+        if (nudge.kind !== 'nudge') continue;
+        events.emit({ type: 'loop_warning', kind: 'repeat', message: nudge.message });
+        history.push({ role: 'user', content: nudge.message });
+      }
     }
   } catch (err) {
     // The last line of defence: whatever went wrong is a typed ending, never an escaped exception (R1).
@@ -308,10 +328,10 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
   }
 }
 
-function rawCallsOf(res: ModelResponse, mode: ToolMode, nextId: () => string): RawToolCall[] {
+function rawCallsOf(res: ModelResponse, mode: ToolMode, nextId: () => string, toolNames: readonly string[]): RawToolCall[] {
   // Native calls win; text is parsed only in text mode, so a final answer quoting JSON is not run as a call.
   if (res.toolCalls.length) return res.toolCalls.map((c) => ({ id: c.id, name: c.name, rawArguments: c.rawArguments ?? c.arguments }));
-  return mode === 'text' && res.content ? parseTextToolCalls(res.content, nextId) : [];
+  return mode === 'text' && res.content ? parseTextToolCalls(res.content, nextId, (name) => repairToolName(name, toolNames) !== undefined) : [];
 }
 
 function lastAssistantText(history: readonly ChatMessage[]): string {

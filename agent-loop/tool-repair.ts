@@ -1,8 +1,16 @@
 // From what the model wrote to a call the runner may execute (agent-loop.md R6). Cheapest repair first and
-// all of it deterministic: tool name (case, one edit, `functions.` prefix), JSON text (json-repair.ts), then
-// scalar coercion where the schema asks for a number, integer or boolean. Finally Ajv validates against the
-// exact schema object that was sent to the model; what still fails becomes an `invalid_arguments` result.
+// all of it deterministic: tool name, JSON text (json-repair.ts), then scalar coercion where the schema asks
+// for a number, integer or boolean. Finally Ajv validates against the exact schema object that was sent to
+// the model; what still fails becomes an `invalid_arguments` result.
+//
+// Name repair, in order: exact; without a `functions.` prefix or surrounding blanks; the same name up to case
+// and `-`/`_` (one candidate only). Then one edit (insert, delete, substitute, swap two neighbours), and only
+// when it cannot pick the wrong tool: exactly one registered tool is one edit away, no other registered tool
+// is one edit from that one (tool_b beside tool_c: a near miss of one may have meant the other), and neither
+// name is a delegate (`delegate_to_*`): a guess must never call another agent. Anything else is unknown: an
+// `unknown_tool` result the model sees, never a name echoed back to the provider.
 import { Ajv, type ValidateFunction } from 'ajv';
+import { DELEGATE_TOOL_PREFIX } from './delegation.ts';
 import { parseLenientJson } from './json-repair.ts';
 import type { ToolCall } from './messages.ts';
 import type { RawToolCall } from './tool-call-parser.ts';
@@ -11,8 +19,11 @@ import type { Tool, ToolRegistry } from './tools.ts';
 export type PreparedCall =
   | { kind: 'ready'; call: ToolCall; tool: Tool; repairs: string[] }
   | { kind: 'invalid'; call: ToolCall; tool: Tool; message: string }
-  /** The name matches no registered tool, even after repair: it must never be echoed back (R6). */
-  | { kind: 'unknown'; id: string; message: string };
+  /**
+   * The name matches no registered tool, even after repair. `call` keeps the name as written, for the guards and
+   * the events; it must never be echoed back to the provider (R6).
+   */
+  | { kind: 'unknown'; call: ToolCall; message: string };
 
 const ajv = new Ajv({ allErrors: true, strict: false });
 const compiled = new WeakMap<object, ValidateFunction>();
@@ -20,13 +31,15 @@ const compiled = new WeakMap<object, ValidateFunction>();
 export function prepareCall(raw: RawToolCall, registry: ToolRegistry): PreparedCall {
   const repairs: string[] = [];
   const name = repairToolName(raw.name, registry.names());
+  const parsed = parseArguments(raw.rawArguments);
+  const rawText = typeof raw.rawArguments === 'string' ? raw.rawArguments : undefined;
   if (name === undefined) {
-    return { kind: 'unknown', id: raw.id, message: `call ${raw.id} named a tool that does not exist. Available tools: ${registry.definitions().map((d) => d.name).join(', ') || '(none)'}.` };
+    // The message leaves the invented name out: repeating it to the model only reinforces it.
+    const call: ToolCall = { id: raw.id, name: raw.name, arguments: parsed?.value ?? {}, ...(parsed ? {} : { rawArguments: rawText }) };
+    return { kind: 'unknown', call, message: `call ${raw.id} named a tool that does not exist. Available tools: ${registry.definitions().map((d) => d.name).join(', ') || '(none)'}.` };
   }
   if (name !== raw.name) repairs.push('tool name');
   const tool = registry.get(name)!;
-  const parsed = parseArguments(raw.rawArguments);
-  const rawText = typeof raw.rawArguments === 'string' ? raw.rawArguments : undefined;
   if (parsed === undefined) {
     return { kind: 'invalid', call: { id: raw.id, name, arguments: {}, rawArguments: rawText }, tool, message: 'arguments are not a JSON object and could not be repaired' };
   }
@@ -40,13 +53,30 @@ export function prepareCall(raw: RawToolCall, registry: ToolRegistry): PreparedC
   return { kind: 'ready', call, tool, repairs };
 }
 
-/** The registered name the model meant, or undefined. A unique candidate only: two near misses are no match. */
+/** The registered name the model meant, or undefined (the rules are in the header). */
 export function repairToolName(name: string, known: readonly string[]): string | undefined {
   if (known.includes(name)) return name;
   const bare = name.trim().replace(/^functions\./, '');
   if (known.includes(bare)) return bare;
-  const unique = (c: string[]): string | undefined => (c.length === 1 ? c[0] : undefined);
-  return unique(known.filter((k) => k.toLowerCase() === bare.toLowerCase())) ?? unique(known.filter((k) => withinOneEdit(k.toLowerCase(), bare.toLowerCase())));
+  const written = normalName(bare);
+  const same = known.filter((k) => normalName(k) === written);
+  if (same.length) return same.length === 1 ? same[0] : undefined;
+  if (isDelegateName(written)) return undefined;
+  const near = known.filter((k) => withinOneEdit(normalName(k), written));
+  if (near.length !== 1) return undefined;
+  const target = near[0]!;
+  if (isDelegateName(normalName(target))) return undefined;
+  const crowded = known.some((k) => k !== target && withinOneEdit(normalName(k), normalName(target)));
+  return crowded ? undefined : target;
+}
+
+/** Case and `-`/`_` are how models misspell names, never how two tools differ (a delegate's name maps `-` to `_`). */
+function normalName(name: string): string {
+  return name.toLowerCase().replace(/-/g, '_');
+}
+
+function isDelegateName(normal: string): boolean {
+  return normal.startsWith(DELEGATE_TOOL_PREFIX);
 }
 
 export function withinOneEdit(a: string, b: string): boolean {

@@ -1,7 +1,8 @@
 // Runs one reply's tool calls (agent-loop.md R4, R5, R10, R11). Planner: contiguous read-only calls form one
 // concurrent stage (capped), every mutating call runs alone; stages run in call order and results are
-// committed in call order whatever order they finish in. Every call gets exactly one result, whatever
-// happens: grant missing, arguments invalid, tool throws, times out or the run is aborted.
+// committed in call order whatever order they finish in. Every call gets exactly one result and its
+// tool_call/tool_result events, whatever happens: tool unknown, call rejected by a guard, grant missing,
+// arguments invalid, tool throws, times out or the run is aborted.
 import type { EventLog, ToolResultStatus } from './events.ts';
 import type { ToolCall } from './messages.ts';
 import type { PreparedCall } from './tool-repair.ts';
@@ -22,8 +23,6 @@ export interface ToolResultRecord {
   ledger?: readonly LedgerEntry[];
 }
 
-export type RunnableCall = Exclude<PreparedCall, { kind: 'unknown' }>;
-
 export interface RunnerOptions {
   registry: ToolRegistry;
   signal: AbortSignal;
@@ -31,6 +30,8 @@ export interface RunnerOptions {
   step: number;
   maxSteps: number;
   events: EventLog;
+  /** Set when a guard refused the step: every call gets this as a `rejected` result and none runs. */
+  rejected?: string;
   outputCap?: number;
   concurrency?: number;
   defaultTimeoutMs?: number;
@@ -72,9 +73,10 @@ export function capOutput(text: string, cap = DEFAULT_OUTPUT_CAP): string {
   return text.slice(0, head) + notice + text.slice(text.length - (room - head));
 }
 
-export async function runToolCalls(calls: readonly RunnableCall[], opts: RunnerOptions): Promise<ToolResultRecord[]> {
+export async function runToolCalls(calls: readonly PreparedCall[], opts: RunnerOptions): Promise<ToolResultRecord[]> {
   const results: Array<ToolResultRecord | undefined> = new Array<ToolResultRecord | undefined>(calls.length);
-  const stages = planStages(calls.map((c) => c.kind === 'ready' && c.tool.readOnly), opts.concurrency ?? 10);
+  // A call that will not run (unknown, invalid) has no effects: it does not split a read-only stage.
+  const stages = planStages(calls.map((c) => c.kind !== 'ready' || c.tool.readOnly), opts.concurrency ?? 10);
   for (const c of calls) {
     opts.events.emit({ type: 'progress', step: opts.step, max_steps: opts.maxSteps, action: 'tool_call', target: c.call.name });
     opts.events.emit({ type: 'tool_call', id: c.call.id, name: c.call.name, arguments: c.call.arguments });
@@ -89,8 +91,11 @@ export async function runToolCalls(calls: readonly RunnableCall[], opts: RunnerO
   return committed;
 }
 
-async function runOne(c: RunnableCall, index: number, opts: RunnerOptions): Promise<ToolResultRecord> {
-  const { call, tool } = c;
+async function runOne(c: PreparedCall, index: number, opts: RunnerOptions): Promise<ToolResultRecord> {
+  const { call } = c;
+  if (c.kind === 'unknown') return { call, status: 'unknown_tool', content: capOutput(`Error: ${c.message}`, opts.outputCap ?? DEFAULT_OUTPUT_CAP) };
+  const { tool } = c;
+  if (opts.rejected !== undefined) return { call, status: 'rejected', content: opts.rejected, tool };
   const span = opts.tracing
     ? startSpan(`execute_tool ${call.name}`, opts.tracing.parent, {
         'gen_ai.operation.name': 'execute_tool',

@@ -2,6 +2,7 @@
 // calls as models write them; and the text-mode parser (R7).
 import { describe, expect, it } from 'vitest';
 import { noActionTool, taskCompleteTool } from '../agent-loop/builtin-tools.ts';
+import { delegationTools } from '../agent-loop/delegation.ts';
 import { parseLenientJson } from '../agent-loop/json-repair.ts';
 import { runLoop } from '../agent-loop/loop.ts';
 import { parseTextToolCalls } from '../agent-loop/tool-call-parser.ts';
@@ -123,6 +124,36 @@ describe('repair corpus', () => {
     expect(repairToolName('xyz', ['tool_b'])).toBeUndefined();
   });
 
+  it('name repair never edits its way to a tool that has a registered neighbour one edit away', () => {
+    expect(repairToolName('tool_bx', ['tool_b', 'other'])).toBe('tool_b');
+    // tool_b and tool_c are one edit apart: a near miss of one may well have meant the other.
+    expect(repairToolName('tool_bx', ['tool_b', 'tool_c'])).toBeUndefined();
+    expect(repairToolName('TOOL-B', ['tool_b', 'tool_c'])).toBe('tool_b'); // case and separators are no edit
+  });
+
+  it('name repair never turns one delegate into another, nor anything else into a delegate', () => {
+    const known = ['delegate_to_agt_c', 'hub_search'];
+    expect(repairToolName('delegate_to_agt_b', known)).toBeUndefined();
+    expect(repairToolName('delegate_to_agt_cc', known)).toBeUndefined();
+    expect(repairToolName('elegate_to_agt_c', known)).toBeUndefined();
+    // The same delegate written differently is still that delegate.
+    expect(repairToolName('Delegate_To_Agt_C', known)).toBe('delegate_to_agt_c');
+    expect(repairToolName('delegate-to-agt-c', known)).toBe('delegate_to_agt_c');
+    expect(repairToolName('functions.delegate_to_agt_c', known)).toBe('delegate_to_agt_c');
+  });
+
+  it('through the loop: a call to delegate_to_agt_b in an agent whose only delegate is agt_c runs nothing and is an unknown_tool result the model sees', async () => {
+    const ev = events();
+    const ran: string[] = [];
+    const delegates = delegationTools({ delegates: ['agt_c'], chain: ['agt_a'], events: ev, run: (agent) => (ran.push(agent), Promise.resolve({ text: 'c did it', termination: 'final', ledger: [] })) });
+    const model = new FnModel((_r, n) => (n === 1 ? { calls: [{ id: 'd1', name: 'delegate_to_agt_b', arguments: { task: 'do it' } }] } : { content: 'done' }));
+    const r = await runLoop({ model, modelName: 'm', system: 's', task: 't', maxSteps: 5, signal: new AbortController().signal, events: ev, tools: new ToolRegistry([...delegates, taskCompleteTool], []) });
+    expect(ran).toEqual([]);
+    expect(r.toolResults.map((t) => [t.call.name, t.status])).toEqual([['delegate_to_agt_b', 'unknown_tool']]);
+    expect(ev.events.some((e) => e.type === 'delegation_request')).toBe(false);
+    expect(JSON.stringify(model.requests[1]!.messages)).toMatch(/call d1 named a tool that does not exist\. Available tools: delegate_to_agt_c/);
+  });
+
   it('lenient JSON never invents content', () => {
     expect(parseLenientJson('{"a": [1, 2')?.value).toEqual({ a: [1, 2] });
     expect(parseLenientJson('hello')?.value).toBe('hello');
@@ -135,24 +166,40 @@ describe('text-mode parser', () => {
     let n = 0;
     return () => `t${++n}`;
   };
+  const names = ['a', 'b', 'hub_search', 'hub_get_thread'];
+  const isTool = (name: string): boolean => repairToolName(name, names) !== undefined;
   it('reads several fenced tool_call blocks, with distinct ids even for the same tool', () => {
     const text = 'Let me look.\n```tool_call\n{"tool": "hub_search", "arguments": {"query": "a"}}\n```\nand\n```tool_call\n{"tool": "hub_search", "arguments": {"query": "b"}}\n```';
-    expect(parseTextToolCalls(text, ids())).toEqual([
+    expect(parseTextToolCalls(text, ids(), isTool)).toEqual([
       { id: 't1', name: 'hub_search', rawArguments: { query: 'a' } },
       { id: 't2', name: 'hub_search', rawArguments: { query: 'b' } },
     ]);
   });
   it('reads a {"tool_calls": [...]} object, raw or fenced, and the single-call form', () => {
-    expect(parseTextToolCalls('Sure: {"tool_calls": [{"name": "a", "arguments": {"x": 1}}, {"name": "b", "arguments": {}}]}', ids()).map((c) => c.name)).toEqual(['a', 'b']);
-    expect(parseTextToolCalls('```json\n{"tool_calls": [{"name": "a", "arguments": "{}"}]}\n```', ids()).map((c) => c.name)).toEqual(['a']);
-    expect(parseTextToolCalls('{"tool": "a", "arguments": {"x": 1}}', ids())).toEqual([{ id: 't1', name: 'a', rawArguments: { x: 1 } }]);
+    expect(parseTextToolCalls('Sure: {"tool_calls": [{"name": "a", "arguments": {"x": 1}}, {"name": "b", "arguments": {}}]}', ids(), isTool).map((c) => c.name)).toEqual(['a', 'b']);
+    expect(parseTextToolCalls('```json\n{"tool_calls": [{"name": "a", "arguments": "{}"}]}\n```', ids(), isTool).map((c) => c.name)).toEqual(['a']);
+    expect(parseTextToolCalls('{"tool": "a", "arguments": {"x": 1}}', ids(), isTool)).toEqual([{ id: 't1', name: 'a', rawArguments: { x: 1 } }]);
   });
   it('a plain answer, even one quoting JSON, has no calls', () => {
-    expect(parseTextToolCalls('The config is {"retries": 3}.', ids())).toEqual([]);
-    expect(parseTextToolCalls('Just text.', ids())).toEqual([]);
+    expect(parseTextToolCalls('The config is {"retries": 3}.', ids(), isTool)).toEqual([]);
+    expect(parseTextToolCalls('Just text.', ids(), isTool)).toEqual([]);
+  });
+  it('outside a tool_call block, an object is a call only when it names a registered tool (or one edit from exactly one)', () => {
+    expect(parseTextToolCalls('The record: {"name": "Alice", "age": 3}', ids(), isTool)).toEqual([]);
+    expect(parseTextToolCalls('```json\n{"name": "Alice", "age": 3}\n```', ids(), isTool)).toEqual([]);
+    expect(parseTextToolCalls('{"tool_calls": [{"name": "a"}, {"name": "Alice"}]}', ids(), isTool)).toEqual([]);
+    expect(parseTextToolCalls('{"tool": "hub_serch", "arguments": {"query": "x"}}', ids(), isTool)).toEqual([{ id: 't1', name: 'hub_serch', rawArguments: { query: 'x' } }]);
+    // A tagged block is a call whatever it names: an unknown name becomes an unknown_tool result.
+    expect(parseTextToolCalls('```tool_call\n{"tool": "ghost", "arguments": {}}\n```', ids(), isTool)).toEqual([{ id: 't1', name: 'ghost', rawArguments: {} }]);
   });
   it('repairs a broken block', () => {
-    expect(parseTextToolCalls("```tool_call\n{'tool': 'a', 'arguments': {'x': 1},}\n```", ids())).toEqual([{ id: 't1', name: 'a', rawArguments: { x: 1 } }]);
+    expect(parseTextToolCalls("```tool_call\n{'tool': 'a', 'arguments': {'x': 1},}\n```", ids(), isTool)).toEqual([{ id: 't1', name: 'a', rawArguments: { x: 1 } }]);
+  });
+  it('through the loop: an answer holding JSON data is a final answer, posted as is, with no hidden note', async () => {
+    const answer = 'Here is the record you asked for:\n```json\n{"name": "Alice", "age": 3}\n```\nand inline: {"name": "Bob", "age": 5}.';
+    const model = new FnModel((_r, n) => ({ content: n === 1 ? answer : 'a second reply' }));
+    const r = await runLoop({ model, modelName: 'm', system: 's', task: 't', maxSteps: 5, signal: new AbortController().signal, events: events(), tools: registry, toolMode: 'text' });
+    expect(r).toMatchObject({ termination: 'final', text: answer, modelCalls: 1, toolResults: [] });
   });
 });
 
@@ -160,7 +207,7 @@ describe('text-mode delegation blocks', () => {
   it('a fenced delegate block is a call of delegate_to_<agent>, in reply order with tool calls', () => {
     let n = 0;
     const text = '```tool_call\n{"tool": "hub_search", "arguments": {"query": "a"}}\n```\n```delegate\n{"agent": "research-agent", "task": "find sources"}\n```';
-    expect(parseTextToolCalls(text, () => `t${++n}`)).toEqual([
+    expect(parseTextToolCalls(text, () => `t${++n}`, () => false)).toEqual([
       { id: 't1', name: 'hub_search', rawArguments: { query: 'a' } },
       { id: 't2', name: 'delegate_to_research_agent', rawArguments: { task: 'find sources' } },
     ]);

@@ -67,10 +67,15 @@ describe('warren run', () => {
   });
 
   it('exit 2 when a limit or guard stops the run, 1 on an error', async () => {
+    // With a hub, three identical searches run into the step limit (the 3rd gets a nudge). Without one,
+    // hub_search is not offered: three identical calls to a tool that does not exist are a guard stop.
     const same = { tool_calls: [{ name: 'hub_search', arguments: { query: 'x' } }] };
+    const limited = await warren(['run', 'tester', '--prompt', 'hi', '--agents', agentsDir, '--json'], { ...mock(same, same, same, 'wrap-up'), WARREN_HUB_URL: hub.url, WARREN_HUB_ADMIN_KEY: hub.adminKey });
+    expect(limited.status).toBe(2);
+    expect((JSON.parse(limited.stdout) as RunRecord).termination).toBe('max_steps');
     const looped = await warren(['run', 'tester', '--prompt', 'hi', '--agents', agentsDir, '--json'], mock(same, same, same, 'wrap-up'));
     expect(looped.status).toBe(2);
-    expect((JSON.parse(looped.stdout) as RunRecord).termination).toBe('max_steps');
+    expect((JSON.parse(looped.stdout) as RunRecord).termination).toBe('loop_detected');
     const broken = await warren(['run', 'tester', '--prompt', 'hi', '--agents', agentsDir], mock({ error: { status: 401 } }));
     expect(broken.status).toBe(1);
     const unknown = await warren(['run', 'nobody', '--prompt', 'hi', '--agents', agentsDir]);
