@@ -15,6 +15,7 @@ import type { ChatMessage, TokenUsage, ToolCall } from './messages.ts';
 import { callWithRetries, DEFAULT_RETRY, type RetryPolicy } from './model-caller.ts';
 import { ModelError, type ChatModel, type ModelResponse, type ToolDefinition } from './model.ts';
 import { isNoActionSentinel, type TerminationReason } from './termination.ts';
+import { isRetryableError } from '../executors/run-outcome.ts';
 import { parseTextToolCalls, type RawToolCall } from './tool-call-parser.ts';
 import { renderHistory, textModeSystemPrompt, type ToolMode } from './tool-modes.ts';
 import { prepareCall, repairToolName } from './tool-repair.ts';
@@ -79,10 +80,10 @@ export interface LoopResult {
   /** A tool wrote to the hub as the agent. */
   posted: boolean;
   /** Set when termination is `error`; `retryable` tells the caller whether trying again may help, `retryAfterMs` when. */
-  error?: { message: string; retryable: boolean; retryAfterMs?: number };
+  error?: { message: string; retryable: boolean; retryAfterMs?: number; name?: string };
 }
 
-type Ending = { termination: TerminationReason; text?: string; message?: string; retryable?: boolean; retryAfterMs?: number };
+type Ending = { termination: TerminationReason; text?: string; message?: string; retryable?: boolean; retryAfterMs?: number; name?: string };
 
 export async function runLoop(input: LoopInput): Promise<LoopResult> {
   const limits: Limits = {
@@ -190,7 +191,7 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
       ledger: ledger.entries,
       toolResults,
       posted,
-      ...(e.termination === 'error' || e.termination === 'aborted' ? { error: { message: e.message ?? e.termination, retryable: e.retryable ?? e.termination === 'aborted', ...(e.retryAfterMs !== undefined ? { retryAfterMs: e.retryAfterMs } : {}) } } : {}),
+      ...(e.termination === 'error' || e.termination === 'aborted' ? { error: { message: e.message ?? e.termination, retryable: e.retryable ?? true, ...(e.retryAfterMs !== undefined ? { retryAfterMs: e.retryAfterMs } : {}), ...(e.name ? { name: e.name } : {}) } } : {}),
     };
   };
 
@@ -242,7 +243,7 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
         if (deadline.signal.aborted) return await wrapUp('deadline', `the run reached its time limit of ${limits.maxDurationMs} ms`);
         if (stepSignal.aborted) return finish({ termination: 'error', message: `step ${step}: the model did not answer within the step limit of ${input.stepTimeoutMs} ms`, retryable: true }, false);
         // A provider that said when to come back (retry-after beyond what the loop waits) is heard by the queue's retry.
-        return finish({ termination: 'error', message: errorMessage(err), retryable: err instanceof ModelError ? err.retryable : false, retryAfterMs: err instanceof ModelError ? err.retryAfterMs : undefined }, false);
+        return finish({ termination: 'error', message: errorMessage(err), retryable: isRetryableError(err), retryAfterMs: err instanceof ModelError ? err.retryAfterMs : undefined, name: errorName(err) }, false);
       }
 
       // Unused ids, also by a resumed history's calls.
@@ -324,7 +325,7 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
     }
   } catch (err) {
     // The last line of defence: whatever went wrong is a typed ending, never an escaped exception (R1).
-    return finish({ termination: input.signal.aborted ? 'aborted' : 'error', message: errorMessage(err), retryable: false }, false);
+    return finish({ termination: input.signal.aborted ? 'aborted' : 'error', message: errorMessage(err), retryable: isRetryableError(err), name: errorName(err) }, false);
   }
 }
 
@@ -350,6 +351,10 @@ function stripToolCallText(text: string): string {
 function stringArg(call: ToolCall, key: string): string {
   const v = call.arguments[key];
   return typeof v === 'string' ? v : v === undefined ? '' : JSON.stringify(v);
+}
+
+function errorName(err: unknown): string | undefined {
+  return err instanceof Error ? err.name : undefined;
 }
 
 function errorMessage(err: unknown): string {

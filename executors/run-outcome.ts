@@ -69,15 +69,25 @@ export function outcomeOfRun(r: ExecutorResult): RunOutcome {
   }
 }
 
+/**
+ * Whether trying again may help, by the error's type: the one rule for thrown errors, used by the loop for what
+ * its model call threw and by the pipeline for everything else. Unknown errors (a bug, a dropped connection) may
+ * pass: one more attempt is cheap, and the attempts are bounded.
+ */
+export function isRetryableError(err: unknown): boolean {
+  if (err instanceof NotRetryableError) return false;
+  if (err instanceof HubError || err instanceof ModelError) return err.retryable;
+  return true;
+}
+
 /** An error thrown on the way (hub calls, setup, the unexpected), as an outcome. */
 export function outcomeOfError(err: unknown, aborted: boolean): FailureOutcome {
   const message = err instanceof Error ? err.message : String(err);
   if (aborted) return { kind: 'aborted', message };
-  if (err instanceof NotRetryableError) return { kind: 'terminal_failure', message, source: 'agent' };
-  if (err instanceof HubError) return err.retryable ? { kind: 'retryable_failure', message, source: 'hub' } : { kind: 'terminal_failure', message, source: 'hub' };
-  if (err instanceof ModelError) return err.retryable ? { kind: 'retryable_failure', message, source: 'agent', ...(err.retryAfterMs !== undefined ? { retryAfterMs: err.retryAfterMs } : {}) } : { kind: 'terminal_failure', message, source: 'agent' };
-  // Unknown errors (a bug, a dropped connection) may pass: one more attempt is cheap, and the attempts are bounded.
-  return { kind: 'retryable_failure', message, source: 'agent' };
+  const source: FailureSource = err instanceof HubError ? 'hub' : 'agent';
+  if (!isRetryableError(err)) return { kind: 'terminal_failure', message, source };
+  const retryAfterMs = err instanceof ModelError ? err.retryAfterMs : undefined;
+  return { kind: 'retryable_failure', message, source, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) };
 }
 
 export function isFailure(o: Outcome): o is FailureOutcome {

@@ -41,7 +41,7 @@ describe('the agent loop in the daemon', () => {
       expect(inbox.unread_count).toBe(0);
     }
     const poster = h.outcomes.find((o) => o.agent === 'poster')!;
-    expect(poster.reason).toBe('final');
+    expect(poster.outcome.kind).toBe('posted_by_tool');
     expect(poster.usage.costUsd).toBeGreaterThan(0);
     expect(h.outcomes.find((o) => o.agent === 'quiet')?.reason).toBe('no_action');
     expect(poster.events.some((e) => e.type === 'tool_result' && e.name === 'hub_post' && e.status === 'ok')).toBe(true);
