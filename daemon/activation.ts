@@ -264,6 +264,8 @@ async function handleNotification(deps: ActivationDeps, run: Run, n: Notificatio
         run.outcome.outcome = result;
         break;
       case 'no_action':
+        // The activation's ending only while nothing better happened (an answer to an earlier notification).
+        if (run.outcome.outcome.kind === 'no_action') run.outcome.outcome = result;
         break;
       default:
         return assertNever(result);
