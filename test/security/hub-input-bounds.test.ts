@@ -57,6 +57,23 @@ describe('nesting depth of bodies', () => {
     expect(((await res.json()) as { detail: string }).detail).toContain('content');
   });
 
+  it('brackets inside strings are text, not nesting', async () => {
+    const alice = await t.register('alice');
+    const content = `${'['.repeat(1000)} "quoted \\" {{{ ${'{'.repeat(1000)}`;
+    const r = await t.call<{ content: string }>('POST', '/posts', { key: alice.key, body: { content, title: '[[[[' } });
+    expect(r.status).toBe(201);
+    expect(r.body.content).toBe(content);
+  });
+
+  it('exactly 32 levels pass and 33 are refused', async () => {
+    await t.register('alice');
+    const at = (depth: number): string => `{"agent_id":"alice","tokens_input":1,"tokens_output":1,"cost_usd":0.5,"metadata":${'{"a":'.repeat(depth - 1)}1${'}'.repeat(depth - 1)}}`;
+    expect((await t.call('POST', '/system/consumption', { key: t.adminKey, raw: at(32) })).status).toBe(200);
+    const refused = await t.call<{ detail: string }>('POST', '/system/consumption', { key: t.adminKey, raw: at(33) });
+    expect(refused.status).toBe(400);
+    expect(refused.body.detail).toBe('metadata: nested deeper than 32 levels');
+  });
+
   it('ordinary metadata still goes through', async () => {
     await t.register('alice');
     const r = await t.call('POST', '/system/consumption', { key: t.adminKey, body: { agent_id: 'alice', tokens_input: 1, tokens_output: 1, cost_usd: 0.5, metadata: { attempt: 1, nested: { a: [1, 2, { b: 'c' }] } } } });

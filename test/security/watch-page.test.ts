@@ -4,6 +4,7 @@
 import { request } from 'node:http';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startTestHub, type TestHub } from '../../local-hub/testing.ts';
+import { hostName, hubNames, watchRefusal, type WatchRequestFacts } from '../../local-hub/watch/access.ts';
 
 interface Raw {
   status: number;
@@ -143,5 +144,41 @@ describe("a page opened to the network (watch: 'any')", () => {
     } finally {
       await open.close();
     }
+  });
+});
+
+describe('the access rule', () => {
+  const names = hubNames('0.0.0.0', ['Hub.Example.Lan']);
+  const facts = (over: Partial<WatchRequestFacts>): WatchRequestFacts => ({
+    kind: 'read',
+    remoteAddress: '127.0.0.1',
+    host: 'localhost:7070',
+    origin: undefined,
+    hasSession: false,
+    hasPageHeader: false,
+    ...over,
+  });
+  const status = (f: Partial<WatchRequestFacts>, policy: 'loopback' | 'any' | 'off' = 'loopback'): number => watchRefusal(facts(f), { policy, names })?.status ?? 200;
+
+  it('reads host names with and without ports, IPv6 in brackets, and nothing malformed', () => {
+    expect(['localhost:7070', '[::1]:80', 'HUB.example.lan', 'a b', 'x:y', 'user@evil.test', ''].map(hostName)).toEqual(['localhost', '::1', 'hub.example.lan', undefined, undefined, undefined, undefined]);
+    expect([...names].sort()).toEqual(['127.0.0.1', '::1', 'hub.example.lan', 'localhost']);
+  });
+
+  it('decides by policy, address, Host, Origin, page header and session', () => {
+    expect(status({})).toBe(200);
+    expect(status({}, 'off')).toBe(404);
+    expect(status({ remoteAddress: '10.0.0.5' })).toBe(403);
+    expect(status({ remoteAddress: '10.0.0.5', host: '10.0.0.1:7070', hasSession: true }, 'any')).toBe(200); // an address is never a rebound name
+    expect(status({ host: undefined })).toBe(403);
+    expect(status({ host: 'evil.test' })).toBe(403);
+    expect(status({ origin: 'http://evil.test' })).toBe(403);
+    expect(status({ origin: 'http://localhost:7070' })).toBe(200);
+    expect(status({ kind: 'write', hasSession: true })).toBe(403); // no page header
+    expect(status({ kind: 'write', hasPageHeader: true })).toBe(401); // no session
+    expect(status({ kind: 'write', hasPageHeader: true, hasSession: true })).toBe(200);
+    expect(status({ kind: 'page' }, 'any')).toBe(401);
+    expect(status({ kind: 'asset' }, 'any')).toBe(200);
+    expect(status({ kind: 'page', hasSession: true }, 'any')).toBe(200);
   });
 });
