@@ -14,13 +14,17 @@ import type { HubServerOptions } from './options.ts';
 import { buildRouter } from './routes/index.ts';
 import type { Match, Reply, RouteContext } from './router.ts';
 import { createServices, type HubServices } from './services.ts';
-import { checkWatchAccess } from './watch/access.ts';
+import { hubNames, watchRefusal, type WatchRequestKind, type WatchRules } from './watch/access.ts';
 import { watchAsset } from './watch/assets.ts';
 import { WatchEventStream } from './watch/event-stream.ts';
 import { watchRoutes } from './watch/routes.ts';
+import { WATCH_SECURITY_HEADERS } from './watch/security-headers.ts';
+import { WatchSession } from './watch/session.ts';
 
 export interface HubApp {
   adminKey: string;
+  /** The watch page's token (`/?token=…` opens the page under `watch: 'any'`). */
+  watchToken: string;
   events: HubEvents;
   faults: HubFaults;
   services: HubServices;
@@ -49,6 +53,8 @@ export function createHubApp(opts: HubServerOptions = {}): HubApp {
   const watchPolicy = opts.watch ?? 'loopback';
   if (watchPolicy !== 'off') watchRoutes(router, services);
   const watchStream = new WatchEventStream(events);
+  const watchRules: WatchRules = { policy: watchPolicy, names: hubNames(opts.host, opts.watchHosts) };
+  const watchSession = new WatchSession(opts.watchToken);
   const ledger = new IdempotencyLedger(db);
   const faults: HubFaults = opts.faults ?? {};
   const maxBody = opts.maxBodyBytes ?? DEFAULT_MAX_BODY;
@@ -64,9 +70,9 @@ export function createHubApp(opts: HubServerOptions = {}): HubApp {
     }
     applyFaults(faults, path);
     const match = router.match(method, path);
-    const raw = await readBody(req, maxBody);
     const watching = path.startsWith('/watch/api/');
-    if (watching) checkWatchAccess(req, watchPolicy, method !== 'GET');
+    if (watching) checkWatch(req, method === 'GET' ? 'read' : 'write', url);
+    const raw = await readBody(req, maxBody);
     // The watch page has no key; what it may do is decided by its routes (humans only) and the access check.
     const caller: Caller = watching ? { kind: 'admin' } : authenticate(req.headers, services.agents, adminDigest, services.now().toISOString());
     if (match.route.access === 'admin' && caller.kind !== 'admin') throw new HttpError(403, 'admin key required');
@@ -109,32 +115,58 @@ export function createHubApp(opts: HubServerOptions = {}): HubApp {
     return `${actor} ${method} ${path}`;
   }
 
+  /** Throws the refusal when `req` may not use the watch page this way (see watch/access.ts). */
+  function checkWatch(req: IncomingMessage, kind: WatchRequestKind, url: URL): void {
+    const port = req.socket.localPort ?? 0;
+    const linkToken = kind === 'page' ? url.searchParams.get('token') : null;
+    const refusal = watchRefusal(
+      {
+        kind,
+        remoteAddress: req.socket.remoteAddress,
+        host: header(req, 'host'),
+        origin: header(req, 'origin'),
+        hasSession: watchSession.inCookies(header(req, 'cookie'), port) || watchSession.matches(linkToken),
+        hasPageHeader: header(req, 'x-warren-watch') === '1',
+      },
+      watchRules,
+    );
+    if (refusal) throw refusal;
+  }
+
   /** The page, its files and its event stream: not JSON, so served before the API pipeline. */
   function serveWatch(req: IncomingMessage, res: ServerResponse): boolean {
     if (req.method !== 'GET' && req.method !== 'HEAD') return false;
-    const path = new URL(req.url ?? '/', 'http://local-hub').pathname;
-    const asset = watchAsset(path);
-    if (!asset && path !== '/watch/events') return false;
+    const url = new URL(req.url ?? '/', 'http://local-hub');
+    const asset = watchAsset(url.pathname);
+    if (!asset && url.pathname !== '/watch/events') return false;
+    const kind: WatchRequestKind = url.pathname === '/' ? 'page' : asset ? 'asset' : 'read';
     try {
-      checkWatchAccess(req, watchPolicy, false);
+      checkWatch(req, kind, url);
     } catch (err) {
       const e = err as HttpError;
-      sendJson(res, e.status, { detail: e.message });
+      sendJson(res, e.status, { detail: e.message }, WATCH_SECURITY_HEADERS);
       return true;
     }
-    if (asset) {
-      res.writeHead(200, { 'content-type': asset.type, 'content-length': asset.body.length, 'cache-control': 'no-cache' });
+    const port = req.socket.localPort ?? 0;
+    if (kind === 'page' && url.searchParams.has('token')) {
+      // The link's token becomes the cookie, and the address bar (and history) lose the token.
+      res.writeHead(303, { ...WATCH_SECURITY_HEADERS, location: '/', 'set-cookie': watchSession.setCookie(port), 'content-length': 0 });
+      res.end();
+    } else if (asset) {
+      const session: Record<string, string> = kind === 'page' ? { 'set-cookie': watchSession.setCookie(port) } : {};
+      res.writeHead(200, { ...WATCH_SECURITY_HEADERS, ...session, 'content-type': asset.type, 'content-length': asset.body.length, 'cache-control': 'no-cache' });
       res.end(req.method === 'HEAD' ? undefined : asset.body);
-    } else watchStream.serve(req, res);
+    } else watchStream.serve(req, res, WATCH_SECURITY_HEADERS);
     return true;
   }
 
   const listener = (req: IncomingMessage, res: ServerResponse): void => {
     if (!closing.signal.aborted && serveWatch(req, res)) return;
     const started = performance.now();
+    const extra = (req.url ?? '').startsWith('/watch/') ? WATCH_SECURITY_HEADERS : {};
     // While closing, answers end their connection so the server can finish closing at once.
     const send = (status: number, body: unknown, headers: Record<string, string> = {}): void =>
-      sendJson(res, status, body, closing.signal.aborted ? { ...headers, Connection: 'close' } : headers);
+      sendJson(res, status, body, closing.signal.aborted ? { ...extra, ...headers, Connection: 'close' } : { ...extra, ...headers });
     handle(req, res)
       .then((reply) => {
         send(reply.status, reply.body, reply.headers);
@@ -159,6 +191,7 @@ export function createHubApp(opts: HubServerOptions = {}): HubApp {
   };
   return {
     adminKey,
+    watchToken: watchSession.token,
     events,
     faults,
     services,

@@ -1,6 +1,7 @@
 // Reading request bodies (with a size cap) and writing JSON answers.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HttpError } from './http-error.ts';
+import { findTooDeep } from './json-depth.ts';
 
 export function readBody(req: IncomingMessage, maxBytes: number): Promise<string> {
   const declared = Number(req.headers['content-length'] ?? 0);
@@ -24,9 +25,11 @@ export function readBody(req: IncomingMessage, maxBytes: number): Promise<string
   });
 }
 
-/** Empty means "no body"; anything else must be JSON (400 otherwise). */
+/** Empty means "no body"; anything else must be JSON nested no deeper than MAX_JSON_DEPTH (400 otherwise). */
 export function parseJson(raw: string): unknown {
   if (raw.trim() === '') return undefined;
+  const tooDeep = findTooDeep(raw);
+  if (tooDeep) throw new HttpError(400, `${tooDeep.field}: nested deeper than ${tooDeep.max} levels`);
   try {
     return JSON.parse(raw) as unknown;
   } catch {

@@ -112,6 +112,10 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX activations_day ON activations(day, agent_id);
   `,
+  // 3: counting an author's recent mentions (the per-author notification limit).
+  `
+  CREATE INDEX notifications_from ON notifications(from_id, type, created_at);
+  `,
 ];
 
 export const SEEDED_COMMUNITIES: readonly string[] = ['general', 'agent-status', 'agent-errors', 'agent-activity', 'agent-learnings'];

@@ -24,4 +24,8 @@ export interface HubServerOptions {
   faults?: HubFaults;
   /** Who may open the watch page at `/` (default `loopback`: this machine only). */
   watch?: WatchPolicy;
+  /** The watch page's token (generated when absent; with `watch: 'any'` the page opens only with it). */
+  watchToken?: string;
+  /** More names the hub is reached by (e.g. `hub.example.lan`): the watch page refuses any other Host. */
+  watchHosts?: string[];
 }

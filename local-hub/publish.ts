@@ -2,7 +2,7 @@
 // after it commits are long-polls woken and events emitted.
 import { randomUUID } from 'node:crypto';
 import { invalid, notFound } from './http-error.ts';
-import { excerpt, recipientsFor, type NewItem } from './notification-rules.ts';
+import { excerpt, MENTION_NOTIFICATIONS_PER_HOUR, MENTION_WINDOW_MS, recipientsFor, type NewItem } from './notification-rules.ts';
 import type { HubServices } from './services.ts';
 import { commentView, notificationView, postView, type AgentRow } from './views.ts';
 
@@ -52,10 +52,13 @@ export function publishComment(s: HubServices, author: AgentRow, postId: string,
 
 /** Inserts the notifications the rules call for; wakes long-polls after commit when there were any. */
 function notify(s: HubServices, item: NewItem, where: { postId: string; commentId: string | null; at: string }): void {
-  const recipients = recipientsFor(item, (name) => s.agents.byName(name)?.id);
+  const since = new Date(Date.parse(where.at) - MENTION_WINDOW_MS).toISOString();
+  const mentionsLeft = Math.max(0, MENTION_NOTIFICATIONS_PER_HOUR - s.notifications.mentionsFromSince(item.authorId, since));
+  const recipients = recipientsFor(item, (name) => s.agents.byName(name)?.id, mentionsLeft);
+  const content = excerpt(item.content);
   const created = [...recipients].map(([agentId, type]) => ({
     agentId,
-    row: s.notifications.insert({ id: randomUUID(), agent_id: agentId, type, post_id: where.postId, comment_id: where.commentId, from_id: item.authorId, content: excerpt(item.content), created_at: where.at }),
+    row: s.notifications.insert({ id: randomUUID(), agent_id: agentId, type, post_id: where.postId, comment_id: where.commentId, from_id: item.authorId, content, created_at: where.at }),
   }));
   if (created.length === 0) return;
   s.tx.afterCommit(() => {

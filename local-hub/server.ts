@@ -18,6 +18,10 @@ export interface RunningHub {
   url: string;
   port: number;
   adminKey: string;
+  /** The watch page's token; `watchUrl` carries it. */
+  watchToken: string;
+  /** The watch page's address; with `watch: 'any'` it carries the token (`/?token=…`), which sets the page's cookie. */
+  watchUrl: string;
   /** `agent`, `post`, `comment` and `notification`, each after its commit. */
   events: HubEvents;
   /** Test switches, read on every request: flip them while the hub runs. */
@@ -48,10 +52,16 @@ export async function startHub(opts: HubServerOptions = {}): Promise<RunningHub>
   const port = (server.address() as AddressInfo).port;
   const shownHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
   let closed: Promise<void> | undefined;
+  const url = `http://${shownHost}:${port}`;
+  const watchUrl = opts.watch === 'any' ? `${url}/?token=${app.watchToken}` : `${url}/`;
+  // Under `any` the page opens only with its token: say where, once, as for a generated admin key.
+  if (opts.watch === 'any' && opts.watchToken === undefined) opts.logger?.info(`watch page (open this link; it carries the page's token): ${watchUrl}`);
   return {
-    url: `http://${shownHost}:${port}`,
+    url,
     port,
     adminKey: app.adminKey,
+    watchToken: app.watchToken,
+    watchUrl,
     events: app.events,
     faults: app.faults,
     get waitingPolls() {

@@ -20,11 +20,12 @@ export function intParam(q: URLSearchParams, name: string, def: number, min: num
   return n;
 }
 
-export function numberParam(q: URLSearchParams, name: string, def: number, min: number): number {
+/** A number from `min` to `max`: every number a request brings is bounded, so arithmetic on it stays finite. */
+export function numberParam(q: URLSearchParams, name: string, def: number, min: number, max: number): number {
   const raw = q.get(name);
   if (raw === null || raw === '') return def;
   const n = Number(raw);
-  if (!Number.isFinite(n) || n < min) throw invalid(`${name} must be a number ≥ ${min}`);
+  if (!Number.isFinite(n) || n < min || n > max) throw invalid(`${name} must be a number from ${min} to ${max}`);
   return n;
 }
 

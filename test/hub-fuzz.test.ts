@@ -1,20 +1,25 @@
 // Fuzzing both sides of the hub contract with seeded, repeatable inputs:
 // - 1,000+ malformed or unexpected answers fed to hub-client over real HTTP: every call either returns typed
 //   data or fails with HubError / HubProtocolError; nothing else escapes, nothing is polluted.
-// - 1,000+ malformed requests sent to the local hub: each answered 4xx with a string `detail`, the hub keeps
-//   serving, and the database (read directly) is unchanged.
-import { createServer, type Server } from 'node:http';
+// - 2,000+ malformed requests sent to the local hub (bad keys, bodies, queries, methods and paths; JSON nested
+//   thousands deep; numbers like 1e308; watch page requests from another Host or Origin or without the page's
+//   session): each answered 4xx with a string `detail`, no request crashes the hub or logs an error, and a
+//   digest of every table (read directly) is the same after each rejected request as before it.
+import { createHash } from 'node:crypto';
+import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HubClient, HubError, HubProtocolError } from '../hub-client/index.ts';
 import { startHub, type RunningHub } from '../local-hub/server.ts';
 import { Prng } from './support/prng.ts';
 
 const RUNS = 1200;
+const HUB_RUNS = 2000;
 
 // ---------------------------------------------------------------------------------------------------------------
 // Client side
@@ -166,10 +171,14 @@ describe('local hub against malformed requests', () => {
   let aliceKey = '';
   let postId = '';
   let commentId = '';
+  let watchCookie = '';
+  /** What the hub logged at error level: a request that crashed its handler shows here. */
+  const errorLogs: string[] = [];
 
   beforeAll(async () => {
     dbPath = join(mkdtempSync(join(tmpdir(), 'warren-fuzz-')), 'hub.sqlite');
-    hub = await startHub({ dbPath, port: 0, adminKey: ADMIN, maxBodyBytes: 64 * 1024 });
+    const logger = pino({ level: 'error' }, { write: (line: string) => void errorLogs.push(line) });
+    hub = await startHub({ dbPath, port: 0, adminKey: ADMIN, maxBodyBytes: 64 * 1024, logger });
     const call = async (path: string, key: string, body: unknown): Promise<Record<string, string>> => {
       const res = await fetch(`${hub.url}/api/v1${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
       return (await res.json()) as Record<string, string>;
@@ -178,15 +187,17 @@ describe('local hub against malformed requests', () => {
     await call('/agents/register', ADMIN, { name: 'bob' });
     postId = (await call('/posts', aliceKey, { content: 'hello @bob' })).id!;
     commentId = (await call(`/posts/${postId}/comments`, aliceKey, { content: 'first' })).id!;
+    watchCookie = (await fetch(`${hub.url}/`)).headers.get('set-cookie')?.split(';')[0] ?? '';
   });
   afterAll(() => hub.close());
 
-  /** Every row of every table, as text: equal snapshots mean no state changed. */
+  /** A digest of every row of every table: equal digests mean no state changed. */
   function snapshot(): string {
     const db = new DatabaseSync(dbPath, { readOnly: true });
     try {
       const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as Array<{ name: string }>;
-      return JSON.stringify(tables.map(({ name }) => [name, db.prepare(`SELECT * FROM "${name}" ORDER BY rowid`).all()]));
+      const rows = JSON.stringify(tables.map(({ name }) => [name, db.prepare(`SELECT * FROM "${name}" ORDER BY rowid`).all()]));
+      return createHash('sha256').update(rows).digest('hex');
     } finally {
       db.close();
     }
@@ -253,7 +264,10 @@ describe('local hub against malformed requests', () => {
       '/agents/nobody-here',
     ];
 
-    switch (r.int(9)) {
+    const deep = (depth: number, leaf: string): string => '['.repeat(depth) + leaf + ']'.repeat(depth);
+    const watchWrite = { 'content-type': 'application/json', 'x-warren-watch': '1', cookie: watchCookie };
+
+    switch (r.int(13)) {
       case 0: {
         const path = r.pick([...writeRoutes, '/posts', '/agents', '/notifications']);
         const method = writeRoutes.includes(path) && r.chance(0.5) ? 'POST' : 'GET';
@@ -277,6 +291,63 @@ describe('local hub against malformed requests', () => {
         return { method: 'POST', path: '/api/v1/posts', headers: { ...alice, 'idempotency-key': r.chance(0.5) ? 'k'.repeat(256) : 'bad\u0001key'.replace('\u0001', '\t') }, body: JSON.stringify({ content: 'keyed' }), why: 'bad idempotency key' };
       case 7:
         return { method: 'POST', path: '/api/v1/posts', headers: alice, body: JSON.stringify({ content: 'x'.repeat(70 * 1024) }), why: 'body too large' };
+      case 9: {
+        // Nested deeper than the hub takes: the whole body, a field, or consumption metadata.
+        const depth = r.pick([33, 64, 1000, 5000, 30_000]);
+        const body = r.pick([
+          () => deep(depth, '1'),
+          () => `{"content":${deep(depth, '"x"')},"agent_id":"alice"}`,
+          () => `{"agent_id":"alice","tokens_input":1,"tokens_output":1,"cost_usd":1,"metadata":${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}}`,
+        ])();
+        return { method: 'POST', path: `/api/v1${r.pick(writeRoutes)}`, headers: admin, body, why: 'nested too deep' };
+      }
+      case 10: {
+        // Numbers no report can hold; as JSON text, so 1e999 (Infinity) and -0e0 arrive as sent.
+        const field = r.pick(['tokens_input', 'tokens_output', 'cost_usd', 'duration_seconds']);
+        const value = r.pick(['1e308', '1.7976931348623157e308', '-1e308', '1e999', '1e13', '-0.5', '"1e3"', 'null', '[1]']);
+        const base: Record<string, string> = { agent_id: '"alice"', tokens_input: '1', tokens_output: '1', cost_usd: '0.01', [field]: value };
+        if (field === 'duration_seconds' && value === 'null') base.cost_usd = '2e6';
+        const text = `{${Object.entries(base)
+          .map(([k, v]) => `"${k}":${v}`)
+          .join(',')}}`;
+        if (r.chance(0.15)) return { method: 'POST', path: '/api/v1/agents/me/regenerate-key', headers: alice, body: `{"grace_period_hours":${r.pick(['1e308', '-1', '169', '1e999'])}}`, why: 'huge number' };
+        return { method: 'POST', path: '/api/v1/system/consumption', headers: admin, body: text, why: 'huge number' };
+      }
+      case 11: {
+        const huge = r.pick(['1e308', 'Infinity', '-Infinity', 'NaN', '1e999', '9'.repeat(400)]);
+        const path = r.pick([
+          `/feed/discover?agent_id=alice&max_age=${huge}`,
+          `/feed/discover?agent_id=alice&min_age=${huge}`,
+          `/discover?agent_id=alice&max_age=${huge}`,
+          `/notifications/poll?timeout=${huge}`,
+          `/posts?offset=${huge}`,
+          `/posts?limit=${huge}`,
+          `/agents?stale=true&min_staleness=${huge}`,
+          `/notifications?agent_id=alice&limit=${huge}`,
+          `/notifications?agent_id=alice&cursor=${Buffer.from(`n${'9'.repeat(r.pick([16, 300]))}`).toString('base64url')}`,
+        ]);
+        return { method: 'GET', path: `/api/v1${path}`, headers: admin, why: 'huge number in query' };
+      }
+      case 12: {
+        // The watch page, asked by another site, without its session or header, or with bad input.
+        const evilHost = { host: r.pick(['rebound.example', `rebound.example:${hub.port}`, 'localhost.evil.test', '127.0.0.1.nip.io', 'xn--80ak6aa92e.com', 'localhost:1@evil.test']) };
+        const evilOrigin = { origin: r.pick(['http://rebound.example', 'null', 'https://evil.test', `http://127.0.0.1.evil.test:${hub.port}`]) };
+        const content = JSON.stringify({ content: 'from the watch page' });
+        return r.pick<() => BadRequest>([
+          () => ({ method: 'POST', path: '/watch/api/posts', headers: { ...watchWrite, ...evilHost }, body: content, why: `watch write, Host ${evilHost.host}` }),
+          () => ({ method: 'POST', path: '/watch/api/posts', headers: { ...watchWrite, ...evilOrigin }, body: content, why: 'watch write, other Origin' }),
+          () => ({ method: 'POST', path: `/watch/api/posts/${postId}/comments`, headers: { ...watchWrite, cookie: '' }, body: content, why: 'watch write, no session' }),
+          () => ({ method: 'POST', path: '/watch/api/posts', headers: { ...watchWrite, cookie: `warren_watch_${hub.port}=${'x'.repeat(43)}` }, body: content, why: 'watch write, forged session' }),
+          () => ({ method: 'POST', path: '/watch/api/posts', headers: { 'content-type': 'application/json', cookie: watchCookie }, body: content, why: 'watch write, no page header' }),
+          () => ({ method: 'POST', path: '/watch/api/posts', headers: watchWrite, body: JSON.stringify({ as: 'bob', content: 'as an agent' }), why: 'watch write as an agent' }),
+          () => ({ method: 'POST', path: '/watch/api/posts', headers: watchWrite, body: JSON.stringify({ as: r.pick(['Bad Name', 'x', '']), content: 'x' }), why: 'watch write, bad name' }),
+          () => ({ method: 'POST', path: '/watch/api/posts', headers: watchWrite, body: `{"content":${deep(r.pick([40, 5000]), '"x"')}}`, why: 'watch write, deep' }),
+          () => {
+            const headers = r.chance(0.5) ? evilHost : evilOrigin;
+            return { method: 'GET', path: r.pick(['/', '/watch/app.js', '/watch/api/state', '/watch/api/feed', '/watch/events']), headers, why: `watch read from ${JSON.stringify(headers)}` };
+          },
+        ])();
+      }
       default: {
         // An agent key acting as another agent.
         const [path, body] = r.pick<[string, Record<string, unknown>]>([
@@ -291,15 +362,38 @@ describe('local hub against malformed requests', () => {
     }
   }
 
-  it(`answers ${RUNS} malformed requests with 4xx and {detail}, keeps serving, and changes nothing`, async () => {
+  /** node:http rather than fetch: it sends any Host and Origin as given, as a rebinding browser would. */
+  function send(req: BadRequest): Promise<{ status: number; text: string }> {
+    return new Promise((resolve, reject) => {
+      const length = req.body === undefined ? {} : { 'content-length': String(Buffer.byteLength(req.body)) };
+      const out = request(new URL(req.path, hub.url), { method: req.method, headers: { ...req.headers, ...length } }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode!, text }));
+      });
+      out.on('error', reject);
+      // A refusal is immediate; a request held open (a long-poll, an event stream) was let through.
+      out.setTimeout(5000, () => {
+        out.destroy();
+        resolve({ status: 0, text: 'no answer within 5 s' });
+      });
+      out.end(req.body);
+    });
+  }
+
+  it(`answers ${HUB_RUNS} malformed requests with 4xx and {detail}, never crashes, and changes nothing`, { timeout: 120_000 }, async () => {
     const before = snapshot();
     const r = new Prng(7070);
     const wrong: string[] = [];
+    const changed: string[] = [];
     const statuses = new Map<number, number>();
-    for (let i = 0; i < RUNS; i++) {
+    const reasons = new Set<string>();
+    for (let i = 0; i < HUB_RUNS; i++) {
       const req = generate(r);
-      const res = await fetch(`${hub.url}${req.path}`, { method: req.method, headers: req.headers, body: req.body });
-      const text = await res.text();
+      reasons.add(req.why);
+      const res = await send(req);
+      const text = res.text;
       let detail: unknown;
       try {
         detail = (JSON.parse(text) as { detail?: unknown }).detail;
@@ -307,12 +401,15 @@ describe('local hub against malformed requests', () => {
         detail = undefined;
       }
       statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
-      if (res.status < 400 || res.status >= 500 || typeof detail !== 'string') wrong.push(`#${i} ${req.why}: ${req.method} ${req.path} → ${res.status} ${text.slice(0, 160)}`);
+      if (res.status < 400 || res.status >= 500 || typeof detail !== 'string') wrong.push(`#${i} ${req.why}: ${req.method} ${req.path.slice(0, 120)} → ${res.status} ${text.slice(0, 160)}`);
+      if (snapshot() !== before) changed.push(`#${i} ${req.why}: ${req.method} ${req.path.slice(0, 120)} → ${res.status}`);
     }
     expect(wrong).toEqual([]);
-    expect(snapshot()).toBe(before);
+    expect(changed).toEqual([]);
+    expect(errorLogs).toEqual([]);
     expect((await fetch(`${hub.url}/health`)).status).toBe(200);
-    // Every class of refusal was reached.
+    // Every class of refusal and every kind of malformed request was reached.
     for (const status of [400, 401, 403, 404, 405, 409, 413, 422]) expect([status, statuses.get(status) ?? 0]).not.toEqual([status, 0]);
+    expect(reasons.size).toBeGreaterThanOrEqual(20);
   });
 });

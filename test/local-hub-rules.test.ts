@@ -5,7 +5,7 @@ import { billingCycle, budgetHealth, DEFAULT_THRESHOLDS, limitsFor, percentUsed,
 import { Transactions } from '../local-hub/db.ts';
 import { canonicalJson, IdempotencyLedger } from '../local-hub/idempotency.ts';
 import { openHubDb } from '../local-hub/db.ts';
-import { excerpt, parseMentions, recipientsFor } from '../local-hub/notification-rules.ts';
+import { excerpt, MAX_MENTIONS_PER_ITEM, parseMentions, recipientsFor } from '../local-hub/notification-rules.ts';
 import { decodeCursor, encodeCursor } from '../local-hub/routes/notifications.ts';
 import { seal, unseal } from '../local-hub/sealing.ts';
 import { WorkSignal } from '../local-hub/work-signal.ts';
@@ -17,6 +17,12 @@ describe('mentions', () => {
     expect(parseMentions('x_@bob 9@bob nobody@here')).toEqual([]);
     expect(parseMentions('line\n@bob.')).toEqual(['bob']);
     expect(parseMentions('')).toEqual([]);
+  });
+
+  it('stop at the limit of distinct names (repeats do not count)', () => {
+    expect(parseMentions('@a1 @a1 @a2 @a3 @a4', 3)).toEqual(['a1', 'a2', 'a3']);
+    expect(parseMentions(Array.from({ length: 50 }, (_, i) => `@n${i}`).join(' '))).toHaveLength(MAX_MENTIONS_PER_ITEM);
+    expect(parseMentions('@a1', 0)).toEqual([]);
   });
 });
 
@@ -38,6 +44,11 @@ describe('who gets notified', () => {
     ]);
     expect([...recipientsFor({ authorId: 'A', content: '@bob', postAuthorId: 'B', parentAuthorId: 'B' }, lookup)]).toEqual([['B', 'mention']]);
     expect([...recipientsFor({ authorId: 'A', content: 'mine', postAuthorId: 'A', parentAuthorId: 'A' }, lookup)]).toEqual([]);
+  });
+
+  it("mentions stop at the author's remaining hourly allowance; replies do not", () => {
+    expect([...recipientsFor({ authorId: 'A', content: '@bob @carol' }, lookup, 1)]).toEqual([['B', 'mention']]);
+    expect([...recipientsFor({ authorId: 'A', content: '@bob @carol', postAuthorId: 'B' }, lookup, 0)]).toEqual([['B', 'reply']]);
   });
 
   it('keeps the first 200 characters, never splitting a character', () => {

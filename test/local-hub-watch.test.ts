@@ -9,9 +9,14 @@ beforeEach(async () => {
 });
 afterEach(() => t.close());
 
-const WRITE_HEADERS = { 'content-type': 'application/json', 'x-warren-watch': '1' };
+/** The session cookie the page gives when it loads (writes need it). */
+async function pageCookie(): Promise<string> {
+  const page = await fetch(`${t.hub.url}/`);
+  return page.headers.get('set-cookie')!.split(';')[0]!;
+}
 
-async function watchPost(path: string, body: unknown, headers: Record<string, string> = WRITE_HEADERS): Promise<{ status: number; body: Record<string, unknown> }> {
+async function watchPost(path: string, body: unknown, headers?: Record<string, string>): Promise<{ status: number; body: Record<string, unknown> }> {
+  headers ??= { 'content-type': 'application/json', 'x-warren-watch': '1', cookie: await pageCookie() };
   const res = await fetch(`${t.hub.url}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
@@ -178,8 +183,10 @@ describe('writing from the page', () => {
     await t.register('bob');
     const asAgent = await watchPost('/watch/api/posts', { as: 'bob', content: 'impersonating bob' });
     expect(asAgent.status).toBe(403);
-    const noHeader = await watchPost('/watch/api/posts', { content: 'cross-site' }, { 'content-type': 'application/json' });
+    const noHeader = await watchPost('/watch/api/posts', { content: 'cross-site' }, { 'content-type': 'application/json', cookie: await pageCookie() });
     expect(noHeader.status).toBe(403);
+    const noSession = await watchPost('/watch/api/posts', { content: 'no session' }, { 'content-type': 'application/json', 'x-warren-watch': '1' });
+    expect(noSession.status).toBe(401);
     for (const body of [{ content: '' }, { content: 'x', as: 'Bad Name' }, { content: 'x', community: 'not a community!' }, { content: 5 }]) {
       const r = await watchPost('/watch/api/posts', body);
       expect([JSON.stringify(body), r.status]).toEqual([JSON.stringify(body), 422]);

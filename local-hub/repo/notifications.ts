@@ -23,6 +23,7 @@ export class NotificationsRepo {
   readonly #markSome: StatementSync;
   readonly #markAll: StatementSync;
   readonly #unreadByAgent: StatementSync;
+  readonly #mentionsFrom: StatementSync;
 
   constructor(db: DatabaseSync) {
     this.#insert = db.prepare(
@@ -37,6 +38,12 @@ export class NotificationsRepo {
     this.#markSome = db.prepare('UPDATE notifications SET read = 1 WHERE agent_id = ? AND read = 0 AND id IN (SELECT value FROM json_each(?))');
     this.#markAll = db.prepare('UPDATE notifications SET read = 1 WHERE agent_id = ? AND read = 0');
     this.#unreadByAgent = db.prepare('SELECT agent_id, COUNT(*) AS n FROM notifications WHERE read = 0 GROUP BY agent_id');
+    this.#mentionsFrom = db.prepare("SELECT COUNT(*) AS n FROM notifications WHERE from_id = ? AND type = 'mention' AND created_at > ?");
+  }
+
+  /** Mention notifications `fromId` caused after `sinceIso` (for the per-author rate limit). */
+  mentionsFromSince(fromId: string, sinceIso: string): number {
+    return Number((this.#mentionsFrom.get(fromId, sinceIso) as { n: number }).n);
   }
 
   unreadByAgent(): Map<string, number> {

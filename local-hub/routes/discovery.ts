@@ -7,6 +7,9 @@ import type { HubServices } from '../services.ts';
 import { boolParam, intParam, listParam, numberParam, optionalParam } from '../validation.ts';
 import { postView } from '../views.ts';
 
+/** Ages beyond ten years mean "everything"; bounding them keeps `now - age` a valid date. */
+const MAX_AGE_SECONDS = 10 * 365 * 86_400;
+
 export function discoveryRoutes(r: Router, s: HubServices): void {
   // Case-insensitive substring match on title and content; operators like `from:@x` are plain text.
   r.get('/api/v1/search', (ctx) => {
@@ -26,8 +29,8 @@ export function discoveryRoutes(r: Router, s: HubServices): void {
     const q = ctx.query;
     const agent = actingAgent(ctx.caller, q.get('agent_id'), s.agents);
     const now = s.now().getTime();
-    const minAge = numberParam(q, 'min_age', 0, 0);
-    const maxAge = optionalParam(q, 'max_age') === undefined ? undefined : numberParam(q, 'max_age', 0, 0);
+    const minAge = numberParam(q, 'min_age', 0, 0, MAX_AGE_SECONDS);
+    const maxAge = optionalParam(q, 'max_age') === undefined ? undefined : numberParam(q, 'max_age', 0, 0, MAX_AGE_SECONDS);
     const rows = s.posts.discover({
       communities: listParam(q, 'communities').map(bareCommunity),
       keywords: listParam(q, 'keywords').map((k) => k.toLowerCase()),

@@ -60,7 +60,8 @@ export function notificationRoutes(r: Router, s: HubServices): void {
     r.get(
       `${base}/poll`,
       async (ctx) => {
-        const timeoutSeconds = Math.min(numberParam(ctx.query, 'timeout', 30, 0), s.maxPollSeconds);
+        // A longer wait than the hub holds is accepted and shortened; a day bounds what is worth parsing.
+        const timeoutSeconds = Math.min(numberParam(ctx.query, 'timeout', 30, 0, 86_400), s.maxPollSeconds);
         const batch = intParam(ctx.query, 'batch_size', 100, 1, 1000);
         const deadline = Date.now() + timeoutSeconds * 1000;
         for (;;) {

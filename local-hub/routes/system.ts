@@ -7,14 +7,19 @@ import { ok, type Router } from '../router.ts';
 import type { HubServices } from '../services.ts';
 import { parseBody } from '../validation.ts';
 
-const amount = z.number().min(0).finite();
+// Bounds far above any real activation, low enough that sums over years of reports stay finite numbers
+// (an unbounded 1e308 made every total Infinity, which JSON shows as null).
+const MAX_TOKENS = 1e12;
+const MAX_COST_USD = 1e6;
+const MAX_DURATION_SECONDS = 366 * 86_400;
+const amount = (max: number): z.ZodNumber => z.number().min(0).max(max);
 const ConsumptionBody = z.looseObject({
   agent_id: z.string().min(1),
-  tokens_input: amount,
-  tokens_output: amount,
-  cost_usd: amount,
+  tokens_input: amount(MAX_TOKENS),
+  tokens_output: amount(MAX_TOKENS),
+  cost_usd: amount(MAX_COST_USD),
   tool_type: z.string().max(200).nullish(),
-  duration_seconds: amount.nullish(),
+  duration_seconds: amount(MAX_DURATION_SECONDS).nullish(),
   activation_id: z.string().max(500).nullish(),
   task_type: z.enum(['notification', 'exploration', 'discovery']).nullish(),
   task_priority: z.enum(['high', 'normal', 'low']).nullish(),

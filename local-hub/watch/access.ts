@@ -1,9 +1,42 @@
-// Who may open the watch page. It has no key of its own and can write as humans, so by default only
-// this machine may use it; a hub published on a network opts in with `watch: 'any'`.
-import type { IncomingMessage } from 'node:http';
+// Who may use the watch page, and how. It has no key of its own and writes as humans, so:
+// - by default only this machine may open it (`loopback`); a hub published on a network opts in with `any`;
+// - the Host (and Origin, when sent) must be a name of this hub: a page on another site whose name was pointed
+//   at 127.0.0.1 (DNS rebinding) sends its own name and is refused;
+// - writing needs the page's session (a cookie the page was given) and the page's header; with `any`, reading
+//   needs the session too, and the session is only given for the token printed at start.
+import { isIP } from 'node:net';
 import { HttpError } from '../http-error.ts';
 
 export type WatchPolicy = 'loopback' | 'any' | 'off';
+
+/** `asset`: the page's CSS and script (public code); `page`: the HTML, where the session is given. */
+export type WatchRequestKind = 'asset' | 'page' | 'read' | 'write';
+
+export interface WatchRequestFacts {
+  kind: WatchRequestKind;
+  remoteAddress: string | undefined;
+  host: string | undefined;
+  origin: string | undefined;
+  /** A valid session cookie, or (for the page) the valid token in the link. */
+  hasSession: boolean;
+  /** The `X-Warren-Watch: 1` header the page's own script sends (a cross-site form cannot). */
+  hasPageHeader: boolean;
+}
+
+export interface WatchRules {
+  policy: WatchPolicy;
+  /** Host names of this hub, lowercase, without port (see `hubNames`). */
+  names: ReadonlySet<string>;
+}
+
+const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '::1'];
+
+/** The names a browser may use for this hub: loopback names, the bound host, and any configured ones. */
+export function hubNames(boundHost: string | undefined, extra: readonly string[] = []): Set<string> {
+  const names = new Set(LOOPBACK_NAMES);
+  for (const n of [boundHost, ...extra]) if (n && n !== '0.0.0.0' && n !== '::') names.add(n.toLowerCase().replace(/^\[|\]$/g, ''));
+  return names;
+}
 
 export function isLoopback(address: string | undefined): boolean {
   if (!address) return false;
@@ -11,11 +44,43 @@ export function isLoopback(address: string | undefined): boolean {
   return v4.startsWith('127.') || address === '::1';
 }
 
-/** Throws unless `req` may use the watch page; writes must also carry the page's header (a cross-site form cannot). */
-export function checkWatchAccess(req: IncomingMessage, policy: WatchPolicy, write: boolean): void {
-  if (policy === 'off') throw new HttpError(404, 'the watch page is turned off on this hub');
-  if (policy === 'loopback' && !isLoopback(req.socket.remoteAddress)) {
-    throw new HttpError(403, 'the watch page answers only on this machine (start the hub with watch: any to open it)');
+/** `name`, `name:port`, `[v6]`, `[v6]:port` → the bare lowercase name; undefined when malformed. */
+export function hostName(hostHeader: string): string | undefined {
+  const m = /^(?:\[([0-9a-f:.]+)\]|([a-z0-9.-]+))(?::\d{1,5})?$/i.exec(hostHeader.trim());
+  return m ? (m[1] ?? m[2])!.toLowerCase() : undefined;
+}
+
+/**
+ * A name this hub answers to. An IP literal is always one: a browser that sends it reached the hub by that
+ * address, so the page's origin is the hub itself (rebinding needs a name the attacker controls).
+ */
+function knownHost(name: string | undefined, names: ReadonlySet<string>): boolean {
+  return name !== undefined && (names.has(name) || isIP(name) !== 0);
+}
+
+function originHost(origin: string): string | undefined {
+  try {
+    const u = new URL(origin);
+    return u.protocol === 'http:' || u.protocol === 'https:' ? hostName(u.host) : undefined;
+  } catch {
+    return undefined;
   }
-  if (write && req.headers['x-warren-watch'] !== '1') throw new HttpError(403, 'watch page writes need the X-Warren-Watch header');
+}
+
+/** Undefined when the request may go ahead; otherwise the refusal to send. */
+export function watchRefusal(f: WatchRequestFacts, rules: WatchRules): HttpError | undefined {
+  if (rules.policy === 'off') return new HttpError(404, 'the watch page is turned off on this hub');
+  if (rules.policy === 'loopback' && !isLoopback(f.remoteAddress)) {
+    return new HttpError(403, 'the watch page answers only on this machine (start the hub with --watch any to open it)');
+  }
+  if (!knownHost(f.host === undefined ? undefined : hostName(f.host), rules.names)) return new HttpError(403, `Host ${JSON.stringify(f.host ?? '')} is not a name of this hub`);
+  if (f.origin !== undefined && !knownHost(originHost(f.origin), rules.names)) return new HttpError(403, `Origin ${JSON.stringify(f.origin)} is not this hub`);
+  if (f.kind === 'asset') return undefined;
+  if (f.kind === 'write') {
+    if (!f.hasPageHeader) return new HttpError(403, 'watch page writes need the X-Warren-Watch header');
+    if (!f.hasSession) return new HttpError(401, 'watch page writes need the session the page gives: reload the page');
+    return undefined;
+  }
+  if (rules.policy === 'any' && !f.hasSession) return new HttpError(401, 'this watch page needs its token: open the link the hub printed at start');
+  return undefined;
 }

@@ -5,6 +5,14 @@ import type { HubEventMap, HubEvents } from '../events.ts';
 const FORWARDED = ['post', 'comment', 'agent', 'activated', 'consumption', 'notification'] as const satisfies ReadonlyArray<keyof HubEventMap>;
 const HEARTBEAT_MS = 15_000;
 
+/**
+ * Unsent bytes the hub keeps for one stream (plus the event that crossed the line). A page that reads keeps this near zero; past it the client is too
+ * slow (or stopped reading on purpose) and is dropped: its browser reconnects and reloads the feed.
+ */
+export const MAX_STREAM_BUFFER_BYTES = 1024 * 1024;
+/** Open streams at once; one more is answered 503. Far more than the pages a person keeps open. */
+export const MAX_STREAM_CLIENTS = 64;
+
 export class WatchEventStream {
   readonly #clients = new Set<ServerResponse>();
   readonly #unsubscribe: Array<() => void> = [];
@@ -24,8 +32,16 @@ export class WatchEventStream {
     return this.#clients.size;
   }
 
-  serve(req: IncomingMessage, res: ServerResponse): void {
+  /** `headers`: what every watch answer carries (security headers). */
+  serve(req: IncomingMessage, res: ServerResponse, headers: Record<string, string> = {}): void {
+    if (this.#clients.size >= MAX_STREAM_CLIENTS) {
+      const body = JSON.stringify({ detail: `too many open event streams (at most ${MAX_STREAM_CLIENTS})` });
+      res.writeHead(503, { ...headers, 'content-type': 'application/json; charset=utf-8', 'retry-after': '5', connection: 'close' });
+      res.end(body);
+      return;
+    }
     res.writeHead(200, {
+      ...headers,
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache, no-transform',
       connection: 'keep-alive',
@@ -50,6 +66,17 @@ export class WatchEventStream {
   }
 
   #write(chunk: string): void {
-    for (const res of this.#clients) if (!res.destroyed) res.write(chunk);
+    for (const res of this.#clients) {
+      if (res.destroyed) continue;
+      // writableLength counts what the response and its socket still hold (the kernel's buffers filled first).
+      // Checked before writing, so one large event still reaches a client that keeps up: at most cap + one event.
+      if (res.writableLength > MAX_STREAM_BUFFER_BYTES) this.#drop(res);
+      else res.write(chunk);
+    }
+  }
+
+  #drop(res: ServerResponse): void {
+    this.#clients.delete(res);
+    res.destroy();
   }
 }

@@ -41,6 +41,9 @@ describe('watch page in Chromium', () => {
 
     await page.goto(t.hub.url);
     await page.locator('#live[data-state="open"]').waitFor({ timeout: 5000 });
+    // The page's session is a cookie its script cannot read (HttpOnly); writing below works only with it.
+    expect((await page.context().cookies()).map((c) => [c.httpOnly, c.sameSite])).toEqual([[true, 'Strict']]);
+    expect(await page.evaluate(() => document.cookie)).toBe('');
     await page.locator(`li[data-post-id="${old.body.id}"]`).waitFor();
     expect(await page.locator('li.post.errors').count()).toBe(1);
     const bobCard = page.locator('li.agent[data-agent="bob"]');

@@ -1,0 +1,184 @@
+// Finding 6: the watch page. Another site cannot read or write through it (Host and Origin must be names of
+// this hub: DNS rebinding is refused), it cannot be framed, writing needs the session the page was given, and
+// a page opened to the network (`watch: 'any'`) needs the token printed at start.
+import { request } from 'node:http';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startTestHub, type TestHub } from '../../local-hub/testing.ts';
+import { hostName, hubNames, watchRefusal, type WatchRequestFacts } from '../../local-hub/watch/access.ts';
+
+interface Raw {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+}
+
+/** node:http rather than fetch, so the test can send any Host and Origin, as a rebinding browser would. */
+function raw(base: string, method: string, path: string, headers: Record<string, string> = {}, body?: string): Promise<Raw> {
+  return new Promise((resolve, reject) => {
+    const req = request(new URL(path, base), { method, headers }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      // The event stream never ends: its head is enough.
+      if ((res.headers['content-type'] ?? '').includes('text/event-stream')) {
+        resolve({ status: res.statusCode!, headers: res.headers, text });
+        res.destroy();
+        return;
+      }
+      res.on('data', (c: string) => (text += c));
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, text }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+const cookieOf = (r: Raw): string => String(r.headers['set-cookie'] ?? '').split(';')[0]!;
+const WRITE = { 'content-type': 'application/json', 'x-warren-watch': '1' };
+
+let t: TestHub;
+beforeEach(async () => {
+  t = await startTestHub();
+});
+afterEach(() => t.close());
+
+async function postCount(): Promise<number> {
+  return (await t.call<{ total: number }>('GET', '/posts', { key: t.adminKey })).body.total;
+}
+
+describe('Host and Origin (DNS rebinding)', () => {
+  it('refuses every watch request whose Host is another name, and writes nothing', async () => {
+    const evil = { host: `rebound.example:${t.hub.port}` };
+    for (const path of ['/', '/watch/app.js', '/watch/api/state', '/watch/api/feed', '/watch/events']) {
+      const r = await raw(t.hub.url, 'GET', path, evil);
+      expect([path, r.status]).toEqual([path, 403]);
+    }
+    const page = await raw(t.hub.url, 'GET', '/');
+    const w = await raw(t.hub.url, 'POST', '/watch/api/posts', { ...WRITE, ...evil, cookie: cookieOf(page) }, JSON.stringify({ content: 'rebound' }));
+    expect(w.status).toBe(403);
+    expect(await postCount()).toBe(0);
+  });
+
+  it('accepts the loopback names, the address itself and a configured name', async () => {
+    for (const host of [`127.0.0.1:${t.hub.port}`, `localhost:${t.hub.port}`, 'localhost', '127.0.0.1']) expect([host, (await raw(t.hub.url, 'GET', '/watch/api/state', { host })).status]).toEqual([host, 200]);
+    const named = await startTestHub({ watchHosts: ['hub.example.lan'] });
+    try {
+      expect((await raw(named.hub.url, 'GET', '/watch/api/state', { host: `hub.example.lan:${named.hub.port}` })).status).toBe(200);
+      expect((await raw(named.hub.url, 'GET', '/watch/api/state', { host: 'other.example.lan' })).status).toBe(403);
+    } finally {
+      await named.close();
+    }
+  });
+
+  it('refuses another Origin, reading or writing, even with the session', async () => {
+    const cookie = cookieOf(await raw(t.hub.url, 'GET', '/'));
+    for (const origin of ['http://rebound.example', `http://rebound.example:${t.hub.port}`, 'null', 'file://', 'https://evil.test']) {
+      expect([origin, (await raw(t.hub.url, 'GET', '/watch/api/state', { origin })).status]).toEqual([origin, 403]);
+      const w = await raw(t.hub.url, 'POST', '/watch/api/posts', { ...WRITE, origin, cookie }, JSON.stringify({ content: 'cross-origin' }));
+      expect([origin, w.status]).toEqual([origin, 403]);
+    }
+    expect(await postCount()).toBe(0);
+    const same = await raw(t.hub.url, 'POST', '/watch/api/posts', { ...WRITE, origin: t.hub.url, cookie }, JSON.stringify({ content: 'same origin' }));
+    expect(same.status).toBe(201);
+  });
+});
+
+describe('security headers', () => {
+  it('every watch answer forbids framing and sniffing and carries a CSP limited to the hub itself', async () => {
+    for (const path of ['/', '/watch/app.js', '/watch/style.css', '/watch/api/state', '/watch/events', '/watch/api/nope']) {
+      const r = await raw(t.hub.url, 'GET', path);
+      expect([path, r.headers['x-frame-options'], r.headers['x-content-type-options']]).toEqual([path, 'DENY', 'nosniff']);
+      const csp = String(r.headers['content-security-policy']);
+      expect(csp).toContain("frame-ancestors 'none'");
+      expect(csp).toContain("script-src 'self'");
+      expect(csp).toContain("connect-src 'self'");
+      expect(csp).not.toContain('unsafe-inline');
+    }
+  });
+});
+
+describe('the page session', () => {
+  it('is an HttpOnly, SameSite=Strict cookie given with the page, and writing needs it', async () => {
+    const page = await raw(t.hub.url, 'GET', '/');
+    const setCookie = String(page.headers['set-cookie']);
+    expect(setCookie).toMatch(/HttpOnly/);
+    expect(setCookie).toMatch(/SameSite=Strict/);
+    const body = JSON.stringify({ content: 'from a local process without the page' });
+    expect((await raw(t.hub.url, 'POST', '/watch/api/posts', WRITE, body)).status).toBe(401);
+    const forged = `${cookieOf(page).split('=')[0]}=${'A'.repeat(43)}`;
+    expect((await raw(t.hub.url, 'POST', '/watch/api/posts', { ...WRITE, cookie: forged }, body)).status).toBe(401);
+    expect(await postCount()).toBe(0);
+    expect((await raw(t.hub.url, 'POST', '/watch/api/posts', { ...WRITE, cookie: cookieOf(page) }, body)).status).toBe(201);
+  });
+
+  it("another hub's session does not open this one", async () => {
+    const other = await startTestHub();
+    try {
+      const theirs = cookieOf(await raw(other.hub.url, 'GET', '/'));
+      const value = theirs.split('=')[1]!;
+      const body = JSON.stringify({ content: 'borrowed session' });
+      expect((await raw(t.hub.url, 'POST', '/watch/api/posts', { ...WRITE, cookie: theirs }, body)).status).toBe(401);
+      expect((await raw(t.hub.url, 'POST', '/watch/api/posts', { ...WRITE, cookie: `warren_watch_${t.hub.port}=${value}` }, body)).status).toBe(401);
+    } finally {
+      await other.close();
+    }
+  });
+});
+
+describe("a page opened to the network (watch: 'any')", () => {
+  it('needs the token printed at start for the page, its data, its events and its writes', async () => {
+    const open = await startTestHub({ watch: 'any' });
+    try {
+      const base = open.hub.url;
+      expect(open.hub.watchUrl).toBe(`${base}/?token=${open.hub.watchToken}`);
+      for (const path of ['/', '/watch/api/state', '/watch/api/feed', '/watch/events', '/?token=wrong']) expect([path, (await raw(base, 'GET', path)).status]).toEqual([path, 401]);
+      expect((await raw(base, 'POST', '/watch/api/posts', WRITE, JSON.stringify({ content: 'no token' }))).status).toBe(401);
+
+      const link = await raw(base, 'GET', `/?token=${open.hub.watchToken}`);
+      expect(link.status).toBe(303);
+      expect(link.headers.location).toBe('/'); // the token leaves the address bar
+      const cookie = cookieOf(link);
+      expect((await raw(base, 'GET', '/', { cookie })).status).toBe(200);
+      expect((await raw(base, 'GET', '/watch/api/state', { cookie })).status).toBe(200);
+      expect((await raw(base, 'GET', '/watch/events', { cookie })).status).toBe(200);
+      expect((await raw(base, 'POST', '/watch/api/posts', { ...WRITE, cookie }, JSON.stringify({ content: 'with the token' }))).status).toBe(201);
+    } finally {
+      await open.close();
+    }
+  });
+});
+
+describe('the access rule', () => {
+  const names = hubNames('0.0.0.0', ['Hub.Example.Lan']);
+  const facts = (over: Partial<WatchRequestFacts>): WatchRequestFacts => ({
+    kind: 'read',
+    remoteAddress: '127.0.0.1',
+    host: 'localhost:7070',
+    origin: undefined,
+    hasSession: false,
+    hasPageHeader: false,
+    ...over,
+  });
+  const status = (f: Partial<WatchRequestFacts>, policy: 'loopback' | 'any' | 'off' = 'loopback'): number => watchRefusal(facts(f), { policy, names })?.status ?? 200;
+
+  it('reads host names with and without ports, IPv6 in brackets, and nothing malformed', () => {
+    expect(['localhost:7070', '[::1]:80', 'HUB.example.lan', 'a b', 'x:y', 'user@evil.test', ''].map(hostName)).toEqual(['localhost', '::1', 'hub.example.lan', undefined, undefined, undefined, undefined]);
+    expect([...names].sort()).toEqual(['127.0.0.1', '::1', 'hub.example.lan', 'localhost']);
+  });
+
+  it('decides by policy, address, Host, Origin, page header and session', () => {
+    expect(status({})).toBe(200);
+    expect(status({}, 'off')).toBe(404);
+    expect(status({ remoteAddress: '10.0.0.5' })).toBe(403);
+    expect(status({ remoteAddress: '10.0.0.5', host: '10.0.0.1:7070', hasSession: true }, 'any')).toBe(200); // an address is never a rebound name
+    expect(status({ host: undefined })).toBe(403);
+    expect(status({ host: 'evil.test' })).toBe(403);
+    expect(status({ origin: 'http://evil.test' })).toBe(403);
+    expect(status({ origin: 'http://localhost:7070' })).toBe(200);
+    expect(status({ kind: 'write', hasSession: true })).toBe(403); // no page header
+    expect(status({ kind: 'write', hasPageHeader: true })).toBe(401); // no session
+    expect(status({ kind: 'write', hasPageHeader: true, hasSession: true })).toBe(200);
+    expect(status({ kind: 'page' }, 'any')).toBe(401);
+    expect(status({ kind: 'asset' }, 'any')).toBe(200);
+    expect(status({ kind: 'page', hasSession: true }, 'any')).toBe(200);
+  });
+});
