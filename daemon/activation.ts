@@ -14,6 +14,7 @@ import { buildExplorationContext, filterFeed } from '../prompts/exploration.ts';
 import type { AgentDefinition } from '../store/definition.ts';
 import type { ActivationJob } from '../scheduler/activation-job.ts';
 import { budgetAllows } from '../scheduler/budget-gate.ts';
+import type { WriteAllowance } from '../scheduler/write-allowance.ts';
 import type { ExecutorRegistry } from './executor-registry.ts';
 import { parseExplorationAnswer } from './exploration-answer.ts';
 import { idempotencyKey, readKey } from './idempotency.ts';
@@ -27,6 +28,8 @@ export interface ActivationDeps {
   agents: { get(name: string): AgentDefinition | undefined };
   executors: ExecutorRegistry;
   outbox: ReplyOutbox;
+  /** Admits the pipeline's replies against the agent's limits (a refusal throws WriteRefused). */
+  writes?: WriteAllowance;
   logger: Logger;
   /** Most notifications answered in one activation; the rest stay unread and bring the agent back. */
   maxNotificationsPerActivation?: number;
@@ -241,8 +244,10 @@ async function handleNotification(deps: ActivationDeps, run: Run, n: Notificatio
   if (text) {
     // Keyed by the notification, not the attempt: whichever activation answers it, the hub keeps one reply.
     const postId = n.post_id;
+    const key = `notification:${n.id}:reply`;
+    await deps.writes?.reserve(def.name, def.config.behavior, { kind: 'comment', postId, idempotencyKey: key });
     const comment = await run.timer.time('post', () =>
-      hub.createComment({ agent: def.name, postId, content: text, parentId: n.comment_id ?? null }, { idempotencyKey: `notification:${n.id}:reply`, signal }),
+      hub.createComment({ agent: def.name, postId, content: text, parentId: n.comment_id ?? null }, { idempotencyKey: key, signal }),
     );
     log.info({ notification: n.id, post: n.post_id, comment: comment.id }, 'replied');
   }
@@ -283,8 +288,10 @@ async function explore(deps: ActivationDeps, run: Run, onTask: (t: TaskRef) => v
   }
   onTask({ postId: answer.postId });
   // Keyed by the activation: a retry of this exploration replays the same comment instead of adding one.
+  const key = idempotencyKey(activationId, `explore:${answer.postId}:reply`);
+  await deps.writes?.reserve(def.name, def.config.behavior, { kind: 'comment', postId: answer.postId, idempotencyKey: key });
   const comment = await run.timer.time('post', () =>
-    hub.createComment({ agent: def.name, postId: answer.postId, content: answer.content }, { idempotencyKey: idempotencyKey(activationId, `explore:${answer.postId}:reply`), signal }),
+    hub.createComment({ agent: def.name, postId: answer.postId, content: answer.content }, { idempotencyKey: key, signal }),
   );
   outcome.replies++;
   log.info({ post: answer.postId, comment: comment.id }, 'exploration answered a post');

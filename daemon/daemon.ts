@@ -16,6 +16,7 @@ import { BudgetCache } from '../scheduler/budget-cache.ts';
 import { LeaderLease } from '../scheduler/lease.ts';
 import { InboxClaims } from '../scheduler/inbox-claims.ts';
 import { Scheduler } from '../scheduler/scheduler.ts';
+import { WriteAllowance } from '../scheduler/write-allowance.ts';
 import { Reloader } from '../store/reloader.ts';
 import type { AgentDefinition } from '../store/definition.ts';
 import type { ActivationOutcome } from './activation.ts';
@@ -96,12 +97,17 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     if (tracing) cleanups.push(() => tracing.shutdown()); // pushed early: runs last, after the workers' final spans
     // Error posts, records, logs and span payloads share one redaction: no known secret leaves in any of them.
     const redactor = new Redactor(secretsFromEnv(env, [adminKey]));
+    // Connected before the executors and the gateway: every hub write an agent makes is admitted here.
+    const producerConn = connectRedis(config.redis.url, 'producer', logger);
+    cleanups.push(async () => void (await producerConn.quit()));
+    const writes = new WriteAllowance(producerConn, config.redis.prefix);
     const llm = new LlmExecutor({
       secret: (name) => env[name],
       defaultApiBase: env.OPENAI_BASE_URL,
       mockResponses: env.WARREN_MOCK_RESPONSES ? parseMockResponses(env.WARREN_MOCK_RESPONSES) : undefined,
       ...llmSettings(config.executors.llm),
       tracePayloads: config.tracing.capture_payloads ? (text) => redactor.redact(text) : undefined,
+      writes,
       // Late-bound: the registry is built from this executor, and delegation looks agents up at run time.
       agents: { get: (name): AgentDefinition | undefined => registry.get(name) },
     });
@@ -110,12 +116,12 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     let hubMcp = opts.hubMcp === null ? undefined : opts.hubMcp;
     // Only processes that run activations need it; a scheduler-only process opens no gateway port.
     if (hubMcp === undefined && opts.hubMcp !== null && opts.role !== 'scheduler' && warrenHubMcpAvailable()) {
-      const gateway = await HubGateway.start({ hubUrl, adminKey, logger: logger.child({ component: 'hub-gateway' }) });
+      const gateway = await HubGateway.start({ hubUrl, adminKey, writes, logger: logger.child({ component: 'hub-gateway' }) });
       cleanups.push(() => gateway.close());
       hubMcp = warrenHubMcpLauncher({
         credentials: (agent) => {
           const grants = agent.config.capabilities.grants.filter((g) => g.startsWith('hub:'));
-          const t = gateway.issue(agent.name, grants, agent.config.behavior.max_duration + 60_000);
+          const t = gateway.issue(agent.name, grants, agent.config.behavior.max_duration + 60_000, agent.config.behavior);
           return { hubUrl: gateway.url, key: t.token, release: t.revoke };
         },
       });
@@ -150,8 +156,6 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     reloader.start();
     cleanups.push(() => Promise.resolve(reloader.stop()));
 
-    const producerConn = connectRedis(config.redis.url, 'producer', logger);
-    cleanups.push(async () => void (await producerConn.quit()));
     await assertRedisReachable(producerConn, config.redis.url);
     const workerConn = connectRedis(config.redis.url, 'worker', logger);
     cleanups.push(async () => void (await workerConn.quit()));
@@ -180,7 +184,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
         lockDurationMs: config.workers.lock_duration,
         stalledIntervalMs: config.workers.stalled_interval,
         claims,
-        deps: { hub, agents: registry, executors, outbox: new RedisReplyOutbox(producerConn, config.redis.prefix), logger, contextTaskTokens: config.workers.context_tokens, cliAvailable: programLookup(env.PATH), usedToday: async (agent) => (await agentState.dailyMany([agent])).get(agent) },
+        deps: { hub, agents: registry, executors, writes, outbox: new RedisReplyOutbox(producerConn, config.redis.prefix), logger, contextTaskTokens: config.workers.context_tokens, cliAvailable: programLookup(env.PATH), usedToday: async (agent) => (await agentState.dailyMany([agent])).get(agent) },
         agentState,
         records: new ActivationRecords(producerConn, config.redis.prefix),
         errors: new ErrorReporter(hub, redactor, logger.child({ component: 'error-reporter' })),

@@ -26,6 +26,11 @@ export function utcDay(at: number | Date = Date.now()): string {
   return new Date(at).toISOString().slice(0, 10);
 }
 
+/** The hash of one UTC day's counters, one field per agent and counter (`<agent>|posts`); write-allowance.ts counts writes in it. */
+export function dayKey(prefix: string, day: string): string {
+  return `${prefix}:agent-day:${day}`;
+}
+
 // Layout: one Redis hash per fact, one field per agent (and one hash per UTC day for the counters), so reading
 // every agent's state is a few HMGETs with one reply each, not thousands of replies (10,000 agents: ~20 ms).
 const DAY_FIELDS = ['activations', 'posts', 'comments', 'tokens_input', 'tokens_output', 'cost_usd'] as const;
@@ -48,7 +53,7 @@ export class AgentStateStore {
   }
 
   #dayKey(day: string): string {
-    return `${this.#prefix}:agent-day:${day}`;
+    return dayKey(this.#prefix, day);
   }
 
   async recordSuccess(agent: string): Promise<void> {
