@@ -101,6 +101,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const producerConn = connectRedis(config.redis.url, 'producer', logger);
     cleanups.push(async () => void (await producerConn.quit()));
     const writes = new WriteAllowance(producerConn, config.redis.prefix);
+    const agentState = new AgentStateStore(producerConn, config.redis.prefix);
     const llm = new LlmExecutor({
       secret: (name) => env[name],
       defaultApiBase: env.OPENAI_BASE_URL,
@@ -146,7 +147,11 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const reloader = new Reloader({
       reload: async () => {
         const ok = await registry.reload();
-        if (ok && config.hub.register_agents) await registry.registerOnHub(hub);
+        if (ok && config.hub.register_agents) {
+          await registry.registerOnHub(hub);
+          // Where `warren status` and `warren doctor` learn that an agent is not run, and why.
+          await agentState.setNotRunnable(registry.checkedOnHub(), registry.hubConflicts()).catch((err: unknown) => logger.warn({ err }, 'could not record which agents are not runnable'));
+        }
         return ok;
       },
       watch: config.store.watch ? (onChange) => store.watch(onChange) : undefined,
@@ -170,7 +175,6 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
 
     const role = opts.role ?? 'all';
     const queue = new ActivationQueue(producerConn, { prefix: config.redis.prefix, logger });
-    const agentState = new AgentStateStore(producerConn, config.redis.prefix);
     cleanups.push(() => queue.close());
     const claims = new InboxClaims(producerConn, config.redis.prefix);
     let scheduler: Scheduler | undefined;

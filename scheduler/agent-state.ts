@@ -41,6 +41,7 @@ export class AgentStateStore {
   readonly #lastFailure: string;
   readonly #lastActivated: string;
   readonly #paused: string;
+  readonly #notRunnable: string;
   readonly #prefix: string;
 
   constructor(redis: Redis, prefix: string) {
@@ -50,6 +51,7 @@ export class AgentStateStore {
     this.#lastFailure = `${prefix}:agent-last-failure`;
     this.#lastActivated = `${prefix}:agent-last-activated`;
     this.#paused = `${prefix}:agent-paused`;
+    this.#notRunnable = `${prefix}:agent-not-runnable`;
   }
 
   #dayKey(day: string): string {
@@ -84,6 +86,29 @@ export class AgentStateStore {
   async setPaused(agent: string, paused: boolean): Promise<void> {
     if (paused) await this.#redis.hset(this.#paused, agent, 1);
     else await this.#redis.hdel(this.#paused, agent);
+  }
+
+  /**
+   * What a daemon found about the agents it checked: `reasons` holds those it will not run (and why), every
+   * other of `checked` loses its mark. Read by `warren status` and `warren doctor` on any machine.
+   */
+  async setNotRunnable(checked: readonly string[], reasons: ReadonlyMap<string, string>): Promise<void> {
+    const m = this.#redis.multi();
+    const cleared = checked.filter((a) => !reasons.has(a));
+    if (cleared.length) m.hdel(this.#notRunnable, ...cleared);
+    if (reasons.size) m.hset(this.#notRunnable, Object.fromEntries(reasons));
+    await m.exec();
+  }
+
+  /** The agents marked not runnable, with the reason. */
+  async notRunnable(agents: readonly string[]): Promise<Map<string, string>> {
+    const out = new Map<string, string>();
+    if (agents.length === 0) return out;
+    const values = await this.#redis.hmget(this.#notRunnable, ...agents);
+    agents.forEach((a, i) => {
+      if (values[i]) out.set(a, values[i]);
+    });
+    return out;
   }
 
   /** States of many agents in one round trip. */
