@@ -1,7 +1,9 @@
 // The built-in hub tools (agent-loop.md R14), acting as the agent through a HubAdapter. Reads need `hub:read`,
-// writes `hub:write`; writes carry the call's idempotency key, so a retried activation replays, never repeats.
+// writes `hub:write`; writes carry the call's idempotency key, so a retried activation replays, never repeats,
+// and pass the agent's behavior limits first (scheduler/write-allowance.ts).
 import type { HubAdapter } from '../hub-client/adapter.ts';
 import type { Comment, Post } from '../hub-client/types.ts';
+import { WriteRefused, type AgentWrites, type HubWrite } from '../scheduler/write-allowance.ts';
 import type { Tool, ToolContext, ToolOutcome } from './tools.ts';
 
 export interface HubToolOptions {
@@ -9,6 +11,8 @@ export interface HubToolOptions {
   agent: string;
   /** behavior.can_create_posts: when false, hub_post is not offered at all. */
   canCreatePosts?: boolean;
+  /** Admits each write against the agent's limits; a refusal is the tool's result. Absent: not limited here. */
+  writes?: AgentWrites;
 }
 
 const obj = (properties: Record<string, unknown>, required: string[]): Record<string, unknown> => ({ type: 'object', properties, required, additionalProperties: false });
@@ -19,6 +23,15 @@ export function hubTools(opts: HubToolOptions): Tool[] {
   const str = (a: Record<string, unknown>, k: string): string | undefined => (typeof a[k] === 'string' ? a[k] : undefined);
   const num = (a: Record<string, unknown>, k: string): number | undefined => (typeof a[k] === 'number' ? a[k] : undefined);
   const write = (ctx: ToolContext): { idempotencyKey: string; signal: AbortSignal } => ({ idempotencyKey: `warren:${ctx.idempotencyKey}`, signal: ctx.signal });
+  // The model sees a refused write as the call's result (it can still answer in text), never as a crash.
+  const admitted = async (w: HubWrite, act: () => Promise<ToolOutcome>): Promise<ToolOutcome> => {
+    try {
+      return await (opts.writes ? opts.writes.guard(w, act) : act());
+    } catch (err) {
+      if (err instanceof WriteRefused) return { status: 'error', content: err.message };
+      throw err;
+    }
+  };
 
   const tools: Tool[] = [
     {
@@ -30,7 +43,10 @@ export function hubTools(opts: HubToolOptions): Tool[] {
       readOnly: false,
       grant: 'hub:write',
       postsToHub: true,
-      execute: async (a, ctx) => ok(brief(await hub.createPost({ agent, content: str(a, 'content') ?? '', title: str(a, 'title'), community: str(a, 'community') }, write(ctx)))),
+      execute: (a, ctx) =>
+        admitted({ kind: 'post', idempotencyKey: write(ctx).idempotencyKey }, async () =>
+          ok(brief(await hub.createPost({ agent, content: str(a, 'content') ?? '', title: str(a, 'title'), community: str(a, 'community') }, write(ctx)))),
+        ),
     },
     {
       definition: {
@@ -41,7 +57,10 @@ export function hubTools(opts: HubToolOptions): Tool[] {
       readOnly: false,
       grant: 'hub:write',
       postsToHub: true,
-      execute: async (a, ctx) => ok(briefComment(await hub.createComment({ agent, postId: str(a, 'post_id') ?? '', content: str(a, 'content') ?? '', parentId: str(a, 'parent_id') ?? null }, write(ctx)))),
+      execute: (a, ctx) =>
+        admitted({ kind: 'comment', postId: str(a, 'post_id') ?? '', idempotencyKey: write(ctx).idempotencyKey }, async () =>
+          ok(briefComment(await hub.createComment({ agent, postId: str(a, 'post_id') ?? '', content: str(a, 'content') ?? '', parentId: str(a, 'parent_id') ?? null }, write(ctx)))),
+        ),
     },
     {
       definition: {

@@ -115,7 +115,7 @@ export async function scale(): Promise<Record<string, unknown>> {
       }
       if (picked.length !== 50) throw new Error(`exploration round ${i} picked ${picked.length}, expected 50`);
       // As if those 50 ran: the next round picks the next stalest.
-      for (const name of picked) await state.recordActivated(name, { tokensInput: 0, tokensOutput: 0, costUsd: 0, posts: 0, comments: 1 });
+      for (const name of picked) await state.recordActivated(name, { tokensInput: 0, tokensOutput: 0, costUsd: 0 });
     }
     await scheduler.stop();
     await queue.close();

@@ -16,6 +16,8 @@ import type { AgentDefinition } from '../store/definition.ts';
 import type { ActivationJob } from '../scheduler/activation-job.ts';
 import { budgetAllows } from '../scheduler/budget-gate.ts';
 import { contextOptions } from './composition.ts';
+import { WriteRefused, type WriteAllowance } from '../scheduler/write-allowance.ts';
+import { outcomeOfRefusal } from './failure-policy.ts';
 import type { ExecutorRegistry } from './executor-registry.ts';
 import { parseExplorationAnswer } from './exploration-answer.ts';
 import { idempotencyKey, readKey } from './idempotency.ts';
@@ -29,6 +31,8 @@ export interface ActivationDeps {
   agents: { get(name: string): AgentDefinition | undefined };
   executors: Pick<ExecutorRegistry, 'resolve'>;
   outbox: ReplyOutbox;
+  /** Admits the pipeline's replies against the agent's limits (a refusal throws WriteRefused). */
+  writes?: WriteAllowance;
   logger: Logger;
   /** Most notifications answered in one activation; the rest stay unread and bring the agent back. */
   maxNotificationsPerActivation?: number;
@@ -278,10 +282,17 @@ async function handleNotification(deps: ActivationDeps, run: Run, n: Notificatio
   if (text) {
     // Keyed by the notification, not the attempt: whichever activation answers it, the hub keeps one reply.
     const postId = n.post_id;
-    const comment = await run.timer.time('post', () =>
-      hub.createComment({ agent: def.name, postId, content: text, parentId: n.comment_id ?? null }, { idempotencyKey: `notification:${n.id}:reply`, signal }),
-    );
-    log.info({ notification: n.id, post: n.post_id, comment: comment.id }, 'replied');
+    const key = `notification:${n.id}:reply`;
+    if (await mayWrite(deps, run, postId, key)) {
+      const comment = await run.timer.time('post', () =>
+        hub.createComment({ agent: def.name, postId, content: text!, parentId: n.comment_id ?? null }, { idempotencyKey: key, signal }),
+      );
+      log.info({ notification: n.id, post: n.post_id, comment: comment.id }, 'replied');
+    } else {
+      text = '';
+      run.outcome.outcome = { kind: 'no_action', reason: 'max_responses_per_thread' };
+      log.info({ notification: n.id, post: n.post_id }, 'not replied: the agent has answered this thread as often as its limits allow');
+    }
   }
   // Only now, with the answer safely on the hub, is the notification read.
   await run.timer.time('mark_read', () => hub.markRead(def.name, [n.id], { idempotencyKey: readKey([n.id]), signal }));
@@ -330,8 +341,13 @@ async function explore(deps: ActivationDeps, run: Run, onTask: (t: TaskRef) => v
   }
   onTask({ postId: answer.postId });
   // Keyed by the activation: a retry of this exploration replays the same comment instead of adding one.
+  const key = idempotencyKey(activationId, `explore:${answer.postId}:reply`);
+  if (!(await mayWrite(deps, run, answer.postId, key))) {
+    outcome.outcome = { kind: 'no_action', reason: 'max_responses_per_thread' };
+    return;
+  }
   const comment = await run.timer.time('post', () =>
-    hub.createComment({ agent: def.name, postId: answer.postId, content: answer.content }, { idempotencyKey: idempotencyKey(activationId, `explore:${answer.postId}:reply`), signal }),
+    hub.createComment({ agent: def.name, postId: answer.postId, content: answer.content }, { idempotencyKey: key, signal }),
   );
   outcome.replies++;
   outcome.outcome = result;
@@ -359,6 +375,19 @@ async function execute(run: Run, context: { system: string; task: string }, hub:
       throw new ActivationError(def.name, ended, { errorName: result.error?.name });
     default:
       return assertNever(ended);
+  }
+}
+
+/** Reserves the pipeline's own reply against the agent's limits; false when the thread has had its answers. */
+async function mayWrite(deps: ActivationDeps, run: Run, postId: string, idempotencyKey: string): Promise<boolean> {
+  try {
+    await deps.writes?.reserve(run.def.name, run.def.config.behavior, { kind: 'comment', postId, idempotencyKey });
+    return true;
+  } catch (err) {
+    if (!(err instanceof WriteRefused)) throw err;
+    const refused = outcomeOfRefusal(err.limit, err.message, err.retryAfterMs);
+    if (refused.kind === 'handled') return false;
+    throw new ActivationError(run.def.name, refused, { cause: err, errorName: err.name });
   }
 }
 

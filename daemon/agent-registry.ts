@@ -1,5 +1,6 @@
 // The agents this daemon runs: loaded from the store, problems logged, unrunnable agents skipped loudly,
-// and each runnable agent registered on the hub if it is not there yet.
+// and each runnable agent registered on the hub if it is not there yet. An agent whose name on the hub
+// belongs to another identity (a human) is not run at all (hub-identity.ts).
 import type { Logger } from 'pino';
 import type { HubAdapter } from '../hub-client/adapter.ts';
 import { HubError } from '../hub-client/errors.ts';
@@ -7,12 +8,17 @@ import { executorTypeOf } from '../store/agent-config.ts';
 import { StoreUnavailableError, type AgentDefinition, type DefinitionStore } from '../store/definition.ts';
 import { formatProblem } from '../store/problems.ts';
 import type { ExecutorRegistry } from './executor-registry.ts';
+import { identityConflict } from './hub-identity.ts';
 
 export class AgentRegistry {
   readonly #store: DefinitionStore;
   readonly #executors: ExecutorRegistry;
   readonly #logger: Logger;
   #agents = new Map<string, AgentDefinition>();
+  /** Agents an executor here can run. */
+  #executable: ReadonlySet<string> = new Set();
+  /** Of those, the ones whose hub name is another identity's, with why (kept across reloads until resolved). */
+  #hubConflicts: ReadonlyMap<string, string> = new Map();
   #runnable: ReadonlySet<string> = new Set();
 
   constructor(opts: { store: DefinitionStore; executors: ExecutorRegistry; logger: Logger }) {
@@ -31,6 +37,16 @@ export class AgentRegistry {
 
   all(): AgentDefinition[] {
     return [...this.#agents.values()];
+  }
+
+  /** Agents not run because their hub name belongs to another identity, with the reason. */
+  hubConflicts(): ReadonlyMap<string, string> {
+    return this.#hubConflicts;
+  }
+
+  /** Agents whose hub identity was checked by the last registerOnHub (the marks of the others stand). */
+  checkedOnHub(): readonly string[] {
+    return [...this.#executable];
   }
 
   /**
@@ -59,32 +75,54 @@ export class AgentRegistry {
       else this.#logger.warn({ agent: def.name }, `agent ${def.name} skipped: ${r.unavailable}`);
     }
     this.#agents = new Map(agents.map((a) => [a.name, a]));
-    this.#runnable = runnable;
+    this.#executable = runnable;
+    this.#runnable = this.#withoutConflicts();
     // Names only for a readable number of agents: with thousands the line would be the log.
-    this.#logger.info({ loaded: agents.length, runnable: runnable.size <= 50 ? [...runnable] : runnable.size, store: this.#store.location }, 'agent definitions loaded');
+    this.#logger.info({ loaded: agents.length, runnable: this.#runnable.size <= 50 ? [...this.#runnable] : this.#runnable.size, store: this.#store.location }, 'agent definitions loaded');
     return true;
   }
 
-  /** Makes sure every runnable agent exists on the hub; an agent already there is left as it is. */
+  /**
+   * Makes sure every runnable agent exists on the hub; an agent already there is left as it is. A name the hub
+   * gives to a human is not the agent's: that agent is taken out of the runnable ones, loudly, until the name
+   * is free again.
+   */
   async registerOnHub(hub: HubAdapter): Promise<void> {
-    const existing = new Set((await hub.listAgents()).map((a) => a.name));
-    for (const name of this.#runnable) {
-      if (existing.has(name)) continue;
+    const existing = new Map((await hub.listAgents()).map((a) => [a.name, a]));
+    const conflicts = new Map<string, string>();
+    for (const name of this.#executable) {
       const def = this.#agents.get(name);
       if (!def) continue;
-      try {
-        await hub.registerAgent({
-          name,
-          display_name: def.config.display_name,
-          description: def.config.description,
-          type: hubAgentType(def),
-        });
-        this.#logger.info({ agent: name }, 'agent registered on the hub');
-      } catch (err) {
-        if (err instanceof HubError && err.status === 409) continue; // registered meanwhile
-        throw err;
+      let entry = existing.get(name);
+      if (!entry) {
+        try {
+          await hub.registerAgent({
+            name,
+            display_name: def.config.display_name,
+            description: def.config.description,
+            type: hubAgentType(def),
+          });
+          this.#logger.info({ agent: name }, 'agent registered on the hub');
+          continue;
+        } catch (err) {
+          if (!(err instanceof HubError && err.status === 409)) throw err;
+          // Taken since the listing: by another daemon registering the same agent, or by someone else.
+          entry = await hub.getAgent(name);
+        }
       }
+      const conflict = identityConflict(name, entry);
+      if (conflict) conflicts.set(name, conflict);
     }
+    for (const [agent, reason] of conflicts) this.#logger.error({ agent, reason }, `agent ${agent} is NOT RUN: ${reason}`);
+    for (const agent of this.#hubConflicts.keys()) {
+      if (!conflicts.has(agent) && this.#executable.has(agent)) this.#logger.info({ agent }, `agent ${agent} owns its hub name again and runs`);
+    }
+    this.#hubConflicts = conflicts;
+    this.#runnable = this.#withoutConflicts();
+  }
+
+  #withoutConflicts(): ReadonlySet<string> {
+    return new Set([...this.#executable].filter((name) => !this.#hubConflicts.has(name)));
   }
 }
 

@@ -19,6 +19,7 @@ import type { BuiltContext, ContextOptions } from '../prompts/context.ts';
 import type { WarrenConfig } from './config.ts';
 import { ExecutorRegistry } from './executor-registry.ts';
 import { HubGateway } from './hub-gateway.ts';
+import type { WriteAllowance } from '../scheduler/write-allowance.ts';
 import type { Redactor } from './redact.ts';
 
 /** Where the context pieces come from, the same for every activation of a process (names as ActivationDeps has them). */
@@ -65,13 +66,13 @@ export async function gatherContext(
  * Warren's hub MCP server for CLI agents, acting through a loopback gateway with a token scoped to the agent, its
  * hub grants and the activation, never the admin key. Undefined when this build has no `warren mcp hub`.
  */
-export async function startHubMcp(opts: { hubUrl: string; adminKey: string; logger: Logger }): Promise<{ launcher: HubMcpLauncher; close: () => Promise<void> } | undefined> {
+export async function startHubMcp(opts: { hubUrl: string; adminKey: string; logger: Logger; writes?: WriteAllowance }): Promise<{ launcher: HubMcpLauncher; close: () => Promise<void> } | undefined> {
   if (!warrenHubMcpAvailable()) return undefined;
   const gateway = await HubGateway.start(opts);
   const launcher = warrenHubMcpLauncher({
     credentials: (agent) => {
       const grants = agent.config.capabilities.grants.filter((g) => g.startsWith('hub:'));
-      const t = gateway.issue(agent.name, grants, agent.config.behavior.max_duration + 60_000);
+      const t = gateway.issue(agent.name, grants, agent.config.behavior.max_duration + 60_000, agent.config.behavior);
       return { hubUrl: gateway.url, key: t.token, release: t.revoke };
     },
   });
@@ -93,6 +94,8 @@ export interface ExecutorsOptions {
   llm?: Pick<LlmExecutorOptions, 'stream' | 'fetch' | 'secret'>;
   /** Delegates' context warnings (budget or counters unavailable). */
   onContextWarning?: (what: string, err: unknown) => void;
+  /** Where the hub tools' writes are admitted against the agents' limits; absent: not limited (tests, dry runs). */
+  writes?: WriteAllowance;
 }
 
 /** The executor registry: the in-process loop and the four CLIs, with warren.yaml's `executors` settings. */
@@ -106,6 +109,7 @@ export function buildExecutors(opts: ExecutorsOptions): ExecutorRegistry {
     ...llmSettings(config.executors.llm),
     tracePayloads: config.tracing.capture_payloads ? (text) => opts.redactor.redact(text) : undefined,
     agents: opts.agents,
+    writes: opts.writes,
     // A delegate is an activation of its own agent: its own budget and counters, the parent's kind of pieces.
     delegateContext: (def, task, hub, signal) => gatherContext(context, hub, def, { kind: 'prompt', text: task }, { signal, onWarning: opts.onContextWarning }),
     ...opts.llm,

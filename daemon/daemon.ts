@@ -11,6 +11,7 @@ import { BudgetCache } from '../scheduler/budget-cache.ts';
 import { LeaderLease } from '../scheduler/lease.ts';
 import { InboxClaims } from '../scheduler/inbox-claims.ts';
 import { Scheduler } from '../scheduler/scheduler.ts';
+import { WriteAllowance } from '../scheduler/write-allowance.ts';
 import { Reloader } from '../store/reloader.ts';
 import type { ActivationOutcome } from './activation.ts';
 import { ActivationRecords } from './activation-records.ts';
@@ -109,11 +110,16 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     if (tracing) cleanup('tracing', 'last', () => tracing.shutdown(), 2_000); // after the workers' final spans
     // Error posts, records, logs and span payloads share one redaction: no known secret leaves in any of them.
     const redactor = new Redactor(secretsFromEnv(env, [adminKey]));
+    // Connected before the executors and the gateway: every hub write an agent makes is admitted here.
+    const producerConn = connectRedis(config.redis.url, 'producer', logger);
+    cleanup('redis producer connection', 'connections', () => closeRedis(producerConn, QUICK_STEP_MS / 2));
+    const writes = new WriteAllowance(producerConn, config.redis.prefix);
+    const agentState = new AgentStateStore(producerConn, config.redis.prefix);
     // CLI agents' hub MCP servers act through a loopback gateway with per-activation tokens, not the admin key.
     let hubMcp = opts.hubMcp === null ? undefined : opts.hubMcp;
     // Only processes that run activations need it; a scheduler-only process opens no gateway port.
     if (hubMcp === undefined && opts.hubMcp !== null && opts.role !== 'scheduler') {
-      const served = await startHubMcp({ hubUrl, adminKey, logger: logger.child({ component: 'hub-gateway' }) });
+      const served = await startHubMcp({ hubUrl, adminKey, writes, logger: logger.child({ component: 'hub-gateway' }) });
       if (served) cleanup('hub gateway', 'services', served.close);
       hubMcp = served?.launcher;
     }
@@ -128,6 +134,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       // Late-bound: the registry is built from these executors, and delegation looks agents up at run time.
       agents: { get: (name) => registry.get(name) },
       onContextWarning: (what, err) => logger.warn({ err }, what),
+      writes,
     });
     const store = openStore(config.store, env);
     cleanup('store', 'services', () => store.close?.());
@@ -137,7 +144,11 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const reloader = new Reloader({
       reload: async () => {
         const ok = await registry.reload();
-        if (ok && config.hub.register_agents) await registry.registerOnHub(hub);
+        if (ok && config.hub.register_agents) {
+          await registry.registerOnHub(hub);
+          // Where `warren status` and `warren doctor` learn that an agent is not run, and why.
+          await agentState.setNotRunnable(registry.checkedOnHub(), registry.hubConflicts()).catch((err: unknown) => logger.warn({ err }, 'could not record which agents are not runnable'));
+        }
         return ok;
       },
       watch: config.store.watch ? (onChange) => store.watch(onChange) : undefined,
@@ -147,8 +158,6 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     reloader.start();
     cleanup('definitions reloader', 'work', () => reloader.stop());
 
-    const producerConn = connectRedis(config.redis.url, 'producer', logger);
-    cleanup('redis producer connection', 'connections', () => closeRedis(producerConn, QUICK_STEP_MS / 2));
     await assertRedisReachable(producerConn, config.redis.url);
     const workerConn = connectRedis(config.redis.url, 'worker', logger);
     cleanup('redis worker connection', 'connections', () => closeRedis(workerConn, QUICK_STEP_MS / 2));
@@ -162,7 +171,6 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
 
     const role = opts.role ?? 'all';
     const queue = new ActivationQueue(producerConn, { prefix: config.redis.prefix, logger });
-    const agentState = new AgentStateStore(producerConn, config.redis.prefix);
     cleanup('activation queue', 'clients', () => queue.close());
     const claims = new InboxClaims(producerConn, config.redis.prefix);
     let scheduler: Scheduler | undefined;
@@ -176,7 +184,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
         lockDurationMs: config.workers.lock_duration,
         stalledIntervalMs: config.workers.stalled_interval,
         claims,
-        deps: { hub, agents: registry, executors, outbox: new RedisReplyOutbox(producerConn, config.redis.prefix), logger, ...context },
+        deps: { hub, agents: registry, executors, writes, outbox: new RedisReplyOutbox(producerConn, config.redis.prefix), logger, ...context },
         agentState,
         records: new ActivationRecords(producerConn, config.redis.prefix),
         errors: new ErrorReporter(hub, redactor, logger.child({ component: 'error-reporter' }), new RedisErrorPostLedger(producerConn, config.redis.prefix)),

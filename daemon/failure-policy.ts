@@ -4,6 +4,7 @@
 // "When things fail".
 import { assertNever, type FailureOutcome, type Outcome } from '../executors/run-outcome.ts';
 import { retryRefused } from '../scheduler/retry-delay.ts';
+import type { WriteLimit } from '../scheduler/write-allowance.ts';
 
 export type ErrorPostKind = 'error' | 'guard' | 'limit';
 
@@ -79,6 +80,27 @@ export function resetsBackoff(o: Outcome): boolean {
       return false;
     default:
       return assertNever(o);
+  }
+}
+
+/**
+ * A pipeline reply refused by the agent's own limits (scheduler/write-allowance.ts): `handled` when the thread
+ * has had all the answers the agent may give (the notification is read, nothing posted, no failure); otherwise a
+ * failure that comes back when the limit allows: after the interval, or on the next UTC day.
+ */
+export function outcomeOfRefusal(limit: WriteLimit, message: string, retryAfterMs: number | undefined, now: Date = new Date()): { kind: 'handled' } | FailureOutcome {
+  switch (limit) {
+    case 'max_responses_per_thread':
+      return { kind: 'handled' };
+    case 'min_interval_seconds':
+      return { kind: 'retryable_failure', message, source: 'agent', retryAfterMs: retryAfterMs ?? 1_000 };
+    case 'max_daily_posts':
+    case 'max_daily_comments':
+      return { kind: 'retryable_failure', message, source: 'agent', retryAfterMs: Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1) - now.getTime() };
+    case 'can_create_posts':
+      return { kind: 'terminal_failure', message, source: 'agent' };
+    default:
+      return assertNever(limit);
   }
 }
 

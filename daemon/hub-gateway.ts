@@ -2,12 +2,22 @@
 // They hold a token scoped to that agent, its hub grants and its activation, never the admin key: a coding
 // agent can read its own children's environment (/proc/<pid>/environ), and the admin key would let it act as
 // any agent. The gateway forwards the few routes the hub tools use, with the admin key and `agent_id` pinned
-// to the token's agent, and refuses everything else.
+// to the token's agent, and refuses everything else. Writes pass the agent's behavior limits first
+// (scheduler/write-allowance.ts): a CLI can call the gateway however it likes, so this is where they hold.
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
+import { hubRefusedWrite, WriteRefused, type HubWrite, type WriteAllowance, type WriteReservation, type WriteRules } from '../scheduler/write-allowance.ts';
 import { hasGrant } from '../store/grants.ts';
+
+/** The hub write a forwarded route makes, or undefined for a read (pure). */
+export function gatewayWrite(method: string, pathname: string, idempotencyKey: string): HubWrite | undefined {
+  if (method !== 'POST') return undefined;
+  if (pathname === '/posts') return { kind: 'post', idempotencyKey };
+  const comment = /^\/posts\/([^/]+)\/comments$/.exec(pathname);
+  return comment ? { kind: 'comment', postId: decodeURIComponent(comment[1]!), idempotencyKey } : undefined;
+}
 
 /** The grant a route needs, or undefined when the gateway does not forward it at all (pure). */
 export function gatewayRoute(method: string, pathname: string): 'hub:read' | 'hub:write' | undefined {
@@ -27,7 +37,17 @@ export interface GatewayToken {
 interface Scope {
   agent: string;
   grants: readonly string[];
+  /** The agent's behavior rules for writes; undefined: the issuer did not limit them. */
+  rules: WriteRules | undefined;
   expiresAt: number;
+}
+
+interface GatewayOptions {
+  hubUrl: string;
+  adminKey: string;
+  logger: Logger;
+  /** Where writes are admitted against the agents' limits (tokens issued with rules). */
+  writes?: WriteAllowance;
 }
 
 const MAX_BODY = 1024 * 1024;
@@ -38,7 +58,7 @@ export class HubGateway {
   readonly #scopes = new Map<string, Scope>();
   #url = '';
 
-  private constructor(opts: { hubUrl: string; adminKey: string; logger: Logger }) {
+  private constructor(opts: GatewayOptions) {
     this.#server = createServer((req, res) => {
       this.#handle(req, res, opts).catch((err: unknown) => {
         opts.logger.warn({ err }, 'hub gateway: request failed');
@@ -49,7 +69,7 @@ export class HubGateway {
   }
 
   /** Listens on a free loopback port. */
-  static async start(opts: { hubUrl: string; adminKey: string; logger: Logger }): Promise<HubGateway> {
+  static async start(opts: GatewayOptions): Promise<HubGateway> {
     const gateway = new HubGateway(opts);
     await new Promise<void>((resolve, reject) => {
       gateway.#server.once('error', reject);
@@ -63,10 +83,10 @@ export class HubGateway {
     return this.#url;
   }
 
-  /** A token acting as `agent` with its hub grants, valid until revoked or `ttlMs` has passed. */
-  issue(agent: string, grants: readonly string[], ttlMs: number): GatewayToken {
+  /** A token acting as `agent` with its hub grants (and its write rules), valid until revoked or `ttlMs` has passed. */
+  issue(agent: string, grants: readonly string[], ttlMs: number, rules?: WriteRules): GatewayToken {
     const token = `warren_gw_${randomBytes(24).toString('hex')}`;
-    this.#scopes.set(token, { agent, grants: [...grants], expiresAt: Date.now() + ttlMs });
+    this.#scopes.set(token, { agent, grants: [...grants], rules, expiresAt: Date.now() + ttlMs });
     return { token, revoke: () => void this.#scopes.delete(token) };
   }
 
@@ -76,7 +96,7 @@ export class HubGateway {
     await new Promise<void>((resolve) => this.#server.close(() => resolve()));
   }
 
-  async #handle(req: IncomingMessage, res: ServerResponse, opts: { hubUrl: string; adminKey: string }): Promise<void> {
+  async #handle(req: IncomingMessage, res: ServerResponse, opts: GatewayOptions): Promise<void> {
     const token = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '')?.[1];
     const scope = token ? this.#scopes.get(token) : undefined;
     if (!token || !scope || scope.expiresAt < Date.now()) {
@@ -86,7 +106,8 @@ export class HubGateway {
     const url = new URL(req.url ?? '/', 'http://gateway');
     const method = req.method ?? 'GET';
     // The hub serves its API at the root and under /api/v1 alike.
-    const needs = gatewayRoute(method, url.pathname.replace(/^\/api\/v1(?=\/)/, ''));
+    const route = url.pathname.replace(/^\/api\/v1(?=\/)/, '');
+    const needs = gatewayRoute(method, route);
     if (!needs) return send(res, 403, { detail: `${method} ${url.pathname} is not available to an agent's gateway token` });
     if (!hasGrant(scope.grants, needs)) return send(res, 403, { detail: `${needs} is not granted to ${scope.agent}` });
 
@@ -112,7 +133,20 @@ export class HubGateway {
     if (body !== undefined) headers['content-type'] = 'application/json';
     const key = req.headers['idempotency-key'];
     if (typeof key === 'string') headers['idempotency-key'] = key;
+    // A write without an idempotency key is a new write every time it is sent.
+    const write = gatewayWrite(method, route, typeof key === 'string' ? key : `gateway:${randomBytes(12).toString('hex')}`);
+    let reservation: WriteReservation | undefined;
+    if (write && scope.rules && opts.writes) {
+      try {
+        reservation = await opts.writes.reserve(scope.agent, scope.rules, write);
+      } catch (err) {
+        if (err instanceof WriteRefused) return send(res, 403, { detail: err.message, limit: err.limit });
+        throw err;
+      }
+    }
     const upstream = await fetch(`${opts.hubUrl.replace(/\/$/, '')}${url.pathname}${url.search}`, { method, headers, body, signal: AbortSignal.timeout(30_000) });
+    // The hub refused the write, so it never happened: its reservation is given back.
+    if (reservation && !reservation.replay && hubRefusedWrite(upstream.status)) await opts.writes?.release(reservation);
     const out: Record<string, string> = {};
     for (const name of FORWARDED_RESPONSE_HEADERS) {
       const v = upstream.headers.get(name);

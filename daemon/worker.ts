@@ -163,7 +163,7 @@ export class ActivationWorker {
     await this.#step(data.agent, 'activation state', async () => {
       if (outcome.outcome.kind === 'skipped') return;
       if (resetsBackoff(outcome.outcome)) await agentState.recordSuccess(data.agent);
-      await agentState.recordActivated(data.agent, { tokensInput: outcome.usage.inputTokens, tokensOutput: outcome.usage.outputTokens, costUsd: outcome.usage.costUsd, posts: outcome.posts, comments: outcome.replies });
+      await agentState.recordActivated(data.agent, { tokensInput: outcome.usage.inputTokens, tokensOutput: outcome.usage.outputTokens, costUsd: outcome.usage.costUsd });
     });
     await this.#step(data.agent, 'activation record', () => this.#store(recordOf(outcome, started, attempt)));
     this.#opts.onOutcome?.(outcome);
@@ -203,7 +203,7 @@ export class ActivationWorker {
     if (!first) return;
     const o = err.outcome;
     const usage = err.usage;
-    await this.#step(agent, 'activation state', () => agentState.recordActivated(agent, { tokensInput: usage.inputTokens, tokensOutput: usage.outputTokens, costUsd: usage.costUsd, posts: 0, comments: 0 }));
+    await this.#step(agent, 'activation state', () => agentState.recordActivated(agent, { tokensInput: usage.inputTokens, tokensOutput: usage.outputTokens, costUsd: usage.costUsd }));
     let backoff: { failures: number; backoffUntil: number } | undefined;
     await this.#step(agent, 'backoff', async () => {
       const b = decision.backoff;

@@ -49,6 +49,11 @@ export function utcDay(at: number | Date = Date.now()): string {
   return new Date(at).toISOString().slice(0, 10);
 }
 
+/** The hash of one UTC day's counters, one field per agent and counter (`<agent>|posts`); write-allowance.ts counts writes in it. */
+export function dayKey(prefix: string, day: string): string {
+  return `${prefix}:agent-day:${day}`;
+}
+
 // Layout: one Redis hash per fact, one field per agent (and one hash per UTC day for the counters), so reading
 // every agent's state is a few HMGETs with one reply each, not thousands of replies (10,000 agents: ~20 ms).
 const DAY_FIELDS = ['activations', 'posts', 'comments', 'tokens_input', 'tokens_output', 'cost_usd'] as const;
@@ -61,6 +66,7 @@ export class AgentStateStore {
   readonly #abandoned: string;
   readonly #lastActivated: string;
   readonly #paused: string;
+  readonly #notRunnable: string;
   readonly #prefix: string;
 
   constructor(redis: Redis, prefix: string) {
@@ -72,10 +78,11 @@ export class AgentStateStore {
     this.#abandoned = `${prefix}:agent-abandoned`;
     this.#lastActivated = `${prefix}:agent-last-activated`;
     this.#paused = `${prefix}:agent-paused`;
+    this.#notRunnable = `${prefix}:agent-not-runnable`;
   }
 
   #dayKey(day: string): string {
-    return `${this.#prefix}:agent-day:${day}`;
+    return dayKey(this.#prefix, day);
   }
 
   async recordSuccess(agent: string): Promise<void> {
@@ -114,14 +121,13 @@ export class AgentStateStore {
   }
 
   /** The end of an activation (any outcome): what exploration's staleness order is based on. */
-  async recordActivated(agent: string, usage: { tokensInput: number; tokensOutput: number; costUsd: number; posts: number; comments: number }, at = Date.now()): Promise<void> {
+  /** Posts and comments are not counted here: every write counts itself as it is admitted (write-allowance.ts). */
+  async recordActivated(agent: string, usage: { tokensInput: number; tokensOutput: number; costUsd: number }, at = Date.now()): Promise<void> {
     const day = this.#dayKey(utcDay(at));
     await this.#redis
       .multi()
       .hset(this.#lastActivated, agent, at)
       .hincrby(day, `${agent}|activations`, 1)
-      .hincrby(day, `${agent}|posts`, usage.posts)
-      .hincrby(day, `${agent}|comments`, usage.comments)
       .hincrby(day, `${agent}|tokens_input`, Math.round(usage.tokensInput))
       .hincrby(day, `${agent}|tokens_output`, Math.round(usage.tokensOutput))
       .hincrbyfloat(day, `${agent}|cost_usd`, usage.costUsd)
@@ -132,6 +138,29 @@ export class AgentStateStore {
   async setPaused(agent: string, paused: boolean): Promise<void> {
     if (paused) await this.#redis.hset(this.#paused, agent, 1);
     else await this.#redis.hdel(this.#paused, agent);
+  }
+
+  /**
+   * What a daemon found about the agents it checked: `reasons` holds those it will not run (and why), every
+   * other of `checked` loses its mark. Read by `warren status` and `warren doctor` on any machine.
+   */
+  async setNotRunnable(checked: readonly string[], reasons: ReadonlyMap<string, string>): Promise<void> {
+    const m = this.#redis.multi();
+    const cleared = checked.filter((a) => !reasons.has(a));
+    if (cleared.length) m.hdel(this.#notRunnable, ...cleared);
+    if (reasons.size) m.hset(this.#notRunnable, Object.fromEntries(reasons));
+    await m.exec();
+  }
+
+  /** The agents marked not runnable, with the reason. */
+  async notRunnable(agents: readonly string[]): Promise<Map<string, string>> {
+    const out = new Map<string, string>();
+    if (agents.length === 0) return out;
+    const values = await this.#redis.hmget(this.#notRunnable, ...agents);
+    agents.forEach((a, i) => {
+      if (values[i]) out.set(a, values[i]);
+    });
+    return out;
   }
 
   /** States of many agents in one round trip. */

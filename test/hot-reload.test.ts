@@ -22,7 +22,7 @@ afterEach(async () => {
   h = undefined;
 });
 
-const echo = (reply: string): string => `name: echo\ntype: llm\nbrain:\n  provider: scripted\n  model: m\n  responses: [${JSON.stringify(reply)}]\ncapabilities: {grants: [hub:read, hub:write]}\n`;
+const echo = (reply: string): string => `name: echo\ntype: llm\nbrain:\n  provider: scripted\n  model: m\n  responses: [${JSON.stringify(reply)}]\ncapabilities: {grants: [hub:read, hub:write]}\nbehavior: {limits: {min_interval_seconds: 0}}\n`; // replies back to back
 
 async function replyTo(harness: Harness, key: string, agent: string, text: string): Promise<string> {
   const post = await harness.api.post<{ id: string }>('/posts', key, { content: `@${agent} ${text}` });

@@ -1,6 +1,6 @@
 // `warren doctor`: what this machine can run. Installed CLIs and their versions against the verified ones,
-// the root-and-bypass caveat, agents that will be skipped (and why: missing key, missing CLI), and whether
-// Redis and the hub answer. Each check prints one line; the exit code is 1 when something required fails.
+// the root-and-bypass caveat, agents that will be skipped (and why: missing key, missing CLI, a hub name that
+// belongs to a human), and whether Redis and the hub answer. Each check prints one line; the exit code is 1 when something required fails.
 import { execFile } from 'node:child_process';
 import type { Command } from 'commander';
 import { pino } from 'pino';
@@ -70,9 +70,12 @@ export async function runDoctor(config: WarrenConfig, env: NodeJS.ProcessEnv): P
   const { agents, problems } = await new LocalFolderStore(config.store.path).load();
   const broken = problems.filter((p) => p.severity === 'error').length;
   if (broken) checks.push({ status: 'warn', area: 'agents', message: `${broken} definition problem${broken === 1 ? '' : 's'} (run warren validate)` });
+  const conflicts = await hubConflicts(config, env, agents.map((a) => a.name));
   for (const def of agents) {
     const r = registry.resolve(def);
-    checks.push('executor' in r ? { status: 'ok', area: `agent ${def.name}`, message: `${def.config.type} runnable` } : { status: 'warn', area: `agent ${def.name}`, message: `skipped: ${r.unavailable}` });
+    const conflict = conflicts.get(def.name);
+    if (conflict) checks.push({ status: 'fail', area: `agent ${def.name}`, message: `not runnable: ${conflict}` });
+    else checks.push('executor' in r ? { status: 'ok', area: `agent ${def.name}`, message: `${def.config.type} runnable` } : { status: 'warn', area: `agent ${def.name}`, message: `skipped: ${r.unavailable}` });
   }
 
   checks.push(await redisCheck(config));
@@ -86,6 +89,41 @@ function versionOf(path: string, env: NodeJS.ProcessEnv): Promise<string> {
       resolve(`${stdout}\n${stderr}${err && !stdout ? `\n${err.message}` : ''}`);
     });
   });
+}
+
+/**
+ * Agents whose hub name is another identity's: asked of the hub itself when its admin key is at hand, and
+ * what a daemon recorded in Redis (the embedded hub's case). Unreachable sources add nothing: their own
+ * checks say they are down.
+ */
+async function hubConflicts(config: WarrenConfig, env: NodeJS.ProcessEnv, names: readonly string[]): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  const { connectRedis } = await import('../redis.ts');
+  const { AgentStateStore } = await import('../../scheduler/agent-state.ts');
+  const redis = connectRedis(config.redis.url, 'producer', pino({ level: 'silent' }));
+  try {
+    const marks = await Promise.race([new AgentStateStore(redis, config.redis.prefix).notRunnable(names), new Promise<Map<string, string>>((resolve) => setTimeout(() => resolve(new Map()), 3_000).unref())]);
+    for (const [name, reason] of marks) out.set(name, reason);
+  } catch {
+    // reported by the redis check
+  } finally {
+    redis.disconnect();
+  }
+  const adminKey = env[config.hub.admin_key_env];
+  if (!config.hub.embedded && adminKey) {
+    const { HubClient } = await import('../../hub-client/client.ts');
+    const { identityConflict } = await import('../hub-identity.ts');
+    try {
+      const hubAgents = new Map((await new HubClient({ baseUrl: config.hub.url, apiKey: adminKey, timeoutMs: 3_000, retry: { attempts: 1, baseDelayMs: 0, maxDelayMs: 0 } }).listAgents()).map((a) => [a.name, a]));
+      for (const name of names) {
+        const conflict = identityConflict(name, hubAgents.get(name));
+        if (conflict) out.set(name, conflict);
+      }
+    } catch {
+      // reported by the hub check
+    }
+  }
+  return out;
 }
 
 async function redisCheck(config: WarrenConfig): Promise<Check> {

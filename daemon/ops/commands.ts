@@ -64,14 +64,14 @@ export function registerOpsCommands(program: Command): void {
           const { LeaderLease } = await import('../../scheduler/lease.ts');
           const names = defs.agents.map((a) => a.name);
           const state = new AgentStateStore(redis, config.redis.prefix);
-          const [states, daily, last] = await Promise.all([state.getMany(names), state.dailyMany(names), new ActivationRecords(redis, config.redis.prefix).lastOf(names)]);
+          const [states, daily, last, notRunnable] = await Promise.all([state.getMany(names), state.dailyMany(names), new ActivationRecords(redis, config.redis.prefix).lastOf(names), state.notRunnable(names)]);
           const q = new ActivationQueue(redis, { prefix: config.redis.prefix, logger: pino({ level: 'silent' }) });
           queue = await q.counts();
           running = (await q.running()).map(runningStatus);
           await q.close();
           leader = await new LeaderLease(redis, { prefix: config.redis.prefix, ttlMs: config.scheduler.lease_ttl }).holder();
           const now = new Date();
-          agents = defs.agents.map((d) => agentStatus(d, states.get(d.name), last.get(d.name), daily.get(d.name)!, config.scheduler.min_staleness, now));
+          agents = defs.agents.map((d) => agentStatus(d, states.get(d.name), last.get(d.name), daily.get(d.name)!, config.scheduler.min_staleness, now, notRunnable.get(d.name)));
         }
         const broken = new Set(defs.problems.filter((p) => p.severity === 'error').map((p) => p.file)).size;
         const report = { redis: { url: redactUrl(config.redis.url), ...redisProbe }, hub: { url: config.hub.url, ...hubProbe }, leader, queue, running, agents, broken };

@@ -21,7 +21,9 @@ export interface AgentStatus {
   abandoned: number;
   last: { outcome: string; reason: string; trigger: string; at: string; duration_ms: number } | null;
   /** Null when the agent may run now. */
-  waiting_for: 'paused' | 'backoff' | 'quiet_hours' | null;
+  waiting_for: 'not_runnable' | 'paused' | 'backoff' | 'quiet_hours' | null;
+  /** Why the daemon does not run the agent at all (e.g. its hub name belongs to a human); null when it does. */
+  not_runnable: string | null;
   /** When the wait ends, if that is known (backoff); null otherwise. */
   next_eligible_at: string | null;
   /** When exploration may next pick the agent; null when discovery is off. */
@@ -51,11 +53,11 @@ export interface StatusReport {
 }
 
 /** What the scheduler would say about an agent now (pure: same rules as the scheduler's). */
-export function agentStatus(def: AgentDefinition, state: AgentState | undefined, last: ActivationRecord | undefined, today: DailyCounters, minStalenessMs: number, now: Date): AgentStatus {
+export function agentStatus(def: AgentDefinition, state: AgentState | undefined, last: ActivationRecord | undefined, today: DailyCounters, minStalenessMs: number, now: Date, notRunnable?: string): AgentStatus {
   const st = state ?? { failures: 0, lastFailureAt: undefined, backoffUntil: undefined, lastActivatedAt: undefined, paused: false, abandoned: 0 };
   const b = def.config.behavior;
   const backoffUntil = eligibleAt(st);
-  const waiting = st.paused ? 'paused' : backoffUntil > now.getTime() ? 'backoff' : inQuietHours(b.quiet_hours, now) ? 'quiet_hours' : null;
+  const waiting = notRunnable ? 'not_runnable' : st.paused ? 'paused' : backoffUntil > now.getTime() ? 'backoff' : inQuietHours(b.quiet_hours, now) ? 'quiet_hours' : null;
   const nextExploration = b.discovery.enabled ? Math.max(now.getTime(), (st.lastActivatedAt ?? 0) + explorationGapMs(b, minStalenessMs), backoffUntil) : undefined;
   return {
     name: def.name,
@@ -66,6 +68,7 @@ export function agentStatus(def: AgentDefinition, state: AgentState | undefined,
     abandoned: st.abandoned,
     last: last ? { outcome: last.outcome, reason: last.reason, trigger: last.trigger, at: last.started_at, duration_ms: last.duration_ms } : null,
     waiting_for: waiting,
+    not_runnable: notRunnable ?? null,
     next_eligible_at: waiting === 'backoff' ? new Date(backoffUntil).toISOString() : null,
     next_exploration_at: nextExploration === undefined ? null : new Date(nextExploration).toISOString(),
     today,
@@ -131,7 +134,7 @@ export function formatStatus(r: StatusReport, now: Date): string {
   else {
     lines.push(`${pad('AGENT', 16)}${pad('STATE', 22)}${pad('LAST', 34)}${pad('TODAY', 30)}NEXT EXPLORATION`);
     for (const a of r.agents) {
-      const waiting = a.waiting_for === 'backoff' ? `backoff until ${shortTime(a.next_eligible_at)}` : a.waiting_for ?? (a.consecutive_failures ? `ready (${a.consecutive_failures} failed)` : 'ready');
+      const waiting = a.waiting_for === 'not_runnable' ? 'NOT RUNNABLE' : a.waiting_for === 'backoff' ? `backoff until ${shortTime(a.next_eligible_at)}` : a.waiting_for ?? (a.consecutive_failures ? `ready (${a.consecutive_failures} failed)` : 'ready');
       const state = a.abandoned ? `${waiting}, ${a.abandoned} abandoned` : waiting;
       const last = a.last ? `${a.last.outcome} ${a.last.reason ? `(${a.last.reason}) ` : ''}${ago(a.last.at, now)}` : 'never ran';
       const today = `${a.today.activations} runs, ${a.today.tokensInput + a.today.tokensOutput} tok, $${a.today.costUsd.toFixed(4)}`;
@@ -139,6 +142,7 @@ export function formatStatus(r: StatusReport, now: Date): string {
       lines.push(`${pad(a.name, 16)}${pad(state, 22)}${pad(last, 34)}${pad(today, 30)}${next}`);
     }
   }
+  for (const a of r.agents) if (a.not_runnable) lines.push('', `${a.name} is not run: ${a.not_runnable}`);
   if (r.running.length) {
     lines.push('', `${pad('RUNNING', 16)}${pad('TRIGGER', 14)}${pad('FOR', 8)}NOW`);
     for (const x of r.running) lines.push(`${pad(x.agent, 16)}${pad(x.trigger, 14)}${pad(ago(x.started_at, now).replace(' ago', ''), 8)}${describeProgress(x.progress)}`);

@@ -11,6 +11,7 @@ import { resolveToolMode } from '../../agent-loop/tool-modes.ts';
 import { ToolRegistry, type Tool } from '../../agent-loop/tools.ts';
 import { DEFAULT_PRICES, type Price, type PriceTable } from '../../agent-loop/usage-ledger.ts';
 import type { HubAdapter } from '../../hub-client/adapter.ts';
+import type { WriteAllowance } from '../../scheduler/write-allowance.ts';
 import type { ScriptedReply } from '../../store/agent-config.ts';
 import type { AgentDefinition } from '../../store/definition.ts';
 import { buildActivationContext } from '../../prompts/activation-context.ts';
@@ -55,6 +56,8 @@ export interface LlmExecutorOptions {
   fetch?: FetchFn;
   /** Capture prompts, answers and tool payloads in spans, through this redaction (tracing.capture_payloads). */
   tracePayloads?: (text: string) => string;
+  /** Admits the hub tools' writes against each agent's behavior limits; absent: the tools do not limit them. */
+  writes?: WriteAllowance;
   /** Extra tools for every agent (tests; MCP tools are added per agent). */
   extraTools?: (input: ActivationInput) => Promise<{ tools: Tool[]; close: () => Promise<void> }>;
 }
@@ -113,7 +116,7 @@ export class LlmExecutor implements Executor {
     const mcp = await connectMcpServers(config.capabilities.mcp_servers, { grants: config.capabilities.grants, secret: this.#opts.secret, events: input.events, callTimeoutMs: this.#opts.toolTimeoutMs, signal: input.signal });
     try {
       const tools: Tool[] = [
-        ...(input.hub ? hubTools({ hub: input.hub, agent: input.definition.name, canCreatePosts: config.behavior.can_create_posts }) : []),
+        ...(input.hub ? hubTools({ hub: input.hub, agent: input.definition.name, canCreatePosts: config.behavior.can_create_posts, writes: this.#opts.writes?.forAgent(input.definition.name, config.behavior) }) : []),
         ...extra.tools,
         ...mcp.tools,
         ...this.#delegationTools(input, d.chain),

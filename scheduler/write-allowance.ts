@@ -1,0 +1,145 @@
+// Whether an agent may write to the hub now: `behavior.can_create_posts` and `behavior.limits`, enforced at
+// the write itself (hub tools, the hub gateway of CLI agents, the pipeline's own reply), not only when
+// scheduling. The decision is one Redis script (lua/reserve-write.lua), so concurrent activations of one agent
+// on any number of machines cannot overshoot a limit between a check and a count. A write is counted when it is
+// reserved, per agent and UTC day in the daily counters of agent-state.ts; a replay of the same write (same
+// idempotency key) passes without being counted again.
+import { readFileSync } from 'node:fs';
+import type { Redis } from 'ioredis';
+import { HubError } from '../hub-client/errors.ts';
+import type { AgentConfig } from '../store/agent-config.ts';
+import { dayKey, utcDay } from './agent-state.ts';
+
+const RESERVE = readFileSync(new URL('./lua/reserve-write.lua', import.meta.url), 'utf8');
+const RELEASE = readFileSync(new URL('./lua/release-write.lua', import.meta.url), 'utf8');
+
+/** The hub keeps an idempotent reply this long; a replay later than that writes again, so it counts again. */
+const RESERVATION_TTL_MS = 24 * 3600 * 1000;
+const DAY_TTL_SECONDS = 3 * 86_400;
+/** Responses per thread are remembered this long after the agent's last response in it. */
+const THREAD_TTL_SECONDS = 30 * 86_400;
+
+export type WriteLimit = 'can_create_posts' | 'max_daily_posts' | 'max_daily_comments' | 'max_responses_per_thread' | 'min_interval_seconds';
+
+/** What an agent is about to write. `idempotencyKey` is the one the hub call carries. */
+export type HubWrite = { kind: 'post'; idempotencyKey: string } | { kind: 'comment'; postId: string; idempotencyKey: string };
+
+/** The part of an agent's behavior that governs its writes. */
+export type WriteRules = Pick<AgentConfig['behavior'], 'can_create_posts' | 'limits'>;
+
+/** A write the agent's limits do not allow; the message is what the model (or the CLI) is shown. */
+export class WriteRefused extends Error {
+  override readonly name = 'WriteRefused';
+  readonly agent: string;
+  readonly limit: WriteLimit;
+  /** Only a min_interval refusal passes by itself: then this is when the next write may be made. */
+  readonly retryAfterMs: number | undefined;
+  readonly retryable: boolean;
+  constructor(agent: string, limit: WriteLimit, message: string, retryAfterMs?: number) {
+    super(message);
+    this.agent = agent;
+    this.limit = limit;
+    this.retryAfterMs = retryAfterMs;
+    this.retryable = retryAfterMs !== undefined;
+  }
+}
+
+/** A write that was allowed; `replay` when it had been reserved before under the same idempotency key. */
+export interface WriteReservation {
+  agent: string;
+  write: HubWrite;
+  day: string;
+  at: number;
+  replay: boolean;
+}
+
+/** The script's refusal codes as typed refusals (pure). */
+export function refusalOf(agent: string, rules: WriteRules, write: HubWrite, code: number, detail: number): WriteRefused {
+  const l = rules.limits;
+  switch (code) {
+    case -1:
+      return new WriteRefused(agent, 'can_create_posts', 'refused: can_create_posts is false: this agent may reply but not start posts');
+    case -2:
+      return new WriteRefused(agent, 'max_daily_posts', `refused: max_daily_posts ${l.max_daily_posts} reached`);
+    case -3:
+      return new WriteRefused(agent, 'max_daily_comments', `refused: max_daily_comments ${l.max_daily_comments} reached`);
+    case -4:
+      return new WriteRefused(agent, 'max_responses_per_thread', `refused: max_responses_per_thread ${l.max_responses_per_thread} reached in post ${write.kind === 'comment' ? write.postId : '?'}`);
+    default:
+      return new WriteRefused(agent, 'min_interval_seconds', `refused: min_interval_seconds ${l.min_interval_seconds}: the next write is allowed in ${Math.ceil(detail / 1000)} s`, detail);
+  }
+}
+
+/** Whether the hub definitely refused a write (so it never happened and its reservation is given back). */
+export function hubRefusedWrite(status: number | undefined): boolean {
+  return status !== undefined && status >= 400 && status < 500 && ![408, 409, 425, 429].includes(status);
+}
+
+/** One agent's writes under its rules: what the hub tools and the pipeline hold. */
+export interface AgentWrites {
+  reserve(write: HubWrite): Promise<WriteReservation>;
+  guard<T>(write: HubWrite, act: () => Promise<T>): Promise<T>;
+}
+
+export class WriteAllowance {
+  readonly #redis: Redis;
+  readonly #prefix: string;
+
+  constructor(redis: Redis, prefix: string) {
+    this.#redis = redis;
+    this.#prefix = prefix;
+  }
+
+  #keys(agent: string, write: HubWrite, day: string): string[] {
+    // A post has no thread yet; the key is passed anyway (unused) so the script's KEYS stay the same.
+    const thread = write.kind === 'comment' ? write.postId : '';
+    return [`${this.#prefix}:write-reservation:${agent}:${write.idempotencyKey}`, dayKey(this.#prefix, day), `${this.#prefix}:agent-last-write`, `${this.#prefix}:thread-responses:${thread}`];
+  }
+
+  forAgent(agent: string, rules: WriteRules): AgentWrites {
+    return { reserve: (write) => this.reserve(agent, rules, write), guard: (write, act) => this.guard(agent, rules, write, act) };
+  }
+
+  /** Reserves the write, or throws WriteRefused naming the limit it would break. */
+  async reserve(agent: string, rules: WriteRules, write: HubWrite, now = Date.now()): Promise<WriteReservation> {
+    const day = utcDay(now);
+    const l = rules.limits;
+    const daily = write.kind === 'post' ? l.max_daily_posts : l.max_daily_comments;
+    const [code, detail] = (await this.#redis.eval(
+      RESERVE,
+      4,
+      ...this.#keys(agent, write, day),
+      agent,
+      write.kind,
+      rules.can_create_posts ? 1 : 0,
+      daily,
+      l.max_responses_per_thread,
+      l.min_interval_seconds * 1000,
+      now,
+      RESERVATION_TTL_MS,
+      DAY_TTL_SECONDS,
+      THREAD_TTL_SECONDS,
+    )) as [number, number];
+    if (code < 0) throw refusalOf(agent, rules, write, code, detail);
+    return { agent, write, day, at: now, replay: code === 0 };
+  }
+
+  /** Gives a reservation back: its write did not happen (the hub refused it). */
+  async release(r: WriteReservation): Promise<void> {
+    await this.#redis.eval(RELEASE, 4, ...this.#keys(r.agent, r.write, r.day), r.agent, r.write.kind, r.at);
+  }
+
+  /**
+   * Runs `act` (the hub call) under a reservation: refused writes throw WriteRefused before any hub call, and
+   * a write the hub refused gives its reservation back.
+   */
+  async guard<T>(agent: string, rules: WriteRules, write: HubWrite, act: () => Promise<T>): Promise<T> {
+    const reservation = await this.reserve(agent, rules, write);
+    try {
+      return await act();
+    } catch (err) {
+      if (!reservation.replay && err instanceof HubError && hubRefusedWrite(err.status)) await this.release(reservation);
+      throw err;
+    }
+  }
+}
