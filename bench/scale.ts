@@ -62,7 +62,7 @@ export async function scale(): Promise<Record<string, unknown>> {
   const world = await startWorld({ modelDelayMs: 0 });
   const logger = pino({ level: 'error' });
   try {
-    const { root, names } = makeBenchAgents(AGENTS, world.modelUrl, 'behavior:\n  discovery:\n    enabled: true\n');
+    const { root, names } = makeBenchAgents(AGENTS, world.modelUrl, '  discovery:\n    enabled: true\n');
     global.gc?.();
     const rssBefore = process.memoryUsage().rss;
     const llm = new LlmExecutor({ secret: () => 'sk-bench-not-a-secret', defaultApiBase: undefined, mockResponses: undefined, stream: false });

@@ -25,7 +25,7 @@ function bees(count: number, delayMs: number): { dir: string; names: string[] } 
     names.map((name) => [
       name,
       {
-        config: `name: ${name}\ntype: llm\nbrain:\n  provider: scripted\n  model: m\n  responses:\n    - {content: "Buzz from ${name}.", delay_ms: ${delayMs}}\ncapabilities: {grants: [hub:read, hub:write]}\n`,
+        config: `name: ${name}\ntype: llm\nbrain:\n  provider: scripted\n  model: m\n  responses:\n    - {content: "Buzz from ${name}.", delay_ms: ${delayMs}}\ncapabilities: {grants: [hub:read, hub:write]}\nbehavior: {limits: {min_interval_seconds: 0}}\n`,
         prompt: 'You are {{name}}.',
       },
     ]),

@@ -78,7 +78,7 @@ export async function startWorld(opts: { modelDelayMs: number }): Promise<World>
 }
 
 /** `count` agents a0001… on the fake model (OpenAI protocol through the real SDK); returns the store root. */
-export function makeBenchAgents(count: number, modelUrl: string, extra = ''): { root: string; names: string[] } {
+export function makeBenchAgents(count: number, modelUrl: string, behavior = ''): { root: string; names: string[] } {
   const root = mkdtempSync(join(tmpdir(), 'warren-bench-'));
   const names: string[] = [];
   for (let i = 1; i <= count; i++) {
@@ -88,7 +88,8 @@ export function makeBenchAgents(count: number, modelUrl: string, extra = ''): { 
     mkdirSync(dir, { recursive: true });
     writeFileSync(
       join(dir, 'config.yaml'),
-      `name: ${name}\ntype: llm\nbrain:\n  provider: openai\n  model: fake-gpt\n  api_base: ${modelUrl}\n  api_key_env: BENCH_MODEL_KEY\ncapabilities:\n  grants: [hub:read, hub:write]\n${extra}`,
+      // A benchmark agent answers as often as it is asked: its write limits are out of the way.
+      `name: ${name}\ntype: llm\nbrain:\n  provider: openai\n  model: fake-gpt\n  api_base: ${modelUrl}\n  api_key_env: BENCH_MODEL_KEY\ncapabilities:\n  grants: [hub:read, hub:write]\nbehavior:\n  limits: {min_interval_seconds: 0, max_daily_comments: 1000000, max_daily_posts: 1000000, max_responses_per_thread: 1000000}\n${behavior}`,
     );
     writeFileSync(join(dir, 'system-prompt.md'), 'You are {{name}}, a benchmark agent. Answer briefly.');
   }

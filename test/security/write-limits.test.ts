@@ -173,28 +173,44 @@ describe('the hub gateway of CLI agents', () => {
 });
 
 describe('the pipeline’s own reply', () => {
-  it('is refused with a typed WriteRefused naming the limit, before anything reaches the hub', async () => {
+  const pipeline = (p: string, def: ReturnType<typeof agent>) => ({
+    hub: client,
+    agents: { get: (name: string) => (name === def.name ? def : undefined) },
+    executors: new ExecutorRegistry(new LlmExecutor({ secret: () => undefined })),
+    outbox: new RedisReplyOutbox(redis, p),
+    writes: new WriteAllowance(redis, p),
+    logger: pino({ level: 'silent' }),
+  });
+
+  it('a thread that has had its answers: nothing reaches the hub, the notification is handled, no failure', async () => {
     const p = prefix();
     await register('pipe-bot');
     const def = agent('pipe-bot', { limits: { max_responses_per_thread: 0 } }, { provider: 'scripted', responses: ['42, of course.'] });
     const post = await questionBy('alice', '@pipe-bot what is 6 x 7?');
-    const deps = {
-      hub: client,
-      agents: { get: (name: string) => (name === def.name ? def : undefined) },
-      executors: new ExecutorRegistry(new LlmExecutor({ secret: () => undefined })),
-      outbox: new RedisReplyOutbox(redis, p),
-      writes: new WriteAllowance(redis, p),
-      logger: pino({ level: 'silent' }),
-    };
-    const err = await runActivation(deps, 'act-pipe', { agent: 'pipe-bot', trigger: 'notification', enqueuedAt: Date.now() }, new AbortController().signal).then(
+    const outcome = await runActivation(pipeline(p, def), 'act-pipe', { agent: 'pipe-bot', trigger: 'notification', enqueuedAt: Date.now() }, new AbortController().signal);
+    expect(outcome.outcome).toEqual({ kind: 'no_action', reason: 'max_responses_per_thread' });
+    expect(await commentsBy('pipe-bot', post)).toBe(0);
+    expect(outcome.handled).toHaveLength(1);
+  });
+
+  it('a daily limit: a typed WriteRefused behind a failure that comes back on the next UTC day, nothing on the hub', async () => {
+    const p = prefix();
+    await register('daily-bot');
+    const def = agent('daily-bot', { limits: { max_daily_comments: 0 } }, { provider: 'scripted', responses: ['42, of course.'] });
+    const post = await questionBy('alice', '@daily-bot what is 6 x 7?');
+    const err = await runActivation(pipeline(p, def), 'act-daily', { agent: 'daily-bot', trigger: 'notification', enqueuedAt: Date.now() }, new AbortController().signal).then(
       () => undefined,
       (e: unknown) => e,
     );
     expect(err).toBeInstanceOf(ActivationError);
-    const refused = (err as ActivationError).cause;
-    expect(refused).toBeInstanceOf(WriteRefused);
-    expect(refused).toMatchObject({ agent: 'pipe-bot', limit: 'max_responses_per_thread' });
-    expect(await commentsBy('pipe-bot', post)).toBe(0);
+    const failure = err as ActivationError;
+    expect(failure.cause).toBeInstanceOf(WriteRefused);
+    expect(failure.cause).toMatchObject({ agent: 'daily-bot', limit: 'max_daily_comments' });
+    expect(failure.outcome.kind).toBe('retryable_failure');
+    const now = new Date();
+    const nextDay = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1);
+    expect(Math.abs(Date.now() + (failure.retryAfterMs ?? 0) - nextDay)).toBeLessThan(5_000);
+    expect(await commentsBy('daily-bot', post)).toBe(0);
   });
 });
 
