@@ -22,6 +22,7 @@ import type { ActivationOutcome } from './activation.ts';
 import { ActivationRecords } from './activation-records.ts';
 import { AgentRegistry } from './agent-registry.ts';
 import type { WarrenConfig } from './config.ts';
+import { startCliIsolation } from './cli-isolation.ts';
 import { ErrorReporter } from './error-reporter.ts';
 import { ExecutorRegistry } from './executor-registry.ts';
 import { openStore } from './open-store.ts';
@@ -29,6 +30,7 @@ import { startHealthServer } from './health-server.ts';
 import { WarrenMetrics } from './metrics.ts';
 import { HubGateway } from './hub-gateway.ts';
 import { Redactor, secretsFromEnv } from './redact.ts';
+import { SecretSource } from './secrets.ts';
 import { startTracing } from './tracing-setup.ts';
 import { RedisReplyOutbox } from './reply-outbox.ts';
 import { assertRedisReachable, connectRedis, redactUrl } from './redis.ts';
@@ -78,7 +80,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
 
   try {
     let hubUrl = config.hub.url;
-    let adminKey = env[config.hub.admin_key_env];
+    const secrets = new SecretSource({ env, dir: config.secrets.dir });
+    let adminKey = secrets.get(config.hub.admin_key_env);
     let embedded: RunningHub | undefined;
     if (config.hub.embedded) {
       embedded = await startHub({ dbPath: config.hub.db, adminKey, host: config.hub.host, port: config.hub.port, logger: logger.child({ component: 'hub' }) });
@@ -95,9 +98,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const tracing = startTracing(config.tracing, logger);
     if (tracing) cleanups.push(() => tracing.shutdown()); // pushed early: runs last, after the workers' final spans
     // Error posts, records, logs and span payloads share one redaction: no known secret leaves in any of them.
-    const redactor = new Redactor(secretsFromEnv(env, [adminKey]));
+    const redactor = new Redactor(secretsFromEnv(env, [adminKey, ...secrets.fileValues()]));
     const llm = new LlmExecutor({
-      secret: (name) => env[name],
+      secret: (name) => secrets.get(name),
       defaultApiBase: env.OPENAI_BASE_URL,
       mockResponses: env.WARREN_MOCK_RESPONSES ? parseMockResponses(env.WARREN_MOCK_RESPONSES) : undefined,
       ...llmSettings(config.executors.llm),
@@ -127,9 +130,10 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       graceMs: cliConfig.kill_grace,
       idleMs: cliConfig.idle_timeout,
       claudeMaxRetries: cliConfig.claude_max_retries,
-      secret: (name) => env[name],
+      secret: (name) => secrets.get(name),
       parentEnv: env,
       hubMcp,
+      runAs: opts.role === 'scheduler' ? undefined : await startCliIsolation(config, secrets, logger),
     });
     const executors = new ExecutorRegistry(llm, cli);
     const store = openStore(config.store, env);
@@ -239,7 +243,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     }
     logger.info({ role, agents: registry.runnable().size <= 50 ? [...registry.runnable()] : registry.runnable().size, concurrency: config.workers.concurrency }, 'warren is running');
 
-    return { hubUrl, generatedAdminKey: embedded && !env[config.hub.admin_key_env] ? embedded.adminKey : undefined, registry, metricsUrl, reload: () => reloader.trigger('reload'), stop };
+    return { hubUrl, generatedAdminKey: embedded && !secrets.get(config.hub.admin_key_env) ? embedded.adminKey : undefined, registry, metricsUrl, reload: () => reloader.trigger('reload'), stop };
   } catch (err) {
     await stop();
     throw err;

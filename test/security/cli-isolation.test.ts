@@ -1,0 +1,170 @@
+// Finding 1 of the containment work: a CLI agent ran with the daemon's uid and read the daemon's secrets in
+// /proc/<pid>/environ. A real `warren start` with canaries planted in its environment (the hub admin key, an
+// agent's model key under a name that says nothing of secrets, an unrelated variable) and in its secrets
+// folder runs a fake claude that scans everything it can read. As the daemon's own user it finds them all;
+// as executors.cli.run_as (the tests run as root, as CI does) it finds none.
+import { randomBytes, randomUUID } from 'node:crypto';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterEach, describe, expect, inject, it } from 'vitest';
+import { CliExecutor } from '../../executors/cli/cli-executor.ts';
+import { claudeCodeAdapter } from '../../executors/cli/claude-code.ts';
+import { Semaphore } from '../../executors/cli/concurrency.ts';
+import { cliIsolation, ensureCliUser, lookupUser } from '../../executors/cli/run-as.ts';
+import { ExecutorSetupError } from '../../executors/executor.ts';
+import { startHub, type RunningHub } from '../../local-hub/server.ts';
+import { activation, definition, FAKE_CLIS } from '../support/cli-agent.ts';
+import { makeAgentsDir } from '../support/daemon-harness.ts';
+import { hubCaller, waitFor, type WirePost } from '../support/hub-api.ts';
+import { startWarren, type WarrenProcess } from '../support/warren-process.ts';
+
+const redisUrl = inject('redisUrl');
+const SCANNER = join(FAKE_CLIS, 'claude-canary-scan.js');
+const canary = (): string => `wcanary_${randomBytes(12).toString('hex')}`;
+
+const cleanups: Array<() => Promise<unknown>> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
+});
+
+interface ScanReport {
+  uid: number;
+  gid: number;
+  groups: string;
+  home: string;
+  findings: Array<{ where: string; canary: string }>;
+  environ: { readable: number[]; unreadable: number[] };
+  filesRead: number;
+  filesDenied: number;
+}
+
+interface Scan {
+  report: ScanReport;
+  daemon: WarrenProcess;
+  canaries: Record<'admin' | 'model' | 'unrelated' | 'secretFile', string>;
+  workspaces: string;
+  secretsDir: string;
+}
+
+const agents = (): string =>
+  makeAgentsDir(
+    {
+      coder: {
+        config: `name: coder\ntype: claude-code\nbrain: {provider: anthropic, model: claude-sonnet-4-5, api_base: "http://127.0.0.1:9", api_key_env: CODER_KEY}\ncapabilities: {grants: [hub:read, hub:write]}\nbehavior: {max_duration: 60s}\n`,
+        prompt: 'You are {{name}}.',
+      },
+      // Never activated: it is here so the daemon holds its key, under a name without KEY/TOKEN/SECRET.
+      writer: { config: `name: writer\ntype: llm\nbrain: {provider: openai, model: gpt-4o-mini, api_key_env: WRITER_CRED}\ncapabilities: {grants: [hub:read, hub:write]}\n`, prompt: 'You are {{name}}.' },
+    },
+    { withGreeter: false },
+  );
+
+/** Starts a daemon with planted canaries, mentions the scanning agent and returns what it found. */
+async function scan(runAs: string): Promise<Scan> {
+  const canaries = { admin: canary(), model: canary(), unrelated: canary(), secretFile: canary() };
+  const hub: RunningHub = await startHub({ dbPath: ':memory:', port: 0, adminKey: canaries.admin });
+  cleanups.push(() => hub.close());
+  const base = mkdtempSync(join(tmpdir(), 'warren-sec-'));
+  // CLI agents must be able to pass through to their workspace: the parent is searchable, not listable.
+  chmodSync(base, 0o711);
+  const workspaces = join(base, 'workspaces');
+  const secretsDir = join(base, 'secrets');
+  mkdirSync(secretsDir, { mode: 0o700 });
+  writeFileSync(join(secretsDir, 'OPS_PASSPHRASE'), `${canaries.secretFile}\n`, { mode: 0o600 });
+  const agentsDir = agents();
+  const daemon = startWarren({
+    hubUrl: hub.url,
+    adminKey: canaries.admin,
+    redisUrl,
+    prefix: `sec-${randomUUID().slice(0, 8)}`,
+    agentsDir,
+    env: { CODER_KEY: 'sk-ant-coder-own-key-not-a-canary', WRITER_CRED: canaries.model, DEPLOY_NOTE: canaries.unrelated, WARREN_LOG_LEVEL: 'info' },
+    sections: [`executors: {cli: {run_as: ${runAs}, workspaces: "${workspaces}", binaries: {claude-code: "${SCANNER}"}}}`, `secrets: {dir: "${secretsDir}"}`],
+  });
+  cleanups.push(async () => {
+    daemon.kill('SIGKILL');
+    await daemon.exited;
+  });
+  await daemon.waitForLine(/warren is running/, 30_000);
+  const api = hubCaller(hub.url);
+  const { api_key: userKey } = await api.post<{ api_key: string }>('/agents/register', hub.adminKey, { name: 'mallory', type: 'human' });
+  const roots = [secretsDir, workspaces, dirname(daemon.config), dirname(agentsDir)];
+  const post = await api.post<{ id: string }>('/posts', userKey, { title: 'scan', content: `@coder scan ROOTS=${roots.join(':')}` });
+  const reply = await waitFor(
+    'the scanner reply',
+    async () => {
+      const p = await api.get<WirePost>(`/posts/${post.id}?include_comments=true`, userKey);
+      return p.comments?.find((c) => c.author.name === 'coder')?.content;
+    },
+    45_000,
+    100,
+  );
+  return { report: JSON.parse(reply) as ScanReport, daemon, canaries, workspaces, secretsDir };
+}
+
+const found = (s: Scan): string[] => {
+  const names = Object.entries(s.canaries).map(([name, value]) => [value.slice(-6), name] as const);
+  return [...new Set(s.report.findings.map((f) => names.find(([tail]) => tail === f.canary)?.[1] ?? `unknown ${f.canary}`))].sort();
+};
+
+describe('a CLI agent scanning for the daemon\'s secrets', () => {
+  it('as the daemon\'s own user (run_as: none) finds every canary, and the daemon warns at start that it would', async () => {
+    const s = await scan('none');
+    expect(s.report.uid).toBe(process.getuid?.());
+    expect(s.report.environ.readable).toContain(s.daemon.pid);
+    expect(found(s)).toEqual(['admin', 'model', 'secretFile', 'unrelated']);
+    expect(s.report.findings).toContainEqual({ where: `/proc/${s.daemon.pid}/environ`, canary: s.canaries.admin.slice(-6) });
+    expect(s.daemon.lines.some((l) => l.includes("CLI agents can read the daemon's secrets"))).toBe(true);
+  }, 90_000);
+
+  it('as executors.cli.run_as finds none: not in /proc, not in the secrets folder, the config or the workspaces', async () => {
+    expect(process.getuid?.(), 'CI runs as root, where run_as applies; as another user the test above covers the warning').toBe(0);
+    const s = await scan('warren-agent');
+    const user = await lookupUser('warren-agent');
+    expect(user).toBeDefined();
+    expect(s.report.uid).toBe(user!.uid);
+    expect(s.report.uid).not.toBe(0);
+    expect(s.report.gid).toBe(user!.gid);
+    // No supplementary group of root's survives the switch.
+    expect(s.report.groups.split(/\s+/).filter(Boolean).every((g) => Number(g) === user!.gid)).toBe(true);
+    expect(s.report.findings).toEqual([]);
+    // It did look: the daemon's environment was there and refused, and it read files (its own workspace at least).
+    expect(s.report.environ.unreadable).toContain(s.daemon.pid);
+    expect(s.report.filesDenied).toBeGreaterThan(0);
+    expect(s.daemon.lines.some((l) => l.includes("CLI agents can read the daemon's secrets"))).toBe(false);
+    // The workspace and the CLI's HOME belong to that user alone.
+    const ws = statSync(join(s.workspaces, 'coder'));
+    expect([ws.uid, ws.gid, ws.mode & 0o777]).toEqual([user!.uid, user!.gid, 0o700]);
+    expect(s.report.home).toBe(join(s.workspaces, '.state', 'coder', 'home'));
+    expect(statSync(s.report.home).uid).toBe(user!.uid);
+  }, 90_000);
+});
+
+describe('run_as and the CLI binary', () => {
+  it('a CLI the run_as user cannot reach is refused with a setup error naming the folder in the way', async () => {
+    expect(process.getuid?.()).toBe(0);
+    const user = await ensureCliUser('warren-agent');
+    const hidden = mkdtempSync(join(tmpdir(), 'warren-hidden-')); // mode 700, root's: as /root is
+    const binary = join(hidden, 'claude');
+    copyFileSync(SCANNER, binary);
+    chmodSync(binary, 0o755);
+    const make = (bin: string): CliExecutor =>
+      new CliExecutor({ adapter: claudeCodeAdapter(), binary: bin, workspacesRoot: join(mkdtempSync(join(tmpdir(), 'warren-ws-')), 'ws'), secret: () => 'sk-ant-x', parentEnv: { PATH: process.env.PATH }, slots: new Semaphore(1), runAs: user });
+    const def = definition({ type: 'claude-code' });
+    const refused = make(binary);
+    expect(refused.missingRequirement(def)).toBe(
+      `the claude-code CLI (${binary}) cannot be run as executors.cli.run_as: user warren-agent cannot reach ${binary}: the folder ${hidden} is not searchable by it; install it where that user can read it (a world-readable path such as /usr/local or /opt) or set executors.cli.run_as: none`,
+    );
+    await expect(refused.run(activation(def))).rejects.toBeInstanceOf(ExecutorSetupError);
+    // The same file where the user can reach it runs (as a control for the check itself).
+    chmodSync(hidden, 0o755);
+    expect(make(binary).missingRequirement(def)).toBeUndefined();
+  });
+
+  it('isolation is decided by the daemon\'s uid and the setting alone', () => {
+    expect(cliIsolation('warren-agent', 0)).toEqual({ runAs: 'warren-agent', warning: undefined });
+    expect(cliIsolation('none', 0).warning).toMatch(/run_as is none, so CLI agents can read the daemon's secrets/);
+    expect(cliIsolation('warren-agent', 1000)).toMatchObject({ runAs: undefined, warning: expect.stringMatching(/runs as uid 1000, not root, .*CLI agents can read the daemon's secrets/) as unknown });
+  });
+});
