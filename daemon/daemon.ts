@@ -92,7 +92,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       if (opts.seed) logger.info({ ...(await applySeed(embedded.url, embedded.adminKey, opts.seed)) }, 'hub seeded');
     }
     if (opts.seed && !embedded) throw new Error('--seed needs the embedded hub (hub.embedded: true); seed a separate hub with `warren hub --seed`');
-    if (!adminKey) throw new Error(`the hub's admin key is not set: export ${config.hub.admin_key_env} (or run with hub.embedded: true)`);
+    if (!adminKey) throw new Error(secrets.whyMissing(config.hub.admin_key_env) ?? `the hub's admin key is not set: export ${config.hub.admin_key_env} (or run with hub.embedded: true)`);
 
     const hub = new HubClient({ baseUrl: hubUrl, apiKey: adminKey, logger: logger.child({ component: 'hub-client' }) });
     const tracing = startTracing(config.tracing, logger);

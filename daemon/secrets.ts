@@ -3,7 +3,7 @@
 // file is not in the daemon's environment, which any process of the daemon's user reads in /proc/<pid>/environ.
 // Values are read once, at start: the redactor must know them before anything is logged. Every `*_FILE`
 // variable is read then (an agent's key may hide under any name), but only a name the daemon asks for must
-// have its file: TF_CLI_CONFIG_FILE and the like are other programs' business.
+// have its file (see whyMissing): TF_CLI_CONFIG_FILE and the like are other programs' business.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -61,14 +61,19 @@ export class SecretSource {
       this.#secretPaths.add(file.path);
       return file.value;
     }
-    const named = this.#env[`${name}_FILE`];
-    if (named) throw new SecretFileError(named, `named by ${name}_FILE but missing, unreadable, empty or larger than ${MAX_SECRET_BYTES} bytes`);
     return undefined;
+  }
+
+  /** Why `name` has no value though a file was named for it, for error messages; undefined otherwise. */
+  whyMissing(name: string): string | undefined {
+    const named = this.#env[`${name}_FILE`];
+    if (this.get(name) !== undefined || !named) return undefined;
+    return `${name}_FILE names ${named}, which is missing, unreadable, empty or larger than ${MAX_SECRET_BYTES} bytes`;
   }
 
   /** Every value read from a file (for the redactor: these names may say nothing of secrets). */
   fileValues(): string[] {
-    return [...this.#fromFiles.values()].map((f) => f.value);
+    return [...new Set([...this.#fromFiles.values()].map((f) => f.value))];
   }
 
   /** The secrets folder and the files of the secrets asked for so far; none may be readable by CLI agents. */

@@ -69,10 +69,6 @@ export async function runDoctor(config: WarrenConfig, env: NodeJS.ProcessEnv): P
     });
   }
 
-  const isolation = await describeCliIsolation(config, secrets);
-  for (const message of isolation.ok) checks.push({ status: 'ok', area: 'cli isolation', message });
-  for (const message of isolation.warnings) checks.push({ status: 'warn', area: 'cli isolation', message });
-
   const registry = new ExecutorRegistry(new LlmExecutor({ secret: (name) => secrets.get(name), defaultApiBase: env.OPENAI_BASE_URL }), cli);
   const { agents, problems } = await new LocalFolderStore(config.store.path).load();
   const broken = problems.filter((p) => p.severity === 'error').length;
@@ -81,6 +77,11 @@ export async function runDoctor(config: WarrenConfig, env: NodeJS.ProcessEnv): P
     const r = registry.resolve(def);
     checks.push('executor' in r ? { status: 'ok', area: `agent ${def.name}`, message: `${def.config.type} runnable` } : { status: 'warn', area: `agent ${def.name}`, message: `skipped: ${r.unavailable}` });
   }
+
+  // After the agents: their keys have been asked for, so the files holding them are checked too.
+  const isolation = await describeCliIsolation(config, secrets);
+  for (const message of isolation.ok) checks.push({ status: 'ok', area: 'cli isolation', message });
+  for (const message of isolation.warnings) checks.push({ status: 'warn', area: 'cli isolation', message });
 
   checks.push(await redisCheck(config));
   checks.push(await hubCheck(config));

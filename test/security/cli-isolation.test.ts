@@ -8,6 +8,8 @@ import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, statSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, inject, it } from 'vitest';
+import { runDoctor } from '../../daemon/commands/doctor.ts';
+import { WarrenConfigSchema } from '../../daemon/config.ts';
 import { CliExecutor } from '../../executors/cli/cli-executor.ts';
 import { claudeCodeAdapter } from '../../executors/cli/claude-code.ts';
 import { Semaphore } from '../../executors/cli/concurrency.ts';
@@ -16,6 +18,7 @@ import { ExecutorSetupError } from '../../executors/executor.ts';
 import { startHub, type RunningHub } from '../../local-hub/server.ts';
 import { activation, definition, FAKE_CLIS } from '../support/cli-agent.ts';
 import { makeAgentsDir } from '../support/daemon-harness.ts';
+import { freePort } from '../support/free-port.ts';
 import { hubCaller, waitFor, type WirePost } from '../support/hub-api.ts';
 import { startWarren, type WarrenProcess } from '../support/warren-process.ts';
 
@@ -166,5 +169,40 @@ describe('run_as and the CLI binary', () => {
     expect(cliIsolation('warren-agent', 0)).toEqual({ runAs: 'warren-agent', warning: undefined });
     expect(cliIsolation('none', 0).warning).toMatch(/run_as is none, so CLI agents can read the daemon's secrets/);
     expect(cliIsolation('warren-agent', 1000)).toMatchObject({ runAs: undefined, warning: expect.stringMatching(/runs as uid 1000, not root, .*CLI agents can read the daemon's secrets/) as unknown });
+  });
+});
+
+describe('warren doctor on CLI isolation', () => {
+  const doctor = async (cli: Record<string, unknown>, secretsDir?: string) => {
+    const config = WarrenConfigSchema.parse({
+      hub: { url: `http://127.0.0.1:${await freePort()}` },
+      redis: { url: redisUrl },
+      store: { path: dirname(agents()) },
+      // No CLI installed: their version checks would only slow this down.
+      executors: { cli: { binaries: { 'claude-code': '/nonexistent/claude', goose: '/nonexistent/goose', aider: '/nonexistent/aider', opencode: '/nonexistent/opencode' }, ...cli } },
+      secrets: { dir: secretsDir },
+    });
+    return (await runDoctor(config, { PATH: process.env.PATH })).filter((c) => c.area === 'cli isolation');
+  };
+
+  it('says plainly that CLI agents can read the daemon\'s secrets when run_as is none', async () => {
+    expect(await doctor({ run_as: 'none' })).toEqual([{ status: 'warn', area: 'cli isolation', message: expect.stringContaining("executors.cli.run_as is none, so CLI agents can read the daemon's secrets") as unknown }]);
+  });
+
+  it('as root: names the user CLI agents run as, and warns about each secret file that user can read', async () => {
+    expect(process.getuid?.()).toBe(0);
+    const user = await ensureCliUser('warren-agent');
+    const dir = join(mkdtempSync(join(tmpdir(), 'warren-sec-')), 'secrets');
+    mkdirSync(dir, { mode: 0o700 });
+    writeFileSync(join(dir, 'TIGHT'), 'tight-value-123456', { mode: 0o600 });
+    writeFileSync(join(dir, 'LOOSE'), 'loose-value-123456', { mode: 0o644 });
+    chmodSync(dirname(dir), 0o755);
+    expect(await doctor({}, dir)).toEqual([{ status: 'ok', area: 'cli isolation', message: `CLI agents run as warren-agent (uid ${user.uid}); they cannot read the daemon's environment` }]);
+    chmodSync(dir, 0o755); // now the folder and LOOSE are readable by others, TIGHT is not
+    expect((await doctor({}, dir)).map((c) => `${c.status} ${c.message}`)).toEqual([
+      `ok CLI agents run as warren-agent (uid ${user.uid}); they cannot read the daemon's environment`,
+      `warn secret file ${dir} is readable by warren-agent, the user CLI agents run as: make it readable by the daemon's user only (chmod 600, folder 700)`,
+      `warn secret file ${join(dir, 'LOOSE')} is readable by warren-agent, the user CLI agents run as: make it readable by the daemon's user only (chmod 600, folder 700)`,
+    ]);
   });
 });
