@@ -47,6 +47,8 @@ export class CliExecutor implements Executor {
   #resolvedBinary: string | null | undefined;
   /** Why the run_as user cannot run the binary ('' when it can), checked once. */
   #binaryAccess: string | undefined;
+  /** Workspaces the run_as user was seen to reach (the check spawns a process: once per workspace). */
+  readonly #reachable = new Set<string>();
 
   constructor(opts: CliExecutorOptions) {
     this.#opts = opts;
@@ -110,8 +112,11 @@ export class CliExecutor implements Executor {
     const def = input.definition;
     const runAs = this.#opts.runAs;
     const dirs = await ensureWorkspace(this.#opts.workspacesRoot, def.name, runAs);
-    const unreachable = runAs && accessProblem(runAs, dirs.workspace, ['-r', '-w', '-x']);
-    if (unreachable) throw new ExecutorSetupError(def.name, `its workspace cannot be used as executors.cli.run_as: ${unreachable}; choose executors.cli.workspaces under folders others may search`);
+    if (runAs && !this.#reachable.has(dirs.workspace)) {
+      const unreachable = accessProblem(runAs, dirs.workspace, ['-r', '-w', '-x']);
+      if (unreachable) throw new ExecutorSetupError(def.name, `its workspace cannot be used as executors.cli.run_as: ${unreachable}; choose executors.cli.workspaces under folders others may search`);
+      this.#reachable.add(dirs.workspace);
+    }
     const hub = this.#opts.hubMcp?.(def, input.id);
     try {
       return await this.#supervised(input, scratch, dirs, hub);

@@ -4,7 +4,7 @@
 // folder runs a fake claude that scans everything it can read. As the daemon's own user it finds them all;
 // as executors.cli.run_as (the tests run as root, as CI does) it finds none.
 import { randomBytes, randomUUID } from 'node:crypto';
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, lstatSync, mkdirSync, mkdtempSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, inject, it } from 'vitest';
@@ -14,6 +14,7 @@ import { CliExecutor } from '../../executors/cli/cli-executor.ts';
 import { claudeCodeAdapter } from '../../executors/cli/claude-code.ts';
 import { Semaphore } from '../../executors/cli/concurrency.ts';
 import { cliIsolation, ensureCliUser, lookupUser } from '../../executors/cli/run-as.ts';
+import { ensureWorkspace } from '../../executors/cli/workspace.ts';
 import { ExecutorSetupError } from '../../executors/executor.ts';
 import { startHub, type RunningHub } from '../../local-hub/server.ts';
 import { activation, definition, FAKE_CLIS } from '../support/cli-agent.ts';
@@ -163,6 +164,38 @@ describe('run_as and the CLI binary', () => {
     // The same file where the user can reach it runs (as a control for the check itself).
     chmodSync(hidden, 0o755);
     expect(make(binary).missingRequirement(def)).toBeUndefined();
+  });
+
+  it('a workspace under a folder the run_as user cannot pass is a setup error naming that folder', async () => {
+    const user = await ensureCliUser('warren-agent');
+    const hidden = mkdtempSync(join(tmpdir(), 'warren-hidden-')); // mode 700, root's
+    const executor = new CliExecutor({ adapter: claudeCodeAdapter(), binary: SCANNER, workspacesRoot: join(hidden, 'ws'), secret: () => 'sk-ant-x', parentEnv: { PATH: process.env.PATH }, slots: new Semaphore(1), runAs: user });
+    const def = definition({ type: 'claude-code' });
+    expect(executor.missingRequirement(def)).toBeUndefined();
+    const err = await executor.run(activation(def)).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ExecutorSetupError);
+    expect((err as Error).message).toContain(`its workspace cannot be used as executors.cli.run_as: user warren-agent cannot reach ${join(hidden, 'ws', 'coder')}: the folder ${hidden} is not searchable by it`);
+  });
+
+  it('a workspace left by root is handed to the run_as user without following the symlinks in it', async () => {
+    const user = await ensureCliUser('warren-agent');
+    const base = mkdtempSync(join(tmpdir(), 'warren-ws-'));
+    chmodSync(base, 0o755);
+    const outside = join(base, 'outside.txt');
+    writeFileSync(outside, 'root only', { mode: 0o600 });
+    const ws = join(base, 'ws', 'coder');
+    mkdirSync(join(ws, 'src'), { recursive: true });
+    writeFileSync(join(ws, 'src', 'main.ts'), 'code');
+    symlinkSync(outside, join(ws, 'link'));
+    const dirs = await ensureWorkspace(join(base, 'ws'), 'coder', user);
+    for (const p of [ws, join(ws, 'src'), join(ws, 'src', 'main.ts'), dirs.stateDir, dirs.home]) expect([p, statSync(p).uid]).toEqual([p, user.uid]);
+    expect(lstatSync(join(ws, 'link')).uid).toBe(user.uid);
+    expect(statSync(outside).uid).toBe(0);
+    // HOME lies in a folder the agent owns: a symlink put in its place is refused, not chmod-ed through.
+    rmSync(dirs.home, { recursive: true });
+    symlinkSync(base, dirs.home);
+    await expect(ensureWorkspace(join(base, 'ws'), 'coder', user)).rejects.toThrow(/is not a folder/);
+    expect(statSync(base).mode & 0o777).toBe(0o755);
   });
 
   it('isolation is decided by the daemon\'s uid and the setting alone', () => {
