@@ -4,7 +4,7 @@
 import { accessSync, constants, realpathSync } from 'node:fs';
 import { chown, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { delimiter, isAbsolute, join, resolve } from 'node:path';
+import { delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
 import { ExecutorSetupError, type ActivationInput, type Executor, type ExecutorResult } from '../executor.ts';
 import type { AgentDefinition } from '../../store/definition.ts';
 import type { CliAdapter } from './adapter.ts';
@@ -47,7 +47,7 @@ export class CliExecutor implements Executor {
   #resolvedBinary: string | null | undefined;
   /** Why the run_as user cannot run the binary ('' when it can), checked once. */
   #binaryAccess: string | undefined;
-  /** Workspaces the run_as user was seen to reach (the check spawns a process: once per workspace). */
+  /** Folders the run_as user was seen to reach (the check spawns a process: once per folder). */
   readonly #reachable = new Set<string>();
 
   constructor(opts: CliExecutorOptions) {
@@ -112,10 +112,10 @@ export class CliExecutor implements Executor {
     const def = input.definition;
     const runAs = this.#opts.runAs;
     const dirs = await ensureWorkspace(this.#opts.workspacesRoot, def.name, runAs);
-    if (runAs && !this.#reachable.has(dirs.workspace)) {
-      const unreachable = accessProblem(runAs, dirs.workspace, ['-r', '-w', '-x']);
-      if (unreachable) throw new ExecutorSetupError(def.name, `its workspace cannot be used as executors.cli.run_as: ${unreachable}; choose executors.cli.workspaces under folders others may search`);
-      this.#reachable.add(dirs.workspace);
+    if (runAs) {
+      this.#assertReachable(def.name, runAs, dirs.workspace, dirs.workspace, 'its workspace', 'choose executors.cli.workspaces under folders others may search');
+      // Each activation has a new scratch folder in the same parent: checked once per parent.
+      this.#assertReachable(def.name, runAs, scratch, dirname(scratch), 'the temporary folder', "set the daemon's TMPDIR to a folder others may search");
     }
     const hub = this.#opts.hubMcp?.(def, input.id);
     try {
@@ -123,6 +123,14 @@ export class CliExecutor implements Executor {
     } finally {
       hub?.release?.(); // the hub server's credentials end with the activation
     }
+  }
+
+  /** A folder the run_as user cannot use fails the activation naming the folder in the way, not with a bare EACCES. */
+  #assertReachable(agent: string, user: CliUser, dir: string, key: string, what: string, fix: string): void {
+    if (this.#reachable.has(key)) return;
+    const problem = accessProblem(user, dir, ['-r', '-w', '-x']);
+    if (problem) throw new ExecutorSetupError(agent, `${what} cannot be used as executors.cli.run_as: ${problem}; ${fix}`);
+    this.#reachable.add(key);
   }
 
   async #supervised(input: ActivationInput, scratch: string, dirs: AgentDirs, hub: McpLaunch | undefined): Promise<ExecutorResult> {

@@ -177,6 +177,24 @@ describe('run_as and the CLI binary', () => {
     expect((err as Error).message).toContain(`its workspace cannot be used as executors.cli.run_as: user warren-agent cannot reach ${join(hidden, 'ws', 'coder')}: the folder ${hidden} is not searchable by it`);
   });
 
+  it('a TMPDIR the run_as user cannot pass is a setup error naming it', async () => {
+    const user = await ensureCliUser('warren-agent');
+    const open = mkdtempSync(join(tmpdir(), 'warren-ws-'));
+    chmodSync(open, 0o711);
+    const hidden = mkdtempSync(join(tmpdir(), 'warren-tmp-')); // mode 700, root's
+    const executor = new CliExecutor({ adapter: claudeCodeAdapter(), binary: SCANNER, workspacesRoot: join(open, 'ws'), secret: () => 'sk-ant-x', parentEnv: { PATH: process.env.PATH }, slots: new Semaphore(1), runAs: user });
+    const saved = process.env.TMPDIR;
+    process.env.TMPDIR = hidden;
+    try {
+      const err = await executor.run(activation(definition({ type: 'claude-code' }))).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ExecutorSetupError);
+      expect((err as Error).message).toMatch(new RegExp(`the temporary folder cannot be used as executors.cli.run_as: user warren-agent cannot reach ${hidden}/warren-coder-\\w+: the folder ${hidden} is not searchable by it; set the daemon's TMPDIR`));
+    } finally {
+      if (saved === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = saved;
+    }
+  });
+
   it('a workspace left by root is handed to the run_as user without following the symlinks in it', async () => {
     const user = await ensureCliUser('warren-agent');
     const base = mkdtempSync(join(tmpdir(), 'warren-ws-'));
