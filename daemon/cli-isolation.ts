@@ -1,22 +1,24 @@
 // At start-up: which user CLI agents run as (created when missing), said plainly when they cannot be kept
 // from the daemon's secrets, and a warning for every secret file that user could still read.
 import type { Logger } from 'pino';
-import { accessProblem, cliIsolation, ensureCliUser, lookupUser, userCan, type CliUser } from '../executors/cli/run-as.ts';
+import { accessProblem, cliIsolation, CliUsers, ensureCliUser, lookupUser, userCan, type CliUser } from '../executors/cli/run-as.ts';
 import type { WarrenConfig } from './config.ts';
 import type { SecretSource } from './secrets.ts';
 
-/** The user to start CLI agents as (undefined: the daemon's own), after logging what isolation there is. */
-export async function startCliIsolation(config: WarrenConfig, secrets: SecretSource, logger: Logger): Promise<CliUser | undefined> {
+/** The users to start CLI agents as (undefined: the daemon's own), after logging what isolation there is. */
+export async function startCliIsolation(config: WarrenConfig, secrets: SecretSource, logger: Logger): Promise<CliUsers | undefined> {
   const { runAs, warning } = cliIsolation(config.executors.cli.run_as, process.getuid?.());
   if (warning) {
     logger.warn({ run_as: config.executors.cli.run_as }, warning);
     return undefined;
   }
+  // The base user is created even when each agent has its own: it stands for them in access checks.
   const user = await ensureCliUser(runAs!);
-  logger.info({ user: user.name, uid: user.uid, gid: user.gid }, 'CLI agents run as their own user; they cannot read the daemon\'s environment');
+  const users = new CliUsers(user, config.executors.cli.run_as_per_agent);
+  logger.info({ run_as: users.describe() }, "CLI agents run as their own user; they cannot read the daemon's environment");
   for (const problem of secretFilesReadableBy(user, secrets)) logger.warn(problem);
   for (const problem of warrenUnreachableBy(user)) logger.warn(problem);
-  return user;
+  return users;
 }
 
 /** Secret files (and the secrets folder) the CLI user can read: each defeats the isolation. */
@@ -42,5 +44,6 @@ export async function describeCliIsolation(config: WarrenConfig, secrets: Secret
   const user = await lookupUser(runAs!);
   if (!user) return { ok: [`CLI agents will run as ${runAs}, created by warren start (useradd --system)`], warnings: [] };
   if (user.uid === 0 || user.gid === 0) return { ok: [], warnings: [`executors.cli.run_as ${user.name} has root's ids: warren start refuses it`] };
-  return { ok: [`CLI agents run as ${user.name} (uid ${user.uid}); they cannot read the daemon's environment`], warnings: [...secretFilesReadableBy(user, secrets), ...warrenUnreachableBy(user)] };
+  const who = config.executors.cli.run_as_per_agent ? `${user.name}-<agent> (one user per agent, created on first use)` : `${user.name} (uid ${user.uid})`;
+  return { ok: [`CLI agents run as ${who}; they cannot read the daemon's environment`], warnings: [...secretFilesReadableBy(user, secrets), ...warrenUnreachableBy(user)] };
 }

@@ -128,6 +128,8 @@ export const WarrenConfigSchema = z.strictObject({
            * (/proc/<pid>/environ) or its secret files; created on demand when missing. `none`: the daemon's own user.
            */
           run_as: z.string().regex(/^[a-z_][a-z0-9_-]{0,31}$/, 'expected a user name (lowercase, at most 32 characters) or none').default('warren-agent'),
+          /** Each agent gets its own user, `<run_as>-<agent>`: one CLI agent cannot read another's key or workspace. */
+          run_as_per_agent: z.boolean().default(true),
         })
         .prefault({}),
     })

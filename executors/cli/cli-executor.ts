@@ -12,7 +12,7 @@ import { buildChildEnv } from './child-env.ts';
 import type { Semaphore } from './concurrency.ts';
 import { DEFAULT_POSTING_TOOLS, mcpServersFor, type HubMcpLauncher, type McpLaunch } from './mcp.ts';
 import { missingKey, providerNeedsKey } from './provider-env.ts';
-import { accessProblem, type CliUser } from './run-as.ts';
+import { accessProblem, type CliUser, type CliUsers } from './run-as.ts';
 import { supervise } from './supervisor.ts';
 import { ensureWorkspace, type AgentDirs } from './workspace.ts';
 
@@ -35,8 +35,8 @@ export interface CliExecutorOptions {
   /** No output for this long kills the run (goose goes quiet during long tool arguments: be generous). */
   idleMs?: number;
   maxLineBytes?: number;
-  /** The user CLIs run as (`executors.cli.run_as`, resolved by run-as.ts); undefined: the daemon's user. */
-  runAs?: CliUser;
+  /** The users CLIs run as (`executors.cli.run_as`, see run-as.ts); undefined: the daemon's user. */
+  runAs?: CliUsers;
 }
 
 /** Where npm installs the CLIs warren pins (claude-code, opencode). */
@@ -83,7 +83,8 @@ export class CliExecutor implements Executor {
    * user; spawn would fail with a bare EACCES, so say which path and what to do.
    */
   #runAsCannotRun(): string | undefined {
-    const user = this.#opts.runAs;
+    // Every such user is alike to the binary's folders (neither owner nor group): the base one stands for all.
+    const user = this.#opts.runAs?.base;
     const path = this.binaryPath();
     if (!user || !path) return undefined;
     if (this.#binaryAccess === undefined) {
@@ -97,20 +98,20 @@ export class CliExecutor implements Executor {
     const def = input.definition;
     const missing = this.missingRequirement(def);
     if (missing) throw new ExecutorSetupError(def.name, missing);
+    const runAs = await this.#opts.runAs?.forAgent(def.name);
     const release = await this.#opts.slots.acquire(input.signal);
     const scratch = await mkdtemp(join(tmpdir(), `warren-${def.name}-`));
     try {
-      if (this.#opts.runAs) await chown(scratch, this.#opts.runAs.uid, this.#opts.runAs.gid);
-      return await this.#run(input, scratch);
+      if (runAs) await chown(scratch, runAs.uid, runAs.gid);
+      return await this.#run(input, scratch, runAs);
     } finally {
       release();
       await rm(scratch, { recursive: true, force: true });
     }
   }
 
-  async #run(input: ActivationInput, scratch: string): Promise<ExecutorResult> {
+  async #run(input: ActivationInput, scratch: string, runAs: CliUser | undefined): Promise<ExecutorResult> {
     const def = input.definition;
-    const runAs = this.#opts.runAs;
     const dirs = await ensureWorkspace(this.#opts.workspacesRoot, def.name, runAs);
     if (runAs) {
       this.#assertReachable(def.name, runAs, dirs.workspace, dirs.workspace, 'its workspace', 'choose executors.cli.workspaces under folders others may search');
@@ -119,7 +120,7 @@ export class CliExecutor implements Executor {
     }
     const hub = this.#opts.hubMcp?.(def, input.id);
     try {
-      return await this.#supervised(input, scratch, dirs, hub);
+      return await this.#supervised(input, scratch, dirs, hub, runAs);
     } finally {
       hub?.release?.(); // the hub server's credentials end with the activation
     }
@@ -133,8 +134,8 @@ export class CliExecutor implements Executor {
     this.#reachable.add(key);
   }
 
-  async #supervised(input: ActivationInput, scratch: string, dirs: AgentDirs, hub: McpLaunch | undefined): Promise<ExecutorResult> {
-    const { adapter, runAs } = this.#opts;
+  async #supervised(input: ActivationInput, scratch: string, dirs: AgentDirs, hub: McpLaunch | undefined, runAs: CliUser | undefined): Promise<ExecutorResult> {
+    const { adapter } = this.#opts;
     const { workspace, stateDir } = dirs;
     const def = input.definition;
     const { servers, skipped } = mcpServersFor(def, hub);

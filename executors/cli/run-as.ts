@@ -1,8 +1,10 @@
 // The user CLI agents run as. A coding CLI runs whatever its model asks for; under the daemon's own uid it
 // could read the daemon's environment (/proc/<pid>/environ: the hub admin key, every agent's key) and secret
-// files. A daemon running as root starts CLIs as a separate unprivileged user (`executors.cli.run_as`,
-// created on demand); otherwise nothing stands between a CLI agent and the daemon's secrets, and it says so.
+// files. A daemon running as root starts CLIs as separate unprivileged users (`executors.cli.run_as`, by
+// default one per agent so agents cannot read each other's processes and workspaces either; created on
+// demand); otherwise nothing stands between a CLI agent and the daemon's secrets, and it says so.
 import { execFile, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { dirname, resolve } from 'node:path';
 
 export interface CliUser {
@@ -25,6 +27,43 @@ export interface CliIsolation {
   runAs: string | undefined;
   /** Said at start-up and by `warren doctor` when CLI agents are not isolated from the daemon's secrets. */
   warning: string | undefined;
+}
+
+/**
+ * The user of one agent: `<base>-<agent>`, or, when that passes the 32 characters a user name may have, its
+ * head and a hash of the agent's name (names are unique, so are hashes in practice).
+ */
+export function agentUserName(base: string, agent: string): string {
+  const full = `${base}-${agent}`;
+  if (full.length <= 32) return full;
+  return `${full.slice(0, 23)}-${createHash('sha256').update(agent).digest('hex').slice(0, 8)}`;
+}
+
+/** The users CLI agents run as: `base` (or, per agent, one derived from it), created on first use. */
+export class CliUsers {
+  readonly base: CliUser;
+  readonly #perAgent: boolean;
+  readonly #users = new Map<string, Promise<CliUser>>();
+
+  constructor(base: CliUser, perAgent: boolean) {
+    this.base = base;
+    this.#perAgent = perAgent;
+  }
+
+  forAgent(agent: string): Promise<CliUser> {
+    if (!this.#perAgent) return Promise.resolve(this.base);
+    let user = this.#users.get(agent);
+    if (!user) {
+      user = ensureCliUser(agentUserName(this.base.name, agent));
+      this.#users.set(agent, user);
+      user.catch(() => this.#users.delete(agent)); // a failed useradd is tried again next time
+    }
+    return user;
+  }
+
+  describe(): string {
+    return this.#perAgent ? `one user per agent, ${this.base.name}-<agent>` : this.base.name;
+  }
 }
 
 /** Whether CLI agents can be kept away from the daemon's secrets: only a root daemon can start them as another user. */

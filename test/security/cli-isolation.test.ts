@@ -4,7 +4,7 @@
 // folder runs a fake claude that scans everything it can read. As the daemon's own user it finds them all;
 // as executors.cli.run_as (the tests run as root, as CI does) it finds none.
 import { randomBytes, randomUUID } from 'node:crypto';
-import { chmodSync, copyFileSync, lstatSync, mkdirSync, mkdtempSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, copyFileSync, lstatSync, mkdirSync, mkdtempSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, inject, it } from 'vitest';
@@ -13,7 +13,7 @@ import { WarrenConfigSchema } from '../../daemon/config.ts';
 import { CliExecutor } from '../../executors/cli/cli-executor.ts';
 import { claudeCodeAdapter } from '../../executors/cli/claude-code.ts';
 import { Semaphore } from '../../executors/cli/concurrency.ts';
-import { cliIsolation, ensureCliUser, lookupUser } from '../../executors/cli/run-as.ts';
+import { agentUserName, cliIsolation, CliUsers, ensureCliUser, lookupUser } from '../../executors/cli/run-as.ts';
 import { ensureWorkspace } from '../../executors/cli/workspace.ts';
 import { ExecutorSetupError } from '../../executors/executor.ts';
 import { startHub, type RunningHub } from '../../local-hub/server.ts';
@@ -46,7 +46,7 @@ interface ScanReport {
 interface Scan {
   report: ScanReport;
   daemon: WarrenProcess;
-  canaries: Record<'admin' | 'model' | 'unrelated' | 'secretFile', string>;
+  canaries: Record<'admin' | 'model' | 'unrelated' | 'secretFile' | 'otherWorkspace', string>;
   workspaces: string;
   secretsDir: string;
 }
@@ -66,7 +66,7 @@ const agents = (): string =>
 
 /** Starts a daemon with planted canaries, mentions the scanning agent and returns what it found. */
 async function scan(runAs: string): Promise<Scan> {
-  const canaries = { admin: canary(), model: canary(), unrelated: canary(), secretFile: canary() };
+  const canaries = { admin: canary(), model: canary(), unrelated: canary(), secretFile: canary(), otherWorkspace: canary() };
   const hub: RunningHub = await startHub({ dbPath: ':memory:', port: 0, adminKey: canaries.admin });
   cleanups.push(() => hub.close());
   const base = mkdtempSync(join(tmpdir(), 'warren-sec-'));
@@ -77,6 +77,13 @@ async function scan(runAs: string): Promise<Scan> {
   mkdirSync(secretsDir, { mode: 0o700 });
   writeFileSync(join(secretsDir, 'OPS_PASSPHRASE'), `${canaries.secretFile}\n`, { mode: 0o600 });
   const agentsDir = agents();
+  // Another CLI agent's workspace as the executor leaves it (owned by that agent's user when run_as applies),
+  // with something of its own in it.
+  const other = runAs === 'none' ? undefined : new CliUsers(await ensureCliUser(runAs), true);
+  const otherDirs = await ensureWorkspace(workspaces, 'other', await other?.forAgent('other'));
+  writeFileSync(join(otherDirs.workspace, 'notes.md'), canaries.otherWorkspace, { mode: 0o600 });
+  const otherUser = await other?.forAgent('other');
+  if (otherUser) chownSync(join(otherDirs.workspace, 'notes.md'), otherUser.uid, otherUser.gid);
   const daemon = startWarren({
     hubUrl: hub.url,
     adminKey: canaries.admin,
@@ -93,7 +100,7 @@ async function scan(runAs: string): Promise<Scan> {
   await daemon.waitForLine(/warren is running/, 30_000);
   const api = hubCaller(hub.url);
   const { api_key: userKey } = await api.post<{ api_key: string }>('/agents/register', hub.adminKey, { name: 'mallory', type: 'human' });
-  const roots = [secretsDir, workspaces, dirname(daemon.config), dirname(agentsDir)];
+  const roots = [secretsDir, workspaces, otherDirs.workspace, otherDirs.stateDir, dirname(daemon.config), dirname(agentsDir)];
   const post = await api.post<{ id: string }>('/posts', userKey, { title: 'scan', content: `@coder scan ROOTS=${roots.join(':')}` });
   const reply = await waitFor(
     'the scanner reply',
@@ -117,15 +124,16 @@ describe('a CLI agent scanning for the daemon\'s secrets', () => {
     const s = await scan('none');
     expect(s.report.uid).toBe(process.getuid?.());
     expect(s.report.environ.readable).toContain(s.daemon.pid);
-    expect(found(s)).toEqual(['admin', 'model', 'secretFile', 'unrelated']);
+    expect(found(s)).toEqual(['admin', 'model', 'otherWorkspace', 'secretFile', 'unrelated']);
     expect(s.report.findings).toContainEqual({ where: `/proc/${s.daemon.pid}/environ`, canary: s.canaries.admin.slice(-6) });
     expect(s.daemon.lines.some((l) => l.includes("CLI agents can read the daemon's secrets"))).toBe(true);
   }, 90_000);
 
-  it('as executors.cli.run_as finds none: not in /proc, not in the secrets folder, the config or the workspaces', async () => {
+  it('as executors.cli.run_as finds none: not in /proc, not in the secrets folder, the config or another agent\'s workspace', async () => {
     expect(process.getuid?.(), 'CI runs as root, where run_as applies; as another user the test above covers the warning').toBe(0);
     const s = await scan('warren-agent');
-    const user = await lookupUser('warren-agent');
+    // Each agent has its own user: this one is warren-agent-coder.
+    const user = await lookupUser(agentUserName('warren-agent', 'coder'));
     expect(user).toBeDefined();
     expect(s.report.uid).toBe(user!.uid);
     expect(s.report.uid).not.toBe(0);
@@ -154,7 +162,7 @@ describe('run_as and the CLI binary', () => {
     copyFileSync(SCANNER, binary);
     chmodSync(binary, 0o755);
     const make = (bin: string): CliExecutor =>
-      new CliExecutor({ adapter: claudeCodeAdapter(), binary: bin, workspacesRoot: join(mkdtempSync(join(tmpdir(), 'warren-ws-')), 'ws'), secret: () => 'sk-ant-x', parentEnv: { PATH: process.env.PATH }, slots: new Semaphore(1), runAs: user });
+      new CliExecutor({ adapter: claudeCodeAdapter(), binary: bin, workspacesRoot: join(mkdtempSync(join(tmpdir(), 'warren-ws-')), 'ws'), secret: () => 'sk-ant-x', parentEnv: { PATH: process.env.PATH }, slots: new Semaphore(1), runAs: new CliUsers(user, false) });
     const def = definition({ type: 'claude-code' });
     const refused = make(binary);
     expect(refused.missingRequirement(def)).toBe(
@@ -169,7 +177,7 @@ describe('run_as and the CLI binary', () => {
   it('a workspace under a folder the run_as user cannot pass is a setup error naming that folder', async () => {
     const user = await ensureCliUser('warren-agent');
     const hidden = mkdtempSync(join(tmpdir(), 'warren-hidden-')); // mode 700, root's
-    const executor = new CliExecutor({ adapter: claudeCodeAdapter(), binary: SCANNER, workspacesRoot: join(hidden, 'ws'), secret: () => 'sk-ant-x', parentEnv: { PATH: process.env.PATH }, slots: new Semaphore(1), runAs: user });
+    const executor = new CliExecutor({ adapter: claudeCodeAdapter(), binary: SCANNER, workspacesRoot: join(hidden, 'ws'), secret: () => 'sk-ant-x', parentEnv: { PATH: process.env.PATH }, slots: new Semaphore(1), runAs: new CliUsers(user, false) });
     const def = definition({ type: 'claude-code' });
     expect(executor.missingRequirement(def)).toBeUndefined();
     const err = await executor.run(activation(def)).catch((e: unknown) => e);
@@ -182,7 +190,7 @@ describe('run_as and the CLI binary', () => {
     const open = mkdtempSync(join(tmpdir(), 'warren-ws-'));
     chmodSync(open, 0o711);
     const hidden = mkdtempSync(join(tmpdir(), 'warren-tmp-')); // mode 700, root's
-    const executor = new CliExecutor({ adapter: claudeCodeAdapter(), binary: SCANNER, workspacesRoot: join(open, 'ws'), secret: () => 'sk-ant-x', parentEnv: { PATH: process.env.PATH }, slots: new Semaphore(1), runAs: user });
+    const executor = new CliExecutor({ adapter: claudeCodeAdapter(), binary: SCANNER, workspacesRoot: join(open, 'ws'), secret: () => 'sk-ant-x', parentEnv: { PATH: process.env.PATH }, slots: new Semaphore(1), runAs: new CliUsers(user, false) });
     const saved = process.env.TMPDIR;
     process.env.TMPDIR = hidden;
     try {
@@ -214,6 +222,14 @@ describe('run_as and the CLI binary', () => {
     symlinkSync(base, dirs.home);
     await expect(ensureWorkspace(join(base, 'ws'), 'coder', user)).rejects.toThrow(/is not a folder/);
     expect(statSync(base).mode & 0o777).toBe(0o755);
+  });
+
+  it('agent users are named <run_as>-<agent>, hashed to fit 32 characters', () => {
+    expect(agentUserName('warren-agent', 'coder')).toBe('warren-agent-coder');
+    const long = agentUserName('warren-agent', 'a-very-long-agent-name-of-forty-characters');
+    expect(long).toMatch(/^warren-agent-a-very-lon-[0-9a-f]{8}$/);
+    expect(long).toHaveLength(32);
+    expect(agentUserName('warren-agent', 'a-very-long-agent-name-of-forty-characterz')).not.toBe(long);
   });
 
   it('isolation is decided by the daemon\'s uid and the setting alone', () => {
@@ -248,9 +264,9 @@ describe('warren doctor on CLI isolation', () => {
     writeFileSync(join(dir, 'TIGHT'), 'tight-value-123456', { mode: 0o600 });
     writeFileSync(join(dir, 'LOOSE'), 'loose-value-123456', { mode: 0o644 });
     chmodSync(dirname(dir), 0o755);
-    expect(await doctor({}, dir)).toEqual([{ status: 'ok', area: 'cli isolation', message: `CLI agents run as warren-agent (uid ${user.uid}); they cannot read the daemon's environment` }]);
+    expect(await doctor({}, dir)).toEqual([{ status: 'ok', area: 'cli isolation', message: "CLI agents run as warren-agent-<agent> (one user per agent, created on first use); they cannot read the daemon's environment" }]);
     chmodSync(dir, 0o755); // now the folder and LOOSE are readable by others, TIGHT is not
-    expect((await doctor({}, dir)).map((c) => `${c.status} ${c.message}`)).toEqual([
+    expect((await doctor({ run_as_per_agent: false }, dir)).map((c) => `${c.status} ${c.message}`)).toEqual([
       `ok CLI agents run as warren-agent (uid ${user.uid}); they cannot read the daemon's environment`,
       `warn secret file ${dir} is readable by warren-agent, the user CLI agents run as: make it readable by the daemon's user only (chmod 600, folder 700)`,
       `warn secret file ${join(dir, 'LOOSE')} is readable by warren-agent, the user CLI agents run as: make it readable by the daemon's user only (chmod 600, folder 700)`,
