@@ -89,7 +89,10 @@ export function lookupUser(name: string): Promise<CliUser | undefined> {
   });
 }
 
-/** The user, created (system user, no home, no login shell, its own group) when missing. */
+/**
+ * The user, created (system user, no home, no login shell, its own group) when missing. Agents starting
+ * together may create theirs at once: useradd waits for the lock on /etc/passwd itself.
+ */
 export async function ensureCliUser(name: string): Promise<CliUser> {
   const found = await lookupUser(name);
   if (found) return checkUnprivileged(found);

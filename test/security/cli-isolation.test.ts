@@ -3,6 +3,7 @@
 // agent's model key under a name that says nothing of secrets, an unrelated variable) and in its secrets
 // folder runs a fake claude that scans everything it can read. As the daemon's own user it finds them all;
 // as executors.cli.run_as (the tests run as root, as CI does) it finds none.
+import { execFile } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { chmodSync, chownSync, copyFileSync, lstatSync, mkdirSync, mkdtempSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -222,6 +223,16 @@ describe('run_as and the CLI binary', () => {
     symlinkSync(base, dirs.home);
     await expect(ensureWorkspace(join(base, 'ws'), 'coder', user)).rejects.toThrow(/is not a folder/);
     expect(statSync(base).mode & 0o777).toBe(0o755);
+  });
+
+  it('users created at once (several agents starting together) are all created, each unprivileged', async () => {
+    const names = Array.from({ length: 4 }, () => `wtest-${randomBytes(4).toString('hex')}`);
+    cleanups.push(() => Promise.all(names.map((n) => new Promise((r) => execFile('userdel', [n], r)))));
+    const users = await Promise.all(names.map((n) => ensureCliUser(n)));
+    expect(users.map((u) => u.name)).toEqual(names);
+    expect(new Set(users.map((u) => u.uid)).size).toBe(4);
+    expect(users.every((u) => u.uid > 0 && u.gid > 0)).toBe(true);
+    expect(await lookupUser(names[0]!)).toEqual(users[0]);
   });
 
   it('agent users are named <run_as>-<agent>, hashed to fit 32 characters', () => {
