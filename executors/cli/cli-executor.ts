@@ -12,7 +12,7 @@ import { buildChildEnv } from './child-env.ts';
 import type { Semaphore } from './concurrency.ts';
 import { DEFAULT_POSTING_TOOLS, mcpServersFor, type HubMcpLauncher, type McpLaunch } from './mcp.ts';
 import { missingKey, providerNeedsKey } from './provider-env.ts';
-import { accessProblem, type CliUser, type CliUsers } from './run-as.ts';
+import { accessProblem, CliUserError, type CliUser, type CliUsers } from './run-as.ts';
 import { supervise } from './supervisor.ts';
 import { ensureWorkspace, type AgentDirs } from './workspace.ts';
 
@@ -98,7 +98,9 @@ export class CliExecutor implements Executor {
     const def = input.definition;
     const missing = this.missingRequirement(def);
     if (missing) throw new ExecutorSetupError(def.name, missing);
-    const runAs = await this.#opts.runAs?.forAgent(def.name);
+    const runAs = await this.#opts.runAs?.forAgent(def.name).catch((err: unknown) => {
+      throw err instanceof CliUserError ? new ExecutorSetupError(def.name, err.message) : err;
+    });
     const release = await this.#opts.slots.acquire(input.signal);
     const scratch = await mkdtemp(join(tmpdir(), `warren-${def.name}-`));
     try {

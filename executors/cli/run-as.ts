@@ -99,7 +99,7 @@ export async function ensureCliUser(name: string): Promise<CliUser> {
   await new Promise<void>((res, reject) => {
     execFile('useradd', ['--system', '--user-group', '--no-create-home', '--shell', '/usr/sbin/nologin', name], { timeout: 30_000 }, (err, _stdout, stderr) => {
       // 9: the name was taken meanwhile (another daemon created it first), which is what we wanted.
-      if (err && (err as { code?: unknown }).code !== 9) return reject(new CliUserError(name, `useradd failed: ${stderr.trim() || err.message}`));
+      if (err && (err as { code?: unknown }).code !== 9) return reject(new CliUserError(name, `useradd failed: ${stderr.trim() || err.message} (executors.cli.run_as: none runs CLI agents as the daemon's user instead)`));
       res();
     });
   });

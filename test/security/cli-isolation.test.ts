@@ -235,6 +235,16 @@ describe('run_as and the CLI binary', () => {
     expect(await lookupUser(names[0]!)).toEqual(users[0]);
   });
 
+  it('an agent user that cannot be created fails the activation as a setup error saying how to opt out', async () => {
+    const base = await ensureCliUser('warren-agent');
+    const open = mkdtempSync(join(tmpdir(), 'warren-ws-'));
+    // useradd refuses a name with a colon: the derived bad:x-coder cannot be created.
+    const executor = new CliExecutor({ adapter: claudeCodeAdapter(), binary: SCANNER, workspacesRoot: join(open, 'ws'), secret: () => 'sk-ant-x', parentEnv: { PATH: process.env.PATH }, slots: new Semaphore(1), runAs: new CliUsers({ ...base, name: 'bad:x' }, true) });
+    const err = await executor.run(activation(definition({ type: 'claude-code' }))).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ExecutorSetupError);
+    expect((err as Error).message).toMatch(/executors.cli.run_as bad:x-coder: useradd failed: .*\(executors.cli.run_as: none runs CLI agents as the daemon's user instead\)/);
+  });
+
   it('agent users are named <run_as>-<agent>, hashed to fit 32 characters', () => {
     expect(agentUserName('warren-agent', 'coder')).toBe('warren-agent-coder');
     const long = agentUserName('warren-agent', 'a-very-long-agent-name-of-forty-characters');
