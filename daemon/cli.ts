@@ -53,7 +53,9 @@ export function buildCli(): Command {
     .action(async (opts: { config: string; port?: number; db?: string; seed?: string; watch?: WatchPolicy }) => {
       const logger = createLogger();
       const config = loadWarrenConfig(opts.config);
-      const generated = !process.env[config.hub.admin_key_env];
+      const { SecretSource } = await import('./secrets.ts');
+      const adminKey = new SecretSource({ env: process.env, dir: config.secrets.dir }).get(config.hub.admin_key_env);
+      const generated = !adminKey;
       const { readSeedFile, applySeed } = await import('../local-hub/seed.ts');
       const seed = opts.seed === undefined ? undefined : readSeedFile(opts.seed); // a bad file fails before the hub starts
       const { startHub } = await import('../local-hub/server.ts');
@@ -61,7 +63,7 @@ export function buildCli(): Command {
         dbPath: opts.db ?? config.hub.db,
         host: config.hub.host,
         port: opts.port ?? config.hub.port,
-        adminKey: process.env[config.hub.admin_key_env],
+        adminKey,
         logger,
         watch: opts.watch,
       });

@@ -20,6 +20,7 @@ import type { WarrenConfig } from './config.ts';
 import { ExecutorRegistry } from './executor-registry.ts';
 import { HubGateway } from './hub-gateway.ts';
 import type { WriteAllowance } from '../scheduler/write-allowance.ts';
+import type { CliUsers } from '../executors/cli/run-as.ts';
 import type { Redactor } from './redact.ts';
 
 /** Where the context pieces come from, the same for every activation of a process (names as ActivationDeps has them). */
@@ -96,12 +97,16 @@ export interface ExecutorsOptions {
   onContextWarning?: (what: string, err: unknown) => void;
   /** Where the hub tools' writes are admitted against the agents' limits; absent: not limited (tests, dry runs). */
   writes?: WriteAllowance;
+  /** Looks a secret up by name (daemon/secrets.ts: environment, NAME_FILE, secrets.dir); default the environment. */
+  secret?: (name: string) => string | undefined;
+  /** The users CLI agents run as (daemon/cli-isolation.ts); absent: the daemon's own. */
+  runAs?: CliUsers;
 }
 
 /** The executor registry: the in-process loop and the four CLIs, with warren.yaml's `executors` settings. */
 export function buildExecutors(opts: ExecutorsOptions): ExecutorRegistry {
   const { config, env, context } = opts;
-  const secret = (name: string): string | undefined => env[name];
+  const secret = opts.secret ?? ((name: string): string | undefined => env[name]);
   const llm = new LlmExecutor({
     secret,
     defaultApiBase: env.OPENAI_BASE_URL,
@@ -127,6 +132,7 @@ export function buildExecutors(opts: ExecutorsOptions): ExecutorRegistry {
       secret,
       parentEnv: env,
       hubMcp: opts.hubMcp,
+      runAs: opts.runAs,
     }),
   );
 }

@@ -129,10 +129,19 @@ export const WarrenConfigSchema = z.strictObject({
           binaries: z.strictObject({ 'claude-code': z.string().min(1).optional(), goose: z.string().min(1).optional(), aider: z.string().min(1).optional(), opencode: z.string().min(1).optional() }).prefault({}),
           /** CLAUDE_CODE_MAX_RETRIES: bounded, since an unbounded claude retried a 401 for over a minute. */
           claude_max_retries: z.number().int().min(0).max(10).default(2),
+          /**
+           * The user CLI agents run as when the daemon runs as root, so they cannot read the daemon's environment
+           * (/proc/<pid>/environ) or its secret files; created on demand when missing. `none`: the daemon's own user.
+           */
+          run_as: z.string().regex(/^[a-z_][a-z0-9_-]{0,31}$/, 'expected a user name (lowercase, at most 32 characters) or none').default('warren-agent'),
+          /** Each agent gets its own user, `<run_as>-<agent>`: one CLI agent cannot read another's key or workspace. */
+          run_as_per_agent: z.boolean().default(true),
         })
         .prefault({}),
     })
     .prefault({}),
+  /** Where secrets come from besides the environment (daemon/secrets.ts): a file per variable name. */
+  secrets: z.strictObject({ dir: z.string().min(1).optional() }).prefault({}),
   /** OpenTelemetry traces (activation → invoke_agent → step → chat / execute_tool), exported over OTLP/HTTP. */
   tracing: z
     .strictObject({
@@ -174,6 +183,7 @@ export function loadWarrenConfig(file: string | undefined, env: NodeJS.ProcessEn
   }
   config.store.path = resolve(base, config.store.path);
   config.executors.cli.workspaces = resolve(base, config.executors.cli.workspaces);
+  if (config.secrets.dir !== undefined) config.secrets.dir = resolve(base, config.secrets.dir);
   if (config.hub.db !== ':memory:') config.hub.db = resolve(base, config.hub.db);
   if (env.REDIS_URL) config.redis.url = env.REDIS_URL;
   if (env.WARREN_STORE) {

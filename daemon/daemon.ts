@@ -18,6 +18,7 @@ import { ActivationRecords } from './activation-records.ts';
 import { AgentRegistry } from './agent-registry.ts';
 import { buildExecutors, contextSources, startHubMcp } from './composition.ts';
 import type { WarrenConfig } from './config.ts';
+import { startCliIsolation } from './cli-isolation.ts';
 import { ErrorReporter } from './error-reporter.ts';
 import { RedisErrorPostLedger } from './error-post-ledger.ts';
 import { RedisNotificationFailures } from './notification-failures.ts';
@@ -25,6 +26,7 @@ import { openStore } from './open-store.ts';
 import { startHealthServer } from './health-server.ts';
 import { WarrenMetrics } from './metrics.ts';
 import { Redactor, secretsFromEnv } from './redact.ts';
+import { SecretSource } from './secrets.ts';
 import { startTracing } from './tracing-setup.ts';
 import { RedisReplyOutbox } from './reply-outbox.ts';
 import { assertRedisReachable, closeRedis, connectRedis, redactUrl } from './redis.ts';
@@ -92,7 +94,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
 
   try {
     let hubUrl = config.hub.url;
-    let adminKey = env[config.hub.admin_key_env];
+    const secrets = new SecretSource({ env, dir: config.secrets.dir });
+    let adminKey = secrets.get(config.hub.admin_key_env);
     let embedded: RunningHub | undefined;
     if (config.hub.embedded) {
       embedded = await startHub({ dbPath: config.hub.db, adminKey, host: config.hub.host, port: config.hub.port, logger: logger.child({ component: 'hub' }) });
@@ -103,13 +106,13 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       if (opts.seed) logger.info({ ...(await applySeed(embedded.url, embedded.adminKey, opts.seed)) }, 'hub seeded');
     }
     if (opts.seed && !embedded) throw new Error('--seed needs the embedded hub (hub.embedded: true); seed a separate hub with `warren hub --seed`');
-    if (!adminKey) throw new Error(`the hub's admin key is not set: export ${config.hub.admin_key_env} (or run with hub.embedded: true)`);
+    if (!adminKey) throw new Error(secrets.whyMissing(config.hub.admin_key_env) ?? `the hub's admin key is not set: export ${config.hub.admin_key_env} (or run with hub.embedded: true)`);
 
     const hub = new HubClient({ baseUrl: hubUrl, apiKey: adminKey, logger: logger.child({ component: 'hub-client' }) });
     const tracing = startTracing(config.tracing, logger);
     if (tracing) cleanup('tracing', 'last', () => tracing.shutdown(), 2_000); // after the workers' final spans
     // Error posts, records, logs and span payloads share one redaction: no known secret leaves in any of them.
-    const redactor = new Redactor(secretsFromEnv(env, [adminKey]));
+    const redactor = new Redactor(secretsFromEnv(env, [adminKey, ...secrets.fileValues()]));
     // Connected before the executors and the gateway: every hub write an agent makes is admitted here.
     const producerConn = connectRedis(config.redis.url, 'producer', logger);
     cleanup('redis producer connection', 'connections', () => closeRedis(producerConn, QUICK_STEP_MS / 2));
@@ -135,6 +138,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       agents: { get: (name) => registry.get(name) },
       onContextWarning: (what, err) => logger.warn({ err }, what),
       writes,
+      secret: (name) => secrets.get(name),
+      runAs: opts.role === 'scheduler' ? undefined : await startCliIsolation(config, secrets, logger),
     });
     const store = openStore(config.store, env);
     cleanup('store', 'services', () => store.close?.());
@@ -249,7 +254,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     }
     logger.info({ role, agents: registry.runnable().size <= 50 ? [...registry.runnable()] : registry.runnable().size, concurrency: config.workers.concurrency }, 'warren is running');
 
-    return { hubUrl, generatedAdminKey: embedded && !env[config.hub.admin_key_env] ? embedded.adminKey : undefined, registry, metricsUrl, reload: () => reloader.trigger('reload'), stop };
+    return { hubUrl, generatedAdminKey: embedded && !secrets.get(config.hub.admin_key_env) ? embedded.adminKey : undefined, registry, metricsUrl, reload: () => reloader.trigger('reload'), stop };
   } catch (err) {
     await stop();
     throw err;

@@ -97,9 +97,11 @@ describe('buildChildEnv', () => {
 describe('ensureWorkspace', () => {
   it('creates workspaces/<agent>/ on demand and refuses names that are not agent names', async () => {
     const root = await mkdtemp(join(tmpdir(), 'warren-ws-'));
-    const dir = await ensureWorkspace(join(root, 'workspaces'), 'coder-one');
+    const { workspace: dir, stateDir } = await ensureWorkspace(join(root, 'workspaces'), 'coder-one');
     expect(dir).toBe(join(root, 'workspaces', 'coder-one'));
+    expect(stateDir).toBe(join(root, 'workspaces', '.state', 'coder-one'));
     expect((await stat(dir)).isDirectory()).toBe(true);
+    expect((await stat(stateDir)).isDirectory()).toBe(true);
     await ensureWorkspace(join(root, 'workspaces'), 'coder-one'); // twice is fine
     await expect(ensureWorkspace(root, '../etc')).rejects.toThrow(/cannot name a workspace/);
   });

@@ -1,7 +1,7 @@
 // A claude-code agent end to end: a mention on the local hub, the daemon runs the real `claude` CLI against
 // the fake Anthropic server, and the answer reaches the thread exactly once: through the hub MCP tool when
 // the agent has one (the daemon must not post again), or posted by the daemon when it has none.
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -72,7 +72,10 @@ async function commentsBy(harness: Harness, postId: string, userKey: string, aut
 
 describe('claude-code agent through the daemon', () => {
   it('posts through the hub MCP tool, and the daemon does not post again', async () => {
-    const callsFile = join(mkdtempSync(join(tmpdir(), 'warren-calls-')), 'calls.jsonl');
+    const callsDir = mkdtempSync(join(tmpdir(), 'warren-calls-'));
+    // The fake hub server runs as the CLI's user (executors.cli.run_as when the tests run as root).
+    chmodSync(callsDir, 0o777);
+    const callsFile = join(callsDir, 'calls.jsonl');
     let postId = '';
     fake.setResponder((req) => {
       const sawToolResult = JSON.stringify(req.body?.messages ?? []).includes('tool_result');

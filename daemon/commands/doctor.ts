@@ -6,7 +6,9 @@ import type { Command } from 'commander';
 import { pino } from 'pino';
 import { buildChildEnv } from '../../executors/cli/child-env.ts';
 import { judgeVersion, parseVersion } from '../../executors/cli/versions.ts';
+import { describeCliIsolation } from '../cli-isolation.ts';
 import { loadWarrenConfig, type WarrenConfig } from '../config.ts';
+import { SecretSource } from '../secrets.ts';
 
 // The executors (and the openai SDK behind them) load only when the command runs, so `warren --help` stays fast.
 
@@ -37,6 +39,7 @@ export function formatCheck(c: Check): string {
 
 export async function runDoctor(config: WarrenConfig, env: NodeJS.ProcessEnv): Promise<Check[]> {
   const checks: Check[] = [];
+  const secrets = new SecretSource({ env, dir: config.secrets.dir });
   const { createCliExecutors } = await import('../../executors/cli/cli-executors.ts');
   const { LlmExecutor } = await import('../../executors/llm/llm-executor.ts');
   const { LocalFolderStore } = await import('../../store/local-store.ts');
@@ -45,7 +48,7 @@ export async function runDoctor(config: WarrenConfig, env: NodeJS.ProcessEnv): P
     maxConcurrent: config.executors.cli.max_concurrent,
     workspacesRoot: config.executors.cli.workspaces,
     binaries: config.executors.cli.binaries,
-    secret: (name) => env[name],
+    secret: (name) => secrets.get(name),
     parentEnv: env,
   });
   for (const executor of cli) {
@@ -62,11 +65,11 @@ export async function runDoctor(config: WarrenConfig, env: NodeJS.ProcessEnv): P
     checks.push({
       status: 'warn',
       area: 'root',
-      message: "running as root: claude refuses --dangerously-skip-permissions / bypassPermissions as root (exit 1, no output); warren runs it with --permission-mode dontAsk and an allow-list instead. A workspace is not a sandbox: isolate CLI agents with a container or user namespaces",
+      message: "running as root: claude refuses --dangerously-skip-permissions / bypassPermissions as root (exit 1, no output); warren runs it with --permission-mode dontAsk and an allow-list instead. A workspace is not a sandbox: the run_as user keeps CLI agents from the daemon's secrets, not from the rest of the machine (use a container for that)",
     });
   }
 
-  const registry = new ExecutorRegistry(new LlmExecutor({ secret: (name) => env[name], defaultApiBase: env.OPENAI_BASE_URL }), cli);
+  const registry = new ExecutorRegistry(new LlmExecutor({ secret: (name) => secrets.get(name), defaultApiBase: env.OPENAI_BASE_URL }), cli);
   const { agents, problems } = await new LocalFolderStore(config.store.path).load();
   const broken = problems.filter((p) => p.severity === 'error').length;
   if (broken) checks.push({ status: 'warn', area: 'agents', message: `${broken} definition problem${broken === 1 ? '' : 's'} (run warren validate)` });
@@ -77,6 +80,11 @@ export async function runDoctor(config: WarrenConfig, env: NodeJS.ProcessEnv): P
     if (conflict) checks.push({ status: 'fail', area: `agent ${def.name}`, message: `not runnable: ${conflict}` });
     else checks.push('executor' in r ? { status: 'ok', area: `agent ${def.name}`, message: `${def.config.type} runnable` } : { status: 'warn', area: `agent ${def.name}`, message: `skipped: ${r.unavailable}` });
   }
+
+  // After the agents: their keys have been asked for, so the files holding them are checked too.
+  const isolation = await describeCliIsolation(config, secrets);
+  for (const message of isolation.ok) checks.push({ status: 'ok', area: 'cli isolation', message });
+  for (const message of isolation.warnings) checks.push({ status: 'warn', area: 'cli isolation', message });
 
   checks.push(await redisCheck(config));
   checks.push(await hubCheck(config));

@@ -1,10 +1,10 @@
 // The executor shared by the four coding-agent CLIs: takes a concurrency slot, prepares the workspace and the
 // activation's private files, builds the child's environment from the allow-list, runs the CLI under the
 // supervisor and lets the CLI's adapter read the output. The adapter decides; this file only does the I/O.
-import { accessSync, constants } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { accessSync, constants, realpathSync } from 'node:fs';
+import { chown, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { delimiter, isAbsolute, join, resolve } from 'node:path';
+import { delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
 import { ExecutorSetupError, type ActivationInput, type Executor, type ExecutorResult } from '../executor.ts';
 import type { AgentDefinition } from '../../store/definition.ts';
 import type { CliAdapter } from './adapter.ts';
@@ -12,8 +12,9 @@ import { buildChildEnv } from './child-env.ts';
 import type { Semaphore } from './concurrency.ts';
 import { DEFAULT_POSTING_TOOLS, mcpServersFor, type HubMcpLauncher, type McpLaunch } from './mcp.ts';
 import { missingKey, providerNeedsKey } from './provider-env.ts';
+import { accessProblem, CliUserError, type CliUser, type CliUsers } from './run-as.ts';
 import { supervise } from './supervisor.ts';
-import { ensureWorkspace } from './workspace.ts';
+import { ensureWorkspace, type AgentDirs } from './workspace.ts';
 
 export interface CliExecutorOptions {
   adapter: CliAdapter;
@@ -34,6 +35,8 @@ export interface CliExecutorOptions {
   /** No output for this long kills the run (goose goes quiet during long tool arguments: be generous). */
   idleMs?: number;
   maxLineBytes?: number;
+  /** The users CLIs run as (`executors.cli.run_as`, see run-as.ts); undefined: the daemon's user. */
+  runAs?: CliUsers;
 }
 
 /** Where npm installs the CLIs warren pins (claude-code, opencode). */
@@ -42,6 +45,10 @@ const PINNED_BIN_DIR = resolve(import.meta.dirname, '..', '..', 'node_modules', 
 export class CliExecutor implements Executor {
   readonly #opts: CliExecutorOptions;
   #resolvedBinary: string | null | undefined;
+  /** Why the run_as user cannot run the binary ('' when it can), checked once. */
+  #binaryAccess: string | undefined;
+  /** Folders the run_as user was seen to reach (the check spawns a process: once per folder). */
+  readonly #reachable = new Set<string>();
 
   constructor(opts: CliExecutorOptions) {
     this.#opts = opts;
@@ -66,40 +73,72 @@ export class CliExecutor implements Executor {
   missingRequirement(def: AgentDefinition): string | undefined {
     const name = this.#opts.binary ?? this.#opts.adapter.binary;
     if (!this.binaryPath()) return `the ${this.#opts.adapter.type} CLI (${name}) is not installed here: not found${name.includes('/') ? '' : ' on PATH or in node_modules/.bin'}`;
+    const blocked = this.#runAsCannotRun();
+    if (blocked) return blocked;
     return missingKey(def.config, this.#opts.secret) ?? this.#opts.adapter.missingRequirement?.(def);
+  }
+
+  /**
+   * A CLI installed under a folder only root may enter (/root is mode 700) cannot be started as the run_as
+   * user; spawn would fail with a bare EACCES, so say which path and what to do.
+   */
+  #runAsCannotRun(): string | undefined {
+    // Every such user is alike to the binary's folders (neither owner nor group): the base one stands for all.
+    const user = this.#opts.runAs?.base;
+    const path = this.binaryPath();
+    if (!user || !path) return undefined;
+    if (this.#binaryAccess === undefined) {
+      const problem = accessProblem(user, realpathSync(path), ['-r', '-x']);
+      this.#binaryAccess = problem ? `the ${this.#opts.adapter.type} CLI (${path}) cannot be run as executors.cli.run_as: ${problem}; install it where that user can read it (a world-readable path such as /usr/local or /opt) or set executors.cli.run_as: none` : '';
+    }
+    return this.#binaryAccess || undefined;
   }
 
   async run(input: ActivationInput): Promise<ExecutorResult> {
     const def = input.definition;
     const missing = this.missingRequirement(def);
     if (missing) throw new ExecutorSetupError(def.name, missing);
+    const runAs = await this.#opts.runAs?.forAgent(def.name).catch((err: unknown) => {
+      throw err instanceof CliUserError ? new ExecutorSetupError(def.name, err.message) : err;
+    });
     const release = await this.#opts.slots.acquire(input.signal);
     const scratch = await mkdtemp(join(tmpdir(), `warren-${def.name}-`));
     try {
-      return await this.#run(input, scratch);
+      if (runAs) await chown(scratch, runAs.uid, runAs.gid);
+      return await this.#run(input, scratch, runAs);
     } finally {
       release();
       await rm(scratch, { recursive: true, force: true });
     }
   }
 
-  async #run(input: ActivationInput, scratch: string): Promise<ExecutorResult> {
+  async #run(input: ActivationInput, scratch: string, runAs: CliUser | undefined): Promise<ExecutorResult> {
     const def = input.definition;
-    const root = resolve(this.#opts.workspacesRoot);
-    const workspace = await ensureWorkspace(root, def.name);
-    // Names cannot start with a dot, so `.state` never collides with an agent's workspace.
-    const stateDir = join(root, '.state', def.name);
-    await mkdir(stateDir, { recursive: true, mode: 0o700 });
+    const dirs = await ensureWorkspace(this.#opts.workspacesRoot, def.name, runAs);
+    if (runAs) {
+      this.#assertReachable(def.name, runAs, dirs.workspace, dirs.workspace, 'its workspace', 'choose executors.cli.workspaces under folders others may search');
+      // Each activation has a new scratch folder in the same parent: checked once per parent.
+      this.#assertReachable(def.name, runAs, scratch, dirname(scratch), 'the temporary folder', "set the daemon's TMPDIR to a folder others may search");
+    }
     const hub = this.#opts.hubMcp?.(def, input.id);
     try {
-      return await this.#supervised(input, scratch, workspace, stateDir, hub);
+      return await this.#supervised(input, scratch, dirs, hub, runAs);
     } finally {
       hub?.release?.(); // the hub server's credentials end with the activation
     }
   }
 
-  async #supervised(input: ActivationInput, scratch: string, workspace: string, stateDir: string, hub: McpLaunch | undefined): Promise<ExecutorResult> {
+  /** A folder the run_as user cannot use fails the activation naming the folder in the way, not with a bare EACCES. */
+  #assertReachable(agent: string, user: CliUser, dir: string, key: string, what: string, fix: string): void {
+    if (this.#reachable.has(key)) return;
+    const problem = accessProblem(user, dir, ['-r', '-w', '-x']);
+    if (problem) throw new ExecutorSetupError(agent, `${what} cannot be used as executors.cli.run_as: ${problem}; ${fix}`);
+    this.#reachable.add(key);
+  }
+
+  async #supervised(input: ActivationInput, scratch: string, dirs: AgentDirs, hub: McpLaunch | undefined, runAs: CliUser | undefined): Promise<ExecutorResult> {
     const { adapter } = this.#opts;
+    const { workspace, stateDir } = dirs;
     const def = input.definition;
     const { servers, skipped } = mcpServersFor(def, hub);
     const note = (event: string, detail?: string): void => void input.events.emit({ type: 'cli_event', cli: adapter.type, event, detail });
@@ -116,10 +155,15 @@ export class CliExecutor implements Executor {
       apiKey: providerNeedsKey(def.config.brain.provider) ? this.#opts.secret(def.config.brain.api_key_env) : undefined,
       mcpServers: servers,
     });
-    for (const [file, content] of Object.entries(invocation.files)) await writeFile(file, content, { mode: 0o600 });
+    for (const [file, content] of Object.entries(invocation.files)) {
+      await writeFile(file, content, { mode: 0o600 });
+      if (runAs) await chown(file, runAs.uid, runAs.gid);
+    }
     const parser = adapter.parser({ postingTools: this.#opts.postingTools ?? DEFAULT_POSTING_TOOLS, maxSteps: def.config.behavior.max_iterations });
     // TRACEPARENT (the OpenTelemetry convention for processes): a CLI that traces joins the activation's trace.
-    const env = buildChildEnv(this.#opts.parentEnv, { allow: adapter.inheritEnv, set: { ...invocation.env, TRACEPARENT: input.traceparent } });
+    // Another user gets a HOME, temp folder and name of its own: the daemon's are not its to read or write.
+    const identity = runAs ? { HOME: dirs.home, TMPDIR: scratch, USER: runAs.name, LOGNAME: runAs.name } : {};
+    const env = buildChildEnv(this.#opts.parentEnv, { allow: adapter.inheritEnv, set: { ...identity, ...invocation.env, TRACEPARENT: input.traceparent } });
 
     input.events.emit({ type: 'step_start', step: 1, max_steps: def.config.behavior.max_iterations });
     const exit = await supervise({
@@ -127,6 +171,8 @@ export class CliExecutor implements Executor {
       args: invocation.args,
       cwd: workspace,
       env,
+      uid: runAs?.uid,
+      gid: runAs?.gid,
       stdin: invocation.stdin,
       deadlineMs: def.config.behavior.max_duration,
       idleMs: this.#opts.idleMs ?? 180_000,

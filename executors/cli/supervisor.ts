@@ -11,6 +11,9 @@ export interface SuperviseOptions {
   cwd: string;
   /** The complete environment of the child (see child-env.ts); nothing is inherited. */
   env: Record<string, string>;
+  /** The user and group the child runs as (CLI agents under run_as, see run-as.ts); default the daemon's. */
+  uid?: number;
+  gid?: number;
   /** Written to stdin, which is then closed; without it stdin is /dev/null (a CLI never waits on an open pipe). */
   stdin?: string;
   /** Wall-clock limit; the agent's behavior.max_duration is enforced by the caller's signal too. */
@@ -63,6 +66,9 @@ export function supervise(opts: SuperviseOptions): Promise<SupervisedExit> {
     const child = spawn(opts.command, opts.args, {
       cwd: opts.cwd,
       env: opts.env,
+      // Node drops the supplementary groups too when uid/gid are set, so nothing of root's remains.
+      uid: opts.uid,
+      gid: opts.gid,
       stdio: [opts.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
       detached: true,
       shell: false,

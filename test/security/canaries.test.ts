@@ -88,7 +88,7 @@ describe('canaries after failing activations', () => {
       const p = await harness.api.get<{ posts: unknown[] }>('/posts?community=agent-errors', harness.adminKey);
       return p.posts.length ? true : undefined;
     }, 30_000);
-    await waitFor('tooly to answer', async () => (harness.outcomes.some((o) => o.agent === 'tooly') ? true : undefined), 30_000);
+    await waitFor('tooly to answer', () => (harness.outcomes.some((o) => o.agent === 'tooly') ? true : undefined), 30_000);
     await new Promise((r) => setTimeout(r, 500));
 
     const everything = [

@@ -17,11 +17,15 @@ export interface DaemonSettings {
   workers?: string;
   scheduler?: string;
   env?: Record<string, string>;
+  /** More top-level warren.yaml sections, one per line (e.g. `executors: {cli: {…}}`). */
+  sections?: string[];
 }
 
 export interface WarrenProcess {
   readonly child: ChildProcess;
   readonly pid: number;
+  /** The warren.yaml it was started with. */
+  readonly config: string;
   /** Every stdout/stderr line so far (pino JSON lines, mostly). */
   readonly lines: string[];
   /** Resolves with the exit code (or the signal name) once the process is gone. */
@@ -43,6 +47,7 @@ export function startWarren(s: DaemonSettings): WarrenProcess {
       `scheduler: {poll_interval: 50ms, exploration_interval: 0, lease_ttl: 1s${s.scheduler ? `, ${s.scheduler}` : ''}}`,
       `workers: {concurrency: 25, lock_duration: 2s, stalled_interval: 1s${s.workers ? `, ${s.workers}` : ''}}`,
       `metrics: {port: 0}`,
+      ...(s.sections ?? []),
       '',
     ].join('\n'),
   );
@@ -68,6 +73,7 @@ export function startWarren(s: DaemonSettings): WarrenProcess {
   return {
     child,
     pid: child.pid!,
+    config,
     lines,
     exited,
     waitForLine(pattern, timeoutMs = 15_000) {
