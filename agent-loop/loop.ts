@@ -62,6 +62,8 @@ export interface LoopInput {
   agent?: string;
   /** OpenTelemetry: the trace the run continues and whether payloads are captured (tracing.ts). */
   trace?: TraceOptions;
+  /** Applied to every tool result before the model (and the record) sees it: known secrets become [REDACTED]. */
+  redact?: (text: string) => string;
 }
 
 export interface LoopResult {
@@ -277,7 +279,7 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
 
       // Unknown calls are calls too, for the guards and the events.
       const verdict = guard.beforeCalls(step, prepared.map((p) => p.call));
-      const results = await runToolCalls(prepared, {
+      const ran = await runToolCalls(prepared, {
         registry,
         signal: runSignal,
         activationId: events.activationId,
@@ -291,6 +293,8 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
         remaining,
         tracing: { parent: thisStep.context, options: input.trace },
       });
+      // A tool may return a secret it could reach (an MCP server's own env, a file): the model never sees it.
+      const results = input.redact ? ran.map((r) => ({ ...r, content: input.redact!(r.content) })) : ran;
       for (const r of results) {
         if (echoedIds.has(r.call.id)) history.push({ role: 'tool', toolCallId: r.call.id, name: r.call.name, content: r.content });
         toolResults.push(r);

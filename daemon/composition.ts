@@ -113,6 +113,7 @@ export function buildExecutors(opts: ExecutorsOptions): ExecutorRegistry {
     mockResponses: env.WARREN_MOCK_RESPONSES ? parseMockResponses(env.WARREN_MOCK_RESPONSES) : undefined,
     ...llmSettings(config.executors.llm),
     tracePayloads: config.tracing.capture_payloads ? (text) => opts.redactor.redact(text) : undefined,
+    redactToolOutput: (text) => opts.redactor.redact(text),
     agents: opts.agents,
     writes: opts.writes,
     // A delegate is an activation of its own agent: its own budget and counters, the parent's kind of pieces.

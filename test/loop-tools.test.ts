@@ -161,3 +161,16 @@ describe('output cap', () => {
     expect(capOutput('y'.repeat(5000), 200).length).toBeLessThanOrEqual(200);
   });
 });
+
+describe('tool output and secrets', () => {
+  it('a secret a tool returns is redacted before the model sees it (and before the result is kept)', async () => {
+    const secret = 'tool-canary-51f0c3a9e2';
+    const leaky = makeTool('leaky', { readOnly: true, run: () => ({ status: 'ok', content: `env: TOKEN=${secret}` }) });
+    const model = new FnModel((_r, n) => (n === 1 ? { calls: [{ name: 'leaky', arguments: {} }] } : { content: 'done' }));
+    const r = await runLoop(input(model, [leaky], { redact: (t) => t.split(secret).join('[REDACTED]') }));
+    expect(r.termination).toBe('final');
+    expect(JSON.stringify(model.requests[1])).toContain('TOKEN=[REDACTED]');
+    expect(JSON.stringify(model.requests)).not.toContain(secret);
+    expect(JSON.stringify(r.toolResults)).not.toContain(secret);
+  });
+});

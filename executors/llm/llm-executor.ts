@@ -56,6 +56,8 @@ export interface LlmExecutorOptions {
   fetch?: FetchFn;
   /** Capture prompts, answers and tool payloads in spans, through this redaction (tracing.capture_payloads). */
   tracePayloads?: (text: string) => string;
+  /** Tool results pass this redaction before the model sees them (the daemon's redactor). */
+  redactToolOutput?: (text: string) => string;
   /** Admits the hub tools' writes against each agent's behavior limits; absent: the tools do not limit them. */
   writes?: WriteAllowance;
   /** Extra tools for every agent (tests; MCP tools are added per agent). */
@@ -146,6 +148,7 @@ export class LlmExecutor implements Executor {
         stepTimeoutMs: this.#opts.stepTimeoutMs,
         agent: input.definition.name,
         trace: { traceparent: d.traceparent ?? input.traceparent, payloads: this.#opts.tracePayloads },
+        redact: this.#opts.redactToolOutput,
       });
       return result;
     } finally {
