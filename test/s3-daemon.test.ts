@@ -19,7 +19,7 @@ afterAll(async () => {
   await s3.close();
 });
 
-const echo = (reply: string): string => `name: echo\ntype: llm\nbrain: {provider: scripted, model: m, responses: [${JSON.stringify(reply)}]}\ncapabilities: {grants: [hub:read, hub:write]}\ncache_ttl: 30\n`;
+const echo = (reply: string): string => `name: echo\ntype: llm\nbrain: {provider: scripted, model: m, responses: [${JSON.stringify(reply)}]}\ncapabilities: {grants: [hub:read, hub:write]}\nbehavior: {limits: {min_interval_seconds: 0}}\ncache_ttl: 30\n`;
 
 describe('daemon on an S3 store', () => {
   it('runs the agents of the bucket and picks up a changed config on the next activation', async () => {

@@ -30,7 +30,7 @@ function store(prefix: string, opts: { defaultTtlMs?: number; now?: () => number
   return new S3Store({ location: { bucket: s3.bucket, prefix }, endpoint: s3.endpoint, region: 'us-east-1', credentials: TEST_CREDENTIALS, maxAttempts: 1, ...opts });
 }
 
-const AGENT = (name: string, model: string): string => `name: ${name}\ntype: llm\nbrain: {provider: scripted, model: ${model}, responses: [hi]}\ncapabilities: {grants: [hub:read]}\nbehavior: {limits: {min_interval_seconds: 0}}\ncache_ttl: 60\n`;
+const AGENT = (name: string, model: string): string => `name: ${name}\ntype: llm\nbrain: {provider: scripted, model: ${model}, responses: [hi]}\ncapabilities: {grants: [hub:read]}\ncache_ttl: 60\n`;
 
 describe('S3 store', () => {
   it('loads the same agents, skills and templates as the folder they were uploaded from', async () => {
