@@ -23,7 +23,8 @@ import { RedisNotificationFailures } from './notification-failures.ts';
 import { openStore } from './open-store.ts';
 import { startHealthServer } from './health-server.ts';
 import { WarrenMetrics } from './metrics.ts';
-import { Redactor, secretsFromEnv } from './redact.ts';
+import { knownSecrets } from './known-secrets.ts';
+import { Redactor } from './redact.ts';
 import { startTracing } from './tracing-setup.ts';
 import { RedisReplyOutbox } from './reply-outbox.ts';
 import { assertRedisReachable, closeRedis, connectRedis, redactUrl } from './redis.ts';
@@ -108,7 +109,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const tracing = startTracing(config.tracing, logger);
     if (tracing) cleanup('tracing', 'last', () => tracing.shutdown(), 2_000); // after the workers' final spans
     // Error posts, records, logs and span payloads share one redaction: no known secret leaves in any of them.
-    const redactor = new Redactor(secretsFromEnv(env, [adminKey]));
+    const redactor = new Redactor([...knownSecrets(env, config, []), adminKey]);
     // CLI agents' hub MCP servers act through a loopback gateway with per-activation tokens, not the admin key.
     let hubMcp = opts.hubMcp === null ? undefined : opts.hubMcp;
     // Only processes that run activations need it; a scheduler-only process opens no gateway port.
@@ -137,6 +138,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const reloader = new Reloader({
       reload: async () => {
         const ok = await registry.reload();
+        redactor.learn(knownSecrets(env, config, registry.all())); // secrets named by agents loaded now
         if (ok && config.hub.register_agents) await registry.registerOnHub(hub);
         return ok;
       },
