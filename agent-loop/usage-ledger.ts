@@ -31,7 +31,8 @@ export interface LedgerEntry extends TokenUsage {
 
 export function priceOf(model: string, prices: PriceTable): Price {
   // Exact name first, then the longest table key the model name starts with (gpt-4o-mini-2024… → gpt-4o-mini).
-  const exact = prices[model];
+  // Own keys only: a model name is what the server says, and `__proto__` or `constructor` must not become a price.
+  const exact = Object.hasOwn(prices, model) ? prices[model] : undefined;
   if (exact) return exact;
   const prefix = Object.keys(prices).filter((k) => k !== 'default' && model.startsWith(k)).sort((a, b) => b.length - a.length)[0];
   return (prefix ? prices[prefix] : undefined) ?? prices.default;

@@ -13,6 +13,7 @@ import { InboxClaims } from '../scheduler/inbox-claims.ts';
 import { Scheduler } from '../scheduler/scheduler.ts';
 import { WriteAllowance } from '../scheduler/write-allowance.ts';
 import { Reloader } from '../store/reloader.ts';
+import type { AgentDefinition } from '../store/definition.ts';
 import type { ActivationOutcome } from './activation.ts';
 import { ActivationRecords } from './activation-records.ts';
 import { AgentRegistry } from './agent-registry.ts';
@@ -25,7 +26,8 @@ import { RedisNotificationFailures } from './notification-failures.ts';
 import { openStore } from './open-store.ts';
 import { startHealthServer } from './health-server.ts';
 import { WarrenMetrics } from './metrics.ts';
-import { Redactor, secretsFromEnv } from './redact.ts';
+import { knownSecrets, secretNamesOf } from './known-secrets.ts';
+import { Redactor } from './redact.ts';
 import { SecretSource } from './secrets.ts';
 import { startTracing } from './tracing-setup.ts';
 import { RedisReplyOutbox } from './reply-outbox.ts';
@@ -112,7 +114,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const tracing = startTracing(config.tracing, logger);
     if (tracing) cleanup('tracing', 'last', () => tracing.shutdown(), 2_000); // after the workers' final spans
     // Error posts, records, logs and span payloads share one redaction: no known secret leaves in any of them.
-    const redactor = new Redactor(secretsFromEnv(env, [adminKey, ...secrets.fileValues()]));
+    // Every secret the config or an agent names, whatever its name, from the environment or a secret file.
+    const namedSecrets = (defs: readonly AgentDefinition[]): string[] => [...knownSecrets(env, config, defs), ...secretNamesOf(config, defs).flatMap((n) => secrets.get(n) ?? [])];
+    const redactor = new Redactor([...namedSecrets([]), adminKey, ...secrets.fileValues()]);
     // Connected before the executors and the gateway: every hub write an agent makes is admitted here.
     const producerConn = connectRedis(config.redis.url, 'producer', logger);
     cleanup('redis producer connection', 'connections', () => closeRedis(producerConn, QUICK_STEP_MS / 2));
@@ -149,6 +153,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const reloader = new Reloader({
       reload: async () => {
         const ok = await registry.reload();
+        redactor.learn(namedSecrets(registry.all())); // secrets named by the agents loaded now
         if (ok && config.hub.register_agents) {
           await registry.registerOnHub(hub);
           // Where `warren status` and `warren doctor` learn that an agent is not run, and why.

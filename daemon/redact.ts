@@ -1,39 +1,221 @@
-// Secret redaction for anything that leaves the process as text (error posts, activation records, logs).
-// Known secret values are replaced wherever they appear; well-known key shapes are caught even when unknown.
+// Secret redaction for anything that leaves the process as text (error posts, activation records, logs, spans).
+// Known secret values are replaced wherever they appear: as they are, encoded (base64, base64url, hex, URL, JSON)
+// and split by line breaks or indentation. Well-known key shapes are caught even when the value is unknown.
 
 export const REDACTED = '[REDACTED]';
 
-/** Well-known secret shapes; `$1` keeps a label such as `api_key=` or `Bearer `. */
-const PATTERNS: ReadonlyArray<[RegExp, string]> = [
-  [/\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}/g, REDACTED], // OpenAI / Anthropic style keys
-  [/\bbotburrow_agent_[0-9a-f]{64}\b/g, REDACTED], // hub agent keys
-  [/\bwarren_admin_[0-9a-f]{16,}\b/g, REDACTED], // generated hub admin keys
-  [/\bAKIA[0-9A-Z]{16}\b/g, REDACTED], // AWS access key ids
-  [/\bgh[pousr]_[A-Za-z0-9]{30,}\b/g, REDACTED], // GitHub tokens
-  [/\b(Bearer\s+)[A-Za-z0-9._~+/=-]{8,}/gi, `$1${REDACTED}`],
-  // label: value; a quoted value is hidden up to its closing quote (it may contain spaces)
-  [/\b((?:api[_-]?key|token|secret|password|passwd|authorization)["']?\s*[:=]\s*)(?:"[^"\n]{6,}"|'[^'\n]{6,}'|(?!Bearer\b)[^\s"',;[]{6,})/gi, `$1${REDACTED}`],
+/** Shorter values are not hidden: they would redact ordinary words. */
+const MIN_SECRET = 8;
+
+export interface Shape {
+  /** After the gitleaks rule(s) it follows, where there is one. */
+  id: string;
+  pattern: RegExp;
+  replace: string | ((match: string, ...groups: string[]) => string);
+}
+
+// A token starts only where the character before could not belong to it. Each run of token characters is then
+// tried from one position, not from every one of its positions, which keeps every shape linear in the input.
+const START = '(?<![A-Za-z0-9_-])';
+const token = (body: string, flags = ''): RegExp => new RegExp(`${START}${body}`, `g${flags}`);
+
+/** Keeps the quotes of a quoted value, so redacted JSON stays JSON. */
+function hideValue(_m: string, label: string, value: string): string {
+  const quote = /^(?:\\?["'])/.exec(value)?.[0] ?? '';
+  return `${label}${quote}${REDACTED}${quote}`;
+}
+
+/**
+ * Well-known secret shapes. The list follows the default rules of gitleaks (its config/gitleaks.toml), rule ids
+ * named in each `id` or comment; the expressions are written here for this use: broad enough to catch a value
+ * in an error message, bounded so that none backtracks (test/security/redaction.test.ts times each on 100 kB
+ * of adversarial input).
+ */
+export const SHAPES: readonly Shape[] = [
+  // private-key: the whole block, also when it is cut off before its END line. The body stops at a dash run,
+  // which PEM headers (Proc-Type, DEK-Info) do not contain, or at a quote (the end of a JSON string).
+  { id: 'private-key', pattern: /-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----(?:[^-"'<>]|-(?!----))*(?:-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----)?/g, replace: REDACTED },
+  // url-credentials (cf. curl-auth-user): scheme://user:pass@host keeps the scheme and the host.
+  { id: 'url-credentials', pattern: /\b([A-Za-z][A-Za-z0-9+.-]{0,30}:\/\/)[^\s/?#@:"'<>]*:[^\s/?#"'<>]+@/g, replace: `$1${REDACTED}@` },
+  // slack-webhook-url: the path is the credential.
+  { id: 'slack-webhook-url', pattern: /(hooks\.slack\.com\/(?:services|workflows|triggers)\/)[A-Za-z0-9+/]{20,}/g, replace: `$1${REDACTED}` },
+  // jwt: header and payload are base64url JSON (`ey…`), the signature optional.
+  { id: 'jwt', pattern: token('ey[A-Za-z0-9_-]{10,}\\.ey[A-Za-z0-9_-]{10,}\\.[A-Za-z0-9_-]*'), replace: REDACTED },
+  { id: 'gcp-api-key', pattern: token('AIza[A-Za-z0-9_-]{35}'), replace: REDACTED },
+  // slack-bot-token, slack-user-token, slack-legacy-token, slack-config-access-token, slack-app-token
+  { id: 'slack-token', pattern: token('(?:xox[abeoprs]|xapp)-[A-Za-z0-9-]{10,}'), replace: REDACTED },
+  // github-pat, github-oauth, github-app-token, github-refresh-token
+  { id: 'github-token', pattern: token('gh[pousr]_[A-Za-z0-9]{30,}'), replace: REDACTED },
+  { id: 'github-fine-grained-pat', pattern: token('github_pat_[A-Za-z0-9_]{22,}'), replace: REDACTED },
+  { id: 'gitlab-pat', pattern: token('glpat-[A-Za-z0-9_-]{20,}'), replace: REDACTED },
+  { id: 'stripe-access-token', pattern: token('[rs]k_(?:live|test|prod)_[A-Za-z0-9]{10,}'), replace: REDACTED },
+  // huggingface-access-token, huggingface-organization-api-token
+  { id: 'huggingface-access-token', pattern: token('(?:hf|api_org)_[A-Za-z0-9]{30,}'), replace: REDACTED },
+  // openai-api-key, anthropic-api-key, anthropic-admin-api-key (and compatible providers): `sk-` and a digit
+  // somewhere, so hyphenated words such as sk-learn-compatible stay.
+  { id: 'openai-anthropic-key', pattern: token('sk-(?=[A-Za-z_-]*[0-9])[A-Za-z0-9_-]{20,}'), replace: REDACTED },
+  { id: 'aws-access-token', pattern: /\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b/g, replace: REDACTED },
+  { id: 'npm-access-token', pattern: token('npm_[A-Za-z0-9]{36}'), replace: REDACTED },
+  { id: 'sendgrid-api-token', pattern: token('SG\\.[A-Za-z0-9_-]{16,}\\.[A-Za-z0-9_-]{16,}'), replace: REDACTED },
+  // digitalocean-pat, digitalocean-access-token, digitalocean-refresh-token
+  { id: 'digitalocean-token', pattern: token('do[opr]_v1_[a-f0-9]{64}'), replace: REDACTED },
+  { id: 'pypi-upload-token', pattern: token('pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}'), replace: REDACTED },
+  // warren's own: hub agent keys and generated hub admin keys.
+  { id: 'hub-agent-key', pattern: /\bbotburrow_agent_[0-9a-f]{64}\b/g, replace: REDACTED },
+  { id: 'hub-admin-key', pattern: /\bwarren_admin_[0-9a-f]{16,}\b/g, replace: REDACTED },
+  // curl-auth-header: the credential after an auth scheme.
+  { id: 'bearer', pattern: /\b(Bearer\s+)[A-Za-z0-9._~+/=-]{8,}/gi, replace: `$1${REDACTED}` },
+  // generic-api-key, narrowed to names that say secret (aws_secret_access_key = …, client_secret: …,
+  // DB_PASSWORD=…), at most four name parts either side. The value: quoted (kept quoted, also JSON-escaped
+  // quotes), an auth scheme and its credential, or a bare word.
+  {
+    id: 'secret-assignment',
+    pattern:
+      /\b((?:[A-Za-z0-9]+[_.-]){0,4}(?:api[_-]?key|access[_-]?key|private[_-]?key|secret|token|passw(?:or)?d|credentials?|authorization)(?:[_.-][A-Za-z0-9]+){0,4}(?:\\?["'])?\s{0,5}[:=]\s{0,5})("[^"\n]{6,}"|'[^'\n]{6,}'|\\"[^"\\\n]{6,}\\"|(?:Basic|Bearer|Token|Digest)\s+[A-Za-z0-9._~+/=-]{6,}|(?!Bearer\b)[^\s"',;[\\]{6,})/gi,
+    replace: hideValue,
+  },
 ];
 
-export class Redactor {
-  readonly #values: string[];
+/** Line breaks and indentation a value may have been split by, raw or JSON-escaped (`\n` as two characters). */
+function isSplit(text: string, i: number): number {
+  const c = text.charCodeAt(i);
+  if (c === 32 || (c >= 9 && c <= 13)) return 1;
+  if (c === 92) {
+    const n = text.charCodeAt(i + 1);
+    if (n === 110 || n === 114 || n === 116) return 2; // \n \r \t
+  }
+  return 0;
+}
 
-  /** `secrets`: the values to hide (short ones are ignored: they would redact ordinary words). */
+/** The text without split characters, and where each of its characters was in the original. */
+function unsplit(text: string): { flat: string; at: Uint32Array | undefined } {
+  let first = -1;
+  for (let i = 0; i < text.length && first < 0; i++) if (isSplit(text, i)) first = i;
+  if (first < 0) return { flat: text, at: undefined };
+  const at = new Uint32Array(text.length);
+  const pieces: string[] = [];
+  let n = 0;
+  let runStart = 0;
+  for (let i = 0; i < text.length; ) {
+    const skip = isSplit(text, i);
+    if (skip) {
+      if (i > runStart) pieces.push(text.slice(runStart, i));
+      i += skip;
+      runStart = i;
+    } else {
+      at[n++] = i++;
+    }
+  }
+  if (runStart < text.length) pieces.push(text.slice(runStart));
+  return { flat: pieces.join(''), at };
+}
+
+/** The part of `value`'s base64 that is the same wherever it sits in a longer value, for each of the 3 alignments. */
+function base64Cores(value: Buffer): string[] {
+  const cores: string[] = [];
+  for (let offset = 0; offset < 3; offset++) {
+    const encoded = Buffer.concat([Buffer.alloc(offset), value]).toString('base64');
+    // Character i carries bits [6i, 6i+6): keep those made of the value's bits only.
+    const from = Math.ceil((8 * offset) / 6);
+    const to = Math.floor((8 * (offset + value.length)) / 6);
+    cores.push(encoded.slice(from, to));
+  }
+  return cores;
+}
+
+/** Every form a secret may be written in: as it is, JSON-escaped, URL-encoded, hex, base64 and base64url. */
+function formsOf(secret: string): string[] {
+  const bytes = Buffer.from(secret, 'utf8');
+  const url = encodeURIComponent(secret);
+  const hex = bytes.toString('hex');
+  const b64 = base64Cores(bytes);
+  return [
+    secret,
+    JSON.stringify(secret).slice(1, -1),
+    url,
+    url.replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase()),
+    url.replace(/%20/g, '+'),
+    hex,
+    hex.toUpperCase(),
+    ...b64,
+    ...b64.map((c) => c.replace(/\+/g, '-').replace(/\//g, '_')),
+  ].map((f) => unsplit(f).flat);
+}
+
+export class Redactor {
+  readonly #known = new Set<string>();
+  /** Every form of every known secret, split characters removed, longest first. */
+  #needles: string[] = [];
+
+  /** `secrets`: the values to hide. */
   constructor(secrets: Iterable<string | undefined>) {
-    this.#values = [...new Set([...secrets].filter((s): s is string => typeof s === 'string' && s.length >= 8))].sort((a, b) => b.length - a.length);
+    this.learn(secrets);
+  }
+
+  /** Adds secrets (e.g. of agents loaded since); secrets already known stay hidden. */
+  learn(secrets: Iterable<string | undefined>): void {
+    const needles = new Set(this.#needles);
+    for (const s of secrets) {
+      if (typeof s !== 'string' || s.length < MIN_SECRET || this.#known.has(s)) continue;
+      this.#known.add(s);
+      for (const form of formsOf(s)) if (form.length >= MIN_SECRET) needles.add(form);
+    }
+    this.#needles = [...needles].sort((a, b) => b.length - a.length);
   }
 
   redact(text: string): string {
-    let out = text;
-    for (const v of this.#values) out = out.split(v).join(REDACTED);
-    for (const [pattern, replacement] of PATTERNS) out = out.replace(pattern, replacement);
+    let out = this.#needles.length ? this.#hideKnown(text) : text;
+    for (const { pattern, replace } of SHAPES) out = typeof replace === 'string' ? out.replace(pattern, replace) : out.replace(pattern, replace);
     return out;
+  }
+
+  /**
+   * Finds every form of every known secret in the text with the split characters taken out (one indexOf scan
+   * per form), and replaces each hit in the original, split characters inside it included.
+   */
+  #hideKnown(text: string): string {
+    const { flat, at } = unsplit(text);
+    const hits: Array<[number, number]> = [];
+    for (const needle of this.#needles) {
+      for (let i = flat.indexOf(needle); i !== -1; i = flat.indexOf(needle, i + needle.length)) {
+        const end = i + needle.length;
+        hits.push(at ? [at[i]!, at[end - 1]! + 1] : [i, end]);
+      }
+    }
+    if (!hits.length) return text;
+    hits.sort((a, b) => a[0] - b[0]);
+    const parts: string[] = [];
+    let pos = 0;
+    let open: [number, number] | undefined;
+    for (const hit of hits) {
+      if (open && hit[0] <= open[1]) {
+        open[1] = Math.max(open[1], hit[1]);
+        continue;
+      }
+      if (open) {
+        parts.push(text.slice(pos, open[0]), REDACTED);
+        pos = open[1];
+      }
+      open = [hit[0], hit[1]];
+    }
+    parts.push(text.slice(pos, open![0]), REDACTED, text.slice(open![1]));
+    return parts.join('');
   }
 }
 
-const SECRET_NAME = /KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL/i;
+const SECRET_NAME = /KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTHORIZATION/i;
 
-/** The values of every environment variable whose name says it holds a secret, plus `extra` (e.g. the hub key). */
-export function secretsFromEnv(env: NodeJS.ProcessEnv, extra: ReadonlyArray<string | undefined> = []): string[] {
-  return [...Object.entries(env).flatMap(([name, value]) => (SECRET_NAME.test(name) && value ? [value] : [])), ...extra.filter((v): v is string => Boolean(v))];
+/** Whether a variable or header name says it holds a secret (a fallback: names declared as secrets count anyway). */
+export function looksSecret(name: string): boolean {
+  return SECRET_NAME.test(name);
+}
+
+/**
+ * The values of the variables `names` (those the config and the agents declare as secrets, see known-secrets.ts),
+ * of every variable whose name says it holds a secret, and `extra` (e.g. a generated hub key).
+ */
+export function secretsFromEnv(env: NodeJS.ProcessEnv, extra: ReadonlyArray<string | undefined> = [], names: Iterable<string> = []): string[] {
+  const declared = new Set(names);
+  const fromEnv = Object.entries(env).flatMap(([name, value]) => ((declared.has(name) || looksSecret(name)) && value ? [value] : []));
+  return [...fromEnv, ...extra.filter((v): v is string => Boolean(v))];
 }

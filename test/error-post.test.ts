@@ -18,8 +18,8 @@ describe('redaction', () => {
     ['AKIAABCDEFGHIJKLMNOP', REDACTED],
     ['Authorization: Bearer abc.def.ghi-123', `Authorization: Bearer ${REDACTED}`],
     ['api_key=hunter2hunter2', `api_key=${REDACTED}`],
-    ['{"password": "correct horse battery"}', `{"password": ${REDACTED}}`],
-    ["token: 'abc def ghi'", `token: ${REDACTED}`],
+    ['{"password": "correct horse battery"}', `{"password": "${REDACTED}"}`], // still JSON
+    ["token: 'abc def ghi'", `token: '${REDACTED}'`],
   ])('catches the shape of %s without knowing it', (input, expected) => {
     expect(new Redactor([]).redact(input)).toBe(expected);
   });

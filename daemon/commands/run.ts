@@ -162,12 +162,13 @@ export async function runAgent(agentName: string, opts: RunOptions, env: NodeJS.
     return 1;
   }
   const { EventLog } = await import('../../agent-loop/events.ts');
-  const { Redactor, secretsFromEnv } = await import('../redact.ts');
+  const { Redactor } = await import('../redact.ts');
+  const { knownSecrets } = await import('../known-secrets.ts');
   const { buildExecutors, contextSources, gatherContext, startHubMcp } = await import('../composition.ts');
   const { pino } = await import('pino');
   const logger = pino({ level: 'warn' }, process.stderr);
   const adminKey = env[config.hub.admin_key_env];
-  const redactor = new Redactor(secretsFromEnv(env, adminKey ? [adminKey] : []));
+  const redactor = new Redactor([...knownSecrets(env, config, agents), adminKey]);
   const cassettes = await import('../../executors/llm/cassette.ts');
   const recording = opts.record ? cassettes.emptyCassette() : undefined;
   const replayer = opts.replay ? cassettes.replayingFetch(await cassettes.readCassette(opts.replay)) : undefined;

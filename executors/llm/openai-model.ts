@@ -61,17 +61,24 @@ export class OpenAIChatModel implements ChatModel {
         }
       }
       const res = await this.#client.chat.completions.create(params, { signal: req.signal });
-      const choice = res.choices[0];
+      // The SDK types the body but does not check it: every field is taken as untrusted (wrong types count as absent).
+      const choice = Array.isArray(res?.choices) ? (res.choices[0] as unknown) : undefined;
+      const message = field(choice, 'message');
+      const calls = field(message, 'tool_calls');
+      const content = field(message, 'content');
       return {
-        content: choice?.message.content ?? null,
-        toolCalls: (choice?.message.tool_calls ?? []).flatMap((tc) => (tc.type === 'function' ? [fromWireCall(tc.id, tc.function.name, tc.function.arguments)] : [])),
-        finishReason: choice?.finish_reason ?? 'stop',
+        content: typeof content === 'string' ? content : null,
+        toolCalls: (Array.isArray(calls) ? (calls as unknown[]) : []).flatMap((tc) => {
+          const fn = field(tc, 'function');
+          return field(tc, 'type') === 'function' && fn ? [fromWireCall(text(field(tc, 'id')), text(field(fn, 'name')), field(fn, 'arguments'))] : [];
+        }),
+        finishReason: text(field(choice, 'finish_reason')) || 'stop',
         usage: {
-          inputTokens: res.usage?.prompt_tokens ?? 0,
-          outputTokens: res.usage?.completion_tokens ?? 0,
-          cachedTokens: res.usage?.prompt_tokens_details?.cached_tokens ?? 0,
+          inputTokens: tokens(field(res?.usage, 'prompt_tokens')),
+          outputTokens: tokens(field(res?.usage, 'completion_tokens')),
+          cachedTokens: tokens(field(field(res?.usage, 'prompt_tokens_details'), 'cached_tokens')),
         },
-        model: res.model,
+        model: text(res?.model) || req.model,
       };
     } catch (err) {
       throw toModelError(err);
@@ -133,30 +140,34 @@ async function collectStream(stream: AsyncIterable<ChatCompletionChunk>, req: Mo
   return { content: content || null, toolCalls, finishReason, usage, model };
 
   async function readChunks(): Promise<void> {
-    for await (const chunk of stream) {
+    for await (const chunk of stream as AsyncIterable<unknown>) {
+      // Chunks are untrusted like whole bodies: a field of the wrong type counts as absent.
       onChunk();
-      model = chunk.model || model;
-      if (chunk.usage) {
-        usage = {
-          inputTokens: chunk.usage.prompt_tokens,
-          outputTokens: chunk.usage.completion_tokens,
-          cachedTokens: chunk.usage.prompt_tokens_details?.cached_tokens ?? 0,
-        };
+      model = text(field(chunk, 'model')) || model;
+      const u = field(chunk, 'usage');
+      if (u && typeof u === 'object') {
+        usage = { inputTokens: tokens(field(u, 'prompt_tokens')), outputTokens: tokens(field(u, 'completion_tokens')), cachedTokens: tokens(field(field(u, 'prompt_tokens_details'), 'cached_tokens')) };
       }
-      const choice = chunk.choices[0];
-      if (!choice) continue;
-      if (choice.delta.content) {
-        content += choice.delta.content;
-        req.onDelta?.(choice.delta.content);
+      const choices = field(chunk, 'choices');
+      const choice: unknown = Array.isArray(choices) ? choices[0] : undefined;
+      const delta = field(choice, 'delta');
+      const piece = text(field(delta, 'content'));
+      if (piece) {
+        content += piece;
+        req.onDelta?.(piece);
       }
-      for (const d of choice.delta.tool_calls ?? []) {
-        const call = calls.get(d.index) ?? { id: '', name: '', args: '' };
-        if (d.id) call.id = d.id;
-        if (d.function?.name) call.name += d.function.name;
-        if (d.function?.arguments) call.args += d.function.arguments;
-        calls.set(d.index, call);
+      const deltas = field(delta, 'tool_calls');
+      for (const d of Array.isArray(deltas) ? (deltas as unknown[]) : []) {
+        const index = field(d, 'index');
+        if (typeof index !== 'number' || !Number.isSafeInteger(index) || index < 0) continue;
+        const call = calls.get(index) ?? { id: '', name: '', args: '' };
+        const fn = field(d, 'function');
+        call.id = text(field(d, 'id')) || call.id;
+        call.name += text(field(fn, 'name'));
+        call.args += text(field(fn, 'arguments'));
+        calls.set(index, call);
       }
-      if (choice.finish_reason) finishReason = choice.finish_reason;
+      finishReason = text(field(choice, 'finish_reason')) || finishReason;
     }
   }
 }
@@ -182,14 +193,31 @@ function toWireTool(t: { name: string; description: string; parameters: Record<s
   return { type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } };
 }
 
-function fromWireCall(id: string, name: string, args: string): ToolCall {
+/** A property of something that may not be an object at all. */
+function field(value: unknown, key: string): unknown {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>)[key] : undefined;
+}
+
+function text(value: unknown): string {
+  return typeof value === 'string' ? value : '';
+}
+
+/** A token count the budget can add up: anything else (a string, a negative, 1e308 overflowing the sum) is 0. */
+function tokens(value: unknown): number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : 0;
+}
+
+/** `args` should be JSON text; an object some servers send is taken as is, anything else goes to repair as text. */
+function fromWireCall(id: string, name: string, args: unknown): ToolCall {
+  if (args !== null && typeof args === 'object' && !Array.isArray(args)) return { id, name, arguments: args as Record<string, unknown> };
+  const raw = typeof args === 'string' ? args : args === undefined ? '' : JSON.stringify(args);
   try {
-    const parsed: unknown = args.trim() === '' ? {} : JSON.parse(args);
+    const parsed: unknown = raw.trim() === '' ? {} : JSON.parse(raw);
     if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) return { id, name, arguments: parsed as Record<string, unknown> };
   } catch {
     // Left for the loop's repair step; keep the raw text so nothing is lost.
   }
-  return { id, name, arguments: {}, rawArguments: args };
+  return { id, name, arguments: {}, rawArguments: raw };
 }
 
 function toModelError(err: unknown): ModelError {
