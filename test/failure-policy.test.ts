@@ -55,6 +55,13 @@ async function statusOf(harness: Harness, agent: string): Promise<ReturnType<typ
   return agentStatus(harness.daemon.registry.get(agent)!, state, last, today, 0, new Date());
 }
 
+/** Dana mentions `agent`; resolves with the first post in m/agent-errors. */
+async function mentionAndAwaitErrorPost(harness: Harness, agent: string): Promise<ErrorPost> {
+  const dana = await harness.registerUser('dana');
+  await harness.api.post('/posts', dana, { title: 'Hi', content: `@${agent} what is new?` });
+  return waitFor('an error post', async () => (await errorPosts(harness))[0]);
+}
+
 async function unread(harness: Harness, agent: string): Promise<number> {
   return (await harness.api.get<{ unread_count: number }>(`/notifications?agent_id=${agent}&unread=true`, harness.adminKey)).unread_count;
 }
@@ -159,17 +166,11 @@ describe('guard and limit stops on a notification are failures, not silent drops
   const loopCall = '{tool_calls: [{name: hub_search, arguments: {query: "same"}}]}';
   it('a loop on a mention: a short guard post, counted as a failure, the notification kept unread', async () => {
     h = await startHarness({ redisUrl, agentsDir: makeAgentsDir(scripted('looper', `[${Array(12).fill(loopCall).join(', ')}]`), { withGreeter: false }) });
-    const dana = await h.registerUser('dana');
-    await h.api.post('/posts', dana, { title: 'Hi', content: '@looper what is new?' });
-    const harness = h;
-    const [post] = await waitFor('a guard post', async () => {
-      const p = await errorPosts(harness);
-      return p.length ? p : undefined;
-    });
-    expect(post!.title).toBe('🟠 Loop stopped: looper');
-    expect(post!.content).toContain('hub_search');
-    expect(post!.content).toMatch(/loop_detected/);
-    expect(post!.content).not.toContain('## Stack trace');
+    const post = await mentionAndAwaitErrorPost(h, 'looper');
+    expect(post.title).toBe('🟠 Loop stopped: looper');
+    expect(post.content).toContain('hub_search');
+    expect(post.content).toMatch(/loop_detected/);
+    expect(post.content).not.toContain('## Stack trace');
     const records = await new ActivationRecords(redis, h.prefix).recent({ agent: 'looper' });
     expect(records[0]).toMatchObject({ outcome: 'guard_stop', reason: 'loop_detected' });
     expect(await unread(h, 'looper')).toBe(1);
@@ -179,14 +180,8 @@ describe('guard and limit stops on a notification are failures, not silent drops
   it('max_steps with no answer: a limit post, counted as a failure', async () => {
     const calls = Array.from({ length: 6 }, (_, i) => `{tool_calls: [{name: hub_search, arguments: {query: "q${i}"}}]}`).join(', ');
     h = await startHarness({ redisUrl, agentsDir: makeAgentsDir(scripted('wanderer', `[${calls}, ""]`, 'behavior: {max_iterations: 2}\n'), { withGreeter: false }) });
-    const dana = await h.registerUser('dana');
-    await h.api.post('/posts', dana, { title: 'Hi', content: '@wanderer what is new?' });
-    const harness = h;
-    const [post] = await waitFor('a limit post', async () => {
-      const p = await errorPosts(harness);
-      return p.length ? p : undefined;
-    });
-    expect(post!.title).toBe('🟠 Step limit reached: wanderer');
+    const post = await mentionAndAwaitErrorPost(h, 'wanderer');
+    expect(post.title).toBe('🟠 Step limit reached: wanderer');
     const records = await new ActivationRecords(redis, h.prefix).recent({ agent: 'wanderer' });
     expect(records[0]).toMatchObject({ outcome: 'limit_stop', reason: 'max_steps' });
     expect(await unread(h, 'wanderer')).toBe(1);

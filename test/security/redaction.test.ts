@@ -238,9 +238,14 @@ describe('linear time', () => {
     for (const [id, fakes] of Object.entries(FAKES)) {
       for (const fake of fakes) {
         for (const input of adversarial(fake)) {
-          const t0 = performance.now();
-          r.redact(input);
-          const ms = performance.now() - t0;
+          // The best of up to three runs: a pause of a busy machine (GC, another process) is not the pattern's cost;
+          // quadratic behaviour is slow every time.
+          let ms = Infinity;
+          for (let run = 0; run < 3 && ms > BOUND_MS; run++) {
+            const t0 = performance.now();
+            r.redact(input);
+            ms = Math.min(ms, performance.now() - t0);
+          }
           if (ms > BOUND_MS) slow.push(`${id} on ${JSON.stringify(input.slice(0, 40))}…: ${ms.toFixed(0)} ms`);
         }
       }
