@@ -28,6 +28,8 @@ export interface DelegateOutcome {
   termination: TerminationReason;
   ledger: readonly LedgerEntry[];
   error?: string;
+  /** The delegate left its work undone (executors/run-outcome.ts decides; a guard or limit stop included). */
+  failed: boolean;
 }
 
 export interface DelegationOptions {
@@ -83,7 +85,7 @@ export function delegationTools(opts: DelegationOptions): Tool[] {
         const out = await opts.run(agent, task, limits);
         const tokens = out.ledger.reduce((s, e) => s + e.inputTokens + e.outputTokens, 0);
         opts.events.emit({ type: 'delegation_response', id, agent, termination: out.termination, excerpt: out.text.slice(0, 200), tokens });
-        const ok = out.termination !== 'error' && out.termination !== 'aborted';
+        const ok = !out.failed;
         const body = ok ? out.text || `(${agent} ended with ${out.termination} and no answer)` : `Delegation failed: ${agent} ended with ${out.termination}${out.error ? `: ${out.error}` : ''}`;
         return { status: ok ? 'ok' : 'error', content: capOutput(body, opts.resultCap ?? 8000), ledger: out.ledger };
       } catch (err) {

@@ -52,7 +52,7 @@ describe('delegation', () => {
     // B, running as A's delegate (chain a → b), asks for A: the call fails visibly, nothing runs.
     let started = 0;
     const ev = newEvents('act_b');
-    const tools = delegationTools({ delegates: ['a'], chain: ['a', 'b'], events: ev, run: () => (started++, Promise.resolve({ text: '', termination: 'final', ledger: [] })) });
+    const tools = delegationTools({ delegates: ['a'], chain: ['a', 'b'], events: ev, run: () => (started++, Promise.resolve({ text: '', termination: 'final', ledger: [], failed: false })) });
     const model = new FnModel((_r, n) => (n === 1 ? { calls: [{ name: 'delegate_to_a', arguments: { task: 'loop back' } }] } : { content: 'ok, I will not' }));
     const r = await runLoop({ model, modelName: 'm', system: 's', task: 't', maxSteps: 3, signal: new AbortController().signal, events: ev, tools: new ToolRegistry(tools, []) });
     expect(started).toBe(0);

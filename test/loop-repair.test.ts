@@ -145,7 +145,7 @@ describe('repair corpus', () => {
   it('through the loop: a call to delegate_to_agt_b in an agent whose only delegate is agt_c runs nothing and is an unknown_tool result the model sees', async () => {
     const ev = events();
     const ran: string[] = [];
-    const delegates = delegationTools({ delegates: ['agt_c'], chain: ['agt_a'], events: ev, run: (agent) => (ran.push(agent), Promise.resolve({ text: 'c did it', termination: 'final', ledger: [] })) });
+    const delegates = delegationTools({ delegates: ['agt_c'], chain: ['agt_a'], events: ev, run: (agent) => (ran.push(agent), Promise.resolve({ text: 'c did it', termination: 'final', ledger: [], failed: false })) });
     const model = new FnModel((_r, n) => (n === 1 ? { calls: [{ id: 'd1', name: 'delegate_to_agt_b', arguments: { task: 'do it' } }] } : { content: 'done' }));
     const r = await runLoop({ model, modelName: 'm', system: 's', task: 't', maxSteps: 5, signal: new AbortController().signal, events: ev, tools: new ToolRegistry([...delegates, taskCompleteTool], []) });
     expect(ran).toEqual([]);

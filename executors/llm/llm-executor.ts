@@ -19,6 +19,7 @@ import type { BuiltContext } from '../../prompts/context.ts';
 import { ExecutorSetupError, type ActivationInput, type Executor, type ExecutorResult } from '../executor.ts';
 import type { FetchFn } from './cassette.ts';
 import { OpenAIChatModel } from './openai-model.ts';
+import { isFailure, outcomeOfRun } from '../run-outcome.ts';
 import { ScriptedChatModel } from './scripted-model.ts';
 
 export interface LlmExecutorOptions {
@@ -175,7 +176,7 @@ export class LlmExecutor implements Executor {
           { id: events.activationId, definition: def, context, events, signal: limits.signal, hub: input.hub },
           { chain: limits.chain, tokenCap: limits.maxTokens, durationCapMs: limits.maxDurationMs, traceparent: limits.traceparent },
         );
-        return { text: r.text, termination: r.termination, ledger: r.ledger, error: r.error?.message };
+        return { text: r.text, termination: r.termination, ledger: r.ledger, error: r.error?.message, failed: isFailure(outcomeOfRun(r)) };
       },
     });
   }
