@@ -34,6 +34,14 @@ describe('warren CLI', () => {
     expect(bad.stdout).toMatch(/1 agent valid, 1 problem/);
   });
 
+  it('the scripted greeter costs nothing: no tokens and $0 unless its replies give usage', () => {
+    const r = warren(['run', 'greeter', '--prompt', 'hello there, greeter', '--agents', 'examples/agents', '--json'], { WARREN_HUB_ADMIN_KEY: '' });
+    expect(r.status, r.stderr).toBe(0);
+    const rec = JSON.parse(r.stdout) as { text: string; usage: { input_tokens: number; output_tokens: number; cost_usd: number } };
+    expect(rec.text).toContain('greeter');
+    expect(rec.usage).toMatchObject({ input_tokens: 0, output_tokens: 0, cost_usd: 0 });
+  });
+
   it('reports a bad warren.yaml as file:line, not a stack trace', () => {
     const dir = mkdtempSync(join(tmpdir(), 'warren-cfg-'));
     writeFileSync(join(dir, 'warren.yaml'), 'hub:\n  embeded: true\n');

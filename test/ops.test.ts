@@ -145,7 +145,7 @@ describe('operations', () => {
       '  provider: scripted',
       '  model: scripted-slow',
       '  responses:',
-      '    - {tool_calls: [{name: hub_search, arguments: {query: bees}}]}',
+      '    - {tool_calls: [{name: hub_search, arguments: {query: bees}}], usage: {prompt_tokens: 120, completion_tokens: 8}}',
       '    - {content: "done at last", delay_ms: 4000}',
       'capabilities: {grants: [hub:read, hub:write]}',
     ].join('\n');
