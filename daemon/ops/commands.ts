@@ -13,15 +13,8 @@ interface Common {
 }
 
 async function openRedis(config: WarrenConfig): Promise<Redis> {
-  const { connectRedis, assertRedisReachable } = await import('../redis.ts');
-  const redis = connectRedis(config.redis.url, 'producer', pino({ level: 'silent' }));
-  try {
-    await assertRedisReachable(redis, config.redis.url, 3_000);
-  } catch (err) {
-    redis.disconnect();
-    throw err;
-  }
-  return redis;
+  const { openCheckedRedis } = await import('../redis.ts');
+  return openCheckedRedis(config.redis.url);
 }
 
 async function loadAgents(config: WarrenConfig): Promise<{ names: string[]; defs: LoadResult }> {
@@ -43,15 +36,15 @@ export function registerOpsCommands(program: Command): void {
     .option('--json', 'print the report as JSON')
     .action(async (opts: Common & { json?: boolean }) => {
       const config = loadWarrenConfig(opts.config);
-      const { agentStatus, formatStatus, hubHealthy, pingRedis, probe, runningStatus } = await import('./status.ts');
+      const { agentStatus, formatStatus, hubHealthy, probe, runningStatus } = await import('./status.ts');
       const { HubClient } = await import('../../hub-client/client.ts');
       const { redactUrl } = await import('../redis.ts');
       const hub = new HubClient({ baseUrl: config.hub.url, apiKey: '', logger: pino({ level: 'silent' }) });
       const { defs } = await loadAgents(config);
-      const { connectRedis } = await import('../redis.ts');
+      const { assertRedisReachable, connectRedis } = await import('../redis.ts');
       const redis = connectRedis(config.redis.url, 'producer', pino({ level: 'silent' }));
       try {
-        const redisProbe = await probe(() => pingRedis(redis));
+        const redisProbe = await probe(() => assertRedisReachable(redis, config.redis.url, 2_000));
         const hubProbe = await probe(() => hubHealthy(hub));
         let leader: string | null = null;
         let queue = null;
@@ -74,7 +67,7 @@ export function registerOpsCommands(program: Command): void {
           agents = defs.agents.map((d) => agentStatus(d, states.get(d.name), last.get(d.name), daily.get(d.name)!, config.scheduler.min_staleness, now, notRunnable.get(d.name)));
         }
         const broken = new Set(defs.problems.filter((p) => p.severity === 'error').map((p) => p.file)).size;
-        const report = { redis: { url: redactUrl(config.redis.url), ...redisProbe }, hub: { url: config.hub.url, ...hubProbe }, leader, queue, running, agents, broken };
+        const report = { redis: { url: redactUrl(config.redis.url), ...redisProbe }, hub: { url: config.hub.url, ...hubProbe }, leader, queue, running, agents, defined: defs.agents.length, broken };
         console.log(opts.json ? JSON.stringify(report, null, 2) : formatStatus(report, new Date()));
         process.exitCode = redisProbe.ok ? 0 : 1;
       } finally {

@@ -1,6 +1,5 @@
 // `warren status`: one snapshot of a deployment, read from Redis, the hub and the agent store, so it works
 // from any machine that shares them, whether or not a daemon runs there.
-import type { Redis } from 'ioredis';
 import type { HubAdapter } from '../../hub-client/adapter.ts';
 import type { QueueCounts, RunningActivation } from '../../scheduler/activation-queue.ts';
 import type { AgentState, DailyCounters } from '../../scheduler/agent-state.ts';
@@ -10,6 +9,7 @@ import { explorationGapMs } from '../../scheduler/staleness.ts';
 import type { AgentDefinition } from '../../store/definition.ts';
 import type { ActivationRecord } from '../activation-records.ts';
 import { LiveProgressSchema, type LiveProgress } from '../live-progress.ts';
+import { RedisUnreachableError } from '../redis.ts';
 
 export interface AgentStatus {
   name: string;
@@ -47,7 +47,10 @@ export interface StatusReport {
   leader: string | null;
   queue: QueueCounts | null;
   running: RunningStatus[];
+  /** Empty when Redis is down: their state lives there. */
   agents: AgentStatus[];
+  /** How many agents the store defines (validly), whether or not their state could be read. */
+  defined: number;
   /** Agents whose definition has errors (they are not run). */
   broken: number;
 }
@@ -104,13 +107,9 @@ export async function probe(check: () => Promise<unknown>): Promise<{ ok: boolea
     await check();
     return { ok: true };
   } catch (err) {
-    return { ok: false, error: err instanceof Error ? err.message : String(err) };
+    // The report names the URL and what to do itself: only the cause goes in the line.
+    return { ok: false, error: err instanceof RedisUnreachableError ? err.reason : err instanceof Error ? err.message : String(err) };
   }
-}
-
-/** Redis reachable within `timeoutMs`? (A status command must not hang on a dead Redis.) */
-export async function pingRedis(redis: Redis, timeoutMs = 2_000): Promise<void> {
-  await Promise.race([redis.ping(), new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs).unref())]);
 }
 
 export async function hubHealthy(hub: HubAdapter): Promise<void> {
@@ -126,11 +125,12 @@ export function formatStatus(r: StatusReport, now: Date): string {
   const lines = [
     `redis   ${r.redis.url}  ${mark(r.redis)}`,
     `hub     ${r.hub.url}  ${mark(r.hub)}`,
-    `leader  ${r.leader ?? 'none (no scheduler running)'}`,
+    `leader  ${r.leader ?? (r.redis.ok ? 'none (no scheduler running)' : 'unknown')}`,
     `queue   ${q ? `${q.active} active, ${q.waiting + q.prioritized} waiting, ${q.delayed} delayed (retries), ${q.failed} failed` : 'unknown'}`,
     '',
   ];
-  if (r.agents.length === 0) lines.push('no agents defined');
+  if (!r.redis.ok) lines.push(`redis is down: the state of the ${r.defined} defined agent${r.defined === 1 ? '' : 's'} is unknown (start Redis, or set REDIS_URL or redis.url in warren.yaml to yours)`);
+  else if (r.agents.length === 0) lines.push('no agents defined');
   else {
     lines.push(`${pad('AGENT', 16)}${pad('STATE', 22)}${pad('LAST', 34)}${pad('TODAY', 30)}NEXT EXPLORATION`);
     for (const a of r.agents) {
