@@ -36,6 +36,17 @@ describe('warren CLI', () => {
     expect(bad.stdout).toMatch(/1 agent valid, 1 problem/);
   });
 
+  it('a YAML syntax error in warren.yaml is reported at the line that holds the mistake', () => {
+    // `port` is one space deeper than `db`, which already has a value (the parser's own report is at 5:1, "All mapping items …").
+    const deeper = warren(['start', '--config', configFile('hub:\n  embedded: true\n  host: 127.0.0.1\n  db: ":memory:"\n   port: 0\n')]);
+    expect(deeper.status).toBe(1);
+    expect(deeper.stderr.trim()).toMatch(/warren\.yaml:5:4: YAML syntax: "port" is indented deeper than the line above, which already has a value/);
+    const quote = warren(['validate', '--config', configFile('hub:\n  url: "http://127.0.0.1:7070\nredis:\n  prefix: x\n')]);
+    expect(quote.status).toBe(1);
+    expect(quote.stderr.trim()).toMatch(/warren\.yaml:2:8: YAML syntax: this quoted value is never closed/);
+    expect(deeper.stderr + quote.stderr).not.toMatch(noStack);
+  });
+
   it('the scripted greeter costs nothing: no tokens and $0 unless its replies give usage', () => {
     const r = warren(['run', 'greeter', '--prompt', 'hello there, greeter', '--agents', 'examples/agents', '--json'], { WARREN_HUB_ADMIN_KEY: '' });
     expect(r.status, r.stderr).toBe(0);
