@@ -53,6 +53,11 @@ export class AgentRegistry {
     return new Map([...this.#skipped, ...this.#hubConflicts]);
   }
 
+  /** Loaded agents no executor here can run, with why. */
+  skipped(): ReadonlyMap<string, string> {
+    return this.#skipped;
+  }
+
   /** Definition files that had errors at the last load. */
   brokenDefinitions(): number {
     return this.#broken;

@@ -161,6 +161,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       reload: async () => {
         const ok = await registry.reload();
         redactor.learn(namedSecrets(registry.all())); // secrets named by the agents loaded now
+        // Where `warren status` and `warren agents` learn which agents this daemon skips, and why.
+        if (ok) await agentState.setSkipped(registry.skipped()).catch((err: unknown) => logger.warn({ err }, 'could not record which agents are skipped'));
         if (ok && config.hub.register_agents) {
           await registry.registerOnHub(hub);
           // Where `warren status` and `warren doctor` learn that an agent is not run, and why.
