@@ -20,6 +20,10 @@ export class AgentRegistry {
   /** Of those, the ones whose hub name is another identity's, with why (kept across reloads until resolved). */
   #hubConflicts: ReadonlyMap<string, string> = new Map();
   #runnable: ReadonlySet<string> = new Set();
+  /** Loaded agents no executor here can run, with why (a key not set, a CLI not installed). */
+  #skipped: ReadonlyMap<string, string> = new Map();
+  /** Definition files with errors at the last load (their agents are not loaded at all). */
+  #broken = 0;
 
   constructor(opts: { store: DefinitionStore; executors: ExecutorRegistry; logger: Logger }) {
     this.#store = opts.store;
@@ -42,6 +46,21 @@ export class AgentRegistry {
   /** Agents not run because their hub name belongs to another identity, with the reason. */
   hubConflicts(): ReadonlyMap<string, string> {
     return this.#hubConflicts;
+  }
+
+  /** Every loaded agent this process does not run, with why: skipped here, or its hub name is taken. */
+  notRun(): ReadonlyMap<string, string> {
+    return new Map([...this.#skipped, ...this.#hubConflicts]);
+  }
+
+  /** Loaded agents no executor here can run, with why. */
+  skipped(): ReadonlyMap<string, string> {
+    return this.#skipped;
+  }
+
+  /** Definition files that had errors at the last load. */
+  brokenDefinitions(): number {
+    return this.#broken;
   }
 
   /** Agents whose hub identity was checked by the last registerOnHub (the marks of the others stand). */
@@ -69,13 +88,19 @@ export class AgentRegistry {
       else this.#logger.warn({ file: p.file, line: p.line }, line);
     }
     const runnable = new Set<string>();
+    const skipped = new Map<string, string>();
     for (const def of agents) {
       const r = this.#executors.resolve(def);
       if ('executor' in r) runnable.add(def.name);
-      else this.#logger.warn({ agent: def.name }, `agent ${def.name} skipped: ${r.unavailable}`);
+      else {
+        skipped.set(def.name, r.unavailable);
+        this.#logger.warn({ agent: def.name }, `agent ${def.name} skipped: ${r.unavailable}`);
+      }
     }
     this.#agents = new Map(agents.map((a) => [a.name, a]));
     this.#executable = runnable;
+    this.#skipped = skipped;
+    this.#broken = new Set(problems.filter((p) => p.severity === 'error').map((p) => p.file)).size;
     this.#runnable = this.#withoutConflicts();
     // Names only for a readable number of agents: with thousands the line would be the log.
     this.#logger.info({ loaded: agents.length, runnable: this.#runnable.size <= 50 ? [...this.#runnable] : this.#runnable.size, store: this.#store.location }, 'agent definitions loaded');

@@ -58,11 +58,14 @@ export function buildCli(): Command {
       const generated = !adminKey;
       const { readSeedFile, applySeed } = await import('../local-hub/seed.ts');
       const seed = opts.seed === undefined ? undefined : readSeedFile(opts.seed); // a bad file fails before the hub starts
+      const port = opts.port ?? config.hub.port;
+      const { assertPortsFree, hubPort } = await import('./port-check.ts');
+      await assertPortsFree([hubPort(config.hub.host, port)]);
       const { startHub } = await import('../local-hub/server.ts');
       const hub = await startHub({
         dbPath: opts.db ?? config.hub.db,
         host: config.hub.host,
-        port: opts.port ?? config.hub.port,
+        port,
         adminKey,
         logger,
         watch: opts.watch,
@@ -103,11 +106,10 @@ export function buildCli(): Command {
     .option('-c, --config <file>', 'warren config file', 'warren.yaml')
     .action(async (opts: { config: string }) => {
       const config = loadWarrenConfig(opts.config);
-      const { Redis } = await import('ioredis');
+      const { openCheckedRedis } = await import('./redis.ts');
       const { publishReload } = await import('./reload-signal.ts');
-      const conn = new Redis(config.redis.url, { maxRetriesPerRequest: 1, lazyConnect: true });
+      const conn = await openCheckedRedis(config.redis.url);
       try {
-        await conn.connect();
         const receivers = await publishReload(conn, config.redis.prefix);
         console.log(receivers ? `reload sent to ${receivers} daemon${receivers === 1 ? '' : 's'}` : 'no running daemon is listening on this Redis and prefix');
         process.exitCode = receivers ? 0 : 1;

@@ -25,6 +25,7 @@ import { RedisErrorPostLedger } from './error-post-ledger.ts';
 import { RedisNotificationFailures } from './notification-failures.ts';
 import { openStore } from './open-store.ts';
 import { startHealthServer } from './health-server.ts';
+import { assertPortsFree, daemonPorts } from './port-check.ts';
 import { WarrenMetrics } from './metrics.ts';
 import { knownSecrets, secretNamesOf } from './known-secrets.ts';
 import { Redactor } from './redact.ts';
@@ -95,6 +96,15 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     }));
 
   try {
+    // What start-up needs from outside, checked before anything starts: the ports to listen on, then Redis.
+    // A clash or a missing Redis is then one clear line, with no hub started and no leadership taken first.
+    await assertPortsFree(daemonPorts(config));
+    // Connected before the executors and the gateway: every hub write an agent makes is admitted here.
+    const producerConn = connectRedis(config.redis.url, 'producer', logger);
+    cleanup('redis producer connection', 'connections', () => closeRedis(producerConn, QUICK_STEP_MS / 2));
+    await assertRedisReachable(producerConn, config.redis.url);
+    logger.info({ redis: redactUrl(config.redis.url), prefix: config.redis.prefix }, 'redis connected');
+
     let hubUrl = config.hub.url;
     const secrets = new SecretSource({ env, dir: config.secrets.dir });
     let adminKey = secrets.get(config.hub.admin_key_env);
@@ -117,9 +127,6 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     // Every secret the config or an agent names, whatever its name, from the environment or a secret file.
     const namedSecrets = (defs: readonly AgentDefinition[]): string[] => [...knownSecrets(env, config, defs), ...secretNamesOf(config, defs).flatMap((n) => secrets.get(n) ?? [])];
     const redactor = new Redactor([...namedSecrets([]), adminKey, ...secrets.fileValues()]);
-    // Connected before the executors and the gateway: every hub write an agent makes is admitted here.
-    const producerConn = connectRedis(config.redis.url, 'producer', logger);
-    cleanup('redis producer connection', 'connections', () => closeRedis(producerConn, QUICK_STEP_MS / 2));
     const writes = new WriteAllowance(producerConn, config.redis.prefix);
     const agentState = new AgentStateStore(producerConn, config.redis.prefix);
     // CLI agents' hub MCP servers act through a loopback gateway with per-activation tokens, not the admin key.
@@ -154,6 +161,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       reload: async () => {
         const ok = await registry.reload();
         redactor.learn(namedSecrets(registry.all())); // secrets named by the agents loaded now
+        // Where `warren status` and `warren agents` learn which agents this daemon skips, and why.
+        if (ok) await agentState.setSkipped(registry.skipped()).catch((err: unknown) => logger.warn({ err }, 'could not record which agents are skipped'));
         if (ok && config.hub.register_agents) {
           await registry.registerOnHub(hub);
           // Where `warren status` and `warren doctor` learn that an agent is not run, and why.
@@ -168,10 +177,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     reloader.start();
     cleanup('definitions reloader', 'work', () => reloader.stop());
 
-    await assertRedisReachable(producerConn, config.redis.url);
     const workerConn = connectRedis(config.redis.url, 'worker', logger);
     cleanup('redis worker connection', 'connections', () => closeRedis(workerConn, QUICK_STEP_MS / 2));
-    logger.info({ redis: redactUrl(config.redis.url), prefix: config.redis.prefix }, 'redis connected');
     const reloadConn = connectRedis(config.redis.url, 'worker', logger);
     cleanup('redis reload connection', 'connections', () => closeRedis(reloadConn, QUICK_STEP_MS / 2));
     await subscribeReload(reloadConn, config.redis.prefix, () => {
@@ -257,13 +264,23 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       metricsUrl = server.url;
       logger.info({ url: server.url }, 'health and metrics listening (/healthz, /readyz, /metrics)');
     }
-    logger.info({ role, agents: registry.runnable().size <= 50 ? [...registry.runnable()] : registry.runnable().size, concurrency: config.workers.concurrency }, 'warren is running');
+    const runnable = registry.runnable();
+    if (runnable.size > 0) logger.info({ role, agents: runnable.size <= 50 ? [...runnable] : runnable.size, concurrency: config.workers.concurrency }, 'warren is running');
+    else logger.warn({ role, not_run: Object.fromEntries(registry.notRun()), broken: registry.brokenDefinitions() }, `warren is running, but ${nothingRunnable(registry.notRun(), registry.brokenDefinitions())}`);
 
     return { hubUrl, generatedAdminKey: embedded && !secrets.get(config.hub.admin_key_env) ? embedded.adminKey : undefined, registry, metricsUrl, reload: () => reloader.trigger('reload'), stop };
   } catch (err) {
     await stop();
     throw err;
   }
+}
+
+/** Why a daemon has nothing to run, in one line: each agent left out with its reason, and the broken files. */
+export function nothingRunnable(notRun: ReadonlyMap<string, string>, broken: number): string {
+  const agents = [...notRun].map(([name, why]) => `${name} (${why})`);
+  const files = broken ? `${broken} definition${broken === 1 ? ' has' : 's have'} errors (see \`warren validate\`)` : '';
+  if (!agents.length && !files) return 'no agent is runnable: no agent is defined in the store';
+  return `no agent is runnable: ${[...agents, files].filter(Boolean).join('; ')}`;
 }
 
 /** Resolves once no CLI subprocess of this process is running (the caller bounds the wait). */

@@ -1,6 +1,6 @@
 // Redis connections as BullMQ wants them: workers block (no per-request retry limit), producers fail fast.
 import { Redis } from 'ioredis';
-import type { Logger } from 'pino';
+import { pino, type Logger } from 'pino';
 
 export function connectRedis(url: string, role: 'worker' | 'producer', logger: Logger): Redis {
   const conn = new Redis(url, {
@@ -45,12 +45,53 @@ export async function closeRedis(conn: Redis, boundMs = 1_000): Promise<void> {
   conn.disconnect();
 }
 
-/** Fails with a clear message instead of hanging when Redis is not there at start. */
+/** Redis did not answer: says where it was looked for and how to get one, since a first run often has none. */
+export class RedisUnreachableError extends Error {
+  /** What went wrong, in a few words (`connect ECONNREFUSED 127.0.0.1:6379`). */
+  readonly reason: string;
+  constructor(url: string, reason: string) {
+    super(
+      `cannot reach Redis at ${redactUrl(url)} (${reason}). Start one (\`docker run -d -p 6379:6379 redis:7\`, or redis-server from your package manager: \`apt install redis-server\`, \`brew install redis\`), or set REDIS_URL or redis.url in warren.yaml to yours`,
+    );
+    this.name = 'RedisUnreachableError';
+    this.reason = reason;
+  }
+}
+
+/**
+ * Fails with a RedisUnreachableError instead of hanging, or ending on ioredis's retry-limit message, when Redis
+ * does not answer a PING within `timeoutMs`. The error names the connection's own failure (refused, unknown host).
+ */
 export async function assertRedisReachable(conn: Redis, url: string, timeoutMs = 5_000): Promise<void> {
+  let lastError: string | undefined;
+  const onError = (err: Error): void => {
+    lastError = err.message;
+  };
+  conn.on('error', onError);
+  let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    setTimeout(() => reject(new Error(`cannot reach Redis at ${redactUrl(url)} within ${timeoutMs} ms (set REDIS_URL or redis.url in warren.yaml)`)), timeoutMs).unref();
+    timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
   });
-  await Promise.race([conn.ping(), timeout]);
+  try {
+    await Promise.race([conn.ping(), timeout]);
+  } catch (err) {
+    throw new RedisUnreachableError(url, lastError ?? (err instanceof Error ? err.message : String(err)));
+  } finally {
+    clearTimeout(timer);
+    conn.off('error', onError);
+  }
+}
+
+/** A connection for a one-off command (status, reload, pause): checked at once, closed again when Redis is not there. */
+export async function openCheckedRedis(url: string, timeoutMs = 3_000): Promise<Redis> {
+  const conn = connectRedis(url, 'producer', pino({ level: 'silent' }));
+  try {
+    await assertRedisReachable(conn, url, timeoutMs);
+  } catch (err) {
+    conn.disconnect();
+    throw err;
+  }
+  return conn;
 }
 
 /** A Redis URL may hold a password; logs get it without. */

@@ -3,6 +3,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createHubApp, type HubApp } from './app.ts';
+import { acquireDbLock } from './db-lock.ts';
 import type { HubEvents } from './events.ts';
 import type { HubFaults } from './faults.ts';
 import type { HubServerOptions } from './options.ts';
@@ -34,7 +35,15 @@ export interface RunningHub {
 const CLOSE_GRACE_MS = 1000;
 
 export async function startHub(opts: HubServerOptions = {}): Promise<RunningHub> {
-  const app: HubApp = createHubApp(opts);
+  // Before the database opens: a second hub on the same file is refused, not run beside the first.
+  const lock = acquireDbLock(opts.dbPath ?? './data/hub.sqlite');
+  let app: HubApp;
+  try {
+    app = createHubApp(opts);
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
   const server = createServer(app.listener);
   const host = opts.host ?? '127.0.0.1';
   try {
@@ -47,6 +56,7 @@ export async function startHub(opts: HubServerOptions = {}): Promise<RunningHub>
     });
   } catch (err) {
     app.close();
+    lock.release();
     throw err;
   }
   const port = (server.address() as AddressInfo).port;
@@ -75,6 +85,7 @@ export async function startHub(opts: HubServerOptions = {}): Promise<RunningHub>
         server.close(() => {
           clearTimeout(force);
           app.close();
+          lock.release();
           resolve();
         });
         server.closeIdleConnections();

@@ -67,6 +67,7 @@ export class AgentStateStore {
   readonly #lastActivated: string;
   readonly #paused: string;
   readonly #notRunnable: string;
+  readonly #skipped: string;
   readonly #prefix: string;
 
   constructor(redis: Redis, prefix: string) {
@@ -79,6 +80,7 @@ export class AgentStateStore {
     this.#lastActivated = `${prefix}:agent-last-activated`;
     this.#paused = `${prefix}:agent-paused`;
     this.#notRunnable = `${prefix}:agent-not-runnable`;
+    this.#skipped = `${prefix}:agent-skipped`;
   }
 
   #dayKey(day: string): string {
@@ -150,6 +152,27 @@ export class AgentStateStore {
     if (cleared.length) m.hdel(this.#notRunnable, ...cleared);
     if (reasons.size) m.hset(this.#notRunnable, Object.fromEntries(reasons));
     await m.exec();
+  }
+
+  /**
+   * The loaded agents no executor of the daemon can run, with why (a key not set, a CLI not installed), replacing
+   * what the last load said. Read by `warren status` and `warren agents`.
+   */
+  async setSkipped(reasons: ReadonlyMap<string, string>): Promise<void> {
+    const m = this.#redis.multi().del(this.#skipped);
+    if (reasons.size) m.hset(this.#skipped, Object.fromEntries(reasons));
+    await m.exec();
+  }
+
+  /** The agents the daemon skipped at its last load, with the reason. */
+  async skipped(agents: readonly string[]): Promise<Map<string, string>> {
+    const out = new Map<string, string>();
+    if (agents.length === 0) return out;
+    const values = await this.#redis.hmget(this.#skipped, ...agents);
+    agents.forEach((a, i) => {
+      if (values[i]) out.set(a, values[i]);
+    });
+    return out;
   }
 
   /** The agents marked not runnable, with the reason. */

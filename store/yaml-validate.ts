@@ -6,6 +6,7 @@ import { didYouMean } from './did-you-mean.ts';
 import { describeIssue } from './issue-message.ts';
 import type { Problem } from './problems.ts';
 import { knownKeysAt } from './schema-keys.ts';
+import { locateMistake } from './yaml-mistake.ts';
 
 export type Validated<T> = { ok: true; value: T; problems: Problem[] } | { ok: false; problems: Problem[] };
 
@@ -13,13 +14,17 @@ export function validateYaml<S extends z.ZodType>(file: string, text: string, sc
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
   const syntax: Problem[] = doc.errors.map((e) => {
-    const pos = lineCounter.linePos(e.pos[0]);
     // The parser says only "Map keys must be unique"; naming the key makes the fix obvious.
     const dupKey = e.code === 'DUPLICATE_KEY' ? /^["']?([^"':\n]+)/.exec(text.slice(e.pos[0]))?.[1]?.trim() : undefined;
-    const message = dupKey ? `duplicate key "${dupKey}" (each key may appear once in a mapping)` : `YAML syntax: ${firstLine(e.message)}`;
-    return { file, line: pos.line, column: pos.col, message, severity: 'error' };
+    if (dupKey) {
+      const pos = lineCounter.linePos(e.pos[0]);
+      return { file, line: pos.line, column: pos.col, message: `duplicate key "${dupKey}" (each key may appear once in a mapping)`, severity: 'error' };
+    }
+    return { file, ...locateMistake(text, e, lineCounter), severity: 'error' };
   });
-  if (syntax.length) return { ok: false, problems: syntax };
+  // One mistake often upsets the parser twice at the same place: say it once, and in file order.
+  const distinct = syntax.filter((p, i) => syntax.findIndex((q) => q.line === p.line && q.column === p.column && q.message === p.message) === i);
+  if (distinct.length) return { ok: false, problems: distinct.sort((a, b) => (a.line ?? 0) - (b.line ?? 0) || (a.column ?? 0) - (b.column ?? 0)) };
 
   const data: unknown = doc.toJS();
   if (data === null || data === undefined) return { ok: false, problems: [{ file, line: 1, column: 1, message: 'file is empty', severity: 'error' }] };
@@ -86,8 +91,4 @@ function valueAt(data: unknown, path: readonly PropertyKey[]): unknown {
     v = (v as Record<PropertyKey, unknown>)[seg];
   }
   return v;
-}
-
-function firstLine(s: string): string {
-  return s.split('\n')[0] ?? s;
 }

@@ -7,8 +7,10 @@ import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import type { StatusReport } from '../daemon/ops/status.ts';
+import { agentStatus, type StatusReport } from '../daemon/ops/status.ts';
+import { LocalFolderStore } from '../store/local-store.ts';
 import { ActivationQueue } from '../scheduler/activation-queue.ts';
+import type { AgentState } from '../scheduler/agent-state.ts';
 import { makeAgentsDir, startHarness, type Harness } from './support/daemon-harness.ts';
 import { waitFor, type WirePost } from './support/hub-api.ts';
 
@@ -145,7 +147,7 @@ describe('operations', () => {
       '  provider: scripted',
       '  model: scripted-slow',
       '  responses:',
-      '    - {tool_calls: [{name: hub_search, arguments: {query: bees}}]}',
+      '    - {tool_calls: [{name: hub_search, arguments: {query: bees}}], usage: {prompt_tokens: 120, completion_tokens: 8}}',
       '    - {content: "done at last", delay_ms: 4000}',
       'capabilities: {grants: [hub:read, hub:write]}',
     ].join('\n');
@@ -170,6 +172,7 @@ describe('operations', () => {
     expect(report.running).toHaveLength(1);
     expect(report.running[0]).toMatchObject({ agent: 'slowpoke', trigger: 'notification', progress: { step: 2, max_steps: 10, action: 'thinking', target: 'scripted-slow' } });
     expect(report.running[0]!.progress!.tokens).toBeGreaterThan(0);
+    expect(report.agents.find((a) => a.name === 'slowpoke')).toMatchObject({ state: 'running' });
     expect((await warren(h, ['status'])).stdout).toMatch(/slowpoke\s+notification\s+\d+s\s+step 2\/10 thinking/);
     await waitFor('the reply', () => (harness.outcomes.length === 1 ? true : undefined), 15_000);
     expect((JSON.parse((await warren(h, ['status', '--json'])).stdout) as StatusReport).running).toEqual([]);
@@ -206,5 +209,72 @@ describe('operations', () => {
     const notReady = await fetch(`${base}/readyz`);
     expect(notReady.status).toBe(503);
     expect(((await notReady.json()) as { checks: { hub: string } }).checks.hub).not.toBe('ok');
+  });
+});
+
+describe('truthful status', () => {
+  const keyless = 'name: keyless\ntype: llm\nbrain:\n  provider: openai\n  model: gpt-4o-mini\n  api_key_env: KEYLESS_API_KEY\ncapabilities: {grants: [hub:read]}\n';
+  const longName = 'a-rather-long-agent-name';
+  const scripted = (name: string): string => `name: ${name}\ntype: llm\nbrain:\n  provider: scripted\n  model: scripted-${name}\n  responses: ["hi"]\ncapabilities: {grants: [hub:read, hub:write]}\n`;
+
+  it('status and agents show a skipped agent as skipped with the reason, in columns sized to content, "1 run"', async () => {
+    h = await startHarness({ redisUrl, agentsDir: makeAgentsDir({ keyless: { config: keyless, prompt: 'x' }, [longName]: { config: scripted(longName), prompt: 'x' } }) });
+    const harness = h;
+    const alice = await h.registerUser('alice');
+    const post = await h.api.post<{ id: string }>('/posts', alice, { content: '@greeter hi' });
+    await waitFor('reply', async () => ((await greeterReplyCount(harness, post.id)) === 1 ? true : undefined));
+
+    const report = JSON.parse((await warren(h, ['status', '--json'])).stdout) as StatusReport;
+    const reason = 'its key variable KEYLESS_API_KEY (brain.api_key_env) is not set';
+    expect(report.agents.find((a) => a.name === 'keyless')).toMatchObject({ state: 'skipped', state_detail: reason, waiting_for: 'not_runnable', not_runnable: reason });
+    expect(report.agents.find((a) => a.name === 'greeter')).toMatchObject({ state: 'ready', state_detail: null, waiting_for: null });
+    expect(report.defined).toBe(3);
+
+    const human = (await warren(h, ['status'])).stdout.split('\n');
+    const header = human.find((l) => l.startsWith('AGENT'))!;
+    const row = (name: string): string => human.find((l) => l.startsWith(`${name} `))!;
+    // Every column starts where its header does, and no cell runs into the next one.
+    for (const name of ['greeter', 'keyless', longName]) {
+      for (const col of ['STATE', 'LAST', 'TODAY']) {
+        const at = header.indexOf(col);
+        expect(row(name)[at - 1], `${name} before ${col}`).toBe(' ');
+        expect(row(name)[at], `${name} at ${col}`).not.toBe(' ');
+      }
+    }
+    expect(row(longName)).toMatch(new RegExp(`^${longName}\\s{2,}ready\\s{2,}never ran`));
+    expect(row('keyless')).toMatch(/^keyless\s+skipped\s/);
+    expect(row('greeter')).toMatch(/\s1 run, 0 tok, \$0\.0000/);
+    expect(human).toContain(`keyless is not run: ${reason}`);
+
+    const agents = await warren(h, ['agents', '--json']);
+    const rows = JSON.parse(agents.stdout) as Array<{ name: string; state: string; state_detail: string | null; paused: boolean | null }>;
+    expect(rows.find((r) => r.name === 'keyless')).toMatchObject({ state: 'skipped', state_detail: reason, paused: false });
+    expect(rows.find((r) => r.name === 'greeter')).toMatchObject({ state: 'ready', paused: false });
+    const table = (await warren(h, ['agents'])).stdout.split('\n');
+    expect(table.find((l) => l.startsWith('keyless '))).toMatch(/^keyless\s{2,}skipped\s{2,}llm\s/);
+    expect(table.find((l) => l.startsWith(`${longName} `))).toMatch(new RegExp(`^${longName}\\s{2,}ready\\s{2,}`));
+  });
+
+  it('one state per agent, by precedence: skipped, name taken, running, paused, backoff, quiet hours, failing, ready', async () => {
+    const def = (await new LocalFolderStore(join(makeAgentsDir({}), '..')).load()).agents[0]!;
+    const now = new Date('2026-03-01T12:00:00Z');
+    const base: AgentState = { failures: 0, lastFailureAt: undefined, backoffUntil: undefined, lastActivatedAt: undefined, paused: false, abandoned: 0 };
+    const today = { activations: 0, posts: 0, comments: 0, tokensInput: 0, tokensOutput: 0, costUsd: 0 };
+    const of = (state: Partial<AgentState>, extra: { notRunnable?: string; skipped?: string; running?: boolean } = {}, d = def): { state: string; detail: string | null } => {
+      const s = agentStatus(d, { ...base, ...state }, undefined, today, 60_000, now, extra.notRunnable, { skipped: extra.skipped, running: extra.running });
+      return { state: s.state, detail: s.state_detail };
+    };
+    const later = now.getTime() + 600_000;
+    expect(of({})).toEqual({ state: 'ready', detail: null });
+    expect(of({ failures: 2 })).toEqual({ state: 'failing', detail: '2 failed in a row' });
+    expect(of({ failures: 2, backoffUntil: later })).toEqual({ state: 'backoff', detail: 'until 2026-03-01 12:10:00Z, 2 failed in a row' });
+    expect(of({ paused: true, failures: 2, backoffUntil: later })).toEqual({ state: 'paused', detail: null });
+    expect(of({ paused: true }, { running: true })).toEqual({ state: 'running', detail: null });
+    expect(of({}, { notRunnable: 'the hub name "greeter" belongs to a human', running: true })).toEqual({ state: 'name_taken', detail: 'the hub name "greeter" belongs to a human' });
+    expect(of({}, { skipped: 'the goose CLI is not installed here', notRunnable: 'x' })).toEqual({ state: 'skipped', detail: 'the goose CLI is not installed here' });
+    expect(of({ abandoned: 3 })).toEqual({ state: 'ready', detail: '3 notifications abandoned' });
+    expect(of({ failures: 1, abandoned: 1 })).toEqual({ state: 'failing', detail: '1 failed in a row, 1 notification abandoned' });
+    const quiet = { ...def, config: { ...def.config, behavior: { ...def.config.behavior, quiet_hours: { start: '11:00', end: '13:00', timezone: 'UTC' } } } };
+    expect(of({}, {}, quiet)).toEqual({ state: 'quiet_hours', detail: 'until 13:00 UTC' });
   });
 });

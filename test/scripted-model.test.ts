@@ -13,7 +13,7 @@ describe('scripted model', () => {
       { tool_calls: [{ name: 'echo', arguments: { text: 'a' } }, { name: 'echo', arguments: '{"text":"b"}' }] },
       { content: 'done', usage: { prompt_tokens: 7, completion_tokens: 3 }, finish_reason: 'length' },
     ]);
-    expect(await model.complete(req)).toMatchObject({ content: 'first', finishReason: 'stop', toolCalls: [] });
+    expect(await model.complete(req)).toMatchObject({ content: 'first', finishReason: 'stop', toolCalls: [], usage: { inputTokens: 0, outputTokens: 0 } });
     const second = await model.complete(req);
     expect(second.finishReason).toBe('tool_calls');
     expect(second.toolCalls.map((c) => c.arguments)).toEqual([{ text: 'a' }, { text: 'b' }]);

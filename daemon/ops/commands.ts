@@ -4,7 +4,9 @@ import type { Command } from 'commander';
 import type { Redis } from 'ioredis';
 import { pino } from 'pino';
 import type { LoadResult } from '../../store/definition.ts';
+import type { QueueCounts } from '../../scheduler/activation-queue.ts';
 import type { ActivationRecord } from '../activation-records.ts';
+import type { AgentStatus, RunningStatus } from './status.ts';
 import type { WarrenConfig } from '../config.ts';
 import { loadWarrenConfig } from '../config.ts';
 
@@ -13,15 +15,8 @@ interface Common {
 }
 
 async function openRedis(config: WarrenConfig): Promise<Redis> {
-  const { connectRedis, assertRedisReachable } = await import('../redis.ts');
-  const redis = connectRedis(config.redis.url, 'producer', pino({ level: 'silent' }));
-  try {
-    await assertRedisReachable(redis, config.redis.url, 3_000);
-  } catch (err) {
-    redis.disconnect();
-    throw err;
-  }
-  return redis;
+  const { openCheckedRedis } = await import('../redis.ts');
+  return openCheckedRedis(config.redis.url);
 }
 
 async function loadAgents(config: WarrenConfig): Promise<{ names: string[]; defs: LoadResult }> {
@@ -35,6 +30,38 @@ async function loadAgents(config: WarrenConfig): Promise<{ names: string[]; defs
   }
 }
 
+/** Each agent's status and what runs now, from Redis: the one reading `status` and `agents` share. */
+async function readAgentStatuses(redis: Redis, config: WarrenConfig, defs: LoadResult): Promise<{ agents: AgentStatus[]; running: RunningStatus[]; queue: QueueCounts }> {
+  const { agentStatus, runningStatus } = await import('./status.ts');
+  const { AgentStateStore } = await import('../../scheduler/agent-state.ts');
+  const { ActivationRecords } = await import('../activation-records.ts');
+  const { ActivationQueue } = await import('../../scheduler/activation-queue.ts');
+  const names = defs.agents.map((a) => a.name);
+  const state = new AgentStateStore(redis, config.redis.prefix);
+  const [states, daily, last, notRunnable, skipped] = await Promise.all([
+    state.getMany(names),
+    state.dailyMany(names),
+    new ActivationRecords(redis, config.redis.prefix).lastOf(names),
+    state.notRunnable(names),
+    state.skipped(names),
+  ]);
+  const q = new ActivationQueue(redis, { prefix: config.redis.prefix, logger: pino({ level: 'silent' }) });
+  try {
+    const queue = await q.counts();
+    const running = (await q.running()).map(runningStatus);
+    const now = new Date();
+    const agents = defs.agents.map((d) =>
+      agentStatus(d, states.get(d.name), last.get(d.name), daily.get(d.name)!, config.scheduler.min_staleness, now, notRunnable.get(d.name), {
+        skipped: skipped.get(d.name),
+        running: running.some((r) => r.agent === d.name),
+      }),
+    );
+    return { agents, running, queue };
+  } finally {
+    await q.close();
+  }
+}
+
 export function registerOpsCommands(program: Command): void {
   program
     .command('status')
@@ -43,38 +70,25 @@ export function registerOpsCommands(program: Command): void {
     .option('--json', 'print the report as JSON')
     .action(async (opts: Common & { json?: boolean }) => {
       const config = loadWarrenConfig(opts.config);
-      const { agentStatus, formatStatus, hubHealthy, pingRedis, probe, runningStatus } = await import('./status.ts');
+      const { formatStatus, hubHealthy, probe } = await import('./status.ts');
       const { HubClient } = await import('../../hub-client/client.ts');
-      const { redactUrl } = await import('../redis.ts');
+      const { assertRedisReachable, connectRedis, redactUrl } = await import('../redis.ts');
       const hub = new HubClient({ baseUrl: config.hub.url, apiKey: '', logger: pino({ level: 'silent' }) });
       const { defs } = await loadAgents(config);
-      const { connectRedis } = await import('../redis.ts');
       const redis = connectRedis(config.redis.url, 'producer', pino({ level: 'silent' }));
       try {
-        const redisProbe = await probe(() => pingRedis(redis));
+        const redisProbe = await probe(() => assertRedisReachable(redis, config.redis.url, 2_000));
         const hubProbe = await probe(() => hubHealthy(hub));
         let leader: string | null = null;
-        let queue = null;
-        let running: ReturnType<typeof runningStatus>[] = [];
-        let agents: ReturnType<typeof agentStatus>[] = [];
+        let fleet: { agents: AgentStatus[]; running: RunningStatus[]; queue: QueueCounts | null } = { agents: [], running: [], queue: null };
         if (redisProbe.ok) {
-          const { AgentStateStore } = await import('../../scheduler/agent-state.ts');
-          const { ActivationRecords } = await import('../activation-records.ts');
-          const { ActivationQueue } = await import('../../scheduler/activation-queue.ts');
           const { LeaderLease } = await import('../../scheduler/lease.ts');
-          const names = defs.agents.map((a) => a.name);
-          const state = new AgentStateStore(redis, config.redis.prefix);
-          const [states, daily, last, notRunnable] = await Promise.all([state.getMany(names), state.dailyMany(names), new ActivationRecords(redis, config.redis.prefix).lastOf(names), state.notRunnable(names)]);
-          const q = new ActivationQueue(redis, { prefix: config.redis.prefix, logger: pino({ level: 'silent' }) });
-          queue = await q.counts();
-          running = (await q.running()).map(runningStatus);
-          await q.close();
+          fleet = await readAgentStatuses(redis, config, defs);
           leader = await new LeaderLease(redis, { prefix: config.redis.prefix, ttlMs: config.scheduler.lease_ttl }).holder();
-          const now = new Date();
-          agents = defs.agents.map((d) => agentStatus(d, states.get(d.name), last.get(d.name), daily.get(d.name)!, config.scheduler.min_staleness, now, notRunnable.get(d.name)));
         }
+        const { agents, running, queue } = fleet;
         const broken = new Set(defs.problems.filter((p) => p.severity === 'error').map((p) => p.file)).size;
-        const report = { redis: { url: redactUrl(config.redis.url), ...redisProbe }, hub: { url: config.hub.url, ...hubProbe }, leader, queue, running, agents, broken };
+        const report = { redis: { url: redactUrl(config.redis.url), ...redisProbe }, hub: { url: config.hub.url, ...hubProbe }, leader, queue, running, agents, defined: defs.agents.length, broken };
         console.log(opts.json ? JSON.stringify(report, null, 2) : formatStatus(report, new Date()));
         process.exitCode = redisProbe.ok ? 0 : 1;
       } finally {
@@ -90,20 +104,27 @@ export function registerOpsCommands(program: Command): void {
     .action(async (opts: Common & { json?: boolean }) => {
       const config = loadWarrenConfig(opts.config);
       const { defs } = await loadAgents(config);
-      const { AgentStateStore } = await import('../../scheduler/agent-state.ts');
       const redis = await openRedis(config).catch(() => undefined);
-      const states = redis ? await new AgentStateStore(redis, config.redis.prefix).getMany(defs.agents.map((a) => a.name)) : undefined;
-      redis?.disconnect();
+      // Without Redis the definitions are still shown; their state is unknown (null).
+      const statuses = redis ? await readAgentStatuses(redis, config, defs).finally(() => redis.disconnect()) : undefined;
+      const byName = new Map(statuses?.agents.map((a) => [a.name, a]));
       const rows = defs.agents.map((d) => ({
         name: d.name,
         type: d.config.type,
         model: d.config.brain.model ?? null,
         grants: d.config.capabilities.grants,
         discovery: d.config.behavior.discovery.enabled,
-        paused: states?.get(d.name)?.paused ?? null,
+        paused: byName.get(d.name)?.paused ?? null,
+        state: byName.get(d.name)?.state ?? null,
+        state_detail: byName.get(d.name)?.state_detail ?? null,
       }));
       if (opts.json) console.log(JSON.stringify(rows, null, 2));
-      else for (const r of rows) console.log(`${r.name.padEnd(16)} ${r.type.padEnd(12)} ${(r.model ?? '-').padEnd(22)} discovery ${r.discovery ? 'on ' : 'off'}${r.paused ? '  PAUSED' : ''}  ${r.grants.join(' ')}`);
+      else {
+        const { columns, stateCell } = await import('./status.ts');
+        const table = rows.map((r) => [r.name, r.state ? stateCell({ state: r.state, state_detail: r.state_detail }) : 'unknown (redis down)', r.type, r.model ?? '-', `discovery ${r.discovery ? 'on' : 'off'}`, r.grants.join(' ')]);
+        for (const line of columns([['AGENT', 'STATE', 'TYPE', 'MODEL', 'DISCOVERY', 'GRANTS'], ...table])) console.log(line);
+        for (const r of rows) if (r.state === 'skipped' || r.state === 'name_taken') console.log(`\n${r.name} is not run: ${r.state_detail}`);
+      }
       const errors = defs.problems.filter((p) => p.severity === 'error');
       if (errors.length) console.error(`${new Set(errors.map((p) => p.file)).size} definition(s) with errors are left out; run \`warren validate\``);
     });

@@ -1,6 +1,5 @@
 // `warren status`: one snapshot of a deployment, read from Redis, the hub and the agent store, so it works
 // from any machine that shares them, whether or not a daemon runs there.
-import type { Redis } from 'ioredis';
 import type { HubAdapter } from '../../hub-client/adapter.ts';
 import type { QueueCounts, RunningActivation } from '../../scheduler/activation-queue.ts';
 import type { AgentState, DailyCounters } from '../../scheduler/agent-state.ts';
@@ -10,9 +9,17 @@ import { explorationGapMs } from '../../scheduler/staleness.ts';
 import type { AgentDefinition } from '../../store/definition.ts';
 import type { ActivationRecord } from '../activation-records.ts';
 import { LiveProgressSchema, type LiveProgress } from '../live-progress.ts';
+import { RedisUnreachableError } from '../redis.ts';
+
+/** What an agent is doing or waiting for, one of these at a time (agentStatus says which wins). */
+export type AgentStateKind = 'ready' | 'running' | 'paused' | 'quiet_hours' | 'backoff' | 'failing' | 'skipped' | 'name_taken';
 
 export interface AgentStatus {
   name: string;
+  /** The one state the agent is in now. */
+  state: AgentStateKind;
+  /** What goes with it: why skipped, until when, how many failed or abandoned; null when nothing does. */
+  state_detail: string | null;
   type: string;
   model: string | undefined;
   paused: boolean;
@@ -22,7 +29,7 @@ export interface AgentStatus {
   last: { outcome: string; reason: string; trigger: string; at: string; duration_ms: number } | null;
   /** Null when the agent may run now. */
   waiting_for: 'not_runnable' | 'paused' | 'backoff' | 'quiet_hours' | null;
-  /** Why the daemon does not run the agent at all (e.g. its hub name belongs to a human); null when it does. */
+  /** Why the daemon does not run the agent at all (skipped here, or its hub name belongs to a human); null when it does. */
   not_runnable: string | null;
   /** When the wait ends, if that is known (backoff); null otherwise. */
   next_eligible_at: string | null;
@@ -47,20 +54,59 @@ export interface StatusReport {
   leader: string | null;
   queue: QueueCounts | null;
   running: RunningStatus[];
+  /** Empty when Redis is down: their state lives there. */
   agents: AgentStatus[];
+  /** How many agents the store defines (validly), whether or not their state could be read. */
+  defined: number;
   /** Agents whose definition has errors (they are not run). */
   broken: number;
 }
 
-/** What the scheduler would say about an agent now (pure: same rules as the scheduler's). */
-export function agentStatus(def: AgentDefinition, state: AgentState | undefined, last: ActivationRecord | undefined, today: DailyCounters, minStalenessMs: number, now: Date, notRunnable?: string): AgentStatus {
+/**
+ * What the scheduler would say about an agent now (pure: same rules as the scheduler's), and the one state it
+ * is in. `notRunnable`: its hub name is another identity's; `live.skipped`: no executor of the daemon can run it;
+ * `live.running`: an activation of it runs now.
+ */
+export function agentStatus(
+  def: AgentDefinition,
+  state: AgentState | undefined,
+  last: ActivationRecord | undefined,
+  today: DailyCounters,
+  minStalenessMs: number,
+  now: Date,
+  notRunnable?: string,
+  live: { skipped?: string; running?: boolean } = {},
+): AgentStatus {
   const st = state ?? { failures: 0, lastFailureAt: undefined, backoffUntil: undefined, lastActivatedAt: undefined, paused: false, abandoned: 0 };
   const b = def.config.behavior;
   const backoffUntil = eligibleAt(st);
-  const waiting = notRunnable ? 'not_runnable' : st.paused ? 'paused' : backoffUntil > now.getTime() ? 'backoff' : inQuietHours(b.quiet_hours, now) ? 'quiet_hours' : null;
+  const notRun = live.skipped ?? notRunnable;
+  const inBackoff = backoffUntil > now.getTime();
+  const quiet = inQuietHours(b.quiet_hours, now);
+  const waiting = notRun ? 'not_runnable' : st.paused ? 'paused' : inBackoff ? 'backoff' : quiet ? 'quiet_hours' : null;
   const nextExploration = b.discovery.enabled ? Math.max(now.getTime(), (st.lastActivatedAt ?? 0) + explorationGapMs(b, minStalenessMs), backoffUntil) : undefined;
+  const failed = st.failures ? `${st.failures} failed in a row` : undefined;
+  const abandoned = st.abandoned ? `${st.abandoned} notification${st.abandoned === 1 ? '' : 's'} abandoned` : undefined;
+  const joined = (...parts: Array<string | undefined>): string | null => parts.filter(Boolean).join(', ') || null;
+  const [kind, detail]: [AgentStateKind, string | null] = live.skipped
+    ? ['skipped', live.skipped]
+    : notRunnable
+      ? ['name_taken', notRunnable]
+      : live.running
+        ? ['running', null]
+        : st.paused
+          ? ['paused', null]
+          : inBackoff
+            ? ['backoff', joined(`until ${shortTime(new Date(backoffUntil).toISOString())}`, failed, abandoned)]
+            : quiet && b.quiet_hours
+              ? ['quiet_hours', `until ${b.quiet_hours.end} ${b.quiet_hours.timezone}`]
+              : failed
+                ? ['failing', joined(failed, abandoned)]
+                : ['ready', joined(abandoned)];
   return {
     name: def.name,
+    state: kind,
+    state_detail: detail,
     type: def.config.type,
     model: def.config.brain.model,
     paused: st.paused,
@@ -68,11 +114,32 @@ export function agentStatus(def: AgentDefinition, state: AgentState | undefined,
     abandoned: st.abandoned,
     last: last ? { outcome: last.outcome, reason: last.reason, trigger: last.trigger, at: last.started_at, duration_ms: last.duration_ms } : null,
     waiting_for: waiting,
-    not_runnable: notRunnable ?? null,
+    not_runnable: notRun ?? null,
     next_eligible_at: waiting === 'backoff' ? new Date(backoffUntil).toISOString() : null,
     next_exploration_at: nextExploration === undefined ? null : new Date(nextExploration).toISOString(),
     today,
   };
+}
+
+/** The STATE cell of the human views: the state, with its detail when that is short (reasons go below the table). */
+export function stateCell(a: Pick<AgentStatus, 'state' | 'state_detail'>): string {
+  switch (a.state) {
+    case 'skipped':
+      return 'skipped';
+    case 'name_taken':
+      return 'NOT RUNNABLE (name taken)';
+    case 'quiet_hours':
+      return `quiet hours${a.state_detail ? ` (${a.state_detail})` : ''}`;
+    default:
+      return a.state_detail ? `${a.state} (${a.state_detail})` : a.state;
+  }
+}
+
+/** Rows as aligned columns: each column as wide as its widest cell, two spaces apart. */
+export function columns(rows: readonly (readonly string[])[]): string[] {
+  const widths: number[] = [];
+  for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)));
+  return rows.map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]! + 2))).join(''));
 }
 
 export function runningStatus(r: RunningActivation): RunningStatus {
@@ -104,20 +171,16 @@ export async function probe(check: () => Promise<unknown>): Promise<{ ok: boolea
     await check();
     return { ok: true };
   } catch (err) {
-    return { ok: false, error: err instanceof Error ? err.message : String(err) };
+    // The report names the URL and what to do itself: only the cause goes in the line.
+    return { ok: false, error: err instanceof RedisUnreachableError ? err.reason : err instanceof Error ? err.message : String(err) };
   }
-}
-
-/** Redis reachable within `timeoutMs`? (A status command must not hang on a dead Redis.) */
-export async function pingRedis(redis: Redis, timeoutMs = 2_000): Promise<void> {
-  await Promise.race([redis.ping(), new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs).unref())]);
 }
 
 export async function hubHealthy(hub: HubAdapter): Promise<void> {
   if (!(await hub.health(AbortSignal.timeout(2_000)))) throw new Error('the hub did not answer /health with 200');
 }
 
-const pad = (s: string, n: number): string => (s.length >= n ? s : s + ' '.repeat(n - s.length));
+const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`;
 
 /** The human view of a report: dependencies first, then one line per agent. */
 export function formatStatus(r: StatusReport, now: Date): string {
@@ -126,26 +189,24 @@ export function formatStatus(r: StatusReport, now: Date): string {
   const lines = [
     `redis   ${r.redis.url}  ${mark(r.redis)}`,
     `hub     ${r.hub.url}  ${mark(r.hub)}`,
-    `leader  ${r.leader ?? 'none (no scheduler running)'}`,
+    `leader  ${r.leader ?? (r.redis.ok ? 'none (no scheduler running)' : 'unknown')}`,
     `queue   ${q ? `${q.active} active, ${q.waiting + q.prioritized} waiting, ${q.delayed} delayed (retries), ${q.failed} failed` : 'unknown'}`,
     '',
   ];
-  if (r.agents.length === 0) lines.push('no agents defined');
+  if (!r.redis.ok) lines.push(`redis is down: the state of the ${plural(r.defined, 'defined agent')} is unknown (start Redis, or set REDIS_URL or redis.url in warren.yaml to yours)`);
+  else if (r.agents.length === 0) lines.push('no agents defined');
   else {
-    lines.push(`${pad('AGENT', 16)}${pad('STATE', 22)}${pad('LAST', 34)}${pad('TODAY', 30)}NEXT EXPLORATION`);
-    for (const a of r.agents) {
-      const waiting = a.waiting_for === 'not_runnable' ? 'NOT RUNNABLE' : a.waiting_for === 'backoff' ? `backoff until ${shortTime(a.next_eligible_at)}` : a.waiting_for ?? (a.consecutive_failures ? `ready (${a.consecutive_failures} failed)` : 'ready');
-      const state = a.abandoned ? `${waiting}, ${a.abandoned} abandoned` : waiting;
+    const rows = r.agents.map((a) => {
       const last = a.last ? `${a.last.outcome} ${a.last.reason ? `(${a.last.reason}) ` : ''}${ago(a.last.at, now)}` : 'never ran';
-      const today = `${a.today.activations} runs, ${a.today.tokensInput + a.today.tokensOutput} tok, $${a.today.costUsd.toFixed(4)}`;
+      const today = `${plural(a.today.activations, 'run')}, ${a.today.tokensInput + a.today.tokensOutput} tok, $${a.today.costUsd.toFixed(4)}`;
       const next = a.next_exploration_at === null ? 'discovery off' : Date.parse(a.next_exploration_at) <= now.getTime() ? 'when idle' : shortTime(a.next_exploration_at);
-      lines.push(`${pad(a.name, 16)}${pad(state, 22)}${pad(last, 34)}${pad(today, 30)}${next}`);
-    }
+      return [a.name, stateCell(a), last, today, next];
+    });
+    lines.push(...columns([['AGENT', 'STATE', 'LAST', 'TODAY', 'NEXT EXPLORATION'], ...rows]));
   }
   for (const a of r.agents) if (a.not_runnable) lines.push('', `${a.name} is not run: ${a.not_runnable}`);
   if (r.running.length) {
-    lines.push('', `${pad('RUNNING', 16)}${pad('TRIGGER', 14)}${pad('FOR', 8)}NOW`);
-    for (const x of r.running) lines.push(`${pad(x.agent, 16)}${pad(x.trigger, 14)}${pad(ago(x.started_at, now).replace(' ago', ''), 8)}${describeProgress(x.progress)}`);
+    lines.push('', ...columns([['RUNNING', 'TRIGGER', 'FOR', 'NOW'], ...r.running.map((x) => [x.agent, x.trigger, ago(x.started_at, now).replace(' ago', ''), describeProgress(x.progress)])]));
   }
   if (r.broken) lines.push('', `${r.broken} agent definition${r.broken === 1 ? ' has' : 's have'} errors and ${r.broken === 1 ? 'is' : 'are'} not run; see \`warren validate\``);
   return lines.join('\n');

@@ -38,17 +38,13 @@ export class ScriptedChatModel implements ChatModel {
       rawArguments: typeof c.arguments === 'string' ? c.arguments : undefined,
     }));
     const content = r.content ?? null;
-    const promptChars = req.messages.reduce((n, m) => n + (m.content?.length ?? 0), 0);
     req.onDelta?.(content ?? '');
     return {
       content,
       toolCalls,
       finishReason: r.finish_reason ?? (toolCalls.length ? 'tool_calls' : 'stop'),
-      usage: {
-        inputTokens: r.usage?.prompt_tokens ?? Math.ceil(promptChars / 4),
-        outputTokens: r.usage?.completion_tokens ?? Math.ceil((content?.length ?? 0) / 4),
-        cachedTokens: 0,
-      },
+      // A canned reply costs nothing: no tokens (so no cost) unless the script says what to count.
+      usage: { inputTokens: r.usage?.prompt_tokens ?? 0, outputTokens: r.usage?.completion_tokens ?? 0, cachedTokens: 0 },
       model: req.model,
     };
   }
