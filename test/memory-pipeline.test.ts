@@ -11,6 +11,8 @@ import { SqliteMemoryStore } from '../memory/sqlite-memory-store.ts';
 import { MEMORY_HEADING } from '../prompts/memories.ts';
 import { AgentConfigSchema, type AgentConfigInput } from '../store/agent-config.ts';
 import type { AgentDefinition } from '../store/definition.ts';
+import { EmbeddingsError, OpenAiEmbedder } from '../memory/embeddings-client.ts';
+import { hashedEmbedding, startFakeOpenAI } from './fakes/openai-server.ts';
 import { MemoryHub } from './support/memory-hub.ts';
 import { StubExecutor, type StubRun } from './support/stub-executor.ts';
 
@@ -142,5 +144,37 @@ describe('memory in the activation pipeline', () => {
     expect(left[0]).toBe('note 4');
     expect(left).not.toContain('note 0');
     expect(w.logs.join('\n')).toContain('memory over max_size_mb');
+  });
+
+  it('embedding_search without an embeddings endpoint recalls by keyword, and says so once', async () => {
+    const w = world(agentWith({ enabled: true, retrieval: { strategy: 'embedding_search' } }), [
+      { termination: 'final', text: 'Noted.' },
+      { termination: 'final', text: 'PELICAN-42' },
+      { termination: 'final', text: 'Still PELICAN-42' },
+    ]);
+    w.hub.mention('keeper', 'dana', '@keeper remember: the deploy codeword is PELICAN-42');
+    await runActivation(w.deps, 'act-9', job, signal);
+    w.hub.mention('keeper', 'erin', '@keeper the deploy codeword?');
+    await runActivation(w.deps, 'act-10', job, signal);
+    w.hub.mention('keeper', 'erin', '@keeper the codeword again?');
+    await runActivation(w.deps, 'act-11', job, signal);
+    expect(w.executor.inputs[1]!.context.system).toContain('PELICAN-42');
+    expect(w.logs.filter((l) => l.includes('recalling by keyword'))).toHaveLength(1);
+  });
+});
+
+describe('the embeddings client', () => {
+  it('asks an OpenAI-compatible /v1/embeddings endpoint for one vector per text, in order, with the key', async () => {
+    const fake = await startFakeOpenAI({ apiKey: 'sk-embed-key' });
+    try {
+      const vectors = await new OpenAiEmbedder({ apiBase: fake.url, model: 'fake-embedding', apiKey: 'sk-embed-key' }).embed(['deploy codeword', 'lunch at noon']);
+      expect(vectors).toEqual([hashedEmbedding('deploy codeword'), hashedEmbedding('lunch at noon')]);
+      expect(fake.requests[0]!.body).toEqual({ model: 'fake-embedding', input: ['deploy codeword', 'lunch at noon'] });
+      const refused = await new OpenAiEmbedder({ apiBase: fake.url, model: 'fake-embedding', apiKey: 'wrong' }).embed(['x']).catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(EmbeddingsError);
+      expect((refused as EmbeddingsError).status).toBe(401);
+    } finally {
+      await fake.close();
+    }
   });
 });
