@@ -134,6 +134,16 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       if (served) cleanup('hub gateway', 'services', served.close);
       hubMcp = served?.launcher;
     }
+    // Agents with memory.enabled remember through one store per process, opened when an agent first uses it.
+    const memoryStore = new LazyMemoryStore(() => openMemoryStore(config.memory.store));
+    cleanup('memory store', 'connections', () => memoryStore.close(), 2_000);
+    const embeddings = config.memory.embeddings;
+    const memory = new AgentMemory({
+      store: memoryStore,
+      redact: (text) => redactor.redact(text),
+      logger: logger.child({ component: 'memory' }),
+      embedder: embeddings ? new OpenAiEmbedder({ apiBase: embeddings.api_base, model: embeddings.model, apiKey: embeddings.api_key_env ? secrets.get(embeddings.api_key_env) : undefined }) : undefined,
+    });
     // Late-bound like `registry`: Redis is connected further down, and the counters are read only as activations run.
     const context = contextSources(config, env, async (agent) => (await agentState.dailyMany([agent])).get(agent));
     const executors = buildExecutors({
@@ -148,16 +158,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       writes,
       secret: (name) => secrets.get(name),
       runAs: opts.role === 'scheduler' ? undefined : await startCliIsolation(config, secrets, logger),
-    });
-    // Agents with memory.enabled remember through one store per process, opened when an agent first uses it.
-    const memoryStore = new LazyMemoryStore(() => openMemoryStore(config.memory.store));
-    cleanup('memory store', 'connections', () => memoryStore.close(), 2_000);
-    const embeddings = config.memory.embeddings;
-    const memory = new AgentMemory({
-      store: memoryStore,
-      redact: (text) => redactor.redact(text),
-      logger: logger.child({ component: 'memory' }),
-      embedder: embeddings ? new OpenAiEmbedder({ apiBase: embeddings.api_base, model: embeddings.model, apiKey: embeddings.api_key_env ? secrets.get(embeddings.api_key_env) : undefined }) : undefined,
+      memory,
     });
     const store = openStore(config.store, env);
     cleanup('store', 'services', () => store.close?.());

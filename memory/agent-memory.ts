@@ -62,7 +62,9 @@ export class AgentMemory {
     const settings = memoryOf(def);
     if (!settings) return [];
     try {
-      const hits = await this.search(def, settings, taskText, settings.retrieval.max_context_items, signal);
+      // The agent's own name (its @mention) is in nearly every task and entry: it would rank nothing.
+      const query = taskText.replace(new RegExp(`@?\\b${def.name}\\b`, 'gi'), ' ');
+      const hits = await this.search(def, settings, query, settings.retrieval.max_context_items, signal);
       if (hits.length) await this.#o.store.markRecalled(def.name, hits.map((h) => h.entry.id));
       return hits.map((h) => h.entry);
     } catch (err) {

@@ -106,6 +106,28 @@ describe.each([
   });
 });
 
+describe('memory tools end to end', () => {
+  it('memory_save keeps a note the next activation recalls, and memory_search finds it on request', async () => {
+    const store = join(mkdtempSync(join(tmpdir(), 'warren-memory-e2e-')), 'data', 'memory.sqlite');
+    const h = await startKeeper('keyword', store);
+    fake.enqueue({ tool_calls: [{ name: 'memory_save', arguments: { text: 'The team standup moved to 10:00 on Thursdays.' } }] }, 'Saved it.');
+    const alice = await h.registerUser('alice');
+    const told = await h.api.post<{ id: string }>('/posts', alice, { title: 'Calendar', content: '@keeper note that the standup moves to ten on Thursdays' });
+    await waitFor('the first answer', () => replyOf(h, told.id, alice));
+    fake.enqueue({ tool_calls: [{ name: 'memory_search', arguments: { query: 'standup Thursdays', limit: 3 } }] }, 'At 10:00.');
+    const asked = await h.api.post<{ id: string }>('/posts', alice, { title: 'Planning', content: '@keeper when is the standup on Thursdays?' });
+    expect(await waitFor('the second answer', () => replyOf(h, asked.id, alice))).toBe('At 10:00.');
+    const calls = chats();
+    expect(calls).toHaveLength(4);
+    expect(memorySection(systemOf(calls[2]!))).toContain('The team standup moved to 10:00 on Thursdays.');
+    const messages = (calls[3]!.body as { messages: Array<{ role: string; content: string }> }).messages;
+    const toolResult = messages.find((m) => m.role === 'tool')!;
+    expect(toolResult.content).toMatch(/- \[\d{4}-\d{2}-\d{2}\] The team standup moved to 10:00 on Thursdays\./);
+    const tools = (calls[0]!.body as { tools: Array<{ function: { name: string } }> }).tools.map((t) => t.function.name);
+    expect(tools).toEqual(expect.arrayContaining(['memory_save', 'memory_search']));
+  });
+});
+
 describe('memory end to end on PostgreSQL', () => {
   let db: TestDatabase;
   beforeAll(async () => {

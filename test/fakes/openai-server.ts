@@ -137,7 +137,7 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
     }
     if (route === 'POST /v1/embeddings') {
       const input = (body as { input?: unknown } | undefined)?.input;
-      const texts = typeof input === 'string' ? [input] : Array.isArray(input) && input.every((t) => typeof t === 'string') ? (input) : undefined;
+      const texts = typeof input === 'string' ? [input] : Array.isArray(input) && input.every((t) => typeof t === 'string') ? input : undefined;
       if (malformed || !texts) return sendError(res, 400, "'input' is a required property");
       const embed = opts.embed ?? hashedEmbedding;
       const model = (body as { model?: unknown }).model;
