@@ -43,7 +43,9 @@ export function memoryTools(memory: AgentMemory, def: AgentDefinition): Tool[] {
     async execute(args, ctx) {
       const query = typeof args.query === 'string' ? args.query : '';
       const limit = typeof args.limit === 'number' && Number.isInteger(args.limit) ? Math.min(Math.max(args.limit, 1), SEARCH_MAX) : settings.retrieval.max_context_items;
-      const hits = await memory.search(def, settings, query, limit, ctx.signal);
+      // A search has a query: an agent that recalls by `recent` searches by keyword.
+      const by = settings.retrieval.strategy === 'recent' ? { ...settings, retrieval: { ...settings.retrieval, strategy: 'keyword' as const } } : settings;
+      const hits = await memory.search(def, by, query, limit, ctx.signal);
       if (hits.length === 0) return { status: 'ok', content: 'Nothing remembered matches.' };
       await memory.store.markRecalled(def.name, hits.map((h) => h.entry.id));
       return { status: 'ok', content: hits.map((h) => `- [${new Date(h.entry.createdAt).toISOString().slice(0, 10)}] ${h.entry.text}`).join('\n') };

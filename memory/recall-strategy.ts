@@ -18,3 +18,9 @@ export function recallStrategy(memory: MemoryConfig, hasEmbedder: boolean): { st
     }
   }
 }
+
+/** What `warren doctor` says of an agent whose embedding_search has no endpoint; undefined when nothing is wrong. */
+export function recallWarning(memory: MemoryConfig | undefined, hasEmbedder: boolean): string | undefined {
+  if (!memory?.enabled || !recallStrategy(memory, hasEmbedder).fellBack) return undefined;
+  return 'memory.retrieval.strategy is embedding_search but warren.yaml has no memory.embeddings: it recalls by keyword';
+}

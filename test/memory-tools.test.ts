@@ -7,6 +7,7 @@ import { Redactor, REDACTED } from '../daemon/redact.ts';
 import { AgentMemory } from '../memory/agent-memory.ts';
 import { effectiveGrants } from '../memory/memory-grants.ts';
 import { memoryTools } from '../memory/memory-tools.ts';
+import { recallWarning } from '../memory/recall-strategy.ts';
 import { SqliteMemoryStore } from '../memory/sqlite-memory-store.ts';
 import { hasGrant } from '../store/grants.ts';
 import { AgentConfigSchema, type AgentConfigInput } from '../store/agent-config.ts';
@@ -44,5 +45,17 @@ describe('memory tools', () => {
     expect((await tools.get('memory_search')!.execute({ query: 'lunch' }, ctx('act:1:3'))).content).toBe('Nothing remembered matches.');
     const [entry] = await store.search('keeper', { strategy: 'recent', limit: 1 });
     expect(entry!.entry).toMatchObject({ kind: 'note', recalls: 1 });
+    // An agent that recalls by `recent` still searches by its query.
+    const recent = agent({ enabled: true, retrieval: { strategy: 'recent' } });
+    await memoryTools(memory, recent)[0]!.execute({ text: 'lunch is at noon' }, ctx('act:2:0'));
+    expect((await memoryTools(memory, recent)[1]!.execute({ query: 'standup' }, ctx('act:2:1'))).content).not.toContain('lunch');
+  });
+
+  it('doctor warns of embedding_search without an embeddings endpoint, and of nothing else', () => {
+    const embedding = agent({ enabled: true, retrieval: { strategy: 'embedding_search' } }).config.memory;
+    expect(recallWarning(embedding, false)).toContain('recalls by keyword');
+    expect(recallWarning(embedding, true)).toBeUndefined();
+    expect(recallWarning(agent({ enabled: true, retrieval: { strategy: 'keyword' } }).config.memory, false)).toBeUndefined();
+    expect(recallWarning(agent({ enabled: false, retrieval: { strategy: 'embedding_search' } }).config.memory, false)).toBeUndefined();
   });
 });
