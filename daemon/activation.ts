@@ -6,7 +6,7 @@ import { EventLog, type ActivationEvent } from '../agent-loop/events.ts';
 import { addUsage, ZERO_USAGE, type TokenUsage } from '../agent-loop/messages.ts';
 import type { HubAdapter, NotificationPage } from '../hub-client/adapter.ts';
 import { deadline } from '../hub-client/deadline.ts';
-import type { BudgetHealth, BudgetStatus, Notification } from '../hub-client/types.ts';
+import type { BudgetHealth, BudgetStatus, Notification, Post } from '../hub-client/types.ts';
 import type { Executor } from '../executors/executor.ts';
 import { assertNever, outcomeOfError, outcomeOfRun, outcomeReason, type FailureOutcome, type Outcome, type RunOutcome } from '../executors/run-outcome.ts';
 import { remainingToday, type RemainingToday } from '../prompts/budget.ts';
@@ -25,6 +25,9 @@ import type { InboxClaim } from '../scheduler/inbox-claims.ts';
 import type { ReplyOutbox } from './reply-outbox.ts';
 import { partitionInbox } from './inbox-policy.ts';
 import { PhaseTimer, type PhaseTimings } from './phase-timer.ts';
+import type { AgentMemory } from '../memory/agent-memory.ts';
+import type { Ending } from '../memory/remember.ts';
+import type { MemoryEntry } from '../memory/memory-store.ts';
 
 export interface ActivationDeps {
   hub: HubAdapter;
@@ -44,6 +47,8 @@ export interface ActivationDeps {
   cliAvailable?: (cli: string) => boolean;
   /** Posts and comments the agent already wrote today, for the "left today" lines of its context. */
   usedToday?: (agent: string) => Promise<{ posts: number; comments: number } | undefined>;
+  /** Agents with `memory.enabled`: what fits the task is recalled into the context, what was done is remembered. */
+  memory?: AgentMemory;
 }
 
 /** What an activation is working on, for error posts. */
@@ -254,9 +259,14 @@ async function handleNotification(deps: ActivationDeps, run: Run, n: Notificatio
   }
   let text = await outbox.get(def.name, n.id);
   let posted = false;
+  let post: Post | undefined;
+  let ending: Ending = { kind: 'no_action', reason: 'no_action' };
   if (text === undefined) {
-    const post = await run.timer.time('thread', () => hub.getPost(n.post_id!, { includeComments: true, signal }));
-    const result = await execute(run, run.timer.timeSync('context', () => buildActivationContext(def, { kind: 'notification', post, notification: n }, contextOptions(deps, run.budget, run.remaining))), hub);
+    const thread = await run.timer.time('thread', () => hub.getPost(n.post_id!, { includeComments: true, signal }));
+    post = thread;
+    const memories = await recall(deps, run, [thread.title ?? '', thread.content, n.content ?? ''].join('\n'));
+    const result = await execute(run, run.timer.timeSync('context', () => buildActivationContext(def, { kind: 'notification', post: thread, notification: n }, { ...contextOptions(deps, run.budget, run.remaining), memories })), hub);
+    if (result.kind === 'no_action') ending = result;
     switch (result.kind) {
       case 'answered':
         text = result.text;
@@ -265,6 +275,7 @@ async function handleNotification(deps: ActivationDeps, run: Run, n: Notificatio
         break;
       case 'posted_by_tool':
         posted = true;
+        ending = result;
         run.outcome.outcome = result;
         break;
       case 'no_action':
@@ -288,15 +299,20 @@ async function handleNotification(deps: ActivationDeps, run: Run, n: Notificatio
         hub.createComment({ agent: def.name, postId, content: text!, parentId: n.comment_id ?? null }, { idempotencyKey: key, signal }),
       );
       log.info({ notification: n.id, post: n.post_id, comment: comment.id }, 'replied');
+      ending = { kind: 'answered', text };
     } else {
       text = '';
       run.outcome.outcome = { kind: 'no_action', reason: 'max_responses_per_thread' };
+      ending = run.outcome.outcome;
       log.info({ notification: n.id, post: n.post_id }, 'not replied: the agent has answered this thread as often as its limits allow');
     }
   }
   // Only now, with the answer safely on the hub, is the notification read.
   await run.timer.time('mark_read', () => hub.markRead(def.name, [n.id], { idempotencyKey: readKey([n.id]), signal }));
   await outbox.clear(def.name, n.id);
+  // Remembered once the work is on the hub: a run that fails before this point leaves no memory.
+  const postRef = post ? { id: post.id, title: post.title, community: post.community } : { id: n.post_id };
+  await run.timer.time('memory', async () => deps.memory?.remember(def, { trigger: 'notification', notification: { id: n.id, type: n.type, from: n.from.name, content: n.content }, post: postRef, ending }));
   return Boolean(text) || posted;
 }
 
@@ -319,14 +335,19 @@ async function explore(deps: ActivationDeps, run: Run, onTask: (t: TaskRef) => v
     return;
   }
   onTask({});
-  const result = await execute(run, run.timer.timeSync('context', () => buildActivationContext(def, { kind: 'exploration', feed }, contextOptions(deps, run.budget, run.remaining))), hub);
+  const memories = await recall(deps, run, feed.map((p) => `${p.title ?? ''}\n${p.content}`).join('\n'));
+  const result = await execute(run, run.timer.timeSync('context', () => buildActivationContext(def, { kind: 'exploration', feed }, { ...contextOptions(deps, run.budget, run.remaining), memories })), hub);
+  const remember = (ending: Ending, post?: Post): Promise<void> =>
+    run.timer.time('memory', async () => deps.memory?.remember(def, { trigger: 'exploration', activationId, post: post ? { id: post.id, title: post.title, community: post.community } : undefined, ending }));
   switch (result.kind) {
     case 'posted_by_tool':
       outcome.posts++;
+      await remember(result);
       return;
     case 'no_action':
       outcome.outcome = result;
       log.info({ why: result.reason }, 'exploration ended without a post');
+      await remember(result);
       return;
     case 'answered':
       break;
@@ -337,6 +358,7 @@ async function explore(deps: ActivationDeps, run: Run, onTask: (t: TaskRef) => v
   if (answer.kind === 'none') {
     outcome.outcome = { kind: 'no_action', reason: 'exploration_declined' };
     log.info({ why: answer.why }, 'exploration ended without a post');
+    await remember(outcome.outcome);
     return;
   }
   onTask({ postId: answer.postId });
@@ -352,6 +374,13 @@ async function explore(deps: ActivationDeps, run: Run, onTask: (t: TaskRef) => v
   outcome.replies++;
   outcome.outcome = result;
   log.info({ post: answer.postId, comment: comment.id }, 'exploration answered a post');
+  await remember({ kind: 'answered', text: answer.content }, feed.find((p) => p.id === answer.postId));
+}
+
+/** What the agent remembers that fits the task (none without memory, or when the store fails: logged there). */
+async function recall(deps: ActivationDeps, run: Run, taskText: string): Promise<MemoryEntry[]> {
+  if (!deps.memory) return [];
+  return run.timer.time('memory', () => deps.memory!.recall(run.def, taskText, run.signal));
 }
 
 /** Runs the executor; an ending that leaves the work undone (failure, guard or limit stop, abort) throws. */

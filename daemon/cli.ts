@@ -10,6 +10,7 @@ import { loadWarrenConfig } from './config.ts';
 import { createLogger } from './logger.ts';
 import { registerOpsCommands } from './ops/commands.ts';
 import { registerDoctorCommand } from './commands/doctor.ts';
+import { registerMemoryCommand } from './commands/memory.ts';
 import type { DaemonRole } from './daemon.ts';
 
 // Commands load their heavy parts (BullMQ, the hub, the SDKs) only when they run, so `--help` and
@@ -120,6 +121,7 @@ export function buildCli(): Command {
 
   registerOpsCommands(program);
   registerDoctorCommand(program);
+  registerMemoryCommand(program);
   registerRunCommand(program);
   registerMcpCommand(program);
 

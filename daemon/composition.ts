@@ -22,6 +22,7 @@ import { HubGateway } from './hub-gateway.ts';
 import type { WriteAllowance } from '../scheduler/write-allowance.ts';
 import type { CliUsers } from '../executors/cli/run-as.ts';
 import type { Redactor } from './redact.ts';
+import type { AgentMemory } from '../memory/agent-memory.ts';
 
 /** Where the context pieces come from, the same for every activation of a process (names as ActivationDeps has them). */
 export interface ContextSources {
@@ -101,6 +102,8 @@ export interface ExecutorsOptions {
   secret?: (name: string) => string | undefined;
   /** The users CLI agents run as (daemon/cli-isolation.ts); absent: the daemon's own. */
   runAs?: CliUsers;
+  /** Agents' memory: LLM agents with memory on get memory_save and memory_search. */
+  memory?: AgentMemory;
 }
 
 /** The executor registry: the in-process loop and the four CLIs, with warren.yaml's `executors` settings. */
@@ -116,6 +119,7 @@ export function buildExecutors(opts: ExecutorsOptions): ExecutorRegistry {
     redactToolOutput: (text) => opts.redactor.redact(text),
     agents: opts.agents,
     writes: opts.writes,
+    memory: opts.memory,
     // A delegate is an activation of its own agent: its own budget and counters, the parent's kind of pieces.
     delegateContext: (def, task, hub, signal) => gatherContext(context, hub, def, { kind: 'prompt', text: task }, { signal, onWarning: opts.onContextWarning }),
     ...opts.llm,

@@ -7,6 +7,7 @@ import { parseDuration } from '../store/duration.ts';
 import { DefinitionError } from '../store/problems.ts';
 import { parseS3Url } from '../store/s3-location.ts';
 import { validateYaml } from '../store/yaml-validate.ts';
+import { isPostgresUrl } from '../memory/store-location.ts';
 
 const durationMs = z.union([z.string(), z.number()]).transform((v, ctx) => {
   const ms = parseDuration(v);
@@ -153,6 +154,15 @@ export const WarrenConfigSchema = z.strictObject({
       capture_payloads: z.boolean().default(false),
     })
     .prefault({}),
+  /** Agent memory (memory/, README "Memory"): where entries are kept, and the embeddings endpoint for embedding_search. */
+  memory: z
+    .strictObject({
+      /** A SQLite file (relative to warren.yaml; created when an agent first remembers), or postgres://… shared by several daemons. */
+      store: z.string().min(1).default('./data/memory.sqlite'),
+      /** An OpenAI-compatible /v1/embeddings endpoint; without it embedding_search recalls by keyword. */
+      embeddings: z.strictObject({ api_base: z.url(), model: z.string().min(1), api_key_env: envName.optional() }).optional(),
+    })
+    .prefault({}),
   /** The operations endpoint: /healthz, /readyz and /metrics (Prometheus). Loopback unless deliberately exposed. */
   metrics: z
     .strictObject({
@@ -185,6 +195,7 @@ export function loadWarrenConfig(file: string | undefined, env: NodeJS.ProcessEn
   config.executors.cli.workspaces = resolve(base, config.executors.cli.workspaces);
   if (config.secrets.dir !== undefined) config.secrets.dir = resolve(base, config.secrets.dir);
   if (config.hub.db !== ':memory:') config.hub.db = resolve(base, config.hub.db);
+  if (!isPostgresUrl(config.memory.store) && config.memory.store !== ':memory:') config.memory.store = resolve(base, config.memory.store);
   if (env.REDIS_URL) config.redis.url = env.REDIS_URL;
   if (env.WARREN_STORE) {
     // One variable for where the definitions are: a folder, or an s3:// bucket and prefix.

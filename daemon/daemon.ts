@@ -29,6 +29,10 @@ import { assertPortsFree, daemonPorts } from './port-check.ts';
 import { WarrenMetrics } from './metrics.ts';
 import { knownSecrets, secretNamesOf } from './known-secrets.ts';
 import { Redactor } from './redact.ts';
+import { AgentMemory } from '../memory/agent-memory.ts';
+import { OpenAiEmbedder } from '../memory/embeddings-client.ts';
+import { LazyMemoryStore } from '../memory/lazy-memory-store.ts';
+import { openMemoryStore } from '../memory/open-memory-store.ts';
 import { SecretSource } from './secrets.ts';
 import { startTracing } from './tracing-setup.ts';
 import { RedisReplyOutbox } from './reply-outbox.ts';
@@ -137,6 +141,16 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       if (served) cleanup('hub gateway', 'services', served.close);
       hubMcp = served?.launcher;
     }
+    // Agents with memory.enabled remember through one store per process, opened when an agent first uses it.
+    const memoryStore = new LazyMemoryStore(() => openMemoryStore(config.memory.store));
+    cleanup('memory store', 'connections', () => memoryStore.close(), 2_000);
+    const embeddings = config.memory.embeddings;
+    const memory = new AgentMemory({
+      store: memoryStore,
+      redact: (text) => redactor.redact(text),
+      logger: logger.child({ component: 'memory' }),
+      embedder: embeddings ? new OpenAiEmbedder({ apiBase: embeddings.api_base, model: embeddings.model, apiKey: embeddings.api_key_env ? secrets.get(embeddings.api_key_env) : undefined }) : undefined,
+    });
     // Late-bound like `registry`: Redis is connected further down, and the counters are read only as activations run.
     const context = contextSources(config, env, async (agent) => (await agentState.dailyMany([agent])).get(agent));
     const executors = buildExecutors({
@@ -151,6 +165,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       writes,
       secret: (name) => secrets.get(name),
       runAs: opts.role === 'scheduler' ? undefined : await startCliIsolation(config, secrets, logger),
+      memory,
     });
     const store = openStore(config.store, env);
     cleanup('store', 'services', () => store.close?.());
@@ -201,7 +216,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
         lockDurationMs: config.workers.lock_duration,
         stalledIntervalMs: config.workers.stalled_interval,
         claims,
-        deps: { hub, agents: registry, executors, writes, outbox: new RedisReplyOutbox(producerConn, config.redis.prefix), logger, ...context },
+        deps: { hub, agents: registry, executors, writes, outbox: new RedisReplyOutbox(producerConn, config.redis.prefix), logger, memory, ...context },
         agentState,
         records: new ActivationRecords(producerConn, config.redis.prefix),
         errors: new ErrorReporter(hub, redactor, logger.child({ component: 'error-reporter' }), new RedisErrorPostLedger(producerConn, config.redis.prefix)),

@@ -10,8 +10,9 @@ import { looksSecret, secretsFromEnv } from './redact.ts';
 const REFERENCE = /\$\{([A-Z][A-Z0-9_]*)\}/g;
 
 /** Names of the environment variables holding secrets, by what the config and the definitions say they are. */
-export function secretNamesOf(config: Pick<WarrenConfig, 'hub' | 'store'>, definitions: Iterable<AgentDefinition>): string[] {
+export function secretNamesOf(config: Pick<WarrenConfig, 'hub' | 'store'> & { memory?: Pick<WarrenConfig['memory'], 'embeddings'> }, definitions: Iterable<AgentDefinition>): string[] {
   const names = new Set<string>([config.hub.admin_key_env, config.store.access_key_id_env, config.store.secret_access_key_env]);
+  if (config.memory?.embeddings?.api_key_env) names.add(config.memory.embeddings.api_key_env);
   for (const def of definitions) {
     const { brain, capabilities } = def.config;
     names.add(brain.api_key_env);
@@ -43,6 +44,6 @@ export function literalSecretsOf(definitions: Iterable<AgentDefinition>): string
 }
 
 /** Every secret value the redactor must hide for this config and these agents. */
-export function knownSecrets(env: NodeJS.ProcessEnv, config: Pick<WarrenConfig, 'hub' | 'store'>, definitions: readonly AgentDefinition[]): string[] {
+export function knownSecrets(env: NodeJS.ProcessEnv, config: Parameters<typeof secretNamesOf>[0], definitions: readonly AgentDefinition[]): string[] {
   return secretsFromEnv(env, literalSecretsOf(definitions), secretNamesOf(config, definitions));
 }

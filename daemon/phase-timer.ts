@@ -1,6 +1,6 @@
 // Where an activation's time goes, phase by phase (for activation records and the latency benchmark).
 
-export type Phase = 'budget' | 'inbox' | 'thread' | 'context' | 'executor' | 'post' | 'mark_read' | 'report';
+export type Phase = 'budget' | 'inbox' | 'thread' | 'memory' | 'context' | 'executor' | 'post' | 'mark_read' | 'report';
 
 export type PhaseTimings = Partial<Record<Phase, number>>;
 

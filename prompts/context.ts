@@ -2,11 +2,13 @@
 // (the system part), then the task (a notification with its thread, or an exploration feed).
 import type { BudgetHealth, Notification, Post } from '../hub-client/types.ts';
 import type { AgentDefinition } from '../store/definition.ts';
+import type { MemoryEntry } from '../memory/memory-store.ts';
 import { renderBudget, type RemainingToday } from './budget.ts';
+import { memoryTokenBudget, renderMemories } from './memories.ts';
 import { renderSkills, selectSkills, type TaskSignals } from './skills.ts';
 import { fill, loadTemplate } from './template.ts';
 import { formatTime, quote, renderThread } from './thread.ts';
-import { DEFAULT_TASK_TOKENS } from './tokens.ts';
+import { DEFAULT_TASK_TOKENS, estimateTokens } from './tokens.ts';
 
 export interface BuiltContext {
   system: string;
@@ -23,6 +25,8 @@ export interface ContextOptions {
   taskTokens?: number;
   /** Whether a program is installed here; skills whose `requires_cli` is not are left out. Unset: not checked. */
   cliAvailable?: (cli: string) => boolean;
+  /** What the agent recalled for this task, best first (memory/); rendered within the task's token budget. */
+  memories?: readonly MemoryEntry[];
 }
 
 const TYPE_LABELS: Record<Notification['type'], string> = {
@@ -45,16 +49,21 @@ export function renderSystemPrompt(def: AgentDefinition): string {
   return fill(own === '' ? loadTemplate('default-system', def.shared?.templates) : own, vars).trim();
 }
 
-/** System prompt, then the skills this task gets, then the budget block. */
-export function renderSystem(def: AgentDefinition, task: TaskSignals, opts: ContextOptions = {}): string {
+/**
+ * System prompt, then the skills this task gets, then what the agent remembers, then the budget block. Memory
+ * shares the task's token budget: `taskUsed` is what the rendered task (thread, feed) already takes of it.
+ */
+export function renderSystem(def: AgentDefinition, task: TaskSignals, opts: ContextOptions = {}, taskUsed = 0): string {
   const skills = renderSkills(selectSkills(def.shared?.skills ?? [], def.config, task, opts.cliAvailable));
+  const memory = renderMemories(opts.memories ?? [], memoryTokenBudget(opts.taskTokens ?? DEFAULT_TASK_TOKENS, taskUsed));
   const budget = opts.budget ? renderBudget(opts.budget, opts.remainingToday) : '';
-  return [renderSystemPrompt(def), skills, budget].filter(Boolean).join('\n\n');
+  return [renderSystemPrompt(def), skills, memory, budget].filter(Boolean).join('\n\n');
 }
 
 export function buildNotificationContext(def: AgentDefinition, post: Post, notification: Notification, opts: ContextOptions = {}): BuiltContext {
+  const thread = renderThread(post, { newCommentId: notification.comment_id, tokenBudget: opts.taskTokens ?? DEFAULT_TASK_TOKENS });
   const task = fill(loadTemplate('notification-task', def.shared?.templates), {
-    thread: renderThread(post, { newCommentId: notification.comment_id, tokenBudget: opts.taskTokens ?? DEFAULT_TASK_TOKENS }),
+    thread,
     type_label: TYPE_LABELS[notification.type],
     from: notification.from.name,
     time: formatTime(notification.created_at),
@@ -64,5 +73,5 @@ export function buildNotificationContext(def: AgentDefinition, post: Post, notif
     text: [post.title ?? '', post.content, notification.content ?? ''].join('\n'),
     communities: post.community ? [post.community] : [],
   };
-  return { system: renderSystem(def, signals, opts), task: task.trim() };
+  return { system: renderSystem(def, signals, opts, estimateTokens(thread)), task: task.trim() };
 }

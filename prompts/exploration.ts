@@ -72,13 +72,14 @@ function renderLimits(limits: AgentConfig['behavior']['limits'], remaining: Rema
 }
 
 export function buildExplorationContext(def: AgentDefinition, feed: readonly Post[], opts: ContextOptions = {}): BuiltContext {
+  const rendered = renderFeed(feed, opts.taskTokens ?? DEFAULT_TASK_TOKENS);
   const task = fill(loadTemplate('exploration-task', def.shared?.templates), {
     name: def.config.display_name ?? def.name,
     role: renderRole(def),
     preference: renderPreference(def.config.behavior.discovery),
     limits: renderLimits(def.config.behavior.limits, opts.remainingToday),
-    feed: renderFeed(feed, opts.taskTokens ?? DEFAULT_TASK_TOKENS),
+    feed: rendered,
   });
   const signals = { text: feed.map((p) => `${p.title ?? ''}\n${p.content}`).join('\n'), communities: feed.flatMap((p) => (p.community ? [p.community] : [])) };
-  return { system: renderSystem(def, signals, opts), task: task.trim() };
+  return { system: renderSystem(def, signals, opts, estimateTokens(rendered)), task: task.trim() };
 }

@@ -1,5 +1,5 @@
 // The agent config schema (shared/docs/agent-config.md §2): Botburrow schema v1.0.0 plus warren's additions.
-// Unknown keys are errors; every accepted field is honoured (memory and spawning are validated only).
+// Unknown keys are errors; every accepted field is honoured (spawning is validated only).
 import { z } from 'zod';
 import { parseDuration } from './duration.ts';
 
@@ -125,25 +125,29 @@ const ObservabilitySchema = z.strictObject({
   redact_from_posts: z.array(z.enum(['user_content', 'api_keys', 'internal_reasoning'])).default(['api_keys']),
 });
 
+// What an agent remembers and how it recalls it (memory/, README "Memory"). Every switch defaults on once the
+// block is given, as the schema's documentation shows it.
 const MemorySchema = z.strictObject({
   enabled: z.boolean().default(false),
   remember: z
     .strictObject({
+      /** Names whose exchanges are kept; empty: everyone. */
       conversations_with: z.array(z.string()).default([]),
-      projects_worked_on: z.boolean().default(false),
-      decisions_made: z.boolean().default(false),
-      feedback_received: z.boolean().default(false),
+      projects_worked_on: z.boolean().default(true),
+      decisions_made: z.boolean().default(true),
+      feedback_received: z.boolean().default(true),
     })
-    .optional(),
+    .prefault({}),
   max_size_mb: z.number().positive().default(100),
   retrieval: z
     .strictObject({
-      strategy: z.enum(['embedding_search', 'keyword', 'recent']).default('recent'),
+      strategy: z.enum(['embedding_search', 'keyword', 'recent']).default('keyword'),
       max_context_items: z.number().int().positive().default(10),
       relevance_threshold: z.number().min(0).max(1).default(0.7),
     })
-    .optional(),
+    .prefault({}),
 });
+export type MemoryConfig = z.infer<typeof MemorySchema>;
 
 /** Keys of the original runner that are accepted with a warning and ignored. */
 export const LEGACY_KEYS = ['network', 'system_prompt', 'r2_path'] as const;

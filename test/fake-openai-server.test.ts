@@ -222,18 +222,18 @@ describe('fake OpenAI server, timing and routing', () => {
     }
   });
 
-  it('lists models, answers 404 for unknown routes and 400 for malformed JSON', async () => {
+  it('lists models, answers 404 for unknown routes and 400 for malformed JSON (embeddings: test/memory-pipeline.test.ts)', async () => {
     const models = await client.models.list();
     expect(models.data.map((m) => m.id)).toContain('fake-gpt');
-    const notFound = await fetch(`${fake.url}/embeddings`, { method: 'POST', body: '{}' });
+    const notFound = await fetch(`${fake.url}/audio/speech`, { method: 'POST', body: '{}' });
     expect(notFound.status).toBe(404);
-    expect(await notFound.json()).toMatchObject({ error: { message: expect.stringContaining('/v1/embeddings') as unknown } });
+    expect(await notFound.json()).toMatchObject({ error: { message: expect.stringContaining('/v1/audio/speech') as unknown } });
     const bad = await fetch(`${fake.url}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"model": "m", ' });
     expect(bad.status).toBe(400);
     expect(await bad.json()).toMatchObject({ error: { type: 'invalid_request_error' } });
     const err = await fetch(`${fake.url}/chat/completions`, { method: 'POST', body: '{"model":"m"}' });
     expect(err.status).toBe(400);
-    expect(fake.requests.map((r) => `${r.method} ${r.path}`)).toEqual(['GET /v1/models', 'POST /v1/embeddings', 'POST /v1/chat/completions', 'POST /v1/chat/completions']);
+    expect(fake.requests.map((r) => `${r.method} ${r.path}`)).toEqual(['GET /v1/models', 'POST /v1/audio/speech', 'POST /v1/chat/completions', 'POST /v1/chat/completions']);
     expect(fake.requests[2]?.body).toBeUndefined();
   });
 });

@@ -9,6 +9,7 @@ import { judgeVersion, parseVersion } from '../../executors/cli/versions.ts';
 import { describeCliIsolation } from '../cli-isolation.ts';
 import { loadWarrenConfig, type WarrenConfig } from '../config.ts';
 import { SecretSource } from '../secrets.ts';
+import { recallWarning } from '../../memory/recall-strategy.ts';
 
 // The executors (and the openai SDK behind them) load only when the command runs, so `warren --help` stays fast.
 
@@ -79,6 +80,8 @@ export async function runDoctor(config: WarrenConfig, env: NodeJS.ProcessEnv): P
     const conflict = conflicts.get(def.name);
     if (conflict) checks.push({ status: 'fail', area: `agent ${def.name}`, message: `not runnable: ${conflict}` });
     else checks.push('executor' in r ? { status: 'ok', area: `agent ${def.name}`, message: `${def.config.type} runnable` } : { status: 'warn', area: `agent ${def.name}`, message: `skipped: ${r.unavailable}` });
+    const memoryWarning = recallWarning(def.config.memory, config.memory.embeddings !== undefined);
+    if (memoryWarning) checks.push({ status: 'warn', area: `agent ${def.name}`, message: memoryWarning });
   }
 
   // After the agents: their keys have been asked for, so the files holding them are checked too.

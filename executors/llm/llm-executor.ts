@@ -2,6 +2,9 @@
 import type { ChatModel } from '../../agent-loop/model.ts';
 import { noActionTool, taskCompleteTool } from '../../agent-loop/builtin-tools.ts';
 import { hubTools } from '../../agent-loop/hub-tools.ts';
+import type { AgentMemory } from '../../memory/agent-memory.ts';
+import { effectiveGrants } from '../../memory/memory-grants.ts';
+import { memoryTools } from '../../memory/memory-tools.ts';
 import { delegationTools } from '../../agent-loop/delegation.ts';
 import { EventLog } from '../../agent-loop/events.ts';
 import { runLoop, type LoopResult } from '../../agent-loop/loop.ts';
@@ -61,6 +64,8 @@ export interface LlmExecutorOptions {
   redactToolOutput?: (text: string) => string;
   /** Admits the hub tools' writes against each agent's behavior limits; absent: the tools do not limit them. */
   writes?: WriteAllowance;
+  /** Agents with memory on get memory_save and memory_search (memory/memory-tools.ts). */
+  memory?: AgentMemory;
   /** Extra tools for every agent (tests; MCP tools are added per agent). */
   extraTools?: (input: ActivationInput) => Promise<{ tools: Tool[]; close: () => Promise<void> }>;
 }
@@ -123,6 +128,7 @@ export class LlmExecutor implements Executor {
         ...extra.tools,
         ...mcp.tools,
         ...this.#delegationTools(input, d.chain),
+        ...(this.#opts.memory ? memoryTools(this.#opts.memory, input.definition) : []),
         taskCompleteTool,
         noActionTool,
       ];
@@ -139,7 +145,7 @@ export class LlmExecutor implements Executor {
         maxDurationMs: Math.min(config.behavior.max_duration, d.durationCapMs ?? Infinity),
         signal: input.signal,
         events: input.events,
-        tools: new ToolRegistry(tools, config.capabilities.grants),
+        tools: new ToolRegistry(tools, effectiveGrants(config)),
         toolMode: resolveToolMode(config.brain.tool_mode, this.#opts.modelsWithoutTools?.includes(config.brain.model)),
         prices: this.#opts.prices,
         retry: this.#opts.retry,

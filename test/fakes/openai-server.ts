@@ -62,6 +62,25 @@ export interface FakeOpenAIOptions {
   defaultReply?: FakeReply | string;
   /** Keep every request in `requests` (default true; benchmarks turn it off to keep memory flat). */
   recordRequests?: boolean;
+  /** The vector `POST /v1/embeddings` answers for one input (default: hashedEmbedding). */
+  embed?: (text: string) => number[];
+}
+
+/** Dimensions of the default fake embedding. */
+export const FAKE_EMBEDDING_DIMS = 64;
+
+/**
+ * A deterministic stand-in for an embedding model: each word (lower-cased letters and digits) adds 1 to one of
+ * 64 components chosen by its FNV-1a hash, so texts sharing words point the same way.
+ */
+export function hashedEmbedding(text: string): number[] {
+  const v = new Array<number>(FAKE_EMBEDDING_DIMS).fill(0);
+  for (const m of text.toLowerCase().matchAll(/[\p{L}\p{N}]+/gu)) {
+    let h = 0x811c9dc5;
+    for (const ch of m[0]) h = Math.imul(h ^ ch.codePointAt(0)!, 0x01000193) >>> 0;
+    v[h % FAKE_EMBEDDING_DIMS]! += 1;
+  }
+  return v;
 }
 
 export const FAKE_MODELS = ['fake-gpt', 'fake-gpt-mini'];
@@ -115,6 +134,19 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
     const route = `${req.method} ${new URL(req.url ?? '/', 'http://fake').pathname.replace(/\/+$/, '')}`;
     if (route === 'GET /v1/models') {
       return sendJson(res, 200, { object: 'list', data: FAKE_MODELS.map((id) => ({ id, object: 'model', created: 0, owned_by: 'fake-openai' })) });
+    }
+    if (route === 'POST /v1/embeddings') {
+      const input = (body as { input?: unknown } | undefined)?.input;
+      const texts = typeof input === 'string' ? [input] : Array.isArray(input) && input.every((t) => typeof t === 'string') ? input : undefined;
+      if (malformed || !texts) return sendError(res, 400, "'input' is a required property");
+      const embed = opts.embed ?? hashedEmbedding;
+      const model = (body as { model?: unknown }).model;
+      return sendJson(res, 200, {
+        object: 'list',
+        data: texts.map((t, index) => ({ object: 'embedding', index, embedding: embed(t) })),
+        model: typeof model === 'string' ? model : 'fake-embedding',
+        usage: { prompt_tokens: texts.join(' ').length, total_tokens: texts.join(' ').length },
+      });
     }
     if (route !== 'POST /v1/chat/completions') return sendError(res, 404, `Invalid URL (${route})`);
     if (malformed) return sendError(res, 400, 'We could not parse the JSON body of your request.');

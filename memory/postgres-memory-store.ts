@@ -1,0 +1,179 @@
+// The shared memory store, for several daemons on several machines: PostgreSQL. Keyword search ranks a stored
+// `tsvector` (english) with ts_rank; embeddings are `real[]` and the cosine is computed by the server, so
+// vectors do not cross the network.
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { entrySize, normaliseScores, toEvict, type MemoryEntry, type MemoryKind, type MemoryQuery, type MemoryStore, type NewMemory, type Recalled } from './memory-store.ts';
+import { queryWords } from './query-words.ts';
+
+// Schema changes from daemons starting at once are serialised by an advisory lock (any constant of ours).
+const SCHEMA_LOCK = 0x77617272;
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS warren_memories (
+  id TEXT PRIMARY KEY,
+  agent TEXT NOT NULL,
+  key TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  text TEXT NOT NULL,
+  who TEXT,
+  post_id TEXT,
+  community TEXT,
+  created_at BIGINT NOT NULL,
+  recalls INTEGER NOT NULL DEFAULT 0,
+  bytes INTEGER NOT NULL,
+  embedding REAL[],
+  tsv TSVECTOR GENERATED ALWAYS AS (to_tsvector('english', text)) STORED,
+  UNIQUE (agent, key)
+);
+CREATE INDEX IF NOT EXISTS warren_memories_agent_created ON warren_memories (agent, created_at);
+CREATE INDEX IF NOT EXISTS warren_memories_tsv ON warren_memories USING GIN (tsv);
+`;
+
+interface Row {
+  id: string;
+  agent: string;
+  key: string;
+  kind: string;
+  text: string;
+  who: string | null;
+  post_id: string | null;
+  community: string | null;
+  created_at: string;
+  recalls: number;
+  bytes: number;
+  score?: number;
+}
+
+const COLUMNS = 'm.id, m.agent, m.key, m.kind, m.text, m.who, m.post_id, m.community, m.created_at, m.recalls, m.bytes';
+
+export class PostgresMemoryStore implements MemoryStore {
+  readonly #pool: pg.Pool;
+
+  private constructor(pool: pg.Pool) {
+    this.#pool = pool;
+  }
+
+  /** Connects and creates the table and its indexes when missing. */
+  static async open(connectionString: string): Promise<PostgresMemoryStore> {
+    const pool = new pg.Pool({ connectionString, max: 4 });
+    try {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        await client.query('SELECT pg_advisory_xact_lock($1)', [SCHEMA_LOCK]);
+        await client.query(SCHEMA);
+        await client.query('COMMIT');
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw err;
+      } finally {
+        client.release();
+      }
+    } catch (err) {
+      await pool.end();
+      throw err;
+    }
+    return new PostgresMemoryStore(pool);
+  }
+
+  async write(agent: string, entries: readonly NewMemory[]): Promise<number> {
+    let written = 0;
+    for (const e of entries) {
+      const r = await this.#pool.query(
+        `INSERT INTO warren_memories (id, agent, key, kind, text, who, post_id, community, created_at, bytes, embedding)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (agent, key) DO NOTHING`,
+        [randomUUID(), agent, e.key, e.kind, e.text, e.who ?? null, e.postId ?? null, e.community ?? null, e.createdAt, entrySize(e), e.embedding ? [...e.embedding] : null],
+      );
+      written += r.rowCount ?? 0;
+    }
+    return written;
+  }
+
+  async search(agent: string, q: MemoryQuery): Promise<Recalled[]> {
+    switch (q.strategy) {
+      case 'recent': {
+        const r = await this.#pool.query<Row>(`SELECT ${COLUMNS} FROM warren_memories m WHERE m.agent = $1 ORDER BY m.created_at DESC, m.id DESC LIMIT $2`, [agent, q.limit]);
+        return r.rows.map((row) => ({ entry: toEntry(row), score: 1 }));
+      }
+      case 'keyword': {
+        const words = queryWords(q.text);
+        if (words.length === 0) return [];
+        // queryWords leaves letters and digits only: nothing in it is tsquery syntax.
+        const r = await this.#pool.query<Row>(
+          `SELECT ${COLUMNS}, ts_rank(m.tsv, q) AS score FROM warren_memories m, to_tsquery('english', $2) q
+           WHERE m.agent = $1 AND m.tsv @@ q ORDER BY score DESC, m.created_at DESC LIMIT $3`,
+          [agent, words.join(' | '), q.limit],
+        );
+        return normaliseScores(r.rows.map((row) => ({ entry: toEntry(row), score: Number(row.score) })), q.threshold);
+      }
+      case 'embedding': {
+        const r = await this.#pool.query<Row>(
+          `SELECT ${COLUMNS}, s.score FROM warren_memories m,
+             LATERAL (SELECT SUM(a::float8 * b::float8) / NULLIF(SQRT(SUM(a::float8 * a::float8)) * SQRT(SUM(b::float8 * b::float8)), 0) AS score
+                      FROM unnest(m.embedding, $2::real[]) AS t(a, b)) s
+           WHERE m.agent = $1 AND m.embedding IS NOT NULL AND cardinality(m.embedding) = cardinality($2::real[]) AND s.score >= $3
+           ORDER BY s.score DESC, m.created_at DESC LIMIT $4`,
+          [agent, [...q.embedding], q.threshold ?? -1, q.limit],
+        );
+        return r.rows.map((row) => ({ entry: toEntry(row), score: Number(row.score) }));
+      }
+      default: {
+        const never: never = q;
+        throw new Error(`unknown memory query ${JSON.stringify(never)}`);
+      }
+    }
+  }
+
+  async markRecalled(agent: string, ids: readonly string[]): Promise<void> {
+    if (ids.length) await this.#pool.query('UPDATE warren_memories SET recalls = recalls + 1 WHERE agent = $1 AND id = ANY($2::text[])', [agent, [...ids]]);
+  }
+
+  async size(agent: string): Promise<number> {
+    const r = await this.#pool.query<{ n: string }>('SELECT COALESCE(SUM(bytes), 0) AS n FROM warren_memories WHERE agent = $1', [agent]);
+    return Number(r.rows[0]!.n);
+  }
+
+  async count(agent: string): Promise<number> {
+    const r = await this.#pool.query<{ n: string }>('SELECT COUNT(*) AS n FROM warren_memories WHERE agent = $1', [agent]);
+    return Number(r.rows[0]!.n);
+  }
+
+  async evict(agent: string, maxBytes: number): Promise<number> {
+    const total = await this.size(agent);
+    if (total <= maxBytes) return 0;
+    const order = await this.#pool.query<{ id: string; bytes: number }>('SELECT id, bytes FROM warren_memories WHERE agent = $1 ORDER BY recalls ASC, created_at ASC, id ASC', [agent]);
+    const ids = toEvict(order.rows, total, maxBytes);
+    const r = await this.#pool.query('DELETE FROM warren_memories WHERE agent = $1 AND id = ANY($2::text[])', [agent, ids]);
+    return r.rowCount ?? 0;
+  }
+
+  async forget(agent: string, id: string): Promise<boolean> {
+    const r = await this.#pool.query('DELETE FROM warren_memories WHERE agent = $1 AND id = $2', [agent, id]);
+    return (r.rowCount ?? 0) > 0;
+  }
+
+  async forgetAll(agent: string): Promise<number> {
+    const r = await this.#pool.query('DELETE FROM warren_memories WHERE agent = $1', [agent]);
+    return r.rowCount ?? 0;
+  }
+
+  async close(): Promise<void> {
+    await this.#pool.end();
+  }
+}
+
+function toEntry(r: Row): MemoryEntry {
+  return {
+    id: r.id,
+    agent: r.agent,
+    key: r.key,
+    kind: r.kind as MemoryKind,
+    text: r.text,
+    ...(r.who !== null ? { who: r.who } : {}),
+    ...(r.post_id !== null ? { postId: r.post_id } : {}),
+    ...(r.community !== null ? { community: r.community } : {}),
+    createdAt: Number(r.created_at),
+    recalls: Number(r.recalls),
+    bytes: Number(r.bytes),
+  };
+}

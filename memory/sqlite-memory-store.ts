@@ -1,0 +1,226 @@
+// The embedded memory store: one SQLite file in the data folder (node:sqlite). Keyword search is FTS5's BM25
+// over an external-content index kept by triggers; embeddings are Float32 blobs compared by cosine in JS.
+import { randomUUID } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { cosine } from './cosine.ts';
+import { entrySize, normaliseScores, toEvict, type MemoryEntry, type MemoryKind, type MemoryQuery, type MemoryStore, type NewMemory, type Recalled } from './memory-store.ts';
+import { queryWords } from './query-words.ts';
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS memories (
+  rowid INTEGER PRIMARY KEY,
+  id TEXT NOT NULL UNIQUE,
+  agent TEXT NOT NULL,
+  key TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  text TEXT NOT NULL,
+  who TEXT,
+  post_id TEXT,
+  community TEXT,
+  created_at INTEGER NOT NULL,
+  recalls INTEGER NOT NULL DEFAULT 0,
+  bytes INTEGER NOT NULL,
+  embedding BLOB,
+  UNIQUE (agent, key)
+);
+CREATE INDEX IF NOT EXISTS memories_agent_created ON memories (agent, created_at);
+CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(text, content='memories', content_rowid='rowid', tokenize='porter unicode61');
+CREATE TRIGGER IF NOT EXISTS memories_ai AFTER INSERT ON memories BEGIN
+  INSERT INTO memories_fts (rowid, text) VALUES (new.rowid, new.text);
+END;
+CREATE TRIGGER IF NOT EXISTS memories_ad AFTER DELETE ON memories BEGIN
+  INSERT INTO memories_fts (memories_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
+END;
+`;
+
+interface Row {
+  id: string;
+  agent: string;
+  key: string;
+  kind: string;
+  text: string;
+  who: string | null;
+  post_id: string | null;
+  community: string | null;
+  created_at: number;
+  recalls: number;
+  bytes: number;
+}
+
+const COLUMNS = 'm.id, m.agent, m.key, m.kind, m.text, m.who, m.post_id, m.community, m.created_at, m.recalls, m.bytes';
+
+export class SqliteMemoryStore implements MemoryStore {
+  readonly #db: DatabaseSync;
+
+  /** `path`: a file (its folder is created) or ':memory:'. */
+  constructor(path: string) {
+    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    this.#db = new DatabaseSync(path);
+    if (path !== ':memory:') this.#db.exec('PRAGMA journal_mode = WAL');
+    this.#db.exec('PRAGMA busy_timeout = 5000');
+    this.#db.exec(SCHEMA);
+  }
+
+  write(agent: string, entries: readonly NewMemory[]): Promise<number> {
+    return settled(() => this.#write(agent, entries));
+  }
+
+  #write(agent: string, entries: readonly NewMemory[]): number {
+    const insert = this.#db.prepare(
+      `INSERT OR IGNORE INTO memories (id, agent, key, kind, text, who, post_id, community, created_at, bytes, embedding)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    let written = 0;
+    this.#transaction(() => {
+      for (const e of entries) {
+        const blob = e.embedding ? new Uint8Array(Float32Array.from(e.embedding).buffer) : null;
+        const r = insert.run(randomUUID(), agent, e.key, e.kind, e.text, e.who ?? null, e.postId ?? null, e.community ?? null, e.createdAt, entrySize(e), blob);
+        written += Number(r.changes);
+      }
+    });
+    return written;
+  }
+
+  search(agent: string, q: MemoryQuery): Promise<Recalled[]> {
+    return settled(() => this.#search(agent, q));
+  }
+
+  #search(agent: string, q: MemoryQuery): Recalled[] {
+    switch (q.strategy) {
+      case 'recent': {
+        const rows = this.#db.prepare(`SELECT ${COLUMNS} FROM memories m WHERE m.agent = ? ORDER BY m.created_at DESC, m.rowid DESC LIMIT ?`).all(agent, q.limit) as unknown as Row[];
+        return rows.map((r) => ({ entry: toEntry(r), score: 1 }));
+      }
+      case 'keyword': {
+        const words = queryWords(q.text);
+        if (words.length === 0) return [];
+        const match = words.map((w) => `"${w}"`).join(' OR ');
+        // bm25() is lower for better matches.
+        const rows = this.#db
+          .prepare(`SELECT ${COLUMNS}, -bm25(memories_fts) AS score FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid
+                    WHERE memories_fts MATCH ? AND m.agent = ? ORDER BY score DESC, m.created_at DESC LIMIT ?`)
+          .all(match, agent, q.limit) as unknown as Array<Row & { score: number }>;
+        return normaliseScores(rows.map((r) => ({ entry: toEntry(r), score: r.score })), q.threshold);
+      }
+      case 'embedding': {
+        const rows = this.#db.prepare(`SELECT ${COLUMNS}, m.embedding FROM memories m WHERE m.agent = ? AND m.embedding IS NOT NULL`).iterate(agent) as Iterable<Row & { embedding: Uint8Array }>;
+        const hits: Recalled[] = [];
+        for (const r of rows) {
+          const v = new Float32Array(r.embedding.buffer, r.embedding.byteOffset, r.embedding.byteLength / 4);
+          const score = cosine(v, q.embedding);
+          if (score >= (q.threshold ?? -1)) hits.push({ entry: toEntry(r), score });
+        }
+        return hits.sort((a, b) => b.score - a.score || b.entry.createdAt - a.entry.createdAt).slice(0, q.limit);
+      }
+      default: {
+        const never: never = q;
+        throw new Error(`unknown memory query ${JSON.stringify(never)}`);
+      }
+    }
+  }
+
+  markRecalled(agent: string, ids: readonly string[]): Promise<void> {
+    return settled(() => this.#markRecalled(agent, ids));
+  }
+
+  #markRecalled(agent: string, ids: readonly string[]): void {
+    const update = this.#db.prepare('UPDATE memories SET recalls = recalls + 1 WHERE agent = ? AND id = ?');
+    for (const id of ids) update.run(agent, id);
+  }
+
+  size(agent: string): Promise<number> {
+    return settled(() => this.#size(agent));
+  }
+
+  #size(agent: string): number {
+    const r = this.#db.prepare('SELECT COALESCE(SUM(bytes), 0) AS n FROM memories WHERE agent = ?').get(agent) as { n: number };
+    return Number(r.n);
+  }
+
+  count(agent: string): Promise<number> {
+    return settled(() => this.#count(agent));
+  }
+
+  #count(agent: string): number {
+    const r = this.#db.prepare('SELECT COUNT(*) AS n FROM memories WHERE agent = ?').get(agent) as { n: number };
+    return Number(r.n);
+  }
+
+  evict(agent: string, maxBytes: number): Promise<number> {
+    return settled(() => this.#evict(agent, maxBytes));
+  }
+
+  #evict(agent: string, maxBytes: number): number {
+    const total = this.#size(agent);
+    if (total <= maxBytes) return 0;
+    const order = this.#db.prepare('SELECT id, bytes FROM memories WHERE agent = ? ORDER BY recalls ASC, created_at ASC, rowid ASC').all(agent) as unknown as Array<{ id: string; bytes: number }>;
+    const ids = toEvict(order, total, maxBytes);
+    const del = this.#db.prepare('DELETE FROM memories WHERE agent = ? AND id = ?');
+    this.#transaction(() => {
+      for (const id of ids) del.run(agent, id);
+    });
+    return ids.length;
+  }
+
+  forget(agent: string, id: string): Promise<boolean> {
+    return settled(() => this.#forget(agent, id));
+  }
+
+  #forget(agent: string, id: string): boolean {
+    return Number(this.#db.prepare('DELETE FROM memories WHERE agent = ? AND id = ?').run(agent, id).changes) > 0;
+  }
+
+  forgetAll(agent: string): Promise<number> {
+    return settled(() => this.#forgetAll(agent));
+  }
+
+  #forgetAll(agent: string): number {
+    return Number(this.#db.prepare('DELETE FROM memories WHERE agent = ?').run(agent).changes);
+  }
+
+  #transaction(fn: () => void): void {
+    this.#db.exec('BEGIN');
+    try {
+      fn();
+      this.#db.exec('COMMIT');
+    } catch (err) {
+      this.#db.exec('ROLLBACK');
+      throw err;
+    }
+  }
+
+  close(): Promise<void> {
+    return settled(() => this.#close());
+  }
+
+  #close(): void {
+    if (this.#db.isOpen) this.#db.close();
+  }
+}
+
+/** node:sqlite is synchronous; the interface is not (PostgreSQL): a throw becomes a rejection. */
+function settled<T>(fn: () => T): Promise<T> {
+  try {
+    return Promise.resolve(fn());
+  } catch (err) {
+    return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+  }
+}
+
+function toEntry(r: Row): MemoryEntry {
+  return {
+    id: r.id,
+    agent: r.agent,
+    key: r.key,
+    kind: r.kind as MemoryKind,
+    text: r.text,
+    ...(r.who !== null ? { who: r.who } : {}),
+    ...(r.post_id !== null ? { postId: r.post_id } : {}),
+    ...(r.community !== null ? { community: r.community } : {}),
+    createdAt: Number(r.created_at),
+    recalls: Number(r.recalls),
+    bytes: Number(r.bytes),
+  };
+}

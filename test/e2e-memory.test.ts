@@ -1,0 +1,155 @@
+// Acceptance for agent memory, end to end: the daemon, the local hub, a fake OpenAI-compatible server that
+// records requests. An agent told "remember: the deploy codeword is PELICAN-42" is asked for it later on another
+// post; the model's request then carries it in the recalled-memory section. Each recall strategy, on SQLite;
+// keyword also on PostgreSQL, where a second daemon recalls what the first was told.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { MEMORY_HEADING } from '../prompts/memories.ts';
+import { startFakeOpenAI, type FakeOpenAI, type RecordedRequest } from './fakes/openai-server.ts';
+import { makeAgentsDir, startHarness, type Harness } from './support/daemon-harness.ts';
+import { waitFor, type WirePost } from './support/hub-api.ts';
+import { createTestDatabase, type TestDatabase } from './support/postgres-db.ts';
+
+const redisUrl = inject('redisUrl');
+let fake: FakeOpenAI;
+const harnesses: Harness[] = [];
+beforeAll(async () => {
+  fake = await startFakeOpenAI();
+});
+afterAll(() => fake.close());
+afterEach(async () => {
+  await Promise.all(harnesses.splice(0).map((h) => h.stop()));
+  fake.reset();
+});
+
+const keeper = (apiBase: string, strategy: string): string => `name: keeper
+type: llm
+brain:
+  provider: openai
+  model: fake-gpt
+  api_base: ${apiBase}
+  api_key_env: KEEPER_API_KEY
+capabilities:
+  grants: [hub:read, hub:write]
+behavior:
+  limits: {min_interval_seconds: 0}
+memory:
+  enabled: true
+  retrieval:
+    strategy: ${strategy}
+    max_context_items: 5
+    relevance_threshold: 0.3
+`;
+
+async function replyOf(h: Harness, postId: string, key: string): Promise<string | undefined> {
+  const p = await h.api.get<WirePost>(`/posts/${postId}?include_comments=true`, key);
+  return p.comments?.find((c) => c.author.name === 'keeper')?.content;
+}
+
+const chats = (): RecordedRequest[] => fake.requests.filter((r) => r.path.endsWith('/chat/completions'));
+const systemOf = (r: RecordedRequest): string => (r.body as { messages: Array<{ role: string; content: string }> }).messages[0]!.content;
+
+/** The recalled-memory section of a system prompt: from its heading to the next heading. */
+function memorySection(system: string): string {
+  const at = system.indexOf(MEMORY_HEADING);
+  if (at < 0) return '';
+  const next = system.indexOf('\n## ', at + MEMORY_HEADING.length);
+  return system.slice(at, next < 0 ? undefined : next);
+}
+
+async function startKeeper(strategy: string, store: string, opts: { embeddings?: boolean; agentsDir?: string } = {}): Promise<Harness> {
+  const h = await startHarness({
+    redisUrl,
+    agentsDir: opts.agentsDir ?? makeAgentsDir({ keeper: { config: keeper(fake.url, strategy), prompt: 'You are {{name}}.' } }, { withGreeter: false }),
+    env: { KEEPER_API_KEY: 'sk-keeper-test-key' },
+    config: (c) => {
+      c.memory.store = store;
+      if (opts.embeddings) c.memory.embeddings = { api_base: fake.url, model: 'fake-embedding' };
+    },
+  });
+  harnesses.push(h);
+  return h;
+}
+
+async function tellThenAsk(teller: Harness, asker: Harness): Promise<void> {
+  fake.enqueue('Noted, I will remember that.', 'The deploy codeword is PELICAN-42.');
+  const alice = await teller.registerUser(`alice-${Math.random().toString(36).slice(2, 8)}`);
+  const told = await teller.api.post<{ id: string }>('/posts', alice, { title: 'Release notes', content: '@keeper remember: the deploy codeword is PELICAN-42' });
+  await waitFor('the first answer', () => replyOf(teller, told.id, alice));
+  const bob = await asker.registerUser(`bob-${Math.random().toString(36).slice(2, 8)}`);
+  const asked = await asker.api.post<{ id: string }>('/posts', bob, { title: 'Friday deploy', content: '@keeper what is the deploy codeword?' });
+  expect(await waitFor('the second answer', () => replyOf(asker, asked.id, bob))).toBe('The deploy codeword is PELICAN-42.');
+}
+
+describe.each([
+  { strategy: 'keyword', embeddings: false },
+  { strategy: 'recent', embeddings: false },
+  { strategy: 'embedding_search', embeddings: true },
+])('memory end to end on SQLite: $strategy', ({ strategy, embeddings }) => {
+  it('recalls the codeword told in one thread into the model request of a later activation on another post', async () => {
+    const store = join(mkdtempSync(join(tmpdir(), 'warren-memory-e2e-')), 'data', 'memory.sqlite');
+    const h = await startKeeper(strategy, store, { embeddings });
+    await tellThenAsk(h, h);
+    const [first, second] = chats();
+    expect(chats()).toHaveLength(2);
+    expect(memorySection(systemOf(first!))).toBe('');
+    const recalled = memorySection(systemOf(second!));
+    expect(recalled).toContain('PELICAN-42');
+    expect(recalled).toMatch(/- \[\d{4}-\d{2}-\d{2}\] alice-\w+ mentioned me in "Release notes"/);
+    // The question itself is in the task, not in what the agent remembers.
+    expect(recalled).not.toContain('what is the deploy codeword');
+    const embedCalls = fake.requests.filter((r) => r.path.endsWith('/embeddings'));
+    if (embeddings) expect(embedCalls.length).toBeGreaterThanOrEqual(2); // the entries written, the question recalled
+    else expect(embedCalls).toHaveLength(0);
+  });
+});
+
+describe('memory tools end to end', () => {
+  it('memory_save keeps a note the next activation recalls, and memory_search finds it on request', async () => {
+    const store = join(mkdtempSync(join(tmpdir(), 'warren-memory-e2e-')), 'data', 'memory.sqlite');
+    const h = await startKeeper('keyword', store);
+    fake.enqueue({ tool_calls: [{ name: 'memory_save', arguments: { text: 'The team standup moved to 10:00 on Thursdays.' } }] }, 'Saved it.');
+    const alice = await h.registerUser('alice');
+    const told = await h.api.post<{ id: string }>('/posts', alice, { title: 'Calendar', content: '@keeper note that the standup moves to ten on Thursdays' });
+    await waitFor('the first answer', () => replyOf(h, told.id, alice));
+    fake.enqueue({ tool_calls: [{ name: 'memory_search', arguments: { query: 'standup Thursdays', limit: 3 } }] }, 'At 10:00.');
+    const asked = await h.api.post<{ id: string }>('/posts', alice, { title: 'Planning', content: '@keeper when is the standup on Thursdays?' });
+    expect(await waitFor('the second answer', () => replyOf(h, asked.id, alice))).toBe('At 10:00.');
+    const calls = chats();
+    expect(calls).toHaveLength(4);
+    expect(memorySection(systemOf(calls[2]!))).toContain('The team standup moved to 10:00 on Thursdays.');
+    const messages = (calls[3]!.body as { messages: Array<{ role: string; content: string }> }).messages;
+    const toolResult = messages.find((m) => m.role === 'tool')!;
+    expect(toolResult.content).toMatch(/- \[\d{4}-\d{2}-\d{2}\] The team standup moved to 10:00 on Thursdays\./);
+    const tools = (calls[0]!.body as { tools: Array<{ function: { name: string } }> }).tools.map((t) => t.function.name);
+    expect(tools).toEqual(expect.arrayContaining(['memory_save', 'memory_search']));
+  });
+});
+
+describe('memory end to end on PostgreSQL', () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await Promise.all(harnesses.splice(0).map((h) => h.stop()));
+    await db.drop();
+  });
+
+  it('a second daemon (its own hub and Redis prefix) on the same PostgreSQL database recalls what the first was told', async () => {
+    const agentsDir = makeAgentsDir({ keeper: { config: keeper(fake.url, 'keyword'), prompt: 'You are {{name}}.' } }, { withGreeter: false });
+    const one = await startKeeper('keyword', db.url, { agentsDir });
+    await tellThenAsk(one, one);
+    await one.stop();
+    harnesses.splice(harnesses.indexOf(one), 1);
+    fake.reset();
+    const two = await startKeeper('keyword', db.url, { agentsDir });
+    fake.enqueue('Still PELICAN-42.');
+    const carol = await two.registerUser('carol');
+    const asked = await two.api.post<{ id: string }>('/posts', carol, { title: 'Again', content: '@keeper remind me of the deploy codeword' });
+    await waitFor('the answer through the second daemon', () => replyOf(two, asked.id, carol));
+    expect(memorySection(systemOf(chats()[0]!))).toContain('PELICAN-42');
+  });
+});
