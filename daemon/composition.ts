@@ -148,5 +148,7 @@ export function openMoltbookHub(config: WarrenConfig, secrets: { get(name: strin
     if (key) keys.set(agent, key);
     else logger.warn({ agent, variable: api_key_env }, `agent ${agent} has no Moltbook key: ${api_key_env} is not set; the agent is skipped`);
   }
-  return new MoltbookAdapter({ baseUrl: config.hub.url, keys, redis, prefix: config.redis.prefix, homeIntervalMs: config.hub.home_interval, logger });
+  return new MoltbookAdapter({ baseUrl: config.hub.url, keys, redis, prefix: config.redis.prefix, homeIntervalMs: config.hub.home_interval, logger,
+    // A burst of ten seconds' worth: an activation's reads and write go through at once.
+    bucket: { perMinute: config.hub.requests_per_minute, burst: Math.max(5, Math.round(config.hub.requests_per_minute / 6)) } });
 }

@@ -39,6 +39,8 @@ export const WarrenConfigSchema = z.strictObject({
       agents: z.record(z.string(), z.strictObject({ api_key_env: envName })).default({}),
       /** type moltbook: how often each agent's /home is read for new work (jittered). */
       home_interval: durationMs.default(60_000),
+      /** type moltbook: requests per minute and key warren allows itself (Moltbook refuses more than 100). */
+      requests_per_minute: z.number().int().min(1).max(100).default(60),
     })
     .refine((h) => !(h.type === 'moltbook' && h.embedded), { message: 'hub.embedded serves warren\'s own hub; it cannot be combined with hub.type moltbook', path: ['embedded'] })
     .prefault({}),

@@ -71,6 +71,7 @@ export class MoltbookAdapter implements HubAdapter {
   readonly #keys: ReadonlyMap<string, string>;
   readonly #state: MoltbookState;
   readonly #pacer: KeyPacer;
+  readonly #bucket: BucketOptions;
   readonly #logger: Logger | undefined;
   readonly #homeIntervalMs: number;
   readonly #maxWaitMs: number;
@@ -85,7 +86,8 @@ export class MoltbookAdapter implements HubAdapter {
     this.baseUrl = opts.baseUrl.replace(/\/+$/, '');
     this.#keys = opts.keys;
     this.#state = new MoltbookState(opts.redis, opts.prefix);
-    this.#pacer = new KeyPacer(opts.bucket ?? DEFAULT_BUCKET);
+    this.#bucket = opts.bucket ?? DEFAULT_BUCKET;
+    this.#pacer = new KeyPacer(this.#bucket);
     this.#logger = opts.logger;
     this.#homeIntervalMs = opts.homeIntervalMs ?? 60_000;
     this.#maxWaitMs = opts.maxWaitMs ?? 30_000;
@@ -188,7 +190,9 @@ export class MoltbookAdapter implements HubAdapter {
       agents.map(async (agent) => {
         try {
           const cached = this.#homes.get(agent);
-          const home = cached && cached.nextAt > this.#now() ? cached : await this.#home(agent, signal);
+          // Polling yields to work: with half its burst used, a key keeps the last answer a while longer.
+          const fresh = cached && (cached.nextAt > this.#now() || this.#pacer.available(this.#keyOf(agent), this.#now()) < this.#bucket.burst / 2);
+          const home = fresh ? cached : await this.#home(agent, signal);
           return home.count + (await this.#state.pendingCount(agent));
         } catch (err) {
           this.#logger?.warn({ agent, err }, 'could not read the agent\'s Moltbook home');
