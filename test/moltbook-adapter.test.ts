@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { Redactor } from '../daemon/redact.ts';
 import { HubError } from '../hub-client/errors.ts';
 import { MoltbookAdapter, MoltbookChallengeError } from '../hub-client/moltbook/adapter.ts';
 import { ADVICE_MARKER, startFakeMoltbook, type FakeMoltbook } from './fakes/moltbook-server.ts';
@@ -149,5 +150,11 @@ describe('moltbook adapter', () => {
     const homes = fake.requests.filter((r) => r.path === '/home').length;
     await hub.agentsWithNotifications();
     expect(fake.requests.filter((r) => r.path === '/home').length).toBe(homes + 0); // greeter not asked again; helper's home is cached
+  });
+
+  it('redacts a Moltbook key by its shape even when no config names it', async () => {
+    fake = await startFakeMoltbook();
+    const key = fake.addAgent('stranger').key;
+    expect(new Redactor([]).redact(`failed with Authorization: Bearer ${key} (see log)`)).not.toContain(key.slice(9));
   });
 });

@@ -131,7 +131,7 @@ export async function startFakeMoltbook(opts: FakeMoltbookOptions = {}): Promise
   const problems = opts.problems ?? DEFAULT_PROBLEMS;
   const challengeTtl = opts.challengeTtlMs ?? 300_000;
   // Strictly increasing times, so "newest first" is well defined within one millisecond.
-  const now = (): string => new Date(Math.max(Date.now(), (clock = clock + 1))).toISOString();
+  const now = (): string => new Date((clock = Math.max(Date.now(), clock + 1))).toISOString();
 
   const byName = (name: string): FakeAgent => {
     const a = [...agents.values()].find((x) => x.name === name);
