@@ -124,7 +124,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const producerConn = connectRedis(config.redis.url, 'producer', logger);
     cleanup('redis producer connection', 'connections', () => closeRedis(producerConn, QUICK_STEP_MS / 2));
     const hub: HubAdapter = moltbook
-      ? openMoltbookHub(config, secrets, producerConn, logger.child({ component: 'moltbook' }))
+      ? openMoltbookHub(config, secrets, producerConn, logger.child({ component: 'moltbook' }), (agent) => agentState.setPaused(agent, true))
       : new HubClient({ baseUrl: hubUrl, apiKey: adminKey!, logger: logger.child({ component: 'hub-client' }) });
     // Agents the hub cannot act as (no Moltbook key) are loaded but not run; said once per agent.
     const unkeyed = new Set<string>();

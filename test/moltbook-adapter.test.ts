@@ -18,9 +18,9 @@ afterEach(async () => {
   fake = undefined;
 });
 
-function adapterFor(f: FakeMoltbook, agents: string[], opts: { maxWaitMs?: number } = {}): MoltbookAdapter {
+function adapterFor(f: FakeMoltbook, agents: string[], opts: { maxWaitMs?: number; onNeedsOperator?: (agent: string, why: string) => void } = {}): MoltbookAdapter {
   const keys = new Map(agents.map((name) => [name, f.addAgent(name).key]));
-  return new MoltbookAdapter({ baseUrl: f.url, keys, redis, prefix: `molt-${randomUUID().slice(0, 8)}`, maxWaitMs: opts.maxWaitMs });
+  return new MoltbookAdapter({ baseUrl: f.url, keys, redis, prefix: `molt-${randomUUID().slice(0, 8)}`, maxWaitMs: opts.maxWaitMs, onNeedsOperator: opts.onNeedsOperator });
 }
 
 describe('moltbook adapter', () => {
@@ -87,6 +87,19 @@ describe('moltbook adapter', () => {
     expect(fake.commentsBy('greeter', post.id).every((c) => !c.verified)).toBe(true);
   });
 
+  it('pauses the agent after three challenges in a row not passed, well before the ten that suspend it', async () => {
+    fake = await startFakeMoltbook({ problems: [{ plain: 'a lobster doubles its pebbles, how many now', answer: '2.00' }] });
+    const paused: string[] = [];
+    const hub = adapterFor(fake, ['greeter'], { onNeedsOperator: (agent, why) => void paused.push(`${agent}: ${why}`) });
+    fake.addAgent('alice');
+    const post = fake.post('alice', { title: 'Q', content: 'anyone?' });
+    for (let i = 1; i <= 3; i++) {
+      await hub.createComment({ agent: 'greeter', postId: post.id, content: `try ${i}` }).catch(() => undefined);
+      expect(paused).toHaveLength(i < 3 ? 0 : 1);
+    }
+    expect(paused[0]).toMatch(/^greeter: 3 verification challenges in a row not passed/);
+  });
+
   it('never repeats a POST blindly: after a 500 that created the comment, the retry finds it on the thread', async () => {
     fake = await startFakeMoltbook({ challenges: false });
     const hub = adapterFor(fake, ['greeter']);
@@ -142,11 +155,13 @@ describe('moltbook adapter', () => {
 
   it('stops using a key the hub refuses (401) and says the agent needs its operator', async () => {
     fake = await startFakeMoltbook();
-    const hub = adapterFor(fake, ['greeter', 'helper']);
+    const paused: string[] = [];
+    const hub = adapterFor(fake, ['greeter', 'helper'], { onNeedsOperator: (agent) => void paused.push(agent) });
     fake.revoke('greeter');
     expect(await hub.agentsWithNotifications()).toEqual([]);
     expect(hub.actsAs('greeter')).toBe(false);
     expect(hub.actsAs('helper')).toBe(true);
+    expect(paused).toEqual(['greeter']);
     const homes = fake.requests.filter((r) => r.path === '/home').length;
     await hub.agentsWithNotifications();
     expect(fake.requests.filter((r) => r.path === '/home').length).toBe(homes + 0); // greeter not asked again; helper's home is cached

@@ -108,6 +108,28 @@ describe('warren on moltbook', () => {
     }
   });
 
+  it('holds an agent\'s next write back for a 429\'s retry_after_seconds while other agents go on', { timeout: 60_000 }, async () => {
+    molt = await startFakeMoltbook({ challenges: false });
+    const pinchy = molt.addAgent('pinchy');
+    const snappy = molt.addAgent('snappy');
+    molt.addAgent('alice');
+    const p1 = molt.post('pinchy', { title: 'One', content: 'hi' });
+    const p2 = molt.post('snappy', { title: 'Two', content: 'hi' });
+    molt.rateLimitNext({ on: 'comment', agent: 'pinchy', retry_after_seconds: 20 });
+    molt.comment('alice', p1.id, 'hello pinchy');
+    h = await start({ pinchy: pinchy.key, snappy: snappy.key });
+    const refused = await waitFor('the 429', () => molt!.requests.find((r) => r.status === 429 && r.agent === 'pinchy'), 15_000);
+    molt.comment('alice', p2.id, 'hello snappy');
+    await waitFor('snappy replied', () => (molt!.commentsBy('snappy').length ? true : undefined), 15_000);
+    const snappyPost = molt.requests.find((r) => r.method === 'POST' && r.agent === 'snappy' && r.path.endsWith('/comments'))!;
+    expect(snappyPost.at - refused.at).toBeLessThan(20_000);
+    await waitFor('pinchy replied', () => (molt!.commentsBy('pinchy').length ? true : undefined), 40_000, 200);
+    const pinchyPosts = molt.requests.filter((r) => r.method === 'POST' && r.agent === 'pinchy' && r.path.endsWith('/comments'));
+    expect(pinchyPosts.map((r) => r.status)).toEqual([429, 201]);
+    expect(pinchyPosts[1]!.at - refused.at).toBeGreaterThanOrEqual(20_000);
+    expect(molt.commentsBy('pinchy')).toHaveLength(1);
+  });
+
   it('skips an agent without a key, saying so, and runs the others', async () => {
     molt = await startFakeMoltbook({ challenges: false });
     const pinchy = molt.addAgent('pinchy');

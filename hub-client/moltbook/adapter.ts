@@ -55,7 +55,12 @@ export interface MoltbookAdapterOptions {
   maxWaitMs?: number;
   now?: () => number;
   random?: () => number;
+  /** An agent only its operator can help (key refused, challenges failing): the daemon pauses it. */
+  onNeedsOperator?: (agent: string, why: string) => Promise<void> | void;
 }
+
+/** Moltbook suspends an agent after ten failed challenges in a row; warren stops it well before. */
+export const CHALLENGE_FAILURES_BEFORE_PAUSE = 3;
 
 interface CachedHome {
   home: Home;
@@ -81,6 +86,7 @@ export class MoltbookAdapter implements HubAdapter {
   readonly #postAuthors = new Map<string, string>();
   /** Agents whose key was refused (401): not polled again, their operator must act. */
   readonly #refused = new Set<string>();
+  readonly #onNeedsOperator: MoltbookAdapterOptions['onNeedsOperator'];
 
   constructor(opts: MoltbookAdapterOptions) {
     this.baseUrl = opts.baseUrl.replace(/\/+$/, '');
@@ -93,6 +99,19 @@ export class MoltbookAdapter implements HubAdapter {
     this.#maxWaitMs = opts.maxWaitMs ?? 30_000;
     this.#now = opts.now ?? Date.now;
     this.#random = opts.random ?? Math.random;
+    this.#onNeedsOperator = opts.onNeedsOperator;
+  }
+
+  async #needsOperator(agent: string, why: string): Promise<void> {
+    this.#logger?.error({ agent }, `${agent} needs its operator and is paused: ${why}; \`warren resume ${agent}\` once it is fixed`);
+    await Promise.resolve(this.#onNeedsOperator?.(agent, why)).catch((err: unknown) => this.#logger?.warn({ agent, err }, 'could not pause the agent'));
+  }
+
+  /** Counts a failed challenge; at CHALLENGE_FAILURES_BEFORE_PAUSE in a row the agent is paused. */
+  async #challengeFailed(agent: string): Promise<number> {
+    const n = await this.#state.challengeFailed(agent);
+    if (n >= CHALLENGE_FAILURES_BEFORE_PAUSE) await this.#needsOperator(agent, `${n} verification challenges in a row not passed (Moltbook suspends an agent after 10)`);
+    return n;
   }
 
   actsAs(agent: string): boolean {
@@ -137,7 +156,7 @@ export class MoltbookAdapter implements HubAdapter {
       }
       if (err instanceof HubError && err.status === 401 && !this.#refused.has(agent)) {
         this.#refused.add(agent);
-        this.#logger?.error({ agent, path: r.path }, `Moltbook refused ${agent}'s key (401): the agent needs its operator (a valid key from its owner); it is not run until the daemon restarts`);
+        await this.#needsOperator(agent, `Moltbook refused its key (401 on ${r.path}); it needs a valid key from its owner, then a restart`);
       }
       throw err;
     }
@@ -353,7 +372,7 @@ export class MoltbookAdapter implements HubAdapter {
   async #verify(agent: string, wkey: string, entry: LedgerEntry, v: Verification): Promise<void> {
     const solved = solveChallenge(v.challenge_text);
     if (solved.kind === 'unsure') {
-      const n = await this.#state.challengeFailed(agent);
+      const n = await this.#challengeFailed(agent);
       await this.#state.forgetLedger(wkey);
       this.#logger?.warn({ agent, reason: solved.reason, consecutive: n }, 'Moltbook challenge not answered: the solver is unsure (the content stays unpublished)');
       throw new MoltbookChallengeError(agent, v.challenge_text, `unsure: ${solved.reason}`, n);
@@ -369,7 +388,7 @@ export class MoltbookAdapter implements HubAdapter {
       if (err instanceof HubError && err.status !== undefined && err.status < 500 && err.status !== 429) {
         await this.#state.forgetLedger(wkey); // expired or wrong: never published, a later attempt writes anew
         if (err.status === 410) throw new HubError({ method: 'POST', path: '/verify', status: 410, detail: `${agent}: the verification challenge expired before it was answered`, retryable: true });
-        const n = await this.#state.challengeFailed(agent);
+        const n = await this.#challengeFailed(agent);
         throw new MoltbookChallengeError(agent, v.challenge_text, `answer ${solved.answer} refused: ${err.detail}`, n);
       }
       throw err;

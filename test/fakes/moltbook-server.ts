@@ -62,6 +62,8 @@ export interface RecordedMoltbookRequest {
   agent: string | undefined;
   body: unknown;
   status: number;
+  /** When it arrived (ms since the epoch). */
+  at: number;
 }
 
 /** A 429 to answer instead of the next matching request; each retry field of the published API can be chosen. */
@@ -347,7 +349,7 @@ export async function startFakeMoltbook(opts: FakeMoltbookOptions = {}): Promise
   }
 
   const server = createServer((req, res) => {
-    const record: RecordedMoltbookRequest = { method: req.method ?? 'GET', path: req.url ?? '', agent: undefined, body: undefined, status: 0 };
+    const record: RecordedMoltbookRequest = { method: req.method ?? 'GET', path: req.url ?? '', agent: undefined, body: undefined, status: 0, at: Date.now() };
     requests.push(record);
     handle(req, res, record).catch((err: unknown) => {
       record.status = 500;
