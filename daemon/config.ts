@@ -23,6 +23,8 @@ const envName = z.string().regex(/^[A-Z][A-Z0-9_]*$/, 'expected the NAME of an e
 export const WarrenConfigSchema = z.strictObject({
   hub: z
     .strictObject({
+      /** `warren`: warren's own hub (local or embedded); `moltbook`: Moltbook's public API, each agent with its own key. */
+      type: z.enum(['warren', 'moltbook']).default('warren'),
       url: z.url().default('http://127.0.0.1:7070'),
       /** Serve the local hub in this process (the one-command demo). */
       embedded: z.boolean().default(false),
@@ -34,7 +36,14 @@ export const WarrenConfigSchema = z.strictObject({
       admin_key_env: z.string().default('WARREN_HUB_ADMIN_KEY'),
       /** Register the loaded agents on the hub when they are missing there. */
       register_agents: z.boolean().default(true),
+      /** type moltbook: each agent's key, by the NAME of its variable (or NAME_FILE, or a file in secrets.dir). */
+      agents: z.record(z.string(), z.strictObject({ api_key_env: envName })).default({}),
+      /** type moltbook: how often each agent's /home is read for new work (jittered). */
+      home_interval: durationMs.default(60_000),
+      /** type moltbook: requests per minute and key warren allows itself (Moltbook refuses more than 100). */
+      requests_per_minute: z.number().int().min(1).max(100).default(60),
     })
+    .refine((h) => !(h.type === 'moltbook' && h.embedded), { message: 'hub.embedded serves warren\'s own hub; it cannot be combined with hub.type moltbook', path: ['embedded'] })
     .prefault({}),
   redis: z.strictObject({ url: z.string().default('redis://127.0.0.1:6379'), prefix: z.string().min(1).default('warren') }).prefault({}),
   store: z

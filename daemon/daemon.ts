@@ -1,5 +1,6 @@
 // Wires one warren process: optional embedded hub, agent registry, scheduler, worker; and stops them in order.
 import type { Logger } from 'pino';
+import type { HubAdapter } from '../hub-client/adapter.ts';
 import { HubClient } from '../hub-client/client.ts';
 import type { HubMcpLauncher } from '../executors/cli/mcp.ts';
 import { runningSubprocessCount } from '../executors/cli/supervisor.ts';
@@ -17,7 +18,7 @@ import type { AgentDefinition } from '../store/definition.ts';
 import type { ActivationOutcome } from './activation.ts';
 import { ActivationRecords } from './activation-records.ts';
 import { AgentRegistry } from './agent-registry.ts';
-import { buildExecutors, contextSources, startHubMcp } from './composition.ts';
+import { buildExecutors, contextSources, openMoltbookHub, startHubMcp } from './composition.ts';
 import type { WarrenConfig } from './config.ts';
 import { startCliIsolation } from './cli-isolation.ts';
 import { ErrorReporter } from './error-reporter.ts';
@@ -113,6 +114,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const secrets = new SecretSource({ env, dir: config.secrets.dir });
     let adminKey = secrets.get(config.hub.admin_key_env);
     let embedded: RunningHub | undefined;
+    const moltbook = config.hub.type === 'moltbook';
+    // Checked here too: WARREN_HUB_EMBEDDED applies after warren.yaml is validated.
+    if (moltbook && config.hub.embedded) throw new Error('hub.embedded serves warren\'s own hub; it cannot be combined with hub.type moltbook');
     if (config.hub.embedded) {
       embedded = await startHub({ dbPath: config.hub.db, adminKey, host: config.hub.host, port: config.hub.port, logger: logger.child({ component: 'hub' }) });
       cleanup('embedded hub', 'services', () => embedded!.close(), 2_000);
@@ -122,21 +126,26 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       if (opts.seed) logger.info({ ...(await applySeed(embedded.url, embedded.adminKey, opts.seed)) }, 'hub seeded');
     }
     if (opts.seed && !embedded) throw new Error('--seed needs the embedded hub (hub.embedded: true); seed a separate hub with `warren hub --seed`');
-    if (!adminKey) throw new Error(secrets.whyMissing(config.hub.admin_key_env) ?? `the hub's admin key is not set: export ${config.hub.admin_key_env} (or run with hub.embedded: true)`);
-
-    const hub = new HubClient({ baseUrl: hubUrl, apiKey: adminKey, logger: logger.child({ component: 'hub-client' }) });
+    // Moltbook has no admin key: each agent acts with its own (hub.agents).
+    if (!adminKey && !moltbook) throw new Error(secrets.whyMissing(config.hub.admin_key_env) ?? `the hub's admin key is not set: export ${config.hub.admin_key_env} (or run with hub.embedded: true)`);
     const tracing = startTracing(config.tracing, logger);
     if (tracing) cleanup('tracing', 'last', () => tracing.shutdown(), 2_000); // after the workers' final spans
     // Error posts, records, logs and span payloads share one redaction: no known secret leaves in any of them.
     // Every secret the config or an agent names, whatever its name, from the environment or a secret file.
     const namedSecrets = (defs: readonly AgentDefinition[]): string[] => [...knownSecrets(env, config, defs), ...secretNamesOf(config, defs).flatMap((n) => secrets.get(n) ?? [])];
-    const redactor = new Redactor([...namedSecrets([]), adminKey, ...secrets.fileValues()]);
+    const redactor = new Redactor([...namedSecrets([]), ...(adminKey ? [adminKey] : []), ...secrets.fileValues()]);
+    const hub: HubAdapter = moltbook
+      ? openMoltbookHub(config, secrets, producerConn, logger.child({ component: 'moltbook' }), (agent) => agentState.setPaused(agent, true))
+      : new HubClient({ baseUrl: hubUrl, apiKey: adminKey!, logger: logger.child({ component: 'hub-client' }) });
+    // Agents the hub cannot act as (no Moltbook key) are loaded but not run; said once per agent.
+    const unkeyed = new Set<string>();
+    const actable = (names: ReadonlySet<string>): Set<string> => new Set([...names].filter((n) => hub.actsAs?.(n) ?? true));
     const writes = new WriteAllowance(producerConn, config.redis.prefix);
     const agentState = new AgentStateStore(producerConn, config.redis.prefix);
     // CLI agents' hub MCP servers act through a loopback gateway with per-activation tokens, not the admin key.
     let hubMcp = opts.hubMcp === null ? undefined : opts.hubMcp;
     // Only processes that run activations need it; a scheduler-only process opens no gateway port.
-    if (hubMcp === undefined && opts.hubMcp !== null && opts.role !== 'scheduler') {
+    if (hubMcp === undefined && opts.hubMcp !== null && opts.role !== 'scheduler' && adminKey && !moltbook) {
       const served = await startHubMcp({ hubUrl, adminKey, writes, logger: logger.child({ component: 'hub-gateway' }) });
       if (served) cleanup('hub gateway', 'services', served.close);
       hubMcp = served?.launcher;
@@ -176,9 +185,14 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       reload: async () => {
         const ok = await registry.reload();
         redactor.learn(namedSecrets(registry.all())); // secrets named by the agents loaded now
+        for (const name of registry.runnable()) {
+          if (hub.actsAs?.(name) !== false || unkeyed.has(name)) continue;
+          unkeyed.add(name);
+          logger.warn({ agent: name }, `agent ${name} is skipped: it has no Moltbook key (set hub.agents.${name}.api_key_env in warren.yaml and that variable)`);
+        }
         // Where `warren status` and `warren agents` learn which agents this daemon skips, and why.
         if (ok) await agentState.setSkipped(registry.skipped()).catch((err: unknown) => logger.warn({ err }, 'could not record which agents are skipped'));
-        if (ok && config.hub.register_agents) {
+        if (ok && config.hub.register_agents && hub.capabilities?.registration !== false) {
           await registry.registerOnHub(hub);
           // Where `warren status` and `warren doctor` learn that an agent is not run, and why.
           await agentState.setNotRunnable(registry.checkedOnHub(), registry.hubConflicts()).catch((err: unknown) => logger.warn({ err }, 'could not record which agents are not runnable'));
@@ -247,7 +261,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
         claims,
         lease,
         leaseTtlMs,
-        runnableAgents: () => registry.runnable(),
+        runnableAgents: () => actable(registry.runnable()),
         definition: (name) => registry.get(name),
         budget: new BudgetCache(hub, { ttlMs: config.scheduler.budget_ttl, logger }),
         explorationIntervalMs: config.scheduler.exploration_interval,

@@ -34,6 +34,8 @@ export class ErrorReporter {
 
   async report(def: AgentDefinition | undefined, r: FailureReport): Promise<ReportResult> {
     if (def && !def.config.observability.post_errors) return { skipped: 'disabled' };
+    // A public network (Moltbook) gets no error posts; the failure is in the logs and records.
+    if (this.#hub.capabilities?.errorPosts === false) return { skipped: 'disabled' };
     // Redacted before fingerprinting, so no secret ends up in the ledger either.
     const fingerprint = errorFingerprint(r.stop ? r.stop.reason : r.error.name, this.#redactor.redact(r.stop ? `${r.stop.tool ?? ''}` : r.error.message));
     const claim = await this.#ledger.claim(r.agent, fingerprint, this.#windowMs);

@@ -55,6 +55,8 @@ export const SHAPES: readonly Shape[] = [
   // somewhere, so hyphenated words such as sk-learn-compatible stay.
   { id: 'openai-anthropic-key', pattern: token('sk-(?=[A-Za-z_-]*[0-9])[A-Za-z0-9_-]{20,}'), replace: REDACTED },
   { id: 'aws-access-token', pattern: /\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b/g, replace: REDACTED },
+  // Moltbook agent keys (`moltbook_…`), whether or not the config names them.
+  { id: 'moltbook-api-key', pattern: token('moltbook_[A-Za-z0-9_]{20,}'), replace: REDACTED },
   { id: 'npm-access-token', pattern: token('npm_[A-Za-z0-9]{36}'), replace: REDACTED },
   { id: 'sendgrid-api-token', pattern: token('SG\\.[A-Za-z0-9_-]{16,}\\.[A-Za-z0-9_-]{16,}'), replace: REDACTED },
   // digitalocean-pat, digitalocean-access-token, digitalocean-refresh-token

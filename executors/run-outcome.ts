@@ -86,7 +86,7 @@ export function outcomeOfError(err: unknown, aborted: boolean): FailureOutcome {
   if (aborted) return { kind: 'aborted', message };
   const source: FailureSource = err instanceof HubError ? 'hub' : 'agent';
   if (!isRetryableError(err)) return { kind: 'terminal_failure', message, source };
-  const retryAfterMs = err instanceof ModelError ? err.retryAfterMs : undefined;
+  const retryAfterMs = err instanceof ModelError || err instanceof HubError ? err.retryAfterMs : undefined;
   return { kind: 'retryable_failure', message, source, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) };
 }
 

@@ -97,8 +97,26 @@ export interface NotificationQuery {
   signal?: AbortSignal;
 }
 
+/** What a hub offers beyond reads and writes; a hub that lacks one is served differently by the daemon. */
+export interface HubCapabilities {
+  /** `pollAgentsWithWork`; without it the scheduler polls `agentsWithNotifications` at its pace. */
+  longPoll: boolean;
+  /** A budget endpoint and consumption ledger. */
+  budget: boolean;
+  /** Writes deduplicated by an Idempotency-Key (without: the adapter keeps its own ledger). */
+  idempotencyKeys: boolean;
+  /** Agents registered by warren (without: an owner registers them; the daemon does not try). */
+  registration: boolean;
+  /** Failures posted to m/agent-errors (a public network is no place for them). */
+  errorPosts: boolean;
+}
+
 export interface HubAdapter {
   readonly baseUrl: string;
+  /** Absent: everything (warren's own hub). */
+  readonly capabilities?: HubCapabilities;
+  /** Whether the hub can act as `agent` (e.g. it has the agent's key); absent: every agent. */
+  actsAs?(agent: string): boolean;
   health(signal?: AbortSignal): Promise<boolean>;
   registerAgent(input: { name: string; display_name?: string; description?: string; type?: string }): Promise<RegisteredAgent>;
   /** The agent of the client's own key (needs an agent key). */

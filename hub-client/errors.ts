@@ -7,14 +7,17 @@ export class HubError extends Error {
   readonly status: number | undefined;
   readonly detail: string;
   readonly retryable: boolean;
+  /** How long the hub asked to wait (a 429's retry-after), when it said. */
+  readonly retryAfterMs: number | undefined;
 
-  constructor(init: { method: string; path: string; status?: number; detail: string; retryable: boolean; cause?: unknown }) {
+  constructor(init: { method: string; path: string; status?: number; detail: string; retryable: boolean; retryAfterMs?: number; cause?: unknown }) {
     super(`hub ${init.method} ${init.path} failed${init.status ? ` (${init.status})` : ''}: ${init.detail}`, { cause: init.cause });
     this.method = init.method;
     this.path = init.path;
     this.status = init.status;
     this.detail = init.detail;
     this.retryable = init.retryable;
+    this.retryAfterMs = init.retryAfterMs;
   }
 }
 

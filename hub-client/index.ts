@@ -2,6 +2,7 @@ export type {
   ConsumptionReport,
   DiscoverQuery,
   HubAdapter,
+  HubCapabilities,
   NewComment,
   NewPost,
   NotificationPage,

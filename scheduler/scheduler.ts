@@ -205,7 +205,7 @@ export class Scheduler {
   /** The hub's long-poll when it has one, `GET /agents?has_notifications=true` otherwise. */
   async #intake(): Promise<AgentWithWork[]> {
     const { hub, longPollSeconds, logger } = this.#opts;
-    if (longPollSeconds > 0 && !this.#longPollUnsupported) {
+    if (longPollSeconds > 0 && !this.#longPollUnsupported && hub.capabilities?.longPoll !== false) {
       try {
         return await hub.pollAgentsWithWork(longPollSeconds, this.#abort.signal);
       } catch (err) {

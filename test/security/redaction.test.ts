@@ -152,6 +152,7 @@ const FAKES: Record<string, string[]> = {
   'openai-anthropic-key': ['sk-proj-Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9St0UvWxYz', 'sk-ant-api03-Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9St0Uv-WxYzAA', 'sk-1234567890abcdefABCDEF12'],
   'aws-access-token': ['AKIAIOSFODNN7EXAMPL3', 'ASIAY34FZKBOKMUTVV7A'],
   'npm-access-token': ['npm_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789'],
+  'moltbook-api-key': ['moltbook_sk_AbCdEfGhIjKlMnOpQrStUv0123456789'],
   'sendgrid-api-token': ['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'],
   'digitalocean-token': [`dop_v1_${'0123456789abcdef'.repeat(4)}`],
   'pypi-upload-token': [`pypi-AgEIcHlwaS5vcmc${'CJDaGVja3N1bV9'.repeat(5)}`],

@@ -1,0 +1,520 @@
+// warren's HubAdapter on Moltbook's public API. Each agent acts with its own key; reads that name no agent use
+// the key with the most room. Work is found on /home (per agent, paced) and in the comment trees of the posts
+// it names; read state is per post on the hub, so warren keeps what it found and what it handled in Redis.
+// Writes go through a ledger keyed by warren's idempotency key and never repeat a POST blindly.
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type {
+  ConsumptionReport,
+  DiscoverQuery,
+  HubAdapter,
+  HubCapabilities,
+  NewComment,
+  NewPost,
+  NotificationPage,
+  NotificationQuery,
+  PostPage,
+  PostQuery,
+  SearchQuery,
+  WriteOptions,
+} from '../adapter.ts';
+import { HubError } from '../errors.ts';
+import { BudgetHealthSchema, type Agent, type AgentWithWork, type BudgetHealth, type Comment, type Community, type KeyRotation, type NotificationCount, type Post, type RegisteredAgent, type StaleAgent } from '../types.ts';
+import { solveChallenge } from './challenge.ts';
+import { moltbookRequest, type MoltbookRequest } from './http.ts';
+import { DEFAULT_BUCKET, KeyPacer, type BucketOptions, type RequestKind } from './pacing.ts';
+import { contentHash, MoltbookState, type LedgerEntry } from './state.ts';
+import { flattenComments, HomeSchema, toPost, unwrapMoltbookList, unwrapMoltbookObject, verificationOf, WireCommentSchema, WirePostSchema, type Home, type Verification, type WireComment } from './wire.ts';
+import { postOfNotification, workOnThread } from './work.ts';
+
+export const MOLTBOOK_CAPABILITIES: HubCapabilities = { longPoll: false, budget: false, idempotencyKeys: false, registration: false, errorPosts: false };
+
+/** A challenge the solver would not answer, or answered wrongly: the content is not published. */
+export class MoltbookChallengeError extends HubError {
+  readonly challenge: string;
+  readonly consecutiveFailures: number;
+  constructor(agent: string, challenge: string, why: string, consecutiveFailures: number) {
+    super({ method: 'POST', path: '/verify', detail: `${agent}: verification challenge not passed (${why}); ${consecutiveFailures} in a row`, retryable: false });
+    this.challenge = challenge;
+    this.consecutiveFailures = consecutiveFailures;
+  }
+}
+
+export interface MoltbookAdapterOptions {
+  /** e.g. https://www.moltbook.com/api/v1 */
+  baseUrl: string;
+  /** Agent name → its key. */
+  keys: ReadonlyMap<string, string>;
+  redis: Redis;
+  prefix: string;
+  logger?: Logger;
+  /** How often each agent's /home is read for work (jittered ±20 %). */
+  homeIntervalMs?: number;
+  bucket?: BucketOptions;
+  /** The longest a call waits for its key's pace or a 429's retry-after; a longer wait fails with it instead. */
+  maxWaitMs?: number;
+  now?: () => number;
+  random?: () => number;
+  /** An agent only its operator can help (key refused, challenges failing): the daemon pauses it. */
+  onNeedsOperator?: (agent: string, why: string) => Promise<void> | void;
+}
+
+/** Moltbook suspends an agent after ten failed challenges in a row; warren stops it well before. */
+export const CHALLENGE_FAILURES_BEFORE_PAUSE = 3;
+
+interface CachedHome {
+  home: Home;
+  count: number;
+  nextAt: number;
+}
+
+const notOffered = (what: string): HubError => new HubError({ method: '-', path: what, detail: `Moltbook does not offer ${what} to agents`, retryable: false });
+
+export class MoltbookAdapter implements HubAdapter {
+  readonly baseUrl: string;
+  readonly capabilities = MOLTBOOK_CAPABILITIES;
+  readonly #keys: ReadonlyMap<string, string>;
+  readonly #state: MoltbookState;
+  readonly #pacer: KeyPacer;
+  readonly #bucket: BucketOptions;
+  readonly #logger: Logger | undefined;
+  readonly #homeIntervalMs: number;
+  readonly #maxWaitMs: number;
+  readonly #now: () => number;
+  readonly #random: () => number;
+  readonly #homes = new Map<string, CachedHome>();
+  readonly #postAuthors = new Map<string, string>();
+  /** Agents whose key was refused (401): not polled again, their operator must act. */
+  readonly #refused = new Set<string>();
+  readonly #onNeedsOperator: MoltbookAdapterOptions['onNeedsOperator'];
+
+  constructor(opts: MoltbookAdapterOptions) {
+    this.baseUrl = opts.baseUrl.replace(/\/+$/, '');
+    this.#keys = opts.keys;
+    this.#state = new MoltbookState(opts.redis, opts.prefix);
+    this.#bucket = opts.bucket ?? DEFAULT_BUCKET;
+    this.#pacer = new KeyPacer(this.#bucket);
+    this.#logger = opts.logger;
+    this.#homeIntervalMs = opts.homeIntervalMs ?? 60_000;
+    this.#maxWaitMs = opts.maxWaitMs ?? 30_000;
+    this.#now = opts.now ?? Date.now;
+    this.#random = opts.random ?? Math.random;
+    this.#onNeedsOperator = opts.onNeedsOperator;
+  }
+
+  async #needsOperator(agent: string, why: string): Promise<void> {
+    this.#logger?.error({ agent }, `${agent} needs its operator and is paused: ${why}; \`warren resume ${agent}\` once it is fixed`);
+    await Promise.resolve(this.#onNeedsOperator?.(agent, why)).catch((err: unknown) => this.#logger?.warn({ agent, err }, 'could not pause the agent'));
+  }
+
+  /** Counts a failed challenge; at CHALLENGE_FAILURES_BEFORE_PAUSE in a row the agent is paused. */
+  async #challengeFailed(agent: string): Promise<number> {
+    const n = await this.#state.challengeFailed(agent);
+    if (n >= CHALLENGE_FAILURES_BEFORE_PAUSE) await this.#needsOperator(agent, `${n} verification challenges in a row not passed (Moltbook suspends an agent after 10)`);
+    return n;
+  }
+
+  actsAs(agent: string): boolean {
+    return this.#keys.has(agent) && !this.#refused.has(agent);
+  }
+
+  // ---- requests ----
+
+  #keyOf(agent: string): string {
+    const key = this.#keys.get(agent);
+    if (!key) throw new HubError({ method: '-', path: '-', detail: `agent ${agent} has no Moltbook key (hub.agents.${agent}.api_key_env)`, retryable: false });
+    return key;
+  }
+
+  /** For reads that name no agent: the key with the most room. */
+  #readKey(): { agent: string; key: string } {
+    let best: { agent: string; key: string; room: number } | undefined;
+    for (const [agent, key] of this.#keys) {
+      if (this.#refused.has(agent)) continue;
+      const room = this.#pacer.available(key, this.#now());
+      if (!best || room > best.room) best = { agent, key, room };
+    }
+    if (!best) throw new HubError({ method: '-', path: '-', detail: 'no usable Moltbook key configured (hub.agents)', retryable: false });
+    return best;
+  }
+
+  async #call(agent: string, kind: RequestKind, r: Omit<MoltbookRequest, 'key'>, key = this.#keyOf(agent)): Promise<unknown> {
+    for (;;) {
+      const wait = this.#pacer.take(key, kind, this.#now());
+      if (wait === 0) break;
+      if (wait > this.#maxWaitMs) throw new HubError({ method: r.method, path: r.path, status: 429, detail: `${agent}: held back locally for ${Math.ceil(wait / 1000)} s (rate limit)`, retryable: true, retryAfterMs: wait });
+      await sleep(wait, r.signal);
+      if (r.signal?.aborted) throw new HubError({ method: r.method, path: r.path, detail: 'aborted', retryable: false });
+    }
+    try {
+      return await moltbookRequest(this.baseUrl, { ...r, key });
+    } catch (err) {
+      if (err instanceof HubError && err.status === 429) {
+        const ms = err.retryAfterMs ?? 60_000;
+        this.#pacer.block(key, kind, this.#now() + ms);
+        this.#logger?.warn({ agent, path: r.path, retryAfterMs: ms }, 'Moltbook rate limit: holding this key back');
+      }
+      if (err instanceof HubError && err.status === 401 && !this.#refused.has(agent)) {
+        this.#refused.add(agent);
+        await this.#needsOperator(agent, `Moltbook refused its key (401 on ${r.path}); it needs a valid key from its owner, then a restart`);
+      }
+      throw err;
+    }
+  }
+
+  // ---- work discovery ----
+
+  async #home(agent: string, signal?: AbortSignal): Promise<CachedHome> {
+    const body = await this.#call(agent, 'read', { method: 'GET', path: '/home', signal });
+    const parsed = HomeSchema.safeParse(body);
+    const home: Home = parsed.success ? parsed.data : { your_account: undefined, activity_on_your_posts: [] };
+    const fromPosts = home.activity_on_your_posts.reduce((s, a) => s + (a.new_notification_count ?? 0), 0);
+    const jitter = 0.8 + this.#random() * 0.4;
+    const cached = { home, count: Math.max(fromPosts, home.your_account?.unread_notification_count ?? 0), nextAt: this.#now() + this.#homeIntervalMs * jitter };
+    this.#homes.set(agent, cached);
+    return cached;
+  }
+
+  async #thread(agent: string, postId: string, signal?: AbortSignal): Promise<{ author: string | undefined; comments: Comment[] }> {
+    let author = this.#postAuthors.get(postId);
+    if (author === undefined) {
+      author = (await this.#getPost(agent, postId, signal)).author.name;
+      this.#postAuthors.set(postId, author);
+    }
+    return { author, comments: await this.#comments(agent, postId, signal) };
+  }
+
+  async #getPost(agent: string, postId: string, signal?: AbortSignal, key?: string): Promise<Post> {
+    const path = `/posts/${encodeURIComponent(postId)}`;
+    const body = await this.#call(agent, 'read', { method: 'GET', path, signal }, key);
+    const parsed = WirePostSchema.safeParse(unwrapMoltbookObject(body, ['post']));
+    if (!parsed.success) throw new HubError({ method: 'GET', path, detail: 'unexpected post shape', retryable: false });
+    return toPost(parsed.data);
+  }
+
+  async #comments(agent: string, postId: string, signal?: AbortSignal, key?: string): Promise<Comment[]> {
+    const path = `/posts/${encodeURIComponent(postId)}/comments`;
+    const body = await this.#call(agent, 'read', { method: 'GET', path, query: { sort: 'new' }, signal }, key);
+    const tree: WireComment[] = [];
+    for (const item of unwrapMoltbookList(body, ['comments']) ?? []) {
+      const c = WireCommentSchema.safeParse(item);
+      if (c.success) tree.push(c.data);
+    }
+    return flattenComments(tree, postId);
+  }
+
+  async agentsWithNotifications(signal?: AbortSignal): Promise<AgentWithWork[]> {
+    const agents = [...this.#keys.keys()].filter((a) => !this.#refused.has(a));
+    const counts = await Promise.all(
+      agents.map(async (agent) => {
+        try {
+          const cached = this.#homes.get(agent);
+          // Polling yields to work: with half its burst used, a key keeps the last answer a while longer.
+          const fresh = cached && (cached.nextAt > this.#now() || this.#pacer.available(this.#keyOf(agent), this.#now()) < this.#bucket.burst / 2);
+          const home = fresh ? cached : await this.#home(agent, signal);
+          return home.count + (await this.#state.pendingCount(agent));
+        } catch (err) {
+          this.#logger?.warn({ agent, err }, 'could not read the agent\'s Moltbook home');
+          return 0;
+        }
+      }),
+    );
+    return agents.flatMap((name, i) => (counts[i]! > 0 ? [{ id: name, name, notification_count: counts[i]! }] : []));
+  }
+
+  pollAgentsWithWork(): Promise<AgentWithWork[]> {
+    return Promise.reject(new HubError({ method: 'GET', path: '/notifications/poll', status: 404, detail: 'Moltbook has no long-poll', retryable: false }));
+  }
+
+  async listNotifications(agent: string, opts: NotificationQuery = {}): Promise<NotificationPage> {
+    const { home } = await this.#home(agent, opts.signal);
+    const pending = await this.#state.pending(agent);
+    for (const activity of home.activity_on_your_posts) {
+      const postId = activity.post_id;
+      const fresh = activity.new_notification_count ?? 1;
+      if (fresh <= 0) continue;
+      const { author, comments } = await this.#thread(agent, postId, opts.signal);
+      const handled = await this.#state.handled(agent, comments.map((c) => `${postId}:${c.id}`));
+      const work = workOnThread({ agent, postId, postAuthor: author, comments, handled, limit: fresh });
+      await this.#state.addPending(agent, work);
+      if (work.length === 0 && !pending.some((n) => n.post_id === postId)) {
+        // Nothing on it warren answers (e.g. a vote): read on the hub, or it would wake the agent for ever.
+        await this.#call(agent, 'read', { method: 'POST', path: `/notifications/read-by-post/${encodeURIComponent(postId)}`, signal: opts.signal });
+      }
+    }
+    const all = await this.#state.pending(agent);
+    return { notifications: all.slice(0, opts.limit ?? 50), skipped: [], nextCursor: null, unreadCount: all.length };
+  }
+
+  async markRead(agent: string, notificationIds: readonly string[], opts: WriteOptions = {}): Promise<number> {
+    if (notificationIds.length === 0) return 0;
+    const before = new Map((await this.#state.pending(agent)).map((n) => [n.id, n]));
+    await this.#state.markHandled(agent, notificationIds);
+    this.#homes.delete(agent);
+    const left = await this.#state.pending(agent);
+    const posts = new Set(notificationIds.flatMap((id) => postOfNotification(id) ?? []));
+    for (const postId of posts) {
+      if (left.some((n) => n.post_id === postId)) continue;
+      // Marking the post read covers every comment on it: first make sure none arrived since it was listed.
+      const since = Math.min(...notificationIds.filter((id) => postOfNotification(id) === postId).map((id) => Date.parse(before.get(id)?.created_at ?? '') || 0));
+      const { author, comments } = await this.#thread(agent, postId, opts.signal);
+      const handled = await this.#state.handled(agent, comments.map((c) => `${postId}:${c.id}`));
+      const arrived = workOnThread({ agent, postId, postAuthor: author, comments: comments.filter((c) => Date.parse(c.created_at) > since), handled, limit: Number.MAX_SAFE_INTEGER });
+      if (arrived.length) {
+        await this.#state.addPending(agent, arrived);
+        continue;
+      }
+      await this.#call(agent, 'read', { method: 'POST', path: `/notifications/read-by-post/${encodeURIComponent(postId)}`, signal: opts.signal });
+    }
+    return notificationIds.length;
+  }
+
+  async markAllRead(agent: string, opts: WriteOptions = {}): Promise<number> {
+    const pending = await this.#state.pending(agent);
+    await this.#state.markHandled(agent, pending.map((n) => n.id));
+    await this.#call(agent, 'read', { method: 'POST', path: '/notifications/read-all', signal: opts.signal });
+    this.#homes.delete(agent);
+    return pending.length;
+  }
+
+  async notificationCount(agent: string, signal?: AbortSignal): Promise<NotificationCount> {
+    const { count } = await this.#home(agent, signal);
+    const n = count + (await this.#state.pendingCount(agent));
+    return { unread: n, total: n };
+  }
+
+  // ---- writes ----
+
+  async createComment(comment: NewComment, opts: WriteOptions = {}): Promise<Comment> {
+    const { agent, postId, content } = comment;
+    const hash = contentHash(content);
+    const wkey = opts.idempotencyKey ?? `content:${agent}:${postId}:${hash}`;
+    const mine = async (): Promise<Comment | undefined> => (await this.#comments(agent, postId, opts.signal)).find((c) => c.author.name === agent && contentHash(c.content) === hash);
+    return this.#write<Comment>(agent, 'comment', wkey, { agent, kind: 'comment', postId, contentHash: hash }, mine, {
+      method: 'POST',
+      path: `/posts/${encodeURIComponent(postId)}/comments`,
+      body: { content, ...(comment.parentId ? { parent_id: comment.parentId } : {}) },
+      signal: opts.signal,
+    }, (body) => {
+      const c = WireCommentSchema.safeParse(unwrapMoltbookObject(body, ['comment']));
+      if (!c.success) throw new HubError({ method: 'POST', path: `/posts/${postId}/comments`, detail: 'unexpected comment shape', retryable: false });
+      return flattenComments([{ ...c.data, replies: [] }], postId, comment.parentId ?? null)[0]!;
+    });
+  }
+
+  async createPost(post: NewPost, opts: WriteOptions = {}): Promise<Post> {
+    const submolt = (post.community ?? 'general').replace(/^m\//, '');
+    const title = post.title?.trim() || post.content.split('\n')[0]!.slice(0, 120) || 'untitled';
+    const hash = contentHash(`${title}\n${post.content}`);
+    const wkey = opts.idempotencyKey ?? `content:${post.agent}:post:${hash}`;
+    const mine = async (): Promise<Post | undefined> => {
+      const body = await this.#call(post.agent, 'read', { method: 'GET', path: '/posts', query: { sort: 'new', submolt, limit: 50 }, signal: opts.signal });
+      const posts = (unwrapMoltbookList(body, ['posts']) ?? []).flatMap((p) => {
+        const w = WirePostSchema.safeParse(p);
+        return w.success ? [toPost(w.data)] : [];
+      });
+      return posts.find((p) => p.author.name === post.agent && contentHash(`${p.title ?? ''}\n${p.content}`) === hash);
+    };
+    return this.#write<Post>(post.agent, 'post', wkey, { agent: post.agent, kind: 'post', contentHash: hash }, mine, {
+      method: 'POST',
+      path: '/posts',
+      body: { submolt_name: submolt, title, content: post.content },
+      signal: opts.signal,
+    }, (body) => {
+      const p = WirePostSchema.safeParse(unwrapMoltbookObject(body, ['post']));
+      if (!p.success) throw new HubError({ method: 'POST', path: '/posts', detail: 'unexpected post shape', retryable: false });
+      return toPost(p.data);
+    });
+  }
+
+  /**
+   * One write, at most once: a finished write is answered from the ledger; before any POST the thread is looked
+   * at for the agent's own text (an earlier attempt whose answer was lost, or the same text from elsewhere);
+   * a POST that may have happened (5xx, cut connection) is left as `sending` and never repeated blindly.
+   */
+  async #write<T extends { id: string }>(agent: string, kind: 'comment' | 'post', wkey: string, entry: Omit<LedgerEntry, 'state'>, findMine: () => Promise<T | undefined>, req: Omit<MoltbookRequest, 'key'>, parse: (body: unknown) => T): Promise<T> {
+    const prior = await this.#state.ledger(wkey);
+    if (prior?.state === 'unverified' && prior.verificationCode && prior.challenge && prior.id) {
+      const still = !prior.expiresAt || Date.parse(prior.expiresAt) > this.#now();
+      if (still) {
+        await this.#verify(agent, wkey, { ...entry, ...prior }, { verification_code: prior.verificationCode, challenge_text: prior.challenge, expires_at: prior.expiresAt });
+        const found = await findMine();
+        if (found) return found;
+      }
+    }
+    const existing = await findMine();
+    if (existing) {
+      await this.#state.setLedger(wkey, { ...entry, state: 'done', id: existing.id });
+      if (prior?.state !== 'done') this.#logger?.info({ agent, kind, id: existing.id, key: wkey }, 'the write is already on Moltbook; not writing again');
+      return existing;
+    }
+    await this.#state.setLedger(wkey, { ...entry, state: 'sending' });
+    let body: unknown;
+    try {
+      body = await this.#call(agent, kind, req);
+    } catch (err) {
+      // Refused by the hub (4xx, 429): nothing was created, a later attempt may write. Otherwise it may have been.
+      if (err instanceof HubError && err.status !== undefined && err.status < 500) await this.#state.forgetLedger(wkey);
+      throw err;
+    }
+    const created = parse(body);
+    const verification = verificationOf(body, [kind]);
+    if (verification) {
+      const unverified: LedgerEntry = { ...entry, state: 'unverified', id: created.id, verificationCode: verification.verification_code, challenge: verification.challenge_text, ...(verification.expires_at ? { expiresAt: verification.expires_at } : {}) };
+      await this.#state.setLedger(wkey, unverified);
+      await this.#verify(agent, wkey, unverified, verification);
+    } else {
+      await this.#state.setLedger(wkey, { ...entry, state: 'done', id: created.id });
+    }
+    return created;
+  }
+
+  async #verify(agent: string, wkey: string, entry: LedgerEntry, v: Verification): Promise<void> {
+    const solved = solveChallenge(v.challenge_text);
+    if (solved.kind === 'unsure') {
+      const n = await this.#challengeFailed(agent);
+      await this.#state.forgetLedger(wkey);
+      this.#logger?.warn({ agent, reason: solved.reason, consecutive: n }, 'Moltbook challenge not answered: the solver is unsure (the content stays unpublished)');
+      throw new MoltbookChallengeError(agent, v.challenge_text, `unsure: ${solved.reason}`, n);
+    }
+    try {
+      await this.#call(agent, 'read', { method: 'POST', path: '/verify', body: { verification_code: v.verification_code, answer: solved.answer } });
+    } catch (err) {
+      if (err instanceof HubError && err.status === 409) {
+        // Used already: an earlier attempt verified it and its answer was lost.
+        await this.#state.setLedger(wkey, { ...entry, state: 'done' });
+        return;
+      }
+      if (err instanceof HubError && err.status !== undefined && err.status < 500 && err.status !== 429) {
+        await this.#state.forgetLedger(wkey); // expired or wrong: never published, a later attempt writes anew
+        if (err.status === 410) throw new HubError({ method: 'POST', path: '/verify', status: 410, detail: `${agent}: the verification challenge expired before it was answered`, retryable: true });
+        const n = await this.#challengeFailed(agent);
+        throw new MoltbookChallengeError(agent, v.challenge_text, `answer ${solved.answer} refused: ${err.detail}`, n);
+      }
+      throw err;
+    }
+    await this.#state.challengePassed(agent);
+    await this.#state.setLedger(wkey, { ...entry, state: 'done' });
+    this.#logger?.info({ agent, kind: entry.kind, id: entry.id }, 'Moltbook challenge solved and verified');
+  }
+
+  // ---- reads ----
+
+  async getPost(id: string, opts: { includeComments?: boolean; signal?: AbortSignal } = {}): Promise<Post> {
+    const { agent, key } = this.#readKey();
+    const post = await this.#getPost(agent, id, opts.signal, key);
+    this.#postAuthors.set(post.id, post.author.name);
+    if (!opts.includeComments) return post;
+    const comments = (await this.#comments(agent, id, opts.signal, key)).sort((a, b) => a.created_at.localeCompare(b.created_at));
+    return { ...post, comments, comment_count: comments.length };
+  }
+
+  async listPosts(query: PostQuery = {}): Promise<PostPage> {
+    const { agent, key } = this.#readKey();
+    const posts = await this.#posts(agent, { sort: query.sort === 'rising' ? 'hot' : (query.sort ?? 'new'), limit: query.limit, submolt: query.community?.replace(/^m\//, '') }, query.signal, key);
+    return { posts, total: posts.length, offset: 0, limit: query.limit ?? posts.length };
+  }
+
+  async #posts(agent: string, query: Record<string, string | number | undefined>, signal?: AbortSignal, key?: string): Promise<Post[]> {
+    const body = await this.#call(agent, 'read', { method: 'GET', path: '/posts', query, signal }, key);
+    return (unwrapMoltbookList(body, ['posts']) ?? []).flatMap((p) => {
+      const w = WirePostSchema.safeParse(p);
+      return w.success ? [toPost(w.data)] : [];
+    });
+  }
+
+  async search(q: string, query: SearchQuery = {}): Promise<Post[]> {
+    const { agent, key } = this.#readKey();
+    const body = await this.#call(agent, 'read', { method: 'GET', path: '/search', query: { q, type: 'posts', limit: query.limit }, signal: query.signal }, key);
+    return (unwrapMoltbookList(body, ['results', 'posts']) ?? []).flatMap((p) => {
+      const w = WirePostSchema.safeParse(p);
+      return w.success ? [toPost(w.data)] : [];
+    });
+  }
+
+  async discover(agent: string, query: DiscoverQuery = {}): Promise<Post[]> {
+    const communities = query.communities?.length ? query.communities.map((c) => c.replace(/^m\//, '')) : [undefined];
+    const seen = new Map<string, Post>();
+    for (const submolt of communities) {
+      for (const p of await this.#posts(agent, { sort: 'new', limit: query.limit ?? 10, submolt }, query.signal)) seen.set(p.id, p);
+    }
+    return [...seen.values()].filter((p) => p.author.name !== agent).slice(0, query.limit ?? 10);
+  }
+
+  async listCommunities(signal?: AbortSignal): Promise<Community[]> {
+    const { agent, key } = this.#readKey();
+    const body = await this.#call(agent, 'read', { method: 'GET', path: '/submolts', signal }, key);
+    return (unwrapMoltbookList(body, ['submolts']) ?? []).flatMap((s) => {
+      const name = (s as { name?: unknown } | null)?.name;
+      return typeof name === 'string' ? [{ name: name.replace(/^m\//, '') }] : [];
+    });
+  }
+
+  async getAgent(nameOrId: string): Promise<Agent> {
+    const body = await this.#call(nameOrId, 'read', { method: 'GET', path: '/agents/me' });
+    const a = unwrapMoltbookObject(body, ['agent']) as { id?: unknown; name?: unknown; description?: unknown; created_at?: unknown };
+    const id = typeof a.id === 'string' || typeof a.id === 'number' ? String(a.id) : nameOrId;
+    return { id, name: typeof a.name === 'string' ? a.name : nameOrId, type: 'native', description: typeof a.description === 'string' ? a.description : null };
+  }
+
+  async listAgents(): Promise<Agent[]> {
+    return Promise.all([...this.#keys.keys()].map((name) => this.getAgent(name)));
+  }
+
+  async health(signal?: AbortSignal): Promise<boolean> {
+    try {
+      const { agent, key } = this.#readKey();
+      await this.#call(agent, 'read', { method: 'GET', path: '/agents/status', signal: signal ?? AbortSignal.timeout(5_000) }, key);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** No budget endpoint on Moltbook: every agent is healthy here until warren keeps a local ledger. */
+  budgetHealth(): Promise<BudgetHealth> {
+    return Promise.resolve(BudgetHealthSchema.parse({ status: 'healthy', healthy: true }));
+  }
+
+  reportConsumption(_report: ConsumptionReport): Promise<void> {
+    return Promise.resolve();
+  }
+
+  /** Staleness is kept by warren itself (agent state in Redis); Moltbook has nothing to tell. */
+  markActivated(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  staleAgents(): Promise<StaleAgent[]> {
+    return Promise.resolve([]);
+  }
+
+  me(): Promise<Agent> {
+    return Promise.reject(notOffered('a key of its own to the adapter (use getAgent with an agent name)'));
+  }
+
+  registerAgent(): Promise<RegisteredAgent> {
+    return Promise.reject(notOffered('registration through warren (an owner registers and claims each agent)'));
+  }
+
+  regenerateKey(): Promise<KeyRotation> {
+    return Promise.reject(notOffered('key rotation (only the owner rotates keys)'));
+  }
+
+  createCommunity(): Promise<Community> {
+    return Promise.reject(notOffered('creating communities through warren'));
+  }
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const t = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(t);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
+

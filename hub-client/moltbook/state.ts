@@ -1,0 +1,86 @@
+// What warren remembers about Moltbook in Redis, since the hub keeps neither: notifications found but not yet
+// handled (so a post marked read on the hub never loses an unhandled sibling), the ones handled, and the
+// write ledger (by warren's idempotency key: whether a write may have happened, and what it was).
+import { createHash } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { Notification } from '../types.ts';
+
+const HANDLED_TTL_SECONDS = 30 * 86_400;
+const LEDGER_TTL_SECONDS = 7 * 86_400;
+
+export interface LedgerEntry {
+  state: 'sending' | 'unverified' | 'done';
+  agent: string;
+  kind: 'comment' | 'post';
+  postId?: string;
+  contentHash: string;
+  /** The created comment or post, once known. */
+  id?: string;
+  verificationCode?: string;
+  challenge?: string;
+  expiresAt?: string;
+}
+
+/** The same text in the same thread is one text, whatever its surrounding white space. */
+export function contentHash(text: string): string {
+  return createHash('sha256').update(text.trim().replace(/\s+/g, ' ')).digest('hex').slice(0, 32);
+}
+
+export class MoltbookState {
+  readonly #redis: Redis;
+  readonly #prefix: string;
+
+  constructor(redis: Redis, prefix: string) {
+    this.#redis = redis;
+    this.#prefix = `${prefix}:moltbook`;
+  }
+
+  async pending(agent: string): Promise<Notification[]> {
+    const all = await this.#redis.hvals(`${this.#prefix}:pending:${agent}`);
+    return all.map((v) => JSON.parse(v) as Notification).sort((a, b) => a.created_at.localeCompare(b.created_at));
+  }
+
+  async pendingCount(agent: string): Promise<number> {
+    return this.#redis.hlen(`${this.#prefix}:pending:${agent}`);
+  }
+
+  async addPending(agent: string, ns: readonly Notification[]): Promise<void> {
+    if (ns.length === 0) return;
+    await this.#redis.hset(`${this.#prefix}:pending:${agent}`, Object.fromEntries(ns.map((n) => [n.id, JSON.stringify(n)])));
+  }
+
+  async handled(agent: string, ids: readonly string[]): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
+    const flags = await this.#redis.smismember(`${this.#prefix}:handled:${agent}`, ...ids);
+    return new Set(ids.filter((_, i) => flags[i] === 1));
+  }
+
+  /** Handled: out of the pending set, into the handled one, in one transaction. */
+  async markHandled(agent: string, ids: readonly string[]): Promise<void> {
+    if (ids.length === 0) return;
+    const handled = `${this.#prefix}:handled:${agent}`;
+    await this.#redis.multi().sadd(handled, ...ids).expire(handled, HANDLED_TTL_SECONDS).hdel(`${this.#prefix}:pending:${agent}`, ...ids).exec();
+  }
+
+  async ledger(key: string): Promise<LedgerEntry | undefined> {
+    const v = await this.#redis.get(`${this.#prefix}:write:${key}`);
+    return v ? (JSON.parse(v) as LedgerEntry) : undefined;
+  }
+
+  async setLedger(key: string, e: LedgerEntry): Promise<void> {
+    await this.#redis.set(`${this.#prefix}:write:${key}`, JSON.stringify(e), 'EX', LEDGER_TTL_SECONDS);
+  }
+
+  async forgetLedger(key: string): Promise<void> {
+    await this.#redis.del(`${this.#prefix}:write:${key}`);
+  }
+
+  /** Consecutive failed challenges of an agent (ten in a row suspend it on Moltbook). */
+  async challengeFailed(agent: string): Promise<number> {
+    return this.#redis.incr(`${this.#prefix}:challenge-failures:${agent}`);
+  }
+
+  async challengePassed(agent: string): Promise<void> {
+    await this.#redis.del(`${this.#prefix}:challenge-failures:${agent}`);
+  }
+}

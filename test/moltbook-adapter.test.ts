@@ -1,0 +1,175 @@
+// The Moltbook adapter against the fake Moltbook over real HTTP, with real Redis for its ledger and inbox.
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { Redactor } from '../daemon/redact.ts';
+import { HubError } from '../hub-client/errors.ts';
+import { MoltbookAdapter, MoltbookChallengeError } from '../hub-client/moltbook/adapter.ts';
+import { ADVICE_MARKER, startFakeMoltbook, type FakeMoltbook } from './fakes/moltbook-server.ts';
+
+let redis: Redis;
+let fake: FakeMoltbook | undefined;
+beforeAll(() => {
+  redis = new Redis(inject('redisUrl'));
+});
+afterAll(() => redis.quit());
+afterEach(async () => {
+  await fake?.close();
+  fake = undefined;
+});
+
+function adapterFor(f: FakeMoltbook, agents: string[], opts: { maxWaitMs?: number; onNeedsOperator?: (agent: string, why: string) => void } = {}): MoltbookAdapter {
+  const keys = new Map(agents.map((name) => [name, f.addAgent(name).key]));
+  return new MoltbookAdapter({ baseUrl: f.url, keys, redis, prefix: `molt-${randomUUID().slice(0, 8)}`, maxWaitMs: opts.maxWaitMs, onNeedsOperator: opts.onNeedsOperator });
+}
+
+describe('moltbook adapter', () => {
+  it('turns comments on the agent\'s post into notifications with stable ids, and reads the post only when all are handled', async () => {
+    fake = await startFakeMoltbook();
+    const hub = adapterFor(fake, ['greeter']);
+    fake.addAgent('alice');
+    const post = fake.post('greeter', { title: 'Hello', content: 'I am new here' });
+    const c1 = fake.comment('alice', post.id, 'welcome!');
+    const c2 = fake.comment('alice', post.id, 'what do you do?');
+    const bystander = fake.comment('alice', post.id, 'a reply to alice herself', c1.id);
+
+    expect(await hub.agentsWithNotifications()).toMatchObject([{ name: 'greeter', notification_count: 2 }]);
+    const page = await hub.listNotifications('greeter');
+    expect(page.notifications.map((n) => n.id)).toEqual([`${post.id}:${c1.id}`, `${post.id}:${c2.id}`]);
+    expect(page.notifications[0]).toMatchObject({ type: 'reply', post_id: post.id, comment_id: c1.id, from: { name: 'alice' }, content: 'welcome!' });
+    expect(page.notifications.map((n) => n.comment_id)).not.toContain(bystander.id);
+    expect(JSON.stringify(page)).not.toContain(ADVICE_MARKER);
+
+    // One handled: the post stays unread on the hub, so its sibling is not lost.
+    await hub.markRead('greeter', [`${post.id}:${c1.id}`]);
+    expect(fake.unread('greeter')).toHaveLength(2);
+    expect((await hub.listNotifications('greeter')).notifications.map((n) => n.comment_id)).toEqual([c2.id]);
+    await hub.markRead('greeter', [`${post.id}:${c2.id}`]);
+    expect(fake.unread('greeter')).toEqual([]);
+    expect((await hub.listNotifications('greeter')).notifications).toEqual([]);
+  });
+
+  it('does not mark a post read when a comment arrived after the listing', async () => {
+    fake = await startFakeMoltbook();
+    const hub = adapterFor(fake, ['greeter']);
+    fake.addAgent('alice');
+    const post = fake.post('greeter', { title: 'Hello', content: 'hi' });
+    const first = fake.comment('alice', post.id, 'one');
+    await hub.listNotifications('greeter');
+    const late = fake.comment('alice', post.id, 'two, while greeter was busy');
+    await hub.markRead('greeter', [`${post.id}:${first.id}`]);
+    expect(fake.unread('greeter').map((n) => n.commentId)).toContain(late.id);
+    expect((await hub.listNotifications('greeter')).notifications.map((n) => n.comment_id)).toEqual([late.id]);
+  });
+
+  it('solves the challenge of a new comment and verifies it, so the comment is published', async () => {
+    fake = await startFakeMoltbook();
+    const hub = adapterFor(fake, ['greeter']);
+    fake.addAgent('alice');
+    const post = fake.post('alice', { title: 'Q', content: 'anyone?' });
+    const c = await hub.createComment({ agent: 'greeter', postId: post.id, content: 'me!' }, { idempotencyKey: 'k1' });
+    expect(fake.challenges).toHaveLength(1);
+    expect(fake.challenges[0]!.used).toBe(true);
+    expect(fake.commentsBy('greeter', post.id)).toMatchObject([{ id: c.id, content: 'me!', verified: true }]);
+    const verify = fake.requests.find((r) => r.path === '/verify');
+    expect(verify?.body).toEqual({ verification_code: fake.challenges[0]!.code, answer: '28.00' });
+  });
+
+  it('refuses to guess an unreadable challenge: the comment stays unpublished and the failure is counted', async () => {
+    fake = await startFakeMoltbook({ problems: [{ plain: 'a lobster doubles its pebbles, how many now', answer: '2.00' }] });
+    const hub = adapterFor(fake, ['greeter']);
+    fake.addAgent('alice');
+    const post = fake.post('alice', { title: 'Q', content: 'anyone?' });
+    const err = await hub.createComment({ agent: 'greeter', postId: post.id, content: 'me!' }, { idempotencyKey: 'k2' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(MoltbookChallengeError);
+    expect((err as MoltbookChallengeError).consecutiveFailures).toBe(1);
+    expect(fake.requests.some((r) => r.path === '/verify')).toBe(false);
+    expect(fake.commentsBy('greeter', post.id).every((c) => !c.verified)).toBe(true);
+  });
+
+  it('pauses the agent after three challenges in a row not passed, well before the ten that suspend it', async () => {
+    fake = await startFakeMoltbook({ problems: [{ plain: 'a lobster doubles its pebbles, how many now', answer: '2.00' }] });
+    const paused: string[] = [];
+    const hub = adapterFor(fake, ['greeter'], { onNeedsOperator: (agent, why) => void paused.push(`${agent}: ${why}`) });
+    fake.addAgent('alice');
+    const post = fake.post('alice', { title: 'Q', content: 'anyone?' });
+    for (let i = 1; i <= 3; i++) {
+      await hub.createComment({ agent: 'greeter', postId: post.id, content: `try ${i}` }).catch(() => undefined);
+      expect(paused).toHaveLength(i < 3 ? 0 : 1);
+    }
+    expect(paused[0]).toMatch(/^greeter: 3 verification challenges in a row not passed/);
+  });
+
+  it('never repeats a POST blindly: after a 500 that created the comment, the retry finds it on the thread', async () => {
+    fake = await startFakeMoltbook({ challenges: false });
+    const hub = adapterFor(fake, ['greeter']);
+    fake.addAgent('alice');
+    const post = fake.post('alice', { title: 'Q', content: 'anyone?' });
+    fake.failNextCommentAfterCreate();
+    const first = await hub.createComment({ agent: 'greeter', postId: post.id, content: 'the answer' }, { idempotencyKey: 'notification:x:reply' }).catch((e: unknown) => e);
+    expect(first).toBeInstanceOf(HubError);
+    expect((first as HubError).retryable).toBe(true);
+    const again = await hub.createComment({ agent: 'greeter', postId: post.id, content: 'the answer' }, { idempotencyKey: 'notification:x:reply' });
+    expect(fake.commentsBy('greeter', post.id)).toMatchObject([{ id: again.id, content: 'the answer' }]);
+    expect(fake.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/comments'))).toHaveLength(1);
+    // The same text in the same thread under another key is not posted twice either.
+    await hub.createComment({ agent: 'greeter', postId: post.id, content: ' the   answer ' }, { idempotencyKey: 'other' });
+    expect(fake.commentsBy('greeter', post.id)).toHaveLength(1);
+  });
+
+  it('honours retry_after_seconds, retry_after_minutes and Retry-After per key, while other keys go on', async () => {
+    fake = await startFakeMoltbook({ challenges: false });
+    const hub = adapterFor(fake, ['greeter', 'helper'], { maxWaitMs: 1_000 });
+    fake.addAgent('alice');
+    const post = fake.post('alice', { title: 'Q', content: 'anyone?' });
+    fake.rateLimitNext({ on: 'comment', agent: 'greeter', retry_after_seconds: 20 });
+    const err = (await hub.createComment({ agent: 'greeter', postId: post.id, content: 'a' }, { idempotencyKey: 'r1' }).catch((e: unknown) => e)) as HubError;
+    expect(err).toMatchObject({ status: 429, retryable: true, retryAfterMs: 20_000 });
+    const posts = fake.requests.length;
+    const held = (await hub.createComment({ agent: 'greeter', postId: post.id, content: 'a' }, { idempotencyKey: 'r1' }).catch((e: unknown) => e)) as HubError;
+    expect(held.status).toBe(429);
+    expect(held.retryAfterMs).toBeGreaterThan(18_000);
+    expect(fake.requests.slice(posts).filter((r) => r.method === 'POST')).toEqual([]); // held back locally, no POST
+    await hub.createComment({ agent: 'helper', postId: post.id, content: 'b' }, { idempotencyKey: 'r2' });
+    expect(fake.commentsBy('helper', post.id)).toHaveLength(1);
+
+    fake.rateLimitNext({ on: 'comment', agent: 'helper', retry_after_minutes: 2 });
+    expect(((await hub.createComment({ agent: 'helper', postId: post.id, content: 'c' }).catch((e: unknown) => e)) as HubError).retryAfterMs).toBe(120_000);
+    fake.rateLimitNext({ on: 'any', agent: 'greeter', header_seconds: 7 });
+    expect(((await hub.listNotifications('greeter').catch((e: unknown) => e)) as HubError).retryAfterMs).toBe(7_000);
+  });
+
+  it('reads every envelope variant', async () => {
+    fake = await startFakeMoltbook({ challenges: false });
+    const hub = adapterFor(fake, ['greeter']);
+    fake.addAgent('alice');
+    const post = fake.post('alice', { title: 'T', content: 'body', submolt: 'general' });
+    fake.comment('alice', post.id, 'root');
+    for (const e of ['named', 'data', 'results'] as const) {
+      fake.setEnvelope(e);
+      const p = await hub.getPost(post.id, { includeComments: true });
+      expect(p).toMatchObject({ id: post.id, title: 'T', content: 'body', community: 'general', author: { name: 'alice' }, comments: [{ content: 'root' }] });
+      expect((await hub.listPosts()).posts.map((x) => x.id)).toEqual([post.id]);
+    }
+  });
+
+  it('stops using a key the hub refuses (401) and says the agent needs its operator', async () => {
+    fake = await startFakeMoltbook();
+    const paused: string[] = [];
+    const hub = adapterFor(fake, ['greeter', 'helper'], { onNeedsOperator: (agent) => void paused.push(agent) });
+    fake.revoke('greeter');
+    expect(await hub.agentsWithNotifications()).toEqual([]);
+    expect(hub.actsAs('greeter')).toBe(false);
+    expect(hub.actsAs('helper')).toBe(true);
+    expect(paused).toEqual(['greeter']);
+    const homes = fake.requests.filter((r) => r.path === '/home').length;
+    await hub.agentsWithNotifications();
+    expect(fake.requests.filter((r) => r.path === '/home').length).toBe(homes + 0); // greeter not asked again; helper's home is cached
+  });
+
+  it('redacts a Moltbook key by its shape even when no config names it', async () => {
+    fake = await startFakeMoltbook();
+    const key = fake.addAgent('stranger').key;
+    expect(new Redactor([]).redact(`failed with Authorization: Bearer ${key} (see log)`)).not.toContain(key.slice(9));
+  });
+});

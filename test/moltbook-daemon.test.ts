@@ -1,0 +1,158 @@
+// warren on Moltbook, end to end: the real daemon (scheduler, BullMQ, worker, LLM executor over HTTP) against
+// the fake Moltbook and the fake OpenAI server.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { WarrenConfigSchema } from '../daemon/config.ts';
+import { startFakeOpenAI, type FakeOpenAI } from './fakes/openai-server.ts';
+import { ADVICE_MARKER, startFakeMoltbook, type FakeMoltbook } from './fakes/moltbook-server.ts';
+import { makeAgentsDir } from './support/daemon-harness.ts';
+import { waitFor } from './support/hub-api.ts';
+import { startMoltbookHarness, type MoltbookHarness } from './support/moltbook-harness.ts';
+
+const redisUrl = inject('redisUrl');
+let model: FakeOpenAI;
+let molt: FakeMoltbook | undefined;
+let h: MoltbookHarness | undefined;
+beforeAll(async () => {
+  model = await startFakeOpenAI({ defaultReply: 'Thanks for stopping by, glad to meet you.' });
+});
+afterAll(() => model.close());
+afterEach(async () => {
+  if (h && process.env.MOLT_LOGS) (await import('node:fs')).writeFileSync(process.env.MOLT_LOGS, h.logs.join(''));
+  await h?.stop();
+  h = undefined;
+  await molt?.close();
+  molt = undefined;
+  model.reset();
+});
+
+const lobster = (name: string): string => `name: ${name}
+description: A friendly lobster.
+type: llm
+brain:
+  provider: openai
+  model: fake-gpt
+  api_base: ${model.url}
+  api_key_env: MODEL_KEY
+capabilities:
+  grants: [hub:read, hub:write]
+behavior: {limits: {min_interval_seconds: 0}}
+`;
+
+async function start(agents: Record<string, string | undefined>, defs: string[] = Object.keys(agents)): Promise<MoltbookHarness> {
+  return startMoltbookHarness({
+    redisUrl,
+    agentsDir: makeAgentsDir(Object.fromEntries(defs.map((n) => [n, { config: lobster(n), prompt: 'You are {{name}}.' }])), { withGreeter: false }),
+    moltbook: molt!,
+    agents,
+    env: { MODEL_KEY: 'sk-model' },
+  });
+}
+
+describe('warren on moltbook', () => {
+  it('answers a comment on its post exactly once, solving and verifying the challenge, and reads the post', async () => {
+    molt = await startFakeMoltbook();
+    const pinchy = molt.addAgent('pinchy');
+    molt.addAgent('alice');
+    const post = molt.post('pinchy', { title: 'Hello Moltbook', content: 'First molt!' });
+    const comment = molt.comment('alice', post.id, 'Welcome, pinchy! What brings you here?');
+    h = await start({ pinchy: pinchy.key });
+
+    const mine = await waitFor('pinchy replied', () => {
+      const c = molt!.commentsBy('pinchy', post.id).filter((x) => x.verified);
+      return c.length ? c : undefined;
+    }, 15_000);
+    expect(mine).toMatchObject([{ content: 'Thanks for stopping by, glad to meet you.', parentId: comment.id }]);
+    expect(molt.challenges).toMatchObject([{ used: true }]);
+    await waitFor('post read', () => (molt!.unread('pinchy').length === 0 ? true : undefined));
+    await sleep(600); // several more polls of /home: nothing more to answer
+    expect(molt.commentsBy('pinchy')).toHaveLength(1);
+    expect(model.requests.filter((r) => r.path.includes('/chat/completions'))).toHaveLength(1);
+  });
+
+  it('answers exactly once when the first comment POST answers 500 after creating the comment', async () => {
+    molt = await startFakeMoltbook({ challenges: false });
+    const pinchy = molt.addAgent('pinchy');
+    molt.addAgent('alice');
+    const post = molt.post('pinchy', { title: 'Hello', content: 'hi' });
+    molt.comment('alice', post.id, 'hello pinchy');
+    molt.failNextCommentAfterCreate();
+    h = await start({ pinchy: pinchy.key });
+
+    await waitFor('post read after the retry', () => (molt!.unread('pinchy').length === 0 ? true : undefined), 20_000);
+    await sleep(600);
+    expect(molt.commentsBy('pinchy', post.id).map((c) => c.content)).toEqual(['Thanks for stopping by, glad to meet you.']);
+    expect(molt.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/comments'))).toHaveLength(1);
+    expect(molt.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/comments')).map((r) => r.status)).toEqual([500]);
+    // The answer was kept from the first attempt: the model was asked once.
+    expect(model.requests.filter((r) => r.path.includes('/chat/completions'))).toHaveLength(1);
+  });
+
+  it('never lets server-written advice reach a model request', async () => {
+    molt = await startFakeMoltbook();
+    const pinchy = molt.addAgent('pinchy');
+    molt.addAgent('alice');
+    const post = molt.post('pinchy', { title: 'Hello', content: 'hi' });
+    molt.comment('alice', post.id, 'first');
+    const other = molt.post('pinchy', { title: 'Again', content: 'more' });
+    molt.comment('alice', other.id, 'second');
+    h = await start({ pinchy: pinchy.key });
+    await waitFor('both answered', () => (molt!.commentsBy('pinchy').filter((c) => c.verified).length === 2 ? true : undefined), 15_000);
+    const bodies = model.requests.map((r) => r.rawBody);
+    expect(bodies.length).toBeGreaterThanOrEqual(2);
+    // The fake writes the marker into /home, post lists, comment lists and the verification answer.
+    expect(molt.requests.some((r) => r.path.startsWith('/home'))).toBe(true);
+    for (const b of bodies) {
+      expect(b).not.toContain(ADVICE_MARKER);
+      expect(b).not.toMatch(/what_to_do_next|suggested_actions|quick_links|_model_guide/);
+    }
+  });
+
+  it('holds an agent\'s next write back for a 429\'s retry_after_seconds while other agents go on', { timeout: 60_000 }, async () => {
+    molt = await startFakeMoltbook({ challenges: false });
+    const pinchy = molt.addAgent('pinchy');
+    const snappy = molt.addAgent('snappy');
+    molt.addAgent('alice');
+    const p1 = molt.post('pinchy', { title: 'One', content: 'hi' });
+    const p2 = molt.post('snappy', { title: 'Two', content: 'hi' });
+    molt.rateLimitNext({ on: 'comment', agent: 'pinchy', retry_after_seconds: 20 });
+    molt.comment('alice', p1.id, 'hello pinchy');
+    h = await start({ pinchy: pinchy.key, snappy: snappy.key });
+    const refused = await waitFor('the 429', () => molt!.requests.find((r) => r.status === 429 && r.agent === 'pinchy'), 15_000);
+    molt.comment('alice', p2.id, 'hello snappy');
+    await waitFor('snappy replied', () => (molt!.commentsBy('snappy').length ? true : undefined), 15_000);
+    const snappyPost = molt.requests.find((r) => r.method === 'POST' && r.agent === 'snappy' && r.path.endsWith('/comments'))!;
+    expect(snappyPost.at - refused.at).toBeLessThan(20_000);
+    await waitFor('pinchy replied', () => (molt!.commentsBy('pinchy').length ? true : undefined), 40_000, 200);
+    const pinchyPosts = molt.requests.filter((r) => r.method === 'POST' && r.agent === 'pinchy' && r.path.endsWith('/comments'));
+    expect(pinchyPosts.map((r) => r.status)).toEqual([429, 201]);
+    expect(pinchyPosts[1]!.at - refused.at).toBeGreaterThanOrEqual(20_000);
+    expect(molt.commentsBy('pinchy')).toHaveLength(1);
+  });
+
+  it('skips an agent without a key, saying so, and runs the others', async () => {
+    molt = await startFakeMoltbook({ challenges: false });
+    const pinchy = molt.addAgent('pinchy');
+    molt.addAgent('alice');
+    molt.addAgent('snappy');
+    const post = molt.post('pinchy', { title: 'Hello', content: 'hi' });
+    molt.comment('alice', post.id, 'hello pinchy');
+    h = await start({ pinchy: pinchy.key, snappy: undefined }, ['pinchy', 'snappy']);
+    await waitFor('pinchy replied', () => (molt!.commentsBy('pinchy').length ? true : undefined), 15_000);
+    const lines = h.logs.filter((l) => l.includes('snappy'));
+    expect(lines.some((l) => l.includes('has no Moltbook key'))).toBe(true);
+    expect(molt.requests.some((r) => r.agent === 'snappy')).toBe(false);
+  });
+});
+
+describe('moltbook config', () => {
+  it('reads hub.type moltbook with per-agent key variables, and refuses hub.embedded with it', () => {
+    const c = WarrenConfigSchema.parse({ hub: { type: 'moltbook', url: 'https://www.moltbook.com/api/v1', agents: { greeter: { api_key_env: 'MOLTBOOK_KEY_GREETER' } } } });
+    expect(c.hub).toMatchObject({ type: 'moltbook', agents: { greeter: { api_key_env: 'MOLTBOOK_KEY_GREETER' } }, home_interval: 60_000 });
+    expect(WarrenConfigSchema.parse({}).hub.type).toBe('warren');
+    const refused = WarrenConfigSchema.safeParse({ hub: { type: 'moltbook', embedded: true } });
+    expect(refused.success).toBe(false);
+    expect(refused.error?.issues[0]?.message).toMatch(/cannot be combined with hub.type moltbook/);
+    expect(WarrenConfigSchema.safeParse({ hub: { type: 'moltbook', agents: { greeter: { api_key_env: 'lowercase' } } } }).success).toBe(false);
+  });
+});
