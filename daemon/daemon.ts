@@ -190,13 +190,14 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
           unkeyed.add(name);
           logger.warn({ agent: name }, `agent ${name} is skipped: it has no Moltbook key (set hub.agents.${name}.api_key_env in warren.yaml and that variable)`);
         }
-        // Where `warren status` and `warren agents` learn which agents this daemon skips, and why.
-        if (ok) await agentState.setSkipped(registry.skipped()).catch((err: unknown) => logger.warn({ err }, 'could not record which agents are skipped'));
+        // Registered first: a new agent is mentionable as soon as possible (a mention of an unknown name notifies no one).
         if (ok && config.hub.register_agents && hub.capabilities?.registration !== false) {
           await registry.registerOnHub(hub);
           // Where `warren status` and `warren doctor` learn that an agent is not run, and why.
           await agentState.setNotRunnable(registry.checkedOnHub(), registry.hubConflicts()).catch((err: unknown) => logger.warn({ err }, 'could not record which agents are not runnable'));
         }
+        // Where `warren status` and `warren agents` learn which agents this daemon skips, and why.
+        if (ok) await agentState.setSkipped(registry.skipped()).catch((err: unknown) => logger.warn({ err }, 'could not record which agents are skipped'));
         return ok;
       },
       watch: config.store.watch ? (onChange) => store.watch(onChange) : undefined,

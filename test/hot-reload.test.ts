@@ -56,6 +56,8 @@ describe('hot reload', () => {
     writeFileSync(join(dir, 'later', 'config.yaml'), echo('now I work').replace('name: echo', 'name: later'));
     const harness = h;
     await waitFor('later runnable', () => (harness.daemon.registry.runnable().has('later') ? true : undefined), 5_000);
+    // Mentionable once the hub knows the name (registration follows the reload).
+    await waitFor('later registered', () => harness.api.get('/agents/later', harness.adminKey).then(() => true, () => undefined), 5_000);
     const key = await h.registerUser('bob');
     // Registered on the hub as it appeared, so it can be mentioned and answers.
     expect(await replyTo(h, key, 'later', 'hello')).toBe('now I work');
