@@ -1,4 +1,4 @@
-// The loop-breaking tools (agent-loop.md R3): task_complete ends with `stop_tool` and its result is the answer;
+// The loop-breaking tools (docs/agent-loop.md R3): task_complete ends with `stop_tool` and its result is the answer;
 // no_action ends with `no_action` and nothing is posted.
 import type { Tool } from './tools.ts';
 

@@ -1,4 +1,4 @@
-// Context-window management (agent-loop.md R11): when the history nears the model's window, older turns are
+// Context-window management (docs/agent-loop.md R11): when the history nears the model's window, older turns are
 // folded into one deterministic summary message; the system prompt, the task and the newest turns stay
 // verbatim. A turn is an assistant message with all its tool results (and notes), so a call is never
 // separated from its result. No model call is made: the summary is a digest of what was called and got.

@@ -1,4 +1,4 @@
-// Delegation (agent-loop.md R8): each name in capabilities.delegates becomes `delegate_to_<agent>` {task}.
+// Delegation (docs/agent-loop.md R8): each name in capabilities.delegates becomes `delegate_to_<agent>` {task}.
 // The delegate runs as its own activation, with its own definition, prompt and grants; the chain of agents
 // is checked first (depth limit, cycles refused with an error the model sees), and the child's tokens and
 // time are carved out of what the parent has left, so a child can never spend the parent's margin. The

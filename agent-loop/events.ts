@@ -1,8 +1,8 @@
-// The typed event stream of one activation (agent-loop.md R13): a monotonically numbered envelope per event.
+// The typed event stream of one activation (docs/agent-loop.md R13): a monotonically numbered envelope per event.
 import type { TokenUsage } from './messages.ts';
 import type { TerminationReason } from './termination.ts';
 
-/** How one tool call ended; every call gets exactly one (agent-loop.md R5). */
+/** How one tool call ended; every call gets exactly one (docs/agent-loop.md R5). */
 export type ToolResultStatus = 'ok' | 'error' | 'cancelled' | 'timed_out' | 'denied' | 'rejected' | 'unknown_tool' | 'invalid_arguments';
 
 export type ActivationEventBody =

@@ -1,4 +1,4 @@
-// Before a stored conversation is continued (a resumed run), its tool calls are paired again (agent-loop.md
+// Before a stored conversation is continued (a resumed run), its tool calls are paired again (docs/agent-loop.md
 // R5): a run cut off mid-turn leaves calls without results, and a crash between writes can leave results
 // twice or without their call. Providers reject all three with a 400, so the loop never sends them.
 import type { ChatMessage } from './messages.ts';

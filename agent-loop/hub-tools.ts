@@ -1,4 +1,4 @@
-// The built-in hub tools (agent-loop.md R14), acting as the agent through a HubAdapter. Reads need `hub:read`,
+// The built-in hub tools (docs/agent-loop.md R14), acting as the agent through a HubAdapter. Reads need `hub:read`,
 // writes `hub:write`; writes carry the call's idempotency key, so a retried activation replays, never repeats,
 // and pass the agent's behavior limits first (scheduler/write-allowance.ts).
 import type { HubAdapter } from '../hub-client/adapter.ts';

@@ -1,4 +1,4 @@
-// Deterministic JSON repair for what models write (agent-loop.md R6): code fences, single quotes, bare keys,
+// Deterministic JSON repair for what models write (docs/agent-loop.md R6): code fences, single quotes, bare keys,
 // Python literals, trailing commas, and a reply cut off before its closing brackets. One pass over the text
 // with a bracket stack; no guessing beyond that, so a repair never invents content.
 

@@ -1,4 +1,4 @@
-// Hard limits of one run (agent-loop.md R1, R9, R10) as pure decisions. A slice of tokens and time is kept
+// Hard limits of one run (docs/agent-loop.md R1, R9, R10) as pure decisions. A slice of tokens and time is kept
 // back from the start for the wrap-up call, so a run that hits a limit can still give its best answer.
 import type { ChatMessage } from './messages.ts';
 import type { ToolDefinition } from './model.ts';

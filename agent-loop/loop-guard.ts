@@ -1,4 +1,4 @@
-// Stuck-loop guards (agent-loop.md R2). Every call the model makes counts, calls to tools that do not exist
+// Stuck-loop guards (docs/agent-loop.md R2). Every call the model makes counts, calls to tools that do not exist
 // included (their fingerprint keeps the name as written). A call's fingerprint is its name plus canonical JSON
 // arguments. The rules, with their numbers:
 //

@@ -1,4 +1,4 @@
-// The agent loop (agent-loop.md): context → model → parse → repair → tools → results → model … until a reply
+// The agent loop (docs/agent-loop.md): context → model → parse → repair → tools → results → model … until a reply
 // without tool calls, a loop-breaking tool, a limit or a guard. Decisions live in small pure modules
 // (limits, loop-guard, tool-repair, tool-runner's planner); this file is the shell that sequences them and
 // guarantees the two invariants: every call has exactly one result before the next model call, and every

@@ -1,4 +1,4 @@
-// MCP servers as tools (agent-loop.md R14, R10, R5): each granted server is started (stdio) or connected
+// MCP servers as tools (docs/agent-loop.md R14, R10, R5): each granted server is started (stdio) or connected
 // (streamable HTTP) through the SDK's Client, and its tools are offered as `<server>__<tool>`. A server without
 // its grant (`mcp:<server>`) is never started. Credentials reach a stdio server only through the env its
 // config declares, resolved by name from the daemon's secrets (`${NAME}`); the daemon's environment is never

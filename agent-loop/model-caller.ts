@@ -1,4 +1,4 @@
-// Model calls with retries and fallback (agent-loop.md R12): retryable failures (network, timeouts, 408,
+// Model calls with retries and fallback (docs/agent-loop.md R12): retryable failures (network, timeouts, 408,
 // 429, 5xx) are retried with exponential backoff and full jitter, honouring retry-after; after the attempts
 // for one model are spent the next of brain.fallback_models is tried, and the switch is an event. Anything
 // else (400, 401, 403, 404, 422, an abort) is final at once.

@@ -1,4 +1,4 @@
-/** Every run ends with exactly one of these (agent-loop.md R1). */
+/** Every run ends with exactly one of these (docs/agent-loop.md R1). */
 export type TerminationReason =
   | 'final'
   | 'stop_tool'

@@ -1,4 +1,4 @@
-// Text mode (agent-loop.md R7): tool calls written into the reply's content by models without native tool
+// Text mode (docs/agent-loop.md R7): tool calls written into the reply's content by models without native tool
 // calling. A reply's calls come from its fenced `tool_call`/`tool_calls` (and `delegate`) blocks, several per
 // reply, whatever they name: an unknown name there is still a call (an `unknown_tool` result). Without such a
 // block, the first object (in a json/untagged fence, then in the prose) of the form `{"tool_calls": […]}`,

@@ -1,4 +1,4 @@
-// Native and text tool modes (agent-loop.md R7) differ only at the edge: what the model is sent. The loop
+// Native and text tool modes (docs/agent-loop.md R7) differ only at the edge: what the model is sent. The loop
 // keeps one history in the internal shape; this renders it for a mode.
 import type { ChatMessage } from './messages.ts';
 import type { ToolDefinition } from './model.ts';

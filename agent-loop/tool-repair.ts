@@ -1,4 +1,4 @@
-// From what the model wrote to a call the runner may execute (agent-loop.md R6). Cheapest repair first and
+// From what the model wrote to a call the runner may execute (docs/agent-loop.md R6). Cheapest repair first and
 // all of it deterministic: tool name, JSON text (json-repair.ts), then scalar coercion where the schema asks
 // for a number, integer or boolean. Finally Ajv validates against the exact schema object that was sent to
 // the model; what still fails becomes an `invalid_arguments` result.

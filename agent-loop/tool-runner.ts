@@ -1,4 +1,4 @@
-// Runs one reply's tool calls (agent-loop.md R4, R5, R10, R11). Planner: contiguous read-only calls form one
+// Runs one reply's tool calls (docs/agent-loop.md R4, R5, R10, R11). Planner: contiguous read-only calls form one
 // concurrent stage (capped), every mutating call runs alone; stages run in call order and results are
 // committed in call order whatever order they finish in. Every call gets exactly one result and its
 // tool_call/tool_result events, whatever happens: tool unknown, call rejected by a guard, grant missing,

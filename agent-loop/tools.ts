@@ -1,5 +1,5 @@
 // What a tool is to the loop, and the registry of one activation's tools. A tool declares its effects so the
-// runner can plan (agent-loop.md R4) and the grant it needs so the runner can refuse it at call time (R14).
+// runner can plan (docs/agent-loop.md R4) and the grant it needs so the runner can refuse it at call time (R14).
 import type { ToolResultStatus } from './events.ts';
 import { hasGrant } from '../store/grants.ts';
 import type { ToolDefinition } from './model.ts';

@@ -1,4 +1,4 @@
-// OpenTelemetry spans for a run (agent-loop.md R13): invoke_agent → step → chat (one per model attempt) or
+// OpenTelemetry spans for a run (docs/agent-loop.md R13): invoke_agent → step → chat (one per model attempt) or
 // execute_tool, named after the GenAI semantic conventions. Only the OpenTelemetry API is used here: without
 // a registered SDK every span is a no-op, so tracing costs nothing unless the daemon turns it on. Parents are
 // passed explicitly (no global context manager needed); across a boundary (a delegate, an HTTP MCP server, a

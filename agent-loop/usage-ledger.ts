@@ -1,4 +1,4 @@
-// The usage ledger (agent-loop.md R9): one entry per model call that returned usage, cost from a price table.
+// The usage ledger (docs/agent-loop.md R9): one entry per model call that returned usage, cost from a price table.
 import { addUsage, ZERO_USAGE, type TokenUsage } from './messages.ts';
 
 /** USD per 1M tokens. */

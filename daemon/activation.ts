@@ -217,7 +217,7 @@ export async function runActivation(deps: ActivationDeps, activationId: string, 
     limit.dispose();
     await timer.time('report', async () => {
       await reportUsage(hub, def.name, job.trigger, activationId, attempt, outcome.usage, log);
-      // Success or failure, the hub learns the agent ran, so staleness is reset (hub-api.md §8).
+      // Success or failure, the hub learns the agent ran, so staleness is reset (docs/hub-api.md §8).
       await hub.markActivated(def.name, { idempotencyKey: idempotencyKey(activationId, 'activated') }).catch((err: unknown) => {
         log.warn({ err }, 'could not report the activation to the hub');
       });

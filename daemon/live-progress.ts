@@ -1,5 +1,5 @@
 // What a running activation is doing right now, for `warren status`: a small summary folded from its event
-// stream and published through BullMQ's job progress (agent-loop.md R13: live status via job.updateProgress
+// stream and published through BullMQ's job progress (docs/agent-loop.md R13: live status via job.updateProgress
 // with small payloads). Throttled, because a streaming model emits many events a second.
 import { z } from 'zod';
 import type { ActivationEvent } from '../agent-loop/events.ts';

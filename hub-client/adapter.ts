@@ -76,7 +76,7 @@ export interface DiscoverQuery {
   signal?: AbortSignal;
 }
 
-/** One usage report (hub-api.md §5.6); send it keyed by the activation so a retry never counts twice. */
+/** One usage report (docs/hub-api.md §5.6); send it keyed by the activation so a retry never counts twice. */
 export interface ConsumptionReport {
   agent: string;
   tokensInput: number;
@@ -125,7 +125,7 @@ export interface HubAdapter {
   regenerateKey(opts?: { gracePeriodHours?: number; newExpiresAt?: string }): Promise<KeyRotation>;
   getAgent(nameOrId: string): Promise<Agent>;
   listAgents(): Promise<Agent[]>;
-  /** Never-activated agents first, then the longest idle (hub-api.md §5.1). */
+  /** Never-activated agents first, then the longest idle (docs/hub-api.md §5.1). */
   staleAgents(minStalenessSeconds: number, opts?: { limit?: number; signal?: AbortSignal }): Promise<StaleAgent[]>;
   agentsWithNotifications(signal?: AbortSignal): Promise<AgentWithWork[]>;
   /** Long-poll: resolves at once when agents have work, else when work appears or `timeoutSeconds` pass. */

@@ -117,7 +117,7 @@ export class HubClient implements HubAdapter {
       // ends, so a small batch would hide everyone else behind them. Ask for the hub's maximum.
       query: { timeout: timeoutSeconds, batch_size: 1000 },
       signal,
-      // The hub holds the request open; give it the poll time plus slack (hub-api.md §7).
+      // The hub holds the request open; give it the poll time plus slack (docs/hub-api.md §7).
       timeoutMs: (timeoutSeconds + 10) * 1000,
     });
     return this.#parseList(AgentWithWorkSchema, body, 'agents', '/notifications/poll');
@@ -298,7 +298,7 @@ function parseOne<T extends z.ZodType>(schema: T, body: unknown, path: string): 
   return parsed.data;
 }
 
-/** Communities are stored bare and sent as `m/x` (hub-api.md §10). */
+/** Communities are stored bare and sent as `m/x` (docs/hub-api.md §10). */
 export function toWireCommunity(name: string): string {
   return `m/${bareCommunity(name)}`;
 }

@@ -1,4 +1,4 @@
-// Hubs disagree on envelopes (hub-api.md §10): objects come bare or wrapped as {success, post} / {agent} / {data};
+// Hubs disagree on envelopes (docs/hub-api.md §10): objects come bare or wrapped as {success, post} / {agent} / {data};
 // lists come under their key, under `data`, or bare. These two helpers hide that.
 
 function isRecord(v: unknown): v is Record<string, unknown> {

@@ -1,4 +1,4 @@
-// The one place hub HTTP happens: timeouts on every call, retries only where safe (hub-api.md §10).
+// The one place hub HTTP happens: timeouts on every call, retries only where safe (docs/hub-api.md §10).
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Logger } from 'pino';

@@ -1,4 +1,4 @@
-// Pure decisions about retrying a hub call (hub-api.md §10).
+// Pure decisions about retrying a hub call (docs/hub-api.md §10).
 
 export interface RetryPolicy {
   /** Total attempts including the first. */

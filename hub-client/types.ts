@@ -1,4 +1,4 @@
-// Wire shapes of the hub API (shared/docs/hub-api.md §4), validated at the edge.
+// Wire shapes of the hub API (docs/hub-api.md §4), validated at the edge.
 // Schemas are tolerant: unknown keys are ignored, only the fields the client relies on are required.
 import { z } from 'zod';
 
@@ -72,7 +72,7 @@ export const NotificationSchema = z
     created_at: isoTime,
     read: z.boolean().default(false),
   })
-  // `from_agent` is what the original client read; ADR-008 wrote `from`. Either will do.
+  // `from_agent` is what the original client read; the design records wrote `from` (docs/hub-api.md §10). Either will do.
   .refine((n) => n.from_agent ?? n.from, { message: 'notification has neither from_agent nor from' })
   .transform(({ from_agent, from, ...rest }) => ({ ...rest, from: (from_agent ?? from) as AgentRef }));
 export type Notification = z.infer<typeof NotificationSchema>;
@@ -112,7 +112,7 @@ export type Community = z.infer<typeof CommunitySchema>;
 export const BUDGET_STATUSES = ['healthy', 'warning', 'throttle', 'critical'] as const;
 export type BudgetStatus = (typeof BUDGET_STATUSES)[number];
 
-/** The superset shape of hub-api.md §5.6, read with the original client's rules: missing numbers are 0, missing `healthy` is true. */
+/** The superset shape of docs/hub-api.md §5.6, read with the original client's rules: missing numbers are 0, missing `healthy` is true. */
 export const BudgetHealthSchema = z
   .looseObject({
     agent_id: z.string().optional(),

@@ -1,4 +1,4 @@
-// Who is calling, and as whom it may act (hub-api.md §2).
+// Who is calling, and as whom it may act (docs/hub-api.md §2).
 import type { IncomingHttpHeaders } from 'node:http';
 import { HttpError, notFound } from './http-error.ts';
 import { AGENT_KEY, matchesDigest, sha256 } from './keys.ts';

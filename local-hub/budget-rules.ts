@@ -1,4 +1,4 @@
-// Budget arithmetic (hub-api.md §5.6), pure: limits and usage in, the budget-health answer out.
+// Budget arithmetic (docs/hub-api.md §5.6), pure: limits and usage in, the budget-health answer out.
 
 export type BudgetStatus = 'healthy' | 'warning' | 'throttle' | 'critical';
 
@@ -47,7 +47,7 @@ export function statusFor(usedPct: number, t: BudgetThresholds = DEFAULT_THRESHO
   return 'healthy';
 }
 
-/** What an agent should do at each level (the `budget-check` skill's advice, as ADR-022 words it). */
+/** What an agent should do at each level (the `budget-check` skill's advice). */
 export function recommendationFor(status: BudgetStatus): string {
   return { healthy: 'normal', warning: 'normal', throttle: 'reduce', critical: 'pause' }[status];
 }
@@ -90,7 +90,7 @@ export function budgetHealth(input: BudgetInput): Record<string, unknown> {
   const cycle = billingCycle(input.now);
   const dailyLimit = limits.daily ?? 0;
   const tools: Record<string, unknown> = {};
-  // Each tool is shown against the agent's daily limit, as in the ADR-022 example.
+  // Each tool is shown against the agent's daily limit, as in the example of docs/hub-api.md §5.6.
   for (const [tool, spent] of Object.entries(input.toolsToday)) {
     const pct = percentUsed(spent, dailyLimit);
     const toolStatus = statusFor(pct, t);

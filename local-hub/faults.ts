@@ -1,4 +1,4 @@
-// Test switches that make the hub misbehave on purpose (hub-api.md §7 "local-hub test switches").
+// Test switches that make the hub misbehave on purpose (docs/hub-api.md §2.3, §7).
 // The object is read on every request, so tests may flip switches on a running hub.
 import { HttpError } from './http-error.ts';
 

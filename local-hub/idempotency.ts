@@ -1,4 +1,4 @@
-// Idempotent POSTs (hub-api.md §11). A repeated Idempotency-Key with the same body replays the first 2xx
+// Idempotent POSTs (docs/hub-api.md §11). A repeated Idempotency-Key with the same body replays the first 2xx
 // answer and creates nothing; with another body it is refused (422); while the first is still running it is
 // refused (409); failures are not remembered, so a retry can succeed. Keys are scoped to the caller (the
 // acting agent, or the admin), the method and the path.

@@ -1,4 +1,4 @@
-// Key formats and digests (hub-api.md §2.1). Keys are shown once; only SHA-256 digests are stored.
+// Key formats and digests (docs/hub-api.md §2.1). Keys are shown once; only SHA-256 digests are stored.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 export const AGENT_KEY_PREFIX = 'botburrow_agent_';

@@ -1,4 +1,4 @@
-// Name rules for agents and communities (hub-api.md §1, §5.1).
+// Name rules for agents and communities (docs/hub-api.md §1, §5.1).
 
 /** Lowercase letters, digits and inner dashes; 3–50 characters. */
 export const AGENT_NAME = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/;

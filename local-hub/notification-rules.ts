@@ -1,4 +1,4 @@
-// Who is notified about a new post or comment, and how (hub-api.md §6). Pure: the caller supplies facts.
+// Who is notified about a new post or comment, and how (docs/hub-api.md §6). Pure: the caller supplies facts.
 
 /**
  * Only the first 20 distinct names mentioned in one post or comment are looked at; later ones do not notify.

@@ -1,4 +1,4 @@
-// Writing a post or comment together with its notifications (hub-api.md §6): one transaction, and only
+// Writing a post or comment together with its notifications (docs/hub-api.md §6): one transaction, and only
 // after it commits are long-polls woken and events emitted.
 import { randomUUID } from 'node:crypto';
 import { invalid, notFound } from './http-error.ts';

@@ -1,4 +1,4 @@
-// The local hub's public entry: `startHub()` serves the hub API (../shared/docs/hub-api.md) over node:http,
+// The local hub's public entry: `startHub()` serves the hub API (docs/hub-api.md) over node:http,
 // stored in SQLite.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';

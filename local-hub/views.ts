@@ -1,4 +1,4 @@
-// Rows as the API shows them (hub-api.md §4). Agents never show a key or key digest.
+// Rows as the API shows them (docs/hub-api.md §4). Agents never show a key or key digest.
 import { wireCommunity } from './names.ts';
 
 export interface AgentRow {
@@ -122,7 +122,7 @@ export function commentView(c: CommentRow): Record<string, unknown> {
   };
 }
 
-/** `from` repeats `from_agent` for clients written to the ADR-008 shape. */
+/** `from` repeats `from_agent` for clients that read that name (docs/hub-api.md §4.3). */
 export function notificationView(n: NotificationRow): Record<string, unknown> {
   const from: AgentRef = { id: n.from_id, name: n.from_name, type: n.from_type };
   return {

@@ -1,4 +1,4 @@
-// Wakes held long-polls (hub-api.md §7). A waiter sleeps until `wake()` (called after a commit that created
+// Wakes held long-polls (docs/hub-api.md §7). A waiter sleeps until `wake()` (called after a commit that created
 // notifications), its timeout, its client leaving, or the hub closing. No sleep loop, no timers left behind.
 
 export type WaitEnd = 'woken' | 'timeout' | 'aborted' | 'closed';

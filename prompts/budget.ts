@@ -1,4 +1,4 @@
-// The `## System Resource Status` block, from the hub's budget-health (agent-config.md §5.3).
+// The `## System Resource Status` block, from the hub's budget-health (docs/agent-config.md §5.3).
 import type { BudgetHealth, BudgetStatus } from '../hub-client/types.ts';
 
 export interface RemainingToday {
@@ -33,7 +33,7 @@ export function renderBudget(health: BudgetHealth, remaining?: RemainingToday): 
   return lines.join('\n');
 }
 
-/** budget-health's `tools` (hub-api.md §5.6): {name: {used_pct | percentage, …}}; shown only when present. */
+/** budget-health's `tools` (docs/hub-api.md §5.6): {name: {used_pct | percentage, …}}; shown only when present. */
 function toolShares(health: BudgetHealth): string {
   const raw = (health as Record<string, unknown>).tools;
   if (!raw || typeof raw !== 'object') return '';

@@ -1,4 +1,4 @@
-// Builds what one activation sees (agent-config.md §5), in the design's order: system prompt, skills, budget
+// Builds what one activation sees (docs/agent-config.md §5), in the design's order: system prompt, skills, budget
 // (the system part), then the task (a notification with its thread, or an exploration feed).
 import type { BudgetHealth, Notification, Post } from '../hub-client/types.ts';
 import type { AgentDefinition } from '../store/definition.ts';

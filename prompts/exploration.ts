@@ -1,4 +1,4 @@
-// The task of an exploration activation (agent-config.md §5.5): who the agent is, how to behave, its limits,
+// The task of an exploration activation (docs/agent-config.md §5.5): who the agent is, how to behave, its limits,
 // and the discover feed, filtered to its communities and to threads it has not answered, trimmed to a budget.
 import type { Post } from '../hub-client/types.ts';
 import type { AgentConfig } from '../store/agent-config.ts';

@@ -1,4 +1,4 @@
-// Which skills an activation sees, and how they read (agent-config.md §3, §5.2). Decisions are pure.
+// Which skills an activation sees, and how they read (docs/agent-config.md §3, §5.2). Decisions are pure.
 import type { AgentConfig } from '../store/agent-config.ts';
 import { ALWAYS_OFFERED } from '../store/builtin-skills.ts';
 import { hasGrant } from '../store/grants.ts';

@@ -1,4 +1,4 @@
-// Renders a post and its comments as the model sees them (agent-config.md §5.4): the root always, every
+// Renders a post and its comments as the model sees them (docs/agent-config.md §5.4): the root always, every
 // comment with author, time and what it replies to, multi-line content quoted whole, the new comment marked,
 // and, when the thread is over its token budget, the oldest comments left out with a line saying how many.
 import type { Comment, Post } from '../hub-client/types.ts';

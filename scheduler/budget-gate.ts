@@ -1,4 +1,4 @@
-// What the hub's budget status allows (hub-api.md §5.6; issue: exploration pauses from `warning`, everything
+// What the hub's budget status allows (docs/hub-api.md §5.6; issue: exploration pauses from `warning`, everything
 // stops at `critical`).
 import type { BudgetStatus } from '../hub-client/types.ts';
 import type { ActivationJob } from './activation-job.ts';

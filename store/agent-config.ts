@@ -1,4 +1,4 @@
-// The agent config schema (shared/docs/agent-config.md §2): Botburrow schema v1.0.0 plus warren's additions.
+// The agent config schema (docs/agent-config.md §2): Botburrow schema v1.0.0 plus warren's additions.
 // Unknown keys are errors; every accepted field is honoured (spawning is validated only).
 import { z } from 'zod';
 import { parseDuration } from './duration.ts';
@@ -17,7 +17,7 @@ const duration = z
     return ms;
   });
 
-/** A scripted reply: plain text, or tool calls with optional text, usage, delay and error (agent-loop.md R15). */
+/** A scripted reply: plain text, or tool calls with optional text, usage, delay and error (docs/agent-loop.md R15). */
 export const ScriptedReplySchema = z.union([
   z.string(),
   z.strictObject({

@@ -1,4 +1,4 @@
-// The skills warren ships (agent-config.md §3): hub-post, hub-search and budget-check, as SKILL.md files
+// The skills warren ships (docs/agent-config.md §3): hub-post, hub-search and budget-check, as SKILL.md files
 // beside this module so they read like any store skill and can be replaced by one of the same name.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -7,7 +7,7 @@ import { parseSkill, type Skill } from './skill.ts';
 const DIR = join(import.meta.dirname, 'builtin-skills');
 let cached: Skill[] | undefined;
 
-/** Names the original always offered when the grants allowed them (agent-config.md §5.2). */
+/** Names the original always offered when the grants allowed them (docs/agent-config.md §5.2). */
 export const ALWAYS_OFFERED = ['hub-post', 'hub-search'] as const;
 
 export function builtinSkills(): readonly Skill[] {

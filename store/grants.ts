@@ -1,4 +1,4 @@
-// Grant checks (agent-config.md §2.3): a requirement is met by the exact grant or by `service:*`, never by
+// Grant checks (docs/agent-config.md §2.3): a requirement is met by the exact grant or by `service:*`, never by
 // "any grant of the service" (the original's bug that let `hub:read` write). One rule for tools, skills,
 // MCP servers and the hub gateway.
 

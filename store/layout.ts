@@ -1,4 +1,4 @@
-// The store layout, shared by every backend (agent-config.md §1):
+// The store layout, shared by every backend (docs/agent-config.md §1):
 //   agents/<name>/config.yaml, agents/<name>/system-prompt.md, skills/<name>/SKILL.md, prompts/<template>.md
 // A backend only lists keys and reads objects; turning them into definitions happens here, once, so the
 // folder and the bucket load the same agents identically.

@@ -1,4 +1,4 @@
-// A skill: SKILL.md with optional YAML frontmatter and Markdown instructions (agent-config.md §3).
+// A skill: SKILL.md with optional YAML frontmatter and Markdown instructions (docs/agent-config.md §3).
 import { z } from 'zod';
 import type { Problem } from './problems.ts';
 import { validateYaml } from './yaml-validate.ts';

@@ -51,7 +51,7 @@ function gardener(req: { body: unknown }): string {
   const messages = (req.body as { messages: Array<{ role: string; content: string }> }).messages;
   // The task is the last user message (the loop adds a trailing "[step n of N]" system note after it).
   const task = messages.findLast((m) => m.role === 'user')?.content ?? '';
-  const offered = /^\*\*ID:\*\* (\S+)$/m.exec(task); // the feed's first post (agent-config.md §5.5 format)
+  const offered = /^\*\*ID:\*\* (\S+)$/m.exec(task); // the feed's first post (docs/agent-config.md §5.5 format)
   if (task.includes('## Recent Posts') && offered) return `REPLY TO ${offered[1]}\nMix greens and browns.`;
   return 'Happy to help.';
 }
@@ -106,7 +106,7 @@ describe('exploration by staleness', () => {
     expect(replied).toHaveLength(1);
     expect(replied[0]).toMatchObject({ agent: 'scout', trigger: 'exploration', replies: 1, attempt: 1 });
     expect(records.filter((r) => r.outcome === 'no_action').every((r) => r.reason === 'empty_feed')).toBe(true);
-    // The hub learned that scout ran (staleness reset, hub-api.md §8).
+    // The hub learned that scout ran (staleness reset, docs/hub-api.md §8).
     const me = await h.api.get<{ last_activated_at?: string | null }>('/agents/scout', h.adminKey);
     expect(me.last_activated_at).toBeTruthy();
   });

@@ -1,4 +1,4 @@
-// Contract tests: every endpoint of shared/docs/hub-api.md §3, called through hub-client against the local hub
+// Contract tests: every endpoint of docs/hub-api.md §3, called through hub-client against the local hub
 // over real HTTP. Each test states what the contract promises and checks it in the client's typed result.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { HubClient, HubError } from '../hub-client/index.ts';

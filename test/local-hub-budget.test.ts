@@ -1,4 +1,4 @@
-// Budget health and consumption over HTTP (hub-api.md §5.6).
+// Budget health and consumption over HTTP (docs/hub-api.md §5.6).
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startTestHub, type TestHub } from '../local-hub/testing.ts';
 

@@ -1,4 +1,4 @@
-// Idempotent POSTs over HTTP (hub-api.md §11): replays create nothing (no post, no notification, no usage).
+// Idempotent POSTs over HTTP (docs/hub-api.md §11): replays create nothing (no post, no notification, no usage).
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startTestHub, type TestHub } from '../local-hub/testing.ts';
 

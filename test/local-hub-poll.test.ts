@@ -1,4 +1,4 @@
-// The long-poll (hub-api.md §7), the test switches, and closing a hub with requests held open.
+// The long-poll (docs/hub-api.md §7), the test switches, and closing a hub with requests held open.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startTestHub, type TestHub } from '../local-hub/testing.ts';
 

@@ -1,4 +1,4 @@
-// Record-and-replay (agent-loop.md R15): a run recorded against a real HTTP endpoint replays offline with
+// Record-and-replay (docs/agent-loop.md R15): a run recorded against a real HTTP endpoint replays offline with
 // byte-identical provider requests, the same termination and the same ledger; a run that diverges is told so.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';

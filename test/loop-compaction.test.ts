@@ -1,4 +1,4 @@
-// Context-window management (agent-loop.md R11): a long session never exceeds the window, the head and the
+// Context-window management (docs/agent-loop.md R11): a long session never exceeds the window, the head and the
 // newest turns stay verbatim, and pairing holds after every compaction.
 import { describe, expect, it } from 'vitest';
 import { compactHistory, SUMMARY_PREFIX } from '../agent-loop/compaction.ts';

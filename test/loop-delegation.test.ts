@@ -1,4 +1,4 @@
-// Delegation (agent-loop.md R8): delegate_to_<agent> runs the delegate as its own activation; cycles and depth
+// Delegation (docs/agent-loop.md R8): delegate_to_<agent> runs the delegate as its own activation; cycles and depth
 // are refused visibly; the child's budget is carved out of the parent's; aborting the parent stops the child.
 import { describe, expect, it } from 'vitest';
 import { delegationRefusal, delegationTools } from '../agent-loop/delegation.ts';

@@ -1,4 +1,4 @@
-// The event stream (agent-loop.md R13): the sequence of a scripted run is frozen here, so a change to what a
+// The event stream (docs/agent-loop.md R13): the sequence of a scripted run is frozen here, so a change to what a
 // run reports is a visible diff.
 import { describe, expect, it } from 'vitest';
 import { taskCompleteTool } from '../agent-loop/builtin-tools.ts';

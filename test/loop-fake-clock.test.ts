@@ -1,4 +1,4 @@
-// The loop on a fake clock (vitest's fake timers; agent-loop.md R15): waits measured in minutes are checked
+// The loop on a fake clock (vitest's fake timers; docs/agent-loop.md R15): waits measured in minutes are checked
 // to the millisecond without waiting for them.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { runLoop } from '../agent-loop/loop.ts';

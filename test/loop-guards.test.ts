@@ -1,4 +1,4 @@
-// Loop guards (agent-loop.md R2): repeats, the error breakers, unknown tools, the truth of every warning the
+// Loop guards (docs/agent-loop.md R2): repeats, the error breakers, unknown tools, the truth of every warning the
 // model is sent, empty tool-call finishes.
 import { describe, expect, it } from 'vitest';
 import { noActionTool, taskCompleteTool } from '../agent-loop/builtin-tools.ts';

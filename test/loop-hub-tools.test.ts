@@ -1,4 +1,4 @@
-// Built-in hub tools with grants (agent-loop.md R14), native/text equivalence (R7) and the canary rule,
+// Built-in hub tools with grants (docs/agent-loop.md R14), native/text equivalence (R7) and the canary rule,
 // end to end: LlmExecutor → the real openai SDK → the fake OpenAI server; hub tools → HubClient → local hub.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { EventLog } from '../agent-loop/events.ts';

@@ -1,4 +1,4 @@
-// Limits with a graceful end (agent-loop.md R1, R9, R10): step limit, token budget, deadline, typed endings.
+// Limits with a graceful end (docs/agent-loop.md R1, R9, R10): step limit, token budget, deadline, typed endings.
 import { describe, expect, it } from 'vitest';
 import { noActionTool, taskCompleteTool } from '../agent-loop/builtin-tools.ts';
 import { runLoop, type LoopInput } from '../agent-loop/loop.ts';

@@ -1,4 +1,4 @@
-// MCP tools (agent-loop.md R14, R10, R5) against the test MCP server over stdio and streamable HTTP.
+// MCP tools (docs/agent-loop.md R14, R10, R5) against the test MCP server over stdio and streamable HTTP.
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -1,4 +1,4 @@
-// Model retries and fallback (agent-loop.md R12) through the real `openai` SDK against the fake server.
+// Model retries and fallback (docs/agent-loop.md R12) through the real `openai` SDK against the fake server.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runLoop, type LoopInput } from '../agent-loop/loop.ts';
 import { backoffMs, DEFAULT_RETRY } from '../agent-loop/model-caller.ts';

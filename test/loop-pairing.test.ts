@@ -1,4 +1,4 @@
-// Call/result pairing (agent-loop.md R5) as a property: over 1,000 seeded random runs with aborts, timeouts,
+// Call/result pairing (docs/agent-loop.md R5) as a property: over 1,000 seeded random runs with aborts, timeouts,
 // rejections, failures, unknown names and broken arguments injected, no request the model receives holds an
 // unpaired or doubly answered tool call id, in OpenAI's pairing rules or Anthropic's.
 import { describe, expect, it } from 'vitest';

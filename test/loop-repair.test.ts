@@ -1,4 +1,4 @@
-// Deterministic repair and validation against the sent schema (agent-loop.md R6), on a corpus of malformed
+// Deterministic repair and validation against the sent schema (docs/agent-loop.md R6), on a corpus of malformed
 // calls as models write them; and the text-mode parser (R7).
 import { describe, expect, it } from 'vitest';
 import { noActionTool, taskCompleteTool } from '../agent-loop/builtin-tools.ts';

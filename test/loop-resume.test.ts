@@ -1,4 +1,4 @@
-// Resuming a stored conversation (agent-loop.md R5): dangling calls are repaired before anything is sent.
+// Resuming a stored conversation (docs/agent-loop.md R5): dangling calls are repaired before anything is sent.
 import { describe, expect, it } from 'vitest';
 import { INTERRUPTED_RESULT, repairHistory } from '../agent-loop/history-repair.ts';
 import { runLoop } from '../agent-loop/loop.ts';

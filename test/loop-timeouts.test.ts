@@ -1,4 +1,4 @@
-// Layered timeouts (agent-loop.md R10): per tool, per step, per model call, and in total. A tool past its
+// Layered timeouts (docs/agent-loop.md R10): per tool, per step, per model call, and in total. A tool past its
 // limit is `timed_out` and the loop goes on; a model that outlasts its step ends the run with an error.
 import { describe, expect, it } from 'vitest';
 import { runLoop } from '../agent-loop/loop.ts';

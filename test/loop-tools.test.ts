@@ -1,4 +1,4 @@
-// Tools done right (agent-loop.md R4, R5, R10, R11): planner, call-order commits, timeouts, output cap.
+// Tools done right (docs/agent-loop.md R4, R5, R10, R11): planner, call-order commits, timeouts, output cap.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runLoop, type LoopInput } from '../agent-loop/loop.ts';
 import { capOutput, planStages } from '../agent-loop/tool-runner.ts';

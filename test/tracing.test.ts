@@ -1,4 +1,4 @@
-// OpenTelemetry (agent-loop.md R13): spans nest run → step → model attempt or tool call; the W3C traceparent
+// OpenTelemetry (docs/agent-loop.md R13): spans nest run → step → model attempt or tool call; the W3C traceparent
 // reaches delegates and HTTP MCP servers; payloads are captured only when asked, through redaction. Spans are
 // collected by the real SDK (in memory here; over OTLP/HTTP in the daemon test at the end).
 import { createServer } from 'node:http';

@@ -1,4 +1,4 @@
-// `warren mcp hub`: the hub tools as a stdio MCP server for CLI executors (agent-loop.md R14), acting as one
+// `warren mcp hub`: the hub tools as a stdio MCP server for CLI executors (docs/agent-loop.md R14), acting as one
 // agent. The same tool definitions and grant rule as the in-process loop. stdout carries JSON-RPC only:
 // every log line goes to stderr (the original hub server logged to stdout and corrupted its stream).
 import { createHash, randomBytes } from 'node:crypto';

@@ -1,4 +1,4 @@
-// aider: one `--message-file` run (executors.md §3; source only, live behaviour unverified). Aider has no
+// aider: one `--message-file` run (docs/executors.md §3; source only, live behaviour unverified). Aider has no
 // system-prompt flag (the prompt goes in as a `--read` file), no MCP (warren posts its answer), no structured
 // output (plain text plus a "Tokens: … Cost: …" line) and exits 0 whatever the model did, so model failures
 // are read from its output.

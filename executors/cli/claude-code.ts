@@ -1,4 +1,4 @@
-// claude-code: `claude -p` with stream-json output (executors.md §1). Arguments are built purely from the
+// claude-code: `claude -p` with stream-json output (docs/executors.md §1). Arguments are built purely from the
 // agent's definition; the stream is classified by is_error and terminal_reason first, then subtype, then the
 // exit code (§1.3), and a stdout without any JSON is a setup failure read from the stderr tail.
 import { join } from 'node:path';

@@ -1,4 +1,4 @@
-// goose: `goose run` with stream-json output (executors.md §2; source only, live behaviour unverified). The
+// goose: `goose run` with stream-json output (docs/executors.md §2; source only, live behaviour unverified). The
 // prompt goes through stdin (`-i -`), the user's profile is dropped (`--no-profile`) and only warren's MCP
 // servers are loaded as extensions, because GOOSE_MODE=auto ignores per-tool NeverAllow: what goose may do is
 // decided by which extensions it gets. Any `error` event fails the run, even when `complete` follows.

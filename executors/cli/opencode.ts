@@ -1,4 +1,4 @@
-// opencode: `opencode run --format json` (executors.md §4). Everything is configured through
+// opencode: `opencode run --format json` (docs/executors.md §4). Everything is configured through
 // OPENCODE_CONFIG_CONTENT: the provider (with the agent's endpoint), warren's MCP servers as `mcp` entries,
 // restrictive `permission` rules (opencode is permissive by default: an unconfigured run executed `rm -rf`),
 // and an agent whose `steps` is the turn limit. The prompt is written to stdin and stdin closed, because

@@ -1,4 +1,4 @@
-// The CLI versions warren was verified against (executors.md), and how a `--version` answer compares.
+// The CLI versions warren was verified against (docs/executors.md), and how a `--version` answer compares.
 
 /** Known-good versions: run against a mock model server. Goose and aider are described from source only. */
 export const KNOWN_GOOD: Readonly<Record<'claude-code' | 'goose' | 'aider' | 'opencode', string | undefined>> = {

@@ -1,4 +1,4 @@
-// Record-and-replay of a model's HTTP traffic (agent-loop.md R15): a run against a real endpoint is recorded
+// Record-and-replay of a model's HTTP traffic (docs/agent-loop.md R15): a run against a real endpoint is recorded
 // as request and response bodies; replaying answers from the recording, offline, and checks that every
 // request is byte-identical to the recorded one. A replay that diverges is answered with a 400 naming the
 // first difference, so the run ends with a visible error instead of a silent guess.

@@ -33,7 +33,7 @@ export interface LlmExecutorOptions {
   /** WARREN_MOCK_RESPONSES: overrides the canned replies of scripted agents. */
   mockResponses?: readonly ScriptedReply[];
   stream?: boolean;
-  /** USD per 1M tokens by model; default the table of agent-loop.md R9. */
+  /** USD per 1M tokens by model; default the table of docs/agent-loop.md R9. */
   prices?: PriceTable;
   retry?: RetryPolicy;
   /** Characters of one tool result the model sees (default 16,000). */

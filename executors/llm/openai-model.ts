@@ -129,7 +129,7 @@ async function collectStream(stream: AsyncIterable<ChatCompletionChunk>, req: Mo
     await readChunks();
   } catch (err) {
     // A tool call that was partly streamed may already have been acted on by a proxy or logged as made:
-    // it is never replayed blindly (agent-loop.md R12), so the failure is final.
+    // it is never replayed blindly (docs/agent-loop.md R12), so the failure is final.
     if (calls.size > 0) {
       const e = toModelError(err);
       throw new ModelError(`stream broke after a tool call began: ${e.message}`, { status: e.status, retryable: false, cause: err });

@@ -17,7 +17,7 @@ export class ScriptedChatModel implements ChatModel {
   async complete(req: ModelRequest): Promise<ModelResponse> {
     const reply = this.#replies[this.#next];
     if (reply === undefined) {
-      // Running out is an error, never a silent loop (agent-loop.md R15).
+      // Running out is an error, never a silent loop (docs/agent-loop.md R15).
       throw new ModelError(`scripted model: no reply left (all ${this.#replies.length} used)`, { retryable: false });
     }
     this.#next++;

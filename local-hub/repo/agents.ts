@@ -43,7 +43,7 @@ export class AgentsRepo {
     this.#byOldKey = db.prepare('SELECT * FROM agents WHERE old_key_hash = ? AND old_key_expires_at > ?');
     this.#list = db.prepare('SELECT * FROM agents WHERE (:source IS NULL OR config_source = :source) ORDER BY created_at, name LIMIT :limit OFFSET :offset');
     this.#count = db.prepare('SELECT COUNT(*) AS n FROM agents WHERE (:source IS NULL OR config_source = :source)');
-    // Humans are never listed as having work or as stale (warren's choice, hub-api.md §5.1).
+    // Humans are never listed as having work or as stale (warren's choice, docs/hub-api.md §5.1).
     this.#withWork = db.prepare(
       `SELECT a.id, a.name, COUNT(*) AS notification_count
        FROM notifications n JOIN agents a ON a.id = n.agent_id
@@ -78,7 +78,7 @@ export class AgentsRepo {
     return this.#byName.get(name.toLowerCase()) as AgentRow | undefined;
   }
 
-  /** Path parameters and `agent_id` take a name or a UUID (hub-api.md §2.2). */
+  /** Path parameters and `agent_id` take a name or a UUID (docs/hub-api.md §2.2). */
   byRef(ref: string): AgentRow | undefined {
     return this.byId(ref) ?? this.byName(ref);
   }

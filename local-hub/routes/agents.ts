@@ -1,4 +1,4 @@
-// Agents (hub-api.md §5.1): register, profiles, the three list modes, key rotation, activated.
+// Agents (docs/hub-api.md §5.1): register, profiles, the three list modes, key rotation, activated.
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { actingAgent, requireAdmin } from '../auth.ts';
@@ -116,7 +116,7 @@ export function agentRoutes(r: Router, s: HubServices): void {
     return ok(agentView(agent));
   });
 
-  // No body. The hub never bumps last_activated_at by itself (hub-api.md §8).
+  // No body. The hub never bumps last_activated_at by itself (docs/hub-api.md §8).
   r.post('/api/v1/agents/:ref/activated', (ctx) => {
     const agent = s.agents.byRef(ctx.params.ref!);
     if (!agent) throw notFound(`agent ${ctx.params.ref}`);

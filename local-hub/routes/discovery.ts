@@ -1,4 +1,4 @@
-// Search and the exploration feed (hub-api.md §5.4).
+// Search and the exploration feed (docs/hub-api.md §5.4).
 import { actingAgent } from '../auth.ts';
 import { invalid } from '../http-error.ts';
 import { bareCommunity } from '../names.ts';
@@ -43,5 +43,5 @@ export function discoveryRoutes(r: Router, s: HubServices): void {
     return ok({ posts: rows.map((p) => postView(p)) });
   };
   r.get('/api/v1/feed/discover', discover);
-  r.get('/api/v1/discover', discover); // ADR-010 alias
+  r.get('/api/v1/discover', discover); // alias (docs/hub-api.md §3)
 }

@@ -1,4 +1,4 @@
-// Notifications (hub-api.md §5.3) and the long-poll (§7). Also served under `/inbox` (ADR-008's name).
+// Notifications (docs/hub-api.md §5.3) and the long-poll (§7). Also served under `/inbox` (an alias, docs/hub-api.md §3).
 import { z } from 'zod';
 import { actingAgent } from '../auth.ts';
 import { invalid } from '../http-error.ts';

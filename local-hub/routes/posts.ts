@@ -1,4 +1,4 @@
-// Posts and comments (hub-api.md §5.2).
+// Posts and comments (docs/hub-api.md §5.2).
 import { z } from 'zod';
 import { actingAgent } from '../auth.ts';
 import { invalid, notFound } from '../http-error.ts';
@@ -63,5 +63,5 @@ export function postRoutes(r: Router, s: HubServices): void {
     return ok(publishComment(s, author, ctx.params.id!, { content: b.content, parentId: b.parent_id ?? null }), 201);
   };
   r.post('/api/v1/posts/:id/comments', comment);
-  r.post('/api/v1/posts/:id/reply', comment); // alias (hub-api.md §3, optional)
+  r.post('/api/v1/posts/:id/reply', comment); // alias (docs/hub-api.md §3)
 }

@@ -1,4 +1,4 @@
-// Communities (hub-api.md §5.5): listed and created in bare form.
+// Communities (docs/hub-api.md §5.5): listed and created in bare form.
 import { z } from 'zod';
 import { HttpError } from '../http-error.ts';
 import { ok, type Router } from '../router.ts';

@@ -1,4 +1,4 @@
-// Budget health and consumption (hub-api.md §5.6).
+// Budget health and consumption (docs/hub-api.md §5.6).
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { actingAgent } from '../auth.ts';

@@ -1,4 +1,4 @@
-// A test MCP server (agent-loop.md R15) over stdio or streamable HTTP, with a read-only tool, a mutating tool,
+// A test MCP server (docs/agent-loop.md R15) over stdio or streamable HTTP, with a read-only tool, a mutating tool,
 // a slow tool that notices cancellation (or, asked to, ignores it), a failing tool, and `env` (what its process
 // environment holds). Run `node test/fakes/mcp-server.ts` for stdio (FAKE_MCP_PID_FILE: where it writes its pid,
 // so a test can see it outlive its wrapper; FAKE_MCP_IGNORE_SIGTERM: it does); startFakeMcpHttp() for HTTP on 127.0.0.1. It logs to stderr only.

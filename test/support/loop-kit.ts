@@ -1,5 +1,5 @@
 // Helpers for the agent-loop tests: a model driven by a function that records every request, simple tools,
-// and the pairing check of agent-loop.md R5 over OpenAI-style and Anthropic-style payloads.
+// and the pairing check of docs/agent-loop.md R5 over OpenAI-style and Anthropic-style payloads.
 import { EventLog } from '../../agent-loop/events.ts';
 import type { ChatMessage, ToolCall } from '../../agent-loop/messages.ts';
 import type { ChatModel, ModelRequest, ModelResponse, ToolDefinition } from '../../agent-loop/model.ts';
