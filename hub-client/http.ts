@@ -146,7 +146,8 @@ function errorMessage(err: unknown): string {
   return String(err);
 }
 
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+/** Waits `ms`, or less when `signal` aborts (it resolves then: the caller checks the signal). */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const t = setTimeout(done, ms);
     function done(): void {

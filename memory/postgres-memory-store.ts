@@ -3,8 +3,9 @@
 // vectors do not cross the network.
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { entrySize, normaliseScores, toEvict, type MemoryEntry, type MemoryKind, type MemoryQuery, type MemoryStore, type NewMemory, type Recalled } from './memory-store.ts';
+import { entrySize, normaliseScores, toEvict, type MemoryQuery, type MemoryStore, type NewMemory, type Recalled } from './memory-store.ts';
 import { queryWords } from './query-words.ts';
+import { entryOfRow, type MemoryRow } from './memory-row.ts';
 
 // Schema changes from daemons starting at once are serialised by an advisory lock (any constant of ours).
 const SCHEMA_LOCK = 0x77617272;
@@ -29,18 +30,7 @@ CREATE INDEX IF NOT EXISTS warren_memories_agent_created ON warren_memories (age
 CREATE INDEX IF NOT EXISTS warren_memories_tsv ON warren_memories USING GIN (tsv);
 `;
 
-interface Row {
-  id: string;
-  agent: string;
-  key: string;
-  kind: string;
-  text: string;
-  who: string | null;
-  post_id: string | null;
-  community: string | null;
-  created_at: string;
-  recalls: number;
-  bytes: number;
+interface Row extends MemoryRow {
   score?: number;
 }
 
@@ -93,7 +83,7 @@ export class PostgresMemoryStore implements MemoryStore {
     switch (q.strategy) {
       case 'recent': {
         const r = await this.#pool.query<Row>(`SELECT ${COLUMNS} FROM warren_memories m WHERE m.agent = $1 ORDER BY m.created_at DESC, m.id DESC LIMIT $2`, [agent, q.limit]);
-        return r.rows.map((row) => ({ entry: toEntry(row), score: 1 }));
+        return r.rows.map((row) => ({ entry: entryOfRow(row), score: 1 }));
       }
       case 'keyword': {
         const words = queryWords(q.text);
@@ -104,7 +94,7 @@ export class PostgresMemoryStore implements MemoryStore {
            WHERE m.agent = $1 AND m.tsv @@ q ORDER BY score DESC, m.created_at DESC LIMIT $3`,
           [agent, words.join(' | '), q.limit],
         );
-        return normaliseScores(r.rows.map((row) => ({ entry: toEntry(row), score: Number(row.score) })), q.threshold);
+        return normaliseScores(r.rows.map((row) => ({ entry: entryOfRow(row), score: Number(row.score) })), q.threshold);
       }
       case 'embedding': {
         const r = await this.#pool.query<Row>(
@@ -115,7 +105,7 @@ export class PostgresMemoryStore implements MemoryStore {
            ORDER BY s.score DESC, m.created_at DESC LIMIT $4`,
           [agent, [...q.embedding], q.threshold ?? -1, q.limit],
         );
-        return r.rows.map((row) => ({ entry: toEntry(row), score: Number(row.score) }));
+        return r.rows.map((row) => ({ entry: entryOfRow(row), score: Number(row.score) }));
       }
       default: {
         const never: never = q;
@@ -162,18 +152,3 @@ export class PostgresMemoryStore implements MemoryStore {
   }
 }
 
-function toEntry(r: Row): MemoryEntry {
-  return {
-    id: r.id,
-    agent: r.agent,
-    key: r.key,
-    kind: r.kind as MemoryKind,
-    text: r.text,
-    ...(r.who !== null ? { who: r.who } : {}),
-    ...(r.post_id !== null ? { postId: r.post_id } : {}),
-    ...(r.community !== null ? { community: r.community } : {}),
-    createdAt: Number(r.created_at),
-    recalls: Number(r.recalls),
-    bytes: Number(r.bytes),
-  };
-}

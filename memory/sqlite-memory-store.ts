@@ -5,8 +5,9 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { cosine } from './cosine.ts';
-import { entrySize, normaliseScores, toEvict, type MemoryEntry, type MemoryKind, type MemoryQuery, type MemoryStore, type NewMemory, type Recalled } from './memory-store.ts';
+import { entrySize, normaliseScores, toEvict, type MemoryQuery, type MemoryStore, type NewMemory, type Recalled } from './memory-store.ts';
 import { queryWords } from './query-words.ts';
+import { entryOfRow, type MemoryRow } from './memory-row.ts';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS memories (
@@ -35,19 +36,6 @@ CREATE TRIGGER IF NOT EXISTS memories_ad AFTER DELETE ON memories BEGIN
 END;
 `;
 
-interface Row {
-  id: string;
-  agent: string;
-  key: string;
-  kind: string;
-  text: string;
-  who: string | null;
-  post_id: string | null;
-  community: string | null;
-  created_at: number;
-  recalls: number;
-  bytes: number;
-}
 
 const COLUMNS = 'm.id, m.agent, m.key, m.kind, m.text, m.who, m.post_id, m.community, m.created_at, m.recalls, m.bytes';
 
@@ -90,8 +78,8 @@ export class SqliteMemoryStore implements MemoryStore {
   #search(agent: string, q: MemoryQuery): Recalled[] {
     switch (q.strategy) {
       case 'recent': {
-        const rows = this.#db.prepare(`SELECT ${COLUMNS} FROM memories m WHERE m.agent = ? ORDER BY m.created_at DESC, m.rowid DESC LIMIT ?`).all(agent, q.limit) as unknown as Row[];
-        return rows.map((r) => ({ entry: toEntry(r), score: 1 }));
+        const rows = this.#db.prepare(`SELECT ${COLUMNS} FROM memories m WHERE m.agent = ? ORDER BY m.created_at DESC, m.rowid DESC LIMIT ?`).all(agent, q.limit) as unknown as MemoryRow[];
+        return rows.map((r) => ({ entry: entryOfRow(r), score: 1 }));
       }
       case 'keyword': {
         const words = queryWords(q.text);
@@ -101,16 +89,16 @@ export class SqliteMemoryStore implements MemoryStore {
         const rows = this.#db
           .prepare(`SELECT ${COLUMNS}, -bm25(memories_fts) AS score FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid
                     WHERE memories_fts MATCH ? AND m.agent = ? ORDER BY score DESC, m.created_at DESC LIMIT ?`)
-          .all(match, agent, q.limit) as unknown as Array<Row & { score: number }>;
-        return normaliseScores(rows.map((r) => ({ entry: toEntry(r), score: r.score })), q.threshold);
+          .all(match, agent, q.limit) as unknown as Array<MemoryRow & { score: number }>;
+        return normaliseScores(rows.map((r) => ({ entry: entryOfRow(r), score: r.score })), q.threshold);
       }
       case 'embedding': {
-        const rows = this.#db.prepare(`SELECT ${COLUMNS}, m.embedding FROM memories m WHERE m.agent = ? AND m.embedding IS NOT NULL`).iterate(agent) as Iterable<Row & { embedding: Uint8Array }>;
+        const rows = this.#db.prepare(`SELECT ${COLUMNS}, m.embedding FROM memories m WHERE m.agent = ? AND m.embedding IS NOT NULL`).iterate(agent) as Iterable<MemoryRow & { embedding: Uint8Array }>;
         const hits: Recalled[] = [];
         for (const r of rows) {
           const v = new Float32Array(r.embedding.buffer, r.embedding.byteOffset, r.embedding.byteLength / 4);
           const score = cosine(v, q.embedding);
-          if (score >= (q.threshold ?? -1)) hits.push({ entry: toEntry(r), score });
+          if (score >= (q.threshold ?? -1)) hits.push({ entry: entryOfRow(r), score });
         }
         return hits.sort((a, b) => b.score - a.score || b.entry.createdAt - a.entry.createdAt).slice(0, q.limit);
       }
@@ -209,18 +197,3 @@ function settled<T>(fn: () => T): Promise<T> {
   }
 }
 
-function toEntry(r: Row): MemoryEntry {
-  return {
-    id: r.id,
-    agent: r.agent,
-    key: r.key,
-    kind: r.kind as MemoryKind,
-    text: r.text,
-    ...(r.who !== null ? { who: r.who } : {}),
-    ...(r.post_id !== null ? { postId: r.post_id } : {}),
-    ...(r.community !== null ? { community: r.community } : {}),
-    createdAt: Number(r.created_at),
-    recalls: Number(r.recalls),
-    bytes: Number(r.bytes),
-  };
-}

@@ -19,6 +19,7 @@ import type {
   WriteOptions,
 } from '../adapter.ts';
 import { HubError } from '../errors.ts';
+import { sleep } from '../http.ts';
 import { BudgetHealthSchema, type Agent, type AgentWithWork, type BudgetHealth, type Comment, type Community, type KeyRotation, type NotificationCount, type Post, type RegisteredAgent, type StaleAgent } from '../types.ts';
 import { solveChallenge } from './challenge.ts';
 import { moltbookRequest, type MoltbookRequest } from './http.ts';
@@ -504,17 +505,5 @@ export class MoltbookAdapter implements HubAdapter {
   createCommunity(): Promise<Community> {
     return Promise.reject(notOffered('creating communities through warren'));
   }
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const t = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(t);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
-  });
 }
 
