@@ -43,6 +43,8 @@ export interface ActivationDeps {
   explorationFeedSize?: number;
   /** Token budget of the task part of the context (thread or feed); long threads are trimmed to it. */
   contextTaskTokens?: number;
+  /** Known secrets out of an answer before it is kept (reply outbox) or posted. */
+  redact?: (text: string) => string;
   /** Whether a program is on this machine's PATH (skills' `requires_cli`). */
   cliAvailable?: (cli: string) => boolean;
   /** Posts and comments the agent already wrote today, for the "left today" lines of its context. */
@@ -269,7 +271,7 @@ async function handleNotification(deps: ActivationDeps, run: Run, n: Notificatio
     if (result.kind === 'no_action') ending = result;
     switch (result.kind) {
       case 'answered':
-        text = result.text;
+        text = deps.redact ? deps.redact(result.text) : result.text;
         await outbox.put(def.name, n.id, text);
         run.outcome.outcome = result;
         break;

@@ -70,7 +70,7 @@ export async function gatherContext(
  * Warren's hub MCP server for CLI agents, acting through a loopback gateway with a token scoped to the agent, its
  * hub grants and the activation, never the admin key. Undefined when this build has no `warren mcp hub`.
  */
-export async function startHubMcp(opts: { hubUrl: string; adminKey: string; logger: Logger; writes?: WriteAllowance }): Promise<{ launcher: HubMcpLauncher; close: () => Promise<void> } | undefined> {
+export async function startHubMcp(opts: { hubUrl: string; adminKey: string; logger: Logger; writes?: WriteAllowance; redact?: (text: string) => string }): Promise<{ launcher: HubMcpLauncher; close: () => Promise<void> } | undefined> {
   if (!warrenHubMcpAvailable()) return undefined;
   const gateway = await HubGateway.start(opts);
   const launcher = warrenHubMcpLauncher({

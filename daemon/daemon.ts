@@ -23,6 +23,8 @@ import type { WarrenConfig } from './config.ts';
 import { startCliIsolation } from './cli-isolation.ts';
 import { ErrorReporter } from './error-reporter.ts';
 import { RedisErrorPostLedger } from './error-post-ledger.ts';
+import { redactingWrites } from './redacting-hub.ts';
+import { redactLogs } from './logger.ts';
 import { RedisNotificationFailures } from './notification-failures.ts';
 import { openStore } from './open-store.ts';
 import { startHealthServer } from './health-server.ts';
@@ -134,9 +136,14 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     // Every secret the config or an agent names, whatever its name, from the environment or a secret file.
     const namedSecrets = (defs: readonly AgentDefinition[]): string[] => [...knownSecrets(env, config, defs), ...secretNamesOf(config, defs).flatMap((n) => secrets.get(n) ?? [])];
     const redactor = new Redactor([...namedSecrets([]), ...(adminKey ? [adminKey] : []), ...secrets.fileValues()]);
-    const hub: HubAdapter = moltbook
-      ? openMoltbookHub(config, secrets, producerConn, logger.child({ component: 'moltbook' }), (agent) => agentState.setPaused(agent, true))
-      : new HubClient({ baseUrl: hubUrl, apiKey: adminKey!, logger: logger.child({ component: 'hub-client' }) });
+    redactLogs((line) => redactor.redact(line));
+    // Whatever an agent writes through the daemon is redacted on its way to the hub (daemon/redacting-hub.ts).
+    const hub: HubAdapter = redactingWrites(
+      moltbook
+        ? openMoltbookHub(config, secrets, producerConn, logger.child({ component: 'moltbook' }), (agent) => agentState.setPaused(agent, true))
+        : new HubClient({ baseUrl: hubUrl, apiKey: adminKey!, logger: logger.child({ component: 'hub-client' }) }),
+      (text) => redactor.redact(text),
+    );
     // Agents the hub cannot act as (no Moltbook key) are loaded but not run; said once per agent.
     const unkeyed = new Set<string>();
     const actable = (names: ReadonlySet<string>): Set<string> => new Set([...names].filter((n) => hub.actsAs?.(n) ?? true));
@@ -146,7 +153,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     let hubMcp = opts.hubMcp === null ? undefined : opts.hubMcp;
     // Only processes that run activations need it; a scheduler-only process opens no gateway port.
     if (hubMcp === undefined && opts.hubMcp !== null && opts.role !== 'scheduler' && adminKey && !moltbook) {
-      const served = await startHubMcp({ hubUrl, adminKey, writes, logger: logger.child({ component: 'hub-gateway' }) });
+      const served = await startHubMcp({ hubUrl, adminKey, writes, redact: (text) => redactor.redact(text), logger: logger.child({ component: 'hub-gateway' }) });
       if (served) cleanup('hub gateway', 'services', served.close);
       hubMcp = served?.launcher;
     }
@@ -231,7 +238,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
         lockDurationMs: config.workers.lock_duration,
         stalledIntervalMs: config.workers.stalled_interval,
         claims,
-        deps: { hub, agents: registry, executors, writes, outbox: new RedisReplyOutbox(producerConn, config.redis.prefix), logger, memory, ...context },
+        deps: { hub, agents: registry, executors, writes, redact: (text) => redactor.redact(text), outbox: new RedisReplyOutbox(producerConn, config.redis.prefix), logger, memory, ...context },
         agentState,
         records: new ActivationRecords(producerConn, config.redis.prefix),
         errors: new ErrorReporter(hub, redactor, logger.child({ component: 'error-reporter' }), new RedisErrorPostLedger(producerConn, config.redis.prefix)),

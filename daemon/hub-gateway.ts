@@ -48,6 +48,8 @@ interface GatewayOptions {
   logger: Logger;
   /** Where writes are admitted against the agents' limits (tokens issued with rules). */
   writes?: WriteAllowance;
+  /** Applied to every body a CLI agent writes through the gateway (known secrets become [REDACTED]). */
+  redact?: (text: string) => string;
 }
 
 const MAX_BODY = 1024 * 1024;
@@ -127,7 +129,9 @@ export class HubGateway {
       if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return send(res, 400, { detail: 'request body must be a JSON object' });
       const fields = parsed as Record<string, unknown>;
       if (fields.agent_id !== undefined && fields.agent_id !== scope.agent) return send(res, 403, { detail: `this token acts as ${scope.agent} only` });
-      body = JSON.stringify({ ...fields, agent_id: scope.agent });
+      // What a CLI writes passes the daemon's redaction, as everything else the daemon posts does.
+      const redacted = opts.redact ? redactFields(fields, opts.redact) : fields;
+      body = JSON.stringify({ ...redacted, agent_id: scope.agent });
     }
     const headers: Record<string, string> = { authorization: `Bearer ${opts.adminKey}`, accept: 'application/json' };
     if (body !== undefined) headers['content-type'] = 'application/json';
@@ -144,7 +148,10 @@ export class HubGateway {
         throw err;
       }
     }
-    const upstream = await fetch(`${opts.hubUrl.replace(/\/$/, '')}${url.pathname}${url.search}`, { method, headers, body, signal: AbortSignal.timeout(30_000) });
+    // A write goes to the path its reservation was made for (the hub keys idempotency by path: an encoded or
+    // aliased path under a reused key must not become an uncounted second write).
+    const path = write ? `/api/v1${write.kind === 'post' ? '/posts' : `/posts/${encodeURIComponent(write.postId)}/comments`}` : url.pathname;
+    const upstream = await fetch(`${opts.hubUrl.replace(/\/$/, '')}${path}${url.search}`, { method, headers, body, signal: AbortSignal.timeout(30_000) });
     // The hub refused the write, so it never happened: its reservation is given back.
     if (reservation && !reservation.replay && hubRefusedWrite(upstream.status)) await opts.writes?.release(reservation);
     const out: Record<string, string> = {};
@@ -154,6 +161,11 @@ export class HubGateway {
     }
     res.writeHead(upstream.status, out).end(Buffer.from(await upstream.arrayBuffer()));
   }
+}
+
+/** Every string value of a body, redacted (the structure is left as it is). */
+function redactFields(fields: Record<string, unknown>, redact: (text: string) => string): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, typeof v === 'string' ? redact(v) : v]));
 }
 
 function send(res: ServerResponse, status: number, body: unknown): void {

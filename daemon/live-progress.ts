@@ -34,7 +34,8 @@ export function foldProgress(p: LiveProgress, e: ActivationEvent): LiveProgress 
     case 'model_retry':
       return { ...p, action: 'retrying', target: e.model, streamed_chars: 0, updated_at: at };
     case 'progress':
-      return { ...p, action: e.action, target: e.target, updated_at: at };
+      // A tool name the model made up can be anything: kept short in the job's progress (BullMQ's hash).
+      return { ...p, action: e.action, target: e.target.slice(0, 64), updated_at: at };
     case 'budget_update':
       return { ...p, tokens: e.used_tokens, updated_at: at };
     default:

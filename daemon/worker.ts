@@ -109,6 +109,10 @@ export class ActivationWorker {
     await inbox?.begin().catch(() => undefined);
     try {
       return await this.#run(job, data.data, signal, activationId, attempt, started, inbox);
+    } catch (err) {
+      // Whatever leaves for BullMQ's hash (failedReason, stacktrace) is ids and redacted text only.
+      if (err instanceof UnrecoverableError || bullmqSafe.has(err as Error)) throw err;
+      throw forBullmq(this.#redact(err));
     } finally {
       await inbox?.release().catch(() => undefined); // whatever happened, the run holds nothing it has not read
     }
@@ -297,8 +301,12 @@ export class ActivationWorker {
 function forBullmq(message: string, retryAfterMs?: number): Error {
   const err = Object.assign(new Error(message), retryAfterMs !== undefined ? { retryAfterMs } : {});
   err.stack = `Error: ${message}`;
+  bullmqSafe.add(err);
   return err;
 }
+
+/** Errors already made safe for BullMQ's hash. */
+const bullmqSafe = new WeakSet<Error>();
 
 const DISCONNECT_BOUND_MS = 500;
 

@@ -93,7 +93,9 @@ export class WriteAllowance {
   #keys(agent: string, write: HubWrite, day: string): string[] {
     // A post has no thread yet; the key is passed anyway (unused) so the script's KEYS stay the same.
     const thread = write.kind === 'comment' ? write.postId : '';
-    return [`${this.#prefix}:write-reservation:${agent}:${write.idempotencyKey}`, dayKey(this.#prefix, day), `${this.#prefix}:agent-last-write`, `${this.#prefix}:thread-responses:${thread}`];
+    // The reservation is for one write: this kind, on this thread, under this key. A key reused for another kind
+    // of write or another thread is a new write (the hub would create it), so it is checked and counted again.
+    return [`${this.#prefix}:write-reservation:${agent}:${write.kind}:${thread}:${write.idempotencyKey}`, dayKey(this.#prefix, day), `${this.#prefix}:agent-last-write`, `${this.#prefix}:thread-responses:${thread}`];
   }
 
   forAgent(agent: string, rules: WriteRules): AgentWrites {

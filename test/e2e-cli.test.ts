@@ -110,7 +110,7 @@ describe('claude-code agent through the daemon', () => {
     expect(fake.messageRequests()[0]?.body?.tools?.some((t) => t.name.startsWith('mcp__hub__'))).toBe(false);
   }, 90_000);
 
-  it('a canary secret of the daemon never reaches the CLI child; the declared key and the trace do (its /proc environ, posted back)', async () => {
+  it('a canary secret of the daemon never reaches the CLI child; the declared key and the trace do (its /proc environ, posted back redacted)', async () => {
     const canary = `canary-${Math.random().toString(36).slice(2)}`;
     h = await start(false, '/dev/null', { binary: join(FAKE_CLIS, 'claude-env-dump.js'), env: { WARREN_CANARY: canary, CLAUDECODE: '1', CLAUDE_CODE_ENTRYPOINT: 'cli' }, tracing: true });
     const userKey = await h.registerUser('carol');
@@ -121,7 +121,9 @@ describe('claude-code agent through the daemon', () => {
       return c.length ? c : undefined;
     }, 30_000);
     const vars = (environ ?? '').split('\n');
-    expect(vars).toContain(`ANTHROPIC_API_KEY=${key}`);
+    // The declared key reached the child (its variable is there), and the daemon redacted it from the reply it posted.
+    expect(vars).toContain('ANTHROPIC_API_KEY=[REDACTED]');
+    expect(environ).not.toContain(key);
     expect(vars.filter((v) => v.startsWith('TRACEPARENT='))).toEqual([expect.stringMatching(/^TRACEPARENT=00-[0-9a-f]{32}-[0-9a-f]{16}-01$/)]);
     expect(environ).not.toContain(canary);
     expect(environ).not.toContain(h.adminKey);

@@ -170,6 +170,44 @@ describe('the hub gateway of CLI agents', () => {
     expect(await commentsBy('cli-counter', post)).toBe(2);
     expect((await new AgentStateStore(redis, p).dailyMany(['cli-counter'])).get('cli-counter')?.comments).toBe(2);
   });
+
+  it('a reused idempotency key is no way around the limits: another kind of write, another thread or an encoded path is checked and counted', async () => {
+    await register('cli-reuser');
+    const def = agent('cli-reuser', { can_create_posts: false, limits: { max_daily_comments: 2, min_interval_seconds: 0 } });
+    const t = gateway.issue('cli-reuser', ['hub:read', 'hub:write'], 60_000, def.config.behavior);
+    const a = await questionBy('alice');
+    const b = await questionBy('alice');
+    expect((await send(t.token, `/api/v1/posts/${a}/comments`, { content: 'one' }, 'k-reused')).status).toBe(201);
+    // The same key for a post it may not make: refused, not taken for a replay.
+    expect((await send(t.token, '/api/v1/posts', { content: 'sneaky post', community: 'general' }, 'k-reused')).status).toBe(403);
+    expect(await postsBy('cli-reuser')).toBe(0);
+    // The same key on another thread: a new comment, counted (the 2nd of 2).
+    expect((await send(t.token, `/api/v1/posts/${b}/comments`, { content: 'two' }, 'k-reused')).status).toBe(201);
+    // The same key on the first thread under a percent-encoded path: the hub sees the canonical path, so it is a replay
+    // of comment one there, not a third comment.
+    const encoded = a.replace(/^./, (c) => `%${c.charCodeAt(0).toString(16)}`);
+    expect((await send(t.token, `/posts/${encoded}/comments`, { content: 'one' }, 'k-reused')).status).toBe(201);
+    expect(await commentsBy('cli-reuser', a)).toBe(1);
+    expect((await send(t.token, `/api/v1/posts/${b}/comments`, { content: 'three' }, 'k-three')).status).toBe(403);
+  });
+
+  it('what a CLI writes through the gateway passes the daemon redaction', async () => {
+    const canary = 'gw-canary-4c1d9e7f2a';
+    const redacting = await HubGateway.start({ hubUrl: hub.url, adminKey: hub.adminKey, writes: new WriteAllowance(redis, p), redact: (text) => text.split(canary).join('[REDACTED]'), logger: pino({ level: 'silent' }) });
+    try {
+      await register('cli-leaker');
+      const def = agent('cli-leaker', { limits: { min_interval_seconds: 0 } });
+      const t = redacting.issue('cli-leaker', ['hub:write'], 60_000, def.config.behavior);
+      const post = await questionBy('alice');
+      const res = await fetch(`${redacting.url}/api/v1/posts/${post}/comments`, { method: 'POST', headers: { authorization: `Bearer ${t.token}`, 'content-type': 'application/json' }, body: JSON.stringify({ content: `my key is ${canary}` }) });
+      expect(res.status).toBe(201);
+      const thread = await client.getPost(post, { includeComments: true });
+      expect(JSON.stringify(thread)).not.toContain(canary);
+      expect(thread.comments?.some((c) => c.content === 'my key is [REDACTED]')).toBe(true);
+    } finally {
+      await redacting.close();
+    }
+  });
 });
 
 describe('the pipeline’s own reply', () => {

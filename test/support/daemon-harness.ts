@@ -3,7 +3,9 @@ import { randomUUID } from 'node:crypto';
 import { cpSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pino, type Logger } from 'pino';
+import { Writable } from 'node:stream';
+import type { Logger } from 'pino';
+import { createLogger } from '../../daemon/logger.ts';
 import { WarrenConfigSchema, type WarrenConfig } from '../../daemon/config.ts';
 import { startDaemon, type RunningDaemon } from '../../daemon/daemon.ts';
 import type { ActivationOutcome } from '../../daemon/activation.ts';
@@ -61,7 +63,8 @@ export async function startHarness(opts: {
   });
   opts.config?.(config);
   const logs: string[] = [];
-  const logger: Logger = pino({ level: 'debug' }, { write: (line: string) => void logs.push(line) });
+  // The daemon's own logger (its output redaction included), writing into `logs`.
+  const logger: Logger = createLogger({ level: 'debug', destination: new Writable({ write: (chunk: Buffer, _enc, done) => (logs.push(chunk.toString()), done()) }) });
   const outcomes: ActivationOutcome[] = [];
   const daemon = await startDaemon({
     config,
