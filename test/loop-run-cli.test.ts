@@ -1,6 +1,6 @@
 // `warren run` as a user runs it: a real subprocess on the pinned Node, scripted through WARREN_MOCK_RESPONSES.
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -97,6 +97,20 @@ describe('warren run', () => {
     expect(await count()).toBe(1);
   });
 
+  it('--post is held to the agent\'s write limits in the daemon\'s Redis, and refuses to run without them', async () => {
+    const posting = mock({ tool_calls: [{ name: 'hub_post', arguments: { content: 'over my limit', community: 'm/general' } }] }, 'tried');
+    const env = { ...posting, WARREN_HUB_URL: hub.url, WARREN_HUB_ADMIN_KEY: hub.adminKey, REDIS_URL: inject('redisUrl') };
+    const count = async (): Promise<number> => (await hubCaller(hub.url).get<{ posts: Array<{ author: { name: string } }> }>('/posts?limit=50', hub.adminKey)).posts.filter((p) => p.author.name === 'limited').length;
+    const limited = makeAgentsDir({ limited: { config: 'name: limited\ntype: llm\nbrain: {provider: scripted, model: m, responses: [x]}\ncapabilities: {grants: [hub:read, hub:write]}\nbehavior: {can_create_posts: true, limits: {max_daily_posts: 0}}\n', prompt: 'x' } }, { withGreeter: false });
+    const refused = await warren(['run', 'limited', '--prompt', 'post something', '--agents', limited, '--post', '--json'], env);
+    expect(refused.status).toBe(0);
+    expect(refused.stdout).toContain('max_daily_posts');
+    expect(await count()).toBe(0);
+    const noRedis = await warren(['run', 'limited', '--prompt', 'post something', '--agents', limited, '--post'], { ...env, REDIS_URL: 'redis://127.0.0.1:1' });
+    expect(noRedis.status).toBe(1);
+    expect(noRedis.stderr).toMatch(/--post counts the agent's writes against its limits in Redis/);
+  });
+
   it('maps outcomes to exit codes', () => {
     const run = (r: Partial<ExecutorResult> & Pick<ExecutorResult, 'termination'>): number => exitCodeFor(outcomeOfRun({ text: '', posted: false, partial: false, steps: 1, usage: { inputTokens: 0, outputTokens: 0, cachedTokens: 0 }, ...r }));
     expect([run({ termination: 'final', text: 'hi' }), run({ termination: 'stop_tool', text: 'done' }), run({ termination: 'no_action' })]).toEqual([0, 0, 0]);
@@ -115,6 +129,7 @@ describe('warren run of a CLI agent', () => {
   /** A warren.yaml of its own: the example agents, workspaces in a temporary folder, maybe a claude binary name. */
   function setup(claudeBinary?: string): { config: string; path: string } {
     const dir = mkdtempSync(join(tmpdir(), 'warren-run-cli-'));
+    chmodSync(dir, 0o755); // run as root, warren run starts CLI agents as their own user, who must reach this folder
     const bin = join(dir, 'bin');
     writeFileSync(join(dir, 'warren.yaml'), `store: {path: ${resolve('examples')}}\nexecutors:\n  cli:\n    workspaces: ${join(dir, 'ws')}\n${claudeBinary ? `    binaries: {claude-code: ${claudeBinary}}\n` : ''}`);
     mkdirSync(bin);

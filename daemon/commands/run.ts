@@ -14,6 +14,7 @@ import type { ActivationTask } from '../../prompts/activation-context.ts';
 import type { DailyCounters } from '../../scheduler/agent-state.ts';
 import type { AgentDefinition } from '../../store/definition.ts';
 import { loadWarrenConfig } from '../config.ts';
+import type { WriteAllowance } from '../../scheduler/write-allowance.ts';
 
 export interface RunOptions {
   /** Exactly one of these three says what the agent works on. */
@@ -163,12 +164,17 @@ export async function runAgent(agentName: string, opts: RunOptions, env: NodeJS.
   }
   const { EventLog } = await import('../../agent-loop/events.ts');
   const { Redactor } = await import('../redact.ts');
-  const { knownSecrets } = await import('../known-secrets.ts');
+  const { knownSecrets, secretNamesOf } = await import('../known-secrets.ts');
+  const { SecretSource } = await import('../secrets.ts');
+  const { startCliIsolation } = await import('../cli-isolation.ts');
+  const { redactingWrites } = await import('../redacting-hub.ts');
   const { buildExecutors, contextSources, gatherContext, startHubMcp } = await import('../composition.ts');
   const { pino } = await import('pino');
   const logger = pino({ level: 'warn' }, process.stderr);
-  const adminKey = env[config.hub.admin_key_env];
-  const redactor = new Redactor([...knownSecrets(env, config, agents), adminKey]);
+  // The daemon's secrets, redaction, write limits and CLI isolation: a run by hand is held to the same lines.
+  const secrets = new SecretSource({ env, dir: config.secrets.dir });
+  const adminKey = secrets.get(config.hub.admin_key_env);
+  const redactor = new Redactor([...knownSecrets(env, config, agents), ...secretNamesOf(config, agents).flatMap((n) => secrets.get(n) ?? []), ...(adminKey ? [adminKey] : []), ...secrets.fileValues()]);
   const cassettes = await import('../../executors/llm/cassette.ts');
   const recording = opts.record ? cassettes.emptyCassette() : undefined;
   const replayer = opts.replay ? cassettes.replayingFetch(await cassettes.readCassette(opts.replay)) : undefined;
@@ -176,9 +182,13 @@ export async function runAgent(agentName: string, opts: RunOptions, env: NodeJS.
   try {
     // A CLI agent gets warren's hub MCP server only with --post: then it writes through the gateway as the
     // daemon's agents do. Without --post it gets none (reads included), so nothing it does reaches the hub.
-    const hubMcp = opts.post && adminKey ? await startHubMcp({ hubUrl: config.hub.url, adminKey, logger }) : undefined;
+    // Writes for real count against the agent's limits in the daemon's Redis, as the daemon's do.
+    const writes = opts.post ? await writeAllowance(config.redis.url, config.redis.prefix) : undefined;
+    if (writes) cleanups.push(writes.close);
+    const hubMcp = opts.post && adminKey ? await startHubMcp({ hubUrl: config.hub.url, adminKey, logger, writes: writes?.allowance, redact: (text) => redactor.redact(text) }) : undefined;
     if (hubMcp) cleanups.push(hubMcp.close);
-    const hub = await connectHub(config.hub.url, adminKey, opts.post === true);
+    const connected = await connectHub(config.hub.url, adminKey, opts.post === true);
+    const hub = connected ? redactingWrites(connected, (text) => redactor.redact(text)) : undefined;
     // Today's counters live in the daemon's Redis; read only when this run works against the configured hub.
     const counters = hub ? redisCounters(config.redis.url, config.redis.prefix) : undefined;
     if (counters) cleanups.push(counters.close);
@@ -192,12 +202,15 @@ export async function runAgent(agentName: string, opts: RunOptions, env: NodeJS.
       hubMcp: hubMcp?.launcher,
       agents: { get: (name) => agents.find((a) => a.name === name) },
       onContextWarning: warn,
+      writes: writes?.allowance,
+      secret: (name) => secrets.get(name),
+      runAs: await startCliIsolation(config, secrets, logger),
       llm: {
         // In the foreground the answer is watched as it is written; the daemon follows executors.llm.stream.
         stream: opts.stream ?? true,
         fetch: recording ? cassettes.recordingFetch(recording) : replayer?.fetch,
         // Secrets by name only: the executor never sees the environment as a whole. A replay needs no key.
-        secret: (name) => env[name] || (replayer && name === def.config.brain.api_key_env ? 'replayed' : undefined),
+        secret: (name) => secrets.get(name) || (replayer && name === def.config.brain.api_key_env ? 'replayed' : undefined),
       },
     });
     const resolved = executors.resolve(def);
@@ -290,6 +303,19 @@ function redisCounters(url: string, prefix: string): { usedToday: (agent: string
     },
     close: () => conn?.disconnect(),
   };
+}
+
+/** The agents' write limits in the daemon's Redis; --post refuses to run without them. */
+async function writeAllowance(url: string, prefix: string): Promise<{ allowance: WriteAllowance; close: () => void }> {
+  const { Redis } = await import('ioredis');
+  const { WriteAllowance } = await import('../../scheduler/write-allowance.ts');
+  const { redactUrl } = await import('../redis.ts');
+  const conn = new Redis(url, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 2_000 });
+  conn.on('error', () => undefined); // reported below
+  await conn.connect().catch((err: unknown) => {
+    throw new Error(`--post counts the agent's writes against its limits in Redis at ${redactUrl(url)}, which does not answer (${err instanceof Error ? err.message : String(err)}); start Redis or set REDIS_URL`);
+  });
+  return { allowance: new WriteAllowance(conn, prefix), close: () => conn.disconnect() };
 }
 
 /** The configured hub when an admin key is set; without --post its writes become a dry run. */

@@ -4,8 +4,15 @@
 // default one per agent so agents cannot read each other's processes and workspaces either; created on
 // demand); otherwise nothing stands between a CLI agent and the daemon's secrets, and it says so.
 import { execFile, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { dirname, resolve } from 'node:path';
+
+/** The system's own tool, from the system folders only: never a program of the same name earlier on PATH. */
+function systemTool(name: string): string {
+  for (const dir of ['/usr/sbin', '/usr/bin', '/sbin', '/bin']) if (existsSync(`${dir}/${name}`)) return `${dir}/${name}`;
+  return name;
+}
 
 export interface CliUser {
   name: string;
@@ -77,7 +84,7 @@ export function cliIsolation(setting: string, daemonUid: number | undefined): Cl
 /** The user's ids from the system's user database, or undefined when there is no such user. */
 export function lookupUser(name: string): Promise<CliUser | undefined> {
   return new Promise((res, reject) => {
-    execFile('getent', ['passwd', name], { timeout: 10_000 }, (err, stdout) => {
+    execFile(systemTool('getent'), ['passwd', name], { timeout: 10_000 }, (err, stdout) => {
       // getent exits 2 for a missing entry.
       if (err && (err as { code?: unknown }).code === 2) return res(undefined);
       if (err) return reject(new CliUserError(name, `getent passwd failed: ${err.message}`));
@@ -97,7 +104,7 @@ export async function ensureCliUser(name: string): Promise<CliUser> {
   const found = await lookupUser(name);
   if (found) return checkUnprivileged(found);
   await new Promise<void>((res, reject) => {
-    execFile('useradd', ['--system', '--user-group', '--no-create-home', '--shell', '/usr/sbin/nologin', name], { timeout: 30_000 }, (err, _stdout, stderr) => {
+    execFile(systemTool('useradd'), ['--system', '--user-group', '--no-create-home', '--shell', '/usr/sbin/nologin', name], { timeout: 30_000 }, (err, _stdout, stderr) => {
       // 9: the name was taken meanwhile (another daemon created it first), which is what we wanted.
       if (err && (err as { code?: unknown }).code !== 9) return reject(new CliUserError(name, `useradd failed: ${stderr.trim() || err.message} (executors.cli.run_as: none runs CLI agents as the daemon's user instead)`));
       res();
@@ -119,7 +126,7 @@ function checkUnprivileged(user: CliUser): CliUser {
  */
 export function userCan(user: CliUser, path: string, checks: ReadonlyArray<'-r' | '-w' | '-x'>): boolean {
   const args = checks.flatMap((c, i) => (i ? ['-a', c, path] : [c, path]));
-  const r = spawnSync('test', args, { uid: user.uid, gid: user.gid, stdio: 'ignore', timeout: 10_000, env: { PATH: '/usr/bin:/bin' } });
+  const r = spawnSync(systemTool('test'), args, { uid: user.uid, gid: user.gid, stdio: 'ignore', timeout: 10_000, env: { PATH: '/usr/bin:/bin' } });
   return r.status === 0;
 }
 
