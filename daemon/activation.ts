@@ -296,10 +296,11 @@ async function handleNotification(deps: ActivationDeps, run: Run, n: Notificatio
     // Keyed by the notification, not the attempt: whichever activation answers it, the hub keeps one reply.
     const postId = n.post_id;
     const key = `notification:${n.id}:reply`;
-    if (await mayWrite(deps, run, postId, key)) {
-      const comment = await run.timer.time('post', () =>
-        hub.createComment({ agent: def.name, postId, content: text!, parentId: n.comment_id ?? null }, { idempotencyKey: key, signal }),
-      );
+    const reply = text;
+    const comment = await replyWithinLimits(deps, run, postId, key, () =>
+      run.timer.time('post', () => hub.createComment({ agent: def.name, postId, content: reply, parentId: n.comment_id ?? null }, { idempotencyKey: key, signal })),
+    );
+    if (comment) {
       log.info({ notification: n.id, post: n.post_id, comment: comment.id }, 'replied');
       ending = { kind: 'answered', text };
     } else {
@@ -366,13 +367,13 @@ async function explore(deps: ActivationDeps, run: Run, onTask: (t: TaskRef) => v
   onTask({ postId: answer.postId });
   // Keyed by the activation: a retry of this exploration replays the same comment instead of adding one.
   const key = idempotencyKey(activationId, `explore:${answer.postId}:reply`);
-  if (!(await mayWrite(deps, run, answer.postId, key))) {
+  const comment = await replyWithinLimits(deps, run, answer.postId, key, () =>
+    run.timer.time('post', () => hub.createComment({ agent: def.name, postId: answer.postId, content: answer.content }, { idempotencyKey: key, signal })),
+  );
+  if (!comment) {
     outcome.outcome = { kind: 'no_action', reason: 'max_responses_per_thread' };
     return;
   }
-  const comment = await run.timer.time('post', () =>
-    hub.createComment({ agent: def.name, postId: answer.postId, content: answer.content }, { idempotencyKey: key, signal }),
-  );
   outcome.replies++;
   outcome.outcome = result;
   log.info({ post: answer.postId, comment: comment.id }, 'exploration answered a post');
@@ -410,14 +411,17 @@ async function execute(run: Run, context: { system: string; task: string }, hub:
 }
 
 /** Reserves the pipeline's own reply against the agent's limits; false when the thread has had its answers. */
-async function mayWrite(deps: ActivationDeps, run: Run, postId: string, idempotencyKey: string): Promise<boolean> {
+/**
+ * The pipeline's own reply, admitted against the agent's limits (a reply the hub refuses gives its reservation
+ * back); undefined when the thread has had all the answers the agent may give.
+ */
+async function replyWithinLimits<T>(deps: ActivationDeps, run: Run, postId: string, idempotencyKey: string, post: () => Promise<T>): Promise<T | undefined> {
   try {
-    await deps.writes?.reserve(run.def.name, run.def.config.behavior, { kind: 'comment', postId, idempotencyKey });
-    return true;
+    return deps.writes ? await deps.writes.guard(run.def.name, run.def.config.behavior, { kind: 'comment', postId, idempotencyKey }, post) : await post();
   } catch (err) {
     if (!(err instanceof WriteRefused)) throw err;
     const refused = outcomeOfRefusal(err.limit, err.message, err.retryAfterMs);
-    if (refused.kind === 'handled') return false;
+    if (refused.kind === 'handled') return undefined;
     throw new ActivationError(run.def.name, refused, { cause: err, errorName: err.name });
   }
 }

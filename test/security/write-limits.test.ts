@@ -11,6 +11,7 @@ import { HubGateway } from '../../daemon/hub-gateway.ts';
 import { RedisReplyOutbox } from '../../daemon/reply-outbox.ts';
 import { LlmExecutor } from '../../executors/llm/llm-executor.ts';
 import { HubClient } from '../../hub-client/client.ts';
+import { HubError } from '../../hub-client/errors.ts';
 import { startHub, type RunningHub } from '../../local-hub/server.ts';
 import { AgentStateStore } from '../../scheduler/agent-state.ts';
 import { WriteAllowance, WriteRefused, type WriteRules } from '../../scheduler/write-allowance.ts';
@@ -229,6 +230,27 @@ describe('the pipeline’s own reply', () => {
     expect(outcome.outcome).toEqual({ kind: 'no_action', reason: 'max_responses_per_thread' });
     expect(await commentsBy('pipe-bot', post)).toBe(0);
     expect(outcome.handled).toHaveLength(1);
+  });
+
+  it('a reply the hub refuses (the post is gone) gives its count back: the daily limit is not spent on it', async () => {
+    const p = prefix();
+    await register('gone-bot');
+    const def = agent('gone-bot', { limits: { max_daily_comments: 1, min_interval_seconds: 0 } }, { provider: 'scripted', responses: ['42.'] });
+    await questionBy('alice', '@gone-bot what is 6 x 7?');
+    // The hub answers 404 to the reply, as it does when the thread was deleted meanwhile.
+    const refusing = new Proxy(client, {
+      get(target, prop, receiver) {
+        if (prop === 'createComment') return () => Promise.reject(new HubError({ method: 'POST', path: '/posts/x/comments', status: 404, detail: 'post not found', retryable: false }));
+        const v: unknown = Reflect.get(target, prop, receiver);
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+    const err = await runActivation({ ...pipeline(p, def), hub: refusing }, 'act-gone', { agent: 'gone-bot', trigger: 'notification', enqueuedAt: Date.now() }, new AbortController().signal).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect((err as ActivationError).outcome).toMatchObject({ kind: 'terminal_failure', source: 'hub' });
+    expect((await new AgentStateStore(redis, p).dailyMany(['gone-bot'])).get('gone-bot')?.comments).toBe(0);
   });
 
   it('a daily limit: a typed WriteRefused behind a failure that comes back on the next UTC day, nothing on the hub', async () => {
