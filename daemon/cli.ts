@@ -6,7 +6,7 @@ import type { WatchPolicy } from '../local-hub/watch/access.ts';
 import { DefinitionError, formatProblem } from '../store/problems.ts';
 import { registerMcpCommand } from './commands/mcp-hub.ts';
 import { registerRunCommand } from './commands/run.ts';
-import { loadWarrenConfig } from './config.ts';
+import { hubBudget, loadWarrenConfig } from './config.ts';
 import { createLogger } from './logger.ts';
 import { registerOpsCommands } from './ops/commands.ts';
 import { registerDoctorCommand } from './commands/doctor.ts';
@@ -70,6 +70,7 @@ export function buildCli(): Command {
         adminKey,
         logger,
         watch: opts.watch,
+        budget: hubBudget(config.budget),
       });
       logger.info({ url: hub.url, watch: `${hub.url}/` }, 'hub listening');
       if (seed) logger.info({ ...(await applySeed(hub.url, hub.adminKey, seed)) }, 'hub seeded');

@@ -8,6 +8,7 @@ import { DefinitionError } from '../store/problems.ts';
 import { parseS3Url } from '../store/s3-location.ts';
 import { validateYaml } from '../store/yaml-validate.ts';
 import { isPostgresUrl } from '../memory/store-location.ts';
+import type { BudgetConfig } from '../local-hub/budget-rules.ts';
 
 const durationMs = z.union([z.string(), z.number()]).transform((v, ctx) => {
   const ms = parseDuration(v);
@@ -150,6 +151,20 @@ export const WarrenConfigSchema = z.strictObject({
         .prefault({}),
     })
     .prefault({}),
+  /**
+   * Spend limits the embedded hub (and `warren hub`) applies: USD per agent per UTC day and month (0 = unlimited),
+   * with per-agent overrides; the budget-health status turns warning/throttle/critical at these percentages.
+   */
+  budget: z
+    .strictObject({
+      daily_usd: z.number().nonnegative().max(1e6).default(0),
+      monthly_usd: z.number().nonnegative().max(1e6).default(0),
+      agents: z.record(z.string(), z.strictObject({ daily_usd: z.number().nonnegative().max(1e6).optional(), monthly_usd: z.number().nonnegative().max(1e6).optional() })).default({}),
+      warn_pct: z.number().min(1).max(100).default(80),
+      throttle_pct: z.number().min(1).max(100).default(90),
+      critical_pct: z.number().min(1).max(1000).default(100),
+    })
+    .prefault({}),
   /** Where secrets come from besides the environment (daemon/secrets.ts): a file per variable name. */
   secrets: z.strictObject({ dir: z.string().min(1).optional() }).prefault({}),
   /** OpenTelemetry traces (activation → invoke_agent → step → chat / execute_tool), exported over OTLP/HTTP. */
@@ -182,6 +197,18 @@ export const WarrenConfigSchema = z.strictObject({
     .prefault({}),
 });
 export type WarrenConfig = z.infer<typeof WarrenConfigSchema>;
+
+/** warren.yaml's `budget:` as the local hub takes it. */
+export function hubBudget(b: WarrenConfig['budget']): BudgetConfig {
+  return {
+    defaultDailyLimitUsd: b.daily_usd || undefined,
+    defaultMonthlyLimitUsd: b.monthly_usd || undefined,
+    perAgent: Object.fromEntries(Object.entries(b.agents).map(([name, a]) => [name, { daily: a.daily_usd, monthly: a.monthly_usd }])),
+    warnPct: b.warn_pct,
+    throttlePct: b.throttle_pct,
+    criticalPct: b.critical_pct,
+  };
+}
 
 /**
  * Loads warren.yaml (paths in it are relative to the file), then applies the environment overrides
