@@ -165,21 +165,20 @@ export class AgentStateStore {
   }
 
   /** The agents the daemon skipped at its last load, with the reason. */
-  async skipped(agents: readonly string[]): Promise<Map<string, string>> {
-    const out = new Map<string, string>();
-    if (agents.length === 0) return out;
-    const values = await this.#redis.hmget(this.#skipped, ...agents);
-    agents.forEach((a, i) => {
-      if (values[i]) out.set(a, values[i]);
-    });
-    return out;
+  skipped(agents: readonly string[]): Promise<Map<string, string>> {
+    return this.#reasons(this.#skipped, agents);
   }
 
   /** The agents marked not runnable, with the reason. */
-  async notRunnable(agents: readonly string[]): Promise<Map<string, string>> {
+  notRunnable(agents: readonly string[]): Promise<Map<string, string>> {
+    return this.#reasons(this.#notRunnable, agents);
+  }
+
+  /** The reasons a hash keeps for those of `agents` it has one for. */
+  async #reasons(key: string, agents: readonly string[]): Promise<Map<string, string>> {
     const out = new Map<string, string>();
     if (agents.length === 0) return out;
-    const values = await this.#redis.hmget(this.#notRunnable, ...agents);
+    const values = await this.#redis.hmget(key, ...agents);
     agents.forEach((a, i) => {
       if (values[i]) out.set(a, values[i]);
     });
