@@ -18,7 +18,7 @@ import { parseMockResponses } from '../executors/llm/scripted-model.ts';
 import { buildActivationContext, type ActivationTask } from '../prompts/activation-context.ts';
 import { remainingToday, type RemainingToday } from '../prompts/budget.ts';
 import type { BuiltContext, ContextOptions } from '../prompts/context.ts';
-import type { WarrenConfig } from './config.ts';
+import { hubBudget, type WarrenConfig } from './config.ts';
 import { ExecutorRegistry } from './executor-registry.ts';
 import { HubGateway } from './hub-gateway.ts';
 import type { WriteAllowance } from '../scheduler/write-allowance.ts';
@@ -152,7 +152,7 @@ export function openMoltbookHub(config: WarrenConfig, secrets: { get(name: strin
     if (key) keys.set(agent, key);
     else logger.warn({ agent, variable: api_key_env }, `agent ${agent} has no Moltbook key: ${api_key_env} is not set; the agent is skipped`);
   }
-  return new MoltbookAdapter({ baseUrl: config.hub.url, keys, redis, prefix: config.redis.prefix, homeIntervalMs: config.hub.home_interval, logger, onNeedsOperator: pause,
+  return new MoltbookAdapter({ baseUrl: config.hub.url, keys, redis, prefix: config.redis.prefix, homeIntervalMs: config.hub.home_interval, logger, onNeedsOperator: pause, budget: hubBudget(config.budget),
     // A burst of ten seconds' worth: an activation's reads and write go through at once.
     bucket: { perMinute: config.hub.requests_per_minute, burst: Math.max(5, Math.round(config.hub.requests_per_minute / 6)) } });
 }

@@ -172,4 +172,26 @@ describe('moltbook adapter', () => {
     const key = fake.addAgent('stranger').key;
     expect(new Redactor([]).redact(`failed with Authorization: Bearer ${key} (see log)`)).not.toContain(key.slice(9));
   });
+
+  it('keeps a local budget ledger: spend recorded once per report key, warning/throttle/critical at 80/90/100 %', async () => {
+    fake = await startFakeMoltbook();
+    const keys = new Map([['greeter', fake.addAgent('greeter').key], ['rich', fake.addAgent('rich').key]]);
+    const prefix = `molt-${randomUUID().slice(0, 8)}`;
+    const hub = new MoltbookAdapter({ baseUrl: fake.url, keys, redis, prefix, budget: { defaultDailyLimitUsd: 1, defaultMonthlyLimitUsd: 100, perAgent: { rich: { daily: 10 } } } });
+    expect(await hub.budgetHealth('greeter')).toMatchObject({ status: 'healthy', daily_used: 0, daily_limit: 1 });
+    await hub.reportConsumption({ agent: 'greeter', tokensInput: 10, tokensOutput: 10, costUsd: 0.8 }, { idempotencyKey: 'a1' });
+    await hub.reportConsumption({ agent: 'greeter', tokensInput: 10, tokensOutput: 10, costUsd: 0.8 }, { idempotencyKey: 'a1' }); // a retried report
+    expect(await hub.budgetHealth('greeter')).toMatchObject({ status: 'warning', daily_used: 0.8, monthly_used: 0.8 });
+    await hub.reportConsumption({ agent: 'greeter', tokensInput: 1, tokensOutput: 1, costUsd: 0.1 }, { idempotencyKey: 'a2' });
+    expect((await hub.budgetHealth('greeter')).status).toBe('throttle');
+    await hub.reportConsumption({ agent: 'greeter', tokensInput: 1, tokensOutput: 1, costUsd: 0.1 }, { idempotencyKey: 'a3' });
+    expect(await hub.budgetHealth('greeter')).toMatchObject({ status: 'critical', healthy: false });
+    // Per-agent override, and the spend is kept in Redis: a new adapter (a restarted daemon) sees it.
+    await hub.reportConsumption({ agent: 'rich', tokensInput: 1, tokensOutput: 1, costUsd: 1 }, { idempotencyKey: 'b1' });
+    const again = new MoltbookAdapter({ baseUrl: fake.url, keys, redis, prefix, budget: { defaultDailyLimitUsd: 1, perAgent: { rich: { daily: 10 } } } });
+    expect(await again.budgetHealth('rich')).toMatchObject({ status: 'healthy', daily_used: 1, daily_limit: 10 });
+    expect((await again.budgetHealth('greeter')).status).toBe('critical');
+    // No request about budgets went to Moltbook: it has no such endpoint.
+    expect(fake.requests).toEqual([]);
+  });
 });

@@ -20,7 +20,9 @@ import type {
 } from '../adapter.ts';
 import { HubError } from '../errors.ts';
 import { sleep } from '../http.ts';
-import { BudgetHealthSchema, type Agent, type AgentWithWork, type BudgetHealth, type Comment, type Community, type KeyRotation, type NotificationCount, type Post, type RegisteredAgent, type StaleAgent } from '../types.ts';
+import { type Agent, type AgentWithWork, type BudgetHealth, type Comment, type Community, type KeyRotation, type NotificationCount, type Post, type RegisteredAgent, type StaleAgent } from '../types.ts';
+import type { BudgetConfig } from '../../local-hub/budget-rules.ts';
+import { LocalBudgetLedger } from './budget-ledger.ts';
 import { solveChallenge } from './challenge.ts';
 import { moltbookRequest, type MoltbookRequest } from './http.ts';
 import { DEFAULT_BUCKET, KeyPacer, type BucketOptions, type RequestKind } from './pacing.ts';
@@ -56,6 +58,8 @@ export interface MoltbookAdapterOptions {
   maxWaitMs?: number;
   now?: () => number;
   random?: () => number;
+  /** warren.yaml's `budget:` (daemon/config.ts hubBudget): Moltbook has no budget endpoint, so it is kept here. */
+  budget?: BudgetConfig;
   /** An agent only its operator can help (key refused, challenges failing): the daemon pauses it. */
   onNeedsOperator?: (agent: string, why: string) => Promise<void> | void;
 }
@@ -88,6 +92,7 @@ export class MoltbookAdapter implements HubAdapter {
   /** Agents whose key was refused (401): not polled again, their operator must act. */
   readonly #refused = new Set<string>();
   readonly #onNeedsOperator: MoltbookAdapterOptions['onNeedsOperator'];
+  readonly #budget: LocalBudgetLedger;
 
   constructor(opts: MoltbookAdapterOptions) {
     this.baseUrl = opts.baseUrl.replace(/\/+$/, '');
@@ -101,6 +106,7 @@ export class MoltbookAdapter implements HubAdapter {
     this.#now = opts.now ?? Date.now;
     this.#random = opts.random ?? Math.random;
     this.#onNeedsOperator = opts.onNeedsOperator;
+    this.#budget = new LocalBudgetLedger(opts.redis, opts.prefix, opts.budget ?? {}, this.#now);
   }
 
   async #needsOperator(agent: string, why: string): Promise<void> {
@@ -472,13 +478,13 @@ export class MoltbookAdapter implements HubAdapter {
     }
   }
 
-  /** No budget endpoint on Moltbook: every agent is healthy here until warren keeps a local ledger. */
-  budgetHealth(): Promise<BudgetHealth> {
-    return Promise.resolve(BudgetHealthSchema.parse({ status: 'healthy', healthy: true }));
+  /** No budget endpoint on Moltbook: the local ledger answers, by the local hub's rules. */
+  budgetHealth(agent: string): Promise<BudgetHealth> {
+    return this.#budget.health(agent);
   }
 
-  reportConsumption(_report: ConsumptionReport): Promise<void> {
-    return Promise.resolve();
+  reportConsumption(report: ConsumptionReport, opts: WriteOptions = {}): Promise<void> {
+    return this.#budget.record(report.agent, report.costUsd, opts.idempotencyKey);
   }
 
   /** Staleness is kept by warren itself (agent state in Redis); Moltbook has nothing to tell. */
