@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import type { AgentDefinition } from '../store/definition.ts';
 import type { HubAdapter } from '../hub-client/adapter.ts';
 import { MoltbookAdapter } from '../hub-client/moltbook/adapter.ts';
+import type { AgeLimits } from '../hub-client/moltbook/write-limits.ts';
 import type { BudgetHealth } from '../hub-client/types.ts';
 import { createCliExecutors } from '../executors/cli/cli-executors.ts';
 import { programLookup } from '../executors/cli/cli-executor.ts';
@@ -153,6 +154,14 @@ export function openMoltbookHub(config: WarrenConfig, secrets: { get(name: strin
     else logger.warn({ agent, variable: api_key_env }, `agent ${agent} has no Moltbook key: ${api_key_env} is not set; the agent is skipped`);
   }
   return new MoltbookAdapter({ baseUrl: config.hub.url, keys, redis, prefix: config.redis.prefix, homeIntervalMs: config.hub.home_interval, logger, onNeedsOperator: pause, budget: hubBudget(config.budget),
+    writeLimits: moltbookWriteLimits(config.hub.write_limits),
     // A burst of ten seconds' worth: an activation's reads and write go through at once.
     bucket: { perMinute: config.hub.requests_per_minute, burst: Math.max(5, Math.round(config.hub.requests_per_minute / 6)) } });
+}
+
+function moltbookWriteLimits(w: WarrenConfig['hub']['write_limits']): AgeLimits {
+  return {
+    established: { postGapMs: w.post_gap, commentGapMs: w.comment_gap, commentsPerDay: w.comments_per_day },
+    newAgent: { postGapMs: w.new_agent.post_gap, commentGapMs: w.new_agent.comment_gap, commentsPerDay: w.new_agent.comments_per_day },
+  };
 }

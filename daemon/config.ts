@@ -43,6 +43,15 @@ export const WarrenConfigSchema = z.strictObject({
       home_interval: durationMs.default(60_000),
       /** type moltbook: requests per minute and key warren allows itself (Moltbook refuses more than 100). */
       requests_per_minute: z.number().int().min(1).max(100).default(60),
+      /** type moltbook: Moltbook's posting limits as warren keeps them locally (defaults: the published ones; `new_agent`: under 24 h). */
+      write_limits: z
+        .strictObject({
+          post_gap: durationMs.default(30 * 60_000),
+          comment_gap: durationMs.default(20_000),
+          comments_per_day: z.number().int().min(0).default(50),
+          new_agent: z.strictObject({ post_gap: durationMs.default(2 * 3_600_000), comment_gap: durationMs.default(60_000), comments_per_day: z.number().int().min(0).default(20) }).prefault({}),
+        })
+        .prefault({}),
     })
     .refine((h) => !(h.type === 'moltbook' && h.embedded), { message: 'hub.embedded serves warren\'s own hub; it cannot be combined with hub.type moltbook', path: ['embedded'] })
     .prefault({}),

@@ -5,6 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vi
 import { Redactor } from '../daemon/redact.ts';
 import { HubError } from '../hub-client/errors.ts';
 import { MoltbookAdapter, MoltbookChallengeError } from '../hub-client/moltbook/adapter.ts';
+import { DEFAULT_AGE_LIMITS, type AgeLimits } from '../hub-client/moltbook/write-limits.ts';
 import { ADVICE_MARKER, startFakeMoltbook, type FakeMoltbook } from './fakes/moltbook-server.ts';
 
 let redis: Redis;
@@ -18,9 +19,12 @@ afterEach(async () => {
   fake = undefined;
 });
 
-function adapterFor(f: FakeMoltbook, agents: string[], opts: { maxWaitMs?: number; onNeedsOperator?: (agent: string, why: string) => void } = {}): MoltbookAdapter {
+/** No cooldowns unless a test is about them: the tests below write several times in a row. */
+const NO_GAPS: AgeLimits = { established: { postGapMs: 0, commentGapMs: 0, commentsPerDay: 50 }, newAgent: { postGapMs: 0, commentGapMs: 0, commentsPerDay: 20 } };
+
+function adapterFor(f: FakeMoltbook, agents: string[], opts: { maxWaitMs?: number; onNeedsOperator?: (agent: string, why: string) => void; writeLimits?: AgeLimits; now?: () => number } = {}): MoltbookAdapter {
   const keys = new Map(agents.map((name) => [name, f.addAgent(name).key]));
-  return new MoltbookAdapter({ baseUrl: f.url, keys, redis, prefix: `molt-${randomUUID().slice(0, 8)}`, maxWaitMs: opts.maxWaitMs, onNeedsOperator: opts.onNeedsOperator });
+  return new MoltbookAdapter({ baseUrl: f.url, keys, redis, prefix: `molt-${randomUUID().slice(0, 8)}`, maxWaitMs: opts.maxWaitMs, onNeedsOperator: opts.onNeedsOperator, writeLimits: opts.writeLimits ?? NO_GAPS, now: opts.now });
 }
 
 describe('moltbook adapter', () => {
@@ -193,5 +197,48 @@ describe('moltbook adapter', () => {
     expect((await again.budgetHealth('greeter')).status).toBe('critical');
     // No request about budgets went to Moltbook: it has no such endpoint.
     expect(fake.requests).toEqual([]);
+  });
+
+  it('keeps Moltbook\'s posting limits locally: comment and post cooldowns, 50 comments a day, stricter under 24 h', async () => {
+    fake = await startFakeMoltbook({ challenges: false });
+    let now = Date.parse('2026-11-24T10:00:00Z');
+    const hub = adapterFor(fake, ['old'], { writeLimits: DEFAULT_AGE_LIMITS, maxWaitMs: 0, now: () => now });
+    const young = fake.addAgent('young', { createdAt: new Date(now - 3_600_000).toISOString() });
+    const youngHub = new MoltbookAdapter({ baseUrl: fake.url, keys: new Map([['young', young.key]]), redis, prefix: `molt-${randomUUID().slice(0, 8)}`, maxWaitMs: 0, now: () => now });
+    fake.addAgent('alice');
+    const post = fake.post('alice', { title: 'Open thread', content: 'say hi' });
+    const held = (p: Promise<unknown>): Promise<unknown> => p.then(() => 'written', (e: unknown) => (e instanceof HubError ? { status: e.status, retryAfterMs: e.retryAfterMs } : e));
+    let n = 0;
+    const comment = (agentHub: MoltbookAdapter, agent: string): Promise<unknown> => held(agentHub.createComment({ agent, postId: post.id, content: `note ${++n}` }));
+
+    expect(await comment(hub, 'old')).toBe('written');
+    expect(await comment(hub, 'old')).toEqual({ status: 429, retryAfterMs: 20_000 }); // a comment per 20 s
+    now += 20_000;
+    expect(await comment(hub, 'old')).toBe('written');
+    expect(await held(hub.createPost({ agent: 'old', title: 'Mine', content: 'one' }))).toBe('written');
+    now += 29 * 60_000;
+    expect(await held(hub.createPost({ agent: 'old', title: 'Mine 2', content: 'two' }))).toEqual({ status: 429, retryAfterMs: 60_000 }); // a post per 30 min
+    for (; fake.commentsBy('old').length < 50; now += 20_000) expect(await comment(hub, 'old')).toBe('written');
+    now += 20_000;
+    const capped = (await comment(hub, 'old')) as { status: number; retryAfterMs: number };
+    expect(capped.status).toBe(429);
+    expect(now + capped.retryAfterMs).toBe(Date.parse('2026-11-25T00:00:00Z')); // until the next UTC day
+    expect(fake.commentsBy('old')).toHaveLength(50);
+    expect(await hub.commentsLeftToday('old')).toBe(0);
+    now = Date.parse('2026-11-25T00:00:01Z');
+    expect(await hub.commentsLeftToday('old')).toBe(50);
+
+    // Under 24 h old (from /agents/me created_at): 60 s between comments, a post per 2 h, 20 comments a day.
+    expect(await comment(youngHub, 'young')).toBe('written');
+    now += 30_000;
+    expect(await comment(youngHub, 'young')).toEqual({ status: 429, retryAfterMs: 30_000 });
+    expect(await held(youngHub.createPost({ agent: 'young', title: 'Hi', content: 'new here' }))).toBe('written');
+    now += 90 * 60_000;
+    expect(await held(youngHub.createPost({ agent: 'young', title: 'Hi again', content: 'still new' }))).toEqual({ status: 429, retryAfterMs: 30 * 60_000 });
+    for (; fake.commentsBy('young').length < 20; now += 60_000) expect(await comment(youngHub, 'young')).toBe('written');
+    now += 60_000;
+    expect(await comment(youngHub, 'young')).toMatchObject({ status: 429 });
+    expect(fake.commentsBy('young')).toHaveLength(20);
+    expect(fake.requests.filter((r) => r.status === 429)).toEqual([]); // all held back locally
   });
 });

@@ -29,6 +29,7 @@ import { DEFAULT_BUCKET, KeyPacer, type BucketOptions, type RequestKind } from '
 import { contentHash, MoltbookState, type LedgerEntry } from './state.ts';
 import { flattenComments, HomeSchema, toPost, unwrapMoltbookList, unwrapMoltbookObject, verificationOf, WireCommentSchema, WirePostSchema, type Home, type Verification, type WireComment } from './wire.ts';
 import { postOfNotification, workOnThread } from './work.ts';
+import { commentsLeft, DEFAULT_AGE_LIMITS, limitsForAge, writeVerdict, type AgeLimits, type WriteLimits } from './write-limits.ts';
 
 export const MOLTBOOK_CAPABILITIES: HubCapabilities = { longPoll: false, budget: false, idempotencyKeys: false, registration: false, errorPosts: false };
 
@@ -60,6 +61,8 @@ export interface MoltbookAdapterOptions {
   random?: () => number;
   /** warren.yaml's `budget:` (daemon/config.ts hubBudget): Moltbook has no budget endpoint, so it is kept here. */
   budget?: BudgetConfig;
+  /** Moltbook's posting limits (default: the published ones). */
+  writeLimits?: AgeLimits;
   /** An agent only its operator can help (key refused, challenges failing): the daemon pauses it. */
   onNeedsOperator?: (agent: string, why: string) => Promise<void> | void;
 }
@@ -93,6 +96,9 @@ export class MoltbookAdapter implements HubAdapter {
   readonly #refused = new Set<string>();
   readonly #onNeedsOperator: MoltbookAdapterOptions['onNeedsOperator'];
   readonly #budget: LocalBudgetLedger;
+  /** Each agent's creation time from /agents/me (undefined: not known, the stricter limits apply). */
+  readonly #createdAt = new Map<string, number | undefined>();
+  readonly #writeLimits: AgeLimits;
 
   constructor(opts: MoltbookAdapterOptions) {
     this.baseUrl = opts.baseUrl.replace(/\/+$/, '');
@@ -106,6 +112,7 @@ export class MoltbookAdapter implements HubAdapter {
     this.#now = opts.now ?? Date.now;
     this.#random = opts.random ?? Math.random;
     this.#onNeedsOperator = opts.onNeedsOperator;
+    this.#writeLimits = opts.writeLimits ?? DEFAULT_AGE_LIMITS;
     this.#budget = new LocalBudgetLedger(opts.redis, opts.prefix, opts.budget ?? {}, this.#now);
   }
 
@@ -355,13 +362,17 @@ export class MoltbookAdapter implements HubAdapter {
       if (prior?.state !== 'done') this.#logger?.info({ agent, kind, id: existing.id, key: wkey }, 'the write is already on Moltbook; not writing again');
       return existing;
     }
+    const day = await this.#admit(agent, kind, req.signal);
     await this.#state.setLedger(wkey, { ...entry, state: 'sending' });
     let body: unknown;
     try {
       body = await this.#call(agent, kind, req);
     } catch (err) {
       // Refused by the hub (4xx, 429): nothing was created, a later attempt may write. Otherwise it may have been.
-      if (err instanceof HubError && err.status !== undefined && err.status < 500) await this.#state.forgetLedger(wkey);
+      if (err instanceof HubError && err.status !== undefined && err.status < 500) {
+        await this.#state.forgetLedger(wkey);
+        await this.#state.releaseWrite(agent, kind, day);
+      }
       throw err;
     }
     const created = parse(body);
@@ -374,6 +385,52 @@ export class MoltbookAdapter implements HubAdapter {
       await this.#state.setLedger(wkey, { ...entry, state: 'done', id: created.id });
     }
     return created;
+  }
+
+  async #limitsOf(agent: string, signal?: AbortSignal): Promise<WriteLimits> {
+    if (!this.#createdAt.has(agent)) {
+      try {
+        const body = await this.#call(agent, 'read', { method: 'GET', path: '/agents/me', signal });
+        const created = (unwrapMoltbookObject(body, ['agent']) as { created_at?: unknown } | undefined)?.created_at;
+        const ms = typeof created === 'string' ? Date.parse(created) : Number.NaN;
+        this.#createdAt.set(agent, Number.isNaN(ms) ? undefined : ms);
+      } catch (err) {
+        this.#logger?.warn({ agent, err }, 'could not read the agent\'s age from /agents/me; the limits for new agents apply');
+        return limitsForAge(undefined, this.#now(), this.#writeLimits);
+      }
+    }
+    return limitsForAge(this.#createdAt.get(agent), this.#now(), this.#writeLimits);
+  }
+
+  /**
+   * Moltbook's posting limits, locally: waits out a cooldown up to maxWaitMs, else fails with it (retryable,
+   * with the time to wait); a comment over the day's cap is refused until the next UTC day. Returns the day
+   * the write was counted in.
+   */
+  async #admit(agent: string, kind: 'post' | 'comment', signal?: AbortSignal): Promise<string> {
+    const limits = await this.#limitsOf(agent, signal);
+    const path = kind === 'post' ? '/posts' : '/posts/-/comments';
+    for (;;) {
+      const now = this.#now();
+      const day = new Date(now).toISOString().slice(0, 10);
+      const verdict = writeVerdict(kind, await this.#state.writeHistory(agent, day), limits, now);
+      if (verdict.kind === 'capped') {
+        throw new HubError({ method: 'POST', path, status: 429, detail: `${agent}: ${limits.commentsPerDay} comments today already (Moltbook's daily cap)`, retryable: true, retryAfterMs: verdict.untilMs - now });
+      }
+      if (verdict.kind === 'wait') {
+        if (verdict.ms > this.#maxWaitMs) throw new HubError({ method: 'POST', path, status: 429, detail: `${agent}: next ${kind} allowed in ${Math.ceil(verdict.ms / 1000)} s (Moltbook's cooldown)`, retryable: true, retryAfterMs: verdict.ms });
+        await sleep(verdict.ms, signal);
+        if (signal?.aborted) throw new HubError({ method: 'POST', path, detail: 'aborted', retryable: false });
+        continue;
+      }
+      if (await this.#state.reserveWrite(agent, kind, now, day, limits.commentsPerDay)) return day;
+    }
+  }
+
+  /** Comments the agent may still write today under Moltbook's limits (exploration skips an agent with none). */
+  async commentsLeftToday(agent: string, signal?: AbortSignal): Promise<number> {
+    const limits = await this.#limitsOf(agent, signal);
+    return commentsLeft(await this.#state.writeHistory(agent, new Date(this.#now()).toISOString().slice(0, 10)), limits);
   }
 
   async #verify(agent: string, wkey: string, entry: LedgerEntry, v: Verification): Promise<void> {

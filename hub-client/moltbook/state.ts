@@ -4,6 +4,7 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Notification } from '../types.ts';
+import type { WriteHistory } from './write-limits.ts';
 
 const HANDLED_TTL_SECONDS = 30 * 86_400;
 const LEDGER_TTL_SECONDS = 7 * 86_400;
@@ -82,5 +83,32 @@ export class MoltbookState {
 
   async challengePassed(agent: string): Promise<void> {
     await this.#redis.del(`${this.#prefix}:challenge-failures:${agent}`);
+  }
+
+  async writeHistory(agent: string, day: string): Promise<WriteHistory> {
+    const [post, comment, count] = await this.#redis.mget(`${this.#prefix}:last-post:${agent}`, `${this.#prefix}:last-comment:${agent}`, `${this.#prefix}:comments:${agent}:${day}`);
+    return { lastPostAt: post ? Number(post) : undefined, lastCommentAt: comment ? Number(comment) : undefined, commentsToday: Number(count ?? 0) };
+  }
+
+  /**
+   * Takes a write's place before its POST: its time for the cooldown, and for a comment one of the day's
+   * comments (counted up first, so two writes at once cannot both take the last one). False: the cap is reached.
+   */
+  async reserveWrite(agent: string, kind: 'post' | 'comment', now: number, day: string, commentsPerDay: number): Promise<boolean> {
+    if (kind === 'comment') {
+      const count = `${this.#prefix}:comments:${agent}:${day}`;
+      const [[, n]] = (await this.#redis.multi().incr(count).expire(count, 2 * 86_400).exec()) as [[null, number]];
+      if (n > commentsPerDay) {
+        await this.#redis.decr(count);
+        return false;
+      }
+    }
+    await this.#redis.set(`${this.#prefix}:last-${kind}:${agent}`, String(now), 'EX', 86_400);
+    return true;
+  }
+
+  /** A write the hub refused (nothing created) gives its place in the day's count back. */
+  async releaseWrite(agent: string, kind: 'post' | 'comment', day: string): Promise<void> {
+    if (kind === 'comment') await this.#redis.decr(`${this.#prefix}:comments:${agent}:${day}`);
   }
 }

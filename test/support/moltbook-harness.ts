@@ -27,7 +27,9 @@ export async function startMoltbookHarness(opts: {
   const prefix = `warren-molt-${randomUUID().slice(0, 8)}`;
   const variable = (name: string): string => `MOLTBOOK_KEY_${name.toUpperCase().replace(/[^A-Z0-9]/g, '_')}`;
   const config = WarrenConfigSchema.parse({
-    hub: { type: 'moltbook', url: opts.moltbook.url, agents: Object.fromEntries(Object.keys(opts.agents).map((a) => [a, { api_key_env: variable(a) }])), home_interval: '100ms', requests_per_minute: 100 },
+    hub: { type: 'moltbook', url: opts.moltbook.url, agents: Object.fromEntries(Object.keys(opts.agents).map((a) => [a, { api_key_env: variable(a) }])), home_interval: '100ms', requests_per_minute: 100,
+      // No cooldowns between writes (tests answer several comments in a row); the daily caps stay.
+      write_limits: { post_gap: 0, comment_gap: 0, new_agent: { post_gap: 0, comment_gap: 0 } } },
     redis: { url: opts.redisUrl, prefix },
     store: { path: opts.agentsDir },
     scheduler: { poll_interval: '50ms', exploration_interval: 0 },
