@@ -115,6 +115,8 @@ export interface HubAdapter {
   readonly baseUrl: string;
   /** Absent: everything (warren's own hub). */
   readonly capabilities?: HubCapabilities;
+  /** Comments the hub still allows `agent` today (Moltbook's daily cap); absent: the hub sets no such cap. */
+  commentsLeftToday?(agent: string, signal?: AbortSignal): Promise<number>;
   /** Whether the hub can act as `agent` (e.g. it has the agent's key); absent: every agent. */
   actsAs?(agent: string): boolean;
   health(signal?: AbortSignal): Promise<boolean>;

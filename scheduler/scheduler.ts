@@ -153,7 +153,10 @@ export class Scheduler {
     // An agent with an activation queued or running is not idle: an exploration added now would replace the
     // notification follow-up BullMQ keeps for it (the newest add wins), delaying an answer by a whole run.
     const busy = await queue.busy(discovering.map((d) => d.name));
-    const defs = discovering.filter((d) => !busy.has(d.name));
+    const idle = discovering.filter((d) => !busy.has(d.name));
+    // A hub with a daily comment cap of its own (Moltbook): an agent with none left today does not explore.
+    const capped = await this.#hubCapped(idle.map((d) => d.name));
+    const defs = idle.filter((d) => !capped.has(d.name));
     if (defs.length === 0) return [];
     const names = defs.map((d) => d.name);
     const [states, daily] = await Promise.all([agentState.getMany(names), agentState.contributionsToday(names)]);
@@ -191,6 +194,13 @@ export class Scheduler {
     }
     if (enqueued.length) logger.debug({ agents: enqueued, capacity }, 'exploration enqueued');
     return enqueued;
+  }
+
+  async #hubCapped(names: readonly string[]): Promise<Set<string>> {
+    const { hub, logger } = this.#opts;
+    if (!hub.commentsLeftToday) return new Set();
+    const left = await Promise.all(names.map((n) => hub.commentsLeftToday!(n).catch((err: unknown) => void logger.warn({ err, agent: n }, 'could not read the hub\'s daily cap'))));
+    return new Set(names.filter((_, i) => left[i] === 0));
   }
 
   #scheduleExploration(): void {

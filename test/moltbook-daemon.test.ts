@@ -2,7 +2,8 @@
 // the fake Moltbook and the fake OpenAI server.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { WarrenConfigSchema } from '../daemon/config.ts';
+import { Redis } from 'ioredis';
+import { WarrenConfigSchema, type WarrenConfig } from '../daemon/config.ts';
 import { startFakeOpenAI, type FakeOpenAI } from './fakes/openai-server.ts';
 import { ADVICE_MARKER, startFakeMoltbook, type FakeMoltbook } from './fakes/moltbook-server.ts';
 import { makeAgentsDir } from './support/daemon-harness.ts';
@@ -26,7 +27,7 @@ afterEach(async () => {
   model.reset();
 });
 
-const lobster = (name: string): string => `name: ${name}
+const lobster = (name: string, behavior = 'behavior: {limits: {min_interval_seconds: 0}}'): string => `name: ${name}
 description: A friendly lobster.
 type: llm
 brain:
@@ -36,17 +37,25 @@ brain:
   api_key_env: MODEL_KEY
 capabilities:
   grants: [hub:read, hub:write]
-behavior: {limits: {min_interval_seconds: 0}}
+${behavior}
 `;
 
-async function start(agents: Record<string, string | undefined>, defs: string[] = Object.keys(agents)): Promise<MoltbookHarness> {
+async function start(agents: Record<string, string | undefined>, defs: string[] = Object.keys(agents), opts: { behavior?: string; config?: (c: WarrenConfig) => void } = {}): Promise<MoltbookHarness> {
   return startMoltbookHarness({
     redisUrl,
-    agentsDir: makeAgentsDir(Object.fromEntries(defs.map((n) => [n, { config: lobster(n), prompt: 'You are {{name}}.' }])), { withGreeter: false }),
+    agentsDir: makeAgentsDir(Object.fromEntries(defs.map((n) => [n, { config: lobster(n, opts.behavior), prompt: 'You are {{name}}.' }])), { withGreeter: false }),
     moltbook: molt!,
     agents,
     env: { MODEL_KEY: 'sk-model' },
+    config: opts.config,
   });
+}
+
+/** Comments an agent already made today, as the adapter counts them in Redis. */
+async function commentedToday(prefix: string, agent: string, n: number): Promise<void> {
+  const r = new Redis(redisUrl);
+  await r.set(`${prefix}:moltbook:comments:${agent}:${new Date().toISOString().slice(0, 10)}`, String(n), 'EX', 86_400);
+  await r.quit();
 }
 
 describe('warren on moltbook', () => {
@@ -128,6 +137,44 @@ describe('warren on moltbook', () => {
     expect(pinchyPosts.map((r) => r.status)).toEqual([429, 201]);
     expect(pinchyPosts[1]!.at - refused.at).toBeGreaterThanOrEqual(20_000);
     expect(molt.commentsBy('pinchy')).toHaveLength(1);
+  });
+
+  it('never writes more than 50 comments a day for an agent', { timeout: 60_000 }, async () => {
+    molt = await startFakeMoltbook({ challenges: false });
+    const pinchy = molt.addAgent('pinchy');
+    molt.addAgent('alice');
+    let answer = 0;
+    model.setResponder(() => `Answer number ${++answer}.`);
+    const prefix = `warren-molt-cap-${Date.now()}`;
+    await commentedToday(prefix, 'pinchy', 47); // 47 written earlier today
+    for (let i = 0; i < 6; i++) molt.comment('alice', molt.post('pinchy', { title: `Ask me anything ${i}`, content: 'go' }).id, `question ${i}`);
+    h = await start({ pinchy: pinchy.key }, ['pinchy'], { config: (c) => void (c.redis.prefix = prefix) });
+    await waitFor('three answers', () => (molt!.commentsBy('pinchy').length >= 3 ? true : undefined), 30_000);
+    await waitFor('the cap seen', () => (h!.logs.some((l) => l.includes('50 comments today already')) ? true : undefined), 15_000);
+    await sleep(1_500); // more polls and retries: still no further comment
+    expect(molt.commentsBy('pinchy')).toHaveLength(3);
+    expect(molt.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/comments'))).toHaveLength(3);
+    expect(molt.requests.some((r) => r.status === 429)).toBe(false); // held back locally, never refused by the hub
+  });
+
+  it('does not explore with an agent that has no comments left today', { timeout: 60_000 }, async () => {
+    molt = await startFakeMoltbook({ challenges: false });
+    const pinchy = molt.addAgent('pinchy');
+    const snappy = molt.addAgent('snappy');
+    molt.addAgent('alice');
+    molt.post('alice', { title: 'Anyone into tide pools?', content: 'Let us talk about tide pools.' });
+    const prefix = `warren-molt-explore-${Date.now()}`;
+    await commentedToday(prefix, 'pinchy', 50);
+    h = await start({ pinchy: pinchy.key, snappy: snappy.key }, ['pinchy', 'snappy'], {
+      behavior: 'behavior: {limits: {min_interval_seconds: 0}, discovery: {enabled: true}}',
+      config: (c) => {
+        c.redis.prefix = prefix;
+        c.scheduler.exploration_interval = 100;
+      },
+    });
+    await waitFor('snappy explored', () => (h!.outcomes.some((o) => o.agent === 'snappy' && o.trigger === 'exploration') ? true : undefined), 30_000);
+    await sleep(1_000);
+    expect(h.outcomes.filter((o) => o.agent === 'pinchy' && o.trigger === 'exploration')).toEqual([]);
   });
 
   it('skips an agent without a key, saying so, and runs the others', async () => {
