@@ -90,7 +90,8 @@ export async function runDoctor(config: WarrenConfig, env: NodeJS.ProcessEnv): P
   for (const message of isolation.warnings) checks.push({ status: 'warn', area: 'cli isolation', message });
 
   checks.push(await redisCheck(config));
-  checks.push(await hubCheck(config));
+  if (config.hub.type === 'moltbook') checks.push(...(await moltbookChecks(config, secrets)));
+  else checks.push(await hubCheck(config));
   return checks;
 }
 
@@ -148,6 +149,17 @@ async function redisCheck(config: WarrenConfig): Promise<Check> {
   } finally {
     redis.disconnect();
   }
+}
+
+/** Each agent's Moltbook key with /agents/me and /agents/status; anything a key could appear in is redacted. */
+async function moltbookChecks(config: WarrenConfig, secrets: SecretSource): Promise<Check[]> {
+  const { checkMoltbookKey } = await import('../../hub-client/moltbook/key-check.ts');
+  const { Redactor } = await import('../redact.ts');
+  const entries = Object.entries(config.hub.agents).map(([agent, { api_key_env }]) => ({ agent, variable: api_key_env, key: secrets.get(api_key_env) }));
+  const redactor = new Redactor(entries.map((e) => e.key));
+  const results = await Promise.all(entries.map((e) => checkMoltbookKey(config.hub.url, e.agent, e.variable, e.key)));
+  if (results.length === 0) return [{ status: 'fail', area: 'moltbook', message: 'hub.type moltbook but no agents under hub.agents: no agent has a key' }];
+  return results.map((r) => ({ status: r.status, area: `moltbook ${r.agent}`, message: redactor.redact(r.message) }));
 }
 
 async function hubCheck(config: WarrenConfig): Promise<Check> {
