@@ -9,6 +9,7 @@ import type { AgentDefinition } from '../store/definition.ts';
 import type { HubAdapter } from '../hub-client/adapter.ts';
 import { MoltbookAdapter } from '../hub-client/moltbook/adapter.ts';
 import type { AgeLimits } from '../hub-client/moltbook/write-limits.ts';
+import type { ChallengeModel } from '../hub-client/moltbook/challenge-fallback.ts';
 import type { BudgetHealth } from '../hub-client/types.ts';
 import { createCliExecutors } from '../executors/cli/cli-executors.ts';
 import { programLookup } from '../executors/cli/cli-executor.ts';
@@ -146,7 +147,7 @@ export function buildExecutors(opts: ExecutorsOptions): ExecutorRegistry {
 }
 
 /** Moltbook as the hub: one key per configured agent; an agent whose key is not set is left out, said once. */
-export function openMoltbookHub(config: WarrenConfig, secrets: { get(name: string): string | undefined }, redis: Redis, logger: Logger, pause: (agent: string) => Promise<void>): MoltbookAdapter {
+export function openMoltbookHub(config: WarrenConfig, secrets: { get(name: string): string | undefined }, redis: Redis, logger: Logger, pause: (agent: string) => Promise<void>, askModel?: ChallengeModel): MoltbookAdapter {
   const keys = new Map<string, string>();
   for (const [agent, { api_key_env }] of Object.entries(config.hub.agents)) {
     const key = secrets.get(api_key_env);
@@ -154,6 +155,7 @@ export function openMoltbookHub(config: WarrenConfig, secrets: { get(name: strin
     else logger.warn({ agent, variable: api_key_env }, `agent ${agent} has no Moltbook key: ${api_key_env} is not set; the agent is skipped`);
   }
   return new MoltbookAdapter({ baseUrl: config.hub.url, keys, redis, prefix: config.redis.prefix, homeIntervalMs: config.hub.home_interval, logger, onNeedsOperator: pause, budget: hubBudget(config.budget),
+    askModel,
     writeLimits: moltbookWriteLimits(config.hub.write_limits),
     // A burst of ten seconds' worth: an activation's reads and write go through at once.
     bucket: { perMinute: config.hub.requests_per_minute, burst: Math.max(5, Math.round(config.hub.requests_per_minute / 6)) } });

@@ -140,7 +140,12 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     // Whatever an agent writes through the daemon is redacted on its way to the hub (daemon/redacting-hub.ts).
     const hub: HubAdapter = redactingWrites(
       moltbook
-        ? openMoltbookHub(config, secrets, producerConn, logger.child({ component: 'moltbook' }), (agent) => agentState.setPaused(agent, true))
+        ? openMoltbookHub(config, secrets, producerConn, logger.child({ component: 'moltbook' }), (agent) => agentState.setPaused(agent, true),
+          // Late-bound: a challenge the solver is unsure of goes to the agent's own model (built further down).
+          async (agent, question, signal) => {
+            const def = registry.get(agent);
+            return def ? executors.ask(def, question, signal) : undefined;
+          })
         : new HubClient({ baseUrl: hubUrl, apiKey: adminKey!, logger: logger.child({ component: 'hub-client' }) }),
       (text) => redactor.redact(text),
     );

@@ -14,6 +14,12 @@ export class ExecutorRegistry {
     this.#cli = new Map(cli.map((e) => [e.type, e]));
   }
 
+  /** A question to the agent's own model, when it has one (an llm agent); undefined for the others. */
+  async ask(def: AgentDefinition, question: string, signal?: AbortSignal): Promise<string | undefined> {
+    if (executorTypeOf(def.config) !== 'llm' || this.#llm.missingRequirement(def)) return undefined;
+    return this.#llm.ask(def, question, signal);
+  }
+
   /** The executor for this agent, or a reason it has none. */
   resolve(def: AgentDefinition): { executor: Executor } | { unavailable: string } {
     const type = executorTypeOf(def.config);

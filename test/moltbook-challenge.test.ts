@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { degarble, solveChallenge } from '../hub-client/moltbook/challenge.ts';
+import { challengeQuestion, parseModelAnswer, timeToAsk } from '../hub-client/moltbook/challenge-fallback.ts';
 import { garble } from './fakes/moltbook-garble.ts';
 
 const corpus = JSON.parse(readFileSync('test/fixtures/moltbook/challenges.json', 'utf8')) as Array<{ plain: string; challenge: string; answer: string }>;
@@ -56,5 +57,31 @@ describe('challenge solver', () => {
     // Measured: 2 wrong in 2,200 ("eight y ears" reads as eighty, "w eight" as eight).
     expect(wrong / n).toBeLessThan(0.005);
     expect(exact / n).toBeGreaterThan(0.9);
+  });
+});
+
+/** A problem with no operation named: the solver must be unsure of it (the daemon test asks the model). */
+const UNSURE_PROBLEM = { plain: 'A lobster has twenty claws and ninety legs, what is the count of its limbs?', answer: '110.00' };
+
+describe('model fallback for challenges', () => {
+  it('is needed for a problem that names no operation', () => {
+    for (let seed = 1; seed < 5; seed++) expect(solveChallenge(garble(UNSURE_PROBLEM.plain, seed)).kind).toBe('unsure');
+  });
+
+  it('takes one plain number from the model, with two decimals, and nothing else', () => {
+    expect(parseModelAnswer('110')).toBe('110.00');
+    expect(parseModelAnswer(' 110.5 \n')).toBe('110.50');
+    expect(parseModelAnswer('-3.25')).toBe('-3.25');
+    for (const bad of ['110 newtons', 'The answer is 110', '110, 120', '', 'one hundred', '1e3', undefined]) expect(parseModelAnswer(bad)).toBeUndefined();
+  });
+
+  it('asks only with time left before the challenge expires, and frames the challenge as data', () => {
+    const now = Date.parse('2026-11-24T10:00:00Z');
+    expect(timeToAsk('2026-11-24T10:00:10Z', now)).toBe(8_000);
+    expect(timeToAsk('2026-11-24T10:00:02Z', now)).toBeUndefined();
+    expect(timeToAsk(undefined, now)).toBe(30_000);
+    const q = challengeQuestion('tWeNtY cLaWs');
+    expect(q).toContain('<<<\ntWeNtY cLaWs\n>>>');
+    expect(q).toMatch(/number only/);
   });
 });

@@ -139,6 +139,25 @@ describe('warren on moltbook', () => {
     expect(molt.commentsBy('pinchy')).toHaveLength(1);
   });
 
+  it('asks the agent\'s own model for the number when the solver is unsure, and verifies in time', async () => {
+    // No operation named: the solver is unsure; the model answers with the number.
+    molt = await startFakeMoltbook({ problems: [{ plain: 'A lobster has twenty claws and ninety legs, what is the count of its limbs?', answer: '110.00' }] });
+    const pinchy = molt.addAgent('pinchy');
+    molt.addAgent('alice');
+    const post = molt.post('pinchy', { title: 'Hello', content: 'hi' });
+    molt.comment('alice', post.id, 'welcome!');
+    model.setResponder((r) => (r.rawBody.includes('arithmetic word problem') ? '110' : 'Thanks, glad to be here.'));
+    h = await start({ pinchy: pinchy.key });
+    await waitFor('pinchy replied, verified', () => (molt!.commentsBy('pinchy').some((c) => c.verified) ? true : undefined), 15_000);
+    expect(molt.challenges).toMatchObject([{ used: true }]);
+    expect(molt.requests.filter((r) => r.path === '/verify').map((r) => [r.status, (r.body as { answer: string }).answer])).toEqual([[200, '110.00']]);
+    const asked = model.requests.filter((r) => r.rawBody.includes('arithmetic word problem'));
+    expect(asked).toHaveLength(1);
+    expect(asked[0]!.rawBody).toContain(JSON.stringify(molt.challenges[0]!.text).slice(1, -1));
+    expect(asked[0]!.rawBody).toContain('fake-gpt'); // the agent's own model
+    for (const r of model.requests) expect(r.rawBody).not.toContain(ADVICE_MARKER);
+  });
+
   it('never writes more than 50 comments a day for an agent', { timeout: 60_000 }, async () => {
     molt = await startFakeMoltbook({ challenges: false });
     const pinchy = molt.addAgent('pinchy');

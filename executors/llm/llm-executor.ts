@@ -187,6 +187,15 @@ export class LlmExecutor implements Executor {
     });
   }
 
+  /**
+   * One question to the agent's own model (its brain's endpoint, key and model), no tools and no context: what
+   * a hub asks when it needs a short answer the model can give (a Moltbook challenge the solver is unsure of).
+   */
+  async ask(def: AgentDefinition, question: string, signal?: AbortSignal): Promise<string | undefined> {
+    const res = await this.#model(def).complete({ model: def.config.brain.model, messages: [{ role: 'user', content: question }], temperature: 0, maxTokens: 20, signal });
+    return res.content ?? undefined;
+  }
+
   #model(def: AgentDefinition): ChatModel {
     const brain = def.config.brain;
     const missing = this.missingRequirement(def);

@@ -24,6 +24,7 @@ import { type Agent, type AgentWithWork, type BudgetHealth, type Comment, type C
 import type { BudgetConfig } from '../../local-hub/budget-rules.ts';
 import { LocalBudgetLedger } from './budget-ledger.ts';
 import { solveChallenge } from './challenge.ts';
+import { challengeQuestion, parseModelAnswer, timeToAsk, type ChallengeModel } from './challenge-fallback.ts';
 import { moltbookRequest, type MoltbookRequest } from './http.ts';
 import { DEFAULT_BUCKET, KeyPacer, type BucketOptions, type RequestKind } from './pacing.ts';
 import { contentHash, MoltbookState, type LedgerEntry } from './state.ts';
@@ -61,6 +62,8 @@ export interface MoltbookAdapterOptions {
   random?: () => number;
   /** warren.yaml's `budget:` (daemon/config.ts hubBudget): Moltbook has no budget endpoint, so it is kept here. */
   budget?: BudgetConfig;
+  /** The agent's own model, asked for the number when the solver is unsure (absent: unsure is not answered). */
+  askModel?: ChallengeModel;
   /** Moltbook's posting limits (default: the published ones). */
   writeLimits?: AgeLimits;
   /** An agent only its operator can help (key refused, challenges failing): the daemon pauses it. */
@@ -99,6 +102,7 @@ export class MoltbookAdapter implements HubAdapter {
   /** Each agent's creation time from /agents/me (undefined: not known, the stricter limits apply). */
   readonly #createdAt = new Map<string, number | undefined>();
   readonly #writeLimits: AgeLimits;
+  readonly #askModel: ChallengeModel | undefined;
 
   constructor(opts: MoltbookAdapterOptions) {
     this.baseUrl = opts.baseUrl.replace(/\/+$/, '');
@@ -113,6 +117,7 @@ export class MoltbookAdapter implements HubAdapter {
     this.#random = opts.random ?? Math.random;
     this.#onNeedsOperator = opts.onNeedsOperator;
     this.#writeLimits = opts.writeLimits ?? DEFAULT_AGE_LIMITS;
+    this.#askModel = opts.askModel;
     this.#budget = new LocalBudgetLedger(opts.redis, opts.prefix, opts.budget ?? {}, this.#now);
   }
 
@@ -427,6 +432,22 @@ export class MoltbookAdapter implements HubAdapter {
     }
   }
 
+  /** The agent's model asked for the number, within the challenge's time; undefined: no model, too late, or no plain number. */
+  async #modelAnswer(agent: string, v: Verification): Promise<string | undefined> {
+    if (!this.#askModel) return undefined;
+    const ms = timeToAsk(v.expires_at, this.#now());
+    if (ms === undefined) return undefined;
+    try {
+      const reply = await this.#askModel(agent, challengeQuestion(v.challenge_text), AbortSignal.timeout(ms));
+      const answer = parseModelAnswer(reply);
+      this.#logger?.info({ agent, usable: answer !== undefined }, 'Moltbook challenge: the solver was unsure; asked the agent\'s model');
+      return answer;
+    } catch (err) {
+      this.#logger?.warn({ agent, err }, 'Moltbook challenge: the agent\'s model could not be asked');
+      return undefined;
+    }
+  }
+
   /** Comments the agent may still write today under Moltbook's limits (exploration skips an agent with none). */
   async commentsLeftToday(agent: string, signal?: AbortSignal): Promise<number> {
     const limits = await this.#limitsOf(agent, signal);
@@ -435,14 +456,20 @@ export class MoltbookAdapter implements HubAdapter {
 
   async #verify(agent: string, wkey: string, entry: LedgerEntry, v: Verification): Promise<void> {
     const solved = solveChallenge(v.challenge_text);
-    if (solved.kind === 'unsure') {
-      const n = await this.#challengeFailed(agent);
-      await this.#state.forgetLedger(wkey);
-      this.#logger?.warn({ agent, reason: solved.reason, consecutive: n }, 'Moltbook challenge not answered: the solver is unsure (the content stays unpublished)');
-      throw new MoltbookChallengeError(agent, v.challenge_text, `unsure: ${solved.reason}`, n);
+    let answer: string;
+    if (solved.kind === 'answer') answer = solved.answer;
+    else {
+      const fromModel = await this.#modelAnswer(agent, v);
+      if (fromModel === undefined) {
+        const n = await this.#challengeFailed(agent);
+        await this.#state.forgetLedger(wkey);
+        this.#logger?.warn({ agent, reason: solved.reason, consecutive: n }, 'Moltbook challenge not answered: the solver is unsure and the model gave no usable number (the content stays unpublished)');
+        throw new MoltbookChallengeError(agent, v.challenge_text, `unsure: ${solved.reason}`, n);
+      }
+      answer = fromModel;
     }
     try {
-      await this.#call(agent, 'read', { method: 'POST', path: '/verify', body: { verification_code: v.verification_code, answer: solved.answer } });
+      await this.#call(agent, 'read', { method: 'POST', path: '/verify', body: { verification_code: v.verification_code, answer } });
     } catch (err) {
       if (err instanceof HubError && err.status === 409) {
         // Used already: an earlier attempt verified it and its answer was lost.
@@ -453,7 +480,7 @@ export class MoltbookAdapter implements HubAdapter {
         await this.#state.forgetLedger(wkey); // expired or wrong: never published, a later attempt writes anew
         if (err.status === 410) throw new HubError({ method: 'POST', path: '/verify', status: 410, detail: `${agent}: the verification challenge expired before it was answered`, retryable: true });
         const n = await this.#challengeFailed(agent);
-        throw new MoltbookChallengeError(agent, v.challenge_text, `answer ${solved.answer} refused: ${err.detail}`, n);
+        throw new MoltbookChallengeError(agent, v.challenge_text, `answer ${answer} refused: ${err.detail}`, n);
       }
       throw err;
     }
