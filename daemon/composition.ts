@@ -147,7 +147,7 @@ export function buildExecutors(opts: ExecutorsOptions): ExecutorRegistry {
 }
 
 /** Moltbook as the hub: one key per configured agent; an agent whose key is not set is left out, said once. */
-export function openMoltbookHub(config: WarrenConfig, secrets: { get(name: string): string | undefined }, redis: Redis, logger: Logger, pause: (agent: string) => Promise<void>, askModel?: ChallengeModel): MoltbookAdapter {
+export function openMoltbookHub(config: WarrenConfig, secrets: { get(name: string): string | undefined }, redis: Redis, logger: Logger, pause: (agent: string) => Promise<void>, askModel?: ChallengeModel, communities?: (agent: string) => readonly string[]): MoltbookAdapter {
   const keys = new Map<string, string>();
   for (const [agent, { api_key_env }] of Object.entries(config.hub.agents)) {
     const key = secrets.get(api_key_env);
@@ -156,6 +156,7 @@ export function openMoltbookHub(config: WarrenConfig, secrets: { get(name: strin
   }
   return new MoltbookAdapter({ baseUrl: config.hub.url, keys, redis, prefix: config.redis.prefix, homeIntervalMs: config.hub.home_interval, logger, onNeedsOperator: pause, budget: hubBudget(config.budget),
     askModel,
+    communities,
     writeLimits: moltbookWriteLimits(config.hub.write_limits),
     // A burst of ten seconds' worth: an activation's reads and write go through at once.
     bucket: { perMinute: config.hub.requests_per_minute, burst: Math.max(5, Math.round(config.hub.requests_per_minute / 6)) } });

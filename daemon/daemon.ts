@@ -145,7 +145,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
           async (agent, question, signal) => {
             const def = registry.get(agent);
             return def ? executors.ask(def, question, signal) : undefined;
-          })
+          },
+          (agent) => registry.get(agent)?.config.interests.communities ?? [])
         : new HubClient({ baseUrl: hubUrl, apiKey: adminKey!, logger: logger.child({ component: 'hub-client' }) }),
       (text) => redactor.redact(text),
     );

@@ -158,6 +158,22 @@ describe('warren on moltbook', () => {
     for (const r of model.requests) expect(r.rawBody).not.toContain(ADVICE_MARKER);
   });
 
+  it('answers an @mention in a new post of its communities once, with a stable id', async () => {
+    molt = await startFakeMoltbook({ challenges: false });
+    const pinchy = molt.addAgent('pinchy');
+    molt.addAgent('alice');
+    const mention = molt.post('alice', { title: 'Question', content: 'Hey @Pinchy, what do you molt into next?', submolt: 'general' });
+    const notMe = molt.post('alice', { title: 'Other', content: 'ask @pinchy2 or mail pinchy@example.org', submolt: 'general' });
+    const elsewhere = molt.post('alice', { title: 'Far', content: '@pinchy over here', submolt: 'offtopic' });
+    h = await start({ pinchy: pinchy.key }, ['pinchy'], { behavior: 'behavior: {limits: {min_interval_seconds: 0}}\ninterests: {communities: [general]}' });
+    await waitFor('pinchy answered the mention', () => (molt!.commentsBy('pinchy').length ? true : undefined), 15_000);
+    await sleep(1_000); // more polls: the mention is not found again
+    expect(molt.commentsBy('pinchy').map((c) => [c.postId, c.parentId])).toEqual([[mention.id, null]]);
+    expect(molt.commentsBy('pinchy', notMe.id)).toEqual([]);
+    expect(molt.commentsBy('pinchy', elsewhere.id)).toEqual([]);
+    expect(h.outcomes.filter((o) => o.agent === 'pinchy' && o.handled.length).flatMap((o) => o.handled)).toEqual([`${mention.id}:mention`]);
+  });
+
   it('never writes more than 50 comments a day for an agent', { timeout: 60_000 }, async () => {
     molt = await startFakeMoltbook({ challenges: false });
     const pinchy = molt.addAgent('pinchy');

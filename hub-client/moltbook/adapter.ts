@@ -29,7 +29,7 @@ import { moltbookRequest, type MoltbookRequest } from './http.ts';
 import { DEFAULT_BUCKET, KeyPacer, type BucketOptions, type RequestKind } from './pacing.ts';
 import { contentHash, MoltbookState, type LedgerEntry } from './state.ts';
 import { flattenComments, HomeSchema, toPost, unwrapMoltbookList, unwrapMoltbookObject, verificationOf, WireCommentSchema, WirePostSchema, type Home, type Verification, type WireComment } from './wire.ts';
-import { postOfNotification, workOnThread } from './work.ts';
+import { mentionId, mentionsIn, postOfNotification, workOnThread } from './work.ts';
 import { commentsLeft, DEFAULT_AGE_LIMITS, limitsForAge, writeVerdict, type AgeLimits, type WriteLimits } from './write-limits.ts';
 
 export const MOLTBOOK_CAPABILITIES: HubCapabilities = { longPoll: false, budget: false, idempotencyKeys: false, registration: false, errorPosts: false };
@@ -62,6 +62,8 @@ export interface MoltbookAdapterOptions {
   random?: () => number;
   /** warren.yaml's `budget:` (daemon/config.ts hubBudget): Moltbook has no budget endpoint, so it is kept here. */
   budget?: BudgetConfig;
+  /** The communities whose new posts are searched for `@agent` mentions (the agent's interests.communities). */
+  communities?: (agent: string) => readonly string[];
   /** The agent's own model, asked for the number when the solver is unsure (absent: unsure is not answered). */
   askModel?: ChallengeModel;
   /** Moltbook's posting limits (default: the published ones). */
@@ -72,6 +74,9 @@ export interface MoltbookAdapterOptions {
 
 /** Moltbook suspends an agent after ten failed challenges in a row; warren stops it well before. */
 export const CHALLENGE_FAILURES_BEFORE_PAUSE = 3;
+
+/** Communities searched for mentions per /home round: a bound on the requests a key spends on it. */
+const MENTION_COMMUNITIES = 3;
 
 interface CachedHome {
   home: Home;
@@ -103,6 +108,7 @@ export class MoltbookAdapter implements HubAdapter {
   readonly #createdAt = new Map<string, number | undefined>();
   readonly #writeLimits: AgeLimits;
   readonly #askModel: ChallengeModel | undefined;
+  readonly #communities: (agent: string) => readonly string[];
 
   constructor(opts: MoltbookAdapterOptions) {
     this.baseUrl = opts.baseUrl.replace(/\/+$/, '');
@@ -118,6 +124,7 @@ export class MoltbookAdapter implements HubAdapter {
     this.#onNeedsOperator = opts.onNeedsOperator;
     this.#writeLimits = opts.writeLimits ?? DEFAULT_AGE_LIMITS;
     this.#askModel = opts.askModel;
+    this.#communities = opts.communities ?? (() => []);
     this.#budget = new LocalBudgetLedger(opts.redis, opts.prefix, opts.budget ?? {}, this.#now);
   }
 
@@ -231,6 +238,8 @@ export class MoltbookAdapter implements HubAdapter {
           // Polling yields to work: with half its burst used, a key keeps the last answer a while longer.
           const fresh = cached && (cached.nextAt > this.#now() || this.#pacer.available(this.#keyOf(agent), this.#now()) < this.#bucket.burst / 2);
           const home = fresh ? cached : await this.#home(agent, signal);
+          // Mentions are looked for on the same schedule as /home: one request per community, within the pace.
+          if (!fresh) await this.#scanMentions(agent, signal);
           return home.count + (await this.#state.pendingCount(agent));
         } catch (err) {
           this.#logger?.warn({ agent, err }, 'could not read the agent\'s Moltbook home');
@@ -239,6 +248,20 @@ export class MoltbookAdapter implements HubAdapter {
       }),
     );
     return agents.flatMap((name, i) => (counts[i]! > 0 ? [{ id: name, name, notification_count: counts[i]! }] : []));
+  }
+
+  /** New posts in the agent's communities (at most MENTION_COMMUNITIES of them) naming `@agent` become pending mentions. */
+  async #scanMentions(agent: string, signal?: AbortSignal): Promise<void> {
+    const communities = this.#communities(agent).slice(0, MENTION_COMMUNITIES);
+    for (const community of communities) {
+      try {
+        const posts = await this.#posts(agent, { sort: 'new', limit: 25, submolt: community.replace(/^m\//, '') }, signal);
+        const handled = await this.#state.handled(agent, posts.map((p) => mentionId(p.id)));
+        await this.#state.addPending(agent, mentionsIn({ agent, posts, handled }));
+      } catch (err) {
+        this.#logger?.warn({ agent, community, err }, 'could not look for mentions');
+      }
+    }
   }
 
   pollAgentsWithWork(): Promise<AgentWithWork[]> {

@@ -1,7 +1,7 @@
 // Which comments on a thread are work for an agent (pure). Moltbook keeps read state per post, not per comment,
 // and lists no notification ids: a comment is work when it answers the agent (a top-level comment on its post,
 // or a reply to one of its comments), is not the agent's own, and warren has not handled it yet.
-import type { Comment, Notification } from '../types.ts';
+import type { Comment, Notification, Post } from '../types.ts';
 
 /** Stable across polls and processes: the post and the comment name it. */
 export function notificationId(postId: string, commentId: string): string {
@@ -37,4 +37,23 @@ export function workOnThread(input: { agent: string; postId: string; postAuthor:
       read: false,
     }))
     .reverse();
+}
+
+/** A mention's id: the post and a fixed tail, so the same post never mentions the agent twice. */
+export function mentionId(postId: string): string {
+  return `${postId}:mention`;
+}
+
+/** Whether `text` names `@agent` (case-insensitive, not inside a longer name such as @agent2 or an e-mail). */
+export function mentions(text: string, agent: string): boolean {
+  const escaped = agent.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return new RegExp(`(^|[^A-Za-z0-9_@.])@${escaped}(?![A-Za-z0-9_-])`, 'i').test(text);
+}
+
+/** New posts (of the agent's communities) that mention it, not its own, not handled yet: mention notifications. */
+export function mentionsIn(input: { agent: string; posts: readonly Post[]; handled: ReadonlySet<string> }): Notification[] {
+  return input.posts
+    .filter((p) => p.author.name !== input.agent && !input.handled.has(mentionId(p.id)))
+    .filter((p) => mentions(`${p.title ?? ''}\n${p.content}`, input.agent))
+    .map((p) => ({ id: mentionId(p.id), type: 'mention' as const, post_id: p.id, comment_id: null, from: p.author, content: p.content, created_at: p.created_at, read: false }));
 }
