@@ -174,6 +174,31 @@ describe('warren on moltbook', () => {
     expect(h.outcomes.filter((o) => o.agent === 'pinchy' && o.handled.length).flatMap((o) => o.handled)).toEqual([`${mention.id}:mention`]);
   });
 
+  it('keeps /home polling of 20 agents under 100 requests a minute per key, and still answers', { timeout: 60_000 }, async () => {
+    molt = await startFakeMoltbook({ challenges: false });
+    const names = Array.from({ length: 20 }, (_, i) => `lobster-${i}`);
+    const keys = Object.fromEntries(names.map((n) => [n, molt!.addAgent(n).key]));
+    molt.addAgent('alice');
+    const post = molt.post('lobster-7', { title: 'Hello', content: 'hi' });
+    // /home every 100 ms per agent: unpaced, that would be 600 requests a minute per key.
+    h = await start(keys);
+    const began = Date.now();
+    await sleep(6_000);
+    molt.comment('alice', post.id, 'hello lobster-7');
+    await waitFor('lobster-7 replied', () => (molt!.commentsBy('lobster-7').length ? true : undefined), 20_000);
+    await sleep(Math.max(0, 12_000 - (Date.now() - began)));
+    const seconds = (Date.now() - began) / 1000;
+    const burst = Math.round(100 / 6); // what the harness's requests_per_minute: 100 gives (daemon/composition.ts)
+    for (const n of names) {
+      const mine = molt.requests.filter((r) => r.agent === n);
+      expect(mine.some((r) => r.path === '/home'), n).toBe(true); // every agent is polled
+      // A token bucket of 100 a minute: never more than its burst plus what refilled meanwhile.
+      expect(mine.length, n).toBeLessThanOrEqual(burst + Math.ceil((100 * seconds) / 60));
+      // And in any 6 s window no more than a burst plus 6 s of refill (a minute at this pace stays under 100).
+      for (const r of mine) expect(mine.filter((x) => x.at >= r.at && x.at < r.at + 6_000).length, n).toBeLessThanOrEqual(burst + 10);
+    }
+  });
+
   it('never writes more than 50 comments a day for an agent', { timeout: 60_000 }, async () => {
     molt = await startFakeMoltbook({ challenges: false });
     const pinchy = molt.addAgent('pinchy');
