@@ -9,6 +9,7 @@ import { ADVICE_MARKER, startFakeMoltbook, type FakeMoltbook } from './fakes/mol
 import { makeAgentsDir } from './support/daemon-harness.ts';
 import { waitFor } from './support/hub-api.ts';
 import { startMoltbookHarness, type MoltbookHarness } from './support/moltbook-harness.ts';
+import { startWarren, type WarrenProcess } from './support/warren-process.ts';
 
 const redisUrl = inject('redisUrl');
 let model: FakeOpenAI;
@@ -196,6 +197,44 @@ describe('warren on moltbook', () => {
       expect(mine.length, n).toBeLessThanOrEqual(burst + Math.ceil((100 * seconds) / 60));
       // And in any 6 s window no more than a burst plus 6 s of refill (a minute at this pace stays under 100).
       for (const r of mine) expect(mine.filter((x) => x.at >= r.at && x.at < r.at + 6_000).length, n).toBeLessThanOrEqual(burst + 10);
+    }
+  });
+
+  it('answers exactly once when the daemon is SIGKILLed mid-activation (after the comment POST, around its challenge)', { timeout: 60_000 }, async () => {
+    molt = await startFakeMoltbook();
+    const pinchy = molt.addAgent('pinchy');
+    molt.addAgent('alice');
+    const post = molt.post('pinchy', { title: 'Hello', content: 'hi' });
+    molt.comment('alice', post.id, 'welcome, pinchy');
+    const agentsDir = makeAgentsDir({ pinchy: { config: lobster('pinchy'), prompt: 'You are {{name}}.' } }, { withGreeter: false });
+    const settings = {
+      hubUrl: '',
+      adminKey: '',
+      redisUrl,
+      prefix: `warren-molt-kill-${Date.now()}`,
+      agentsDir,
+      hub: `{type: moltbook, url: "${molt.url}", agents: {pinchy: {api_key_env: MOLTBOOK_KEY_PINCHY}}, home_interval: 100ms, requests_per_minute: 100, write_limits: {comment_gap: 0}}`,
+      env: { MOLTBOOK_KEY_PINCHY: pinchy.key, MODEL_KEY: 'sk-model' },
+    };
+    const procs: WarrenProcess[] = [];
+    try {
+      procs.push(startWarren(settings));
+      // Killed the moment the comment exists on Moltbook: its challenge is still to be answered, the notification unhandled.
+      await waitFor('the comment POST', () => molt!.requests.find((r) => r.method === 'POST' && r.path.endsWith('/comments') && r.status === 201), 30_000, 5);
+      procs[0]!.kill('SIGKILL');
+      expect(await procs[0]!.exited).toBe('SIGKILL');
+      procs.push(startWarren(settings));
+      await waitFor('the comment verified', () => (molt!.commentsBy('pinchy').some((c) => c.verified) ? true : undefined), 30_000);
+      await waitFor('post read', () => (molt!.unread('pinchy').length === 0 ? true : undefined), 15_000);
+      await sleep(1_500); // more polls of /home: nothing more to answer
+      expect(molt.commentsBy('pinchy', post.id)).toHaveLength(1);
+      expect(molt.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/comments'))).toHaveLength(1);
+      expect(molt.challenges.filter((c) => c.used)).toHaveLength(1);
+    } finally {
+      for (const p of procs) {
+        p.kill('SIGKILL');
+        await p.exited;
+      }
     }
   });
 

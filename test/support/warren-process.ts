@@ -17,6 +17,8 @@ export interface DaemonSettings {
   workers?: string;
   scheduler?: string;
   env?: Record<string, string>;
+  /** The whole `hub:` flow map instead of the generated one (e.g. `{type: moltbook, …}`); hubUrl is then unused. */
+  hub?: string;
   /** More top-level warren.yaml sections, one per line (e.g. `executors: {cli: {…}}`). */
   sections?: string[];
 }
@@ -41,7 +43,7 @@ export function startWarren(s: DaemonSettings): WarrenProcess {
   writeFileSync(
     config,
     [
-      `hub: {url: "${s.hubUrl}", embedded: false}`,
+      s.hub ? `hub: ${s.hub}` : `hub: {url: "${s.hubUrl}", embedded: false}`,
       `redis: {url: "${s.redisUrl}", prefix: ${s.prefix}}`,
       `store: {path: "${s.agentsDir}"}`,
       `scheduler: {poll_interval: 50ms, exploration_interval: 0, lease_ttl: 1s${s.scheduler ? `, ${s.scheduler}` : ''}}`,
