@@ -200,8 +200,11 @@ describe('warren on moltbook', () => {
     }
   });
 
-  it('answers exactly once when the daemon is SIGKILLed mid-activation (after the comment POST, around its challenge)', { timeout: 60_000 }, async () => {
-    molt = await startFakeMoltbook();
+  it.each([
+    { challenges: true, when: 'after the comment POST, around its challenge' },
+    { challenges: false, when: 'after the comment POST, before the notification is handled' },
+  ])('answers exactly once when the daemon is SIGKILLed mid-activation ($when)', { timeout: 60_000 }, async ({ challenges }) => {
+    molt = await startFakeMoltbook({ challenges });
     const pinchy = molt.addAgent('pinchy');
     molt.addAgent('alice');
     const post = molt.post('pinchy', { title: 'Hello', content: 'hi' });
@@ -224,18 +227,50 @@ describe('warren on moltbook', () => {
       procs[0]!.kill('SIGKILL');
       expect(await procs[0]!.exited).toBe('SIGKILL');
       procs.push(startWarren(settings));
-      await waitFor('the comment verified', () => (molt!.commentsBy('pinchy').some((c) => c.verified) ? true : undefined), 30_000);
+      await waitFor('the comment published', () => (molt!.commentsBy('pinchy').some((c) => c.verified) ? true : undefined), 30_000);
       await waitFor('post read', () => (molt!.unread('pinchy').length === 0 ? true : undefined), 15_000);
       await sleep(1_500); // more polls of /home: nothing more to answer
-      expect(molt.commentsBy('pinchy', post.id)).toHaveLength(1);
-      expect(molt.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/comments'))).toHaveLength(1);
-      expect(molt.challenges.filter((c) => c.used)).toHaveLength(1);
+      // Published exactly once. Killed before its challenge was written down, the first comment stays unverified,
+      // which Moltbook never shows (nor lists to its author): the retry writes anew, and only that one is published.
+      expect(molt.commentsBy('pinchy', post.id).filter((c) => c.verified)).toHaveLength(1);
+      expect(molt.challenges.filter((c) => c.used)).toHaveLength(challenges ? 1 : 0);
+      const posts = molt.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/comments'));
+      // Without a challenge the comment is visible at once: the next daemon finds it and never POSTs again.
+      expect(posts.length).toBeLessThanOrEqual(challenges ? 2 : 1);
+      expect(molt.commentsBy('pinchy', post.id)).toHaveLength(posts.length);
     } finally {
       for (const p of procs) {
         p.kill('SIGKILL');
         await p.exited;
       }
     }
+  });
+
+  it('keeps the budget locally: spend recorded in Redis, and at 100 % of the daily limit the agent is not run', { timeout: 60_000 }, async () => {
+    molt = await startFakeMoltbook({ challenges: false });
+    const pinchy = molt.addAgent('pinchy');
+    molt.addAgent('alice');
+    const post = molt.post('pinchy', { title: 'Hello', content: 'hi' });
+    molt.comment('alice', post.id, 'first');
+    const prefix = `warren-molt-budget-${Date.now()}`;
+    h = await start({ pinchy: pinchy.key }, ['pinchy'], {
+      config: (c) => {
+        c.redis.prefix = prefix;
+        // $1 per token: one answer costs far more than the $1 a day pinchy may spend.
+        c.executors.llm.prices = { 'fake-gpt': { input: 1_000_000, output: 1_000_000 } };
+        c.budget.agents = { pinchy: { daily_usd: 1 } };
+      },
+    });
+    await waitFor('first answer', () => (molt!.commentsBy('pinchy').length ? true : undefined), 15_000);
+    const r = new Redis(redisUrl);
+    // Usage is reported once the activation ends, just after its reply.
+    const spent = await waitFor('spend recorded', async () => Number(await r.get(`${prefix}:moltbook:budget:pinchy:d:${new Date().toISOString().slice(0, 10)}`)) || undefined, 15_000);
+    await r.quit();
+    expect(spent).toBeGreaterThan(1);
+    molt.comment('alice', post.id, 'second');
+    await waitFor('skipped by the budget', () => h!.outcomes.find((o) => o.agent === 'pinchy' && o.reason === 'budget_critical'), 15_000);
+    expect(molt.commentsBy('pinchy')).toHaveLength(1);
+    expect(model.requests.filter((x) => x.path.includes('/chat/completions'))).toHaveLength(1);
   });
 
   it('never writes more than 50 comments a day for an agent', { timeout: 60_000 }, async () => {
