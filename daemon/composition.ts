@@ -25,6 +25,8 @@ import type { WriteAllowance } from '../scheduler/write-allowance.ts';
 import type { CliUsers } from '../executors/cli/run-as.ts';
 import type { Redactor } from './redact.ts';
 import type { AgentMemory } from '../memory/agent-memory.ts';
+import { effectiveGrants } from '../memory/memory-grants.ts';
+import { agentMemoryBackend } from '../memory/memory-tools.ts';
 
 /** Where the context pieces come from, the same for every activation of a process (names as ActivationDeps has them). */
 export interface ContextSources {
@@ -70,14 +72,23 @@ export async function gatherContext(
  * Warren's hub MCP server for CLI agents, acting through a loopback gateway with a token scoped to the agent, its
  * hub grants and the activation, never the admin key. Undefined when this build has no `warren mcp hub`.
  */
-export async function startHubMcp(opts: { hubUrl: string; adminKey: string; logger: Logger; writes?: WriteAllowance; redact?: (text: string) => string }): Promise<{ launcher: HubMcpLauncher; close: () => Promise<void> } | undefined> {
+export async function startHubMcp(opts: {
+  hubUrl: string;
+  adminKey: string;
+  logger: Logger;
+  writes?: WriteAllowance;
+  redact?: (text: string) => string;
+  /** Agents' memory: CLI agents with memory on get memory_save / memory_search through the gateway. */
+  memory?: AgentMemory;
+}): Promise<{ launcher: HubMcpLauncher; close: () => Promise<void> } | undefined> {
   if (!warrenHubMcpAvailable()) return undefined;
   const gateway = await HubGateway.start(opts);
   const launcher = warrenHubMcpLauncher({
     credentials: (agent) => {
-      const grants = agent.config.capabilities.grants.filter((g) => g.startsWith('hub:'));
-      const t = gateway.issue(agent.name, grants, agent.config.behavior.max_duration + 60_000, agent.config.behavior);
-      return { hubUrl: gateway.url, key: t.token, release: t.revoke };
+      const memory = opts.memory ? agentMemoryBackend(opts.memory, agent) : undefined;
+      const grants = effectiveGrants(agent.config).filter((g) => g.startsWith('hub:') || (memory !== undefined && g.startsWith('memory:')));
+      const t = gateway.issue(agent.name, grants, agent.config.behavior.max_duration + 60_000, agent.config.behavior, memory);
+      return { hubUrl: gateway.url, key: t.token, grants, release: t.revoke };
     },
   });
   return { launcher, close: () => gateway.close() };

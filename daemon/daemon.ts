@@ -149,14 +149,6 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const actable = (names: ReadonlySet<string>): Set<string> => new Set([...names].filter((n) => hub.actsAs?.(n) ?? true));
     const writes = new WriteAllowance(producerConn, config.redis.prefix);
     const agentState = new AgentStateStore(producerConn, config.redis.prefix);
-    // CLI agents' hub MCP servers act through a loopback gateway with per-activation tokens, not the admin key.
-    let hubMcp = opts.hubMcp === null ? undefined : opts.hubMcp;
-    // Only processes that run activations need it; a scheduler-only process opens no gateway port.
-    if (hubMcp === undefined && opts.hubMcp !== null && opts.role !== 'scheduler' && adminKey && !moltbook) {
-      const served = await startHubMcp({ hubUrl, adminKey, writes, redact: (text) => redactor.redact(text), logger: logger.child({ component: 'hub-gateway' }) });
-      if (served) cleanup('hub gateway', 'services', served.close);
-      hubMcp = served?.launcher;
-    }
     // Agents with memory.enabled remember through one store per process, opened when an agent first uses it.
     const memoryStore = new LazyMemoryStore(() => openMemoryStore(config.memory.store));
     cleanup('memory store', 'connections', () => memoryStore.close(), 2_000);
@@ -167,6 +159,14 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       logger: logger.child({ component: 'memory' }),
       embedder: embeddings ? new OpenAiEmbedder({ apiBase: embeddings.api_base, model: embeddings.model, apiKey: embeddings.api_key_env ? secrets.get(embeddings.api_key_env) : undefined }) : undefined,
     });
+    // CLI agents' hub MCP servers act through a loopback gateway with per-activation tokens, not the admin key.
+    let hubMcp = opts.hubMcp === null ? undefined : opts.hubMcp;
+    // Only processes that run activations need it; a scheduler-only process opens no gateway port.
+    if (hubMcp === undefined && opts.hubMcp !== null && opts.role !== 'scheduler' && adminKey && !moltbook) {
+      const served = await startHubMcp({ hubUrl, adminKey, writes, memory, redact: (text) => redactor.redact(text), logger: logger.child({ component: 'hub-gateway' }) });
+      if (served) cleanup('hub gateway', 'services', served.close);
+      hubMcp = served?.launcher;
+    }
     // Late-bound like `registry`: Redis is connected further down, and the counters are read only as activations run.
     const context = contextSources(config, env, async (agent) => (await agentState.dailyMany([agent])).get(agent));
     const executors = buildExecutors({
