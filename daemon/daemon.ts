@@ -158,6 +158,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       redact: (text) => redactor.redact(text),
       logger: logger.child({ component: 'memory' }),
       embedder: embeddings ? new OpenAiEmbedder({ apiBase: embeddings.api_base, model: embeddings.model, apiKey: embeddings.api_key_env ? secrets.get(embeddings.api_key_env) : undefined }) : undefined,
+      // Late-bound: the metrics are built further down; entries are evicted only as activations run.
+      onEvicted: (agent, count) => metrics.observeMemoryEvictions(agent, count),
     });
     // CLI agents' hub MCP servers act through a loopback gateway with per-activation tokens, not the admin key.
     let hubMcp = opts.hubMcp === null ? undefined : opts.hubMcp;

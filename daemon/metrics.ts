@@ -20,6 +20,7 @@ export class WarrenMetrics {
   readonly #tokens: Counter<'agent' | 'kind'>;
   readonly #cost: Counter<'agent'>;
   readonly #lag: Histogram<'trigger'>;
+  readonly #memoryEvictions: Counter<'agent'>;
 
   constructor(sources: MetricsSources = {}) {
     const registers = [this.registry];
@@ -41,6 +42,7 @@ export class WarrenMetrics {
       buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60, 300],
       registers,
     });
+    this.#memoryEvictions = new Counter({ name: 'warren_memory_evictions_total', help: 'Memory entries evicted because the agent held more than memory.max_size_mb.', labelNames: ['agent'], registers });
     const { queueCounts, isLeader, subprocesses } = sources;
     if (queueCounts) {
       new Gauge({
@@ -87,6 +89,11 @@ export class WarrenMetrics {
   /** A worker picked up an activation `lagMs` after it was enqueued. */
   observeLag(trigger: string, lagMs: number): void {
     this.#lag.observe({ trigger }, Math.max(0, lagMs) / 1000);
+  }
+
+  /** `count` memory entries of `agent` evicted at max_size_mb. */
+  observeMemoryEvictions(agent: string, count: number): void {
+    this.#memoryEvictions.inc({ agent }, count);
   }
 
   text(): Promise<string> {

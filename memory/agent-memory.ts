@@ -22,6 +22,11 @@ export interface AgentMemoryOptions {
   onEvicted?: (agent: string, count: number) => void;
 }
 
+export interface MemoryUsage {
+  entries: number;
+  bytes: number;
+}
+
 const BYTES_PER_MB = 1024 * 1024;
 
 /** The agent's memory settings when it has memory on; undefined otherwise. */
@@ -41,6 +46,12 @@ export class AgentMemory {
 
   get store(): MemoryStore {
     return this.#o.store;
+  }
+
+  /** How much the agent remembers: entries, and bytes against max_size_mb (status, the watch page). */
+  async memoryUsage(agent: string): Promise<MemoryUsage> {
+    const [entries, bytes] = await Promise.all([this.#o.store.count(agent), this.#o.store.size(agent)]);
+    return { entries, bytes };
   }
 
   /** Stores what the activation did, per the agent's `remember` switches. */
