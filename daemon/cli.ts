@@ -84,11 +84,14 @@ export function buildCli(): Command {
     .argument('[location]', 'store root, agents folder or s3://bucket/prefix (default: the store of warren.yaml)')
     .option('-c, --config <file>', 'warren config file', 'warren.yaml')
     .action(async (location: string | undefined, opts: { config: string }) => {
-      const settings = loadWarrenConfig(opts.config).store;
+      const config = loadWarrenConfig(opts.config);
       const { openStore } = await import('./open-store.ts');
-      const store = openStore(settings, process.env, location);
+      const { recallWarnings } = await import('../memory/recall-strategy.ts');
+      const store = openStore(config.store, process.env, location);
       try {
-        const { agents, problems } = await store.load();
+        const loaded = await store.load();
+        const { agents } = loaded;
+        const problems = [...loaded.problems, ...recallWarnings(agents, config.memory.embeddings !== undefined)];
         for (const p of problems) {
           const shown = { ...p, file: p.file.startsWith('s3://') ? p.file : relative(process.cwd(), p.file) || p.file };
           (p.severity === 'error' ? console.error : console.warn)(formatProblem(shown));
