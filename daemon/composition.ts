@@ -25,6 +25,7 @@ import type { WriteAllowance } from '../scheduler/write-allowance.ts';
 import type { CliUsers } from '../executors/cli/run-as.ts';
 import type { Redactor } from './redact.ts';
 import type { AgentMemory } from '../memory/agent-memory.ts';
+import type { MemoryEntry } from '../memory/memory-store.ts';
 import { effectiveGrants } from '../memory/memory-grants.ts';
 import { agentMemoryBackend } from '../memory/memory-tools.ts';
 
@@ -57,7 +58,7 @@ export async function gatherContext(
   hub: HubAdapter | undefined,
   def: AgentDefinition,
   task: ActivationTask,
-  opts: { signal?: AbortSignal; onWarning?: (what: string, err: unknown) => void } = {},
+  opts: { signal?: AbortSignal; onWarning?: (what: string, err: unknown) => void; memories?: readonly MemoryEntry[] } = {},
 ): Promise<BuiltContext> {
   const warn = (what: string) => (err: unknown): undefined => void opts.onWarning?.(what, err);
   const [budget, used] = await Promise.all([
@@ -65,7 +66,7 @@ export async function gatherContext(
     sources.usedToday?.(def.name).catch(warn('daily counters unavailable')),
   ]);
   const remaining = used ? remainingToday(def.config.behavior.limits, used) : undefined;
-  return buildActivationContext(def, task, contextOptions(sources, budget, remaining));
+  return buildActivationContext(def, task, { ...contextOptions(sources, budget, remaining), ...(opts.memories ? { memories: opts.memories } : {}) });
 }
 
 /**

@@ -33,7 +33,7 @@ import { WarrenMetrics } from './metrics.ts';
 import { knownSecrets, secretNamesOf } from './known-secrets.ts';
 import { Redactor } from './redact.ts';
 import { AgentMemory } from '../memory/agent-memory.ts';
-import { OpenAiEmbedder } from '../memory/embeddings-client.ts';
+import { embedderOf } from '../memory/embeddings-client.ts';
 import { LazyMemoryStore } from '../memory/lazy-memory-store.ts';
 import { openMemoryStore } from '../memory/open-memory-store.ts';
 import { SecretSource } from './secrets.ts';
@@ -152,12 +152,11 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     // Agents with memory.enabled remember through one store per process, opened when an agent first uses it.
     const memoryStore = new LazyMemoryStore(() => openMemoryStore(config.memory.store));
     cleanup('memory store', 'connections', () => memoryStore.close(), 2_000);
-    const embeddings = config.memory.embeddings;
     const memory = new AgentMemory({
       store: memoryStore,
       redact: (text) => redactor.redact(text),
       logger: logger.child({ component: 'memory' }),
-      embedder: embeddings ? new OpenAiEmbedder({ apiBase: embeddings.api_base, model: embeddings.model, apiKey: embeddings.api_key_env ? secrets.get(embeddings.api_key_env) : undefined }) : undefined,
+      embedder: embedderOf(config.memory.embeddings, (name) => secrets.get(name)),
       // Late-bound: the metrics are built further down; entries are evicted only as activations run.
       onEvicted: (agent, count) => metrics.observeMemoryEvictions(agent, count),
     });

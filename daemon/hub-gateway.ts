@@ -204,6 +204,7 @@ export class HubGateway {
     const key = req.headers['idempotency-key'];
     if (typeof text !== 'string' || !text.trim()) return send(res, 400, { detail: 'a note needs a non-empty `text`' });
     if (typeof key !== 'string' || !key) return send(res, 400, { detail: 'a note needs an Idempotency-Key' });
+    if (!scope.memory.save) return send(res, 403, { detail: `${scope.agent}'s memory is read-only here` });
     if (scope.saves >= MAX_SAVES_PER_TOKEN) return send(res, 429, { detail: `at most ${MAX_SAVES_PER_TOKEN} notes per activation` });
     scope.saves++;
     const saved = await scope.memory.save(key, text);

@@ -13,8 +13,8 @@ export const SEARCH_MAX = 20;
 
 /** What the tools do, wherever the memory is: in process, or behind the gateway. */
 export interface MemoryToolBackend {
-  /** True when the note is new (false: the same call saved it already). */
-  save(key: string, text: string, signal?: AbortSignal): Promise<boolean>;
+  /** True when the note is new (false: the same call saved it already). Absent: memory is read-only here. */
+  save?(key: string, text: string, signal?: AbortSignal): Promise<boolean>;
   /** The hits as dated lines, best first; '' when nothing matches. `limit` absent: the agent's max_context_items. */
   search(query: string, limit: number | undefined, signal?: AbortSignal): Promise<string>;
 }
@@ -26,19 +26,20 @@ export function agentMemoryBackend(memory: AgentMemory, def: AgentDefinition): M
   // A search has a query: an agent that recalls by `recent` searches by keyword.
   const by = settings.retrieval.strategy === 'recent' ? { ...settings, retrieval: { ...settings.retrieval, strategy: 'keyword' as const } } : settings;
   return {
-    save: (key, text) => memory.save(def, `tool:${key}`, excerpt(text, MAX_ENTRY_CHARS)),
+    ...(memory.readOnly ? {} : { save: (key: string, text: string) => memory.save(def, `tool:${key}`, excerpt(text, MAX_ENTRY_CHARS)) }),
     async search(query, limit, signal) {
       const n = limit === undefined ? settings.retrieval.max_context_items : Math.min(Math.max(Math.trunc(limit), 1), SEARCH_MAX);
       const hits = await memory.search(def, by, query, n, signal);
       if (hits.length === 0) return '';
-      await memory.store.markRecalled(def.name, hits.map((h) => h.entry.id));
+      await memory.markRecalled(def.name, hits.map((h) => h.entry.id));
       return hits.map((h) => `- [${new Date(h.entry.createdAt).toISOString().slice(0, 10)}] ${h.entry.text}`).join('\n');
     },
   };
 }
 
-/** The two tools over a backend. */
+/** The two tools over a backend (memory_search only, when it cannot save). */
 export function memoryToolsOver(backend: MemoryToolBackend): Tool[] {
+  const store = backend.save?.bind(backend);
   const save: Tool = {
     definition: {
       name: 'memory_save',
@@ -50,7 +51,7 @@ export function memoryToolsOver(backend: MemoryToolBackend): Tool[] {
     async execute(args, ctx) {
       const text = typeof args.text === 'string' ? args.text.trim() : '';
       if (!text) return { status: 'error', content: 'memory_save needs a non-empty `text`.' };
-      const saved = await backend.save(ctx.idempotencyKey, text, ctx.signal);
+      const saved = await store!(ctx.idempotencyKey, text, ctx.signal);
       return { status: 'ok', content: saved ? 'Saved.' : 'Already saved.' };
     },
   };
@@ -74,7 +75,7 @@ export function memoryToolsOver(backend: MemoryToolBackend): Tool[] {
       return { status: 'ok', content: found || 'Nothing remembered matches.' };
     },
   };
-  return [save, search];
+  return store ? [save, search] : [search];
 }
 
 /** The tools of an LLM agent with memory on (none without). */

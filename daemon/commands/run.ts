@@ -3,6 +3,8 @@
 // Hub writes happen only with --post; without it the hub tools read the configured hub (when an admin key is
 // set) and writes are a dry run the model is told about; a CLI agent gets no hub MCP server at all. Exit code:
 // 0 answered (final, stop_tool, no_action), 2 stopped by a limit or a guard, 1 an error.
+// An agent with memory recalls as in the daemon; a run by hand writes to memory only through memory_save, and
+// only with --post (README "Memory").
 import { randomBytes } from 'node:crypto';
 import type { Command } from 'commander';
 import type { Redis } from 'ioredis';
@@ -13,7 +15,11 @@ import type { HubAdapter } from '../../hub-client/adapter.ts';
 import type { ActivationTask } from '../../prompts/activation-context.ts';
 import type { DailyCounters } from '../../scheduler/agent-state.ts';
 import type { AgentDefinition } from '../../store/definition.ts';
-import { loadWarrenConfig } from '../config.ts';
+import { loadWarrenConfig, type WarrenConfig } from '../config.ts';
+import type { Logger } from 'pino';
+import type { AgentMemory } from '../../memory/agent-memory.ts';
+import type { Redactor } from '../redact.ts';
+import type { SecretSource } from '../secrets.ts';
 import type { WriteAllowance } from '../../scheduler/write-allowance.ts';
 
 export interface RunOptions {
@@ -185,7 +191,11 @@ export async function runAgent(agentName: string, opts: RunOptions, env: NodeJS.
     // Writes for real count against the agent's limits in the daemon's Redis, as the daemon's do.
     const writes = opts.post ? await writeAllowance(config.redis.url, config.redis.prefix) : undefined;
     if (writes) cleanups.push(writes.close);
-    const hubMcp = opts.post && adminKey ? await startHubMcp({ hubUrl: config.hub.url, adminKey, logger, writes: writes?.allowance, redact: (text) => redactor.redact(text) }) : undefined;
+    // Memory as the daemon's: recalled into the context, searched with memory_search. Written (memory_save) only
+    // with --post; nothing is remembered of the run itself, whose answer is printed here, not posted.
+    const memory = await agentMemory(config, secrets, redactor, logger, opts.post !== true);
+    cleanups.push(() => memory.store.close());
+    const hubMcp = opts.post && adminKey ? await startHubMcp({ hubUrl: config.hub.url, adminKey, logger, writes: writes?.allowance, memory, redact: (text) => redactor.redact(text) }) : undefined;
     if (hubMcp) cleanups.push(hubMcp.close);
     const connected = await connectHub(config.hub.url, adminKey, opts.post === true);
     const hub = connected ? redactingWrites(connected, (text) => redactor.redact(text)) : undefined;
@@ -205,6 +215,7 @@ export async function runAgent(agentName: string, opts: RunOptions, env: NodeJS.
       writes: writes?.allowance,
       secret: (name) => secrets.get(name),
       runAs: await startCliIsolation(config, secrets, logger),
+      memory,
       llm: {
         // In the foreground the answer is watched as it is written; the daemon follows executors.llm.stream.
         stream: opts.stream ?? true,
@@ -230,7 +241,9 @@ export async function runAgent(agentName: string, opts: RunOptions, env: NodeJS.
     if (tracing) cleanups.push(() => tracing.shutdown());
     events.emit({ type: 'activation_start', agent: def.name, executor: def.config.type });
     const task = await runTask(def, opts, hub);
-    const built = await gatherContext(context, hub, def, task, { signal: ac.signal, onWarning: warn });
+    const { recallTextOf } = await import('../../memory/recall-text.ts');
+    const memories = await memory.recall(def, recallTextOf(task), ac.signal);
+    const built = await gatherContext(context, hub, def, task, { signal: ac.signal, onWarning: warn, memories });
     const result = await resolved.executor.run({ id: activationId, definition: def, context: built, events, signal: ac.signal, hub });
     if (opts.json) {
       const record: RunRecord = {
@@ -261,6 +274,21 @@ export async function runAgent(agentName: string, opts: RunOptions, env: NodeJS.
   } finally {
     for (const c of cleanups.reverse()) await c();
   }
+}
+
+/** The agents' memory on the daemon's store (opened on first use: an agent without memory opens nothing). */
+async function agentMemory(config: WarrenConfig, secrets: SecretSource, redactor: Redactor, logger: Logger, readOnly: boolean): Promise<AgentMemory> {
+  const { AgentMemory } = await import('../../memory/agent-memory.ts');
+  const { LazyMemoryStore } = await import('../../memory/lazy-memory-store.ts');
+  const { openMemoryStore } = await import('../../memory/open-memory-store.ts');
+  const { embedderOf } = await import('../../memory/embeddings-client.ts');
+  return new AgentMemory({
+    store: new LazyMemoryStore(() => openMemoryStore(config.memory.store)),
+    redact: (text) => redactor.redact(text),
+    logger,
+    embedder: embedderOf(config.memory.embeddings, (name) => secrets.get(name)),
+    readOnly,
+  });
 }
 
 /** What the agent works on: the prompt as given, or the real feed or notification thread read from the hub. */
