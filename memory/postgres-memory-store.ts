@@ -30,6 +30,8 @@ CREATE INDEX IF NOT EXISTS warren_memories_agent_created ON warren_memories (age
 CREATE INDEX IF NOT EXISTS warren_memories_tsv ON warren_memories USING GIN (tsv);
 `;
 
+const WRITE_BATCH = 500;
+
 interface Row extends MemoryRow {
   score?: number;
 }
@@ -68,11 +70,19 @@ export class PostgresMemoryStore implements MemoryStore {
 
   async write(agent: string, entries: readonly NewMemory[]): Promise<number> {
     let written = 0;
-    for (const e of entries) {
+    // One statement per batch (a round trip per entry made large imports slow); 11 parameters a row.
+    for (let at = 0; at < entries.length; at += WRITE_BATCH) {
+      const batch = entries.slice(at, at + WRITE_BATCH);
+      const params: unknown[] = [];
+      const rows = batch.map((e) => {
+        const base = params.length;
+        params.push(randomUUID(), agent, e.key, e.kind, e.text, e.who ?? null, e.postId ?? null, e.community ?? null, e.createdAt, entrySize(e), e.embedding ? [...e.embedding] : null);
+        return `(${Array.from({ length: 11 }, (_, i) => `$${base + i + 1}`).join(', ')})`;
+      });
       const r = await this.#pool.query(
         `INSERT INTO warren_memories (id, agent, key, kind, text, who, post_id, community, created_at, bytes, embedding)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (agent, key) DO NOTHING`,
-        [randomUUID(), agent, e.key, e.kind, e.text, e.who ?? null, e.postId ?? null, e.community ?? null, e.createdAt, entrySize(e), e.embedding ? [...e.embedding] : null],
+         VALUES ${rows.join(', ')} ON CONFLICT (agent, key) DO NOTHING`,
+        params,
       );
       written += r.rowCount ?? 0;
     }
