@@ -4,7 +4,7 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 
-const BENCHMARKS = ['throughput', 'latency', 'concurrency', 'scale', 'cli'];
+const BENCHMARKS = ['throughput', 'latency', 'concurrency', 'scale', 'cli', 'memory'];
 const LIMIT_MS = 180_000;
 
 const asked = process.argv.slice(2).filter((a) => !a.startsWith('-'));
