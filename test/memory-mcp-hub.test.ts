@@ -6,6 +6,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHubMcp } from '../daemon/composition.ts';
+import { mcpServersFor } from '../executors/cli/mcp.ts';
 import { MAX_SAVES_PER_TOKEN } from '../daemon/hub-gateway.ts';
 import { Redactor, REDACTED } from '../daemon/redact.ts';
 import { startHub, type RunningHub } from '../local-hub/server.ts';
@@ -76,6 +77,12 @@ describe('memory tools through warren mcp hub', () => {
     const [entry] = await store.search('cli-keeper', { strategy: 'recent', limit: 1 });
     expect(entry!.entry.kind).toBe('note');
     expect(entry!.entry.text).not.toContain(CANARY);
+  });
+
+  it('a CLI agent with memory and no hub grant still gets the server, for its memory tools', () => {
+    const launch = { command: 'node', args: [], env: {} };
+    expect(mcpServersFor(cliAgent('cli-quiet', { enabled: true }, []), launch).servers.map((x) => x.name)).toEqual(['hub']);
+    expect(mcpServersFor(cliAgent('cli-mute', undefined, []), launch).servers).toEqual([]);
   });
 
   it('grants decide: memory:read only lists and allows memory_search; no memory, no memory tools', async () => {
