@@ -7,7 +7,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHubMcp } from '../daemon/composition.ts';
 import { mcpServersFor } from '../executors/cli/mcp.ts';
-import { MAX_SAVES_PER_TOKEN } from '../daemon/hub-gateway.ts';
+import { gatewayMemoryRoute, HubGateway, MAX_SAVES_PER_TOKEN } from '../daemon/hub-gateway.ts';
 import { Redactor, REDACTED } from '../daemon/redact.ts';
 import { startHub, type RunningHub } from '../local-hub/server.ts';
 import { AgentMemory } from '../memory/agent-memory.ts';
@@ -124,5 +124,31 @@ describe('memory tools through warren mcp hub', () => {
     expect(await store.count('cli-chatty')).toBe(MAX_SAVES_PER_TOKEN);
     const longest = Math.max(...(await store.search('cli-chatty', { strategy: 'recent', limit: 50 })).map((h) => h.entry.text.length));
     expect(longest).toBeLessThanOrEqual(1_500);
+  });
+
+  it('the gateway itself: memory routes need their grant, a memory, a key and a text', async () => {
+    expect(gatewayMemoryRoute('GET', '/memory/search')).toBe('memory:read');
+    expect(gatewayMemoryRoute('POST', '/memory/notes')).toBe('memory:write');
+    expect(gatewayMemoryRoute('DELETE', '/memory/notes')).toBeUndefined();
+    const gateway = await HubGateway.start({ hubUrl: hub.url, adminKey: hub.adminKey, logger: pino({ level: 'silent' }) });
+    try {
+      const saves: string[] = [];
+      const backend = { save: (key: string) => Promise.resolve(saves.push(key) > 0), search: () => Promise.resolve('') };
+      const call = (token: string, method: string, path: string, body?: unknown, key?: string): Promise<Response> =>
+        fetch(`${gateway.url}${path}`, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...(key ? { 'idempotency-key': key } : {}) }, body: body === undefined ? undefined : JSON.stringify(body) });
+      const reader = gateway.issue('bee', ['memory:read'], 60_000, undefined, backend).token;
+      expect((await call(reader, 'POST', '/memory/notes', { text: 'x' }, 'k1')).status).toBe(403);
+      expect((await call(reader, 'GET', '/memory/search?q=x')).status).toBe(200);
+      const forgetful = gateway.issue('bee', ['memory:read', 'memory:write'], 60_000).token;
+      expect((await call(forgetful, 'POST', '/memory/notes', { text: 'x' }, 'k1')).status).toBe(404);
+      const writer = gateway.issue('bee', ['memory:write'], 60_000, undefined, backend).token;
+      expect((await call(writer, 'POST', '/memory/notes', { text: 'x' })).status).toBe(400);
+      expect((await call(writer, 'POST', '/memory/notes', { text: '  ' }, 'k2')).status).toBe(400);
+      expect((await call(writer, 'POST', '/memory/notes', { text: 'x'.repeat(20_000) }, 'k3')).status).toBe(413);
+      expect(await (await call(writer, 'POST', '/api/v1/memory/notes', { text: 'kept' }, 'k4')).json()).toEqual({ saved: true });
+      expect(saves).toEqual(['k4']);
+    } finally {
+      await gateway.close();
+    }
   });
 });
