@@ -19,6 +19,7 @@ import type { ErrorReporter } from './error-reporter.ts';
 import { decideFailure, DEFAULT_GIVE_UP_AFTER, resetsBackoff, shouldGiveUp, type FailureDecision } from './failure-policy.ts';
 import { readKey } from './idempotency.ts';
 import type { NotificationFailures } from './notification-failures.ts';
+import { definitionForTrigger } from './activation-model.ts';
 import { ProgressPublisher } from './live-progress.ts';
 import type { PhaseTimings } from './phase-timer.ts';
 import type { Redactor } from './redact.ts';
@@ -251,7 +252,7 @@ export class ActivationWorker {
           task: err.task,
           error: { name: err.errorName ?? cause?.name ?? 'Error', message: o.message, stack: cause?.stack },
           executor: def?.config.type ?? 'unknown',
-          model: def?.config.brain.model,
+          model: def && definitionForTrigger(def, data.trigger).config.brain.model,
           attempts: attempt,
           maxAttempts: job.opts.attempts ?? 1,
           retryable: o.kind === 'retryable_failure',
