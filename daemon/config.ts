@@ -160,6 +160,8 @@ export const WarrenConfigSchema = z.strictObject({
       daily_usd: z.number().nonnegative().max(1e6).default(0),
       monthly_usd: z.number().nonnegative().max(1e6).default(0),
       agents: z.record(z.string(), z.strictObject({ daily_usd: z.number().nonnegative().max(1e6).optional(), monthly_usd: z.number().nonnegative().max(1e6).optional() })).default({}),
+      /** All agents together, per UTC day and month (0 = unlimited): past it, no agent runs. */
+      fleet: z.strictObject({ daily_usd: z.number().nonnegative().max(1e6).default(0), monthly_usd: z.number().nonnegative().max(1e6).default(0) }).prefault({}),
       warn_pct: z.number().min(1).max(100).default(80),
       throttle_pct: z.number().min(1).max(100).default(90),
       critical_pct: z.number().min(1).max(1000).default(100),
@@ -198,12 +200,31 @@ export const WarrenConfigSchema = z.strictObject({
 });
 export type WarrenConfig = z.infer<typeof WarrenConfigSchema>;
 
+/** `warren hub`'s spend-limit flags; each one given replaces its key of warren.yaml's `budget:`. */
+export interface BudgetFlags {
+  dailyUsd?: number;
+  monthlyUsd?: number;
+  fleetDailyUsd?: number;
+  fleetMonthlyUsd?: number;
+}
+
+export function withBudgetFlags(b: WarrenConfig['budget'], f: BudgetFlags): WarrenConfig['budget'] {
+  return {
+    ...b,
+    daily_usd: f.dailyUsd ?? b.daily_usd,
+    monthly_usd: f.monthlyUsd ?? b.monthly_usd,
+    fleet: { daily_usd: f.fleetDailyUsd ?? b.fleet.daily_usd, monthly_usd: f.fleetMonthlyUsd ?? b.fleet.monthly_usd },
+  };
+}
+
 /** warren.yaml's `budget:` as the local hub takes it. */
 export function hubBudget(b: WarrenConfig['budget']): BudgetConfig {
   return {
     defaultDailyLimitUsd: b.daily_usd || undefined,
     defaultMonthlyLimitUsd: b.monthly_usd || undefined,
     perAgent: Object.fromEntries(Object.entries(b.agents).map(([name, a]) => [name, { daily: a.daily_usd, monthly: a.monthly_usd }])),
+    fleetDailyLimitUsd: b.fleet.daily_usd || undefined,
+    fleetMonthlyLimitUsd: b.fleet.monthly_usd || undefined,
     warnPct: b.warn_pct,
     throttlePct: b.throttle_pct,
     criticalPct: b.critical_pct,
