@@ -4,6 +4,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import type { Logger } from 'pino';
 import type { WatchPolicy } from '../local-hub/watch/access.ts';
 import { DefinitionError, formatProblem } from '../store/problems.ts';
+import { registerHubUserCommand } from './commands/hub-user.ts';
 import { registerMcpCommand } from './commands/mcp-hub.ts';
 import { registerRunCommand } from './commands/run.ts';
 import { hubBudget, loadWarrenConfig, withBudgetFlags, type BudgetFlags } from './config.ts';
@@ -43,7 +44,7 @@ export function buildCli(): Command {
       });
     });
 
-  program
+  const hubCommand = program
     .command('hub')
     .description('run the local hub alone')
     .option('-c, --config <file>', 'warren config file', 'warren.yaml')
@@ -82,6 +83,7 @@ export function buildCli(): Command {
       if (generated) logger.info(`hub admin key (generated for this run; set ${config.hub.admin_key_env} to choose one): ${hub.adminKey}`);
       onShutdownSignal(logger, () => hub.close());
     });
+  registerHubUserCommand(hubCommand);
 
   program
     .command('validate')
