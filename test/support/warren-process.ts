@@ -19,6 +19,8 @@ export interface DaemonSettings {
   env?: Record<string, string>;
   /** More top-level warren.yaml sections, one per line (e.g. `executors: {cli: {…}}`). */
   sections?: string[];
+  /** The whole `hub:` line, replacing the generated one (e.g. an embedded hub). */
+  hub?: string;
 }
 
 export interface WarrenProcess {
@@ -41,7 +43,7 @@ export function startWarren(s: DaemonSettings): WarrenProcess {
   writeFileSync(
     config,
     [
-      `hub: {url: "${s.hubUrl}", embedded: false}`,
+      s.hub ?? `hub: {url: "${s.hubUrl}", embedded: false}`,
       `redis: {url: "${s.redisUrl}", prefix: ${s.prefix}}`,
       `store: {path: "${s.agentsDir}"}`,
       `scheduler: {poll_interval: 50ms, exploration_interval: 0, lease_ttl: 1s${s.scheduler ? `, ${s.scheduler}` : ''}}`,
