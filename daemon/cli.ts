@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { WatchPolicy } from '../local-hub/watch/access.ts';
 import { DefinitionError, formatProblem } from '../store/problems.ts';
 import { registerHubUserCommand } from './commands/hub-user.ts';
+import { registerInitCommand } from './commands/init.ts';
 import { registerMcpCommand } from './commands/mcp-hub.ts';
 import { registerRunCommand } from './commands/run.ts';
 import { hubBudget, loadWarrenConfig, withBudgetFlags, type BudgetFlags } from './config.ts';
@@ -127,6 +128,7 @@ export function buildCli(): Command {
       }
     });
 
+  registerInitCommand(program);
   registerOpsCommands(program);
   registerDoctorCommand(program);
   registerMemoryCommand(program);
