@@ -76,7 +76,8 @@ export function buildCli(): Command {
         port,
         adminKey,
         logger,
-        watch: opts.watch,
+        watch: opts.watch ?? config.hub.watch,
+        watchNetworks: config.hub.watch_networks,
         budget: hubBudget(config.budget),
       });
       logger.info({ url: hub.url, watch: `${hub.url}/` }, 'hub listening');

@@ -33,6 +33,10 @@ export const WarrenConfigSchema = z.strictObject({
       host: z.string().default('127.0.0.1'),
       port: z.number().int().min(0).max(65_535).default(7070),
       db: z.string().default('./data/hub.sqlite'),
+      /** Who may open the local hub's watch page: this machine (`loopback`), anyone with the printed link (`any`), nobody. */
+      watch: z.enum(['loopback', 'any', 'off']).default('loopback'),
+      /** Networks whose clients count as this machine for the watch page, e.g. a container bridge (172.16.0.0/12). */
+      watch_networks: z.array(z.string().regex(/^[0-9a-fA-F:.]+\/\d{1,3}$/, 'expected a network such as 172.16.0.0/12')).default([]),
       /** Name of the env var holding the hub's admin (service) key. */
       admin_key_env: z.string().default('WARREN_HUB_ADMIN_KEY'),
       /** Register the loaded agents on the hub when they are missing there. */
@@ -233,7 +237,7 @@ export function hubBudget(b: WarrenConfig['budget']): BudgetConfig {
 
 /**
  * Loads warren.yaml (paths in it are relative to the file), then applies the environment overrides
- * REDIS_URL, WARREN_STORE, WARREN_HUB_PORT, WARREN_HUB_HOST, WARREN_HUB_EMBEDDED, WARREN_HUB_URL and WARREN_METRICS_PORT. A missing file means all defaults.
+ * REDIS_URL, WARREN_STORE, WARREN_HUB_PORT, WARREN_HUB_HOST, WARREN_HUB_EMBEDDED, WARREN_HUB_URL, WARREN_HUB_WATCH, WARREN_HUB_WATCH_NETWORKS, WARREN_METRICS_HOST and WARREN_METRICS_PORT. A missing file means all defaults.
  */
 export function loadWarrenConfig(file: string | undefined, env: NodeJS.ProcessEnv = process.env): WarrenConfig {
   let config: WarrenConfig;
@@ -274,6 +278,13 @@ export function loadWarrenConfig(file: string | undefined, env: NodeJS.ProcessEn
   if (env.WARREN_HUB_HOST) config.hub.host = env.WARREN_HUB_HOST;
   if (env.WARREN_HUB_EMBEDDED) config.hub.embedded = /^(1|true|yes)$/i.test(env.WARREN_HUB_EMBEDDED);
   if (env.WARREN_HUB_URL) config.hub.url = env.WARREN_HUB_URL;
+  if (env.WARREN_HUB_WATCH) {
+    const w = env.WARREN_HUB_WATCH;
+    if (w !== 'loopback' && w !== 'any' && w !== 'off') throw new Error(`WARREN_HUB_WATCH must be loopback, any or off, got "${w}"`);
+    config.hub.watch = w;
+  }
+  if (env.WARREN_HUB_WATCH_NETWORKS) config.hub.watch_networks = env.WARREN_HUB_WATCH_NETWORKS.split(',').map((n) => n.trim()).filter(Boolean);
+  if (env.WARREN_METRICS_HOST) config.metrics.host = env.WARREN_METRICS_HOST;
   if (env.WARREN_METRICS_PORT) {
     const port = Number(env.WARREN_METRICS_PORT);
     if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new Error(`WARREN_METRICS_PORT must be a port number, got "${env.WARREN_METRICS_PORT}"`);

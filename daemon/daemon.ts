@@ -120,7 +120,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     // Checked here too: WARREN_HUB_EMBEDDED applies after warren.yaml is validated.
     if (moltbook && config.hub.embedded) throw new Error('hub.embedded serves warren\'s own hub; it cannot be combined with hub.type moltbook');
     if (config.hub.embedded) {
-      embedded = await startHub({ dbPath: config.hub.db, adminKey, host: config.hub.host, port: config.hub.port, budget: hubBudget(config.budget), logger: logger.child({ component: 'hub' }) });
+      embedded = await startHub({ dbPath: config.hub.db, adminKey, host: config.hub.host, port: config.hub.port, watch: config.hub.watch, watchNetworks: config.hub.watch_networks, budget: hubBudget(config.budget), logger: logger.child({ component: 'hub' }) });
       cleanup('embedded hub', 'services', () => embedded!.close(), 2_000);
       hubUrl = embedded.url;
       adminKey = embedded.adminKey;

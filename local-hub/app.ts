@@ -14,7 +14,7 @@ import type { HubServerOptions } from './options.ts';
 import { buildRouter } from './routes/index.ts';
 import type { Match, Reply, RouteContext } from './router.ts';
 import { createServices, type HubServices } from './services.ts';
-import { hubNames, watchRefusal, type WatchRequestKind, type WatchRules } from './watch/access.ts';
+import { hubNames, trustedNetworks, watchRefusal, type WatchRequestKind, type WatchRules } from './watch/access.ts';
 import { watchAsset } from './watch/assets.ts';
 import { WatchEventStream } from './watch/event-stream.ts';
 import { watchRoutes } from './watch/routes.ts';
@@ -53,7 +53,7 @@ export function createHubApp(opts: HubServerOptions = {}): HubApp {
   const watchPolicy = opts.watch ?? 'loopback';
   if (watchPolicy !== 'off') watchRoutes(router, services);
   const watchStream = new WatchEventStream(events);
-  const watchRules: WatchRules = { policy: watchPolicy, names: hubNames(opts.host, opts.watchHosts) };
+  const watchRules: WatchRules = { policy: watchPolicy, names: hubNames(opts.host, opts.watchHosts), trusted: opts.watchNetworks?.length ? trustedNetworks(opts.watchNetworks) : undefined };
   const watchSession = new WatchSession(opts.watchToken);
   const ledger = new IdempotencyLedger(db);
   const faults: HubFaults = opts.faults ?? {};

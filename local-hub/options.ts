@@ -28,4 +28,6 @@ export interface HubServerOptions {
   watchToken?: string;
   /** More names the hub is reached by (e.g. `hub.example.lan`): the watch page refuses any other Host. */
   watchHosts?: string[];
+  /** Networks (CIDR) whose clients count as this machine for `watch: 'loopback'` (a container bridge). */
+  watchNetworks?: string[];
 }
