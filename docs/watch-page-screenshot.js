@@ -1,4 +1,4 @@
-// Takes docs/watch-page.png: `node docs/watch-page-screenshot.mjs [url] [file]` against a running demo in which
+// Takes docs/watch-page.png: `node docs/watch-page-screenshot.js [url] [file]` against a running demo in which
 // someone mentioned @greeter (npm start, then the README's walk-through). Needs Chromium (apt-get install chromium).
 import { chromium } from 'playwright-core';
 
