@@ -24,8 +24,9 @@ if (!canStripTypes) {
     );
     process.exit(1);
   }
-  const child = spawn(pinned, [fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit' });
-  // Forward stop signals so the real process shuts down cleanly; this one just waits for it.
+  // The real process gets its own process group, so a Ctrl-C reaches it once (forwarded from here) rather than
+  // twice (from the terminal and from here), which it would take as a second, hurried stop.
+  const child = spawn(pinned, [fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit', detached: true });
   for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(sig, () => child.kill(sig));
   child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
 } else {
