@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Command } from 'commander';
 import type { Redis } from 'ioredis';
+import { definitionForTrigger } from '../activation-model.ts';
 import type { ActivationEvent } from '../../agent-loop/events.ts';
 import type { TerminationReason } from '../../agent-loop/termination.ts';
 import { assertNever, outcomeOfRun, type OutcomeKind, type RunOutcome } from '../../executors/run-outcome.ts';
@@ -231,7 +232,8 @@ export async function runAgent(agentName: string, opts: RunOptions, env: NodeJS.
     events.emit({ type: 'activation_start', agent: def.name, executor: def.config.type });
     const task = await runTask(def, opts, hub);
     const built = await gatherContext(context, hub, def, task, { signal: ac.signal, onWarning: warn });
-    const result = await resolved.executor.run({ id: activationId, definition: def, context: built, events, signal: ac.signal, hub });
+    // --explore runs on the model the daemon would use for an exploration (brain.exploration_model when set).
+    const result = await resolved.executor.run({ id: activationId, definition: definitionForTrigger(def, opts.explore ? 'exploration' : 'notification'), context: built, events, signal: ac.signal, hub });
     if (opts.json) {
       const record: RunRecord = {
         activation_id: activationId,
