@@ -2,12 +2,14 @@
 // runs from node_modules (where Node will not strip types by itself) in an empty folder: `init`, then `validate`.
 // The tarball is unpacked the way npm installs it (node_modules/warren plus its bin link); its dependencies are
 // this checkout's, linked, so the test needs no registry.
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { freePort } from './support/free-port.ts';
+import { waitFor } from './support/hub-api.ts';
 
 const exec = promisify(execFile);
 
@@ -40,5 +42,21 @@ describe('the npm package', () => {
     expect(init.stdout).toMatch(/created warren.yaml\ncreated definitions\/agents\/greeter/);
     const validate = await exec('npx', ['warren', 'validate'], { cwd: project, env });
     expect(validate.stdout).toBe('1 agent valid in definitions/agents\n');
+
+    // The installed hub serves its API and the watch page's script (TypeScript the hub strips for the browser).
+    const port = await freePort();
+    const hub = spawn(join(modules, '.bin', 'warren'), ['hub', '--db', ':memory:', '--port', String(port)], { cwd: project, env: { ...env, WARREN_HUB_PORT: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      let out = '';
+      hub.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      hub.stderr.on('data', (d: Buffer) => (out += d.toString()));
+      await waitFor('the installed hub', () => (out.includes('hub listening') ? true : undefined), 30_000);
+      expect((await fetch(`http://127.0.0.1:${port}/health`)).status).toBe(200);
+      const script = await fetch(`http://127.0.0.1:${port}/watch/app.js`);
+      expect(script.status).toBe(200);
+      expect(await script.text()).not.toMatch(/: (string|number|boolean)\b[,)]/);
+    } finally {
+      hub.kill('SIGTERM');
+    }
   });
 });
