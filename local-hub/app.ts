@@ -53,12 +53,14 @@ export function createHubApp(opts: HubServerOptions = {}): HubApp {
   const watchPolicy = opts.watch ?? 'loopback';
   if (watchPolicy !== 'off') watchRoutes(router, services);
   const watchStream = new WatchEventStream(events);
-  const watchRules: WatchRules = { policy: watchPolicy, names: hubNames(opts.host, opts.watchHosts), trusted: opts.watchNetworks?.length ? trustedNetworks(opts.watchNetworks) : undefined };
+  const watchRules: WatchRules = { policy: watchPolicy, names: hubNames(opts.host, opts.watchHosts) };
   const watchSession = new WatchSession(opts.watchToken);
   const ledger = new IdempotencyLedger(db);
   const faults: HubFaults = opts.faults ?? {};
   const maxBody = opts.maxBodyBytes ?? DEFAULT_MAX_BODY;
   const closing = new AbortController();
+  // Networks that count as this machine for the watch page (a container bridge's gateway).
+  if (opts.watchNetworks?.length) watchRules.trusted = trustedNetworks(opts.watchNetworks);
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<Reply> {
     const method = (req.method ?? 'GET').toUpperCase();

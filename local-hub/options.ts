@@ -24,10 +24,10 @@ export interface HubServerOptions {
   faults?: HubFaults;
   /** Who may open the watch page at `/` (default `loopback`: this machine only). */
   watch?: WatchPolicy;
+  /** Networks (CIDR) whose clients count as this machine for `watch: 'loopback'` (a container bridge). */
+  watchNetworks?: string[];
   /** The watch page's token (generated when absent; with `watch: 'any'` the page opens only with it). */
   watchToken?: string;
   /** More names the hub is reached by (e.g. `hub.example.lan`): the watch page refuses any other Host. */
   watchHosts?: string[];
-  /** Networks (CIDR) whose clients count as this machine for `watch: 'loopback'` (a container bridge). */
-  watchNetworks?: string[];
 }
