@@ -30,6 +30,8 @@ import { openStore } from './open-store.ts';
 import { startHealthServer } from './health-server.ts';
 import { assertPortsFree, daemonPorts } from './port-check.ts';
 import { WarrenMetrics } from './metrics.ts';
+import { readAgentStatuses, type StatusSources } from './ops/agent-statuses.ts';
+import type { AgentStatus } from './ops/status.ts';
 import { knownSecrets, secretNamesOf } from './known-secrets.ts';
 import { Redactor } from './redact.ts';
 import { AgentMemory } from '../memory/agent-memory.ts';
@@ -228,7 +230,10 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     cleanup('activation queue', 'clients', () => queue.close());
     const claims = new InboxClaims(producerConn, config.redis.prefix);
     let scheduler: Scheduler | undefined;
-    const metrics = new WarrenMetrics({ queueCounts: () => queue.counts(), isLeader: role === 'worker' ? undefined : () => scheduler?.isLeader ?? false, subprocesses: runningSubprocessCount });
+    // `warren status`'s reading of every agent, for /metrics and the embedded hub's watch page.
+    const statusSources: StatusSources = { redis: producerConn, prefix: config.redis.prefix, minStalenessMs: config.scheduler.min_staleness, memory: memoryStore };
+    const agentStatuses = async (): Promise<AgentStatus[]> => (await readAgentStatuses(statusSources, registry.all())).agents;
+    const metrics = new WarrenMetrics({ queueCounts: () => queue.counts(), isLeader: role === 'worker' ? undefined : () => scheduler?.isLeader ?? false, subprocesses: runningSubprocessCount, agentStatuses });
 
     if (role !== 'scheduler') {
       const worker = new ActivationWorker({
