@@ -192,11 +192,10 @@ export function registerOpsCommands(program: Command): void {
         const { names } = await loadAgents(config);
         if (!names.includes(agent)) throw new Error(`no agent named "${agent}" in ${config.store.path} (agents: ${names.join(', ') || 'none'})`);
         const { AgentStateStore } = await import('../../scheduler/agent-state.ts');
+        const { setAgentPaused } = await import('./pause.ts');
         const redis = await openRedis(config);
         try {
-          const state = new AgentStateStore(redis, config.redis.prefix);
-          await state.setPaused(agent, paused);
-          if (!paused) await state.clearBackoff(agent);
+          await setAgentPaused(new AgentStateStore(redis, config.redis.prefix), agent, paused);
         } finally {
           redis.disconnect();
         }
