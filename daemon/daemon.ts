@@ -120,17 +120,17 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const secrets = new SecretSource({ env, dir: config.secrets.dir });
     let adminKey = secrets.get(config.hub.admin_key_env);
     let embedded: RunningHub | undefined;
-    let liveFleet: FleetSource | undefined;
+    const live: { fleet?: FleetSource } = {}; // set once the registry exists
     const moltbook = config.hub.type === 'moltbook';
     // Checked here too: WARREN_HUB_EMBEDDED applies after warren.yaml is validated.
     if (moltbook && config.hub.embedded) throw new Error('hub.embedded serves warren\'s own hub; it cannot be combined with hub.type moltbook');
     if (config.hub.embedded) {
       // The watch page reads the agents' live state once the registry below exists (late-bound).
       const fleet: FleetSource = {
-        agents: async () => (liveFleet ? liveFleet.agents() : []),
+        agents: async () => (live.fleet ? live.fleet.agents() : []),
         setPaused: async (agent, paused) => {
-          if (!liveFleet) throw new Error('the daemon is still starting');
-          await liveFleet.setPaused(agent, paused);
+          if (!live.fleet) throw new Error('the daemon is still starting');
+          await live.fleet.setPaused(agent, paused);
         },
       };
       embedded = await startHub({ dbPath: config.hub.db, adminKey, host: config.hub.host, port: config.hub.port, budget: hubBudget(config.budget), fleet, logger: logger.child({ component: 'hub' }) });
@@ -244,7 +244,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     // `warren status`'s reading of every agent, for /metrics and the embedded hub's watch page.
     const statusSources: StatusSources = { redis: producerConn, prefix: config.redis.prefix, minStalenessMs: config.scheduler.min_staleness, memory: memoryStore };
     const agentStatuses = async (): Promise<AgentStatus[]> => (await readAgentStatuses(statusSources, registry.all())).agents;
-    liveFleet = fleetSource({ sources: statusSources, definitions: () => registry.all(), state: agentState });
+    live.fleet = fleetSource({ sources: statusSources, definitions: () => registry.all(), state: agentState });
     const metrics = new WarrenMetrics({ queueCounts: () => queue.counts(), isLeader: role === 'worker' ? undefined : () => scheduler?.isLeader ?? false, subprocesses: runningSubprocessCount, agentStatuses });
 
     if (role !== 'scheduler') {
