@@ -366,7 +366,7 @@ function agentCard(name: string, a: AgentPanelRow | undefined, f: FleetAgent | u
   item.append(head);
   if (f?.running) item.append(factLine('running', `running now: ${f.running.doing} (${f.running.trigger})`));
   if (f?.state_detail) item.append(factLine('state detail', f.state === 'skipped' || f.state === 'name_taken' ? `not run: ${f.state_detail}` : f.state_detail));
-  if (f && fleet.available) item.append(pauseButton(name, f.state === 'paused'));
+  if (f && fleet.available && f.state !== 'skipped' && f.state !== 'name_taken') item.append(pauseButton(name, f.state === 'paused'));
 
   const facts = el('dl');
   const fact = (label: string, value: string, className?: string): void => {
