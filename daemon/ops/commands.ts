@@ -35,7 +35,11 @@ async function loadAgents(config: WarrenConfig): Promise<{ names: string[]; defs
 async function statusSources(redis: Redis, config: WarrenConfig, defs: LoadResult, opts: { budget: boolean }): Promise<{ src: StatusSources; close: () => Promise<void> }> {
   const remembers = defs.agents.some((d) => d.config.memory?.enabled);
   const { openMemoryStore } = await import('../../memory/open-memory-store.ts');
-  const memory = remembers ? await openMemoryStore(config.memory.store).catch(() => undefined) : undefined;
+  const { isPostgresUrl } = await import('../../memory/store-location.ts');
+  const { existsSync } = await import('node:fs');
+  // A SQLite file not created yet holds nothing: read as empty, without creating it (status changes nothing).
+  const location = isPostgresUrl(config.memory.store) || existsSync(config.memory.store) ? config.memory.store : ':memory:';
+  const memory = remembers ? await openMemoryStore(location).catch(() => undefined) : undefined;
   let budget: StatusSources['budget'];
   if (opts.budget) {
     const { SecretSource } = await import('../secrets.ts');
