@@ -258,7 +258,8 @@ describe('watch page: the daemon beside the hub, and spend', () => {
     await t.register('bob');
     await t.register('carl');
     await t.call('POST', '/system/consumption', { key: t.adminKey, body: { agent_id: 'bob', tokens_input: 1, tokens_output: 1, cost_usd: 0.95 } });
-    const state = (await (await fetch(`${t.hub.url}/watch/api/state`)).json()) as { agents: Array<{ name: string; budget: unknown }> };
+    const state = (await (await fetch(`${t.hub.url}/watch/api/state`)).json()) as { agents: Array<{ name: string; budget: unknown }>; fleet_budget: unknown };
+    expect(state.fleet_budget).toEqual({ status: 'healthy', monthly_used_usd: 0.95, monthly_limit_usd: 20 });
     expect(state.agents.find((a) => a.name === 'bob')!.budget).toEqual({ status: 'throttle', daily_used_usd: 0.95, daily_limit_usd: 1, monthly_used_usd: 0.95, monthly_limit_usd: 10 });
     expect(state.agents.find((a) => a.name === 'carl')!.budget).toEqual({ status: 'healthy', daily_used_usd: 0, daily_limit_usd: null, monthly_used_usd: 0, monthly_limit_usd: 10 });
   });

@@ -281,12 +281,14 @@ describe('truthful status', () => {
     const of = (name: string): AgentStatus => report.agents.find((a) => a.name === name)!;
     expect(of('greeter').budget).toEqual({ status: 'healthy', daily_used_usd: 0.25, daily_limit_usd: 1, monthly_used_usd: 0.25, monthly_limit_usd: 20 });
     expect(of('rememberer').budget).toMatchObject({ daily_limit_usd: null, monthly_limit_usd: 20 });
+    expect(report.fleet_budget).toEqual({ status: 'healthy', monthly_used_usd: 0.25, monthly_limit_usd: 40 });
     expect(of('greeter').memory).toBeNull();
     expect(of('rememberer').memory).toMatchObject({ entries: 2, bytes });
     // Shape kept: the fields that were there are still there.
     expect(Object.keys(of('greeter'))).toEqual(expect.arrayContaining(['name', 'state', 'state_detail', 'paused', 'waiting_for', 'not_runnable', 'today']));
 
     const human = (await warren(h, ['status'], env, yaml)).stdout.split('\n');
+    expect(human).toContain('budget  fleet $0.25 of $40.00 this month (healthy)');
     const header = human.find((l) => l.startsWith('AGENT'))!;
     const row = (name: string): string => human.find((l) => l.startsWith(`${name} `))!;
     expect(row('greeter').slice(header.indexOf('BUDGET'))).toMatch(/^\$0\.25\/\$1\.00 · \$0\.25\/\$20\.00\s{2,}-\s{2,}/);

@@ -2,13 +2,14 @@
 // the one reading `warren status`, `warren agents`, the daemon's /metrics and the watch page share.
 import type { Redis } from 'ioredis';
 import { pino } from 'pino';
+import { z } from 'zod';
 import type { HubAdapter } from '../../hub-client/adapter.ts';
 import type { MemoryStore } from '../../memory/memory-store.ts';
 import { ActivationQueue, type QueueCounts } from '../../scheduler/activation-queue.ts';
 import { AgentStateStore } from '../../scheduler/agent-state.ts';
 import type { AgentDefinition } from '../../store/definition.ts';
 import { ActivationRecords } from '../activation-records.ts';
-import { agentStatus, runningStatus, type AgentBudget, type AgentMemoryFigures, type AgentStatus, type RunningStatus } from './status.ts';
+import { agentStatus, runningStatus, type AgentBudget, type AgentMemoryFigures, type AgentStatus, type FleetBudget, type RunningStatus } from './status.ts';
 
 export interface StatusSources {
   redis: Redis;
@@ -22,7 +23,15 @@ export interface StatusSources {
   budget?: Pick<HubAdapter, 'budgetHealth'>;
 }
 
-export async function readAgentStatuses(src: StatusSources, defs: readonly AgentDefinition[]): Promise<{ agents: AgentStatus[]; running: RunningStatus[]; queue: QueueCounts }> {
+export interface AgentStatuses {
+  agents: AgentStatus[];
+  running: RunningStatus[];
+  queue: QueueCounts;
+  /** The whole fleet's spend this month against the sum of the agents' monthly limits; null when the hub was not asked. */
+  fleetBudget: FleetBudget | null;
+}
+
+export async function readAgentStatuses(src: StatusSources, defs: readonly AgentDefinition[]): Promise<AgentStatuses> {
   const names = defs.map((a) => a.name);
   const state = new AgentStateStore(src.redis, src.prefix);
   const [states, daily, last, notRunnable, skipped, memory, budget] = await Promise.all([
@@ -45,9 +54,9 @@ export async function readAgentStatuses(src: StatusSources, defs: readonly Agent
         running: running.some((r) => r.agent === d.name),
       }),
       memory: memory.get(d.name) ?? null,
-      budget: budget.get(d.name) ?? null,
+      budget: budget.agents.get(d.name) ?? null,
     }));
-    return { agents, running, queue };
+    return { agents, running, queue, fleetBudget: budget.fleet };
   } finally {
     await q.close();
   }
@@ -76,15 +85,22 @@ async function memoryFigures(src: StatusSources, defs: readonly AgentDefinition[
 /** Fleets larger than this are not asked agent by agent (one request each). */
 const BUDGET_ASK_LIMIT = 200;
 
-async function budgets(src: StatusSources, names: readonly string[]): Promise<Map<string, AgentBudget>> {
-  const out = new Map<string, AgentBudget>();
+/** The fleet's part of a budget-health answer (docs/hub-api.md §5.6): the same in every agent's answer. */
+const CollectiveSchema = z.object({ total_budget_usd: z.number(), total_used_usd: z.number(), overall_health: z.string() });
+
+async function budgets(src: StatusSources, names: readonly string[]): Promise<{ agents: Map<string, AgentBudget>; fleet: FleetBudget | null }> {
+  const agents = new Map<string, AgentBudget>();
+  let fleet: FleetBudget | null = null;
   const hub = src.budget;
-  if (!hub || names.length > BUDGET_ASK_LIMIT) return out;
+  if (!hub || names.length > BUDGET_ASK_LIMIT) return { agents, fleet };
   await Promise.all(
     names.map(async (name) => {
       const b = await hub.budgetHealth(name, AbortSignal.timeout(2_000)).catch(() => undefined);
-      if (b) out.set(name, { status: b.status, daily_used_usd: b.daily_used, daily_limit_usd: b.daily_limit || null, monthly_used_usd: b.monthly_used, monthly_limit_usd: b.monthly_limit || null });
+      if (!b) return;
+      agents.set(name, { status: b.status, daily_used_usd: b.daily_used, daily_limit_usd: b.daily_limit || null, monthly_used_usd: b.monthly_used, monthly_limit_usd: b.monthly_limit || null });
+      const c = CollectiveSchema.safeParse((b as { collective?: unknown }).collective);
+      if (c.success) fleet = { status: c.data.overall_health, monthly_used_usd: c.data.total_used_usd, monthly_limit_usd: c.data.total_budget_usd || null };
     }),
   );
-  return out;
+  return { agents, fleet };
 }

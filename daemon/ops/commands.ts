@@ -6,8 +6,7 @@ import { pino } from 'pino';
 import type { LoadResult } from '../../store/definition.ts';
 import type { QueueCounts } from '../../scheduler/activation-queue.ts';
 import type { ActivationRecord } from '../activation-records.ts';
-import type { AgentStatus, RunningStatus } from './status.ts';
-import type { StatusSources } from './agent-statuses.ts';
+import type { AgentStatuses, StatusSources } from './agent-statuses.ts';
 import type { WarrenConfig } from '../config.ts';
 import { loadWarrenConfig } from '../config.ts';
 
@@ -52,7 +51,7 @@ async function statusSources(redis: Redis, config: WarrenConfig, defs: LoadResul
   return { src: { redis, prefix: config.redis.prefix, minStalenessMs: config.scheduler.min_staleness, memory, budget }, close: async () => void (await memory?.close()) };
 }
 
-async function readStatuses(redis: Redis, config: WarrenConfig, defs: LoadResult, opts: { budget: boolean }): Promise<{ agents: AgentStatus[]; running: RunningStatus[]; queue: QueueCounts }> {
+async function readStatuses(redis: Redis, config: WarrenConfig, defs: LoadResult, opts: { budget: boolean }): Promise<AgentStatuses> {
   const { readAgentStatuses } = await import('./agent-statuses.ts');
   const { src, close } = await statusSources(redis, config, defs, opts);
   try {
@@ -80,15 +79,15 @@ export function registerOpsCommands(program: Command): void {
         const redisProbe = await probe(() => assertRedisReachable(redis, config.redis.url, 2_000));
         const hubProbe = await probe(() => hubHealthy(hub));
         let leader: string | null = null;
-        let fleet: { agents: AgentStatus[]; running: RunningStatus[]; queue: QueueCounts | null } = { agents: [], running: [], queue: null };
+        let fleet: Omit<AgentStatuses, 'queue'> & { queue: QueueCounts | null } = { agents: [], running: [], queue: null, fleetBudget: null };
         if (redisProbe.ok) {
           const { LeaderLease } = await import('../../scheduler/lease.ts');
           fleet = await readStatuses(redis, config, defs, { budget: hubProbe.ok });
           leader = await new LeaderLease(redis, { prefix: config.redis.prefix, ttlMs: config.scheduler.lease_ttl }).holder();
         }
-        const { agents, running, queue } = fleet;
+        const { agents, running, queue, fleetBudget } = fleet;
         const broken = new Set(defs.problems.filter((p) => p.severity === 'error').map((p) => p.file)).size;
-        const report = { redis: { url: redactUrl(config.redis.url), ...redisProbe }, hub: { url: config.hub.url, ...hubProbe }, leader, queue, running, agents, defined: defs.agents.length, broken };
+        const report = { redis: { url: redactUrl(config.redis.url), ...redisProbe }, hub: { url: config.hub.url, ...hubProbe }, leader, queue, running, agents, defined: defs.agents.length, broken, fleet_budget: fleetBudget };
         console.log(opts.json ? JSON.stringify(report, null, 2) : formatStatus(report, new Date()));
         process.exitCode = redisProbe.ok ? 0 : 1;
       } finally {

@@ -56,6 +56,13 @@ export interface AgentBudget {
   monthly_limit_usd: number | null;
 }
 
+/** The fleet's spend this month against the sum of its agents' monthly limits (null: none set), from the hub. */
+export interface FleetBudget {
+  status: string;
+  monthly_used_usd: number;
+  monthly_limit_usd: number | null;
+}
+
 /** One activation running now, as its worker last described it. */
 export interface RunningStatus {
   agent: string;
@@ -78,6 +85,8 @@ export interface StatusReport {
   defined: number;
   /** Agents whose definition has errors (they are not run). */
   broken: number;
+  /** The fleet's spend this month, from the hub; null when the hub was not asked (no admin key here) or did not answer. */
+  fleet_budget?: FleetBudget | null;
 }
 
 /**
@@ -209,6 +218,7 @@ export function formatStatus(r: StatusReport, now: Date): string {
     `hub     ${r.hub.url}  ${mark(r.hub)}`,
     `leader  ${r.leader ?? (r.redis.ok ? 'none (no scheduler running)' : 'unknown')}`,
     `queue   ${q ? `${q.active} active, ${q.waiting + q.prioritized} waiting, ${q.delayed} delayed (retries), ${q.failed} failed` : 'unknown'}`,
+    ...(r.fleet_budget ? [`budget  fleet ${fleetBudgetText(r.fleet_budget)}`] : []),
     '',
   ];
   if (!r.redis.ok) lines.push(`redis is down: the state of the ${plural(r.defined, 'defined agent')} is unknown (start Redis, or set REDIS_URL or redis.url in warren.yaml to yours)`);
@@ -235,6 +245,11 @@ export function budgetCell(b: AgentBudget | null | undefined): string {
   if (!b) return '-';
   const one = (used: number, limit: number | null): string => (limit === null ? `$${used.toFixed(2)} (no limit)` : `$${used.toFixed(2)}/$${limit.toFixed(2)}`);
   return `${one(b.daily_used_usd, b.daily_limit_usd)} · ${one(b.monthly_used_usd, b.monthly_limit_usd)}${b.status === 'healthy' ? '' : ` ${b.status.toUpperCase()}`}`;
+}
+
+/** `$3.20 of $40.00 this month (healthy)`. */
+export function fleetBudgetText(b: FleetBudget): string {
+  return `$${b.monthly_used_usd.toFixed(2)} ${b.monthly_limit_usd === null ? '(no monthly limits set)' : `of $${b.monthly_limit_usd.toFixed(2)}`} this month (${b.status})`;
 }
 
 /** `12 entries, 3.4 kB`; `-` when the agent does not remember (or the store could not be read). */

@@ -51,6 +51,7 @@ interface Fleet {
 }
 interface WatchState {
   agents: AgentPanelRow[];
+  fleet_budget?: { status: string; monthly_used_usd: number; monthly_limit_usd: number | null };
   communities: string[];
 }
 
@@ -75,6 +76,7 @@ const composerContent = $<HTMLTextAreaElement>('composer-content');
 const composerError = $<HTMLSpanElement>('composer-error');
 const agentsList = $<HTMLUListElement>('agents');
 const banner = $<HTMLDivElement>('banner');
+const fleetBudget = $<HTMLParagraphElement>('fleet-budget');
 
 /** Which agents took part in each shown thread (for the agent filter when comments arrive). */
 const participants = new Map<string, Set<string>>();
@@ -438,6 +440,9 @@ async function refreshState(): Promise<void> {
     state.agents.map((a) => a.name),
   );
   panelRows = state.agents;
+  const b = state.fleet_budget;
+  fleetBudget.textContent = b ? `all agents this month: ${spend(b.monthly_used_usd, b.monthly_limit_usd)}${b.status === 'healthy' ? '' : ` (${b.status})`}` : '';
+  fleetBudget.dataset.status = b?.status ?? '';
   renderAgents();
 }
 

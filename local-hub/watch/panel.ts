@@ -44,3 +44,14 @@ export function agentPanel(s: HubServices): AgentPanelRow[] {
     })
     .sort((a, b) => (b.last_activated_at ?? '').localeCompare(a.last_activated_at ?? '') || a.name.localeCompare(b.name));
 }
+
+/** The fleet's spend this month against the sum of its agents' monthly limits, as /system/budget-health reckons it. */
+export function fleetBudget(s: HubServices): { status: BudgetStatus; monthly_used_usd: number; monthly_limit_usd: number | null } {
+  const { month } = usageBuckets(s.now());
+  const limit = s.agents
+    .all()
+    .filter((a) => a.type !== 'human')
+    .reduce((sum, a) => sum + Math.max(0, limitsFor(s.budget, a).monthly ?? 0), 0);
+  const used = s.consumption.usedInMonthByAll(month);
+  return { status: statusFor(percentUsed(used, limit), thresholdsOf(s.budget)), monthly_used_usd: used, monthly_limit_usd: limit || null };
+}

@@ -13,7 +13,7 @@ import type { HubServices } from '../services.ts';
 import { intParam, optionalParam, parseBody } from '../validation.ts';
 import { postView, type AgentRow } from '../views.ts';
 import { UnknownAgentError, type FleetSource } from './fleet.ts';
-import { agentPanel } from './panel.ts';
+import { agentPanel, fleetBudget } from './panel.ts';
 
 export const DEFAULT_HUMAN = 'human';
 
@@ -39,7 +39,7 @@ export function watchRoutes(r: Router, s: HubServices, fleet?: FleetSource): voi
     return ok({ posts: rows.map((p) => postView(p, s.posts.commentsOf(p.id))) });
   });
 
-  r.get('/watch/api/state', () => ok({ agents: agentPanel(s), communities: s.communities.list().map((c) => c.name) }));
+  r.get('/watch/api/state', () => ok({ agents: agentPanel(s), fleet_budget: fleetBudget(s), communities: s.communities.list().map((c) => c.name) }));
 
   // Each agent's live state from the daemon beside this hub; `available: false` on a hub started on its own.
   r.get('/watch/api/fleet', async () => ok({ available: fleet !== undefined, agents: fleet ? await fleet.agents() : [] }));

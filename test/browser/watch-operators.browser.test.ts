@@ -135,6 +135,7 @@ describe('watch page for operators, in Chromium', () => {
     expect(await card('greeter').locator('dd[data-fact="memory"]').count()).toBe(0);
     // Budget: spend against the hub's limits (none configured here).
     expect(await card('greeter').locator('dd[data-fact="budget today"]').textContent()).toBe('$0.00 (no limit)');
+    expect(await page.locator('#fleet-budget').textContent()).toBe('all agents this month: $0.00 (no limit)');
     await shot(page, 'watch-agent-states.png');
   });
 
