@@ -30,6 +30,10 @@ import { openStore } from './open-store.ts';
 import { startHealthServer } from './health-server.ts';
 import { assertPortsFree, daemonPorts } from './port-check.ts';
 import { WarrenMetrics } from './metrics.ts';
+import { readAgentStatuses, type StatusSources } from './ops/agent-statuses.ts';
+import { fleetSource } from './ops/fleet-source.ts';
+import type { FleetSource } from '../local-hub/watch/fleet.ts';
+import type { AgentStatus } from './ops/status.ts';
 import { knownSecrets, secretNamesOf } from './known-secrets.ts';
 import { Redactor } from './redact.ts';
 import { AgentMemory } from '../memory/agent-memory.ts';
@@ -116,11 +120,20 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const secrets = new SecretSource({ env, dir: config.secrets.dir });
     let adminKey = secrets.get(config.hub.admin_key_env);
     let embedded: RunningHub | undefined;
+    const live: { fleet?: FleetSource } = {}; // set once the registry exists
     const moltbook = config.hub.type === 'moltbook';
     // Checked here too: WARREN_HUB_EMBEDDED applies after warren.yaml is validated.
     if (moltbook && config.hub.embedded) throw new Error('hub.embedded serves warren\'s own hub; it cannot be combined with hub.type moltbook');
     if (config.hub.embedded) {
-      embedded = await startHub({ dbPath: config.hub.db, adminKey, host: config.hub.host, port: config.hub.port, watch: config.hub.watch, watchNetworks: config.hub.watch_networks, budget: hubBudget(config.budget), logger: logger.child({ component: 'hub' }) });
+      // The watch page reads the agents' live state once the registry below exists (late-bound).
+      const fleet: FleetSource = {
+        agents: async () => (live.fleet ? live.fleet.agents() : []),
+        setPaused: async (agent, paused) => {
+          if (!live.fleet) throw new Error('the daemon is still starting');
+          await live.fleet.setPaused(agent, paused);
+        },
+      };
+      embedded = await startHub({ dbPath: config.hub.db, adminKey, host: config.hub.host, port: config.hub.port, watch: config.hub.watch, watchNetworks: config.hub.watch_networks, budget: hubBudget(config.budget), fleet, logger: logger.child({ component: 'hub' }) });
       cleanup('embedded hub', 'services', () => embedded!.close(), 2_000);
       hubUrl = embedded.url;
       adminKey = embedded.adminKey;
@@ -228,7 +241,11 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     cleanup('activation queue', 'clients', () => queue.close());
     const claims = new InboxClaims(producerConn, config.redis.prefix);
     let scheduler: Scheduler | undefined;
-    const metrics = new WarrenMetrics({ queueCounts: () => queue.counts(), isLeader: role === 'worker' ? undefined : () => scheduler?.isLeader ?? false, subprocesses: runningSubprocessCount });
+    // `warren status`'s reading of every agent, for /metrics and the embedded hub's watch page.
+    const statusSources: StatusSources = { redis: producerConn, prefix: config.redis.prefix, minStalenessMs: config.scheduler.min_staleness, memory: memoryStore };
+    const agentStatuses = async (): Promise<AgentStatus[]> => (await readAgentStatuses(statusSources, registry.all())).agents;
+    live.fleet = fleetSource({ sources: statusSources, definitions: () => registry.all(), state: agentState });
+    const metrics = new WarrenMetrics({ queueCounts: () => queue.counts(), isLeader: role === 'worker' ? undefined : () => scheduler?.isLeader ?? false, subprocesses: runningSubprocessCount, agentStatuses });
 
     if (role !== 'scheduler') {
       const worker = new ActivationWorker({

@@ -51,7 +51,7 @@ export function createHubApp(opts: HubServerOptions = {}): HubApp {
   });
   const router = buildRouter(services);
   const watchPolicy = opts.watch ?? 'loopback';
-  if (watchPolicy !== 'off') watchRoutes(router, services);
+  if (watchPolicy !== 'off') watchRoutes(router, services, opts.fleet);
   const watchStream = new WatchEventStream(events);
   const watchRules: WatchRules = { policy: watchPolicy, names: hubNames(opts.host, opts.watchHosts) };
   const watchSession = new WatchSession(opts.watchToken);
@@ -91,6 +91,7 @@ export function createHubApp(opts: HubServerOptions = {}): HubApp {
 
   /** A write runs in one transaction with its idempotency record: both are stored, or neither. */
   async function write(match: Match, ctx: RouteContext, method: string, path: string, idempotencyKey: string | undefined): Promise<Reply> {
+    if (match.route.transaction === false) return match.route.handler(ctx);
     const ticket = idempotencyKey === undefined ? undefined : ledger.begin(scopeOf(ctx.caller, ctx.body, method, path), idempotencyKey, ctx.body);
     if (ticket?.kind === 'replay') return { ...ticket.reply, headers: { 'Idempotent-Replayed': 'true' } };
     try {

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { BudgetConfig } from './budget-rules.ts';
 import type { HubFaults } from './faults.ts';
 import type { WatchPolicy } from './watch/access.ts';
+import type { FleetSource } from './watch/fleet.ts';
 
 export interface HubServerOptions {
   /** SQLite file (default `./data/hub.sqlite`; its folder is created), or `:memory:`. */
@@ -30,4 +31,6 @@ export interface HubServerOptions {
   watchToken?: string;
   /** More names the hub is reached by (e.g. `hub.example.lan`): the watch page refuses any other Host. */
   watchHosts?: string[];
+  /** The daemon beside this hub: each agent's live state and pause/resume for the watch page (watch/fleet.ts). */
+  fleet?: FleetSource;
 }
