@@ -8,6 +8,7 @@ import { DefinitionError } from '../store/problems.ts';
 import { parseS3Url } from '../store/s3-location.ts';
 import { validateYaml } from '../store/yaml-validate.ts';
 import { isPostgresUrl } from '../memory/store-location.ts';
+import { keyPrefix } from '../scheduler/redis-keys.ts';
 import type { BudgetConfig } from '../local-hub/budget-rules.ts';
 
 const durationMs = z.union([z.string(), z.number()]).transform((v, ctx) => {
@@ -46,7 +47,15 @@ export const WarrenConfigSchema = z.strictObject({
     })
     .refine((h) => !(h.type === 'moltbook' && h.embedded), { message: 'hub.embedded serves warren\'s own hub; it cannot be combined with hub.type moltbook', path: ['embedded'] })
     .prefault({}),
-  redis: z.strictObject({ url: z.string().default('redis://127.0.0.1:6379'), prefix: z.string().min(1).default('warren') }).prefault({}),
+  redis: z
+    .strictObject({
+      url: z.string().default('redis://127.0.0.1:6379'),
+      /** Redis Cluster: the URLs of some of its nodes (the rest are discovered); when set, `url` is not used. */
+      cluster: z.array(z.url({ protocol: /^rediss?$/, error: 'expected a redis:// or rediss:// URL of a cluster node' })).min(1, 'list at least one node of the cluster').optional(),
+      /** Every key starts with it; on a cluster it is used as a hash tag (`{warren}`), see scheduler/redis-keys.ts. */
+      prefix: z.string().min(1).default('warren'),
+    })
+    .prefault({}),
   store: z
     .strictObject({
       /** `local`: a folder; `s3`: an S3-compatible bucket (S3, R2, MinIO) in the same layout. */
@@ -233,6 +242,7 @@ export function loadWarrenConfig(file: string | undefined, env: NodeJS.ProcessEn
   if (config.hub.db !== ':memory:') config.hub.db = resolve(base, config.hub.db);
   if (!isPostgresUrl(config.memory.store) && config.memory.store !== ':memory:') config.memory.store = resolve(base, config.memory.store);
   if (env.REDIS_URL) config.redis.url = env.REDIS_URL;
+  config.redis.prefix = keyPrefix(config.redis.prefix, config.redis.cluster !== undefined);
   if (env.WARREN_STORE) {
     // One variable for where the definitions are: a folder, or an s3:// bucket and prefix.
     if (env.WARREN_STORE.startsWith('s3://')) {
