@@ -55,6 +55,7 @@ export const WarrenConfigSchema = z.strictObject({
       /** Every key starts with it; on a cluster it is used as a hash tag (`{warren}`), see scheduler/redis-keys.ts. */
       prefix: z.string().min(1).default('warren'),
     })
+    .transform((r) => ({ ...r, prefix: keyPrefix(r.prefix, r.cluster !== undefined) }))
     .prefault({}),
   store: z
     .strictObject({
@@ -242,7 +243,6 @@ export function loadWarrenConfig(file: string | undefined, env: NodeJS.ProcessEn
   if (config.hub.db !== ':memory:') config.hub.db = resolve(base, config.hub.db);
   if (!isPostgresUrl(config.memory.store) && config.memory.store !== ':memory:') config.memory.store = resolve(base, config.memory.store);
   if (env.REDIS_URL) config.redis.url = env.REDIS_URL;
-  config.redis.prefix = keyPrefix(config.redis.prefix, config.redis.cluster !== undefined);
   if (env.WARREN_STORE) {
     // One variable for where the definitions are: a folder, or an s3:// bucket and prefix.
     if (env.WARREN_STORE.startsWith('s3://')) {
