@@ -41,7 +41,7 @@ describe('warren.yaml validation', () => {
 
   it('redis.cluster: node URLs checked by field; set, the prefix becomes a hash tag (one slot for BullMQ and warren)', () => {
     expect(problemsOf('redis:\n  cluster: ["http://a:7000", "redis://b:7001"]\n')).toEqual(['warren.yaml:2:13: redis.cluster[0]: expected a redis:// or rediss:// URL of a cluster node']);
-    expect(problemsOf('redis:\n  cluster: []\n')).toEqual(['warren.yaml:2:12: redis.cluster: list at least one node of the cluster']);
+    expect(problemsOf('redis:\n  cluster: []\n')).toEqual(['warren.yaml:2:12: redis.cluster: must have at least 1 item (got 0 items)']);
     const clustered = loadWarrenConfig(configFile('redis:\n  cluster: ["redis://10.0.0.1:7000", "redis://10.0.0.2:7000"]\n  prefix: acme\n'), {});
     expect(clustered.redis).toMatchObject({ cluster: ['redis://10.0.0.1:7000', 'redis://10.0.0.2:7000'], prefix: '{acme}' });
     expect(loadWarrenConfig(configFile('redis: {cluster: ["redis://h:7000"], prefix: "{acme}:prod"}\n'), {}).redis.prefix).toBe('{acme}:prod');
