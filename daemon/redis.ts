@@ -45,6 +45,30 @@ export function connectRedis(target: RedisTarget, role: 'worker' | 'producer', l
 }
 
 /**
+ * A connection tried once, for a run by hand (`warren run`): no reconnects, no offline queue, so a Redis that is not
+ * there fails at once (with ioredis's reason) instead of being waited for.
+ */
+export async function connectOnce(target: RedisTarget, connectTimeout: number): Promise<RedisClient> {
+  const once = { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout } as const;
+  const cluster = typeof target === 'string' ? undefined : target.cluster;
+  let conn: RedisClient;
+  if (cluster) {
+    const { nodes, auth } = clusterOptions(cluster);
+    conn = new Cluster(nodes, { lazyConnect: true, enableOfflineQueue: false, clusterRetryStrategy: () => null, redisOptions: { ...auth, ...once } });
+  } else {
+    conn = new Redis(typeof target === 'string' ? target : target.url, once);
+  }
+  conn.on('error', () => undefined); // the caller reports the failed connect
+  try {
+    await conn.connect();
+  } catch (err) {
+    conn.disconnect();
+    throw err;
+  }
+  return conn;
+}
+
+/**
  * Closes a connection within `boundMs`: QUIT when Redis answers, so replies in flight still arrive; a plain
  * disconnect when it does not, or when QUIT takes too long. QUIT on a lost connection waits for a reconnect
  * that may never come, which is how a daemon with its Redis gone used to hang at shutdown.

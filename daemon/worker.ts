@@ -168,8 +168,8 @@ export class ActivationWorker {
     endSpan(span, spanAttrs);
     await this.#step(data.agent, 'activation state', async () => {
       if (outcome.outcome.kind === 'skipped') return;
-      if (resetsBackoff(outcome.outcome)) await agentState.recordSuccess(data.agent);
-      await agentState.recordActivated(data.agent, { tokensInput: outcome.usage.inputTokens, tokensOutput: outcome.usage.outputTokens, costUsd: outcome.usage.costUsd });
+      const usage = { tokensInput: outcome.usage.inputTokens, tokensOutput: outcome.usage.outputTokens, costUsd: outcome.usage.costUsd };
+      await agentState.recordActivated(data.agent, usage, { resetBackoff: resetsBackoff(outcome.outcome) });
     });
     await this.#step(data.agent, 'activation record', () => this.#store(recordOf(outcome, started, attempt)));
     this.#opts.onOutcome?.(outcome);

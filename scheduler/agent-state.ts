@@ -66,10 +66,6 @@ export class AgentStateStore {
     return this.#keys.agentDay(day);
   }
 
-  async recordSuccess(agent: string): Promise<void> {
-    await this.#redis.multi().hdel(this.#failures, agent).hdel(this.#lastFailure, agent).hdel(this.#backoffUntil, agent).exec();
-  }
-
   /**
    * Counts a terminal failure and starts the wait for the new count, atomically (two workers failing at once
    * both count, and the longer wait stands). `waits[n-1]` is the wait after n failures (the last one repeats),
@@ -100,12 +96,17 @@ export class AgentStateStore {
     await this.#redis.multi().hdel(this.#failures, agent).hdel(this.#lastFailure, agent).hdel(this.#backoffUntil, agent).exec();
   }
 
-  /** The end of an activation (any outcome): what exploration's staleness order is based on. */
-  /** Posts and comments are not counted here: every write counts itself as it is admitted (write-allowance.ts). */
-  async recordActivated(agent: string, usage: { tokensInput: number; tokensOutput: number; costUsd: number }, at = Date.now()): Promise<void> {
+  /**
+   * The end of an activation (any outcome): what exploration's staleness order is based on, and today's usage.
+   * `resetBackoff`: the run succeeded, so the failure count and any backoff end, in the same round trip.
+   * Posts and comments are not counted here: every write counts itself as it is admitted (write-allowance.ts).
+   */
+  async recordActivated(agent: string, usage: { tokensInput: number; tokensOutput: number; costUsd: number }, opts: { at?: number; resetBackoff?: boolean } = {}): Promise<void> {
+    const at = opts.at ?? Date.now();
     const day = this.#dayKey(utcDay(at));
-    await this.#redis
-      .multi()
+    const m = this.#redis.multi();
+    if (opts.resetBackoff) m.hdel(this.#failures, agent).hdel(this.#lastFailure, agent).hdel(this.#backoffUntil, agent);
+    await m
       .hset(this.#lastActivated, agent, at)
       .hincrby(day, `${agent}|activations`, 1)
       .hincrby(day, `${agent}|tokens_input`, Math.round(usage.tokensInput))
