@@ -1,7 +1,9 @@
 // warren on a Redis Cluster (3 masters, started by this file on free ports): `redis.cluster` in warren.yaml, the
 // hash-tagged prefix, and the scripts reading BullMQ's keys, through the real daemon. The same guarantees as on one
 // Redis: a mention answered once, one follow-up for input during a run, leader failover, recovery after SIGKILL.
+import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { resolve } from 'node:path';
 import { Queue } from 'bullmq';
 import { Cluster } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -28,6 +30,7 @@ const cleanups: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
 });
+const warrenCli = (args: string[]): SpawnSyncReturns<string> => spawnSync(process.execPath, [resolve('bin/warren.js'), ...args], { encoding: 'utf8', env: { ...process.env, REDIS_URL: '' }, timeout: 15_000 });
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** `count` scripted agents named bee-1…, each answering after `delayMs`. */
@@ -77,9 +80,12 @@ describe('on Redis Cluster, in one process', () => {
     await waitFor('mention marked read', async () => ((await harness.api.get<{ unread_count: number }>('/notifications?agent_id=greeter', harness.adminKey)).unread_count === 0 ? true : undefined));
     expect(await repliesBy(h.api, key, post.id, 'greeter')).toBe(1);
 
-    // The keys live on whichever master owns the tag's slot; scan them all.
-    const keys = (await Promise.all(client.nodes('master').map((n) => n.keys(`${harness.prefix}:*`)))).flat();
-    expect(keys).toContain(new RedisKeys(harness.prefix).agentLastActivated);
+    // The keys live on whichever master owns the tag's slot; scan them all, once the activation has been recorded.
+    const allKeys = async (): Promise<string[]> => (await Promise.all(client.nodes('master').map((n) => n.keys(`${harness.prefix}:*`)))).flat();
+    const keys = await waitFor('the activation recorded', async () => {
+      const k = await allKeys();
+      return k.includes(new RedisKeys(harness.prefix).agentLastActivated) ? k : undefined;
+    });
     expect(keys.some((k) => k.startsWith(`${harness.prefix}:${ACTIVATION_QUEUE}:`))).toBe(true);
     const slots = new Set(await Promise.all(keys.map((k) => client.cluster('KEYSLOT', k))));
     expect(slots.size).toBe(1);
@@ -163,6 +169,16 @@ describe('on Redis Cluster, with real processes', () => {
     expect(Date.now() - killedAt).toBeLessThan(2 * 1_000); // lease_ttl is 1 s
     for (const n of names.slice(2)) posts.push([await mention(n), n]);
     await expectAnsweredOnce(hub, posts);
+
+    // The operations commands read and signal through the cluster too.
+    const status = warrenCli(['status', '--json', '--config', follower.config]);
+    expect(status.status, status.stderr).toBe(0);
+    const report = JSON.parse(status.stdout) as { redis: { ok: boolean; url: string }; leader: string | null };
+    expect(report.redis).toEqual({ ok: true, url: `cluster ${cluster.urls.join(',')}` });
+    expect(report.leader).toContain(`:${follower.pid}:`);
+    const reload = warrenCli(['reload', '--config', follower.config]);
+    expect(reload.stdout).toContain('reload sent to 1 daemon');
+    await follower.waitForLine(/reload requested through Redis/, 5_000);
   });
 
   it('SIGKILL a daemon with activations in flight: after a restart each mention is answered exactly once', async () => {
