@@ -1,6 +1,6 @@
 // A private 3-master Redis Cluster per test file, on free ports, in a temp dir removed after: the same
 // redis-server binary as test/support/redis-server.ts, with cluster mode on and slots spread by redis-cli.
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +16,8 @@ export interface PrivateRedisCluster {
 }
 
 export async function startPrivateRedisCluster(masters = 3): Promise<PrivateRedisCluster> {
+  // redis-cli joins the nodes; Debian's redis-server package brings it (redis-tools).
+  if (spawnSync('redis-cli', ['--version'], { stdio: 'ignore' }).status !== 0) throw new Error('the Redis Cluster tests need redis-cli on PATH (apt install redis-tools)');
   const dir = mkdtempSync(join(tmpdir(), 'warren-redis-cluster-'));
   const ports: number[] = [];
   for (let i = 0; i < masters; i++) ports.push(await freePort());
