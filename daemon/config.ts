@@ -50,7 +50,7 @@ export const WarrenConfigSchema = z.strictObject({
   redis: z
     .strictObject({
       url: z.string().default('redis://127.0.0.1:6379'),
-      /** Redis Cluster: the URLs of some of its nodes (the rest are discovered); when set, `url` is not used. */
+      /** Redis Cluster: the URLs of some of its nodes (the rest are discovered); when set, `url` and REDIS_URL are not used. */
       cluster: z.array(z.url({ protocol: /^rediss?$/, error: 'expected a redis:// or rediss:// URL of a cluster node' })).min(1).optional(),
       /** Every key starts with it; on a cluster it is used as a hash tag (`{warren}`), see scheduler/redis-keys.ts. */
       prefix: z.string().min(1).default('warren'),

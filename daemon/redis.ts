@@ -1,6 +1,6 @@
 // Redis connections as BullMQ wants them: workers block (no per-request retry limit), producers fail fast.
 // One Redis (`redis.url`) or a Redis Cluster (`redis.cluster`: some of its nodes; ioredis finds the rest).
-import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import { pino, type Logger } from 'pino';
 import type { RedisClient } from '../scheduler/redis-scripts.ts';
 
@@ -11,7 +11,7 @@ export type RedisTarget = string | { url: string; cluster?: readonly string[] | 
 const reconnectDelay = (times: number): number => Math.min(times * 200, 5_000);
 
 /** The cluster nodes' URLs as ioredis takes them: hosts and ports, and the credentials and TLS of the first. */
-function clusterOptions(urls: readonly string[]): { nodes: Array<{ host: string; port: number }>; auth: RedisOptions } {
+function clusterNodes(urls: readonly string[]): { nodes: Array<{ host: string; port: number }>; auth: RedisOptions } {
   const parsed = urls.map((u) => new URL(u));
   const first = parsed[0]!;
   const auth: RedisOptions = {};
@@ -21,16 +21,16 @@ function clusterOptions(urls: readonly string[]): { nodes: Array<{ host: string;
   return { nodes: parsed.map((u) => ({ host: u.hostname, port: Number(u.port || 6379) })), auth };
 }
 
+/** The one place that decides between a single Redis and a cluster: `node` applies to each connection, `cluster` to the whole. */
+function openClient(target: RedisTarget, node: RedisOptions, cluster: ClusterOptions): RedisClient {
+  const nodes = typeof target === 'string' ? undefined : target.cluster;
+  if (!nodes) return new Redis(typeof target === 'string' ? target : target.url, node);
+  const { nodes: seeds, auth } = clusterNodes(nodes);
+  return new Cluster(seeds, { ...cluster, redisOptions: { ...auth, ...node } });
+}
+
 export function connectRedis(target: RedisTarget, role: 'worker' | 'producer', logger: Logger): RedisClient {
-  const maxRetriesPerRequest = role === 'worker' ? null : 1;
-  const cluster = typeof target === 'string' ? undefined : target.cluster;
-  let conn: RedisClient;
-  if (cluster) {
-    const { nodes, auth } = clusterOptions(cluster);
-    conn = new Cluster(nodes, { redisOptions: { ...auth, maxRetriesPerRequest }, clusterRetryStrategy: reconnectDelay, lazyConnect: false });
-  } else {
-    conn = new Redis(typeof target === 'string' ? target : target.url, { maxRetriesPerRequest, retryStrategy: reconnectDelay, lazyConnect: false });
-  }
+  const conn = openClient(target, { maxRetriesPerRequest: role === 'worker' ? null : 1, retryStrategy: reconnectDelay, lazyConnect: false }, { clusterRetryStrategy: reconnectDelay, lazyConnect: false });
   let reported = false;
   conn.on('error', (err: Error) => {
     // ioredis repeats the same error on every reconnect attempt; say it once per outage.
@@ -49,15 +49,11 @@ export function connectRedis(target: RedisTarget, role: 'worker' | 'producer', l
  * there fails at once (with ioredis's reason) instead of being waited for.
  */
 export async function connectOnce(target: RedisTarget, connectTimeout: number): Promise<RedisClient> {
-  const once = { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout } as const;
-  const cluster = typeof target === 'string' ? undefined : target.cluster;
-  let conn: RedisClient;
-  if (cluster) {
-    const { nodes, auth } = clusterOptions(cluster);
-    conn = new Cluster(nodes, { lazyConnect: true, enableOfflineQueue: false, clusterRetryStrategy: () => null, redisOptions: { ...auth, ...once } });
-  } else {
-    conn = new Redis(typeof target === 'string' ? target : target.url, once);
-  }
+  const conn = openClient(
+    target,
+    { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout },
+    { lazyConnect: true, enableOfflineQueue: false, clusterRetryStrategy: () => null },
+  );
   conn.on('error', () => undefined); // the caller reports the failed connect
   try {
     await conn.connect();
