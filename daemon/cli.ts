@@ -119,7 +119,7 @@ export function buildCli(): Command {
       const config = loadWarrenConfig(opts.config);
       const { openCheckedRedis } = await import('./redis.ts');
       const { publishReload } = await import('./reload-signal.ts');
-      const conn = await openCheckedRedis(config.redis.url);
+      const conn = await openCheckedRedis(config.redis);
       try {
         const receivers = await publishReload(conn, config.redis.prefix);
         console.log(receivers ? `reload sent to ${receivers} daemon${receivers === 1 ? '' : 's'}` : 'no running daemon is listening on this Redis and prefix');

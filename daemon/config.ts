@@ -8,6 +8,7 @@ import { DefinitionError } from '../store/problems.ts';
 import { parseS3Url } from '../store/s3-location.ts';
 import { validateYaml } from '../store/yaml-validate.ts';
 import { isPostgresUrl } from '../memory/store-location.ts';
+import { keyPrefix } from '../scheduler/redis-keys.ts';
 import type { BudgetConfig } from '../local-hub/budget-rules.ts';
 
 const durationMs = z.union([z.string(), z.number()]).transform((v, ctx) => {
@@ -50,7 +51,16 @@ export const WarrenConfigSchema = z.strictObject({
     })
     .refine((h) => !(h.type === 'moltbook' && h.embedded), { message: 'hub.embedded serves warren\'s own hub; it cannot be combined with hub.type moltbook', path: ['embedded'] })
     .prefault({}),
-  redis: z.strictObject({ url: z.string().default('redis://127.0.0.1:6379'), prefix: z.string().min(1).default('warren') }).prefault({}),
+  redis: z
+    .strictObject({
+      url: z.string().default('redis://127.0.0.1:6379'),
+      /** Redis Cluster: the URLs of some of its nodes (the rest are discovered); when set, `url` and REDIS_URL are not used. */
+      cluster: z.array(z.url({ protocol: /^rediss?$/, error: 'expected a redis:// or rediss:// URL of a cluster node' })).min(1).optional(),
+      /** Every key starts with it; on a cluster it is used as a hash tag (`{warren}`), see scheduler/redis-keys.ts. */
+      prefix: z.string().min(1).default('warren'),
+    })
+    .transform((r) => ({ ...r, prefix: keyPrefix(r.prefix, r.cluster !== undefined) }))
+    .prefault({}),
   store: z
     .strictObject({
       /** `local`: a folder; `s3`: an S3-compatible bucket (S3, R2, MinIO) in the same layout. */

@@ -43,7 +43,7 @@ import { openMemoryStore } from '../memory/open-memory-store.ts';
 import { SecretSource } from './secrets.ts';
 import { startTracing } from './tracing-setup.ts';
 import { RedisReplyOutbox } from './reply-outbox.ts';
-import { assertRedisReachable, closeRedis, connectRedis, redactUrl } from './redis.ts';
+import { assertRedisReachable, closeRedis, connectRedis, describeRedis } from './redis.ts';
 import { subscribeReload } from './reload-signal.ts';
 import { runShutdown, type ShutdownReport, type ShutdownStep } from './shutdown.ts';
 import { ActivationWorker, type ActivationStart } from './worker.ts';
@@ -111,10 +111,10 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     // A clash or a missing Redis is then one clear line, with no hub started and no leadership taken first.
     await assertPortsFree(daemonPorts(config));
     // Connected before the executors and the gateway: every hub write an agent makes is admitted here.
-    const producerConn = connectRedis(config.redis.url, 'producer', logger);
+    const producerConn = connectRedis(config.redis, 'producer', logger);
     cleanup('redis producer connection', 'connections', () => closeRedis(producerConn, QUICK_STEP_MS / 2));
-    await assertRedisReachable(producerConn, config.redis.url);
-    logger.info({ redis: redactUrl(config.redis.url), prefix: config.redis.prefix }, 'redis connected');
+    await assertRedisReachable(producerConn, config.redis);
+    logger.info({ redis: describeRedis(config.redis), prefix: config.redis.prefix }, 'redis connected');
 
     let hubUrl = config.hub.url;
     const secrets = new SecretSource({ env, dir: config.secrets.dir });
@@ -227,9 +227,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     reloader.start();
     cleanup('definitions reloader', 'work', () => reloader.stop());
 
-    const workerConn = connectRedis(config.redis.url, 'worker', logger);
+    const workerConn = connectRedis(config.redis, 'worker', logger);
     cleanup('redis worker connection', 'connections', () => closeRedis(workerConn, QUICK_STEP_MS / 2));
-    const reloadConn = connectRedis(config.redis.url, 'worker', logger);
+    const reloadConn = connectRedis(config.redis, 'worker', logger);
     cleanup('redis reload connection', 'connections', () => closeRedis(reloadConn, QUICK_STEP_MS / 2));
     await subscribeReload(reloadConn, config.redis.prefix, () => {
       logger.info('reload requested through Redis');

@@ -1,6 +1,6 @@
 // Each agent's status and what runs now, read from Redis (and the memory store, and the hub's budget, when given):
 // the one reading `warren status`, `warren agents`, the daemon's /metrics and the watch page share.
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../scheduler/redis-scripts.ts';
 import { pino } from 'pino';
 import { z } from 'zod';
 import type { HubAdapter } from '../../hub-client/adapter.ts';
@@ -12,7 +12,7 @@ import { ActivationRecords } from '../activation-records.ts';
 import { agentStatus, runningStatus, type AgentBudget, type AgentMemoryFigures, type AgentStatus, type FleetBudget, type RunningStatus } from './status.ts';
 
 export interface StatusSources {
-  redis: Redis;
+  redis: RedisClient;
   prefix: string;
   minStalenessMs: number;
   /** Entry counts and sizes of agents with `memory.enabled`; left out (null) without it. */

@@ -1,7 +1,7 @@
 // The operations commands: status, agents, logs, pause, resume. They talk to Redis, the hub and the store
 // directly, so they work from any machine sharing them, with or without a daemon running there.
 import type { Command } from 'commander';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../scheduler/redis-scripts.ts';
 import { pino } from 'pino';
 import type { LoadResult } from '../../store/definition.ts';
 import type { QueueCounts } from '../../scheduler/activation-queue.ts';
@@ -14,9 +14,9 @@ interface Common {
   config: string;
 }
 
-async function openRedis(config: WarrenConfig): Promise<Redis> {
+async function openRedis(config: WarrenConfig): Promise<RedisClient> {
   const { openCheckedRedis } = await import('../redis.ts');
-  return openCheckedRedis(config.redis.url);
+  return openCheckedRedis(config.redis);
 }
 
 async function loadAgents(config: WarrenConfig): Promise<{ names: string[]; defs: LoadResult }> {
@@ -31,7 +31,7 @@ async function loadAgents(config: WarrenConfig): Promise<{ names: string[]; defs
 }
 
 /** What `status` and `agents` read beside Redis: the memory store when an agent remembers, the hub's budget when the admin key is known. */
-async function statusSources(redis: Redis, config: WarrenConfig, defs: LoadResult, opts: { budget: boolean }): Promise<{ src: StatusSources; close: () => Promise<void> }> {
+async function statusSources(redis: RedisClient, config: WarrenConfig, defs: LoadResult, opts: { budget: boolean }): Promise<{ src: StatusSources; close: () => Promise<void> }> {
   const remembers = defs.agents.some((d) => d.config.memory?.enabled);
   const { openMemoryStore } = await import('../../memory/open-memory-store.ts');
   const { isPostgresUrl } = await import('../../memory/store-location.ts');
@@ -51,7 +51,7 @@ async function statusSources(redis: Redis, config: WarrenConfig, defs: LoadResul
   return { src: { redis, prefix: config.redis.prefix, minStalenessMs: config.scheduler.min_staleness, memory, budget }, close: async () => void (await memory?.close()) };
 }
 
-async function readStatuses(redis: Redis, config: WarrenConfig, defs: LoadResult, opts: { budget: boolean }): Promise<AgentStatuses> {
+async function readStatuses(redis: RedisClient, config: WarrenConfig, defs: LoadResult, opts: { budget: boolean }): Promise<AgentStatuses> {
   const { readAgentStatuses } = await import('./agent-statuses.ts');
   const { src, close } = await statusSources(redis, config, defs, opts);
   try {
@@ -71,12 +71,12 @@ export function registerOpsCommands(program: Command): void {
       const config = loadWarrenConfig(opts.config);
       const { formatStatus, hubHealthy, probe } = await import('./status.ts');
       const { HubClient } = await import('../../hub-client/client.ts');
-      const { assertRedisReachable, connectRedis, redactUrl } = await import('../redis.ts');
+      const { assertRedisReachable, connectRedis, describeRedis } = await import('../redis.ts');
       const hub = new HubClient({ baseUrl: config.hub.url, apiKey: '', logger: pino({ level: 'silent' }) });
       const { defs } = await loadAgents(config);
-      const redis = connectRedis(config.redis.url, 'producer', pino({ level: 'silent' }));
+      const redis = connectRedis(config.redis, 'producer', pino({ level: 'silent' }));
       try {
-        const redisProbe = await probe(() => assertRedisReachable(redis, config.redis.url, 2_000));
+        const redisProbe = await probe(() => assertRedisReachable(redis, config.redis, 2_000));
         const hubProbe = await probe(() => hubHealthy(hub));
         let leader: string | null = null;
         let fleet: Omit<AgentStatuses, 'queue'> & { queue: QueueCounts | null } = { agents: [], running: [], queue: null, fleetBudget: null };
@@ -87,7 +87,7 @@ export function registerOpsCommands(program: Command): void {
         }
         const { agents, running, queue, fleetBudget } = fleet;
         const broken = new Set(defs.problems.filter((p) => p.severity === 'error').map((p) => p.file)).size;
-        const report = { redis: { url: redactUrl(config.redis.url), ...redisProbe }, hub: { url: config.hub.url, ...hubProbe }, leader, queue, running, agents, defined: defs.agents.length, broken, fleet_budget: fleetBudget };
+        const report = { redis: { url: describeRedis(config.redis), ...redisProbe }, hub: { url: config.hub.url, ...hubProbe }, leader, queue, running, agents, defined: defs.agents.length, broken, fleet_budget: fleetBudget };
         console.log(opts.json ? JSON.stringify(report, null, 2) : formatStatus(report, new Date()));
         process.exitCode = redisProbe.ok ? 0 : 1;
       } finally {
@@ -147,7 +147,7 @@ export function registerOpsCommands(program: Command): void {
         if (opts.json) console.log(JSON.stringify(r));
         else console.log([formatRecordLine(r), ...(opts.events ? formatEvents(r) : [])].join('\n'));
       };
-      let subscriber: Redis | undefined;
+      let subscriber: RedisClient | undefined;
       if (opts.follow) {
         // Subscribe before reading history so nothing finishing in between is missed.
         subscriber = redis.duplicate();

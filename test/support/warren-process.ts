@@ -10,6 +10,8 @@ export interface DaemonSettings {
   hubUrl: string;
   adminKey: string;
   redisUrl: string;
+  /** Nodes of a Redis Cluster to use instead of `redisUrl`. */
+  redisCluster?: string[];
   prefix: string;
   agentsDir: string;
   role?: 'all' | 'scheduler' | 'worker';
@@ -44,7 +46,7 @@ export function startWarren(s: DaemonSettings): WarrenProcess {
     config,
     [
       s.hub ?? `hub: {url: "${s.hubUrl}", embedded: false}`,
-      `redis: {url: "${s.redisUrl}", prefix: ${s.prefix}}`,
+      `redis: {url: "${s.redisUrl}"${s.redisCluster ? `, cluster: [${s.redisCluster.map((u) => `"${u}"`).join(', ')}]` : ''}, prefix: ${s.prefix}}`,
       `store: {path: "${s.agentsDir}"}`,
       `scheduler: {poll_interval: 50ms, exploration_interval: 0, lease_ttl: 1s${s.scheduler ? `, ${s.scheduler}` : ''}}`,
       `workers: {concurrency: 25, lock_duration: 2s, stalled_interval: 1s${s.workers ? `, ${s.workers}` : ''}}`,
