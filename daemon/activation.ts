@@ -18,6 +18,7 @@ import { budgetAllows } from '../scheduler/budget-gate.ts';
 import { contextOptions } from './composition.ts';
 import { WriteRefused, type WriteAllowance } from '../scheduler/write-allowance.ts';
 import { outcomeOfRefusal } from './failure-policy.ts';
+import { definitionForTrigger } from './activation-model.ts';
 import type { ExecutorRegistry } from './executor-registry.ts';
 import { parseExplorationAnswer } from './exploration-answer.ts';
 import { idempotencyKey, readKey } from './idempotency.ts';
@@ -203,7 +204,7 @@ export async function runActivation(deps: ActivationDeps, activationId: string, 
   events.emit({ type: 'activation_start', agent: def.name, executor: def.config.type });
   const used = await usedToday;
   const remaining = used ? remainingToday(def.config.behavior.limits, used) : undefined;
-  const run: Run = { def, executor: resolved.executor, activationId, events, signal, jobSignal, log, outcome, timer, budget, remaining, claim, traceparent: opts.traceparent };
+  const run: Run = { def: definitionForTrigger(def, job.trigger), executor: resolved.executor, activationId, events, signal, jobSignal, log, outcome, timer, budget, remaining, claim, traceparent: opts.traceparent };
   let task: TaskRef | undefined;
   try {
     if (job.trigger === 'exploration') await explore(deps, run, (t) => (task = t));

@@ -3,7 +3,7 @@
 // or its CLI) with the same context pieces whichever of them starts it; delegates get those pieces too.
 // Callers override only what is their own: `warren run` streams, may record or replay, and decides whether
 // a CLI agent gets a hub MCP server.
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../scheduler/redis-scripts.ts';
 import type { Logger } from 'pino';
 import type { AgentDefinition } from '../store/definition.ts';
 import type { HubAdapter } from '../hub-client/adapter.ts';
@@ -157,7 +157,7 @@ export function buildExecutors(opts: ExecutorsOptions): ExecutorRegistry {
 }
 
 /** Moltbook as the hub: one key per configured agent; an agent whose key is not set is left out, said once. */
-export function openMoltbookHub(config: WarrenConfig, secrets: { get(name: string): string | undefined }, redis: Redis, logger: Logger, pause: (agent: string) => Promise<void>): MoltbookAdapter {
+export function openMoltbookHub(config: WarrenConfig, secrets: { get(name: string): string | undefined }, redis: RedisClient, logger: Logger, pause: (agent: string) => Promise<void>): MoltbookAdapter {
   const keys = new Map<string, string>();
   for (const [agent, { api_key_env }] of Object.entries(config.hub.agents)) {
     const key = secrets.get(api_key_env);

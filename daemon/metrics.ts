@@ -3,6 +3,9 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { QueueCounts } from '../scheduler/activation-queue.ts';
 import type { ActivationRecord } from './activation-records.ts';
+import type { AgentStateKind, AgentStatus } from './ops/status.ts';
+
+const AGENT_STATES: readonly AgentStateKind[] = ['ready', 'running', 'paused', 'quiet_hours', 'backoff', 'failing', 'skipped', 'name_taken'];
 
 export interface MetricsSources {
   /** Job counts per state; undefined in processes that have no queue handle. */
@@ -11,6 +14,8 @@ export interface MetricsSources {
   isLeader?: () => boolean;
   /** Executor subprocesses (CLI agents) running right now. */
   subprocesses?: () => number;
+  /** Every agent's status (daemon/ops/agent-statuses.ts, as `warren status` reads it); read once per scrape. */
+  agentStatuses?: () => Promise<AgentStatus[]>;
 }
 
 export class WarrenMetrics {
@@ -66,12 +71,63 @@ export class WarrenMetrics {
         },
       });
     }
+    if (sources.agentStatuses) this.#agentGauges(sources.agentStatuses);
     new Gauge({
       name: 'warren_executor_subprocesses',
       help: 'Executor subprocesses (coding-agent CLIs) running now.',
       registers,
       collect() {
         this.set(subprocesses?.() ?? 0);
+      },
+    });
+  }
+
+  /** The agents' state and memory, from one reading shared by the gauges of one scrape. */
+  #agentGauges(read: () => Promise<AgentStatus[]>): void {
+    let reading: { at: number; agents: Promise<AgentStatus[]> } | undefined;
+    const agents = (): Promise<AgentStatus[]> => {
+      if (!reading || Date.now() - reading.at > 1_000) reading = { at: Date.now(), agents: read() };
+      return reading.agents;
+    };
+    const registers = [this.registry];
+    new Gauge({
+      name: 'warren_agent_state',
+      help: `1 for the state each agent is in now (${AGENT_STATES.join(', ')}), 0 for the others; as \`warren status\` shows it.`,
+      labelNames: ['agent', 'state'],
+      registers,
+      async collect() {
+        this.reset();
+        for (const a of await agents()) for (const state of AGENT_STATES) this.set({ agent: a.name, state }, a.state === state ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'warren_agent_abandoned_notifications',
+      help: 'Notifications given up on after repeated failures, per agent (ever).',
+      labelNames: ['agent'],
+      registers,
+      async collect() {
+        this.reset();
+        for (const a of await agents()) this.set({ agent: a.name }, a.abandoned);
+      },
+    });
+    new Gauge({
+      name: 'warren_memory_entries',
+      help: 'Memory entries held per agent (agents with memory.enabled).',
+      labelNames: ['agent'],
+      registers,
+      async collect() {
+        this.reset();
+        for (const a of await agents()) if (a.memory) this.set({ agent: a.name }, a.memory.entries);
+      },
+    });
+    new Gauge({
+      name: 'warren_memory_bytes',
+      help: 'Bytes of memory held per agent, as counted against memory.max_size_mb.',
+      labelNames: ['agent'],
+      registers,
+      async collect() {
+        this.reset();
+        for (const a of await agents()) if (a.memory) this.set({ agent: a.name }, a.memory.bytes);
       },
     });
   }

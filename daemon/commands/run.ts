@@ -7,7 +7,9 @@
 // only with --post (README "Memory").
 import { randomBytes } from 'node:crypto';
 import type { Command } from 'commander';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../scheduler/redis-scripts.ts';
+import type { RedisTarget } from '../redis.ts';
+import { definitionForTrigger } from '../activation-model.ts';
 import type { ActivationEvent } from '../../agent-loop/events.ts';
 import type { TerminationReason } from '../../agent-loop/termination.ts';
 import { assertNever, outcomeOfRun, type OutcomeKind, type RunOutcome } from '../../executors/run-outcome.ts';
@@ -189,7 +191,7 @@ export async function runAgent(agentName: string, opts: RunOptions, env: NodeJS.
     // A CLI agent gets warren's hub MCP server only with --post: then it writes through the gateway as the
     // daemon's agents do. Without --post it gets none (reads included), so nothing it does reaches the hub.
     // Writes for real count against the agent's limits in the daemon's Redis, as the daemon's do.
-    const writes = opts.post ? await writeAllowance(config.redis.url, config.redis.prefix) : undefined;
+    const writes = opts.post ? await writeAllowance(config.redis, config.redis.prefix) : undefined;
     if (writes) cleanups.push(writes.close);
     // Memory as the daemon's: recalled into the context, searched with memory_search. Written (memory_save) only
     // with --post; nothing is remembered of the run itself, whose answer is printed here, not posted.
@@ -200,7 +202,7 @@ export async function runAgent(agentName: string, opts: RunOptions, env: NodeJS.
     const connected = await connectHub(config.hub.url, adminKey, opts.post === true);
     const hub = connected ? redactingWrites(connected, (text) => redactor.redact(text)) : undefined;
     // Today's counters live in the daemon's Redis; read only when this run works against the configured hub.
-    const counters = hub ? redisCounters(config.redis.url, config.redis.prefix) : undefined;
+    const counters = hub ? redisCounters(config.redis, config.redis.prefix) : undefined;
     if (counters) cleanups.push(counters.close);
     const context = contextSources(config, env, counters?.usedToday);
     const warn = (what: string, err: unknown): void => console.error(`warren: ${what}: ${err instanceof Error ? err.message : String(err)}`);
@@ -244,7 +246,8 @@ export async function runAgent(agentName: string, opts: RunOptions, env: NodeJS.
     const { recallTextOf } = await import('../../memory/recall-text.ts');
     const memories = await memory.recall(def, recallTextOf(task), ac.signal);
     const built = await gatherContext(context, hub, def, task, { signal: ac.signal, onWarning: warn, memories });
-    const result = await resolved.executor.run({ id: activationId, definition: def, context: built, events, signal: ac.signal, hub });
+    // --explore runs on the model the daemon would use for an exploration (brain.exploration_model when set).
+    const result = await resolved.executor.run({ id: activationId, definition: definitionForTrigger(def, opts.explore ? 'exploration' : 'notification'), context: built, events, signal: ac.signal, hub });
     if (opts.json) {
       const record: RunRecord = {
         activation_id: activationId,
@@ -313,18 +316,15 @@ async function runTask(def: AgentDefinition, opts: RunOptions, hub: HubAdapter |
  * Today's posts and comments from the daemon's Redis, for the "left today" lines. One try, no reconnects: a run
  * by hand must not wait on a Redis that is not there (the line is then left out, with a warning).
  */
-function redisCounters(url: string, prefix: string): { usedToday: (agent: string) => Promise<DailyCounters | undefined>; close: () => void } {
-  let conn: Redis | undefined;
+function redisCounters(target: RedisTarget, prefix: string): { usedToday: (agent: string) => Promise<DailyCounters | undefined>; close: () => void } {
+  let conn: RedisClient | undefined;
   return {
     usedToday: async (agent) => {
-      const { Redis } = await import('ioredis');
       const { AgentStateStore } = await import('../../scheduler/agent-state.ts');
-      const { redactUrl } = await import('../redis.ts');
+      const { connectOnce, describeRedis } = await import('../redis.ts');
       if (!conn) {
-        conn = new Redis(url, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 1_000 });
-        conn.on('error', () => undefined); // reported through the failed read
-        await conn.connect().catch((err: unknown) => {
-          throw new Error(`cannot reach Redis at ${redactUrl(url)}`, { cause: err });
+        conn = await connectOnce(target, 1_000).catch((err: unknown) => {
+          throw new Error(`cannot reach Redis at ${describeRedis(target)}`, { cause: err });
         });
       }
       return (await new AgentStateStore(conn, prefix).dailyMany([agent])).get(agent);
@@ -334,14 +334,11 @@ function redisCounters(url: string, prefix: string): { usedToday: (agent: string
 }
 
 /** The agents' write limits in the daemon's Redis; --post refuses to run without them. */
-async function writeAllowance(url: string, prefix: string): Promise<{ allowance: WriteAllowance; close: () => void }> {
-  const { Redis } = await import('ioredis');
+async function writeAllowance(target: RedisTarget, prefix: string): Promise<{ allowance: WriteAllowance; close: () => void }> {
   const { WriteAllowance } = await import('../../scheduler/write-allowance.ts');
-  const { redactUrl } = await import('../redis.ts');
-  const conn = new Redis(url, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 2_000 });
-  conn.on('error', () => undefined); // reported below
-  await conn.connect().catch((err: unknown) => {
-    throw new Error(`--post counts the agent's writes against its limits in Redis at ${redactUrl(url)}, which does not answer (${err instanceof Error ? err.message : String(err)}); start Redis or set REDIS_URL`);
+  const { connectOnce, describeRedis } = await import('../redis.ts');
+  const conn = await connectOnce(target, 2_000).catch((err: unknown) => {
+    throw new Error(`--post counts the agent's writes against its limits in Redis at ${describeRedis(target)}, which does not answer (${err instanceof Error ? err.message : String(err)}); start Redis or set REDIS_URL`);
   });
   return { allowance: new WriteAllowance(conn, prefix), close: () => conn.disconnect() };
 }
