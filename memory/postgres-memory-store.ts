@@ -48,6 +48,9 @@ export class PostgresMemoryStore implements MemoryStore {
   /** Connects and creates the table and its indexes when missing. */
   static async open(connectionString: string): Promise<PostgresMemoryStore> {
     const pool = new pg.Pool({ connectionString, max: 4 });
+    // An idle connection the server ends (restart, failover, pg_terminate_backend) is an 'error' event on the pool;
+    // unheard, it would crash the daemon. The pool drops that connection and the next query opens a new one.
+    pool.on('error', () => undefined);
     try {
       const client = await pool.connect();
       try {

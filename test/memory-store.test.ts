@@ -143,3 +143,29 @@ describe.each(backends)('memory store: $name', ({ open }) => {
     expect(await store.count(`${agent}-other`)).toBe(1);
   });
 });
+
+describe('memory store: postgres connections the server drops', () => {
+  it('survives the server ending its idle connections (the pool reconnects; the process does not crash)', async () => {
+    const db = await createTestDatabase();
+    const store = await openMemoryStore(db.url);
+    try {
+      await store.write('agent', [mem('before the restart')]);
+      const dbName = new URL(db.url).pathname.slice(1);
+      const { default: pg } = await import('pg');
+      const admin = new pg.Client({ connectionString: db.url.replace(`/${dbName}`, '/postgres') });
+      await admin.connect();
+      try {
+        const ended = await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [dbName]);
+        expect(ended.rowCount).toBeGreaterThan(0);
+      } finally {
+        await admin.end();
+      }
+      await new Promise((r) => setTimeout(r, 200));
+      await store.write('agent', [mem('after the restart')]);
+      expect(await store.count('agent')).toBe(2);
+    } finally {
+      await store.close();
+      await db.drop();
+    }
+  });
+});
