@@ -12,6 +12,7 @@ import { hubCaller, waitFor, type WirePost } from './support/hub-api.ts';
 import { createTestDatabase, type TestDatabase } from './support/postgres-db.ts';
 import { startPrivateRedis, type PrivateRedis } from './support/redis-server.ts';
 import { startWarren, type WarrenProcess } from './support/warren-process.ts';
+import { keeperDefinition } from './support/memory-agent.ts';
 
 let redis: PrivateRedis;
 let db: TestDatabase;
@@ -30,27 +31,10 @@ afterAll(async () => {
   await redis?.stop();
 });
 
-const keeper = (apiBase: string): string => `name: keeper
-type: llm
-brain:
-  provider: openai
-  model: fake-gpt
-  api_base: ${apiBase}
-  api_key_env: KEEPER_API_KEY
-capabilities:
-  grants: [hub:read, hub:write]
-behavior:
-  limits: {min_interval_seconds: 0}
-memory:
-  enabled: true
-  retrieval:
-    strategy: keyword
-    relevance_threshold: 0.3
-`;
 
 describe('two daemons, one Redis, one PostgreSQL', () => {
   it('an agent told the codeword through daemon A recalls it in an activation daemon B runs', async () => {
-    const agentsDir = makeAgentsDir({ keeper: { config: keeper(fake.url), prompt: 'You are {{name}}.' } }, { withGreeter: false });
+    const agentsDir = makeAgentsDir({ keeper: { config: keeperDefinition(fake.url), prompt: 'You are {{name}}.' } }, { withGreeter: false });
     const prefix = `memory-${randomUUID().slice(0, 8)}`;
     const daemon = (): WarrenProcess => {
       const p = startWarren({ hubUrl: hub.url, adminKey: hub.adminKey, redisUrl: redis.url, prefix, agentsDir, env: { KEEPER_API_KEY: 'sk-keeper' }, sections: [`memory: {store: "${db.url}"}`] });
