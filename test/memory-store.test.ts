@@ -1,5 +1,6 @@
 // One suite, two stores: the embedded SQLite file and PostgreSQL (a private database created and dropped per
 // run) must behave the same for everything the daemon relies on.
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -213,6 +214,33 @@ describe('memory store: postgres embedding path', () => {
       }
     } finally {
       await db.drop();
+    }
+  });
+
+  it('falls back to arrays when the role may not create the extension (pgvector is not a trusted extension)', async () => {
+    const role = `warren_role_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
+    const admin = new pg.Client({ connectionString: ADMIN_URL });
+    await admin.connect();
+    try {
+      await admin.query(`CREATE ROLE ${role} LOGIN NOSUPERUSER`);
+      await admin.query(`CREATE DATABASE ${role} OWNER ${role}`);
+      const url = new URL(ADMIN_URL);
+      url.username = role;
+      url.pathname = `/${role}`;
+      const store = await PostgresMemoryStore.open(url.toString());
+      try {
+        expect(store.embeddingPath).toBe('arrays');
+        await store.write('agent', [mem('north', { embedding: [1, 0, 0] }), mem('south', { embedding: [-1, 0, 0] })]);
+        const hits = await store.search('agent', { strategy: 'embedding', embedding: [1, 0.1, 0], limit: 5, threshold: 0 });
+        expect(hits.map((h) => h.entry.text)).toEqual(['north']);
+      } finally {
+        await store.close();
+      }
+      expect(await embeddingColumn(url.toString())).toBeUndefined();
+    } finally {
+      await admin.query(`DROP DATABASE IF EXISTS ${role} WITH (FORCE)`);
+      await admin.query(`DROP ROLE IF EXISTS ${role}`);
+      await admin.end();
     }
   });
 
