@@ -157,6 +157,8 @@ export class PostgresMemoryStore implements MemoryStore {
   /** An exact scan (no ANN index: same hits as the array path). The CASE keeps `<=>` off vectors of another
    * dimension (it would raise); a zero vector's NaN becomes NULL, as the array path's division by zero does. */
   async #searchVectors(agent: string, q: Extract<MemoryQuery, { strategy: 'embedding' }>): Promise<Recalled[]> {
+    // A query pgvector refuses could match no stored vector either (the column is NULL for such arrays).
+    if (!isVectorable(q.embedding)) return [];
     const r = await this.#pool.query<Row>(
       `SELECT ${COLUMNS}, s.score FROM warren_memories m,
          LATERAL (SELECT NULLIF(CASE WHEN vector_dims(m.embedding_vec) = $5 THEN 1 - (m.embedding_vec <=> $2::real[]::vector) END, 'NaN') AS score) s
@@ -205,6 +207,10 @@ export class PostgresMemoryStore implements MemoryStore {
   }
 }
 
+/** What pgvector takes as a `vector` (the same rule as VECTOR_COLUMN's CASE). */
+function isVectorable(v: readonly number[]): boolean {
+  return v.length >= 1 && v.length <= 16_000 && v.every(Number.isFinite);
+}
 
 /** Inside the schema transaction: creates the extension and the vector column when they are missing. A server
  * without pgvector, or a role that may not create it or alter the table, leaves the array path (a savepoint keeps

@@ -259,6 +259,8 @@ describe('memory store: postgres embedding path', () => {
         expect(hits.map((h) => h.entry.text)).toEqual(['north', 'east']);
         expect(hits.map((h) => h.entry.text)).toEqual(old.map((h) => h.entry.text));
         hits.forEach((h, i) => expect(h.score).toBeCloseTo(old[i]!.score, 5));
+        // A query vector pgvector would refuse finds nothing, as on the array path, rather than failing.
+        expect(await after.search('agent', { ...query, embedding: [] })).toEqual([]);
         // Written after the change, by a writer on either path: found by both.
         await after.write('agent', [mem('north too', { embedding: [2, 0.1, 0] })]);
         expect((await after.search('agent', { ...query, limit: 1 }))[0]!.entry.text).toBe('north too');
