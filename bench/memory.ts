@@ -2,7 +2,8 @@
 // file, PostgreSQL in a private database on 127.0.0.1:5432, dropped after), by keyword and by embedding. The
 // entries are generated (seeded): short sentences from a fixed vocabulary, with 64-dimension vectors from the
 // same hashed embedding the tests' fake endpoint serves. A recall is one store.search of 10 items, as the
-// pipeline makes it before the model runs.
+// pipeline makes it before the model runs. PostgreSQL embedding recall is timed on the path the server gives
+// (pgvector where installed) and, on the same rows, on the array path.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -55,9 +56,17 @@ async function timeRecalls(store: MemoryStore, rng: Prng, query: (q: string) => 
 const keyword = (text: string): MemoryQuery => ({ strategy: 'keyword', text, limit: 10, threshold: 0.3 });
 const embedding = (text: string): MemoryQuery => ({ strategy: 'embedding', embedding: hashedEmbedding(text), limit: 10, threshold: 0.3 });
 
-type Figures = Record<string, Record<string, { keyword: Summary; embedding: Summary; write_s: number }>>;
+interface SizeFigures {
+  keyword: Summary;
+  embedding: Summary;
+  /** PostgreSQL only: embedding recall on the array path over the same rows. */
+  embedding_arrays?: Summary;
+  write_s: number;
+}
+type Figures = Record<string, Record<string, SizeFigures>>;
 
-async function measure(name: string, store: MemoryStore, figures: Figures): Promise<void> {
+/** `arrays`: a second store on the same rows, for embedding recall on the array path. */
+async function measure(name: string, store: MemoryStore, figures: Figures, arrays?: MemoryStore): Promise<void> {
   const rng = new Prng(42);
   figures[name] = {};
   let have = 0;
@@ -66,7 +75,12 @@ async function measure(name: string, store: MemoryStore, figures: Figures): Prom
     await fill(store, rng, have, size);
     const writeS = round((performance.now() - t) / 1000, 1);
     have = size;
-    figures[name][String(size)] = { keyword: await timeRecalls(store, rng, keyword), embedding: await timeRecalls(store, rng, embedding), write_s: writeS };
+    figures[name][String(size)] = {
+      keyword: await timeRecalls(store, rng, keyword),
+      embedding: await timeRecalls(store, rng, embedding),
+      ...(arrays ? { embedding_arrays: await timeRecalls(arrays, rng, embedding) } : {}),
+      write_s: writeS,
+    };
   }
 }
 
@@ -83,9 +97,11 @@ export async function memory(): Promise<Record<string, unknown>> {
   const db = await createTestDatabase();
   try {
     const pg = await PostgresMemoryStore.open(db.url);
+    const arrays = pg.embeddingPath === 'pgvector' ? await PostgresMemoryStore.open(db.url, { vector: 'off' }) : undefined;
     try {
-      await measure('postgres', pg, figures);
+      await measure(`postgres (${pg.embeddingPath})`, pg, figures, arrays);
     } finally {
+      await arrays?.close();
       await pg.close();
     }
   } finally {
@@ -102,6 +118,7 @@ if (import.meta.main) {
     for (const [size, r] of Object.entries(bySize)) {
       rows.push([`${store} ${Number(size).toLocaleString('en')} keyword p50 / p99 (ms)`, `${r.keyword.p50} / ${r.keyword.p99}`]);
       rows.push([`${store} ${Number(size).toLocaleString('en')} embedding p50 / p99 (ms)`, `${r.embedding.p50} / ${r.embedding.p99}`]);
+      if (r.embedding_arrays) rows.push([`${store} ${Number(size).toLocaleString('en')} embedding on arrays p50 / p99 (ms)`, `${r.embedding_arrays.p50} / ${r.embedding_arrays.p99}`]);
     }
   }
   printTable('memory: recall latency, one agent, 10 items', rows);

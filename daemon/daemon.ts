@@ -163,7 +163,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const writes = new WriteAllowance(producerConn, config.redis.prefix);
     const agentState = new AgentStateStore(producerConn, config.redis.prefix);
     // Agents with memory.enabled remember through one store per process, opened when an agent first uses it.
-    const memoryStore = new LazyMemoryStore(() => openMemoryStore(config.memory.store));
+    const memoryStore = new LazyMemoryStore(() => openMemoryStore(config.memory.store, logger.child({ component: 'memory' })));
     cleanup('memory store', 'connections', () => memoryStore.close(), 2_000);
     const memory = new AgentMemory({
       store: memoryStore,
