@@ -20,6 +20,7 @@ export interface World {
   adminKey: string;
   modelUrl: string;
   hubProcess: ChildProcess;
+  modelProcess: ChildProcess;
   stop(): Promise<void>;
 }
 
@@ -70,6 +71,7 @@ export async function startWorld(opts: { modelDelayMs: number }): Promise<World>
     adminKey,
     modelUrl,
     hubProcess,
+    modelProcess: model,
     async stop() {
       await Promise.all([kill(hubProcess), kill(model)]);
       await redis.stop();
@@ -160,11 +162,14 @@ export async function registerAgents(world: World, names: readonly string[], par
   const one = async (): Promise<void> => {
     while (next < names.length) {
       const name = names[next++]!;
-      const r = await fetch(`${world.hubUrl}/api/v1/agents/register`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${world.adminKey}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ name, type: 'native' }),
-      });
+      const send = (): Promise<Response> =>
+        fetch(`${world.hubUrl}/api/v1/agents/register`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${world.adminKey}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ name, type: 'native' }),
+        });
+      // A kept-alive connection the hub closes as it is reused fails the call ("other side closed"): once more.
+      const r = await send().catch(send);
       if (!r.ok && r.status !== 409) throw new Error(`registering ${name}: ${r.status} ${await r.text()}`);
     }
   };
