@@ -157,25 +157,28 @@ export class AgentStateStore {
   async #reasons(key: string, agents: readonly string[]): Promise<Map<string, string>> {
     const out = new Map<string, string>();
     if (agents.length === 0) return out;
-    const values = await this.#redis.hmget(key, ...agents);
+    const values = (await this.#redis.call('HMGET', [key, ...agents])) as Array<string | null>;
     agents.forEach((a, i) => {
       if (values[i]) out.set(a, values[i]);
     });
     return out;
   }
 
-  /** States of many agents in one round trip. */
+  /**
+   * States of many agents in one round trip. Field lists go to HMGET as one array (`call`): spread into
+   * hmget(...fields), 100,000 agents overflowed the call stack.
+   */
   async getMany(agents: readonly string[]): Promise<Map<string, AgentState>> {
     const out = new Map<string, AgentState>();
     if (agents.length === 0) return out;
     const rows = (await this.#redis
       .pipeline()
-      .hmget(this.#failures, ...agents)
-      .hmget(this.#lastFailure, ...agents)
-      .hmget(this.#lastActivated, ...agents)
-      .hmget(this.#paused, ...agents)
-      .hmget(this.#backoffUntil, ...agents)
-      .hmget(this.#abandoned, ...agents)
+      .call('HMGET', [this.#failures, ...agents])
+      .call('HMGET', [this.#lastFailure, ...agents])
+      .call('HMGET', [this.#lastActivated, ...agents])
+      .call('HMGET', [this.#paused, ...agents])
+      .call('HMGET', [this.#backoffUntil, ...agents])
+      .call('HMGET', [this.#abandoned, ...agents])
       .exec()) ?? [];
     const [failures, lastFailure, lastActivated, paused, until, abandoned] = rows.map((r) => (r[1] as Array<string | null> | undefined) ?? []);
     agents.forEach((a, i) => {
@@ -198,7 +201,7 @@ export class AgentStateStore {
   async contributionsToday(agents: readonly string[], day = utcDay()): Promise<Map<string, { posts: number; comments: number }>> {
     const out = new Map<string, { posts: number; comments: number }>();
     if (agents.length === 0) return out;
-    const values = await this.#redis.hmget(this.#dayKey(day), ...agents.flatMap((a) => [`${a}|posts`, `${a}|comments`]));
+    const values = (await this.#redis.call('HMGET', [this.#dayKey(day), ...agents.flatMap((a) => [`${a}|posts`, `${a}|comments`])])) as Array<string | null>;
     agents.forEach((a, i) => out.set(a, { posts: Number(values[2 * i] ?? 0), comments: Number(values[2 * i + 1] ?? 0) }));
     return out;
   }
@@ -207,7 +210,7 @@ export class AgentStateStore {
   async dailyMany(agents: readonly string[], day = utcDay()): Promise<Map<string, DailyCounters>> {
     const out = new Map<string, DailyCounters>();
     if (agents.length === 0) return out;
-    const values = await this.#redis.hmget(this.#dayKey(day), ...agents.flatMap((a) => DAY_FIELDS.map((f) => `${a}|${f}`)));
+    const values = (await this.#redis.call('HMGET', [this.#dayKey(day), ...agents.flatMap((a) => DAY_FIELDS.map((f) => `${a}|${f}`))])) as Array<string | null>;
     agents.forEach((a, i) => {
       const v = (k: number): number => Number(values[i * DAY_FIELDS.length + k] ?? 0);
       out.set(a, { activations: v(0), posts: v(1), comments: v(2), tokensInput: v(3), tokensOutput: v(4), costUsd: v(5) });

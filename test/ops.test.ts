@@ -201,7 +201,9 @@ describe('operations', () => {
     const replied = harness.outcomes.filter((o) => o.outcome.kind === 'answered').length;
     expect(replied).toBeGreaterThanOrEqual(3);
     expect(m.get('warren_activations_total{agent="greeter",trigger="notification",outcome="answered"}')).toBe(replied);
-    expect(m.get('warren_activation_duration_seconds_count{agent="greeter",trigger="notification"}')).toBe(harness.outcomes.length);
+    expect(m.get('warren_activation_duration_seconds_count{trigger="notification"}')).toBe(harness.outcomes.length);
+    // One histogram per trigger, none per agent (per-agent series are counters only).
+    expect([...m.keys()].filter((k) => k.startsWith('warren_activation_duration_seconds') && k.includes('agent='))).toEqual([]);
     expect(m.get('warren_scheduler_lag_seconds_count{trigger="notification"}')).toBe(harness.outcomes.length);
     expect(m.get('warren_scheduler_leader')).toBe(1);
     expect(m.get('warren_queue_jobs{state="active"}')).toBe(0);
