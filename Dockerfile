@@ -1,13 +1,24 @@
 # warren on Node 24 LTS. TypeScript runs through Node's type stripping: no build step.
-FROM node:24-slim
+# Two stages: production dependencies are installed in the first, the second holds them and the sources only.
+# `docker build --build-arg WITH_CLIS=true .` adds the verified coding-agent CLIs (claude, opencode) on PATH.
+
+FROM node:24-slim AS deps
 WORKDIR /app
-ENV NODE_ENV=production
 COPY package.json package-lock.json ./
-# The `node` devDependency only pins the runtime for npm scripts; the image already is Node 24.
+# package.json's overrides point at stand-ins in vendor/ (native add-ons left out on purpose).
+COPY vendor ./vendor
+# The `node` devDependency only pins the runtime for npm scripts; this image already is Node 24.
 RUN npm ci --omit=dev --no-audit --no-fund
+
+FROM node:24-slim
+ARG WITH_CLIS=false
+ENV NODE_ENV=production
+RUN if [ "$WITH_CLIS" = "true" ]; then npm install -g --no-audit --no-fund @anthropic-ai/claude-code@2.1.330 opencode-ai@1.18.33 && npm cache clean --force; fi
+WORKDIR /app
+COPY --from=deps /app/node_modules ./node_modules
 COPY . .
-RUN mkdir -p /app/data && chown -R node:node /app
+RUN mkdir -p /app/data /app/workspaces && chown node:node /app/data /app/workspaces
 USER node
-EXPOSE 7070
+EXPOSE 7070 9464
 ENTRYPOINT ["node", "bin/warren.js"]
 CMD ["start", "--config", "warren.yaml"]

@@ -1,5 +1,7 @@
-// Prints the README's performance table from bench/results/*.json (after `npm run bench`).
-import { existsSync, readFileSync } from 'node:fs';
+// Prints the README's performance table from bench/results/*.json (after `npm run bench`): each figure, its
+// target, whether it is met, and the same-run reference (the minimal pipeline, or raw BullMQ) where there is one.
+// `node bench/report.ts --write` replaces the table between the markers in README.md.
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 type Json = Record<string, unknown>;
@@ -14,34 +16,59 @@ const get = (o: Json | undefined, path: string): string => {
   if (v === undefined || v === null) return 'n/a';
   return typeof v === 'number' || typeof v === 'string' || typeof v === 'boolean' ? String(v) : JSON.stringify(v);
 };
-const verdict = (ok: boolean | undefined): string => (ok === undefined ? '' : ok ? 'met' : '**missed**');
 const num = (o: Json | undefined, path: string): number => Number(get(o, path));
+const verdict = (o: Json | undefined, ok: (o: Json) => boolean): string => (o === undefined ? '' : ok(o) ? 'met' : '**missed**');
 
 const t = read('throughput');
 const l = read('latency');
-const c = read('concurrency');
-const s = read('scale');
+const c1 = read('concurrency-1000x5s');
+const c2 = read('concurrency-2000x10s');
+const s1 = read('scale-10k');
+const s2 = read('scale-100k');
 const cli = read('cli');
-const m = t ?? l ?? c ?? s;
-const rows: Array<[string, string, string, string]> = [
-  ['throughput: warren activations/s (concurrency 50)', get(t, 'warren_activations_per_s'), '', ''],
-  ['throughput: raw BullMQ no-op jobs/s (same Redis, concurrency)', get(t, 'raw_bullmq_jobs_per_s'), '', ''],
-  ['throughput: ratio warren / raw', get(t, 'ratio_warren_to_raw'), 'as high as the pipeline allows', ''],
-  ['latency: mention → activation start p50 / p95 / p99 (ms)', `${get(l, 'mention_to_start_ms.p50')} / ${get(l, 'mention_to_start_ms.p95')} / ${get(l, 'mention_to_start_ms.p99')}`, 'p99 ≤ 50', verdict(l && num(l, 'mention_to_start_ms.p99') <= 50)],
-  ['latency: mention → reply posted p50 / p95 / p99 (ms)', `${get(l, 'mention_to_reply_ms.p50')} / ${get(l, 'mention_to_reply_ms.p95')} / ${get(l, 'mention_to_reply_ms.p99')}`, '', ''],
-  ['latency: framework overhead p50 (ms)', get(l, 'overhead_ms.p50'), 'p50 ≤ 5', verdict(l && num(l, 'overhead_ms.p50') <= 5)],
-  ['1,000 in flight: % of ideal throughput', get(c, 'percent_of_ideal'), '≥ 95', verdict(c && num(c, 'percent_of_ideal') >= 95)],
-  ['1,000 in flight: peak RSS (MB)', get(c, 'peak_rss_mb'), '≤ 512', verdict(c && num(c, 'peak_rss_mb') <= 512)],
-  ['1,000 in flight: event-loop lag p50 / p99 (ms)', `${get(c, 'event_loop_lag_ms.p50')} / ${get(c, 'event_loop_lag_ms.p99')}`, 'p99 ≤ 50', verdict(c && num(c, 'event_loop_lag_ms.p99') <= 50)],
-  ['10,000 agents: load (s)', get(s, 'load_s'), '≤ 5', verdict(s && num(s, 'load_s') <= 5)],
-  ['10,000 agents: RSS (MB)', get(s, 'rss_mb'), '≤ 300', verdict(s && num(s, 'rss_mb') <= 300)],
-  ['10,000 agents: exploration round CPU mean (ms)', get(s, 'exploration_tick_cpu_ms.mean'), '≤ 50', verdict(s && num(s, 'exploration_tick_cpu_ms.mean') <= 50)],
-  ['10,000 agents: fairness (max gap / mean gap)', get(s, 'fairness.ratio'), '≤ 1.5', verdict(s && num(s, 'fairness.ratio') <= 1.5)],
-  ['cli: overhead per activation p50 (ms)', get(cli, 'overhead_ms.p50'), '', ''],
-  ['cli: deadline → process group gone, max (ms)', get(cli, 'kill_ms.max'), '≤ grace + 1000', verdict(cli && num(cli, 'kill_ms.max') <= num(cli, 'grace_ms') + 1000)],
+type Row = [figure: string, value: string, target: string, verdict: string, reference: string];
+const rows: Row[] = [
+  ['daemon CPU per activation (ms)', get(t, 'daemon_cpu_ms_per_activation'), '≤ 3.0', verdict(t, (o) => num(o, 'daemon_cpu_ms_per_activation') <= 3), `minimal ${get(t, 'minimal_cpu_ms_per_activation')}`],
+  ['daemon CPU / minimal pipeline', get(t, 'ratio_daemon_cpu_to_minimal'), '≤ 1.5', verdict(t, (o) => num(o, 'ratio_daemon_cpu_to_minimal') <= 1.5), 'alternated rounds, same run'],
+  ['hub CPU per activation (ms)', get(t, 'hub_cpu_ms_per_activation'), '≤ 2.0', verdict(t, (o) => num(o, 'hub_cpu_ms_per_activation') <= 2), ''],
+  ['activations/s (concurrency 50, zero-latency model)', get(t, 'warren_activations_per_s'), '', '', `minimal ${get(t, 'minimal_activations_per_s')}; raw BullMQ no-op ${get(t, 'raw_bullmq_jobs_per_s')} jobs/s`],
+  ['overhead (end to end − model) p50 / p99 (ms)', `${get(l, 'overhead_ms.p50')} / ${get(l, 'overhead_ms.p99')}`, 'p50 ≤ 4, p99 ≤ 15', verdict(l, (o) => num(o, 'overhead_ms.p50') <= 4 && num(o, 'overhead_ms.p99') <= 15), ''],
+  ['mention → activation start p50 / p99 (ms)', `${get(l, 'mention_to_start_ms.p50')} / ${get(l, 'mention_to_start_ms.p99')}`, 'p99 ≤ 20', verdict(l, (o) => num(o, 'mention_to_start_ms.p99') <= 20), ''],
+  ['1,000 in flight at 5 s: % of ideal (200/s)', get(c1, 'percent_of_ideal'), '≥ 95', verdict(c1, (o) => num(o, 'percent_of_ideal') >= 95), `hub ${get(c1, 'hub_process_cpu_share')} cores, model ${get(c1, 'model_process_cpu_share')}`],
+  ['1,000 in flight at 5 s: peak RSS (MB)', get(c1, 'peak_rss_mb'), '≤ 400', verdict(c1, (o) => num(o, 'peak_rss_mb') <= 400), ''],
+  ['1,000 in flight at 5 s: event-loop lag p99 (ms)', get(c1, 'event_loop_lag_ms.p99'), '≤ 30', verdict(c1, (o) => num(o, 'event_loop_lag_ms.p99') <= 30), `daemon ${get(c1, 'daemon_process_cpu_share')} cores`],
+  ['2,000 in flight at 10 s: % of ideal (200/s)', get(c2, 'percent_of_ideal'), '≥ 95', verdict(c2, (o) => num(o, 'percent_of_ideal') >= 95), `hub ${get(c2, 'hub_process_cpu_share')} cores, model ${get(c2, 'model_process_cpu_share')}`],
+  ['2,000 in flight at 10 s: peak RSS (MB)', get(c2, 'peak_rss_mb'), '≤ 600', verdict(c2, (o) => num(o, 'peak_rss_mb') <= 600), `daemon ${get(c2, 'daemon_process_cpu_share')} cores`],
+  ['10,000 agents: exploration round CPU mean (ms)', get(s1, 'exploration_tick_cpu_ms.mean'), '≤ 30', verdict(s1, (o) => num(o, 'exploration_tick_cpu_ms.mean') <= 30), ''],
+  ['10,000 agents: load (s) / RSS (MB)', `${get(s1, 'load_s')} / ${get(s1, 'rss_mb')}`, '', '', ''],
+  ['10,000 agents: fairness (max gap / mean gap)', get(s1, 'fairness.ratio'), '≤ 1.5', verdict(s1, (o) => num(o, 'fairness.ratio') <= 1.5), ''],
+  ['100,000 agents: load (s)', get(s2, 'load_s'), '≤ 15', verdict(s2, (o) => num(o, 'load_s') <= 15), ''],
+  ['100,000 agents: RSS (MB)', get(s2, 'rss_mb'), '≤ 1536', verdict(s2, (o) => num(o, 'rss_mb') <= 1536), ''],
+  ['100,000 agents: exploration round CPU mean (ms)', get(s2, 'exploration_tick_cpu_ms.mean'), '≤ 300', verdict(s2, (o) => num(o, 'exploration_tick_cpu_ms.mean') <= 300), ''],
+  ['100,000 agents: fairness', get(s2, 'fairness.ratio'), '≤ 1.5', verdict(s2, (o) => num(o, 'fairness.ratio') <= 1.5), ''],
+  ['cli: overhead per activation p50 (ms)', get(cli, 'overhead_ms.p50'), '', '', ''],
+  ['cli: deadline → process group gone, max (ms)', get(cli, 'kill_ms.max'), '≤ grace + 1000', verdict(cli, (o) => num(o, 'kill_ms.max') <= num(o, 'grace_ms') + 1000), ''],
 ];
-const machine = m?.machine as { cores?: number; memory_gib?: number; cpu?: string; node?: string } | undefined;
-console.log(`Machine: ${machine?.cores ?? '?'} cores (${machine?.cpu ?? '?'}), ${machine?.memory_gib ?? '?'} GiB, Node ${machine?.node ?? '?'}.\n`);
-console.log('| figure | value | target | |');
-console.log('|---|---|---|---|');
-for (const r of rows) console.log(`| ${r.join(' | ')} |`);
+const all = [t, l, c1, c2, s1, s2, cli].filter((o): o is Json => o !== undefined);
+const m = all[0]?.machine as { cores?: number; memory_gib?: number; cpu?: string; node?: string } | undefined;
+const dates = [...new Set(all.map((o) => String(o.at).slice(0, 10)))].sort();
+const lines = [
+  `Run of ${dates.join(', ') || '?'} on ${m?.cores ?? '?'} cores (${m?.cpu ?? '?'}), ${m?.memory_gib ?? '?'} GiB, Node ${m?.node ?? '?'}.`,
+  '',
+  '| figure | value | target | | same-run reference |',
+  '|---|---|---|---|---|',
+  ...rows.map((r) => `| ${r.join(' | ')} |`),
+];
+const table = lines.join('\n');
+console.log(table);
+
+const BEGIN = '<!-- bench/report.ts: begin -->';
+const END = '<!-- bench/report.ts: end -->';
+if (process.argv.includes('--write')) {
+  const readme = join(import.meta.dirname, '..', 'README.md');
+  const text = readFileSync(readme, 'utf8');
+  const a = text.indexOf(BEGIN);
+  const b = text.indexOf(END);
+  if (a < 0 || b < a) throw new Error(`README.md has no ${BEGIN} … ${END} markers`);
+  writeFileSync(readme, `${text.slice(0, a + BEGIN.length)}\n${table}\n${text.slice(b)}`);
+}

@@ -1,14 +1,18 @@
 // Throughput: many agents, one mention each, a zero-latency model behind the real `openai` SDK over HTTP, the
-// whole pipeline; then, on the same Redis with the same worker concurrency, raw BullMQ no-op jobs. The ratio is
-// what warren's pipeline costs compared with the queue alone.
+// whole pipeline, alternated round by round with the minimal pipeline (bench/minimal.ts: the same hub calls,
+// BullMQ job and model call by hand) so machine drift hits both alike; then, on the same Redis with the same
+// worker concurrency, raw BullMQ no-op jobs.
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { startDaemon } from '../daemon/daemon.ts';
+import { runMinimal } from './minimal.ts';
 import { printTable, round, writeResults } from './support/stats.ts';
-import { BENCH_ENV, benchConfig, inParallel, makeBenchAgents, mentioner, processCpuMs, registerAgents, startWorld } from './support/world.ts';
+import { BENCH_ENV, benchConfig, inParallel, makeBenchAgents, mentioner, processCpuMs, registerAgents, startWorld, type World } from './support/world.ts';
 
-const AGENTS = 1_000;
+const QUICK = process.env.BENCH_QUICK === '1';
+const AGENTS = QUICK ? 300 : 600;
+const ROUNDS = QUICK ? 1 : 3;
 const CONCURRENCY = 50;
 const RAW_JOBS = 20_000;
 
@@ -18,35 +22,26 @@ export async function throughput(): Promise<Record<string, unknown>> {
     const { root, names } = makeBenchAgents(AGENTS, world.modelUrl);
     await registerAgents(world, names);
     const mention = await mentioner(world);
-    await inParallel(names, 16, async (n) => void (await mention(n)));
+    const mentionAll = (): Promise<void> => inParallel(names, 16, async (n) => void (await mention(n)));
 
-    let first = 0;
-    let last = 0;
-    let done = 0;
-    let finished!: () => void;
-    const allDone = new Promise<void>((r) => (finished = r));
-    const config = benchConfig(world, root, (c) => (c.workers.concurrency = CONCURRENCY));
-    const hubCpu0 = processCpuMs(world.hubProcess.pid!);
-    const cpu0 = process.cpuUsage();
-    const daemon = await startDaemon({
-      config,
-      logger: pino({ level: 'warn' }),
-      env: BENCH_ENV(world),
-      onActivationStart: () => {
-        first ||= Date.now();
-      },
-      onOutcome: (o) => {
-        if (o.outcome.kind !== 'answered') return;
-        last = Date.now();
-        if (++done === AGENTS) finished();
-      },
-    });
-    await allDone;
-    const cpu = process.cpuUsage(cpu0);
-    const hubCpuMs = processCpuMs(world.hubProcess.pid!) - hubCpu0;
-    await daemon.stop();
-    const seconds = (last - first) / 1000;
-    const warrenRate = AGENTS / seconds;
+    const warren: Round[] = [];
+    const minimal: Round[] = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      // Alternate which goes first, so neither always runs on the warmer (or busier) machine.
+      for (const which of r % 2 === 0 ? (['warren', 'minimal'] as const) : (['minimal', 'warren'] as const)) {
+        await mentionAll();
+        if (which === 'warren') warren.push(await warrenRound(world, root));
+        else {
+          const m = await runMinimal(world, names, CONCURRENCY);
+          minimal.push({ cpuMs: m.cpuMs, hubCpuMs: Number.NaN, seconds: m.seconds });
+        }
+      }
+    }
+    const perActivation = (rounds: Round[], f: (r: Round) => number): number => rounds.reduce((a, r) => a + f(r), 0) / (rounds.length * AGENTS);
+    const warrenCpu = perActivation(warren, (r) => r.cpuMs);
+    const minimalCpu = perActivation(minimal, (r) => r.cpuMs);
+    const warrenRate = (AGENTS * warren.length) / warren.reduce((a, r) => a + r.seconds, 0);
+    const minimalRate = (AGENTS * minimal.length) / minimal.reduce((a, r) => a + r.seconds, 0);
 
     // Raw BullMQ: the same Redis, the same concurrency, jobs that do nothing.
     const conn = new Redis(world.redis.url, { maxRetriesPerRequest: null });
@@ -74,25 +69,70 @@ export async function throughput(): Promise<Record<string, unknown>> {
 
     const figures = {
       agents: AGENTS,
+      rounds: ROUNDS,
       concurrency: CONCURRENCY,
       warren_activations_per_s: round(warrenRate),
+      minimal_activations_per_s: round(minimalRate),
       raw_bullmq_jobs_per_s: round(rawRate),
       ratio_warren_to_raw: round(warrenRate / rawRate, 4),
-      daemon_cpu_ms_per_activation: round((cpu.user + cpu.system) / 1000 / AGENTS, 2),
-      hub_cpu_ms_per_activation: round(hubCpuMs / AGENTS, 2),
+      daemon_cpu_ms_per_activation: round(warrenCpu, 2),
+      minimal_cpu_ms_per_activation: round(minimalCpu, 2),
+      ratio_daemon_cpu_to_minimal: round(warrenCpu / minimalCpu, 2),
+      daemon_cpu_ms_per_round: warren.map((r) => round(r.cpuMs / AGENTS, 2)),
+      minimal_cpu_ms_per_round: minimal.map((r) => round(r.cpuMs / AGENTS, 2)),
+      hub_cpu_ms_per_activation: round(perActivation(warren, (r) => r.hubCpuMs), 2),
       hub_calls_per_activation: 7,
     };
-    printTable(`throughput — ${AGENTS} agents, one mention each, worker concurrency ${CONCURRENCY}, zero-latency model over HTTP`, [
+    printTable(`throughput — ${AGENTS} agents × ${ROUNDS} rounds alternating with the minimal pipeline, worker concurrency ${CONCURRENCY}, zero-latency model over HTTP`, [
       ['warren activations/s', figures.warren_activations_per_s],
+      ['minimal pipeline activations/s', figures.minimal_activations_per_s],
       ['raw BullMQ no-op jobs/s', figures.raw_bullmq_jobs_per_s],
       ['ratio warren / raw', figures.ratio_warren_to_raw, 'as high as the pipeline allows'],
-      ['daemon CPU ms per activation', figures.daemon_cpu_ms_per_activation],
-      ['hub CPU ms per activation', figures.hub_cpu_ms_per_activation],
+      ['daemon CPU ms per activation', figures.daemon_cpu_ms_per_activation, '≤ 3.0'],
+      ['minimal pipeline CPU ms per activation', figures.minimal_cpu_ms_per_activation],
+      ['daemon CPU / minimal', figures.ratio_daemon_cpu_to_minimal, '≤ 1.5'],
+      ['hub CPU ms per activation', figures.hub_cpu_ms_per_activation, '≤ 2.0'],
     ]);
     return figures;
   } finally {
     await world.stop();
   }
+}
+
+interface Round {
+  cpuMs: number;
+  hubCpuMs: number;
+  seconds: number;
+}
+
+/** One daemon over all agents (each has one unread mention) until every one has answered. */
+async function warrenRound(world: World, root: string): Promise<Round> {
+  let first = 0;
+  let last = 0;
+  let done = 0;
+  let finished!: () => void;
+  const allDone = new Promise<void>((r) => (finished = r));
+  const config = benchConfig(world, root, (c) => (c.workers.concurrency = CONCURRENCY));
+  const hubCpu0 = processCpuMs(world.hubProcess.pid!);
+  const cpu0 = process.cpuUsage();
+  const daemon = await startDaemon({
+    config,
+    logger: pino({ level: 'warn' }),
+    env: BENCH_ENV(world),
+    onActivationStart: () => {
+      first ||= Date.now();
+    },
+    onOutcome: (o) => {
+      if (o.outcome.kind !== 'answered') return;
+      last = Date.now();
+      if (++done === AGENTS) finished();
+    },
+  });
+  await allDone;
+  const cpu = process.cpuUsage(cpu0);
+  const hubCpuMs = processCpuMs(world.hubProcess.pid!) - hubCpu0;
+  await daemon.stop();
+  return { cpuMs: (cpu.user + cpu.system) / 1000, hubCpuMs, seconds: (last - first) / 1000 };
 }
 
 if (import.meta.main) console.log(writeResults('throughput', await throughput()));

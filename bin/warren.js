@@ -1,27 +1,36 @@
 #!/usr/bin/env node
-// Entry point of the `warren` command. It loads the TypeScript sources directly (Node ≥ 22.18 strips
-// types natively), so there is no build step. On an older Node (e.g. a system Node 20 picked up by a
-// global shebang) it re-runs itself on the Node 24 that the project pins as a devDependency.
+// Entry point of the `warren` command. It loads the TypeScript sources directly (Node strips the types), so there
+// is no build step. In a clone, on a Node too old to strip types (e.g. a system Node 20 picked up by a global
+// shebang), it re-runs itself on the Node 24 that the project pins as a devDependency. Installed as a package
+// (under node_modules, where Node refuses to strip types), it strips them through module hooks: Node >= 22.13.
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import * as nodeModule from 'node:module';
+import { dirname, join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const [major, minor] = process.versions.node.split('.').map(Number);
-const canStripTypes = major > 22 || (major === 22 && minor >= 18);
+const installed = root.split(sep).includes('node_modules');
+const canStripTypes = installed ? typeof nodeModule.stripTypeScriptTypes === 'function' && typeof nodeModule.register === 'function' : major > 22 || (major === 22 && minor >= 18);
 
 if (!canStripTypes) {
   const pinned = join(root, 'node_modules', 'node', 'bin', 'node');
-  if (!existsSync(pinned)) {
-    console.error(`warren needs Node >= 22.18 (running ${process.version}); run 'npm ci' to install the pinned Node 24.`);
+  if (installed || !existsSync(pinned)) {
+    console.error(
+      installed
+        ? `warren needs Node >= 22.13 (running ${process.version}): install a newer Node (Node 24 LTS is the tested one).`
+        : `warren needs Node >= 22.18 (running ${process.version}); run 'npm ci' to install the pinned Node 24.`,
+    );
     process.exit(1);
   }
-  const child = spawn(pinned, [fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit' });
-  // Forward stop signals so the real process shuts down cleanly; this one just waits for it.
+  // The real process gets its own process group, so a Ctrl-C reaches it once (forwarded from here) rather than
+  // twice (from the terminal and from here), which it would take as a second, hurried stop.
+  const child = spawn(pinned, [fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit', detached: true });
   for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(sig, () => child.kill(sig));
   child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
 } else {
+  if (installed) nodeModule.register('./strip-types-hooks.js', import.meta.url);
   const { main } = await import('../daemon/cli.ts');
   await main(process.argv);
 }

@@ -1,6 +1,7 @@
 // What `warren status` and `warren logs` read: one record per finished activation, kept in Redis with a
 // bounded history (per agent and overall), and announced on a channel for `warren logs --follow`.
-import type { Redis } from 'ioredis';
+import { RedisKeys } from '../scheduler/redis-keys.ts';
+import type { RedisClient } from '../scheduler/redis-scripts.ts';
 import type { ActivationEvent } from '../agent-loop/events.ts';
 import type { OutcomeKind } from '../executors/run-outcome.ts';
 import type { PhaseTimings } from './phase-timer.ts';
@@ -31,21 +32,21 @@ export interface ActivationRecord {
 const MAX_EVENTS = 200;
 
 export class ActivationRecords {
-  readonly #redis: Redis;
-  readonly #prefix: string;
+  readonly #redis: RedisClient;
+  readonly #keys: RedisKeys;
   readonly #perAgent: number;
   readonly #overall: number;
 
-  constructor(redis: Redis, prefix: string, opts: { perAgent?: number; overall?: number } = {}) {
+  constructor(redis: RedisClient, prefix: string, opts: { perAgent?: number; overall?: number } = {}) {
     this.#redis = redis;
-    this.#prefix = prefix;
+    this.#keys = new RedisKeys(prefix);
     this.#perAgent = opts.perAgent ?? 100;
     this.#overall = opts.overall ?? 1000;
   }
 
   /** Pub/sub channel (a namespace apart from keys) on which each new record is announced. */
   get channel(): string {
-    return `${this.#prefix}:live:activation-records`;
+    return this.#keys.activationRecordsChannel;
   }
 
   async add(record: ActivationRecord): Promise<void> {
@@ -90,10 +91,10 @@ export class ActivationRecords {
   }
 
   #agentKey(agent: string): string {
-    return `${this.#prefix}:activation-records:${agent}`;
+    return this.#keys.activationRecords(agent);
   }
 
   #allKey(): string {
-    return `${this.#prefix}:activation-records`;
+    return this.#keys.allActivationRecords;
   }
 }

@@ -10,7 +10,7 @@ import type { BudgetHealth, BudgetStatus, Notification, Post } from '../hub-clie
 import type { Executor } from '../executors/executor.ts';
 import { assertNever, outcomeOfError, outcomeOfRun, outcomeReason, type FailureOutcome, type Outcome, type RunOutcome } from '../executors/run-outcome.ts';
 import { remainingToday, type RemainingToday } from '../prompts/budget.ts';
-import { buildActivationContext } from '../prompts/activation-context.ts';
+import { buildActivationContext, type ActivationTask } from '../prompts/activation-context.ts';
 import { filterFeed } from '../prompts/exploration.ts';
 import type { AgentDefinition } from '../store/definition.ts';
 import type { ActivationJob } from '../scheduler/activation-job.ts';
@@ -18,6 +18,7 @@ import { budgetAllows } from '../scheduler/budget-gate.ts';
 import { contextOptions } from './composition.ts';
 import { WriteRefused, type WriteAllowance } from '../scheduler/write-allowance.ts';
 import { outcomeOfRefusal } from './failure-policy.ts';
+import { definitionForTrigger } from './activation-model.ts';
 import type { ExecutorRegistry } from './executor-registry.ts';
 import { parseExplorationAnswer } from './exploration-answer.ts';
 import { idempotencyKey, readKey } from './idempotency.ts';
@@ -27,6 +28,7 @@ import { partitionInbox } from './inbox-policy.ts';
 import { PhaseTimer, type PhaseTimings } from './phase-timer.ts';
 import type { AgentMemory } from '../memory/agent-memory.ts';
 import type { Ending } from '../memory/remember.ts';
+import { recallTextOf } from '../memory/recall-text.ts';
 import type { MemoryEntry } from '../memory/memory-store.ts';
 
 export interface ActivationDeps {
@@ -202,7 +204,7 @@ export async function runActivation(deps: ActivationDeps, activationId: string, 
   events.emit({ type: 'activation_start', agent: def.name, executor: def.config.type });
   const used = await usedToday;
   const remaining = used ? remainingToday(def.config.behavior.limits, used) : undefined;
-  const run: Run = { def, executor: resolved.executor, activationId, events, signal, jobSignal, log, outcome, timer, budget, remaining, claim, traceparent: opts.traceparent };
+  const run: Run = { def: definitionForTrigger(def, job.trigger), executor: resolved.executor, activationId, events, signal, jobSignal, log, outcome, timer, budget, remaining, claim, traceparent: opts.traceparent };
   let task: TaskRef | undefined;
   try {
     if (job.trigger === 'exploration') await explore(deps, run, (t) => (task = t));
@@ -266,8 +268,9 @@ async function handleNotification(deps: ActivationDeps, run: Run, n: Notificatio
   if (text === undefined) {
     const thread = await run.timer.time('thread', () => hub.getPost(n.post_id!, { includeComments: true, signal }));
     post = thread;
-    const memories = await recall(deps, run, [thread.title ?? '', thread.content, n.content ?? ''].join('\n'));
-    const result = await execute(run, run.timer.timeSync('context', () => buildActivationContext(def, { kind: 'notification', post: thread, notification: n }, { ...contextOptions(deps, run.budget, run.remaining), memories })), hub);
+    const task: ActivationTask = { kind: 'notification', post: thread, notification: n };
+    const memories = await recall(deps, run, recallTextOf(task));
+    const result = await execute(run, run.timer.timeSync('context', () => buildActivationContext(def, task, { ...contextOptions(deps, run.budget, run.remaining), memories })), hub);
     if (result.kind === 'no_action') ending = result;
     switch (result.kind) {
       case 'answered':
@@ -338,8 +341,9 @@ async function explore(deps: ActivationDeps, run: Run, onTask: (t: TaskRef) => v
     return;
   }
   onTask({});
-  const memories = await recall(deps, run, feed.map((p) => `${p.title ?? ''}\n${p.content}`).join('\n'));
-  const result = await execute(run, run.timer.timeSync('context', () => buildActivationContext(def, { kind: 'exploration', feed }, { ...contextOptions(deps, run.budget, run.remaining), memories })), hub);
+  const task: ActivationTask = { kind: 'exploration', feed };
+  const memories = await recall(deps, run, recallTextOf(task));
+  const result = await execute(run, run.timer.timeSync('context', () => buildActivationContext(def, task, { ...contextOptions(deps, run.budget, run.remaining), memories })), hub);
   const remember = (ending: Ending, post?: Post): Promise<void> =>
     run.timer.time('memory', async () => deps.memory?.remember(def, { trigger: 'exploration', activationId, post: post ? { id: post.id, title: post.title, community: post.community } : undefined, ending }));
   switch (result.kind) {

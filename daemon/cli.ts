@@ -4,9 +4,11 @@ import { Command, InvalidArgumentError } from 'commander';
 import type { Logger } from 'pino';
 import type { WatchPolicy } from '../local-hub/watch/access.ts';
 import { DefinitionError, formatProblem } from '../store/problems.ts';
+import { registerHubUserCommand } from './commands/hub-user.ts';
+import { registerInitCommand } from './commands/init.ts';
 import { registerMcpCommand } from './commands/mcp-hub.ts';
 import { registerRunCommand } from './commands/run.ts';
-import { hubBudget, loadWarrenConfig } from './config.ts';
+import { hubBudget, loadWarrenConfig, withBudgetFlags, type BudgetFlags } from './config.ts';
 import { createLogger } from './logger.ts';
 import { registerOpsCommands } from './ops/commands.ts';
 import { registerDoctorCommand } from './commands/doctor.ts';
@@ -43,7 +45,7 @@ export function buildCli(): Command {
       });
     });
 
-  program
+  const hubCommand = program
     .command('hub')
     .description('run the local hub alone')
     .option('-c, --config <file>', 'warren config file', 'warren.yaml')
@@ -51,9 +53,14 @@ export function buildCli(): Command {
     .option('--db <file>', "sqlite file, or ':memory:' (default: hub.db)")
     .option('--seed <file>', 'load demo agents, communities and posts (e.g. examples/hub-seed.yaml); safe to repeat')
     .option('--watch <who>', 'who may open the watch page: loopback, any or off', parseWatchPolicy)
-    .action(async (opts: { config: string; port?: number; db?: string; seed?: string; watch?: WatchPolicy }) => {
+    .option('--daily-usd <usd>', "each agent's daily spend limit (default: budget.daily_usd; 0 = unlimited)", parseUsd)
+    .option('--monthly-usd <usd>', "each agent's monthly spend limit (default: budget.monthly_usd)", parseUsd)
+    .option('--fleet-daily-usd <usd>', 'all agents together, per UTC day (default: budget.fleet.daily_usd)', parseUsd)
+    .option('--fleet-monthly-usd <usd>', 'all agents together, per month (default: budget.fleet.monthly_usd)', parseUsd)
+    .action(async (opts: { config: string; port?: number; db?: string; seed?: string; watch?: WatchPolicy } & BudgetFlags) => {
       const logger = createLogger();
       const config = loadWarrenConfig(opts.config);
+      config.budget = withBudgetFlags(config.budget, opts);
       const { SecretSource } = await import('./secrets.ts');
       const adminKey = new SecretSource({ env: process.env, dir: config.secrets.dir }).get(config.hub.admin_key_env);
       const generated = !adminKey;
@@ -69,7 +76,8 @@ export function buildCli(): Command {
         port,
         adminKey,
         logger,
-        watch: opts.watch,
+        watch: opts.watch ?? config.hub.watch,
+        watchNetworks: config.hub.watch_networks,
         budget: hubBudget(config.budget),
       });
       logger.info({ url: hub.url, watch: `${hub.url}/` }, 'hub listening');
@@ -77,6 +85,7 @@ export function buildCli(): Command {
       if (generated) logger.info(`hub admin key (generated for this run; set ${config.hub.admin_key_env} to choose one): ${hub.adminKey}`);
       onShutdownSignal(logger, () => hub.close());
     });
+  registerHubUserCommand(hubCommand);
 
   program
     .command('validate')
@@ -84,11 +93,14 @@ export function buildCli(): Command {
     .argument('[location]', 'store root, agents folder or s3://bucket/prefix (default: the store of warren.yaml)')
     .option('-c, --config <file>', 'warren config file', 'warren.yaml')
     .action(async (location: string | undefined, opts: { config: string }) => {
-      const settings = loadWarrenConfig(opts.config).store;
+      const config = loadWarrenConfig(opts.config);
       const { openStore } = await import('./open-store.ts');
-      const store = openStore(settings, process.env, location);
+      const { recallWarnings } = await import('../memory/recall-strategy.ts');
+      const store = openStore(config.store, process.env, location);
       try {
-        const { agents, problems } = await store.load();
+        const loaded = await store.load();
+        const { agents } = loaded;
+        const problems = [...loaded.problems, ...recallWarnings(agents, config.memory.embeddings !== undefined)];
         for (const p of problems) {
           const shown = { ...p, file: p.file.startsWith('s3://') ? p.file : relative(process.cwd(), p.file) || p.file };
           (p.severity === 'error' ? console.error : console.warn)(formatProblem(shown));
@@ -110,7 +122,7 @@ export function buildCli(): Command {
       const config = loadWarrenConfig(opts.config);
       const { openCheckedRedis } = await import('./redis.ts');
       const { publishReload } = await import('./reload-signal.ts');
-      const conn = await openCheckedRedis(config.redis.url);
+      const conn = await openCheckedRedis(config.redis);
       try {
         const receivers = await publishReload(conn, config.redis.prefix);
         console.log(receivers ? `reload sent to ${receivers} daemon${receivers === 1 ? '' : 's'}` : 'no running daemon is listening on this Redis and prefix');
@@ -120,6 +132,7 @@ export function buildCli(): Command {
       }
     });
 
+  registerInitCommand(program);
   registerOpsCommands(program);
   registerDoctorCommand(program);
   registerMemoryCommand(program);
@@ -165,6 +178,12 @@ function parseWatchPolicy(v: string): WatchPolicy {
 function parseRole(v: string): DaemonRole {
   if (v === 'all' || v === 'scheduler' || v === 'worker') return v;
   throw new InvalidArgumentError('expected all, scheduler or worker');
+}
+
+function parseUsd(v: string): number {
+  const n = Number(v);
+  if (v.trim() === '' || !Number.isFinite(n) || n < 0 || n > 1e6) throw new InvalidArgumentError('expected an amount in USD, 0 or more (0 = unlimited)');
+  return n;
 }
 
 function parsePort(v: string): number {

@@ -3,7 +3,7 @@
 // or its CLI) with the same context pieces whichever of them starts it; delegates get those pieces too.
 // Callers override only what is their own: `warren run` streams, may record or replay, and decides whether
 // a CLI agent gets a hub MCP server.
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../scheduler/redis-scripts.ts';
 import type { Logger } from 'pino';
 import type { AgentDefinition } from '../store/definition.ts';
 import type { HubAdapter } from '../hub-client/adapter.ts';
@@ -27,6 +27,9 @@ import type { WriteAllowance } from '../scheduler/write-allowance.ts';
 import type { CliUsers } from '../executors/cli/run-as.ts';
 import type { Redactor } from './redact.ts';
 import type { AgentMemory } from '../memory/agent-memory.ts';
+import type { MemoryEntry } from '../memory/memory-store.ts';
+import { effectiveGrants } from '../memory/memory-grants.ts';
+import { agentMemoryBackend } from '../memory/memory-tools.ts';
 
 /** Where the context pieces come from, the same for every activation of a process (names as ActivationDeps has them). */
 export interface ContextSources {
@@ -57,7 +60,7 @@ export async function gatherContext(
   hub: HubAdapter | undefined,
   def: AgentDefinition,
   task: ActivationTask,
-  opts: { signal?: AbortSignal; onWarning?: (what: string, err: unknown) => void } = {},
+  opts: { signal?: AbortSignal; onWarning?: (what: string, err: unknown) => void; memories?: readonly MemoryEntry[] } = {},
 ): Promise<BuiltContext> {
   const warn = (what: string) => (err: unknown): undefined => void opts.onWarning?.(what, err);
   const [budget, used] = await Promise.all([
@@ -65,21 +68,30 @@ export async function gatherContext(
     sources.usedToday?.(def.name).catch(warn('daily counters unavailable')),
   ]);
   const remaining = used ? remainingToday(def.config.behavior.limits, used) : undefined;
-  return buildActivationContext(def, task, contextOptions(sources, budget, remaining));
+  return buildActivationContext(def, task, { ...contextOptions(sources, budget, remaining), ...(opts.memories ? { memories: opts.memories } : {}) });
 }
 
 /**
  * Warren's hub MCP server for CLI agents, acting through a loopback gateway with a token scoped to the agent, its
  * hub grants and the activation, never the admin key. Undefined when this build has no `warren mcp hub`.
  */
-export async function startHubMcp(opts: { hubUrl: string; adminKey: string; logger: Logger; writes?: WriteAllowance; redact?: (text: string) => string }): Promise<{ launcher: HubMcpLauncher; close: () => Promise<void> } | undefined> {
+export async function startHubMcp(opts: {
+  hubUrl: string;
+  adminKey: string;
+  logger: Logger;
+  writes?: WriteAllowance;
+  redact?: (text: string) => string;
+  /** Agents' memory: CLI agents with memory on get memory_save / memory_search through the gateway. */
+  memory?: AgentMemory;
+}): Promise<{ launcher: HubMcpLauncher; close: () => Promise<void> } | undefined> {
   if (!warrenHubMcpAvailable()) return undefined;
   const gateway = await HubGateway.start(opts);
   const launcher = warrenHubMcpLauncher({
     credentials: (agent) => {
-      const grants = agent.config.capabilities.grants.filter((g) => g.startsWith('hub:'));
-      const t = gateway.issue(agent.name, grants, agent.config.behavior.max_duration + 60_000, agent.config.behavior);
-      return { hubUrl: gateway.url, key: t.token, release: t.revoke };
+      const memory = opts.memory ? agentMemoryBackend(opts.memory, agent) : undefined;
+      const grants = effectiveGrants(agent.config).filter((g) => g.startsWith('hub:') || (memory !== undefined && g.startsWith('memory:')));
+      const t = gateway.issue(agent.name, grants, agent.config.behavior.max_duration + 60_000, agent.config.behavior, memory);
+      return { hubUrl: gateway.url, key: t.token, grants, release: t.revoke };
     },
   });
   return { launcher, close: () => gateway.close() };
@@ -147,7 +159,7 @@ export function buildExecutors(opts: ExecutorsOptions): ExecutorRegistry {
 }
 
 /** Moltbook as the hub: one key per configured agent; an agent whose key is not set is left out, said once. */
-export function openMoltbookHub(config: WarrenConfig, secrets: { get(name: string): string | undefined }, redis: Redis, logger: Logger, pause: (agent: string) => Promise<void>, askModel?: ChallengeModel, communities?: (agent: string) => readonly string[]): MoltbookAdapter {
+export function openMoltbookHub(config: WarrenConfig, secrets: { get(name: string): string | undefined }, redis: RedisClient, logger: Logger, pause: (agent: string) => Promise<void>, askModel?: ChallengeModel, communities?: (agent: string) => readonly string[]): MoltbookAdapter {
   const keys = new Map<string, string>();
   for (const [agent, { api_key_env }] of Object.entries(config.hub.agents)) {
     const key = secrets.get(api_key_env);

@@ -8,6 +8,7 @@ import { DefinitionError } from '../store/problems.ts';
 import { parseS3Url } from '../store/s3-location.ts';
 import { validateYaml } from '../store/yaml-validate.ts';
 import { isPostgresUrl } from '../memory/store-location.ts';
+import { keyPrefix } from '../scheduler/redis-keys.ts';
 import type { BudgetConfig } from '../local-hub/budget-rules.ts';
 
 const durationMs = z.union([z.string(), z.number()]).transform((v, ctx) => {
@@ -33,6 +34,10 @@ export const WarrenConfigSchema = z.strictObject({
       host: z.string().default('127.0.0.1'),
       port: z.number().int().min(0).max(65_535).default(7070),
       db: z.string().default('./data/hub.sqlite'),
+      /** Who may open the local hub's watch page: this machine (`loopback`), anyone with the printed link (`any`), nobody. */
+      watch: z.enum(['loopback', 'any', 'off']).default('loopback'),
+      /** Networks whose clients count as this machine for the watch page, e.g. a container bridge (172.16.0.0/12). */
+      watch_networks: z.array(z.string().regex(/^[0-9a-fA-F:.]+\/\d{1,3}$/, 'expected a network such as 172.16.0.0/12')).default([]),
       /** Name of the env var holding the hub's admin (service) key. */
       admin_key_env: z.string().default('WARREN_HUB_ADMIN_KEY'),
       /** Register the loaded agents on the hub when they are missing there. */
@@ -55,7 +60,16 @@ export const WarrenConfigSchema = z.strictObject({
     })
     .refine((h) => !(h.type === 'moltbook' && h.embedded), { message: 'hub.embedded serves warren\'s own hub; it cannot be combined with hub.type moltbook', path: ['embedded'] })
     .prefault({}),
-  redis: z.strictObject({ url: z.string().default('redis://127.0.0.1:6379'), prefix: z.string().min(1).default('warren') }).prefault({}),
+  redis: z
+    .strictObject({
+      url: z.string().default('redis://127.0.0.1:6379'),
+      /** Redis Cluster: the URLs of some of its nodes (the rest are discovered); when set, `url` and REDIS_URL are not used. */
+      cluster: z.array(z.url({ protocol: /^rediss?$/, error: 'expected a redis:// or rediss:// URL of a cluster node' })).min(1).optional(),
+      /** Every key starts with it; on a cluster it is used as a hash tag (`{warren}`), see scheduler/redis-keys.ts. */
+      prefix: z.string().min(1).default('warren'),
+    })
+    .transform((r) => ({ ...r, prefix: keyPrefix(r.prefix, r.cluster !== undefined) }))
+    .prefault({}),
   store: z
     .strictObject({
       /** `local`: a folder; `s3`: an S3-compatible bucket (S3, R2, MinIO) in the same layout. */
@@ -169,6 +183,8 @@ export const WarrenConfigSchema = z.strictObject({
       daily_usd: z.number().nonnegative().max(1e6).default(0),
       monthly_usd: z.number().nonnegative().max(1e6).default(0),
       agents: z.record(z.string(), z.strictObject({ daily_usd: z.number().nonnegative().max(1e6).optional(), monthly_usd: z.number().nonnegative().max(1e6).optional() })).default({}),
+      /** All agents together, per UTC day and month (0 = unlimited): past it, no agent runs. */
+      fleet: z.strictObject({ daily_usd: z.number().nonnegative().max(1e6).default(0), monthly_usd: z.number().nonnegative().max(1e6).default(0) }).prefault({}),
       warn_pct: z.number().min(1).max(100).default(80),
       throttle_pct: z.number().min(1).max(100).default(90),
       critical_pct: z.number().min(1).max(1000).default(100),
@@ -207,12 +223,31 @@ export const WarrenConfigSchema = z.strictObject({
 });
 export type WarrenConfig = z.infer<typeof WarrenConfigSchema>;
 
+/** `warren hub`'s spend-limit flags; each one given replaces its key of warren.yaml's `budget:`. */
+export interface BudgetFlags {
+  dailyUsd?: number;
+  monthlyUsd?: number;
+  fleetDailyUsd?: number;
+  fleetMonthlyUsd?: number;
+}
+
+export function withBudgetFlags(b: WarrenConfig['budget'], f: BudgetFlags): WarrenConfig['budget'] {
+  return {
+    ...b,
+    daily_usd: f.dailyUsd ?? b.daily_usd,
+    monthly_usd: f.monthlyUsd ?? b.monthly_usd,
+    fleet: { daily_usd: f.fleetDailyUsd ?? b.fleet.daily_usd, monthly_usd: f.fleetMonthlyUsd ?? b.fleet.monthly_usd },
+  };
+}
+
 /** warren.yaml's `budget:` as the local hub takes it. */
 export function hubBudget(b: WarrenConfig['budget']): BudgetConfig {
   return {
     defaultDailyLimitUsd: b.daily_usd || undefined,
     defaultMonthlyLimitUsd: b.monthly_usd || undefined,
     perAgent: Object.fromEntries(Object.entries(b.agents).map(([name, a]) => [name, { daily: a.daily_usd, monthly: a.monthly_usd }])),
+    fleetDailyLimitUsd: b.fleet.daily_usd || undefined,
+    fleetMonthlyLimitUsd: b.fleet.monthly_usd || undefined,
     warnPct: b.warn_pct,
     throttlePct: b.throttle_pct,
     criticalPct: b.critical_pct,
@@ -221,7 +256,7 @@ export function hubBudget(b: WarrenConfig['budget']): BudgetConfig {
 
 /**
  * Loads warren.yaml (paths in it are relative to the file), then applies the environment overrides
- * REDIS_URL, WARREN_STORE, WARREN_HUB_PORT, WARREN_HUB_HOST, WARREN_HUB_EMBEDDED, WARREN_HUB_URL and WARREN_METRICS_PORT. A missing file means all defaults.
+ * REDIS_URL, WARREN_STORE, WARREN_HUB_PORT, WARREN_HUB_HOST, WARREN_HUB_EMBEDDED, WARREN_HUB_URL, WARREN_HUB_WATCH, WARREN_HUB_WATCH_NETWORKS, WARREN_METRICS_HOST and WARREN_METRICS_PORT. A missing file means all defaults.
  */
 export function loadWarrenConfig(file: string | undefined, env: NodeJS.ProcessEnv = process.env): WarrenConfig {
   let config: WarrenConfig;
@@ -262,6 +297,13 @@ export function loadWarrenConfig(file: string | undefined, env: NodeJS.ProcessEn
   if (env.WARREN_HUB_HOST) config.hub.host = env.WARREN_HUB_HOST;
   if (env.WARREN_HUB_EMBEDDED) config.hub.embedded = /^(1|true|yes)$/i.test(env.WARREN_HUB_EMBEDDED);
   if (env.WARREN_HUB_URL) config.hub.url = env.WARREN_HUB_URL;
+  if (env.WARREN_HUB_WATCH) {
+    const w = env.WARREN_HUB_WATCH;
+    if (w !== 'loopback' && w !== 'any' && w !== 'off') throw new Error(`WARREN_HUB_WATCH must be loopback, any or off, got "${w}"`);
+    config.hub.watch = w;
+  }
+  if (env.WARREN_HUB_WATCH_NETWORKS) config.hub.watch_networks = env.WARREN_HUB_WATCH_NETWORKS.split(',').map((n) => n.trim()).filter(Boolean);
+  if (env.WARREN_METRICS_HOST) config.metrics.host = env.WARREN_METRICS_HOST;
   if (env.WARREN_METRICS_PORT) {
     const port = Number(env.WARREN_METRICS_PORT);
     if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new Error(`WARREN_METRICS_PORT must be a port number, got "${env.WARREN_METRICS_PORT}"`);

@@ -30,16 +30,20 @@ import { openStore } from './open-store.ts';
 import { startHealthServer } from './health-server.ts';
 import { assertPortsFree, daemonPorts } from './port-check.ts';
 import { WarrenMetrics } from './metrics.ts';
+import { readAgentStatuses, type StatusSources } from './ops/agent-statuses.ts';
+import { fleetSource } from './ops/fleet-source.ts';
+import type { FleetSource } from '../local-hub/watch/fleet.ts';
+import type { AgentStatus } from './ops/status.ts';
 import { knownSecrets, secretNamesOf } from './known-secrets.ts';
 import { Redactor } from './redact.ts';
 import { AgentMemory } from '../memory/agent-memory.ts';
-import { OpenAiEmbedder } from '../memory/embeddings-client.ts';
+import { embedderOf } from '../memory/embeddings-client.ts';
 import { LazyMemoryStore } from '../memory/lazy-memory-store.ts';
 import { openMemoryStore } from '../memory/open-memory-store.ts';
 import { SecretSource } from './secrets.ts';
 import { startTracing } from './tracing-setup.ts';
 import { RedisReplyOutbox } from './reply-outbox.ts';
-import { assertRedisReachable, closeRedis, connectRedis, redactUrl } from './redis.ts';
+import { assertRedisReachable, closeRedis, connectRedis, describeRedis } from './redis.ts';
 import { subscribeReload } from './reload-signal.ts';
 import { runShutdown, type ShutdownReport, type ShutdownStep } from './shutdown.ts';
 import { ActivationWorker, type ActivationStart } from './worker.ts';
@@ -107,20 +111,29 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     // A clash or a missing Redis is then one clear line, with no hub started and no leadership taken first.
     await assertPortsFree(daemonPorts(config));
     // Connected before the executors and the gateway: every hub write an agent makes is admitted here.
-    const producerConn = connectRedis(config.redis.url, 'producer', logger);
+    const producerConn = connectRedis(config.redis, 'producer', logger);
     cleanup('redis producer connection', 'connections', () => closeRedis(producerConn, QUICK_STEP_MS / 2));
-    await assertRedisReachable(producerConn, config.redis.url);
-    logger.info({ redis: redactUrl(config.redis.url), prefix: config.redis.prefix }, 'redis connected');
+    await assertRedisReachable(producerConn, config.redis);
+    logger.info({ redis: describeRedis(config.redis), prefix: config.redis.prefix }, 'redis connected');
 
     let hubUrl = config.hub.url;
     const secrets = new SecretSource({ env, dir: config.secrets.dir });
     let adminKey = secrets.get(config.hub.admin_key_env);
     let embedded: RunningHub | undefined;
+    const live: { fleet?: FleetSource } = {}; // set once the registry exists
     const moltbook = config.hub.type === 'moltbook';
     // Checked here too: WARREN_HUB_EMBEDDED applies after warren.yaml is validated.
     if (moltbook && config.hub.embedded) throw new Error('hub.embedded serves warren\'s own hub; it cannot be combined with hub.type moltbook');
     if (config.hub.embedded) {
-      embedded = await startHub({ dbPath: config.hub.db, adminKey, host: config.hub.host, port: config.hub.port, budget: hubBudget(config.budget), logger: logger.child({ component: 'hub' }) });
+      // The watch page reads the agents' live state once the registry below exists (late-bound).
+      const fleet: FleetSource = {
+        agents: async () => (live.fleet ? live.fleet.agents() : []),
+        setPaused: async (agent, paused) => {
+          if (!live.fleet) throw new Error('the daemon is still starting');
+          await live.fleet.setPaused(agent, paused);
+        },
+      };
+      embedded = await startHub({ dbPath: config.hub.db, adminKey, host: config.hub.host, port: config.hub.port, watch: config.hub.watch, watchNetworks: config.hub.watch_networks, budget: hubBudget(config.budget), fleet, logger: logger.child({ component: 'hub' }) });
       cleanup('embedded hub', 'services', () => embedded!.close(), 2_000);
       hubUrl = embedded.url;
       adminKey = embedded.adminKey;
@@ -155,24 +168,25 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const actable = (names: ReadonlySet<string>): Set<string> => new Set([...names].filter((n) => hub.actsAs?.(n) ?? true));
     const writes = new WriteAllowance(producerConn, config.redis.prefix);
     const agentState = new AgentStateStore(producerConn, config.redis.prefix);
-    // CLI agents' hub MCP servers act through a loopback gateway with per-activation tokens, not the admin key.
-    let hubMcp = opts.hubMcp === null ? undefined : opts.hubMcp;
-    // Only processes that run activations need it; a scheduler-only process opens no gateway port.
-    if (hubMcp === undefined && opts.hubMcp !== null && opts.role !== 'scheduler' && adminKey && !moltbook) {
-      const served = await startHubMcp({ hubUrl, adminKey, writes, redact: (text) => redactor.redact(text), logger: logger.child({ component: 'hub-gateway' }) });
-      if (served) cleanup('hub gateway', 'services', served.close);
-      hubMcp = served?.launcher;
-    }
     // Agents with memory.enabled remember through one store per process, opened when an agent first uses it.
-    const memoryStore = new LazyMemoryStore(() => openMemoryStore(config.memory.store));
+    const memoryStore = new LazyMemoryStore(() => openMemoryStore(config.memory.store, logger.child({ component: 'memory' })));
     cleanup('memory store', 'connections', () => memoryStore.close(), 2_000);
-    const embeddings = config.memory.embeddings;
     const memory = new AgentMemory({
       store: memoryStore,
       redact: (text) => redactor.redact(text),
       logger: logger.child({ component: 'memory' }),
-      embedder: embeddings ? new OpenAiEmbedder({ apiBase: embeddings.api_base, model: embeddings.model, apiKey: embeddings.api_key_env ? secrets.get(embeddings.api_key_env) : undefined }) : undefined,
+      embedder: embedderOf(config.memory.embeddings, (name) => secrets.get(name)),
+      // Late-bound: the metrics are built further down; entries are evicted only as activations run.
+      onEvicted: (agent, count) => metrics.observeMemoryEvictions(agent, count),
     });
+    // CLI agents' hub MCP servers act through a loopback gateway with per-activation tokens, not the admin key.
+    let hubMcp = opts.hubMcp === null ? undefined : opts.hubMcp;
+    // Only processes that run activations need it; a scheduler-only process opens no gateway port.
+    if (hubMcp === undefined && opts.hubMcp !== null && opts.role !== 'scheduler' && adminKey && !moltbook) {
+      const served = await startHubMcp({ hubUrl, adminKey, writes, memory, redact: (text) => redactor.redact(text), logger: logger.child({ component: 'hub-gateway' }) });
+      if (served) cleanup('hub gateway', 'services', served.close);
+      hubMcp = served?.launcher;
+    }
     // Late-bound like `registry`: Redis is connected further down, and the counters are read only as activations run.
     const context = contextSources(config, env, async (agent) => (await agentState.dailyMany([agent])).get(agent));
     const executors = buildExecutors({
@@ -220,9 +234,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     reloader.start();
     cleanup('definitions reloader', 'work', () => reloader.stop());
 
-    const workerConn = connectRedis(config.redis.url, 'worker', logger);
+    const workerConn = connectRedis(config.redis, 'worker', logger);
     cleanup('redis worker connection', 'connections', () => closeRedis(workerConn, QUICK_STEP_MS / 2));
-    const reloadConn = connectRedis(config.redis.url, 'worker', logger);
+    const reloadConn = connectRedis(config.redis, 'worker', logger);
     cleanup('redis reload connection', 'connections', () => closeRedis(reloadConn, QUICK_STEP_MS / 2));
     await subscribeReload(reloadConn, config.redis.prefix, () => {
       logger.info('reload requested through Redis');
@@ -234,7 +248,11 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     cleanup('activation queue', 'clients', () => queue.close());
     const claims = new InboxClaims(producerConn, config.redis.prefix);
     let scheduler: Scheduler | undefined;
-    const metrics = new WarrenMetrics({ queueCounts: () => queue.counts(), isLeader: role === 'worker' ? undefined : () => scheduler?.isLeader ?? false, subprocesses: runningSubprocessCount });
+    // `warren status`'s reading of every agent, for /metrics and the embedded hub's watch page.
+    const statusSources: StatusSources = { redis: producerConn, prefix: config.redis.prefix, minStalenessMs: config.scheduler.min_staleness, memory: memoryStore };
+    const agentStatuses = async (): Promise<AgentStatus[]> => (await readAgentStatuses(statusSources, registry.all())).agents;
+    live.fleet = fleetSource({ sources: statusSources, definitions: () => registry.all(), state: agentState });
+    const metrics = new WarrenMetrics({ queueCounts: () => queue.counts(), isLeader: role === 'worker' ? undefined : () => scheduler?.isLeader ?? false, subprocesses: runningSubprocessCount, agentStatuses });
 
     if (role !== 'scheduler') {
       const worker = new ActivationWorker({

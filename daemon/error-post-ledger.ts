@@ -1,7 +1,7 @@
 // Remembers which error posts an agent made in the last hour, by fingerprint, so a repeat becomes a counter on
 // the first post instead of a new post. Shared through Redis: every worker sees the same first post.
-import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import { RedisKeys } from '../scheduler/redis-keys.ts';
+import type { RedisClient } from '../scheduler/redis-scripts.ts';
 
 export type ErrorPostClaim =
   /** The first of its kind in the window: post it, then `remember` the post's id. */
@@ -17,25 +17,29 @@ export interface ErrorPostLedger {
 }
 
 export class RedisErrorPostLedger implements ErrorPostLedger {
-  readonly #redis: Redis;
-  readonly #prefix: string;
+  readonly #redis: RedisClient;
+  readonly #keys: RedisKeys;
 
-  constructor(redis: Redis, prefix: string) {
+  constructor(redis: RedisClient, prefix: string) {
     this.#redis = redis;
-    this.#prefix = prefix;
+    this.#keys = new RedisKeys(prefix);
   }
 
   #key(agent: string, fingerprint: string): string {
-    // Hashed: a fingerprint holds (redacted) error text, which has no place in a key name.
-    return `${this.#prefix}:error-posts:${agent}:${createHash('sha256').update(fingerprint).digest('hex').slice(0, 24)}`;
+    return this.#keys.errorPosts(agent, fingerprint);
   }
 
   async claim(agent: string, fingerprint: string, windowMs: number, at = Date.now()): Promise<ErrorPostClaim> {
     const key = this.#key(agent, fingerprint);
     // The expiry is set in the same transaction (NX: only by the first), so no crash can leave the key for ever.
-    const [[, count]] = (await this.#redis.multi().hincrby(key, 'count', 1).hsetnx(key, 'first_at', at).pexpire(key, windowMs, 'NX').exec()) as [[Error | null, number]];
+    // The fields a repeat needs are read in the same round trip.
+    const [[, count], , , [, [postId, firstAt]]] = (await this.#redis.multi().hincrby(key, 'count', 1).hsetnx(key, 'first_at', at).pexpire(key, windowMs, 'NX').hmget(key, 'post', 'first_at').exec()) as [
+      [Error | null, number],
+      unknown,
+      unknown,
+      [Error | null, [string | null, string | null]],
+    ];
     if (count === 1) return { first: true };
-    const [postId, firstAt] = await this.#redis.hmget(key, 'post', 'first_at');
     return { first: false, count, postId: postId ?? undefined, firstAt: Number(firstAt ?? at) };
   }
 

@@ -4,12 +4,16 @@
 // any agent. The gateway forwards the few routes the hub tools use, with the admin key and `agent_id` pinned
 // to the token's agent, and refuses everything else. Writes pass the agent's behavior limits first
 // (scheduler/write-allowance.ts): a CLI can call the gateway however it likes, so this is where they hold.
+// The agent's memory is served here too (memory_save / memory_search for CLI agents): the store, its
+// credentials and the daemon's redaction stay in the daemon.
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { hubRefusedWrite, WriteRefused, type HubWrite, type WriteAllowance, type WriteReservation, type WriteRules } from '../scheduler/write-allowance.ts';
 import { hasGrant } from '../store/grants.ts';
+import { MEMORY_READ, MEMORY_WRITE } from '../memory/memory-grants.ts';
+import type { MemoryToolBackend } from '../memory/memory-tools.ts';
 
 /** The hub write a forwarded route makes, or undefined for a read (pure). */
 export function gatewayWrite(method: string, pathname: string, idempotencyKey: string): HubWrite | undefined {
@@ -28,6 +32,17 @@ export function gatewayRoute(method: string, pathname: string): 'hub:read' | 'hu
   return undefined;
 }
 
+/** The memory route a request is for, and the grant it needs; undefined when it is not one (pure). */
+export function gatewayMemoryRoute(method: string, pathname: string): typeof MEMORY_READ | typeof MEMORY_WRITE | undefined {
+  if (method === 'GET' && pathname === '/memory/search') return MEMORY_READ;
+  if (method === 'POST' && pathname === '/memory/notes') return MEMORY_WRITE;
+  return undefined;
+}
+
+/** Notes one token may save: a CLI looping on memory_save fills no one's memory. */
+export const MAX_SAVES_PER_TOKEN = 20;
+const MAX_MEMORY_BODY = 16 * 1024;
+
 export interface GatewayToken {
   token: string;
   /** Ends the token at once (the activation is over). */
@@ -40,6 +55,9 @@ interface Scope {
   /** The agent's behavior rules for writes; undefined: the issuer did not limit them. */
   rules: WriteRules | undefined;
   expiresAt: number;
+  /** The agent's memory, when it has memory on and the daemon serves it. */
+  memory: MemoryToolBackend | undefined;
+  saves: number;
 }
 
 interface GatewayOptions {
@@ -85,10 +103,13 @@ export class HubGateway {
     return this.#url;
   }
 
-  /** A token acting as `agent` with its hub grants (and its write rules), valid until revoked or `ttlMs` has passed. */
-  issue(agent: string, grants: readonly string[], ttlMs: number, rules?: WriteRules): GatewayToken {
+  /**
+   * A token acting as `agent` with its hub and memory grants (and its write rules, and its memory), valid until
+   * revoked or `ttlMs` has passed.
+   */
+  issue(agent: string, grants: readonly string[], ttlMs: number, rules?: WriteRules, memory?: MemoryToolBackend): GatewayToken {
     const token = `warren_gw_${randomBytes(24).toString('hex')}`;
-    this.#scopes.set(token, { agent, grants: [...grants], rules, expiresAt: Date.now() + ttlMs });
+    this.#scopes.set(token, { agent, grants: [...grants], rules, expiresAt: Date.now() + ttlMs, memory, saves: 0 });
     return { token, revoke: () => void this.#scopes.delete(token) };
   }
 
@@ -109,6 +130,8 @@ export class HubGateway {
     const method = req.method ?? 'GET';
     // The hub serves its API at the root and under /api/v1 alike.
     const route = url.pathname.replace(/^\/api\/v1(?=\/)/, '');
+    const memoryNeeds = gatewayMemoryRoute(method, route);
+    if (memoryNeeds) return this.#memory(req, res, scope, memoryNeeds, url);
     const needs = gatewayRoute(method, route);
     if (!needs) return send(res, 403, { detail: `${method} ${url.pathname} is not available to an agent's gateway token` });
     if (!hasGrant(scope.grants, needs)) return send(res, 403, { detail: `${needs} is not granted to ${scope.agent}` });
@@ -161,6 +184,32 @@ export class HubGateway {
     }
     res.writeHead(upstream.status, out).end(Buffer.from(await upstream.arrayBuffer()));
   }
+
+  async #memory(req: IncomingMessage, res: ServerResponse, scope: Scope, needs: string, url: URL): Promise<void> {
+    if (!scope.memory) return send(res, 404, { detail: `${scope.agent} has no memory here` });
+    if (!hasGrant(scope.grants, needs)) return send(res, 403, { detail: `${needs} is not granted to ${scope.agent}` });
+    if (needs === MEMORY_READ) {
+      const limit = url.searchParams.has('limit') ? Number(url.searchParams.get('limit')) : undefined;
+      const found = await scope.memory.search(url.searchParams.get('q') ?? '', limit !== undefined && Number.isFinite(limit) ? limit : undefined);
+      return send(res, 200, { found });
+    }
+    const raw = await readLimited(req, MAX_MEMORY_BODY);
+    if (raw === undefined) return send(res, 413, { detail: `request body over ${MAX_MEMORY_BODY} bytes` });
+    let text: unknown;
+    try {
+      text = (JSON.parse(raw) as { text?: unknown } | null)?.text;
+    } catch {
+      return send(res, 400, { detail: 'request body is not JSON' });
+    }
+    const key = req.headers['idempotency-key'];
+    if (typeof text !== 'string' || !text.trim()) return send(res, 400, { detail: 'a note needs a non-empty `text`' });
+    if (typeof key !== 'string' || !key) return send(res, 400, { detail: 'a note needs an Idempotency-Key' });
+    if (!scope.memory.save) return send(res, 403, { detail: `${scope.agent}'s memory is read-only here` });
+    if (scope.saves >= MAX_SAVES_PER_TOKEN) return send(res, 429, { detail: `at most ${MAX_SAVES_PER_TOKEN} notes per activation` });
+    scope.saves++;
+    const saved = await scope.memory.save(key, text);
+    return send(res, 200, { saved });
+  }
 }
 
 /** Every string value of a body, redacted (the structure is left as it is). */
@@ -173,12 +222,12 @@ function send(res: ServerResponse, status: number, body: unknown): void {
 }
 
 /** The body as text, or undefined when it is larger than MAX_BODY. */
-async function readLimited(req: IncomingMessage): Promise<string | undefined> {
+async function readLimited(req: IncomingMessage, max = MAX_BODY): Promise<string | undefined> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (size > MAX_BODY) return undefined;
+    if (size > max) return undefined;
     chunks.push(chunk);
   }
   return Buffer.concat(chunks).toString('utf8');

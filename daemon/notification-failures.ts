@@ -1,6 +1,7 @@
 // How often each notification has failed for good, so one the agent cannot answer is given up on after a bound
 // instead of being tried for ever (daemon/failure-policy.ts decides; this keeps the counts).
-import type { Redis } from 'ioredis';
+import { RedisKeys } from '../scheduler/redis-keys.ts';
+import type { RedisClient } from '../scheduler/redis-scripts.ts';
 
 /** Counts outlive any realistic backoff schedule, then expire by themselves. */
 const TTL_SECONDS = 7 * 86_400;
@@ -12,16 +13,16 @@ export interface NotificationFailures {
 }
 
 export class RedisNotificationFailures implements NotificationFailures {
-  readonly #redis: Redis;
-  readonly #prefix: string;
+  readonly #redis: RedisClient;
+  readonly #keys: RedisKeys;
 
-  constructor(redis: Redis, prefix: string) {
+  constructor(redis: RedisClient, prefix: string) {
     this.#redis = redis;
-    this.#prefix = prefix;
+    this.#keys = new RedisKeys(prefix);
   }
 
   #key(agent: string): string {
-    return `${this.#prefix}:notification-failures:${agent}`;
+    return this.#keys.notificationFailures(agent);
   }
 
   async increment(agent: string, notificationId: string): Promise<number> {

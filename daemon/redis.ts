@@ -1,14 +1,36 @@
 // Redis connections as BullMQ wants them: workers block (no per-request retry limit), producers fail fast.
-import { Redis } from 'ioredis';
+// One Redis (`redis.url`) or a Redis Cluster (`redis.cluster`: some of its nodes; ioredis finds the rest).
+import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import { pino, type Logger } from 'pino';
+import type { RedisClient } from '../scheduler/redis-scripts.ts';
 
-export function connectRedis(url: string, role: 'worker' | 'producer', logger: Logger): Redis {
-  const conn = new Redis(url, {
-    maxRetriesPerRequest: role === 'worker' ? null : 1,
-    // Keep reconnecting with a capped delay: a Redis restart must not need a daemon restart.
-    retryStrategy: (times) => Math.min(times * 200, 5_000),
-    lazyConnect: false,
-  });
+/** Where Redis is: warren.yaml's `redis` (a URL alone is a single Redis). */
+export type RedisTarget = string | { url: string; cluster?: readonly string[] | undefined };
+
+/** Keep reconnecting with a capped delay: a Redis restart must not need a daemon restart. */
+const reconnectDelay = (times: number): number => Math.min(times * 200, 5_000);
+
+/** The cluster nodes' URLs as ioredis takes them: hosts and ports, and the credentials and TLS of the first. */
+function clusterNodes(urls: readonly string[]): { nodes: Array<{ host: string; port: number }>; auth: RedisOptions } {
+  const parsed = urls.map((u) => new URL(u));
+  const first = parsed[0]!;
+  const auth: RedisOptions = {};
+  if (first.username) auth.username = decodeURIComponent(first.username);
+  if (first.password) auth.password = decodeURIComponent(first.password);
+  if (first.protocol === 'rediss:') auth.tls = {};
+  return { nodes: parsed.map((u) => ({ host: u.hostname, port: Number(u.port || 6379) })), auth };
+}
+
+/** The one place that decides between a single Redis and a cluster: `node` applies to each connection, `cluster` to the whole. */
+function openClient(target: RedisTarget, node: RedisOptions, cluster: ClusterOptions): RedisClient {
+  const nodes = typeof target === 'string' ? undefined : target.cluster;
+  if (!nodes) return new Redis(typeof target === 'string' ? target : target.url, node);
+  const { nodes: seeds, auth } = clusterNodes(nodes);
+  return new Cluster(seeds, { ...cluster, redisOptions: { ...auth, ...node } });
+}
+
+export function connectRedis(target: RedisTarget, role: 'worker' | 'producer', logger: Logger): RedisClient {
+  const conn = openClient(target, { maxRetriesPerRequest: role === 'worker' ? null : 1, retryStrategy: reconnectDelay, lazyConnect: false }, { clusterRetryStrategy: reconnectDelay, lazyConnect: false });
   let reported = false;
   conn.on('error', (err: Error) => {
     // ioredis repeats the same error on every reconnect attempt; say it once per outage.
@@ -23,11 +45,31 @@ export function connectRedis(url: string, role: 'worker' | 'producer', logger: L
 }
 
 /**
+ * A connection tried once, for a run by hand (`warren run`): no reconnects, no offline queue, so a Redis that is not
+ * there fails at once (with ioredis's reason) instead of being waited for.
+ */
+export async function connectOnce(target: RedisTarget, connectTimeout: number): Promise<RedisClient> {
+  const conn = openClient(
+    target,
+    { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout },
+    { lazyConnect: true, enableOfflineQueue: false, clusterRetryStrategy: () => null },
+  );
+  conn.on('error', () => undefined); // the caller reports the failed connect
+  try {
+    await conn.connect();
+  } catch (err) {
+    conn.disconnect();
+    throw err;
+  }
+  return conn;
+}
+
+/**
  * Closes a connection within `boundMs`: QUIT when Redis answers, so replies in flight still arrive; a plain
  * disconnect when it does not, or when QUIT takes too long. QUIT on a lost connection waits for a reconnect
  * that may never come, which is how a daemon with its Redis gone used to hang at shutdown.
  */
-export async function closeRedis(conn: Redis, boundMs = 1_000): Promise<void> {
+export async function closeRedis(conn: RedisClient, boundMs = 1_000): Promise<void> {
   if (conn.status === 'end') return;
   if (conn.status === 'ready') {
     let timer: NodeJS.Timeout | undefined;
@@ -49,9 +91,9 @@ export async function closeRedis(conn: Redis, boundMs = 1_000): Promise<void> {
 export class RedisUnreachableError extends Error {
   /** What went wrong, in a few words (`connect ECONNREFUSED 127.0.0.1:6379`). */
   readonly reason: string;
-  constructor(url: string, reason: string) {
+  constructor(target: RedisTarget, reason: string) {
     super(
-      `cannot reach Redis at ${redactUrl(url)} (${reason}). Start one (\`docker run -d -p 6379:6379 redis:7\`, or redis-server from your package manager: \`apt install redis-server\`, \`brew install redis\`), or set REDIS_URL or redis.url in warren.yaml to yours`,
+      `cannot reach Redis at ${describeRedis(target)} (${reason}). Start one (\`docker run -d -p 6379:6379 redis:7\`, or redis-server from your package manager: \`apt install redis-server\`, \`brew install redis\`), or set REDIS_URL or redis.url in warren.yaml to yours`,
     );
     this.name = 'RedisUnreachableError';
     this.reason = reason;
@@ -62,7 +104,7 @@ export class RedisUnreachableError extends Error {
  * Fails with a RedisUnreachableError instead of hanging, or ending on ioredis's retry-limit message, when Redis
  * does not answer a PING within `timeoutMs`. The error names the connection's own failure (refused, unknown host).
  */
-export async function assertRedisReachable(conn: Redis, url: string, timeoutMs = 5_000): Promise<void> {
+export async function assertRedisReachable(conn: RedisClient, target: RedisTarget, timeoutMs = 5_000): Promise<void> {
   let lastError: string | undefined;
   const onError = (err: Error): void => {
     lastError = err.message;
@@ -75,7 +117,7 @@ export async function assertRedisReachable(conn: Redis, url: string, timeoutMs =
   try {
     await Promise.race([conn.ping(), timeout]);
   } catch (err) {
-    throw new RedisUnreachableError(url, lastError ?? (err instanceof Error ? err.message : String(err)));
+    throw new RedisUnreachableError(target, lastError ?? (err instanceof Error ? err.message : String(err)));
   } finally {
     clearTimeout(timer);
     conn.off('error', onError);
@@ -83,15 +125,21 @@ export async function assertRedisReachable(conn: Redis, url: string, timeoutMs =
 }
 
 /** A connection for a one-off command (status, reload, pause): checked at once, closed again when Redis is not there. */
-export async function openCheckedRedis(url: string, timeoutMs = 3_000): Promise<Redis> {
-  const conn = connectRedis(url, 'producer', pino({ level: 'silent' }));
+export async function openCheckedRedis(target: RedisTarget, timeoutMs = 3_000): Promise<RedisClient> {
+  const conn = connectRedis(target, 'producer', pino({ level: 'silent' }));
   try {
-    await assertRedisReachable(conn, url, timeoutMs);
+    await assertRedisReachable(conn, target, timeoutMs);
   } catch (err) {
     conn.disconnect();
     throw err;
   }
   return conn;
+}
+
+/** Where Redis is, for logs and messages: the URL, or `cluster <node>,…`, without passwords. */
+export function describeRedis(target: RedisTarget): string {
+  if (typeof target === 'string') return redactUrl(target);
+  return target.cluster ? `cluster ${target.cluster.map(redactUrl).join(',')}` : redactUrl(target.url);
 }
 
 /** A Redis URL may hold a password; logs get it without. */

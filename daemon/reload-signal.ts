@@ -1,22 +1,21 @@
 // `warren reload` reaches every daemon on the same Redis through pub/sub on `<prefix>:reload`: no pidfile to
 // go stale, and it works across machines and containers. SIGHUP does the same for the local process.
-import type { Redis } from 'ioredis';
+import { Cluster } from 'ioredis';
+import { RedisKeys } from '../scheduler/redis-keys.ts';
+import type { RedisClient } from '../scheduler/redis-scripts.ts';
 
-export function reloadChannel(prefix: string): string {
-  return `${prefix}:reload`;
+/** How many daemons heard it. */
+export async function publishReload(conn: RedisClient, prefix: string): Promise<number> {
+  const channel = new RedisKeys(prefix).reloadChannel;
+  const heard = await conn.publish(channel, JSON.stringify({ at: new Date().toISOString() }));
+  if (!(conn instanceof Cluster)) return heard;
+  // A cluster passes the message to every node, but PUBLISH counts the subscribers of the node it reached only.
+  const counts = await Promise.all(conn.nodes('all').map(async (node) => Number(((await node.pubsub('NUMSUB', channel)) as [string, number])[1] ?? 0)));
+  return counts.reduce((a, b) => a + b, 0);
 }
 
-/** Publishes a reload request; resolves with how many daemons received it. */
-export async function publishReload(conn: Redis, prefix: string): Promise<number> {
-  return conn.publish(reloadChannel(prefix), JSON.stringify({ at: new Date().toISOString() }));
-}
-
-/**
- * Subscribes, on a connection dedicated to it (a subscribed connection can do nothing else); closing that
- * connection ends the subscription, so there is no separate unsubscribe to wait for at shutdown.
- */
-export async function subscribeReload(conn: Redis, prefix: string, onReload: () => void): Promise<void> {
-  const channel = reloadChannel(prefix);
+export async function subscribeReload(conn: RedisClient, prefix: string, onReload: () => void): Promise<void> {
+  const channel = new RedisKeys(prefix).reloadChannel;
   conn.on('message', (ch: string) => {
     if (ch === channel) onReload();
   });

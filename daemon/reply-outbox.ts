@@ -1,7 +1,8 @@
 // Remembers an answer between "the model produced it" and "the hub has it and the notification is read".
 // A retried or recovered activation then posts the same text under the same Idempotency-Key, so the hub
 // replays its first answer instead of refusing a changed body, and no model call is paid twice.
-import type { Redis } from 'ioredis';
+import { RedisKeys } from '../scheduler/redis-keys.ts';
+import type { RedisClient } from '../scheduler/redis-scripts.ts';
 
 const TTL_SECONDS = 24 * 3600;
 
@@ -12,16 +13,16 @@ export interface ReplyOutbox {
 }
 
 export class RedisReplyOutbox implements ReplyOutbox {
-  readonly #redis: Redis;
-  readonly #prefix: string;
+  readonly #redis: RedisClient;
+  readonly #keys: RedisKeys;
 
-  constructor(redis: Redis, prefix: string) {
+  constructor(redis: RedisClient, prefix: string) {
     this.#redis = redis;
-    this.#prefix = prefix;
+    this.#keys = new RedisKeys(prefix);
   }
 
   #key(agent: string, id: string): string {
-    return `${this.#prefix}:outbox:${agent}:${id}`;
+    return this.#keys.outbox(agent, id);
   }
 
   async get(agent: string, notificationId: string): Promise<string | undefined> {

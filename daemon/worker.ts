@@ -3,7 +3,7 @@
 // a job in Redis (return value, failure reason, stack) is ids and redacted text only.
 import { ROOT_CONTEXT } from '@opentelemetry/api';
 import { UnrecoverableError, Worker, type Job, type WorkerOptions } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../scheduler/redis-scripts.ts';
 import type { Logger } from 'pino';
 import { ACTIVATION_QUEUE, ActivationJobSchema, type ActivationJob } from '../scheduler/activation-job.ts';
 import { endSpan, startSpan, traceparentOf } from '../agent-loop/tracing.ts';
@@ -19,6 +19,7 @@ import type { ErrorReporter } from './error-reporter.ts';
 import { decideFailure, DEFAULT_GIVE_UP_AFTER, resetsBackoff, shouldGiveUp, type FailureDecision } from './failure-policy.ts';
 import { readKey } from './idempotency.ts';
 import type { NotificationFailures } from './notification-failures.ts';
+import { definitionForTrigger } from './activation-model.ts';
 import { ProgressPublisher } from './live-progress.ts';
 import type { PhaseTimings } from './phase-timer.ts';
 import type { Redactor } from './redact.ts';
@@ -33,7 +34,7 @@ export interface ActivationStart {
 }
 
 export interface ActivationWorkerOptions {
-  connection: Redis;
+  connection: RedisClient;
   prefix: string;
   concurrency: number;
   /** BullMQ lock duration and stalled-job check interval (how fast a dead worker's jobs come back). */
@@ -106,7 +107,8 @@ export class ActivationWorker {
     // A notification run holds its agent's whole inbox until it has read it; the claim says so from the first moment.
     const ttl = (this.#opts.deps.agents.get(data.data.agent)?.config.behavior.max_duration ?? 300_000) + 60_000;
     const inbox = data.data.trigger === 'notification' && this.#opts.claims && job.id ? this.#opts.claims.forRun(data.data.agent, job.id, token ?? `${job.attemptsStarted}`, ttl) : undefined;
-    await inbox?.begin().catch(() => undefined);
+    // Failures are logged, not fatal: the claim only spares the scheduler a redundant follow-up.
+    await inbox?.begin().catch((err: unknown) => this.#logger.warn({ err, agent: data.data.agent, job: job.id }, 'inbox claim not begun'));
     try {
       return await this.#run(job, data.data, signal, activationId, attempt, started, inbox);
     } catch (err) {
@@ -114,7 +116,8 @@ export class ActivationWorker {
       if (err instanceof UnrecoverableError || bullmqSafe.has(err as Error)) throw err;
       throw forBullmq(this.#redact(err));
     } finally {
-      await inbox?.release().catch(() => undefined); // whatever happened, the run holds nothing it has not read
+      // Whatever happened, the run holds nothing it has not read. InboxClaimLost: a later attempt holds the inbox now.
+      await inbox?.release().catch((err: unknown) => this.#logger.warn({ err, agent: data.data.agent, job: job.id }, 'inbox claim not released'));
     }
   }
 
@@ -166,8 +169,8 @@ export class ActivationWorker {
     endSpan(span, spanAttrs);
     await this.#step(data.agent, 'activation state', async () => {
       if (outcome.outcome.kind === 'skipped') return;
-      if (resetsBackoff(outcome.outcome)) await agentState.recordSuccess(data.agent);
-      await agentState.recordActivated(data.agent, { tokensInput: outcome.usage.inputTokens, tokensOutput: outcome.usage.outputTokens, costUsd: outcome.usage.costUsd });
+      const usage = { tokensInput: outcome.usage.inputTokens, tokensOutput: outcome.usage.outputTokens, costUsd: outcome.usage.costUsd };
+      await agentState.recordActivated(data.agent, usage, { resetBackoff: resetsBackoff(outcome.outcome) });
     });
     await this.#step(data.agent, 'activation record', () => this.#store(recordOf(outcome, started, attempt)));
     this.#opts.onOutcome?.(outcome);
@@ -251,7 +254,7 @@ export class ActivationWorker {
           task: err.task,
           error: { name: err.errorName ?? cause?.name ?? 'Error', message: o.message, stack: cause?.stack },
           executor: def?.config.type ?? 'unknown',
-          model: def?.config.brain.model,
+          model: def && definitionForTrigger(def, data.trigger).config.brain.model,
           attempts: attempt,
           maxAttempts: job.opts.attempts ?? 1,
           retryable: o.kind === 'retryable_failure',

@@ -1,7 +1,7 @@
 // The one place hub HTTP happens: timeouts on every call, retries only where safe (docs/hub-api.md §10).
-import { Agent as HttpAgent, request as httpRequest } from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { STATUS_CODES } from 'node:http';
 import type { Logger } from 'pino';
+import { Pool } from 'undici';
 import { deadline } from './deadline.ts';
 import { detailToString, HubError } from './errors.ts';
 import { backoffDelayMs, DEFAULT_RETRY, isRepeatable, isRetryableStatus, parseRetryAfter, type RetryPolicy } from './retry-policy.ts';
@@ -36,10 +36,11 @@ export class HubHttp {
   readonly #retry: RetryPolicy;
   readonly #logger: Logger | undefined;
   /**
-   * Kept-alive connections, shared by all calls. Profiling 1,000 activations in flight showed fetch() (WHATWG
-   * streams, a connection pool without a cap) among the top costs; node:http with a bounded pool is leaner.
+   * Kept-alive connections to the hub, shared by all calls. Client CPU per loopback request measured ≈ 150 µs
+   * with fetch(), ≈ 92 µs with a node:http Agent and ≈ 48 µs with undici's Pool.request, hence the pool.
    */
-  readonly #agent: HttpAgent;
+  readonly #pool: Pool;
+  readonly #pathPrefix: string;
 
   constructor(opts: HubHttpOptions) {
     this.baseUrl = opts.baseUrl.replace(/\/+$/, '');
@@ -47,13 +48,15 @@ export class HubHttp {
     this.#timeoutMs = opts.timeoutMs ?? 30_000;
     this.#retry = opts.retry ?? DEFAULT_RETRY;
     this.#logger = opts.logger;
-    const AgentClass = this.baseUrl.startsWith('https:') ? HttpsAgent : HttpAgent;
-    this.#agent = new AgentClass({ keepAlive: true, maxSockets: opts.maxSockets ?? 256, scheduling: 'lifo' });
+    const base = new URL(this.baseUrl);
+    this.#pathPrefix = `${base.pathname.replace(/\/+$/, '')}/api/v1`;
+    // undici's own header/body timeouts are off: every call has its deadline (long polls outlast the defaults).
+    this.#pool = new Pool(base.origin, { connections: opts.maxSockets ?? 256, headersTimeout: 0, bodyTimeout: 0 });
   }
 
-  /** Closes idle kept-alive connections (in-flight calls finish). */
+  /** Closes the kept-alive connections once in-flight calls finish; later calls fail. */
   close(): void {
-    this.#agent.destroy();
+    this.#pool.close().catch(() => undefined);
   }
 
   async request(method: 'GET' | 'POST', path: string, opts: RequestOptions = {}): Promise<unknown> {
@@ -71,9 +74,7 @@ export class HubHttp {
     }
   }
 
-  async #once(method: string, path: string, opts: RequestOptions): Promise<unknown> {
-    const url = new URL(`${this.baseUrl}/api/v1${path}`);
-    for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
+  async #once(method: 'GET' | 'POST', path: string, opts: RequestOptions): Promise<unknown> {
     const headers: Record<string, string> = { authorization: `Bearer ${this.#apiKey}`, accept: 'application/json' };
     if (opts.body !== undefined) headers['content-type'] = 'application/json';
     if (opts.idempotencyKey) headers['idempotency-key'] = opts.idempotencyKey;
@@ -81,7 +82,8 @@ export class HubHttp {
 
     let res: RawResponse;
     try {
-      res = await send(url, method, headers, opts.body === undefined ? undefined : JSON.stringify(opts.body), limit.signal, this.#agent);
+      const body = opts.body === undefined ? undefined : JSON.stringify(opts.body);
+      res = await send(this.#pool, `${this.#pathPrefix}${path}${queryString(opts.query)}`, method, headers, body, limit.signal);
     } catch (cause) {
       const aborted = opts.signal?.aborted === true;
       const detail = limit.timedOut ? 'timed out' : aborted ? 'aborted' : errorMessage(cause);
@@ -111,22 +113,21 @@ interface RawResponse {
   text: string;
 }
 
+/** `?a=1&b=2` from the defined entries of `query`, or '' when there are none. */
+function queryString(query: Query | undefined): string {
+  if (!query) return '';
+  const params = new URLSearchParams();
+  for (const [k, v] of Object.entries(query)) if (v !== undefined) params.set(k, String(v));
+  const text = params.toString();
+  return text === '' ? '' : `?${text}`;
+}
+
 /** One HTTP exchange; the body is read whole (hub answers are small JSON). */
-function send(url: URL, method: string, headers: Record<string, string>, body: string | undefined, signal: AbortSignal, agent: HttpAgent): Promise<RawResponse> {
-  return new Promise((resolve, reject) => {
-    const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
-    const req = request(url, { method, headers: body === undefined ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) }, agent, signal }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('error', reject);
-      res.on('end', () => {
-        const retryAfter: string | undefined = res.headers['retry-after'];
-        resolve({ status: res.statusCode ?? 0, statusText: res.statusMessage ?? '', retryAfter, text: Buffer.concat(chunks).toString('utf8') });
-      });
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
+async function send(pool: Pool, path: string, method: 'GET' | 'POST', headers: Record<string, string>, body: string | undefined, signal: AbortSignal): Promise<RawResponse> {
+  const res = await pool.request({ path, method, headers, body, signal });
+  const text = await res.body.text();
+  const retryAfter = res.headers['retry-after'];
+  return { status: res.statusCode, statusText: STATUS_CODES[res.statusCode] ?? '', retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter, text };
 }
 
 function parseJson(text: string): unknown {

@@ -14,7 +14,7 @@ import type { HubServerOptions } from './options.ts';
 import { buildRouter } from './routes/index.ts';
 import type { Match, Reply, RouteContext } from './router.ts';
 import { createServices, type HubServices } from './services.ts';
-import { hubNames, watchRefusal, type WatchRequestKind, type WatchRules } from './watch/access.ts';
+import { hubNames, trustedNetworks, watchRefusal, type WatchRequestKind, type WatchRules } from './watch/access.ts';
 import { watchAsset } from './watch/assets.ts';
 import { WatchEventStream } from './watch/event-stream.ts';
 import { watchRoutes } from './watch/routes.ts';
@@ -51,7 +51,7 @@ export function createHubApp(opts: HubServerOptions = {}): HubApp {
   });
   const router = buildRouter(services);
   const watchPolicy = opts.watch ?? 'loopback';
-  if (watchPolicy !== 'off') watchRoutes(router, services);
+  if (watchPolicy !== 'off') watchRoutes(router, services, opts.fleet);
   const watchStream = new WatchEventStream(events);
   const watchRules: WatchRules = { policy: watchPolicy, names: hubNames(opts.host, opts.watchHosts) };
   const watchSession = new WatchSession(opts.watchToken);
@@ -59,6 +59,8 @@ export function createHubApp(opts: HubServerOptions = {}): HubApp {
   const faults: HubFaults = opts.faults ?? {};
   const maxBody = opts.maxBodyBytes ?? DEFAULT_MAX_BODY;
   const closing = new AbortController();
+  // Networks that count as this machine for the watch page (a container bridge's gateway).
+  if (opts.watchNetworks?.length) watchRules.trusted = trustedNetworks(opts.watchNetworks);
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<Reply> {
     const method = (req.method ?? 'GET').toUpperCase();
@@ -89,6 +91,7 @@ export function createHubApp(opts: HubServerOptions = {}): HubApp {
 
   /** A write runs in one transaction with its idempotency record: both are stored, or neither. */
   async function write(match: Match, ctx: RouteContext, method: string, path: string, idempotencyKey: string | undefined): Promise<Reply> {
+    if (match.route.transaction === false) return match.route.handler(ctx);
     const ticket = idempotencyKey === undefined ? undefined : ledger.begin(scopeOf(ctx.caller, ctx.body, method, path), idempotencyKey, ctx.body);
     if (ticket?.kind === 'replay') return { ...ticket.reply, headers: { 'Idempotent-Replayed': 'true' } };
     try {

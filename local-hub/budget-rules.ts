@@ -15,6 +15,9 @@ export interface BudgetConfig {
   defaultDailyLimitUsd?: number;
   defaultMonthlyLimitUsd?: number;
   perAgent?: Record<string, { daily?: number; monthly?: number }>;
+  /** Limits on everyone's spend together (the fleet); past them every agent's status is the fleet's. */
+  fleetDailyLimitUsd?: number;
+  fleetMonthlyLimitUsd?: number;
   warnPct?: number;
   throttlePct?: number;
   criticalPct?: number;
@@ -78,14 +81,18 @@ export interface BudgetInput {
   /** Spend per tool today (tool_type of the consumption records; `default` when none was given). */
   toolsToday: Record<string, number>;
   collective: { budget: number; used: number };
+  /** The fleet's limits and everyone's spend today and this month. */
+  fleet: { limits: { daily?: number; monthly?: number }; used: { daily: number; monthly: number } };
   thresholds: BudgetThresholds;
   now: Date;
 }
 
 /** The superset answer of `GET /system/budget-health`. */
 export function budgetHealth(input: BudgetInput): Record<string, unknown> {
-  const { limits, used, thresholds: t } = input;
-  const usedPct = Math.max(percentUsed(used.daily, limits.daily), percentUsed(used.monthly, limits.monthly));
+  const { limits, used, fleet, thresholds: t } = input;
+  const fleetPct = Math.max(percentUsed(fleet.used.daily, fleet.limits.daily), percentUsed(fleet.used.monthly, fleet.limits.monthly));
+  // An agent within its own limits still stops when the fleet as a whole is at its limit.
+  const usedPct = Math.max(percentUsed(used.daily, limits.daily), percentUsed(used.monthly, limits.monthly), fleetPct);
   const status = statusFor(usedPct, t);
   const cycle = billingCycle(input.now);
   const dailyLimit = limits.daily ?? 0;
@@ -123,7 +130,15 @@ export function budgetHealth(input: BudgetInput): Record<string, unknown> {
     collective: {
       total_budget_usd: round(input.collective.budget, 6),
       total_used_usd: round(input.collective.used, 6),
-      overall_health: statusFor(collectivePct, t),
+      overall_health: statusFor(Math.max(collectivePct, fleetPct), t),
+    },
+    fleet: {
+      daily_limit: fleet.limits.daily ?? 0,
+      daily_used: round(fleet.used.daily, 6),
+      monthly_limit: fleet.limits.monthly ?? 0,
+      monthly_used: round(fleet.used.monthly, 6),
+      used_pct: fleetPct,
+      status: statusFor(fleetPct, t),
     },
     billing_cycle: cycle,
   };

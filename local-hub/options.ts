@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { BudgetConfig } from './budget-rules.ts';
 import type { HubFaults } from './faults.ts';
 import type { WatchPolicy } from './watch/access.ts';
+import type { FleetSource } from './watch/fleet.ts';
 
 export interface HubServerOptions {
   /** SQLite file (default `./data/hub.sqlite`; its folder is created), or `:memory:`. */
@@ -24,8 +25,12 @@ export interface HubServerOptions {
   faults?: HubFaults;
   /** Who may open the watch page at `/` (default `loopback`: this machine only). */
   watch?: WatchPolicy;
+  /** Networks (CIDR) whose clients count as this machine for `watch: 'loopback'` (a container bridge). */
+  watchNetworks?: string[];
   /** The watch page's token (generated when absent; with `watch: 'any'` the page opens only with it). */
   watchToken?: string;
   /** More names the hub is reached by (e.g. `hub.example.lan`): the watch page refuses any other Host. */
   watchHosts?: string[];
+  /** The daemon beside this hub: each agent's live state and pause/resume for the watch page (watch/fleet.ts). */
+  fleet?: FleetSource;
 }

@@ -29,6 +29,8 @@ export interface Route {
   pattern: string;
   access: Access;
   handler: Handler;
+  /** False: a write that changes nothing in this hub's database (it asks another process), so it runs outside a transaction and may be async. */
+  transaction?: boolean;
 }
 
 export type Match = { route: Route; params: Record<string, string> };
@@ -42,8 +44,8 @@ export class Router {
     return this.#add('GET', pattern, handler, access);
   }
 
-  post(pattern: string, handler: Handler, access: Access = 'any'): this {
-    return this.#add('POST', pattern, handler, access);
+  post(pattern: string, handler: Handler, access: Access = 'any', opts: { transaction?: boolean } = {}): this {
+    return this.#add('POST', pattern, handler, access, opts.transaction);
   }
 
   /** The route for a request; 404 for an unknown path, 405 (with `Allow`) for a known path and wrong method. */
@@ -60,8 +62,8 @@ export class Router {
     throw new HttpError(405, `${method} not allowed on ${path}`, { Allow: [...allowed].join(', ') });
   }
 
-  #add(method: string, pattern: string, handler: Handler, access: Access): this {
-    this.#routes.push({ method, pattern, access, handler, parts: pattern.split('/').filter(Boolean) });
+  #add(method: string, pattern: string, handler: Handler, access: Access, transaction?: boolean): this {
+    this.#routes.push({ method, pattern, access, handler, transaction, parts: pattern.split('/').filter(Boolean) });
     return this;
   }
 }

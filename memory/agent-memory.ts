@@ -20,6 +20,13 @@ export interface AgentMemoryOptions {
   now?: () => number;
   /** Entries evicted for an agent over max_size_mb (metrics). */
   onEvicted?: (agent: string, count: number) => void;
+  /** Recall only: nothing is remembered or saved (`warren run` without --post, a trial that changes nothing). */
+  readOnly?: boolean;
+}
+
+export interface MemoryUsage {
+  entries: number;
+  bytes: number;
 }
 
 const BYTES_PER_MB = 1024 * 1024;
@@ -41,6 +48,16 @@ export class AgentMemory {
 
   get store(): MemoryStore {
     return this.#o.store;
+  }
+
+  get readOnly(): boolean {
+    return this.#o.readOnly === true;
+  }
+
+  /** How much the agent remembers: entries, and bytes against max_size_mb (status, the watch page). */
+  async memoryUsage(agent: string): Promise<MemoryUsage> {
+    const [entries, bytes] = await Promise.all([this.#o.store.count(agent), this.#o.store.size(agent)]);
+    return { entries, bytes };
   }
 
   /** Stores what the activation did, per the agent's `remember` switches. */
@@ -65,12 +82,17 @@ export class AgentMemory {
       // The agent's own name (its @mention) is in nearly every task and entry: it would rank nothing.
       const query = taskText.replace(new RegExp(`@?\\b${def.name}\\b`, 'gi'), ' ');
       const hits = await this.search(def, settings, query, settings.retrieval.max_context_items, signal);
-      if (hits.length) await this.#o.store.markRecalled(def.name, hits.map((h) => h.entry.id));
+      await this.markRecalled(def.name, hits.map((h) => h.entry.id));
       return hits.map((h) => h.entry);
     } catch (err) {
       this.#o.logger.warn({ agent: def.name, err }, 'memory recall failed; the activation runs without it');
       return [];
     }
+  }
+
+  /** Counts a recall of each entry (eviction spares them); not from a read-only run, which changes nothing. */
+  async markRecalled(agent: string, ids: readonly string[]): Promise<void> {
+    if (ids.length && !this.readOnly) await this.#o.store.markRecalled(agent, ids);
   }
 
   /** The agent's entries for a query by its configured strategy (the context and memory_search). */
@@ -94,7 +116,7 @@ export class AgentMemory {
   }
 
   async #write(def: AgentDefinition, settings: MemoryConfig, entries: NewMemory[]): Promise<number> {
-    if (entries.length === 0) return 0;
+    if (entries.length === 0 || this.readOnly) return 0;
     const log = this.#o.logger;
     try {
       const redacted = entries.map((e) => ({ ...e, text: this.#o.redact(e.text), ...(e.who ? { who: this.#o.redact(e.who) } : {}) }));

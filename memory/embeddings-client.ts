@@ -52,3 +52,9 @@ export class OpenAiEmbedder implements Embedder {
     return sorted.map((d) => d.embedding);
   }
 }
+
+/** The embedder `memory.embeddings` in warren.yaml names, its key read by name; undefined without the block. */
+export function embedderOf(settings: { api_base: string; model: string; api_key_env?: string | undefined } | undefined, secret: (name: string) => string | undefined): Embedder | undefined {
+  if (!settings) return undefined;
+  return new OpenAiEmbedder({ apiBase: settings.api_base, model: settings.model, apiKey: settings.api_key_env ? secret(settings.api_key_env) : undefined });
+}

@@ -1,17 +1,45 @@
-// memory_save and memory_search, the built-in tools of LLM agents with memory on: a note kept on purpose, and a
-// search of what the agent remembers (by its configured strategy). What they store passes the same redaction
-// as every entry; a save is keyed by the tool call, so a retried activation does not save twice.
+// memory_save and memory_search, the built-in tools of agents with memory on: a note kept on purpose, and a
+// search of what the agent remembers (by its configured strategy). LLM agents call them in process; CLI agents
+// through `warren mcp hub`, whose server reaches the daemon's gateway (daemon/hub-gateway.ts). Either way the
+// work is done by one backend over AgentMemory (`agentMemoryBackend`): it bounds the text and the limit,
+// redacts, and keys a save by the tool call, so a retried activation does not save twice.
 import type { Tool } from '../agent-loop/tools.ts';
 import type { AgentDefinition } from '../store/definition.ts';
 import { memoryOf, type AgentMemory } from './agent-memory.ts';
 import { MEMORY_READ, MEMORY_WRITE } from './memory-grants.ts';
 import { excerpt, MAX_ENTRY_CHARS } from './remember.ts';
 
-const SEARCH_MAX = 20;
+export const SEARCH_MAX = 20;
 
-export function memoryTools(memory: AgentMemory, def: AgentDefinition): Tool[] {
+/** What the tools do, wherever the memory is: in process, or behind the gateway. */
+export interface MemoryToolBackend {
+  /** True when the note is new (false: the same call saved it already). Absent: memory is read-only here. */
+  save?(key: string, text: string, signal?: AbortSignal): Promise<boolean>;
+  /** The hits as dated lines, best first; '' when nothing matches. `limit` absent: the agent's max_context_items. */
+  search(query: string, limit: number | undefined, signal?: AbortSignal): Promise<string>;
+}
+
+/** The backend over an agent's own memory; undefined for an agent without memory. */
+export function agentMemoryBackend(memory: AgentMemory, def: AgentDefinition): MemoryToolBackend | undefined {
   const settings = memoryOf(def);
-  if (!settings) return [];
+  if (!settings) return undefined;
+  // A search has a query: an agent that recalls by `recent` searches by keyword.
+  const by = settings.retrieval.strategy === 'recent' ? { ...settings, retrieval: { ...settings.retrieval, strategy: 'keyword' as const } } : settings;
+  return {
+    ...(memory.readOnly ? {} : { save: (key: string, text: string) => memory.save(def, `tool:${key}`, excerpt(text, MAX_ENTRY_CHARS)) }),
+    async search(query, limit, signal) {
+      const n = limit === undefined ? settings.retrieval.max_context_items : Math.min(Math.max(Math.trunc(limit), 1), SEARCH_MAX);
+      const hits = await memory.search(def, by, query, n, signal);
+      if (hits.length === 0) return '';
+      await memory.markRecalled(def.name, hits.map((h) => h.entry.id));
+      return hits.map((h) => `- [${new Date(h.entry.createdAt).toISOString().slice(0, 10)}] ${h.entry.text}`).join('\n');
+    },
+  };
+}
+
+/** The two tools over a backend (memory_search only, when it cannot save). */
+export function memoryToolsOver(backend: MemoryToolBackend): Tool[] {
+  const store = backend.save?.bind(backend);
   const save: Tool = {
     definition: {
       name: 'memory_save',
@@ -21,9 +49,9 @@ export function memoryTools(memory: AgentMemory, def: AgentDefinition): Tool[] {
     readOnly: false,
     grant: MEMORY_WRITE,
     async execute(args, ctx) {
-      const text = typeof args.text === 'string' ? excerpt(args.text, MAX_ENTRY_CHARS) : '';
+      const text = typeof args.text === 'string' ? args.text.trim() : '';
       if (!text) return { status: 'error', content: 'memory_save needs a non-empty `text`.' };
-      const saved = await memory.save(def, `tool:${ctx.idempotencyKey}`, text);
+      const saved = await store!(ctx.idempotencyKey, text, ctx.signal);
       return { status: 'ok', content: saved ? 'Saved.' : 'Already saved.' };
     },
   };
@@ -33,7 +61,7 @@ export function memoryTools(memory: AgentMemory, def: AgentDefinition): Tool[] {
       description: 'Search what you remember from earlier activations. Returns dated notes, best match first.',
       parameters: {
         type: 'object',
-        properties: { query: { type: 'string', description: 'what to look for' }, limit: { type: 'integer', minimum: 1, maximum: SEARCH_MAX, description: `how many (default ${settings.retrieval.max_context_items})` } },
+        properties: { query: { type: 'string', description: 'what to look for' }, limit: { type: 'integer', minimum: 1, maximum: SEARCH_MAX, description: 'how many (default: your max_context_items)' } },
         required: ['query'],
         additionalProperties: false,
       },
@@ -42,14 +70,16 @@ export function memoryTools(memory: AgentMemory, def: AgentDefinition): Tool[] {
     grant: MEMORY_READ,
     async execute(args, ctx) {
       const query = typeof args.query === 'string' ? args.query : '';
-      const limit = typeof args.limit === 'number' && Number.isInteger(args.limit) ? Math.min(Math.max(args.limit, 1), SEARCH_MAX) : settings.retrieval.max_context_items;
-      // A search has a query: an agent that recalls by `recent` searches by keyword.
-      const by = settings.retrieval.strategy === 'recent' ? { ...settings, retrieval: { ...settings.retrieval, strategy: 'keyword' as const } } : settings;
-      const hits = await memory.search(def, by, query, limit, ctx.signal);
-      if (hits.length === 0) return { status: 'ok', content: 'Nothing remembered matches.' };
-      await memory.store.markRecalled(def.name, hits.map((h) => h.entry.id));
-      return { status: 'ok', content: hits.map((h) => `- [${new Date(h.entry.createdAt).toISOString().slice(0, 10)}] ${h.entry.text}`).join('\n') };
+      const limit = typeof args.limit === 'number' && Number.isFinite(args.limit) ? args.limit : undefined;
+      const found = await backend.search(query, limit, ctx.signal);
+      return { status: 'ok', content: found || 'Nothing remembered matches.' };
     },
   };
-  return [save, search];
+  return store ? [save, search] : [search];
+}
+
+/** The tools of an LLM agent with memory on (none without). */
+export function memoryTools(memory: AgentMemory, def: AgentDefinition): Tool[] {
+  const backend = agentMemoryBackend(memory, def);
+  return backend ? memoryToolsOver(backend) : [];
 }

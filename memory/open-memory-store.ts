@@ -1,9 +1,11 @@
 // Opens the store `memory.store` names (memory/store-location.ts).
+import type { Logger } from 'pino';
 import type { MemoryStore } from './memory-store.ts';
 import { PostgresMemoryStore } from './postgres-memory-store.ts';
 import { SqliteMemoryStore } from './sqlite-memory-store.ts';
 import { isPostgresUrl } from './store-location.ts';
 
-export async function openMemoryStore(location: string): Promise<MemoryStore> {
-  return isPostgresUrl(location) ? PostgresMemoryStore.open(location) : new SqliteMemoryStore(location);
+/** `logger` hears which embedding path a PostgreSQL store took (pgvector or arrays). */
+export async function openMemoryStore(location: string, logger?: Logger): Promise<MemoryStore> {
+  return isPostgresUrl(location) ? PostgresMemoryStore.open(location, logger ? { logger } : {}) : new SqliteMemoryStore(location);
 }

@@ -1,8 +1,11 @@
 // The shared memory store, for several daemons on several machines: PostgreSQL. Keyword search ranks a stored
 // `tsvector` (english) with ts_rank; embeddings are `real[]` and the cosine is computed by the server, so
-// vectors do not cross the network.
+// vectors do not cross the network. When the server has pgvector (and we may CREATE EXTENSION), a generated
+// `vector` column mirrors the array and embedding_search ranks with its `<=>`; otherwise the cosine is summed
+// over the arrays.
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
+import type { Logger } from 'pino';
 import { entrySize, normaliseScores, toEvict, type MemoryQuery, type MemoryStore, type NewMemory, type Recalled } from './memory-store.ts';
 import { queryWords } from './query-words.ts';
 import { entryOfRow, type MemoryRow } from './memory-row.ts';
@@ -30,6 +33,26 @@ CREATE INDEX IF NOT EXISTS warren_memories_agent_created ON warren_memories (age
 CREATE INDEX IF NOT EXISTS warren_memories_tsv ON warren_memories USING GIN (tsv);
 `;
 
+// Generated from the array, so writers that know nothing of pgvector (older daemons, the array path) fill it too,
+// and adding it to an existing table fills it from the arrays already stored. Unconstrained dimension (one per
+// model); the arrays pgvector refuses (empty, over 16,000, NaN, infinities) leave it NULL, as the array path
+// would score them NULL.
+const VECTOR_COLUMN = `ALTER TABLE warren_memories ADD COLUMN embedding_vec vector GENERATED ALWAYS AS (
+  CASE WHEN cardinality(embedding) BETWEEN 1 AND 16000
+        AND NOT ('NaN'::real = ANY(embedding) OR 'Infinity'::real = ANY(embedding) OR '-Infinity'::real = ANY(embedding))
+  THEN embedding::vector END) STORED`;
+
+const WRITE_BATCH = 500;
+
+/** How embedding_search computes the cosine: pgvector's `<=>`, or sums over `real[]`. */
+export type EmbeddingPath = 'pgvector' | 'arrays';
+
+export interface PostgresMemoryOptions {
+  /** 'off' keeps the array path even where pgvector is there (the tests compare both paths on one server). */
+  vector?: 'auto' | 'off';
+  logger?: Logger;
+}
+
 interface Row extends MemoryRow {
   score?: number;
 }
@@ -38,20 +61,27 @@ const COLUMNS = 'm.id, m.agent, m.key, m.kind, m.text, m.who, m.post_id, m.commu
 
 export class PostgresMemoryStore implements MemoryStore {
   readonly #pool: pg.Pool;
+  readonly embeddingPath: EmbeddingPath;
 
-  private constructor(pool: pg.Pool) {
+  private constructor(pool: pg.Pool, embeddingPath: EmbeddingPath) {
     this.#pool = pool;
+    this.embeddingPath = embeddingPath;
   }
 
-  /** Connects and creates the table and its indexes when missing. */
-  static async open(connectionString: string): Promise<PostgresMemoryStore> {
+  /** Connects, creates the table and its indexes when missing, and takes up pgvector when the server has it. */
+  static async open(connectionString: string, options: PostgresMemoryOptions = {}): Promise<PostgresMemoryStore> {
     const pool = new pg.Pool({ connectionString, max: 4 });
+    // An idle connection the server ends (restart, failover, pg_terminate_backend) is an 'error' event on the pool;
+    // unheard, it would crash the daemon. The pool drops that connection and the next query opens a new one.
+    pool.on('error', () => undefined);
+    let path: EmbeddingPath;
     try {
       const client = await pool.connect();
       try {
         await client.query('BEGIN');
         await client.query('SELECT pg_advisory_xact_lock($1)', [SCHEMA_LOCK]);
         await client.query(SCHEMA);
+        path = options.vector === 'off' ? 'arrays' : await takeUpPgvector(client);
         await client.query('COMMIT');
       } catch (err) {
         await client.query('ROLLBACK').catch(() => undefined);
@@ -63,16 +93,25 @@ export class PostgresMemoryStore implements MemoryStore {
       await pool.end();
       throw err;
     }
-    return new PostgresMemoryStore(pool);
+    options.logger?.info({ embeddings: path }, path === 'pgvector' ? 'memory store: embedding_search by pgvector' : 'memory store: embedding_search over real[] arrays (no pgvector)');
+    return new PostgresMemoryStore(pool, path);
   }
 
   async write(agent: string, entries: readonly NewMemory[]): Promise<number> {
     let written = 0;
-    for (const e of entries) {
+    // One statement per batch (a round trip per entry made large imports slow); 11 parameters a row.
+    for (let at = 0; at < entries.length; at += WRITE_BATCH) {
+      const batch = entries.slice(at, at + WRITE_BATCH);
+      const params: unknown[] = [];
+      const rows = batch.map((e) => {
+        const base = params.length;
+        params.push(randomUUID(), agent, e.key, e.kind, e.text, e.who ?? null, e.postId ?? null, e.community ?? null, e.createdAt, entrySize(e), e.embedding ? [...e.embedding] : null);
+        return `(${Array.from({ length: 11 }, (_, i) => `$${base + i + 1}`).join(', ')})`;
+      });
       const r = await this.#pool.query(
         `INSERT INTO warren_memories (id, agent, key, kind, text, who, post_id, community, created_at, bytes, embedding)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (agent, key) DO NOTHING`,
-        [randomUUID(), agent, e.key, e.kind, e.text, e.who ?? null, e.postId ?? null, e.community ?? null, e.createdAt, entrySize(e), e.embedding ? [...e.embedding] : null],
+         VALUES ${rows.join(', ')} ON CONFLICT (agent, key) DO NOTHING`,
+        params,
       );
       written += r.rowCount ?? 0;
     }
@@ -97,6 +136,7 @@ export class PostgresMemoryStore implements MemoryStore {
         return normaliseScores(r.rows.map((row) => ({ entry: entryOfRow(row), score: Number(row.score) })), q.threshold);
       }
       case 'embedding': {
+        if (this.embeddingPath === 'pgvector') return this.#searchVectors(agent, q);
         const r = await this.#pool.query<Row>(
           `SELECT ${COLUMNS}, s.score FROM warren_memories m,
              LATERAL (SELECT SUM(a::float8 * b::float8) / NULLIF(SQRT(SUM(a::float8 * a::float8)) * SQRT(SUM(b::float8 * b::float8)), 0) AS score
@@ -112,6 +152,21 @@ export class PostgresMemoryStore implements MemoryStore {
         throw new Error(`unknown memory query ${JSON.stringify(never)}`);
       }
     }
+  }
+
+  /** An exact scan (no ANN index: same hits as the array path). The CASE keeps `<=>` off vectors of another
+   * dimension (it would raise); a zero vector's NaN becomes NULL, as the array path's division by zero does. */
+  async #searchVectors(agent: string, q: Extract<MemoryQuery, { strategy: 'embedding' }>): Promise<Recalled[]> {
+    // A query pgvector refuses could match no stored vector either (the column is NULL for such arrays).
+    if (!isVectorable(q.embedding)) return [];
+    const r = await this.#pool.query<Row>(
+      `SELECT ${COLUMNS}, s.score FROM warren_memories m,
+         LATERAL (SELECT NULLIF(CASE WHEN vector_dims(m.embedding_vec) = $5 THEN 1 - (m.embedding_vec <=> $2::real[]::vector) END, 'NaN') AS score) s
+       WHERE m.agent = $1 AND m.embedding_vec IS NOT NULL AND s.score >= $3
+       ORDER BY s.score DESC, m.created_at DESC LIMIT $4`,
+      [agent, [...q.embedding], q.threshold ?? -1, q.limit, q.embedding.length],
+    );
+    return r.rows.map((row) => ({ entry: entryOfRow(row), score: Number(row.score) }));
   }
 
   async markRecalled(agent: string, ids: readonly string[]): Promise<void> {
@@ -152,3 +207,26 @@ export class PostgresMemoryStore implements MemoryStore {
   }
 }
 
+/** What pgvector takes as a `vector` (the same rule as VECTOR_COLUMN's CASE). */
+function isVectorable(v: readonly number[]): boolean {
+  return v.length >= 1 && v.length <= 16_000 && v.every(Number.isFinite);
+}
+
+/** Inside the schema transaction: creates the extension and the vector column when they are missing. A server
+ * without pgvector, or a role that may not create it or alter the table, leaves the array path (a savepoint keeps
+ * the failure from ending the transaction). */
+async function takeUpPgvector(client: pg.PoolClient): Promise<EmbeddingPath> {
+  await client.query('SAVEPOINT pgvector');
+  try {
+    await client.query('CREATE EXTENSION IF NOT EXISTS vector');
+    const has = await client.query(
+      `SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = 'warren_memories' AND column_name = 'embedding_vec'`,
+    );
+    if (has.rowCount === 0) await client.query(VECTOR_COLUMN);
+    await client.query('RELEASE SAVEPOINT pgvector');
+    return 'pgvector';
+  } catch {
+    await client.query('ROLLBACK TO SAVEPOINT pgvector');
+    return 'arrays';
+  }
+}

@@ -1,6 +1,8 @@
 // How an agent recalls: its configured strategy, unless that is embedding_search and no embeddings endpoint is
 // configured, in which case keyword (said once in the log, and by `warren validate`/`doctor` when added there).
 import type { MemoryConfig } from '../store/agent-config.ts';
+import type { AgentDefinition } from '../store/definition.ts';
+import type { Problem } from '../store/problems.ts';
 
 export type RecallStrategy = 'recent' | 'keyword' | 'embedding';
 
@@ -23,4 +25,12 @@ export function recallStrategy(memory: MemoryConfig, hasEmbedder: boolean): { st
 export function recallWarning(memory: MemoryConfig | undefined, hasEmbedder: boolean): string | undefined {
   if (!memory?.enabled || !recallStrategy(memory, hasEmbedder).fellBack) return undefined;
   return 'memory.retrieval.strategy is embedding_search but warren.yaml has no memory.embeddings: it recalls by keyword';
+}
+
+/** The same, as `warren validate` reports it: a warning at each such agent's config file. */
+export function recallWarnings(agents: readonly AgentDefinition[], hasEmbedder: boolean): Problem[] {
+  return agents.flatMap((def) => {
+    const message = recallWarning(def.config.memory, hasEmbedder);
+    return message ? [{ file: def.files.config, message, severity: 'warning' as const }] : [];
+  });
 }

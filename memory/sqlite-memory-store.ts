@@ -93,14 +93,21 @@ export class SqliteMemoryStore implements MemoryStore {
         return normaliseScores(rows.map((r) => ({ entry: entryOfRow(r), score: r.score })), q.threshold);
       }
       case 'embedding': {
-        const rows = this.#db.prepare(`SELECT ${COLUMNS}, m.embedding FROM memories m WHERE m.agent = ? AND m.embedding IS NOT NULL`).iterate(agent) as Iterable<MemoryRow & { embedding: Uint8Array }>;
-        const hits: Recalled[] = [];
-        for (const r of rows) {
-          const v = new Float32Array(r.embedding.buffer, r.embedding.byteOffset, r.embedding.byteLength / 4);
+        // Scores from the vectors alone; only the best rows are read whole (building 100,000 entries to keep 10
+        // was most of the time).
+        const vectors = this.#db.prepare('SELECT rowid AS r, embedding FROM memories WHERE agent = ? AND embedding IS NOT NULL').iterate(agent) as Iterable<{ r: number; embedding: Uint8Array }>;
+        const threshold = q.threshold ?? -1;
+        const scored: Array<{ r: number; score: number }> = [];
+        for (const row of vectors) {
+          const v = new Float32Array(row.embedding.buffer, row.embedding.byteOffset, row.embedding.byteLength / 4);
           const score = cosine(v, q.embedding);
-          if (score >= (q.threshold ?? -1)) hits.push({ entry: entryOfRow(r), score });
+          if (score >= threshold) scored.push({ r: row.r, score });
         }
-        return hits.sort((a, b) => b.score - a.score || b.entry.createdAt - a.entry.createdAt).slice(0, q.limit);
+        const byRow = this.#db.prepare(`SELECT ${COLUMNS} FROM memories m WHERE m.rowid = ?`);
+        // Ties go to the newer entry (rowids grow with inserts; created_at decides among the few kept).
+        const best = scored.sort((a, b) => b.score - a.score || b.r - a.r).slice(0, q.limit);
+        const hits = best.map(({ r, score }) => ({ entry: entryOfRow(byRow.get(r) as unknown as MemoryRow), score }));
+        return hits.sort((a, b) => b.score - a.score || b.entry.createdAt - a.entry.createdAt);
       }
       default: {
         const never: never = q;

@@ -1,9 +1,10 @@
 // The producer side of the activation queue: one active plus at most one pending activation per agent.
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { ACTIVATION_QUEUE, PRIORITY, type ActivationJob } from './activation-job.ts';
 import { ACTIVATION_BACKOFF } from './retry-delay.ts';
+import { dedupId, RedisKeys } from './redis-keys.ts';
+import type { RedisClient } from './redis-scripts.ts';
 
 export interface QueueCounts {
   active: number;
@@ -13,20 +14,6 @@ export interface QueueCounts {
   delayed: number;
   completed: number;
   failed: number;
-}
-
-function dedupId(agent: string): string {
-  return `agent:${agent}`;
-}
-
-/**
- * Where BullMQ keeps an agent's deduplication state (the key layout of its Lua scripts, 6.x): the job that holds
- * the deduplication id, the follow-up it keeps for after an active job, and the prefix of job hashes.
- * test/inbox-claims.test.ts fails if an upgrade moves them.
- */
-export function agentDedupKeys(prefix: string, agent: string): { current: string; next: string; jobPrefix: string } {
-  const base = `${prefix}:${ACTIVATION_QUEUE}:`;
-  return { current: `${base}de:${dedupId(agent)}`, next: `${base}dn:${dedupId(agent)}`, jobPrefix: base };
 }
 
 export interface RunningActivation {
@@ -41,11 +28,11 @@ export interface RunningActivation {
 export class ActivationQueue {
   readonly queue: Queue<ActivationJob>;
 
-  readonly #prefix: string;
-  readonly #redis: Redis;
+  readonly #keys: RedisKeys;
+  readonly #redis: RedisClient;
 
-  constructor(connection: Redis, opts: { prefix: string; logger: Logger }) {
-    this.#prefix = opts.prefix;
+  constructor(connection: RedisClient, opts: { prefix: string; logger: Logger }) {
+    this.#keys = new RedisKeys(opts.prefix);
     this.#redis = connection;
     this.queue = new Queue<ActivationJob>(ACTIVATION_QUEUE, { connection, prefix: opts.prefix });
     this.queue.on('error', (err) => opts.logger.error({ err }, 'activation queue error'));
@@ -73,7 +60,7 @@ export class ActivationQueue {
   /** Agents with an activation queued or running (BullMQ's deduplication key exists), in one round trip. */
   async busy(agents: readonly string[]): Promise<Set<string>> {
     if (agents.length === 0) return new Set();
-    const ids = await this.#redis.mget(agents.map((a) => agentDedupKeys(this.#prefix, a).current));
+    const ids = await this.#redis.mget(agents.map((a) => this.#keys.dedup(a).current));
     return new Set(agents.filter((_, i) => ids[i] !== null && ids[i] !== undefined));
   }
 

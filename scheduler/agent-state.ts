@@ -1,6 +1,7 @@
 // Per-agent scheduling state shared through Redis, so schedulers, workers and `warren status` on different
 // machines agree: failures (for backoff), last activation, pause flag, and today's counters.
-import type { Redis } from 'ioredis';
+import { RedisKeys } from './redis-keys.ts';
+import { redisScripts, type RedisClient, type RedisScripts } from './redis-scripts.ts';
 
 export interface AgentState {
   failures: number;
@@ -22,25 +23,6 @@ export interface DailyCounters {
   costUsd: number;
 }
 
-// KEYS: failures, last failure, backoff-until hashes. ARGV: agent, now, not-before, waits… (ms after 1, 2, … failures).
-const RECORD_FAILURE = `
-local n = redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
-redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
-local waits = #ARGV - 3
-local wait = tonumber(ARGV[3 + math.min(n, waits)])
-local untilAt = math.max(tonumber(ARGV[2]) + wait, tonumber(ARGV[3]))
-local current = tonumber(redis.call('HGET', KEYS[3], ARGV[1]) or '0')
-if untilAt > current then redis.call('HSET', KEYS[3], ARGV[1], untilAt) else untilAt = current end
-return {n, untilAt}
-`;
-
-// KEYS: backoff-until hash. ARGV: agent, until. Only ever lengthens a wait.
-const HOLD_UNTIL = `
-local current = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')
-if tonumber(ARGV[2]) > current then redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) end
-return 1
-`;
-
 /** Daily counters outlive their day a little, so `warren status` around midnight still reads yesterday's. */
 const DAILY_TTL_SECONDS = 3 * 86_400;
 
@@ -49,17 +31,14 @@ export function utcDay(at: number | Date = Date.now()): string {
   return new Date(at).toISOString().slice(0, 10);
 }
 
-/** The hash of one UTC day's counters, one field per agent and counter (`<agent>|posts`); write-allowance.ts counts writes in it. */
-export function dayKey(prefix: string, day: string): string {
-  return `${prefix}:agent-day:${day}`;
-}
-
 // Layout: one Redis hash per fact, one field per agent (and one hash per UTC day for the counters), so reading
 // every agent's state is a few HMGETs with one reply each, not thousands of replies (10,000 agents: ~20 ms).
 const DAY_FIELDS = ['activations', 'posts', 'comments', 'tokens_input', 'tokens_output', 'cost_usd'] as const;
 
 export class AgentStateStore {
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
+  readonly #scripts: RedisScripts;
+  readonly #keys: RedisKeys;
   readonly #failures: string;
   readonly #lastFailure: string;
   readonly #backoffUntil: string;
@@ -68,27 +47,23 @@ export class AgentStateStore {
   readonly #paused: string;
   readonly #notRunnable: string;
   readonly #skipped: string;
-  readonly #prefix: string;
 
-  constructor(redis: Redis, prefix: string) {
+  constructor(redis: RedisClient, prefix: string) {
     this.#redis = redis;
-    this.#prefix = prefix;
-    this.#failures = `${prefix}:agent-failures`;
-    this.#lastFailure = `${prefix}:agent-last-failure`;
-    this.#backoffUntil = `${prefix}:agent-backoff-until`;
-    this.#abandoned = `${prefix}:agent-abandoned`;
-    this.#lastActivated = `${prefix}:agent-last-activated`;
-    this.#paused = `${prefix}:agent-paused`;
-    this.#notRunnable = `${prefix}:agent-not-runnable`;
-    this.#skipped = `${prefix}:agent-skipped`;
+    this.#scripts = redisScripts(redis);
+    const k = (this.#keys = new RedisKeys(prefix));
+    this.#failures = k.agentFailures;
+    this.#lastFailure = k.agentLastFailure;
+    this.#backoffUntil = k.agentBackoffUntil;
+    this.#abandoned = k.agentAbandoned;
+    this.#lastActivated = k.agentLastActivated;
+    this.#paused = k.agentPaused;
+    this.#notRunnable = k.agentNotRunnable;
+    this.#skipped = k.agentSkipped;
   }
 
   #dayKey(day: string): string {
-    return dayKey(this.#prefix, day);
-  }
-
-  async recordSuccess(agent: string): Promise<void> {
-    await this.#redis.multi().hdel(this.#failures, agent).hdel(this.#lastFailure, agent).hdel(this.#backoffUntil, agent).exec();
+    return this.#keys.agentDay(day);
   }
 
   /**
@@ -98,18 +73,17 @@ export class AgentStateStore {
    */
   async recordFailure(agent: string, waits: readonly number[], opts: { at?: number; notBefore?: number } = {}): Promise<{ failures: number; backoffUntil: number }> {
     const at = opts.at ?? Date.now();
-    const [failures, backoffUntil] = (await this.#redis.eval(RECORD_FAILURE, 3, this.#failures, this.#lastFailure, this.#backoffUntil, agent, at, opts.notBefore ?? 0, ...waits)) as [number, number];
-    return { failures, backoffUntil };
+    return this.#scripts.recordFailure([this.#failures, this.#lastFailure, this.#backoffUntil], agent, at, opts.notBefore ?? 0, waits);
   }
 
   /** Holds the agent back until `until` without counting a failure (the hub failed, not the agent). */
   async holdUntil(agent: string, until: number): Promise<void> {
-    await this.#redis.eval(HOLD_UNTIL, 1, this.#backoffUntil, agent, until);
+    await this.#scripts.holdUntil(this.#backoffUntil, agent, until);
   }
 
   /** True the first time it is asked for `key` (within `ttlMs`): what makes handling a final failure happen once. */
   async once(key: string, ttlMs: number): Promise<boolean> {
-    return (await this.#redis.set(`${this.#prefix}:once:${key}`, '1', 'PX', ttlMs, 'NX')) === 'OK';
+    return (await this.#redis.set(this.#keys.once(key), '1', 'PX', ttlMs, 'NX')) === 'OK';
   }
 
   /** A notification the agent was given up on (daemon/notification-failures.ts); shown by `warren status`. */
@@ -122,12 +96,17 @@ export class AgentStateStore {
     await this.#redis.multi().hdel(this.#failures, agent).hdel(this.#lastFailure, agent).hdel(this.#backoffUntil, agent).exec();
   }
 
-  /** The end of an activation (any outcome): what exploration's staleness order is based on. */
-  /** Posts and comments are not counted here: every write counts itself as it is admitted (write-allowance.ts). */
-  async recordActivated(agent: string, usage: { tokensInput: number; tokensOutput: number; costUsd: number }, at = Date.now()): Promise<void> {
+  /**
+   * The end of an activation (any outcome): what exploration's staleness order is based on, and today's usage.
+   * `resetBackoff`: the run succeeded, so the failure count and any backoff end, in the same round trip.
+   * Posts and comments are not counted here: every write counts itself as it is admitted (write-allowance.ts).
+   */
+  async recordActivated(agent: string, usage: { tokensInput: number; tokensOutput: number; costUsd: number }, opts: { at?: number; resetBackoff?: boolean } = {}): Promise<void> {
+    const at = opts.at ?? Date.now();
     const day = this.#dayKey(utcDay(at));
-    await this.#redis
-      .multi()
+    const m = this.#redis.multi();
+    if (opts.resetBackoff) m.hdel(this.#failures, agent).hdel(this.#lastFailure, agent).hdel(this.#backoffUntil, agent);
+    await m
       .hset(this.#lastActivated, agent, at)
       .hincrby(day, `${agent}|activations`, 1)
       .hincrby(day, `${agent}|tokens_input`, Math.round(usage.tokensInput))
@@ -178,25 +157,28 @@ export class AgentStateStore {
   async #reasons(key: string, agents: readonly string[]): Promise<Map<string, string>> {
     const out = new Map<string, string>();
     if (agents.length === 0) return out;
-    const values = await this.#redis.hmget(key, ...agents);
+    const values = (await this.#redis.call('HMGET', [key, ...agents])) as Array<string | null>;
     agents.forEach((a, i) => {
       if (values[i]) out.set(a, values[i]);
     });
     return out;
   }
 
-  /** States of many agents in one round trip. */
+  /**
+   * States of many agents in one round trip. Field lists go to HMGET as one array (`call`): spread into
+   * hmget(...fields), 100,000 agents overflowed the call stack.
+   */
   async getMany(agents: readonly string[]): Promise<Map<string, AgentState>> {
     const out = new Map<string, AgentState>();
     if (agents.length === 0) return out;
     const rows = (await this.#redis
       .pipeline()
-      .hmget(this.#failures, ...agents)
-      .hmget(this.#lastFailure, ...agents)
-      .hmget(this.#lastActivated, ...agents)
-      .hmget(this.#paused, ...agents)
-      .hmget(this.#backoffUntil, ...agents)
-      .hmget(this.#abandoned, ...agents)
+      .call('HMGET', [this.#failures, ...agents])
+      .call('HMGET', [this.#lastFailure, ...agents])
+      .call('HMGET', [this.#lastActivated, ...agents])
+      .call('HMGET', [this.#paused, ...agents])
+      .call('HMGET', [this.#backoffUntil, ...agents])
+      .call('HMGET', [this.#abandoned, ...agents])
       .exec()) ?? [];
     const [failures, lastFailure, lastActivated, paused, until, abandoned] = rows.map((r) => (r[1] as Array<string | null> | undefined) ?? []);
     agents.forEach((a, i) => {
@@ -219,7 +201,7 @@ export class AgentStateStore {
   async contributionsToday(agents: readonly string[], day = utcDay()): Promise<Map<string, { posts: number; comments: number }>> {
     const out = new Map<string, { posts: number; comments: number }>();
     if (agents.length === 0) return out;
-    const values = await this.#redis.hmget(this.#dayKey(day), ...agents.flatMap((a) => [`${a}|posts`, `${a}|comments`]));
+    const values = (await this.#redis.call('HMGET', [this.#dayKey(day), ...agents.flatMap((a) => [`${a}|posts`, `${a}|comments`])])) as Array<string | null>;
     agents.forEach((a, i) => out.set(a, { posts: Number(values[2 * i] ?? 0), comments: Number(values[2 * i + 1] ?? 0) }));
     return out;
   }
@@ -228,7 +210,7 @@ export class AgentStateStore {
   async dailyMany(agents: readonly string[], day = utcDay()): Promise<Map<string, DailyCounters>> {
     const out = new Map<string, DailyCounters>();
     if (agents.length === 0) return out;
-    const values = await this.#redis.hmget(this.#dayKey(day), ...agents.flatMap((a) => DAY_FIELDS.map((f) => `${a}|${f}`)));
+    const values = (await this.#redis.call('HMGET', [this.#dayKey(day), ...agents.flatMap((a) => DAY_FIELDS.map((f) => `${a}|${f}`))])) as Array<string | null>;
     agents.forEach((a, i) => {
       const v = (k: number): number => Number(values[i * DAY_FIELDS.length + k] ?? 0);
       out.set(a, { activations: v(0), posts: v(1), comments: v(2), tokensInput: v(3), tokensOutput: v(4), costUsd: v(5) });

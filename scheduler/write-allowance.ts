@@ -4,14 +4,11 @@
 // on any number of machines cannot overshoot a limit between a check and a count. A write is counted when it is
 // reserved, per agent and UTC day in the daily counters of agent-state.ts; a replay of the same write (same
 // idempotency key) passes without being counted again.
-import { readFileSync } from 'node:fs';
-import type { Redis } from 'ioredis';
 import { HubError } from '../hub-client/errors.ts';
 import type { AgentConfig } from '../store/agent-config.ts';
-import { dayKey, utcDay } from './agent-state.ts';
-
-const RESERVE = readFileSync(new URL('./lua/reserve-write.lua', import.meta.url), 'utf8');
-const RELEASE = readFileSync(new URL('./lua/release-write.lua', import.meta.url), 'utf8');
+import { utcDay } from './agent-state.ts';
+import { RedisKeys } from './redis-keys.ts';
+import { redisScripts, type RedisScripts, type RedisClient } from './redis-scripts.ts';
 
 /** The hub keeps an idempotent reply this long; a replay later than that writes again, so it counts again. */
 const RESERVATION_TTL_MS = 24 * 3600 * 1000;
@@ -82,20 +79,21 @@ export interface AgentWrites {
 }
 
 export class WriteAllowance {
-  readonly #redis: Redis;
-  readonly #prefix: string;
+  readonly #scripts: RedisScripts;
+  readonly #keys: RedisKeys;
 
-  constructor(redis: Redis, prefix: string) {
-    this.#redis = redis;
-    this.#prefix = prefix;
+  constructor(redis: RedisClient, prefix: string) {
+    this.#scripts = redisScripts(redis);
+    this.#keys = new RedisKeys(prefix);
   }
 
-  #keys(agent: string, write: HubWrite, day: string): string[] {
+  #keysOf(agent: string, write: HubWrite, day: string): string[] {
     // A post has no thread yet; the key is passed anyway (unused) so the script's KEYS stay the same.
     const thread = write.kind === 'comment' ? write.postId : '';
     // The reservation is for one write: this kind, on this thread, under this key. A key reused for another kind
     // of write or another thread is a new write (the hub would create it), so it is checked and counted again.
-    return [`${this.#prefix}:write-reservation:${agent}:${write.kind}:${thread}:${write.idempotencyKey}`, dayKey(this.#prefix, day), `${this.#prefix}:agent-last-write`, `${this.#prefix}:thread-responses:${thread}`];
+    const k = this.#keys;
+    return [k.writeReservation(agent, write.kind, thread, write.idempotencyKey), k.agentDay(day), k.agentLastWrite, k.threadResponses(thread)];
   }
 
   forAgent(agent: string, rules: WriteRules): AgentWrites {
@@ -107,10 +105,7 @@ export class WriteAllowance {
     const day = utcDay(now);
     const l = rules.limits;
     const daily = write.kind === 'post' ? l.max_daily_posts : l.max_daily_comments;
-    const [code, detail] = (await this.#redis.eval(
-      RESERVE,
-      4,
-      ...this.#keys(agent, write, day),
+    const [code, detail] = await this.#scripts.reserveWrite(this.#keysOf(agent, write, day), [
       agent,
       write.kind,
       rules.can_create_posts ? 1 : 0,
@@ -121,14 +116,14 @@ export class WriteAllowance {
       RESERVATION_TTL_MS,
       DAY_TTL_SECONDS,
       THREAD_TTL_SECONDS,
-    )) as [number, number];
+    ]);
     if (code < 0) throw refusalOf(agent, rules, write, code, detail);
     return { agent, write, day, at: now, replay: code === 0 };
   }
 
   /** Gives a reservation back: its write did not happen (the hub refused it). */
   async release(r: WriteReservation): Promise<void> {
-    await this.#redis.eval(RELEASE, 4, ...this.#keys(r.agent, r.write, r.day), r.agent, r.write.kind, r.at);
+    await this.#scripts.releaseWrite(this.#keysOf(r.agent, r.write, r.day), r.agent, r.write.kind, r.at);
   }
 
   /**

@@ -36,6 +36,8 @@ export type ScriptedReply = z.infer<typeof ScriptedReplySchema>;
 export const BrainSchema = z.strictObject({
   provider: z.enum(['anthropic', 'openai', 'google', 'local', 'ollama', 'deepseek', 'scripted']).default('anthropic'),
   model: z.string().min(1),
+  /** (warren) a cheaper model for exploration activations (reading the feed and deciding whether to answer); unset: `model`. */
+  exploration_model: z.string().min(1).optional(),
   temperature: z.number().min(0).max(2).default(0.7),
   max_tokens: z.number().int().min(100).max(128_000).default(4096),
   api_base: z.url().optional(),

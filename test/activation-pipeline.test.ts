@@ -191,3 +191,27 @@ describe('outcomes and the failure policy (pure)', () => {
     expect(relativeStack(stack, '/srv/warren')).toEqual(['at run (daemon/worker.ts:10:5)', 'at agent-loop/loop.ts:3:1', 'at x (…/worker.js:1:1)', 'at node:internal/process/task_queues:95:5']);
   });
 });
+
+describe('brain.exploration_model', () => {
+  const thrifty: AgentDefinition = { ...agent, config: AgentConfigSchema.parse({ ...agent.config, brain: { model: 'big-model', exploration_model: 'small-model' } }) };
+  function thriftyWorld(runs: StubRun[]): { hub: MemoryHub; executor: StubExecutor; deps: ActivationDeps } {
+    const hub = new MemoryHub();
+    const executor = new StubExecutor(runs);
+    const deps: ActivationDeps = { hub, agents: { get: () => thrifty }, executors: { resolve: () => ({ executor }) }, outbox: new MemoryReplyOutbox(), logger: pino({ level: 'silent' }) };
+    return { hub, executor, deps };
+  }
+
+  it('an exploration runs on the cheaper model; a notification on the agent’s own model', async () => {
+    const w = thriftyWorld([{ termination: 'no_action', text: 'NO_ACTION' }, { termination: 'final', text: 'Hi!' }]);
+    await w.hub.createPost({ agent: 'dana', content: 'anyone around?', community: 'm/general' });
+    await runActivation(w.deps, 'act-e', { agent: 'greeter', trigger: 'exploration', enqueuedAt: Date.now() }, signal);
+    w.hub.mention('greeter', 'dana', '@greeter hi');
+    await runActivation(w.deps, 'act-n', job, signal);
+    expect(w.executor.inputs.map((i) => i.definition.config.brain.model)).toEqual(['small-model', 'big-model']);
+  });
+
+  it('is optional and rejects an empty name', () => {
+    expect(AgentConfigSchema.parse({ name: 'plain', description: 'x', type: 'llm', capabilities: { grants: [] }, brain: { model: 'm' } }).brain.exploration_model).toBeUndefined();
+    expect(() => AgentConfigSchema.parse({ name: 'plain', description: 'x', type: 'llm', capabilities: { grants: [] }, brain: { model: 'm', exploration_model: '' } })).toThrow(/exploration_model/);
+  });
+});

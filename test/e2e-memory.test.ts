@@ -11,6 +11,7 @@ import { startFakeOpenAI, type FakeOpenAI, type RecordedRequest } from './fakes/
 import { makeAgentsDir, startHarness, type Harness } from './support/daemon-harness.ts';
 import { waitFor, type WirePost } from './support/hub-api.ts';
 import { createTestDatabase, type TestDatabase } from './support/postgres-db.ts';
+import { keeperDefinition } from './support/memory-agent.ts';
 
 const redisUrl = inject('redisUrl');
 let fake: FakeOpenAI;
@@ -24,24 +25,6 @@ afterEach(async () => {
   fake.reset();
 });
 
-const keeper = (apiBase: string, strategy: string): string => `name: keeper
-type: llm
-brain:
-  provider: openai
-  model: fake-gpt
-  api_base: ${apiBase}
-  api_key_env: KEEPER_API_KEY
-capabilities:
-  grants: [hub:read, hub:write]
-behavior:
-  limits: {min_interval_seconds: 0}
-memory:
-  enabled: true
-  retrieval:
-    strategy: ${strategy}
-    max_context_items: 5
-    relevance_threshold: 0.3
-`;
 
 async function replyOf(h: Harness, postId: string, key: string): Promise<string | undefined> {
   const p = await h.api.get<WirePost>(`/posts/${postId}?include_comments=true`, key);
@@ -62,7 +45,7 @@ function memorySection(system: string): string {
 async function startKeeper(strategy: string, store: string, opts: { embeddings?: boolean; agentsDir?: string } = {}): Promise<Harness> {
   const h = await startHarness({
     redisUrl,
-    agentsDir: opts.agentsDir ?? makeAgentsDir({ keeper: { config: keeper(fake.url, strategy), prompt: 'You are {{name}}.' } }, { withGreeter: false }),
+    agentsDir: opts.agentsDir ?? makeAgentsDir({ keeper: { config: keeperDefinition(fake.url, strategy), prompt: 'You are {{name}}.' } }, { withGreeter: false }),
     env: { KEEPER_API_KEY: 'sk-keeper-test-key' },
     config: (c) => {
       c.memory.store = store;
@@ -139,7 +122,7 @@ describe('memory end to end on PostgreSQL', () => {
   });
 
   it('a second daemon (its own hub and Redis prefix) on the same PostgreSQL database recalls what the first was told', async () => {
-    const agentsDir = makeAgentsDir({ keeper: { config: keeper(fake.url, 'keyword'), prompt: 'You are {{name}}.' } }, { withGreeter: false });
+    const agentsDir = makeAgentsDir({ keeper: { config: keeperDefinition(fake.url, 'keyword'), prompt: 'You are {{name}}.' } }, { withGreeter: false });
     const one = await startKeeper('keyword', db.url, { agentsDir });
     await tellThenAsk(one, one);
     await one.stop();

@@ -6,8 +6,10 @@ import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { ACTIVATION_QUEUE, type ActivationJob } from '../scheduler/activation-job.ts';
-import { ActivationQueue, agentDedupKeys } from '../scheduler/activation-queue.ts';
+import { ActivationQueue } from '../scheduler/activation-queue.ts';
 import { InboxClaims } from '../scheduler/inbox-claims.ts';
+import { RedisKeys } from '../scheduler/redis-keys.ts';
+import { InboxClaimLost } from '../scheduler/redis-scripts.ts';
 
 const redisUrl = inject('redisUrl');
 const logger = pino({ level: 'silent' });
@@ -135,7 +137,7 @@ describe('inbox holds from BullMQ state', () => {
     const id = await queue.enqueue('ann', 'notification');
     await starting;
     await queue.enqueue('ann', 'notification'); // kept as the follow-up
-    const next = agentDedupKeys(prefix, 'ann').next;
+    const next = new RedisKeys(prefix).dedup('ann').next;
     expect(await conn.hget(next, 'name')).toBe('notification');
     await claims.forRun('ann', id!, 'attempt-2', 60_000).begin(); // as a retried attempt of the same job begins
     expect(await conn.exists(next)).toBe(0);
@@ -156,12 +158,12 @@ describe('inbox holds from BullMQ state', () => {
     const attempt2 = claims.forRun('ann', id!, 'attempt-2', 60_000);
     await attempt2.begin();
     expect(await held()).toBe(Infinity);
-    // Attempt 1 lost its lock but still runs: its writes change nothing.
-    await attempt1.claim(1);
-    await attempt1.release();
+    // Attempt 1 lost its lock but still runs: its writes change nothing, and it is told so.
+    await expect(attempt1.claim(1)).rejects.toBeInstanceOf(InboxClaimLost);
+    await expect(attempt1.release()).rejects.toMatchObject({ name: 'InboxClaimLost', step: 'release', agent: 'ann', attempt: 'attempt-1' });
     expect(await held()).toBe(Infinity);
     await attempt2.claim(2);
-    await attempt1.settle(2);
+    await expect(attempt1.settle(2)).rejects.toBeInstanceOf(InboxClaimLost);
     expect(await held()).toBe(2);
   });
 
@@ -172,7 +174,7 @@ describe('inbox holds from BullMQ state', () => {
     const id = await queue.enqueue('ann', 'notification');
     await starting;
     await queue.enqueue('ann', 'notification');
-    const keys = agentDedupKeys(prefix, 'ann');
+    const keys = new RedisKeys(prefix).dedup('ann');
     expect(await conn.get(keys.current)).toBe(id);
     expect(await conn.hget(`${keys.jobPrefix}${id}`, 'name')).toBe('notification');
     expect(await conn.hget(keys.next, 'name')).toBe('notification');

@@ -83,7 +83,7 @@ describe('budget rules', () => {
   });
 
   it('budget-health uses the larger of the daily and monthly percentages; healthy is false only at critical', () => {
-    const base = { agentRef: 'sprint-coder', toolsToday: { 'gpt-4o-mini': 8.4 }, collective: { budget: 500, used: 133.9 }, thresholds: DEFAULT_THRESHOLDS, now: new Date('2026-02-10T12:00:00Z') };
+    const base = { agentRef: 'sprint-coder', toolsToday: { 'gpt-4o-mini': 8.4 }, collective: { budget: 500, used: 133.9 }, fleet: { limits: {}, used: { daily: 40, monthly: 133.9 } }, thresholds: DEFAULT_THRESHOLDS, now: new Date('2026-02-10T12:00:00Z') };
     const h = budgetHealth({ ...base, limits: { daily: 10, monthly: 200 }, used: { daily: 8.4, monthly: 61.2 } });
     expect(h).toMatchObject({
       agent_id: 'sprint-coder',
@@ -100,6 +100,14 @@ describe('budget rules', () => {
     });
     expect(budgetHealth({ ...base, limits: { daily: 10, monthly: 50 }, used: { daily: 1, monthly: 50 } })).toMatchObject({ status: 'critical', healthy: false, used_pct: 100 });
     expect(budgetHealth({ ...base, limits: {}, used: { daily: 1e6, monthly: 1e6 } })).toMatchObject({ status: 'healthy', healthy: true, used_pct: 0, daily_limit: 0 });
+  });
+
+  it('the fleet’s limits stop an agent that is within its own', () => {
+    const base = { agentRef: 'frugal', toolsToday: {}, collective: { budget: 0, used: 0 }, thresholds: DEFAULT_THRESHOLDS, now: new Date('2026-02-10T12:00:00Z') };
+    const within = { limits: { daily: 10 }, used: { daily: 0.5, monthly: 0.5 } };
+    expect(budgetHealth({ ...base, ...within, fleet: { limits: { daily: 20 }, used: { daily: 20, monthly: 30 } } })).toMatchObject({ status: 'critical', healthy: false, used_pct: 100, fleet: { daily_limit: 20, daily_used: 20, status: 'critical' } });
+    expect(budgetHealth({ ...base, ...within, fleet: { limits: { monthly: 100 }, used: { daily: 1, monthly: 91 } } })).toMatchObject({ status: 'throttle', fleet: { monthly_limit: 100, used_pct: 91 } });
+    expect(budgetHealth({ ...base, ...within, fleet: { limits: {}, used: { daily: 1e5, monthly: 1e5 } } })).toMatchObject({ status: 'healthy', fleet: { daily_limit: 0, status: 'healthy' } });
   });
 });
 

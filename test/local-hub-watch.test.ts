@@ -1,5 +1,12 @@
 // The watch page's server side: files, the event stream, the side panel's figures, writing as a human, access.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
+import { fleetSource } from '../daemon/ops/fleet-source.ts';
+import { AgentStateStore } from '../scheduler/agent-state.ts';
+import { LocalFolderStore } from '../store/local-store.ts';
+import { makeAgentsDir } from './support/daemon-harness.ts';
 import { isLoopback } from '../local-hub/watch/access.ts';
 import { startTestHub, type TestHub } from '../local-hub/testing.ts';
 
@@ -197,5 +204,63 @@ describe('writing from the page', () => {
     expect(posts.body.total).toBe(0);
     const agents = await t.call<{ agents: Array<{ name: string }> }>('GET', '/agents', { key: t.adminKey });
     expect(agents.body.agents.map((a) => a.name)).toEqual(['bob']);
+  });
+});
+
+describe('watch page: the daemon beside the hub, and spend', () => {
+  it('serves the Markdown renderer and its vendor script as JavaScript, with the page headers', async () => {
+    for (const path of ['/watch/markdown.ts', '/watch/vendor/markdown-it.js']) {
+      const res = await fetch(`${t.hub.url}${path}`);
+      expect(res.status, path).toBe(200);
+      expect(res.headers.get('content-type')).toContain('text/javascript');
+      expect(res.headers.get('content-security-policy')).toContain("script-src 'self'");
+    }
+    expect(await (await fetch(`${t.hub.url}/watch/vendor/markdown-it.js`)).text()).toContain('markdownit');
+  });
+
+  it('a hub on its own says no daemon is beside it, and refuses pause and resume with what to use instead', async () => {
+    const fleet = await fetch(`${t.hub.url}/watch/api/fleet`);
+    expect(await fleet.json()).toEqual({ available: false, agents: [] });
+    const r = await watchPost('/watch/api/agents/bob/pause', {});
+    expect(r.status).toBe(409);
+    expect(r.body.detail).toContain('warren pause');
+  });
+
+  it('pause and resume reach the daemon (as warren pause/resume) only with the page header and session; an unknown agent is 404', async () => {
+    await t.close();
+    const redis = new Redis(inject('redisUrl'), { maxRetriesPerRequest: 1 });
+    const prefix = `watch-fleet-${randomUUID().slice(0, 8)}`;
+    const defs = (await new LocalFolderStore(join(makeAgentsDir({}), '..')).load()).agents;
+    const state = new AgentStateStore(redis, prefix);
+    const paused = async (): Promise<boolean> => (await state.getMany(['greeter'])).get('greeter')!.paused;
+    try {
+      t = await startTestHub({ fleet: fleetSource({ sources: { redis, prefix, minStalenessMs: 60_000 }, definitions: () => defs, state }) });
+      const fleet = (await (await fetch(`${t.hub.url}/watch/api/fleet`)).json()) as { available: boolean; agents: Array<{ name: string; state: string }> };
+      expect(fleet).toEqual({ available: true, agents: [{ name: 'greeter', state: 'ready', state_detail: null, running: null, memory: null }] });
+      expect((await watchPost('/watch/api/agents/greeter/pause', {}, { 'content-type': 'application/json' })).status).toBe(403);
+      expect((await watchPost('/watch/api/agents/greeter/pause', {}, { 'content-type': 'application/json', 'x-warren-watch': '1' })).status).toBe(401);
+      expect(await paused()).toBe(false);
+      expect(await watchPost('/watch/api/agents/greeter/pause', {})).toEqual({ status: 200, body: { agent: 'greeter', paused: true } });
+      expect(await paused()).toBe(true);
+      expect(((await (await fetch(`${t.hub.url}/watch/api/fleet`)).json()) as { agents: Array<{ state: string }> }).agents[0]!.state).toBe('paused');
+      await state.recordFailure('greeter', [600_000]);
+      expect((await watchPost('/watch/api/agents/greeter/resume', {})).status).toBe(200);
+      expect((await state.getMany(['greeter'])).get('greeter')).toMatchObject({ paused: false, failures: 0, backoffUntil: undefined });
+      expect((await watchPost('/watch/api/agents/nobody/pause', {})).status).toBe(404);
+    } finally {
+      redis.disconnect();
+    }
+  });
+
+  it("the agent panel carries each agent's spend today and this month against the hub's limits", async () => {
+    await t.close();
+    t = await startTestHub({ budget: { defaultDailyLimitUsd: 1, defaultMonthlyLimitUsd: 10, perAgent: { carl: { daily: 0 } } } });
+    await t.register('bob');
+    await t.register('carl');
+    await t.call('POST', '/system/consumption', { key: t.adminKey, body: { agent_id: 'bob', tokens_input: 1, tokens_output: 1, cost_usd: 0.95 } });
+    const state = (await (await fetch(`${t.hub.url}/watch/api/state`)).json()) as { agents: Array<{ name: string; budget: unknown }>; fleet_budget: unknown };
+    expect(state.fleet_budget).toEqual({ status: 'healthy', monthly_used_usd: 0.95, monthly_limit_usd: 20 });
+    expect(state.agents.find((a) => a.name === 'bob')!.budget).toEqual({ status: 'throttle', daily_used_usd: 0.95, daily_limit_usd: 1, monthly_used_usd: 0.95, monthly_limit_usd: 10 });
+    expect(state.agents.find((a) => a.name === 'carl')!.budget).toEqual({ status: 'healthy', daily_used_usd: 0, daily_limit_usd: null, monthly_used_usd: 0, monthly_limit_usd: 10 });
   });
 });

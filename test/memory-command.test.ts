@@ -1,6 +1,6 @@
 // `warren memory <agent>` as a user runs it: the real binary, a warren.yaml naming a SQLite store.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -47,5 +47,24 @@ describe('warren memory', () => {
     expect((await warren('keeper', '--forget-all')).stdout).toBe('keeper: forgot 1 entry\n');
     expect((await warren('keeper')).stdout).toBe('keeper: 0 entries, 0 B\nnothing remembered\n');
     expect((await warren('other', '--recent', '1')).stdout).toContain('not keeper');
+  });
+});
+
+describe('warren validate and memory', () => {
+  it('warns of an agent asking for embedding_search without memory.embeddings in warren.yaml, and of none with it', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'warren-memory-validate-'));
+    mkdirSync(join(root, 'agents', 'seeker'), { recursive: true });
+    writeFileSync(join(root, 'agents', 'seeker', 'config.yaml'), 'name: seeker\ntype: llm\nbrain:\n  model: m\ncapabilities: {}\nmemory:\n  enabled: true\n  retrieval:\n    strategy: embedding_search\n');
+    writeFileSync(join(root, 'agents', 'seeker', 'system-prompt.md'), 'You are seeker.');
+    const validate = async (yaml: string): Promise<{ stdout: string; stderr: string }> => {
+      writeFileSync(join(root, 'warren.yaml'), yaml);
+      // A warning does not fail validation: execFile would reject on a non-zero exit.
+      return run(process.execPath, [resolve('bin/warren.js'), 'validate', 'agents', '-c', join(root, 'warren.yaml')], { cwd: root });
+    };
+    const without = await validate('memory:\n  store: ./data/memory.sqlite\n');
+    expect(without.stderr).toMatch(/seeker\/config\.yaml: warning: memory\.retrieval\.strategy is embedding_search but warren\.yaml has no memory\.embeddings/);
+    expect(without.stdout).toMatch(/1 agent valid in agents/);
+    const withEndpoint = await validate('memory:\n  embeddings:\n    api_base: http://127.0.0.1:9/v1\n    model: e\n');
+    expect(withEndpoint.stderr).not.toContain('embedding_search');
   });
 });

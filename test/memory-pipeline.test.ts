@@ -5,6 +5,7 @@ import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { ActivationError, runActivation, type ActivationDeps } from '../daemon/activation.ts';
 import { Redactor, REDACTED } from '../daemon/redact.ts';
+import { WarrenMetrics } from '../daemon/metrics.ts';
 import { MemoryReplyOutbox } from '../daemon/reply-outbox.ts';
 import { AgentMemory } from '../memory/agent-memory.ts';
 import { SqliteMemoryStore } from '../memory/sqlite-memory-store.ts';
@@ -135,15 +136,22 @@ describe('memory in the activation pipeline', () => {
     expect(broken.logs.join('\n')).toContain('could not store memory entries');
   });
 
-  it('evicts down to max_size_mb as entries are written, and says so', async () => {
+  it('evicts down to max_size_mb as entries are written, says so, and counts it in the metrics', async () => {
     const w = world(agentWith({ enabled: true, max_size_mb: 0.001 }), []); // about 1 kB
     const agent = w.deps.agents.get('keeper')!;
-    for (let i = 0; i < 5; i++) await w.deps.memory!.save(agent, `note-${i}`, `note ${i}: ${'x'.repeat(300)}`);
-    expect(await w.store.size('keeper')).toBeLessThanOrEqual(0.001 * 1024 * 1024);
+    const metrics = new WarrenMetrics();
+    const logger = pino({ level: 'info' }, { write: (l: string) => void w.logs.push(l) });
+    const memory = new AgentMemory({ store: w.store, redact: (t) => t, logger, onEvicted: (a, n) => metrics.observeMemoryEvictions(a, n) });
+    for (let i = 0; i < 5; i++) await memory.save(agent, `note-${i}`, `note ${i}: ${'x'.repeat(300)}`);
+    const usage = await memory.memoryUsage('keeper');
+    expect(usage.bytes).toBeLessThanOrEqual(0.001 * 1024 * 1024);
+    expect(usage.bytes).toBe(await w.store.size('keeper'));
     const left = (await w.store.search('keeper', { strategy: 'recent', limit: 10 })).map((h) => h.entry.text.slice(0, 6));
+    expect(usage.entries).toBe(left.length);
     expect(left[0]).toBe('note 4');
     expect(left).not.toContain('note 0');
     expect(w.logs.join('\n')).toContain('memory over max_size_mb');
+    expect(await metrics.text()).toContain(`warren_memory_evictions_total{agent="keeper"} ${5 - left.length}`);
   });
 
   it('embedding_search without an embeddings endpoint recalls by keyword, and says so once', async () => {

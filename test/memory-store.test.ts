@@ -1,12 +1,15 @@
 // One suite, two stores: the embedded SQLite file and PostgreSQL (a private database created and dropped per
 // run) must behave the same for everything the daemon relies on.
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { entrySize, type MemoryStore, type NewMemory } from '../memory/memory-store.ts';
 import { openMemoryStore } from '../memory/open-memory-store.ts';
-import { createTestDatabase, type TestDatabase } from './support/postgres-db.ts';
+import { PostgresMemoryStore } from '../memory/postgres-memory-store.ts';
+import { ADMIN_URL, createTestDatabase, type TestDatabase } from './support/postgres-db.ts';
 
 const T0 = Date.UTC(2026, 0, 1);
 let seq = 0;
@@ -23,11 +26,12 @@ const backends: Array<{ name: string; open: () => Promise<{ store: MemoryStore; 
       return { store, done: () => store.close() };
     },
   },
-  {
-    name: 'postgres',
+  // Twice: the path this server gives (pgvector where it is installed) and the array path forced.
+  ...(['auto', 'off'] as const).map((vector) => ({
+    name: `postgres (vector: ${vector})`,
     open: async () => {
       const db: TestDatabase = await createTestDatabase();
-      const store = await openMemoryStore(db.url);
+      const store = await PostgresMemoryStore.open(db.url, { vector });
       return {
         store,
         done: async () => {
@@ -36,7 +40,7 @@ const backends: Array<{ name: string; open: () => Promise<{ store: MemoryStore; 
         },
       };
     },
-  },
+  })),
 ];
 
 describe.each(backends)('memory store: $name', ({ open }) => {
@@ -141,5 +145,130 @@ describe.each(backends)('memory store: $name', ({ open }) => {
     expect(await store.size(agent)).toBe(0);
     expect(await store.search(agent, { strategy: 'keyword', text: 'one two', limit: 5 })).toEqual([]);
     expect(await store.count(`${agent}-other`)).toBe(1);
+  });
+});
+
+describe('memory store: postgres connections the server drops', () => {
+  it('survives the server ending its idle connections (the pool reconnects; the process does not crash)', async () => {
+    const db = await createTestDatabase();
+    const store = await openMemoryStore(db.url);
+    try {
+      await store.write('agent', [mem('before the restart')]);
+      const dbName = new URL(db.url).pathname.slice(1);
+      const admin = new pg.Client({ connectionString: db.url.replace(`/${dbName}`, '/postgres') });
+      await admin.connect();
+      try {
+        const ended = await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [dbName]);
+        expect(ended.rowCount).toBeGreaterThan(0);
+      } finally {
+        await admin.end();
+      }
+      await new Promise((r) => setTimeout(r, 200));
+      await store.write('agent', [mem('after the restart')]);
+      expect(await store.count('agent')).toBe(2);
+    } finally {
+      await store.close();
+      await db.drop();
+    }
+  });
+});
+
+describe('memory store: postgres embedding path', () => {
+  async function serverHasPgvector(): Promise<boolean> {
+    const admin = new pg.Client({ connectionString: ADMIN_URL });
+    await admin.connect();
+    try {
+      return ((await admin.query(`SELECT 1 FROM pg_available_extensions WHERE name = 'vector'`)).rowCount ?? 0) > 0;
+    } finally {
+      await admin.end();
+    }
+  }
+
+  async function embeddingColumn(url: string): Promise<string | undefined> {
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    try {
+      const r = await c.query<{ udt_name: string }>(`SELECT udt_name FROM information_schema.columns WHERE table_name = 'warren_memories' AND column_name = 'embedding_vec'`);
+      return r.rows[0]?.udt_name;
+    } finally {
+      await c.end();
+    }
+  }
+
+  it('takes up pgvector when the server has it (a vector column), and stays on arrays when it does not or is told to', async () => {
+    const available = await serverHasPgvector();
+    const db = await createTestDatabase();
+    try {
+      const off = await PostgresMemoryStore.open(db.url, { vector: 'off' });
+      expect(off.embeddingPath).toBe('arrays');
+      await off.close();
+      expect(await embeddingColumn(db.url)).toBeUndefined();
+      const auto = await PostgresMemoryStore.open(db.url);
+      await auto.close();
+      if (available) {
+        expect(auto.embeddingPath).toBe('pgvector');
+        expect(await embeddingColumn(db.url)).toBe('vector');
+      } else {
+        expect(auto.embeddingPath).toBe('arrays');
+        expect(await embeddingColumn(db.url)).toBeUndefined();
+      }
+    } finally {
+      await db.drop();
+    }
+  });
+
+  it('falls back to arrays when the role may not create the extension (pgvector is not a trusted extension)', async () => {
+    const role = `warren_role_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
+    const admin = new pg.Client({ connectionString: ADMIN_URL });
+    await admin.connect();
+    try {
+      await admin.query(`CREATE ROLE ${role} LOGIN NOSUPERUSER`);
+      await admin.query(`CREATE DATABASE ${role} OWNER ${role}`);
+      const url = new URL(ADMIN_URL);
+      url.username = role;
+      url.pathname = `/${role}`;
+      const store = await PostgresMemoryStore.open(url.toString());
+      try {
+        expect(store.embeddingPath).toBe('arrays');
+        await store.write('agent', [mem('north', { embedding: [1, 0, 0] }), mem('south', { embedding: [-1, 0, 0] })]);
+        const hits = await store.search('agent', { strategy: 'embedding', embedding: [1, 0.1, 0], limit: 5, threshold: 0 });
+        expect(hits.map((h) => h.entry.text)).toEqual(['north']);
+      } finally {
+        await store.close();
+      }
+      expect(await embeddingColumn(url.toString())).toBeUndefined();
+    } finally {
+      await admin.query(`DROP DATABASE IF EXISTS ${role} WITH (FORCE)`);
+      await admin.query(`DROP ROLE IF EXISTS ${role}`);
+      await admin.end();
+    }
+  });
+
+  it('a database written on the array path is searched the same once pgvector is taken up (vectors filled from the arrays)', async () => {
+    const db = await createTestDatabase();
+    try {
+      const before = await PostgresMemoryStore.open(db.url, { vector: 'off' });
+      await before.write('agent', [mem('north', { embedding: [1, 0, 0] }), mem('east', { embedding: [0, 1, 0] }), mem('flat', { embedding: [] }), mem('none')]);
+      const query = { strategy: 'embedding', embedding: [3, 0.5, 0], limit: 5, threshold: 0.1 } as const;
+      const old = await before.search('agent', query);
+      await before.close();
+      const after = await PostgresMemoryStore.open(db.url);
+      try {
+        expect(after.embeddingPath).toBe((await serverHasPgvector()) ? 'pgvector' : 'arrays');
+        const hits = await after.search('agent', query);
+        expect(hits.map((h) => h.entry.text)).toEqual(['north', 'east']);
+        expect(hits.map((h) => h.entry.text)).toEqual(old.map((h) => h.entry.text));
+        hits.forEach((h, i) => expect(h.score).toBeCloseTo(old[i]!.score, 5));
+        // A query vector pgvector would refuse finds nothing, as on the array path, rather than failing.
+        expect(await after.search('agent', { ...query, embedding: [] })).toEqual([]);
+        // Written after the change, by a writer on either path: found by both.
+        await after.write('agent', [mem('north too', { embedding: [2, 0.1, 0] })]);
+        expect((await after.search('agent', { ...query, limit: 1 }))[0]!.entry.text).toBe('north too');
+      } finally {
+        await after.close();
+      }
+    } finally {
+      await db.drop();
+    }
   });
 });

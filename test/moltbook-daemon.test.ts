@@ -216,7 +216,7 @@ describe('warren on moltbook', () => {
       redisUrl,
       prefix: `warren-molt-kill-${Date.now()}`,
       agentsDir,
-      hub: `{type: moltbook, url: "${molt.url}", agents: {pinchy: {api_key_env: MOLTBOOK_KEY_PINCHY}}, home_interval: 100ms, requests_per_minute: 100, write_limits: {comment_gap: 0}}`,
+      hub: `hub: {type: moltbook, url: "${molt.url}", agents: {pinchy: {api_key_env: MOLTBOOK_KEY_PINCHY}}, home_interval: 100ms, requests_per_minute: 100, write_limits: {comment_gap: 0}}`,
       env: { MOLTBOOK_KEY_PINCHY: pinchy.key, MODEL_KEY: 'sk-model' },
     };
     const procs: WarrenProcess[] = [];

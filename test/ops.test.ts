@@ -1,13 +1,15 @@
 // Operating a running deployment: the ops commands (real subprocesses against the same Redis and hub),
 // pause/resume, and the health and metrics endpoint of the daemon.
 import { execFile, spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import { agentStatus, type StatusReport } from '../daemon/ops/status.ts';
+import { agentStatus, type AgentStatus, type StatusReport } from '../daemon/ops/status.ts';
+import { SqliteMemoryStore } from '../memory/sqlite-memory-store.ts';
 import { LocalFolderStore } from '../store/local-store.ts';
 import { ActivationQueue } from '../scheduler/activation-queue.ts';
 import type { AgentState } from '../scheduler/agent-state.ts';
@@ -24,9 +26,9 @@ afterEach(async () => {
 });
 
 /** Runs `warren <args>` against the harness's hub, Redis prefix and agents (async: the daemon shares this thread). */
-async function warren(harness: Harness, args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+async function warren(harness: Harness, args: string[], env: Record<string, string> = {}, moreYaml = ''): Promise<{ code: number; stdout: string; stderr: string }> {
   const file = join(harness.agentsDir, '..', 'warren.yaml');
-  writeFileSync(file, `hub: {url: "${harness.hub.url}"}\nredis: {url: "${redisUrl}", prefix: ${harness.prefix}}\nstore: {path: agents}\nscheduler: {min_staleness: 1m}\n`);
+  writeFileSync(file, `hub: {url: "${harness.hub.url}"}\nredis: {url: "${redisUrl}", prefix: ${harness.prefix}}\nstore: {path: agents}\nscheduler: {min_staleness: 1m}\n${moreYaml}`);
   try {
     const r = await run(process.execPath, [WARREN, ...args, '--config', file], { timeout: 20_000, env: { ...process.env, REDIS_URL: '', ...env } });
     return { code: 0, stdout: r.stdout, stderr: r.stderr };
@@ -199,7 +201,9 @@ describe('operations', () => {
     const replied = harness.outcomes.filter((o) => o.outcome.kind === 'answered').length;
     expect(replied).toBeGreaterThanOrEqual(3);
     expect(m.get('warren_activations_total{agent="greeter",trigger="notification",outcome="answered"}')).toBe(replied);
-    expect(m.get('warren_activation_duration_seconds_count{agent="greeter",trigger="notification"}')).toBe(harness.outcomes.length);
+    expect(m.get('warren_activation_duration_seconds_count{trigger="notification"}')).toBe(harness.outcomes.length);
+    // One histogram per trigger, none per agent (per-agent series are counters only).
+    expect([...m.keys()].filter((k) => k.startsWith('warren_activation_duration_seconds') && k.includes('agent='))).toEqual([]);
     expect(m.get('warren_scheduler_lag_seconds_count{trigger="notification"}')).toBe(harness.outcomes.length);
     expect(m.get('warren_scheduler_leader')).toBe(1);
     expect(m.get('warren_queue_jobs{state="active"}')).toBe(0);
@@ -253,6 +257,57 @@ describe('truthful status', () => {
     const table = (await warren(h, ['agents'])).stdout.split('\n');
     expect(table.find((l) => l.startsWith('keyless '))).toMatch(/^keyless\s{2,}skipped\s{2,}llm\s/);
     expect(table.find((l) => l.startsWith(`${longName} `))).toMatch(new RegExp(`^${longName}\\s{2,}ready\\s{2,}`));
+  });
+
+  it('status shows each agent\'s spend against the hub\'s limits and its memory; /metrics the same state and memory', async () => {
+    const rememberer = `${scripted('rememberer')}memory: {enabled: true}\n`;
+    const memoryFile = join(mkdtempSync(join(tmpdir(), 'warren-status-memory-')), 'memory.sqlite');
+    h = await startHarness({
+      redisUrl,
+      agentsDir: makeAgentsDir({ rememberer: { config: rememberer, prompt: 'x' } }),
+      hub: { budget: { defaultDailyLimitUsd: 1, defaultMonthlyLimitUsd: 20, perAgent: { rememberer: { daily: 0 } } } },
+      config: (c) => (c.memory.store = memoryFile),
+    });
+    const store = new SqliteMemoryStore(memoryFile);
+    await store.write('rememberer', [
+      { key: 'a', kind: 'note', text: 'the deploy codeword is PELICAN-42', createdAt: Date.now() - 60_000 },
+      { key: 'b', kind: 'conversation', text: 'alice asked about the weather', createdAt: Date.now() },
+    ]);
+    const bytes = await store.size('rememberer');
+    await store.close();
+    await h.api.post('/system/consumption', h.adminKey, { agent_id: 'greeter', tokens_input: 10, tokens_output: 5, cost_usd: 0.25 });
+
+    const yaml = `memory: {store: "${memoryFile}"}\n`;
+    const env = { WARREN_HUB_ADMIN_KEY: h.adminKey };
+    const report = JSON.parse((await warren(h, ['status', '--json'], env, yaml)).stdout) as StatusReport;
+    const of = (name: string): AgentStatus => report.agents.find((a) => a.name === name)!;
+    expect(of('greeter').budget).toEqual({ status: 'healthy', daily_used_usd: 0.25, daily_limit_usd: 1, monthly_used_usd: 0.25, monthly_limit_usd: 20 });
+    expect(of('rememberer').budget).toMatchObject({ daily_limit_usd: null, monthly_limit_usd: 20 });
+    expect(report.fleet_budget).toEqual({ status: 'healthy', monthly_used_usd: 0.25, monthly_limit_usd: 40 });
+    expect(of('greeter').memory).toBeNull();
+    expect(of('rememberer').memory).toMatchObject({ entries: 2, bytes });
+    // Shape kept: the fields that were there are still there.
+    expect(Object.keys(of('greeter'))).toEqual(expect.arrayContaining(['name', 'state', 'state_detail', 'paused', 'waiting_for', 'not_runnable', 'today']));
+
+    const human = (await warren(h, ['status'], env, yaml)).stdout.split('\n');
+    expect(human).toContain('budget  fleet $0.25 of $40.00 this month (healthy)');
+    const header = human.find((l) => l.startsWith('AGENT'))!;
+    const row = (name: string): string => human.find((l) => l.startsWith(`${name} `))!;
+    expect(row('greeter').slice(header.indexOf('BUDGET'))).toMatch(/^\$0\.25\/\$1\.00 · \$0\.25\/\$20\.00\s{2,}-\s{2,}/);
+    expect(row('rememberer').slice(header.indexOf('BUDGET'))).toMatch(/^\$0\.00 \(no limit\) · \$0\.00\/\$20\.00\s{2,}2 entries, \d+ B\s{2,}/);
+    // Without the admin key the budget is unknown, not zero.
+    expect((JSON.parse((await warren(h, ['status', '--json'], {}, yaml)).stdout) as StatusReport).agents[0]!.budget).toBeNull();
+
+    const metrics = async (): Promise<Map<string, number>> => parseProm(await (await fetch(`${h!.daemon.metricsUrl!}/metrics`)).text());
+    let m = await metrics();
+    expect(m.get('warren_agent_state{agent="greeter",state="ready"}')).toBe(1);
+    expect(m.get('warren_agent_state{agent="greeter",state="paused"}')).toBe(0);
+    expect(m.get('warren_memory_entries{agent="rememberer"}')).toBe(2);
+    expect(m.get('warren_memory_bytes{agent="rememberer"}')).toBe(bytes);
+    expect(m.has('warren_memory_entries{agent="greeter"}')).toBe(false);
+    expect((await warren(h, ['pause', 'greeter'], {}, yaml)).code).toBe(0);
+    await waitFor('paused in /metrics', async () => ((m = await metrics()).get('warren_agent_state{agent="greeter",state="paused"}') === 1 ? true : undefined));
+    expect(m.get('warren_agent_state{agent="greeter",state="ready"}')).toBe(0);
   });
 
   it('one state per agent, by precedence: skipped, name taken, running, paused, backoff, quiet hours, failing, ready', async () => {

@@ -39,6 +39,15 @@ describe('warren.yaml validation', () => {
     ]);
   });
 
+  it('redis.cluster: node URLs checked by field; set, the prefix becomes a hash tag (one slot for BullMQ and warren)', () => {
+    expect(problemsOf('redis:\n  cluster: ["http://a:7000", "redis://b:7001"]\n')).toEqual(['warren.yaml:2:13: redis.cluster[0]: expected a redis:// or rediss:// URL of a cluster node']);
+    expect(problemsOf('redis:\n  cluster: []\n')).toEqual(['warren.yaml:2:12: redis.cluster: must have at least 1 item (got 0 items)']);
+    const clustered = loadWarrenConfig(configFile('redis:\n  cluster: ["redis://10.0.0.1:7000", "redis://10.0.0.2:7000"]\n  prefix: acme\n'), {});
+    expect(clustered.redis).toMatchObject({ cluster: ['redis://10.0.0.1:7000', 'redis://10.0.0.2:7000'], prefix: '{acme}' });
+    expect(loadWarrenConfig(configFile('redis: {cluster: ["redis://h:7000"], prefix: "{acme}:prod"}\n'), {}).redis.prefix).toBe('{acme}:prod');
+    expect(loadWarrenConfig(configFile('redis: {prefix: acme}\n'), {}).redis.prefix).toBe('acme'); // one Redis: as configured
+  });
+
   it('checks the store settings: an s3 store needs an s3:// url, durations and env names are checked', () => {
     expect(problemsOf('store:\n  type: s3\n')).toEqual(['warren.yaml:2:3: store.url: store.type s3 needs store.url (s3://bucket/prefix)']);
     expect(problemsOf('store:\n  type: s3\n  url: https://bucket.example/agents\n  poll_interval: often\n  access_key_id_env: my-key\n')).toEqual([

@@ -40,7 +40,8 @@ export function machine(): { cores: number; cpu: string; memory_gib: number; nod
 }
 
 export function writeResults(name: string, figures: Record<string, unknown>): string {
-  const dir = join(import.meta.dirname, '..', 'results');
+  // A quick run's smaller sizes must not replace the full run's figures the README table is made from.
+  const dir = join(import.meta.dirname, '..', 'results', ...(process.env.BENCH_QUICK === '1' ? ['quick'] : []));
   mkdirSync(dir, { recursive: true });
   const file = join(dir, `${name}.json`);
   writeFileSync(file, `${JSON.stringify({ benchmark: name, at: new Date().toISOString(), machine: machine(), ...figures }, null, 2)}\n`);

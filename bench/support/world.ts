@@ -20,6 +20,7 @@ export interface World {
   adminKey: string;
   modelUrl: string;
   hubProcess: ChildProcess;
+  modelProcess: ChildProcess;
   stop(): Promise<void>;
 }
 
@@ -70,6 +71,7 @@ export async function startWorld(opts: { modelDelayMs: number }): Promise<World>
     adminKey,
     modelUrl,
     hubProcess,
+    modelProcess: model,
     async stop() {
       await Promise.all([kill(hubProcess), kill(model)]);
       await redis.stop();
@@ -111,21 +113,35 @@ export function benchConfig(world: World, storeRoot: string, patch: (c: WarrenCo
 
 export const BENCH_ENV = (world: World): NodeJS.ProcessEnv => ({ WARREN_HUB_ADMIN_KEY: world.adminKey, BENCH_MODEL_KEY: 'sk-bench-not-a-secret' });
 
-/** A human on the hub who mentions the agents; returns a function posting one mention (resolves with the send time). */
-export async function mentioner(world: World): Promise<(agent: string, text?: string) => Promise<{ postId: string; sentAt: number }>> {
+/** The hub lets one author's mentions notify at most 100 times an hour; a new human takes over before that. */
+const MENTIONS_PER_HUMAN = 90;
+
+async function registerHuman(world: World): Promise<string> {
   const res = await fetch(`${world.hubUrl}/api/v1/agents/register`, {
     method: 'POST',
     headers: { authorization: `Bearer ${world.adminKey}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ name: `bench-${randomUUID().slice(0, 6)}`, type: 'human' }),
+    body: JSON.stringify({ name: `bench-${randomUUID().slice(0, 8)}`, type: 'human' }),
   });
-  const { api_key: key } = (await res.json()) as { api_key: string };
+  return ((await res.json()) as { api_key: string }).api_key;
+}
+
+/** Humans on the hub who mention the agents; returns a function posting one mention (resolves with the send time). */
+export async function mentioner(world: World): Promise<(agent: string, text?: string) => Promise<{ postId: string; sentAt: number }>> {
+  let key = registerHuman(world);
+  await key;
+  let used = 0;
   // node:http with keep-alive: the load generator shares the daemon's process and must stay light.
   const agent = new HttpAgent({ keepAlive: true, maxSockets: 64 });
-  return (mentioned, text = 'quick question?') =>
-    new Promise((res, reject) => {
+  return async (mentioned, text = 'quick question?') => {
+    if (++used > MENTIONS_PER_HUMAN) {
+      key = registerHuman(world);
+      used = 1;
+    }
+    const auth = `Bearer ${await key}`;
+    return new Promise((res, reject) => {
       const sentAt = Date.now();
       const body = JSON.stringify({ content: `@${mentioned} ${text}` });
-      const req = httpRequest(`${world.hubUrl}/api/v1/posts`, { method: 'POST', agent, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (r) => {
+      const req = httpRequest(`${world.hubUrl}/api/v1/posts`, { method: 'POST', agent, headers: { authorization: auth, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (r) => {
         const chunks: Buffer[] = [];
         r.on('data', (c: Buffer) => chunks.push(c));
         r.on('end', () => {
@@ -137,6 +153,7 @@ export async function mentioner(world: World): Promise<(agent: string, text?: st
       req.on('error', reject);
       req.end(body);
     });
+  };
 }
 
 /** Registers agents on the hub directly (so mentions of them notify before any daemon starts). */
@@ -145,11 +162,14 @@ export async function registerAgents(world: World, names: readonly string[], par
   const one = async (): Promise<void> => {
     while (next < names.length) {
       const name = names[next++]!;
-      const r = await fetch(`${world.hubUrl}/api/v1/agents/register`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${world.adminKey}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ name, type: 'native' }),
-      });
+      const send = (): Promise<Response> =>
+        fetch(`${world.hubUrl}/api/v1/agents/register`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${world.adminKey}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ name, type: 'native' }),
+        });
+      // A kept-alive connection the hub closes as it is reused fails the call ("other side closed"): once more.
+      const r = await send().catch(send);
       if (!r.ok && r.status !== 409) throw new Error(`registering ${name}: ${r.status} ${await r.text()}`);
     }
   };

@@ -112,7 +112,7 @@ async function hubConflicts(config: WarrenConfig, env: NodeJS.ProcessEnv, names:
   const out = new Map<string, string>();
   const { connectRedis } = await import('../redis.ts');
   const { AgentStateStore } = await import('../../scheduler/agent-state.ts');
-  const redis = connectRedis(config.redis.url, 'producer', pino({ level: 'silent' }));
+  const redis = connectRedis(config.redis, 'producer', pino({ level: 'silent' }));
   try {
     const marks = await Promise.race([new AgentStateStore(redis, config.redis.prefix).notRunnable(names), new Promise<Map<string, string>>((resolve) => setTimeout(() => resolve(new Map()), 3_000).unref())]);
     for (const [name, reason] of marks) out.set(name, reason);
@@ -139,11 +139,11 @@ async function hubConflicts(config: WarrenConfig, env: NodeJS.ProcessEnv, names:
 }
 
 async function redisCheck(config: WarrenConfig): Promise<Check> {
-  const { connectRedis, assertRedisReachable, redactUrl } = await import('../redis.ts');
-  const redis = connectRedis(config.redis.url, 'producer', pino({ level: 'silent' }));
+  const { connectRedis, assertRedisReachable, describeRedis } = await import('../redis.ts');
+  const redis = connectRedis(config.redis, 'producer', pino({ level: 'silent' }));
   try {
-    await assertRedisReachable(redis, config.redis.url, 3_000);
-    return { status: 'ok', area: 'redis', message: `${redactUrl(config.redis.url)} answers` };
+    await assertRedisReachable(redis, config.redis, 3_000);
+    return { status: 'ok', area: 'redis', message: `${describeRedis(config.redis)} answers` };
   } catch (err) {
     return { status: 'fail', area: 'redis', message: err instanceof Error ? err.message : String(err) };
   } finally {

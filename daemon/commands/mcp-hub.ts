@@ -1,6 +1,7 @@
 // `warren mcp hub`: the hub tools as a stdio MCP server for CLI executors (docs/agent-loop.md R14), acting as one
 // agent. The same tool definitions and grant rule as the in-process loop. stdout carries JSON-RPC only:
 // every log line goes to stderr (the original hub server logged to stdout and corrupted its stream).
+// With memory grants it also serves memory_save / memory_search, through the daemon's gateway.
 import { createHash, randomBytes } from 'node:crypto';
 import type { Command } from 'commander';
 import { canonicalJson } from '../../agent-loop/loop-guard.ts';
@@ -49,9 +50,13 @@ export async function serveHubMcp(opts: McpHubOptions, hubOverride?: HubAdapter)
   const { hubTools } = await import('../../agent-loop/hub-tools.ts');
   const { hasGrant } = await import('../../store/grants.ts');
   const { HubClient } = await import('../../hub-client/client.ts');
+  const { memoryToolsOver } = await import('../../memory/memory-tools.ts');
+  const { gatewayMemoryBackend } = await import('../../memory/gateway-memory-backend.ts');
 
   const hub = hubOverride ?? new HubClient({ baseUrl: opts.hubUrl, apiKey: opts.key });
-  const tools = hubTools({ hub, agent: opts.agent });
+  // memory_save / memory_search only when granted: their backend is the daemon's gateway (the key is its token).
+  const withMemory = opts.grants.some((g) => g.startsWith('memory:'));
+  const tools = [...hubTools({ hub, agent: opts.agent }), ...(withMemory ? memoryToolsOver(gatewayMemoryBackend(opts.hubUrl, opts.key)) : [])];
   const allowed = (grant: string | undefined): boolean => grant === undefined || hasGrant(opts.grants, grant);
   const activationId = opts.activationId ?? `mcp_${randomBytes(6).toString('hex')}`;
 

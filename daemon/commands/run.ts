@@ -3,9 +3,13 @@
 // Hub writes happen only with --post; without it the hub tools read the configured hub (when an admin key is
 // set) and writes are a dry run the model is told about; a CLI agent gets no hub MCP server at all. Exit code:
 // 0 answered (final, stop_tool, no_action), 2 stopped by a limit or a guard, 1 an error.
+// An agent with memory recalls as in the daemon; a run by hand writes to memory only through memory_save, and
+// only with --post (README "Memory").
 import { randomBytes } from 'node:crypto';
 import type { Command } from 'commander';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../scheduler/redis-scripts.ts';
+import type { RedisTarget } from '../redis.ts';
+import { definitionForTrigger } from '../activation-model.ts';
 import type { ActivationEvent } from '../../agent-loop/events.ts';
 import type { TerminationReason } from '../../agent-loop/termination.ts';
 import { assertNever, outcomeOfRun, type OutcomeKind, type RunOutcome } from '../../executors/run-outcome.ts';
@@ -13,7 +17,11 @@ import type { HubAdapter } from '../../hub-client/adapter.ts';
 import type { ActivationTask } from '../../prompts/activation-context.ts';
 import type { DailyCounters } from '../../scheduler/agent-state.ts';
 import type { AgentDefinition } from '../../store/definition.ts';
-import { loadWarrenConfig } from '../config.ts';
+import { loadWarrenConfig, type WarrenConfig } from '../config.ts';
+import type { Logger } from 'pino';
+import type { AgentMemory } from '../../memory/agent-memory.ts';
+import type { Redactor } from '../redact.ts';
+import type { SecretSource } from '../secrets.ts';
 import type { WriteAllowance } from '../../scheduler/write-allowance.ts';
 
 export interface RunOptions {
@@ -183,14 +191,18 @@ export async function runAgent(agentName: string, opts: RunOptions, env: NodeJS.
     // A CLI agent gets warren's hub MCP server only with --post: then it writes through the gateway as the
     // daemon's agents do. Without --post it gets none (reads included), so nothing it does reaches the hub.
     // Writes for real count against the agent's limits in the daemon's Redis, as the daemon's do.
-    const writes = opts.post ? await writeAllowance(config.redis.url, config.redis.prefix) : undefined;
+    const writes = opts.post ? await writeAllowance(config.redis, config.redis.prefix) : undefined;
     if (writes) cleanups.push(writes.close);
-    const hubMcp = opts.post && adminKey ? await startHubMcp({ hubUrl: config.hub.url, adminKey, logger, writes: writes?.allowance, redact: (text) => redactor.redact(text) }) : undefined;
+    // Memory as the daemon's: recalled into the context, searched with memory_search. Written (memory_save) only
+    // with --post; nothing is remembered of the run itself, whose answer is printed here, not posted.
+    const memory = await agentMemory(config, secrets, redactor, logger, opts.post !== true);
+    cleanups.push(() => memory.store.close());
+    const hubMcp = opts.post && adminKey ? await startHubMcp({ hubUrl: config.hub.url, adminKey, logger, writes: writes?.allowance, memory, redact: (text) => redactor.redact(text) }) : undefined;
     if (hubMcp) cleanups.push(hubMcp.close);
     const connected = await connectHub(config.hub.url, adminKey, opts.post === true);
     const hub = connected ? redactingWrites(connected, (text) => redactor.redact(text)) : undefined;
     // Today's counters live in the daemon's Redis; read only when this run works against the configured hub.
-    const counters = hub ? redisCounters(config.redis.url, config.redis.prefix) : undefined;
+    const counters = hub ? redisCounters(config.redis, config.redis.prefix) : undefined;
     if (counters) cleanups.push(counters.close);
     const context = contextSources(config, env, counters?.usedToday);
     const warn = (what: string, err: unknown): void => console.error(`warren: ${what}: ${err instanceof Error ? err.message : String(err)}`);
@@ -205,6 +217,7 @@ export async function runAgent(agentName: string, opts: RunOptions, env: NodeJS.
       writes: writes?.allowance,
       secret: (name) => secrets.get(name),
       runAs: await startCliIsolation(config, secrets, logger),
+      memory,
       llm: {
         // In the foreground the answer is watched as it is written; the daemon follows executors.llm.stream.
         stream: opts.stream ?? true,
@@ -230,8 +243,11 @@ export async function runAgent(agentName: string, opts: RunOptions, env: NodeJS.
     if (tracing) cleanups.push(() => tracing.shutdown());
     events.emit({ type: 'activation_start', agent: def.name, executor: def.config.type });
     const task = await runTask(def, opts, hub);
-    const built = await gatherContext(context, hub, def, task, { signal: ac.signal, onWarning: warn });
-    const result = await resolved.executor.run({ id: activationId, definition: def, context: built, events, signal: ac.signal, hub });
+    const { recallTextOf } = await import('../../memory/recall-text.ts');
+    const memories = await memory.recall(def, recallTextOf(task), ac.signal);
+    const built = await gatherContext(context, hub, def, task, { signal: ac.signal, onWarning: warn, memories });
+    // --explore runs on the model the daemon would use for an exploration (brain.exploration_model when set).
+    const result = await resolved.executor.run({ id: activationId, definition: definitionForTrigger(def, opts.explore ? 'exploration' : 'notification'), context: built, events, signal: ac.signal, hub });
     if (opts.json) {
       const record: RunRecord = {
         activation_id: activationId,
@@ -263,6 +279,21 @@ export async function runAgent(agentName: string, opts: RunOptions, env: NodeJS.
   }
 }
 
+/** The agents' memory on the daemon's store (opened on first use: an agent without memory opens nothing). */
+async function agentMemory(config: WarrenConfig, secrets: SecretSource, redactor: Redactor, logger: Logger, readOnly: boolean): Promise<AgentMemory> {
+  const { AgentMemory } = await import('../../memory/agent-memory.ts');
+  const { LazyMemoryStore } = await import('../../memory/lazy-memory-store.ts');
+  const { openMemoryStore } = await import('../../memory/open-memory-store.ts');
+  const { embedderOf } = await import('../../memory/embeddings-client.ts');
+  return new AgentMemory({
+    store: new LazyMemoryStore(() => openMemoryStore(config.memory.store)),
+    redact: (text) => redactor.redact(text),
+    logger,
+    embedder: embedderOf(config.memory.embeddings, (name) => secrets.get(name)),
+    readOnly,
+  });
+}
+
 /** What the agent works on: the prompt as given, or the real feed or notification thread read from the hub. */
 async function runTask(def: AgentDefinition, opts: RunOptions, hub: HubAdapter | undefined): Promise<ActivationTask> {
   if (opts.prompt !== undefined) return { kind: 'prompt', text: opts.prompt };
@@ -285,18 +316,15 @@ async function runTask(def: AgentDefinition, opts: RunOptions, hub: HubAdapter |
  * Today's posts and comments from the daemon's Redis, for the "left today" lines. One try, no reconnects: a run
  * by hand must not wait on a Redis that is not there (the line is then left out, with a warning).
  */
-function redisCounters(url: string, prefix: string): { usedToday: (agent: string) => Promise<DailyCounters | undefined>; close: () => void } {
-  let conn: Redis | undefined;
+function redisCounters(target: RedisTarget, prefix: string): { usedToday: (agent: string) => Promise<DailyCounters | undefined>; close: () => void } {
+  let conn: RedisClient | undefined;
   return {
     usedToday: async (agent) => {
-      const { Redis } = await import('ioredis');
       const { AgentStateStore } = await import('../../scheduler/agent-state.ts');
-      const { redactUrl } = await import('../redis.ts');
+      const { connectOnce, describeRedis } = await import('../redis.ts');
       if (!conn) {
-        conn = new Redis(url, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 1_000 });
-        conn.on('error', () => undefined); // reported through the failed read
-        await conn.connect().catch((err: unknown) => {
-          throw new Error(`cannot reach Redis at ${redactUrl(url)}`, { cause: err });
+        conn = await connectOnce(target, 1_000).catch((err: unknown) => {
+          throw new Error(`cannot reach Redis at ${describeRedis(target)}`, { cause: err });
         });
       }
       return (await new AgentStateStore(conn, prefix).dailyMany([agent])).get(agent);
@@ -306,14 +334,11 @@ function redisCounters(url: string, prefix: string): { usedToday: (agent: string
 }
 
 /** The agents' write limits in the daemon's Redis; --post refuses to run without them. */
-async function writeAllowance(url: string, prefix: string): Promise<{ allowance: WriteAllowance; close: () => void }> {
-  const { Redis } = await import('ioredis');
+async function writeAllowance(target: RedisTarget, prefix: string): Promise<{ allowance: WriteAllowance; close: () => void }> {
   const { WriteAllowance } = await import('../../scheduler/write-allowance.ts');
-  const { redactUrl } = await import('../redis.ts');
-  const conn = new Redis(url, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 2_000 });
-  conn.on('error', () => undefined); // reported below
-  await conn.connect().catch((err: unknown) => {
-    throw new Error(`--post counts the agent's writes against its limits in Redis at ${redactUrl(url)}, which does not answer (${err instanceof Error ? err.message : String(err)}); start Redis or set REDIS_URL`);
+  const { connectOnce, describeRedis } = await import('../redis.ts');
+  const conn = await connectOnce(target, 2_000).catch((err: unknown) => {
+    throw new Error(`--post counts the agent's writes against its limits in Redis at ${describeRedis(target)}, which does not answer (${err instanceof Error ? err.message : String(err)}); start Redis or set REDIS_URL`);
   });
   return { allowance: new WriteAllowance(conn, prefix), close: () => conn.disconnect() };
 }

@@ -1,12 +1,12 @@
 // The operations commands: status, agents, logs, pause, resume. They talk to Redis, the hub and the store
 // directly, so they work from any machine sharing them, with or without a daemon running there.
 import type { Command } from 'commander';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../scheduler/redis-scripts.ts';
 import { pino } from 'pino';
 import type { LoadResult } from '../../store/definition.ts';
 import type { QueueCounts } from '../../scheduler/activation-queue.ts';
 import type { ActivationRecord } from '../activation-records.ts';
-import type { AgentStatus, RunningStatus } from './status.ts';
+import type { AgentStatuses, StatusSources } from './agent-statuses.ts';
 import type { WarrenConfig } from '../config.ts';
 import { loadWarrenConfig } from '../config.ts';
 
@@ -14,9 +14,9 @@ interface Common {
   config: string;
 }
 
-async function openRedis(config: WarrenConfig): Promise<Redis> {
+async function openRedis(config: WarrenConfig): Promise<RedisClient> {
   const { openCheckedRedis } = await import('../redis.ts');
-  return openCheckedRedis(config.redis.url);
+  return openCheckedRedis(config.redis);
 }
 
 async function loadAgents(config: WarrenConfig): Promise<{ names: string[]; defs: LoadResult }> {
@@ -30,35 +30,34 @@ async function loadAgents(config: WarrenConfig): Promise<{ names: string[]; defs
   }
 }
 
-/** Each agent's status and what runs now, from Redis: the one reading `status` and `agents` share. */
-async function readAgentStatuses(redis: Redis, config: WarrenConfig, defs: LoadResult): Promise<{ agents: AgentStatus[]; running: RunningStatus[]; queue: QueueCounts }> {
-  const { agentStatus, runningStatus } = await import('./status.ts');
-  const { AgentStateStore } = await import('../../scheduler/agent-state.ts');
-  const { ActivationRecords } = await import('../activation-records.ts');
-  const { ActivationQueue } = await import('../../scheduler/activation-queue.ts');
-  const names = defs.agents.map((a) => a.name);
-  const state = new AgentStateStore(redis, config.redis.prefix);
-  const [states, daily, last, notRunnable, skipped] = await Promise.all([
-    state.getMany(names),
-    state.dailyMany(names),
-    new ActivationRecords(redis, config.redis.prefix).lastOf(names),
-    state.notRunnable(names),
-    state.skipped(names),
-  ]);
-  const q = new ActivationQueue(redis, { prefix: config.redis.prefix, logger: pino({ level: 'silent' }) });
+/** What `status` and `agents` read beside Redis: the memory store when an agent remembers, the hub's budget when the admin key is known. */
+async function statusSources(redis: RedisClient, config: WarrenConfig, defs: LoadResult, opts: { budget: boolean }): Promise<{ src: StatusSources; close: () => Promise<void> }> {
+  const remembers = defs.agents.some((d) => d.config.memory?.enabled);
+  const { openMemoryStore } = await import('../../memory/open-memory-store.ts');
+  const { isPostgresUrl } = await import('../../memory/store-location.ts');
+  const { existsSync } = await import('node:fs');
+  // A SQLite file not created yet holds nothing: read as empty, without creating it (status changes nothing).
+  const location = isPostgresUrl(config.memory.store) || existsSync(config.memory.store) ? config.memory.store : ':memory:';
+  const memory = remembers ? await openMemoryStore(location).catch(() => undefined) : undefined;
+  let budget: StatusSources['budget'];
+  if (opts.budget) {
+    const { SecretSource } = await import('../secrets.ts');
+    const adminKey = new SecretSource({ env: process.env, dir: config.secrets.dir }).get(config.hub.admin_key_env);
+    if (adminKey && config.hub.type !== 'moltbook') {
+      const { HubClient } = await import('../../hub-client/client.ts');
+      budget = new HubClient({ baseUrl: config.hub.url, apiKey: adminKey, logger: pino({ level: 'silent' }) });
+    }
+  }
+  return { src: { redis, prefix: config.redis.prefix, minStalenessMs: config.scheduler.min_staleness, memory, budget }, close: async () => void (await memory?.close()) };
+}
+
+async function readStatuses(redis: RedisClient, config: WarrenConfig, defs: LoadResult, opts: { budget: boolean }): Promise<AgentStatuses> {
+  const { readAgentStatuses } = await import('./agent-statuses.ts');
+  const { src, close } = await statusSources(redis, config, defs, opts);
   try {
-    const queue = await q.counts();
-    const running = (await q.running()).map(runningStatus);
-    const now = new Date();
-    const agents = defs.agents.map((d) =>
-      agentStatus(d, states.get(d.name), last.get(d.name), daily.get(d.name)!, config.scheduler.min_staleness, now, notRunnable.get(d.name), {
-        skipped: skipped.get(d.name),
-        running: running.some((r) => r.agent === d.name),
-      }),
-    );
-    return { agents, running, queue };
+    return await readAgentStatuses(src, defs.agents);
   } finally {
-    await q.close();
+    await close();
   }
 }
 
@@ -72,23 +71,23 @@ export function registerOpsCommands(program: Command): void {
       const config = loadWarrenConfig(opts.config);
       const { formatStatus, hubHealthy, probe } = await import('./status.ts');
       const { HubClient } = await import('../../hub-client/client.ts');
-      const { assertRedisReachable, connectRedis, redactUrl } = await import('../redis.ts');
+      const { assertRedisReachable, connectRedis, describeRedis } = await import('../redis.ts');
       const hub = new HubClient({ baseUrl: config.hub.url, apiKey: '', logger: pino({ level: 'silent' }) });
       const { defs } = await loadAgents(config);
-      const redis = connectRedis(config.redis.url, 'producer', pino({ level: 'silent' }));
+      const redis = connectRedis(config.redis, 'producer', pino({ level: 'silent' }));
       try {
-        const redisProbe = await probe(() => assertRedisReachable(redis, config.redis.url, 2_000));
+        const redisProbe = await probe(() => assertRedisReachable(redis, config.redis, 2_000));
         const hubProbe = await probe(() => hubHealthy(hub));
         let leader: string | null = null;
-        let fleet: { agents: AgentStatus[]; running: RunningStatus[]; queue: QueueCounts | null } = { agents: [], running: [], queue: null };
+        let fleet: Omit<AgentStatuses, 'queue'> & { queue: QueueCounts | null } = { agents: [], running: [], queue: null, fleetBudget: null };
         if (redisProbe.ok) {
           const { LeaderLease } = await import('../../scheduler/lease.ts');
-          fleet = await readAgentStatuses(redis, config, defs);
+          fleet = await readStatuses(redis, config, defs, { budget: hubProbe.ok });
           leader = await new LeaderLease(redis, { prefix: config.redis.prefix, ttlMs: config.scheduler.lease_ttl }).holder();
         }
-        const { agents, running, queue } = fleet;
+        const { agents, running, queue, fleetBudget } = fleet;
         const broken = new Set(defs.problems.filter((p) => p.severity === 'error').map((p) => p.file)).size;
-        const report = { redis: { url: redactUrl(config.redis.url), ...redisProbe }, hub: { url: config.hub.url, ...hubProbe }, leader, queue, running, agents, defined: defs.agents.length, broken };
+        const report = { redis: { url: describeRedis(config.redis), ...redisProbe }, hub: { url: config.hub.url, ...hubProbe }, leader, queue, running, agents, defined: defs.agents.length, broken, fleet_budget: fleetBudget };
         console.log(opts.json ? JSON.stringify(report, null, 2) : formatStatus(report, new Date()));
         process.exitCode = redisProbe.ok ? 0 : 1;
       } finally {
@@ -106,7 +105,7 @@ export function registerOpsCommands(program: Command): void {
       const { defs } = await loadAgents(config);
       const redis = await openRedis(config).catch(() => undefined);
       // Without Redis the definitions are still shown; their state is unknown (null).
-      const statuses = redis ? await readAgentStatuses(redis, config, defs).finally(() => redis.disconnect()) : undefined;
+      const statuses = redis ? await readStatuses(redis, config, defs, { budget: false }).finally(() => redis.disconnect()) : undefined;
       const byName = new Map(statuses?.agents.map((a) => [a.name, a]));
       const rows = defs.agents.map((d) => ({
         name: d.name,
@@ -148,7 +147,7 @@ export function registerOpsCommands(program: Command): void {
         if (opts.json) console.log(JSON.stringify(r));
         else console.log([formatRecordLine(r), ...(opts.events ? formatEvents(r) : [])].join('\n'));
       };
-      let subscriber: Redis | undefined;
+      let subscriber: RedisClient | undefined;
       if (opts.follow) {
         // Subscribe before reading history so nothing finishing in between is missed.
         subscriber = redis.duplicate();
@@ -196,11 +195,10 @@ export function registerOpsCommands(program: Command): void {
         const { names } = await loadAgents(config);
         if (!names.includes(agent)) throw new Error(`no agent named "${agent}" in ${config.store.path} (agents: ${names.join(', ') || 'none'})`);
         const { AgentStateStore } = await import('../../scheduler/agent-state.ts');
+        const { setAgentPaused } = await import('./pause.ts');
         const redis = await openRedis(config);
         try {
-          const state = new AgentStateStore(redis, config.redis.prefix);
-          await state.setPaused(agent, paused);
-          if (!paused) await state.clearBackoff(agent);
+          await setAgentPaused(new AgentStateStore(redis, config.redis.prefix), agent, paused);
         } finally {
           redis.disconnect();
         }

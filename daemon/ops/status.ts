@@ -36,6 +36,31 @@ export interface AgentStatus {
   /** When exploration may next pick the agent; null when discovery is off. */
   next_exploration_at: string | null;
   today: DailyCounters;
+  /** What the agent remembers (entries, bytes, and the newest few when asked for); null when its memory is off or unread. */
+  memory?: AgentMemoryFigures | null;
+  /** Spend against the hub's limits (USD; a null limit is none); null when the hub was not asked or did not answer. */
+  budget?: AgentBudget | null;
+}
+
+export interface AgentMemoryFigures {
+  entries: number;
+  bytes: number;
+  newest: Array<{ text: string; kind: string; created_at: string }>;
+}
+
+export interface AgentBudget {
+  status: string;
+  daily_used_usd: number;
+  daily_limit_usd: number | null;
+  monthly_used_usd: number;
+  monthly_limit_usd: number | null;
+}
+
+/** The fleet's spend this month against the sum of its agents' monthly limits (null: none set), from the hub. */
+export interface FleetBudget {
+  status: string;
+  monthly_used_usd: number;
+  monthly_limit_usd: number | null;
 }
 
 /** One activation running now, as its worker last described it. */
@@ -60,6 +85,8 @@ export interface StatusReport {
   defined: number;
   /** Agents whose definition has errors (they are not run). */
   broken: number;
+  /** The fleet's spend this month, from the hub; null when the hub was not asked (no admin key here) or did not answer. */
+  fleet_budget?: FleetBudget | null;
 }
 
 /**
@@ -191,6 +218,7 @@ export function formatStatus(r: StatusReport, now: Date): string {
     `hub     ${r.hub.url}  ${mark(r.hub)}`,
     `leader  ${r.leader ?? (r.redis.ok ? 'none (no scheduler running)' : 'unknown')}`,
     `queue   ${q ? `${q.active} active, ${q.waiting + q.prioritized} waiting, ${q.delayed} delayed (retries), ${q.failed} failed` : 'unknown'}`,
+    ...(r.fleet_budget ? [`budget  fleet ${fleetBudgetText(r.fleet_budget)}`] : []),
     '',
   ];
   if (!r.redis.ok) lines.push(`redis is down: the state of the ${plural(r.defined, 'defined agent')} is unknown (start Redis, or set REDIS_URL or redis.url in warren.yaml to yours)`);
@@ -200,9 +228,9 @@ export function formatStatus(r: StatusReport, now: Date): string {
       const last = a.last ? `${a.last.outcome} ${a.last.reason ? `(${a.last.reason}) ` : ''}${ago(a.last.at, now)}` : 'never ran';
       const today = `${plural(a.today.activations, 'run')}, ${a.today.tokensInput + a.today.tokensOutput} tok, $${a.today.costUsd.toFixed(4)}`;
       const next = a.next_exploration_at === null ? 'discovery off' : Date.parse(a.next_exploration_at) <= now.getTime() ? 'when idle' : shortTime(a.next_exploration_at);
-      return [a.name, stateCell(a), last, today, next];
+      return [a.name, stateCell(a), last, today, budgetCell(a.budget), memoryCell(a.memory), next];
     });
-    lines.push(...columns([['AGENT', 'STATE', 'LAST', 'TODAY', 'NEXT EXPLORATION'], ...rows]));
+    lines.push(...columns([['AGENT', 'STATE', 'LAST', 'TODAY', 'BUDGET (DAY · MONTH)', 'MEMORY', 'NEXT EXPLORATION'], ...rows]));
   }
   for (const a of r.agents) if (a.not_runnable) lines.push('', `${a.name} is not run: ${a.not_runnable}`);
   if (r.running.length) {
@@ -210,6 +238,25 @@ export function formatStatus(r: StatusReport, now: Date): string {
   }
   if (r.broken) lines.push('', `${r.broken} agent definition${r.broken === 1 ? ' has' : 's have'} errors and ${r.broken === 1 ? 'is' : 'are'} not run; see \`warren validate\``);
   return lines.join('\n');
+}
+
+/** `$0.02/$1.00 · $0.40/$20.00`; a missing limit is `no limit`; `-` when the hub's budget is unknown. */
+export function budgetCell(b: AgentBudget | null | undefined): string {
+  if (!b) return '-';
+  const one = (used: number, limit: number | null): string => (limit === null ? `$${used.toFixed(2)} (no limit)` : `$${used.toFixed(2)}/$${limit.toFixed(2)}`);
+  return `${one(b.daily_used_usd, b.daily_limit_usd)} · ${one(b.monthly_used_usd, b.monthly_limit_usd)}${b.status === 'healthy' ? '' : ` ${b.status.toUpperCase()}`}`;
+}
+
+/** `$3.20 of $40.00 this month (healthy)`. */
+export function fleetBudgetText(b: FleetBudget): string {
+  return `$${b.monthly_used_usd.toFixed(2)} ${b.monthly_limit_usd === null ? '(no monthly limits set)' : `of $${b.monthly_limit_usd.toFixed(2)}`} this month (${b.status})`;
+}
+
+/** `12 entries, 3.4 kB`; `-` when the agent does not remember (or the store could not be read). */
+export function memoryCell(m: AgentMemoryFigures | null | undefined): string {
+  if (!m) return '-';
+  const size = m.bytes < 1024 ? `${m.bytes} B` : m.bytes < 1024 * 1024 ? `${(m.bytes / 1024).toFixed(1)} kB` : `${(m.bytes / 1024 / 1024).toFixed(1)} MB`;
+  return `${plural(m.entries, 'entry', 'entries')}, ${size}`;
 }
 
 function shortTime(iso: string | null): string {

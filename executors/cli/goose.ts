@@ -31,13 +31,13 @@ export function shellQuote(token: string): string {
   return /^[\w@%+=:,./-]+$/.test(token) ? token : `'${token.replace(/'/g, `'\\''`)}'`;
 }
 
-/** Runs a command with variables from a file (executors/cli/with-env-file.ts), on the Node running warren. */
-export const WITH_ENV_FILE = join(import.meta.dirname, 'with-env-file.ts');
+/** Runs a command with variables from a file (executors/cli/with-env-file.js), on the Node running warren. */
+export const WITH_ENV_FILE = join(import.meta.dirname, 'with-env-file.js');
 
 /**
  * `--with-extension` takes one command string. goose would take leading `KEY=VAL` tokens as the server's
  * environment, but that puts secrets (the hub key) in argv, readable with ps: a server with variables is
- * started through with-env-file.ts instead, its variables in a private file of the activation.
+ * started through with-env-file.js instead, its variables in a private file of the activation.
  */
 export function gooseExtensionArgs(servers: readonly McpServerSpec[], scratch: string, node: string = process.execPath): { args: string[]; files: Record<string, string> } {
   const args: string[] = [];

@@ -15,17 +15,17 @@ export interface WarrenHubMcpOptions {
    * Issues the credentials the server acts with: the hub URL it talks to and a key for the agent. The daemon
    * hands out a scoped gateway token (daemon/hub-gateway.ts), never the admin key.
    */
-  credentials: (agent: AgentDefinition) => { hubUrl: string; key: string; release?: () => void };
+  credentials: (agent: AgentDefinition) => { hubUrl: string; key: string; grants?: readonly string[]; release?: () => void };
   /** The Node that runs warren (process.execPath). */
   node?: string;
 }
 
 export function warrenHubMcpLauncher(opts: WarrenHubMcpOptions): HubMcpLauncher {
   return (agent, activationId) => {
-    const { hubUrl, key, release } = opts.credentials(agent);
+    const { hubUrl, key, grants, release } = opts.credentials(agent);
     return {
       command: opts.node ?? process.execPath,
-      args: [join(ROOT, 'bin', 'warren.js'), 'mcp', 'hub', '--agent', agent.name, '--grants', agent.config.capabilities.grants.filter((g) => g.startsWith('hub:')).join(','), '--activation', activationId],
+      args: [join(ROOT, 'bin', 'warren.js'), 'mcp', 'hub', '--agent', agent.name, '--grants', (grants ?? agent.config.capabilities.grants.filter((g) => g.startsWith('hub:'))).join(','), '--activation', activationId],
       env: { WARREN_HUB_URL: hubUrl, WARREN_HUB_KEY: key },
       release,
     };

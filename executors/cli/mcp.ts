@@ -1,6 +1,7 @@
 // MCP servers handed to a CLI: warren's hub server (acting as the agent) and the agent's own stdio and HTTP
 // servers, in one neutral shape that each CLI adapter renders into its own configuration syntax.
 import type { AgentDefinition } from '../../store/definition.ts';
+import { effectiveGrants } from '../../memory/memory-grants.ts';
 
 /** How to start one stdio MCP server. */
 export interface McpLaunch {
@@ -35,16 +36,16 @@ export function isHubPostingTool(name: string, postingTools: readonly string[] =
 }
 
 /**
- * The MCP servers for one activation: the hub server (when the agent holds a hub grant and a launcher exists),
+ * The MCP servers for one activation: the hub server (when the agent holds a hub or memory grant and a launcher exists),
  * then the agent's explicit stdio and HTTP entries. Built-in names other than `hub` (github, brave…) need
  * credentials wiring that CLI agents do not have yet; they are returned as `skipped` so the caller can say so.
  */
 export function mcpServersFor(def: AgentDefinition, hub: McpLaunch | undefined): { servers: McpServerSpec[]; skipped: string[] } {
   const servers: McpServerSpec[] = [];
   const skipped: string[] = [];
-  const grants = def.config.capabilities.grants;
-  const hubGranted = grants.some((g) => g === 'hub:read' || g === 'hub:write' || g === 'hub:*');
-  if (hub && hubGranted) servers.push({ kind: 'stdio', name: HUB_MCP_NAME, command: hub.command, args: hub.args, env: hub.env });
+  // Memory grants count too: the server carries memory_save / memory_search (implied by memory.enabled).
+  const served = effectiveGrants(def.config).some((g) => g === 'hub:read' || g === 'hub:write' || g === 'hub:*' || g.startsWith('memory:'));
+  if (hub && served) servers.push({ kind: 'stdio', name: HUB_MCP_NAME, command: hub.command, args: hub.args, env: hub.env });
   for (const entry of def.config.capabilities.mcp_servers) {
     if (typeof entry === 'string') {
       if (entry !== HUB_MCP_NAME) skipped.push(entry);

@@ -2,7 +2,7 @@
 // the key with the most room. Work is found on /home (per agent, paced) and in the comment trees of the posts
 // it names; read state is per post on the hub, so warren keeps what it found and what it handled in Redis.
 // Writes go through a ledger keyed by warren's idempotency key and never repeat a POST blindly.
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../scheduler/redis-scripts.ts';
 import type { Logger } from 'pino';
 import type {
   ConsumptionReport,
@@ -50,7 +50,7 @@ export interface MoltbookAdapterOptions {
   baseUrl: string;
   /** Agent name → its key. */
   keys: ReadonlyMap<string, string>;
-  redis: Redis;
+  redis: RedisClient;
   prefix: string;
   logger?: Logger;
   /** How often each agent's /home is read for work (jittered ±20 %). */

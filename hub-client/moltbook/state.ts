@@ -2,7 +2,8 @@
 // handled (so a post marked read on the hub never loses an unhandled sibling), the ones handled, and the
 // write ledger (by warren's idempotency key: whether a write may have happened, and what it was).
 import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import { RedisKeys } from '../../scheduler/redis-keys.ts';
+import type { RedisClient } from '../../scheduler/redis-scripts.ts';
 import type { Notification } from '../types.ts';
 import type { WriteHistory } from './write-limits.ts';
 
@@ -28,65 +29,65 @@ export function contentHash(text: string): string {
 }
 
 export class MoltbookState {
-  readonly #redis: Redis;
-  readonly #prefix: string;
+  readonly #redis: RedisClient;
+  readonly #keys: RedisKeys;
 
-  constructor(redis: Redis, prefix: string) {
+  constructor(redis: RedisClient, prefix: string) {
     this.#redis = redis;
-    this.#prefix = `${prefix}:moltbook`;
+    this.#keys = new RedisKeys(prefix);
   }
 
   async pending(agent: string): Promise<Notification[]> {
-    const all = await this.#redis.hvals(`${this.#prefix}:pending:${agent}`);
+    const all = await this.#redis.hvals(this.#keys.moltbookPending(agent));
     return all.map((v) => JSON.parse(v) as Notification).sort((a, b) => a.created_at.localeCompare(b.created_at));
   }
 
   async pendingCount(agent: string): Promise<number> {
-    return this.#redis.hlen(`${this.#prefix}:pending:${agent}`);
+    return this.#redis.hlen(this.#keys.moltbookPending(agent));
   }
 
   async addPending(agent: string, ns: readonly Notification[]): Promise<void> {
     if (ns.length === 0) return;
-    await this.#redis.hset(`${this.#prefix}:pending:${agent}`, Object.fromEntries(ns.map((n) => [n.id, JSON.stringify(n)])));
+    await this.#redis.hset(this.#keys.moltbookPending(agent), Object.fromEntries(ns.map((n) => [n.id, JSON.stringify(n)])));
   }
 
   async handled(agent: string, ids: readonly string[]): Promise<Set<string>> {
     if (ids.length === 0) return new Set();
-    const flags = await this.#redis.smismember(`${this.#prefix}:handled:${agent}`, ...ids);
+    const flags = await this.#redis.smismember(this.#keys.moltbookHandled(agent), ...ids);
     return new Set(ids.filter((_, i) => flags[i] === 1));
   }
 
   /** Handled: out of the pending set, into the handled one, in one transaction. */
   async markHandled(agent: string, ids: readonly string[]): Promise<void> {
     if (ids.length === 0) return;
-    const handled = `${this.#prefix}:handled:${agent}`;
-    await this.#redis.multi().sadd(handled, ...ids).expire(handled, HANDLED_TTL_SECONDS).hdel(`${this.#prefix}:pending:${agent}`, ...ids).exec();
+    const handled = this.#keys.moltbookHandled(agent);
+    await this.#redis.multi().sadd(handled, ...ids).expire(handled, HANDLED_TTL_SECONDS).hdel(this.#keys.moltbookPending(agent), ...ids).exec();
   }
 
   async ledger(key: string): Promise<LedgerEntry | undefined> {
-    const v = await this.#redis.get(`${this.#prefix}:write:${key}`);
+    const v = await this.#redis.get(this.#keys.moltbookWrite(key));
     return v ? (JSON.parse(v) as LedgerEntry) : undefined;
   }
 
   async setLedger(key: string, e: LedgerEntry): Promise<void> {
-    await this.#redis.set(`${this.#prefix}:write:${key}`, JSON.stringify(e), 'EX', LEDGER_TTL_SECONDS);
+    await this.#redis.set(this.#keys.moltbookWrite(key), JSON.stringify(e), 'EX', LEDGER_TTL_SECONDS);
   }
 
   async forgetLedger(key: string): Promise<void> {
-    await this.#redis.del(`${this.#prefix}:write:${key}`);
+    await this.#redis.del(this.#keys.moltbookWrite(key));
   }
 
   /** Consecutive failed challenges of an agent (ten in a row suspend it on Moltbook). */
   async challengeFailed(agent: string): Promise<number> {
-    return this.#redis.incr(`${this.#prefix}:challenge-failures:${agent}`);
+    return this.#redis.incr(this.#keys.moltbookChallengeFailures(agent));
   }
 
   async challengePassed(agent: string): Promise<void> {
-    await this.#redis.del(`${this.#prefix}:challenge-failures:${agent}`);
+    await this.#redis.del(this.#keys.moltbookChallengeFailures(agent));
   }
 
   async writeHistory(agent: string, day: string): Promise<WriteHistory> {
-    const [post, comment, count] = await this.#redis.mget(`${this.#prefix}:last-post:${agent}`, `${this.#prefix}:last-comment:${agent}`, `${this.#prefix}:comments:${agent}:${day}`);
+    const [post, comment, count] = await this.#redis.mget(this.#keys.moltbookLastWrite(agent, 'post'), this.#keys.moltbookLastWrite(agent, 'comment'), this.#keys.moltbookCommentsOn(agent, day));
     return { lastPostAt: post ? Number(post) : undefined, lastCommentAt: comment ? Number(comment) : undefined, commentsToday: Number(count ?? 0) };
   }
 
@@ -96,19 +97,19 @@ export class MoltbookState {
    */
   async reserveWrite(agent: string, kind: 'post' | 'comment', now: number, day: string, commentsPerDay: number): Promise<boolean> {
     if (kind === 'comment') {
-      const count = `${this.#prefix}:comments:${agent}:${day}`;
+      const count = this.#keys.moltbookCommentsOn(agent, day);
       const [[, n]] = (await this.#redis.multi().incr(count).expire(count, 2 * 86_400).exec()) as [[null, number]];
       if (n > commentsPerDay) {
         await this.#redis.decr(count);
         return false;
       }
     }
-    await this.#redis.set(`${this.#prefix}:last-${kind}:${agent}`, String(now), 'EX', 86_400);
+    await this.#redis.set(this.#keys.moltbookLastWrite(agent, kind), String(now), 'EX', 86_400);
     return true;
   }
 
   /** A write the hub refused (nothing created) gives its place in the day's count back. */
   async releaseWrite(agent: string, kind: 'post' | 'comment', day: string): Promise<void> {
-    if (kind === 'comment') await this.#redis.decr(`${this.#prefix}:comments:${agent}:${day}`);
+    if (kind === 'comment') await this.#redis.decr(this.#keys.moltbookCommentsOn(agent, day));
   }
 }

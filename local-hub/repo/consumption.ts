@@ -24,6 +24,7 @@ export class ConsumptionRepo {
   readonly #month: StatementSync;
   readonly #toolsOnDay: StatementSync;
   readonly #monthAll: StatementSync;
+  readonly #dayAll: StatementSync;
   readonly #dayTotals: StatementSync;
 
   constructor(db: DatabaseSync) {
@@ -37,6 +38,7 @@ export class ConsumptionRepo {
     this.#month = db.prepare('SELECT COALESCE(SUM(cost_usd), 0) AS usd FROM consumption WHERE agent_id = ? AND month = ?');
     this.#toolsOnDay = db.prepare(`SELECT COALESCE(tool_type, 'default') AS tool, SUM(cost_usd) AS usd FROM consumption WHERE agent_id = ? AND day = ? GROUP BY 1 ORDER BY 1`);
     this.#monthAll = db.prepare('SELECT COALESCE(SUM(cost_usd), 0) AS usd FROM consumption WHERE month = ?');
+    this.#dayAll = db.prepare('SELECT COALESCE(SUM(cost_usd), 0) AS usd FROM consumption WHERE day = ?');
     this.#dayTotals = db.prepare(
       'SELECT agent_id, SUM(tokens_input) AS tokens_input, SUM(tokens_output) AS tokens_output, SUM(cost_usd) AS cost_usd FROM consumption WHERE day = ? GROUP BY agent_id',
     );
@@ -68,5 +70,10 @@ export class ConsumptionRepo {
   /** Everyone's spend this month (the collective view). */
   usedInMonthByAll(month: string): number {
     return Number((this.#monthAll.get(month) as { usd: number }).usd);
+  }
+
+  /** Everyone's spend on one UTC day (the fleet's daily limit). */
+  usedOnDayByAll(day: string): number {
+    return Number((this.#dayAll.get(day) as { usd: number }).usd);
   }
 }

@@ -92,6 +92,22 @@ export function agentRoutes(r: Router, s: HubServices): void {
     });
   });
 
+  // (local hub) A new key for a human user, issued by the admin: the old one stops working at once. This is how
+  // `warren hub user <name>` gives a person a key again; an agent's key is rotated only with its own key.
+  r.post(
+    '/api/v1/agents/:ref/key',
+    (ctx) => {
+      const agent = s.agents.byRef(ctx.params.ref!);
+      if (!agent) throw notFound(`agent ${ctx.params.ref}`);
+      if (agent.type !== 'human') throw new HttpError(409, `"${agent.name}" is an agent, not a human user: its key is rotated with its own key (POST /agents/me/regenerate-key)`);
+      const key = newAgentKey();
+      const now = s.now().toISOString();
+      if (!s.agents.rotateKey({ id: agent.id, currentHash: agent.key_hash, newHash: sha256(key), expires: null, oldExpires: now, now })) throw new HttpError(409, 'the key changed meanwhile; try again');
+      return ok({ ...agentView(s.agents.byId(agent.id)!), api_key: key });
+    },
+    'admin',
+  );
+
   r.get('/api/v1/agents', (ctx) => {
     const q = ctx.query;
     if (boolParam(q, 'has_notifications')) {

@@ -48,13 +48,15 @@ export function systemRoutes(r: Router, s: HubServices): void {
     const agent = actingAgent(ctx.caller, ref, s.agents);
     const now = s.now();
     const { day, month } = usageBuckets(now);
+    const monthAll = s.consumption.usedInMonthByAll(month);
     return ok(
       budgetHealth({
         agentRef: ref ?? agent.name,
         limits: limitsFor(s.budget, agent),
         used: { daily: s.consumption.usedOnDay(agent.id, day), monthly: s.consumption.usedInMonth(agent.id, month) },
         toolsToday: s.consumption.toolsOnDay(agent.id, day),
-        collective: { budget: collectiveBudget(), used: s.consumption.usedInMonthByAll(month) },
+        collective: { budget: s.budget.fleetMonthlyLimitUsd ?? collectiveBudget(), used: monthAll },
+        fleet: { limits: { daily: s.budget.fleetDailyLimitUsd, monthly: s.budget.fleetMonthlyLimitUsd }, used: { daily: s.consumption.usedOnDayByAll(day), monthly: monthAll } },
         thresholds: thresholdsOf(s.budget),
         now,
       }),

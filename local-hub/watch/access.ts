@@ -4,7 +4,7 @@
 //   at 127.0.0.1 (DNS rebinding) sends its own name and is refused;
 // - writing needs the page's session (a cookie the page was given) and the page's header; with `any`, reading
 //   needs the session too, and the session is only given for the token printed at start.
-import { isIP } from 'node:net';
+import { BlockList, isIP } from 'node:net';
 import { HttpError } from '../http-error.ts';
 
 export type WatchPolicy = 'loopback' | 'any' | 'off';
@@ -27,6 +27,28 @@ export interface WatchRules {
   policy: WatchPolicy;
   /** Host names of this hub, lowercase, without port (see `hubNames`). */
   names: ReadonlySet<string>;
+  /** Networks whose addresses count as this machine (e.g. a container bridge the host's browser comes through). */
+  trusted?: BlockList;
+}
+
+/** `10.0.0.0/8`-style networks as a BlockList; throws on a malformed one. */
+export function trustedNetworks(cidrs: readonly string[]): BlockList {
+  const list = new BlockList();
+  for (const cidr of cidrs) {
+    const [net, bits] = cidr.split('/');
+    const family = isIP(net ?? '');
+    const prefix = Number(bits);
+    if (!family || !Number.isInteger(prefix) || prefix < 0 || prefix > (family === 4 ? 32 : 128)) throw new Error(`not a network: "${cidr}" (expected an address/prefix such as 172.16.0.0/12)`);
+    list.addSubnet(net!, prefix, family === 4 ? 'ipv4' : 'ipv6');
+  }
+  return list;
+}
+
+function inTrusted(address: string | undefined, trusted: BlockList | undefined): boolean {
+  if (!address || !trusted) return false;
+  const v4 = address.startsWith('::ffff:') ? address.slice(7) : address;
+  const family = isIP(v4);
+  return family !== 0 && trusted.check(v4, family === 4 ? 'ipv4' : 'ipv6');
 }
 
 const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '::1'];
@@ -70,7 +92,7 @@ function originHost(origin: string): string | undefined {
 /** Undefined when the request may go ahead; otherwise the refusal to send. */
 export function watchRefusal(f: WatchRequestFacts, rules: WatchRules): HttpError | undefined {
   if (rules.policy === 'off') return new HttpError(404, 'the watch page is turned off on this hub');
-  if (rules.policy === 'loopback' && !isLoopback(f.remoteAddress)) {
+  if (rules.policy === 'loopback' && !isLoopback(f.remoteAddress) && !inTrusted(f.remoteAddress, rules.trusted)) {
     return new HttpError(403, 'the watch page answers only on this machine (start the hub with --watch any to open it)');
   }
   if (!knownHost(f.host === undefined ? undefined : hostName(f.host), rules.names)) return new HttpError(403, `Host ${JSON.stringify(f.host ?? '')} is not a name of this hub`);

@@ -1,5 +1,8 @@
 // The watch page in the browser: loads the feed and the agents panel, then follows the hub's Server-Sent Events.
-// Served with its types stripped; it uses only the DOM. Every piece of hub text goes in through textContent.
+// Served with its types stripped; it uses only the DOM. Hub text goes in through textContent, or as Markdown
+// through markdown.ts (raw HTML off, an allow-list after). Each agent's live state comes from the daemon beside
+// the hub (/watch/api/fleet), polled while the page is open.
+import { renderMarkdown } from './markdown.ts';
 
 interface AgentRef {
   id: string;
@@ -33,9 +36,22 @@ interface AgentPanelRow {
   tokens_today: { input: number; output: number };
   cost_today_usd: number;
   unread_notifications: number;
+  budget?: { status: string; daily_used_usd: number; daily_limit_usd: number | null; monthly_used_usd: number; monthly_limit_usd: number | null };
+}
+interface FleetAgent {
+  name: string;
+  state: string;
+  state_detail: string | null;
+  running: { trigger: string; started_at: string; doing: string } | null;
+  memory: { entries: number; bytes: number; newest: Array<{ text: string; kind: string; created_at: string }> } | null;
+}
+interface Fleet {
+  available: boolean;
+  agents: FleetAgent[];
 }
 interface WatchState {
   agents: AgentPanelRow[];
+  fleet_budget?: { status: string; monthly_used_usd: number; monthly_limit_usd: number | null };
   communities: string[];
 }
 
@@ -59,6 +75,8 @@ const composerTitle = $<HTMLInputElement>('composer-title');
 const composerContent = $<HTMLTextAreaElement>('composer-content');
 const composerError = $<HTMLSpanElement>('composer-error');
 const agentsList = $<HTMLUListElement>('agents');
+const banner = $<HTMLDivElement>('banner');
+const fleetBudget = $<HTMLParagraphElement>('fleet-budget');
 
 /** Which agents took part in each shown thread (for the agent filter when comments arrive). */
 const participants = new Map<string, Set<string>>();
@@ -95,17 +113,42 @@ function authorLine(author: AgentRef, iso: string): HTMLDivElement {
   return meta;
 }
 
+/** The hub did not answer at all (down, restarting, network gone): said in the banner, not as a raw fetch error. */
+class HubUnreachable extends Error {
+  constructor() {
+    super('the hub is not reachable');
+    this.name = 'HubUnreachable';
+  }
+}
+
+/** Shows or hides the banner saying the hub cannot be reached. */
+function setReachable(reachable: boolean): void {
+  banner.hidden = reachable;
+  if (!reachable) banner.textContent = 'The hub is not reachable. Is warren still running? This page reconnects by itself when it is back.';
+}
+
 async function api<T>(path: string, init?: { method: 'POST'; body: unknown }): Promise<T> {
-  const res = await fetch(path, {
-    method: init?.method ?? 'GET',
-    headers: init
-      ? { 'content-type': 'application/json', 'x-warren-watch': '1', 'idempotency-key': crypto.randomUUID() }
-      : { accept: 'application/json' },
-    body: init ? JSON.stringify(init.body) : undefined,
-  });
+  let res: Response;
+  try {
+    res = await fetch(path, {
+      method: init?.method ?? 'GET',
+      headers: init
+        ? { 'content-type': 'application/json', 'x-warren-watch': '1', 'idempotency-key': crypto.randomUUID() }
+        : { accept: 'application/json' },
+      body: init ? JSON.stringify(init.body) : undefined,
+    });
+  } catch {
+    setReachable(false);
+    throw new HubUnreachable();
+  }
+  setReachable(true);
   const body = (await res.json().catch(() => ({}))) as T & { detail?: string };
   if (!res.ok) throw new Error(body.detail ?? `${res.status} ${res.statusText}`);
   return body;
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }
 
 // ---- rendering ----
@@ -113,7 +156,9 @@ async function api<T>(path: string, init?: { method: 'POST'; body: unknown }): P
 function renderComment(c: WatchComment): HTMLLIElement {
   const item = el('li', 'comment');
   item.dataset.commentId = c.id;
-  item.append(authorLine(c.author, c.created_at), el('div', 'content', c.content));
+  const content = el('div', 'content');
+  renderMarkdown(c.content, content);
+  item.append(authorLine(c.author, c.created_at), content);
   const actions = el('div', 'meta');
   const reply = el('button', 'link', 'reply');
   reply.type = 'button';
@@ -123,36 +168,55 @@ function renderComment(c: WatchComment): HTMLLIElement {
   return item;
 }
 
-/** Places a comment under its parent (or the post) in a thread list; comments arrive oldest first. */
+/** Places a comment under its parent (or the post), newest first: comments arrive oldest first, each goes on top. */
 function placeComment(thread: HTMLElement, c: WatchComment): HTMLLIElement {
   const node = renderComment(c);
   const parent = c.parent_id ? thread.querySelector<HTMLElement>(`li[data-comment-id="${CSS.escape(c.parent_id)}"] > ol.comments`) : null;
-  (parent ?? thread).append(node);
+  (parent ?? thread).prepend(node);
   return node;
+}
+
+/** An error post's facts (daemon/error-post.ts writes them as `- Class: …` lines): shown compactly, the rest folded. */
+function errorFacts(content: string): { kind: string; message: string } {
+  const line = (label: string): string | undefined => new RegExp(`^- ${label}: (.*)$`, 'm').exec(content)?.[1]?.trim();
+  const kind = line('Class') ?? line('Stopped by') ?? 'error';
+  const message = line('Message') ?? line('Detail') ?? content.split('\n').find((l) => l.trim() && !l.startsWith('#'))?.trim() ?? '';
+  return { kind, message };
 }
 
 function renderPost(p: WatchPost): HTMLLIElement {
   const item = el('li', 'card post');
   item.dataset.postId = p.id;
   item.dataset.community = p.community ?? '';
-  if (p.community === ERRORS_COMMUNITY) item.classList.add('errors');
+  const isError = p.community === ERRORS_COMMUNITY;
+  if (isError) item.classList.add('errors');
   const meta = authorLine(p.author, p.created_at);
-  if (p.community) meta.prepend(el('span', p.community === ERRORS_COMMUNITY ? 'badge errors' : 'badge', p.community));
+  if (p.community) meta.prepend(el('span', isError ? 'badge errors' : 'badge', p.community));
   item.append(meta);
   if (p.title) item.append(el('h3', 'title', p.title));
-  item.append(el('div', 'content', p.content));
+  const content = el('div', 'content');
+  renderMarkdown(p.content, content);
+  if (isError) {
+    // Title, class and message at a glance; the full report (task, context, stack) folded.
+    const facts = errorFacts(p.content);
+    const summary = el('div', 'error-summary');
+    summary.append(el('code', 'error-class', facts.kind), el('span', 'error-message', facts.message));
+    const details = el('details', 'error-details');
+    details.append(el('summary', undefined, 'details'), content);
+    item.append(summary, details);
+  } else item.append(content);
 
-  const details = el('details', 'thread');
-  const summary = el('summary');
-  details.append(summary);
-  const thread = el('ol', 'comments');
-  details.append(thread);
-  for (const c of p.comments ?? []) placeComment(thread, c);
+  // Replies are shown, newest first; the thread is never collapsed.
+  const thread = el('div', 'thread');
+  const count = el('div', 'thread-count');
+  const list = el('ol', 'comments');
+  thread.append(count, list);
+  for (const c of p.comments ?? []) placeComment(list, c);
   const replyButton = el('button', 'link', 'reply to post');
   replyButton.type = 'button';
   replyButton.addEventListener('click', () => openReply(p.id, null));
-  details.append(replyButton);
-  item.append(details);
+  thread.append(replyButton);
+  item.append(thread);
   setCount(item, p.comments?.length ?? p.comment_count);
 
   participants.set(p.id, new Set([p.author.name, ...(p.comments ?? []).map((c) => c.author.name)]));
@@ -161,16 +225,15 @@ function renderPost(p: WatchPost): HTMLLIElement {
 
 function setCount(post: HTMLElement, n: number): void {
   post.dataset.comments = String(n);
-  const summary = post.querySelector('summary');
-  if (summary) summary.textContent = n === 0 ? 'no replies yet' : n === 1 ? '1 reply' : `${n} replies`;
+  const count = post.querySelector('.thread-count');
+  if (count) count.textContent = n === 0 ? 'no replies yet' : n === 1 ? '1 reply' : `${n} replies`;
 }
 
 function openReply(postId: string, to: WatchComment | null): void {
   const post = feed.querySelector<HTMLElement>(`li[data-post-id="${CSS.escape(postId)}"]`);
   if (!post) return;
   post.querySelector('form.reply')?.remove();
-  const details = post.querySelector('details');
-  if (details) details.open = true;
+  const thread = post.querySelector<HTMLElement>('.thread');
   const form = el('form', 'reply');
   if (to) form.append(el('div', 'replying-to', `replying to ${to.author.name}`));
   const text = el('textarea');
@@ -196,11 +259,11 @@ function openReply(postId: string, to: WatchComment | null): void {
         form.remove();
       })
       .catch((err: unknown) => {
-        error.textContent = err instanceof Error ? err.message : String(err);
+        error.textContent = errorText(err);
         send.disabled = false;
       });
   });
-  (details ?? post).append(form);
+  (thread ?? post).append(form);
   text.focus();
 }
 
@@ -230,7 +293,7 @@ function addComment(c: WatchComment): void {
     return;
   }
   if (post.querySelector(`li[data-comment-id="${CSS.escape(c.id)}"]`)) return;
-  const thread = post.querySelector<HTMLElement>('details > ol.comments');
+  const thread = post.querySelector<HTMLElement>('.thread > ol.comments');
   if (!thread) return;
   placeComment(thread, c).classList.add('fresh');
   setCount(post, thread.querySelectorAll('li.comment').length);
@@ -256,37 +319,115 @@ function fillSelect(select: HTMLSelectElement, values: string[]): void {
   select.value = values.includes(keep) ? keep : '';
 }
 
-function renderAgents(rows: AgentPanelRow[]): void {
-  agentsList.replaceChildren(
-    ...rows
-      .filter((a) => a.type !== 'human')
-      .map((a) => {
-        const item = el('li', 'card agent');
-        item.dataset.agent = a.name;
-        const head = el('div', 'row');
-        head.append(el('span', 'name', a.name), el('span', 'badge', a.type));
-        const facts = el('dl');
-        const fact = (label: string, value: string, className?: string): void => {
-          const dd = el('dd', className, value);
-          dd.dataset.fact = label;
-          facts.append(el('dt', undefined, label), dd);
-        };
-        fact('last activation', timeLabel(a.last_activated_at));
-        fact('activations today', String(a.activations_today));
-        fact('tokens today', `${a.tokens_today.input.toLocaleString()} in · ${a.tokens_today.output.toLocaleString()} out`);
-        fact('cost today', `$${a.cost_today_usd.toFixed(4)}`);
-        fact('unread', String(a.unread_notifications), a.unread_notifications > 0 ? 'unread' : undefined);
-        item.append(head, facts);
-        return item;
-      }),
-  );
+/** The hub's figures (panel) and the daemon's live state (fleet), as last read; the cards are drawn from both. */
+let panelRows: AgentPanelRow[] = [];
+let fleet: Fleet = { available: false, agents: [] };
+
+const STATE_LABELS: Record<string, string> = {
+  ready: 'ready',
+  running: 'running now',
+  paused: 'paused',
+  quiet_hours: 'quiet hours',
+  backoff: 'backoff',
+  failing: 'failing',
+  skipped: 'skipped',
+  name_taken: 'not run: name taken',
+};
+
+function money(n: number): string {
+  return `$${n.toFixed(n !== 0 && n < 0.01 ? 4 : 2)}`;
+}
+
+function spend(used: number, limit: number | null): string {
+  return limit === null ? `${money(used)} (no limit)` : `${money(used)} of ${money(limit)}`;
+}
+
+function size(bytes: number): string {
+  return bytes < 1024 ? `${bytes} B` : bytes < 1024 * 1024 ? `${(bytes / 1024).toFixed(1)} kB` : `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+}
+
+function renderAgents(): void {
+  const live = new Map(fleet.agents.map((a) => [a.name, a]));
+  // Agents the daemon defines but the hub never saw (skipped before registering) are shown too.
+  const names = [...panelRows.filter((a) => a.type !== 'human').map((a) => a.name), ...fleet.agents.map((a) => a.name).filter((n) => !panelRows.some((r) => r.name === n))];
+  const rows = new Map(panelRows.map((r) => [r.name, r]));
+  agentsList.replaceChildren(...names.map((name) => agentCard(name, rows.get(name), live.get(name))));
+}
+
+function agentCard(name: string, a: AgentPanelRow | undefined, f: FleetAgent | undefined): HTMLLIElement {
+  const item = el('li', 'card agent');
+  item.dataset.agent = name;
+  const head = el('div', 'row');
+  head.append(el('span', 'name', name), el('span', 'badge', a?.type ?? 'agent'));
+  if (f) {
+    item.dataset.state = f.state;
+    const state = el('span', `state state-${f.state}`, STATE_LABELS[f.state] ?? f.state);
+    state.dataset.fact = 'state';
+    head.append(state);
+  }
+  item.append(head);
+  if (f?.running) item.append(factLine('running', `running now: ${f.running.doing} (${f.running.trigger})`));
+  if (f?.state_detail) item.append(factLine('state detail', f.state === 'skipped' || f.state === 'name_taken' ? `not run: ${f.state_detail}` : f.state_detail));
+  if (f && fleet.available && f.state !== 'skipped' && f.state !== 'name_taken') item.append(pauseButton(name, f.state === 'paused'));
+
+  const facts = el('dl');
+  const fact = (label: string, value: string, className?: string): void => {
+    const dd = el('dd', className, value);
+    dd.dataset.fact = label;
+    facts.append(el('dt', undefined, label), dd);
+  };
+  if (a) {
+    fact('last activation', timeLabel(a.last_activated_at));
+    fact('activations today', String(a.activations_today));
+    fact('tokens today', `${a.tokens_today.input.toLocaleString()} in · ${a.tokens_today.output.toLocaleString()} out`);
+    fact('cost today', `$${a.cost_today_usd.toFixed(4)}`);
+    if (a.budget) {
+      const over = a.budget.status !== 'healthy' ? `budget-${a.budget.status}` : undefined;
+      fact('budget today', spend(a.budget.daily_used_usd, a.budget.daily_limit_usd), over);
+      fact('budget this month', spend(a.budget.monthly_used_usd, a.budget.monthly_limit_usd), over);
+    }
+    fact('unread', String(a.unread_notifications), a.unread_notifications > 0 ? 'unread' : undefined);
+  }
+  if (f?.memory) fact('memory', `${f.memory.entries} ${f.memory.entries === 1 ? 'entry' : 'entries'}, ${size(f.memory.bytes)}`);
+  item.append(facts);
+  if (f?.memory?.newest.length) {
+    const list = el('ol', 'memories');
+    for (const m of f.memory.newest) {
+      const entry = el('li', 'memory', m.text);
+      entry.title = `${m.kind}, ${new Date(m.created_at).toLocaleString()}`;
+      list.append(entry);
+    }
+    item.append(list);
+  }
+  return item;
+}
+
+function factLine(label: string, text: string): HTMLDivElement {
+  const line = el('div', 'agent-line', text);
+  line.dataset.fact = label;
+  return line;
+}
+
+function pauseButton(name: string, paused: boolean): HTMLButtonElement {
+  const button = el('button', paused ? 'resume' : 'pause', paused ? 'Resume' : 'Pause');
+  button.type = 'button';
+  button.addEventListener('click', () => {
+    button.disabled = true;
+    api(`/watch/api/agents/${encodeURIComponent(name)}/${paused ? 'resume' : 'pause'}`, { method: 'POST', body: {} })
+      .then(() => refreshFleet())
+      .catch((err: unknown) => {
+        button.disabled = false;
+        button.title = errorText(err);
+      });
+  });
+  return button;
 }
 
 let stateTimer: ReturnType<typeof setTimeout> | undefined;
 /** Many events arrive in bursts (one activation: comment, read, consumption, activated); refresh once per burst. */
 function refreshStateSoon(): void {
   clearTimeout(stateTimer);
-  stateTimer = setTimeout(() => void refreshState(), 150);
+  stateTimer = setTimeout(() => void refreshState().catch(() => undefined), 150);
 }
 
 async function refreshState(): Promise<void> {
@@ -298,20 +439,54 @@ async function refreshState(): Promise<void> {
     filterAgent,
     state.agents.map((a) => a.name),
   );
-  renderAgents(state.agents);
+  panelRows = state.agents;
+  const b = state.fleet_budget;
+  fleetBudget.textContent = b ? `all agents this month: ${spend(b.monthly_used_usd, b.monthly_limit_usd)}${b.status === 'healthy' ? '' : ` (${b.status})`}` : '';
+  fleetBudget.dataset.status = b?.status ?? '';
+  renderAgents();
 }
+
+async function refreshFleet(): Promise<void> {
+  fleet = await api<Fleet>('/watch/api/fleet');
+  renderAgents();
+}
+
+/** How often the agents' live state is read while the page is open. */
+const FLEET_POLL_MS = 2_000;
 
 // ---- live updates ----
 
+/** Everything the page shows, read again: at start and after the event stream reconnects (events meanwhile were missed). */
+function loadAll(): void {
+  void Promise.all([refreshState(), reload(), refreshFleet()]).then(
+    () => {
+      composerError.textContent = '';
+    },
+    (err: unknown) => {
+      if (!(err instanceof HubUnreachable)) composerError.textContent = `could not load the hub: ${errorText(err)}`;
+    },
+  );
+}
+
 function connect(): void {
   const source = new EventSource('/watch/events');
+  let lost = false;
   source.addEventListener('open', () => {
     live.dataset.state = 'open';
     live.textContent = 'live';
+    setReachable(true);
+    if (lost) loadAll();
+    lost = false;
   });
   source.addEventListener('error', () => {
+    lost = true;
     live.dataset.state = 'closed';
     live.textContent = 'reconnecting…';
+    // A closed stream with no answer to a plain request means the hub itself is gone.
+    void fetch('/watch/api/fleet', { headers: { accept: 'application/json' } }).then(
+      () => setReachable(true),
+      () => setReachable(false),
+    );
   });
   source.addEventListener('post', (ev) => {
     addPost(JSON.parse((ev as MessageEvent<string>).data) as WatchPost);
@@ -337,18 +512,17 @@ composer.addEventListener('submit', (ev) => {
       composerContent.value = '';
     })
     .catch((err: unknown) => {
-      composerError.textContent = err instanceof Error ? err.message : String(err);
+      composerError.textContent = errorText(err);
     });
 });
-for (const select of [filterCommunity, filterAgent]) select.addEventListener('change', () => void reload());
+for (const select of [filterCommunity, filterAgent]) select.addEventListener('change', () => void reload().catch(() => undefined));
 // Relative times ("3 min ago") stay true without a reload.
 setInterval(() => {
   for (const t of document.querySelectorAll<HTMLTimeElement>('time[datetime]')) t.textContent = timeLabel(t.dateTime);
 }, 30_000);
+setInterval(() => void refreshFleet().catch(() => undefined), FLEET_POLL_MS);
 
 connect();
-void Promise.all([refreshState(), reload()]).catch((err: unknown) => {
-  composerError.textContent = `could not load the hub: ${err instanceof Error ? err.message : String(err)}`;
-});
+loadAll();
 
 export {};

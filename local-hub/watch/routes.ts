@@ -12,7 +12,8 @@ import { Community } from '../routes/posts.ts';
 import type { HubServices } from '../services.ts';
 import { intParam, optionalParam, parseBody } from '../validation.ts';
 import { postView, type AgentRow } from '../views.ts';
-import { agentPanel } from './panel.ts';
+import { UnknownAgentError, type FleetSource } from './fleet.ts';
+import { agentPanel, fleetBudget } from './panel.ts';
 
 export const DEFAULT_HUMAN = 'human';
 
@@ -22,7 +23,7 @@ const text = z.string().max(40_000).refine((v) => v.trim() !== '', 'must not be 
 const PostBody = z.looseObject({ as: HumanName, content: text, title: z.string().max(300).nullish(), community: Community.nullish() });
 const CommentBody = z.looseObject({ as: HumanName, content: text, parent_id: z.string().nullish() });
 
-export function watchRoutes(r: Router, s: HubServices): void {
+export function watchRoutes(r: Router, s: HubServices, fleet?: FleetSource): void {
   r.get('/watch/api/feed', (ctx) => {
     const q = ctx.query;
     const community = optionalParam(q, 'community');
@@ -38,7 +39,33 @@ export function watchRoutes(r: Router, s: HubServices): void {
     return ok({ posts: rows.map((p) => postView(p, s.posts.commentsOf(p.id))) });
   });
 
-  r.get('/watch/api/state', () => ok({ agents: agentPanel(s), communities: s.communities.list().map((c) => c.name) }));
+  r.get('/watch/api/state', () => ok({ agents: agentPanel(s), fleet_budget: fleetBudget(s), communities: s.communities.list().map((c) => c.name) }));
+
+  // Each agent's live state from the daemon beside this hub; `available: false` on a hub started on its own.
+  r.get('/watch/api/fleet', async () => ok({ available: fleet !== undefined, agents: fleet ? await fleet.agents() : [] }));
+
+  for (const [action, paused] of [
+    ['pause', true],
+    ['resume', false],
+  ] as const) {
+    // Not a hub write: the daemon's state changes, so no transaction (watch/fleet.ts).
+    r.post(
+      `/watch/api/agents/:name/${action}`,
+      async (ctx) => {
+        if (!fleet) throw new HttpError(409, 'this hub runs without a daemon beside it: pause and resume with `warren pause` / `warren resume`');
+        const name = ctx.params.name!;
+        try {
+          await fleet.setPaused(name, paused);
+        } catch (err) {
+          if (err instanceof UnknownAgentError) throw notFound(`agent ${name}`);
+          throw err;
+        }
+        return ok({ agent: name, paused });
+      },
+      'any',
+      { transaction: false },
+    );
+  }
 
   r.post('/watch/api/posts', (ctx) => {
     const b = parseBody(PostBody, ctx.body);

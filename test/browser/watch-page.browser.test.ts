@@ -75,7 +75,6 @@ describe('watch page in Chromium', () => {
     const answer = await t.call<{ id: string }>('POST', `/posts/${myId}/comments`, { key: bobKey, body: { content: 'yes, here' } });
     const answerNode = mine.locator(`li[data-comment-id="${answer.body.id}"]`);
     await answerNode.waitFor({ state: 'attached', timeout: 1000 });
-    await mine.locator('summary').click();
     await answerNode.locator('button', { hasText: 'reply' }).first().click();
     await mine.locator('form.reply textarea').fill('great, thanks');
     await mine.locator('form.reply button[type="submit"]').click();

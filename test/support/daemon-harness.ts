@@ -41,6 +41,8 @@ export function makeAgentsDir(agents: Record<string, { config: string; prompt?: 
 
 export async function startHarness(opts: {
   redisUrl: string;
+  /** Nodes of a Redis Cluster to use instead of `redisUrl` (test/support/redis-cluster.ts). */
+  redisCluster?: string[];
   agentsDir: string;
   env?: Record<string, string>;
   config?: (c: WarrenConfig) => void;
@@ -55,7 +57,7 @@ export async function startHarness(opts: {
   const prefix = `warren-test-${randomUUID().slice(0, 8)}`;
   const config = WarrenConfigSchema.parse({
     hub: { url: hub.url, embedded: false },
-    redis: { url: opts.redisUrl, prefix },
+    redis: { url: opts.redisUrl, cluster: opts.redisCluster, prefix },
     store: { path: opts.agentsDir },
     scheduler: { poll_interval: '50ms' },
     workers: { concurrency: 4, shutdown_grace: '2s' },
@@ -79,7 +81,7 @@ export async function startHarness(opts: {
     daemon,
     api,
     adminKey,
-    prefix,
+    prefix: config.redis.prefix,
     agentsDir: opts.agentsDir,
     logs,
     outcomes,

@@ -3,7 +3,8 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 
-const ADMIN_URL = process.env.WARREN_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+/** The server's maintenance database (the tests ask it what the server has, e.g. pg_available_extensions). */
+export const ADMIN_URL = process.env.WARREN_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 export interface TestDatabase {
   url: string;

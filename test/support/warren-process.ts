@@ -10,6 +10,8 @@ export interface DaemonSettings {
   hubUrl: string;
   adminKey: string;
   redisUrl: string;
+  /** Nodes of a Redis Cluster to use instead of `redisUrl`. */
+  redisCluster?: string[];
   prefix: string;
   agentsDir: string;
   role?: 'all' | 'scheduler' | 'worker';
@@ -17,10 +19,10 @@ export interface DaemonSettings {
   workers?: string;
   scheduler?: string;
   env?: Record<string, string>;
-  /** The whole `hub:` flow map instead of the generated one (e.g. `{type: moltbook, …}`); hubUrl is then unused. */
-  hub?: string;
   /** More top-level warren.yaml sections, one per line (e.g. `executors: {cli: {…}}`). */
   sections?: string[];
+  /** The whole `hub:` line, replacing the generated one (e.g. an embedded hub). */
+  hub?: string;
 }
 
 export interface WarrenProcess {
@@ -43,8 +45,8 @@ export function startWarren(s: DaemonSettings): WarrenProcess {
   writeFileSync(
     config,
     [
-      s.hub ? `hub: ${s.hub}` : `hub: {url: "${s.hubUrl}", embedded: false}`,
-      `redis: {url: "${s.redisUrl}", prefix: ${s.prefix}}`,
+      s.hub ?? `hub: {url: "${s.hubUrl}", embedded: false}`,
+      `redis: {url: "${s.redisUrl}"${s.redisCluster ? `, cluster: [${s.redisCluster.map((u) => `"${u}"`).join(', ')}]` : ''}, prefix: ${s.prefix}}`,
       `store: {path: "${s.agentsDir}"}`,
       `scheduler: {poll_interval: 50ms, exploration_interval: 0, lease_ttl: 1s${s.scheduler ? `, ${s.scheduler}` : ''}}`,
       `workers: {concurrency: 25, lock_duration: 2s, stalled_interval: 1s${s.workers ? `, ${s.workers}` : ''}}`,

@@ -1,0 +1,31 @@
+// What the daemon that runs the agents tells its embedded hub's watch page: each agent's live state (the same
+// reading as `warren status`, daemon/ops/agent-statuses.ts) and pause/resume. A hub started on its own
+// (`warren hub`) has no daemon beside it: the page then shows the hub's own figures only.
+
+/** One agent as the daemon sees it now. */
+export interface FleetAgent {
+  name: string;
+  /** ready, running, paused, quiet_hours, backoff, failing, skipped, name_taken (daemon/ops/status.ts). */
+  state: string;
+  /** Why skipped, until when, how many failed or abandoned; null when nothing goes with the state. */
+  state_detail: string | null;
+  /** The activation running now, and what it does (`step 2/10 → hub_search`). */
+  running: { trigger: string; started_at: string; doing: string } | null;
+  /** Null when the agent does not remember. */
+  memory: { entries: number; bytes: number; newest: Array<{ text: string; kind: string; created_at: string }> } | null;
+}
+
+export interface FleetSource {
+  agents(): Promise<FleetAgent[]>;
+  /** As `warren pause` / `warren resume` do it; rejects with UnknownAgentError for a name the daemon does not define. */
+  setPaused(agent: string, paused: boolean): Promise<void>;
+}
+
+export class UnknownAgentError extends Error {
+  readonly agent: string;
+  constructor(agent: string) {
+    super(`no agent named "${agent}" is defined`);
+    this.agent = agent;
+    this.name = 'UnknownAgentError';
+  }
+}

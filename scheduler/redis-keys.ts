@@ -1,0 +1,151 @@
+// Every Redis key and channel name warren uses, in one place. All of them start with the daemon's prefix, which is
+// also BullMQ's: on Redis Cluster that prefix is a hash tag (`{warren}`), so BullMQ's keys and warren's own share
+// one slot, and a script may read both (the inbox holds read BullMQ's deduplication keys).
+import { createHash } from 'node:crypto';
+import { ACTIVATION_QUEUE } from './activation-job.ts';
+
+/**
+ * The prefix keys are made with: as configured on a single Redis; on a cluster wrapped in braces (`warren` →
+ * `{warren}`) unless it already holds a hash tag, since BullMQ and warren's multi-key scripts need one slot.
+ */
+export function keyPrefix(prefix: string, cluster: boolean): string {
+  if (!cluster || /\{[^}]+\}/.test(prefix)) return prefix;
+  return `{${prefix}}`;
+}
+
+/** BullMQ's deduplication id of an agent's activations (one queued or running, plus one kept follow-up). */
+export function dedupId(agent: string): string {
+  return `agent:${agent}`;
+}
+
+/** The key names under one prefix (pure). */
+export class RedisKeys {
+  readonly prefix: string;
+
+  constructor(prefix: string) {
+    this.prefix = prefix;
+  }
+
+  /**
+   * Where BullMQ keeps an agent's deduplication state (the key layout of its Lua scripts, 6.x): the job that holds
+   * the deduplication id, the follow-up it keeps for after an active job, and the prefix of job hashes.
+   * test/inbox-claims.test.ts fails if an upgrade moves them.
+   */
+  dedup(agent: string): { current: string; next: string; jobPrefix: string } {
+    const base = `${this.prefix}:${ACTIVATION_QUEUE}:`;
+    return { current: `${base}de:${dedupId(agent)}`, next: `${base}dn:${dedupId(agent)}`, jobPrefix: base };
+  }
+
+  // Inbox holds (scheduler/inbox-claims.ts). `inbox-hold`, not the earlier `inbox-claim` (a string): a key left by
+  // an older worker never meets these scripts.
+  inboxHold(agent: string): string {
+    return `${this.prefix}:inbox-hold:${agent}`;
+  }
+  get inboxHoldVersion(): string {
+    return `${this.prefix}:inbox-hold-version`;
+  }
+
+  get leader(): string {
+    return `${this.prefix}:scheduler:leader`;
+  }
+
+  // Agent state (scheduler/agent-state.ts): one hash per fact, one field per agent.
+  get agentFailures(): string {
+    return `${this.prefix}:agent-failures`;
+  }
+  get agentLastFailure(): string {
+    return `${this.prefix}:agent-last-failure`;
+  }
+  get agentBackoffUntil(): string {
+    return `${this.prefix}:agent-backoff-until`;
+  }
+  get agentAbandoned(): string {
+    return `${this.prefix}:agent-abandoned`;
+  }
+  get agentLastActivated(): string {
+    return `${this.prefix}:agent-last-activated`;
+  }
+  get agentPaused(): string {
+    return `${this.prefix}:agent-paused`;
+  }
+  get agentNotRunnable(): string {
+    return `${this.prefix}:agent-not-runnable`;
+  }
+  get agentSkipped(): string {
+    return `${this.prefix}:agent-skipped`;
+  }
+  /** The hash of one UTC day's counters, one field per agent and counter (`<agent>|posts`). */
+  agentDay(day: string): string {
+    return `${this.prefix}:agent-day:${day}`;
+  }
+  once(key: string): string {
+    return `${this.prefix}:once:${key}`;
+  }
+
+  // Write limits (scheduler/write-allowance.ts).
+  writeReservation(agent: string, kind: string, thread: string, idempotencyKey: string): string {
+    return `${this.prefix}:write-reservation:${agent}:${kind}:${thread}:${idempotencyKey}`;
+  }
+  get agentLastWrite(): string {
+    return `${this.prefix}:agent-last-write`;
+  }
+  threadResponses(thread: string): string {
+    return `${this.prefix}:thread-responses:${thread}`;
+  }
+
+  // The activation pipeline's memory (daemon/*).
+  outbox(agent: string, notificationId: string): string {
+    return `${this.prefix}:outbox:${agent}:${notificationId}`;
+  }
+  notificationFailures(agent: string): string {
+    return `${this.prefix}:notification-failures:${agent}`;
+  }
+  /** Hashed: a fingerprint holds (redacted) error text, which has no place in a key name. */
+  errorPosts(agent: string, fingerprint: string): string {
+    return `${this.prefix}:error-posts:${agent}:${createHash('sha256').update(fingerprint).digest('hex').slice(0, 24)}`;
+  }
+  activationRecords(agent: string): string {
+    return `${this.prefix}:activation-records:${agent}`;
+  }
+  get allActivationRecords(): string {
+    return `${this.prefix}:activation-records`;
+  }
+
+  // Moltbook (hub-client/moltbook/state.ts).
+  moltbookPending(agent: string): string {
+    return `${this.prefix}:moltbook:pending:${agent}`;
+  }
+  moltbookHandled(agent: string): string {
+    return `${this.prefix}:moltbook:handled:${agent}`;
+  }
+  moltbookWrite(key: string): string {
+    return `${this.prefix}:moltbook:write:${key}`;
+  }
+  moltbookChallengeFailures(agent: string): string {
+    return `${this.prefix}:moltbook:challenge-failures:${agent}`;
+  }
+  /** When the agent last posted or commented (the cooldowns of hub-client/moltbook/write-limits.ts). */
+  moltbookLastWrite(agent: string, kind: 'post' | 'comment'): string {
+    return `${this.prefix}:moltbook:last-${kind}:${agent}`;
+  }
+  /** The agent's comments on a UTC day (YYYY-MM-DD). */
+  moltbookCommentsOn(agent: string, day: string): string {
+    return `${this.prefix}:moltbook:comments:${agent}:${day}`;
+  }
+  /** Spend in USD of an agent (or, with no agent, the fleet) on a UTC day (`d`, YYYY-MM-DD) or month (`m`, YYYY-MM). */
+  moltbookSpend(agent: string | undefined, period: 'd' | 'm', bucket: string): string {
+    return agent === undefined ? `${this.prefix}:moltbook:budget-fleet:${period}:${bucket}` : `${this.prefix}:moltbook:budget:${agent}:${period}:${bucket}`;
+  }
+  /** A usage report already counted (by its idempotency key). */
+  moltbookSpendSeen(reportKey: string): string {
+    return `${this.prefix}:moltbook:budget-seen:${reportKey}`;
+  }
+
+  // Pub/sub channels (not keys: a cluster broadcasts them to every node).
+  get activationRecordsChannel(): string {
+    return `${this.prefix}:live:activation-records`;
+  }
+  get reloadChannel(): string {
+    return `${this.prefix}:reload`;
+  }
+}

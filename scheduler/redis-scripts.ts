@@ -1,0 +1,120 @@
+// Every Lua script of warren (scheduler/lua/*.lua), one typed method each. Scripts are registered once per
+// connection with ioredis `defineCommand`, so they run by EVALSHA (the body is sent again only after a NOSCRIPT,
+// e.g. on a fresh server), also inside pipelines. The keys a script touches are passed as KEYS, so on Redis Cluster
+// the command is routed to the node that owns them; they share one hash tag (scheduler/redis-keys.ts).
+import { readFileSync } from 'node:fs';
+import type { Cluster, Redis } from 'ioredis';
+
+/** A single Redis or a Redis Cluster: what every Redis user of warren takes. */
+export type RedisClient = Redis | Cluster;
+
+/** A run's inbox claim was taken over by a later attempt of the same job: this attempt must not act on its inbox. */
+export class InboxClaimLost extends Error {
+  override readonly name = 'InboxClaimLost';
+  readonly agent: string;
+  readonly jobId: string;
+  readonly attempt: string;
+  readonly step: 'claim' | 'settle' | 'release';
+  constructor(step: 'claim' | 'settle' | 'release', agent: string, jobId: string, attempt: string) {
+    super(`inbox ${step} of agent ${agent} lost: job ${jobId} attempt ${attempt} is no longer the run's latest attempt`);
+    this.step = step;
+    this.agent = agent;
+    this.jobId = jobId;
+    this.attempt = attempt;
+  }
+}
+
+const lua = (name: string): string => readFileSync(new URL(`./lua/${name}.lua`, import.meta.url), 'utf8');
+
+// Name on the connection → script body and fixed key count (undefined: given per call).
+const SCRIPTS = {
+  warrenInboxHeld: { lua: lua('inbox-held'), keys: undefined },
+  warrenInboxBegin: { lua: lua('inbox-begin'), keys: 3 },
+  warrenInboxClaim: { lua: lua('inbox-claim'), keys: 2 },
+  warrenInboxSettle: { lua: lua('inbox-settle'), keys: 2 },
+  warrenInboxRelease: { lua: lua('inbox-release'), keys: 2 },
+  warrenLeaseAcquire: { lua: lua('lease-acquire'), keys: 1 },
+  warrenLeaseRelease: { lua: lua('lease-release'), keys: 1 },
+  warrenRecordFailure: { lua: lua('record-failure'), keys: 3 },
+  warrenHoldUntil: { lua: lua('hold-until'), keys: 1 },
+  warrenReserveWrite: { lua: lua('reserve-write'), keys: 4 },
+  warrenReleaseWrite: { lua: lua('release-write'), keys: 4 },
+} as const;
+
+type ScriptName = keyof typeof SCRIPTS;
+type Arg = string | number;
+type Defined = Record<ScriptName, (...args: Arg[]) => Promise<unknown>>;
+
+const registered = new WeakMap<RedisClient, RedisScripts>();
+
+/** The scripts on `conn`, registered on first use (once per connection). */
+export function redisScripts(conn: RedisClient): RedisScripts {
+  let scripts = registered.get(conn);
+  if (!scripts) {
+    scripts = new RedisScripts(conn);
+    registered.set(conn, scripts);
+  }
+  return scripts;
+}
+
+export class RedisScripts {
+  readonly #run: Defined;
+
+  constructor(conn: RedisClient) {
+    for (const [name, s] of Object.entries(SCRIPTS)) conn.defineCommand(name, s.keys === undefined ? { lua: s.lua } : { lua: s.lua, numberOfKeys: s.keys });
+    this.#run = conn as unknown as Defined;
+  }
+
+  /** lua/inbox-held.lua: `keys` holds three keys per agent; per agent [held (-1 = all), version]. */
+  async inboxHeld(keys: readonly string[], jobName: string, jobPrefix: string): Promise<number[]> {
+    return (await this.#run.warrenInboxHeld(keys.length, ...keys, jobName, jobPrefix)) as number[];
+  }
+
+  async inboxBegin(keys: readonly [hold: string, version: string, keptFollowUp: string], jobId: string, attempt: string, ttlMs: number): Promise<void> {
+    await this.#run.warrenInboxBegin(...keys, jobId, attempt, ttlMs);
+  }
+
+  /** Throws InboxClaimLost when a later attempt of the job began since. */
+  async inboxClaim(agent: string, keys: readonly [hold: string, version: string], jobId: string, attempt: string, ttlMs: number, count: number): Promise<void> {
+    if ((await this.#run.warrenInboxClaim(...keys, jobId, attempt, ttlMs, count)) === -1) throw new InboxClaimLost('claim', agent, jobId, attempt);
+  }
+
+  /** Throws InboxClaimLost when a later attempt of the job began since. */
+  async inboxSettle(agent: string, keys: readonly [hold: string, version: string], jobId: string, attempt: string, count: number): Promise<void> {
+    if ((await this.#run.warrenInboxSettle(...keys, jobId, attempt, count)) === -1) throw new InboxClaimLost('settle', agent, jobId, attempt);
+  }
+
+  /** Throws InboxClaimLost when a later attempt of the job began since. */
+  async inboxRelease(agent: string, keys: readonly [hold: string, version: string], jobId: string, attempt: string): Promise<void> {
+    if ((await this.#run.warrenInboxRelease(...keys, jobId, attempt)) === -1) throw new InboxClaimLost('release', agent, jobId, attempt);
+  }
+
+  /** True when `token` holds the lease afterwards (it was free, or already ours and is renewed). */
+  async leaseAcquire(key: string, token: string, ttlMs: number): Promise<boolean> {
+    return (await this.#run.warrenLeaseAcquire(key, token, ttlMs)) === 1;
+  }
+
+  /** True when `token` held the lease and dropped it. */
+  async leaseRelease(key: string, token: string): Promise<boolean> {
+    return (await this.#run.warrenLeaseRelease(key, token)) === 1;
+  }
+
+  async recordFailure(keys: readonly [failures: string, lastFailure: string, backoffUntil: string], agent: string, at: number, notBefore: number, waits: readonly number[]): Promise<{ failures: number; backoffUntil: number }> {
+    const [failures, backoffUntil] = (await this.#run.warrenRecordFailure(...keys, agent, at, notBefore, ...waits)) as [number, number];
+    return { failures, backoffUntil };
+  }
+
+  async holdUntil(key: string, agent: string, until: number): Promise<void> {
+    await this.#run.warrenHoldUntil(key, agent, until);
+  }
+
+  /** lua/reserve-write.lua: [code, detail]; negative codes are refusals, mapped by scheduler/write-allowance.ts. */
+  async reserveWrite(keys: readonly string[], args: readonly Arg[]): Promise<[code: number, detail: number]> {
+    return (await this.#run.warrenReserveWrite(...keys, ...args)) as [number, number];
+  }
+
+  /** True when there was a reservation to give back. */
+  async releaseWrite(keys: readonly string[], agent: string, kind: string, at: number): Promise<boolean> {
+    return (await this.#run.warrenReleaseWrite(...keys, agent, kind, at)) === 1;
+  }
+}
