@@ -195,6 +195,14 @@ describe('moltbook adapter', () => {
     const again = new MoltbookAdapter({ baseUrl: fake.url, keys, redis, prefix, budget: { defaultDailyLimitUsd: 1, perAgent: { rich: { daily: 10 } } } });
     expect(await again.budgetHealth('rich')).toMatchObject({ status: 'healthy', daily_used: 1, daily_limit: 10 });
     expect((await again.budgetHealth('greeter')).status).toBe('critical');
+    // The fleet's limit: each agent within its own, together at it.
+    const fleetPrefix = `molt-${randomUUID().slice(0, 8)}`;
+    const fleet = new MoltbookAdapter({ baseUrl: fake.url, keys, redis, prefix: fleetPrefix, budget: { defaultDailyLimitUsd: 10, fleetDailyLimitUsd: 1 } });
+    await fleet.reportConsumption({ agent: 'greeter', tokensInput: 1, tokensOutput: 1, costUsd: 0.5 }, { idempotencyKey: 'f1' });
+    expect((await fleet.budgetHealth('rich')).status).toBe('healthy');
+    await fleet.reportConsumption({ agent: 'rich', tokensInput: 1, tokensOutput: 1, costUsd: 0.5 }, { idempotencyKey: 'f2' });
+    expect((await fleet.budgetHealth('greeter')).status).toBe('critical');
+    expect((await fleet.budgetHealth('rich')).status).toBe('critical');
     // No request about budgets went to Moltbook: it has no such endpoint.
     expect(fake.requests).toEqual([]);
   });
