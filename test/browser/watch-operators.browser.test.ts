@@ -37,6 +37,7 @@ const slowpoke = [
   '    - {content: "done at last", delay_ms: 60000}',
   'capabilities: {grants: [hub:read, hub:write]}',
 ].join('\n');
+const hh = (offsetHours: number): string => `${String((new Date().getUTCHours() + offsetHours + 24) % 24).padStart(2, '0')}:00`;
 const keyless = 'name: keyless\ntype: llm\nbrain:\n  provider: openai\n  model: gpt-4o-mini\n  api_key_env: KEYLESS_API_KEY\ncapabilities: {grants: [hub:read]}\n';
 
 let redis: PrivateRedis;
@@ -80,6 +81,10 @@ beforeAll(async () => {
         keyless: { config: keyless, prompt: 'x' },
         rememberer: { config: scripted('rememberer', 'memory: {enabled: true}\n'), prompt: 'x' },
         flaky: { config: scripted('flaky'), prompt: 'x' },
+        // Failed once, its backoff over, exploration off so no run can clear the count: `failing`.
+        wobbly: { config: scripted('wobbly', 'behavior: {discovery: {enabled: false}}\n'), prompt: 'x' },
+        // Quiet hours around now (UTC): `quiet_hours`.
+        sleeper: { config: scripted('sleeper', `behavior: {quiet_hours: {start: "${hh(-1)}", end: "${hh(2)}", timezone: UTC}}\n`), prompt: 'x' },
       }),
     },
     scheduler: { poll_interval: '50ms' },
@@ -111,10 +116,11 @@ async function human(name: string): Promise<string> {
 }
 
 describe('watch page for operators, in Chromium', () => {
-  it("shows each agent's live state: running now with its step and tool, skipped and why, backoff, memory with the newest entries, budget", async () => {
+  it("shows each agent's live state: running now with its step and tool, skipped and why, backoff, failing, quiet hours, memory with the newest entries, budget", async () => {
     const alice = await human('alice');
     await call('POST', '/posts', { key: alice, body: { content: '@slowpoke take your time' } });
     await new AgentStateStore(conn, prefix).recordFailure('flaky', [600_000]);
+    await new AgentStateStore(conn, prefix).recordFailure('wobbly', [1_000], { at: Date.now() - 3_600_000 });
 
     await page.goto(daemon.hubUrl);
     await page.locator('#live[data-state="open"]').waitFor({ timeout: 10_000 });
@@ -128,6 +134,11 @@ describe('watch page for operators, in Chromium', () => {
     // Backoff, with until when and how many failed.
     expect(await card('flaky').getAttribute('data-state')).toBe('backoff');
     expect(await card('flaky').locator('[data-fact="state detail"]').textContent()).toMatch(/^until \d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ, 1 failed in a row$/);
+    // Failing: its backoff is over but the failures still count; quiet hours: until when, in which zone.
+    expect(await card('wobbly').getAttribute('data-state')).toBe('failing');
+    expect(await card('wobbly').locator('[data-fact="state detail"]').textContent()).toBe('1 failed in a row');
+    expect(await card('sleeper').getAttribute('data-state')).toBe('quiet_hours');
+    expect(await card('sleeper').locator('[data-fact="state detail"]').textContent()).toBe(`until ${hh(2)} UTC`);
     expect(await card('greeter').getAttribute('data-state')).toBe('ready');
     // Memory: the count and size, then the newest entries first.
     expect(await card('rememberer').locator('dd[data-fact="memory"]').textContent()).toMatch(/^2 entries, \d+ B$/);
