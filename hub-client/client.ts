@@ -43,6 +43,9 @@ import {
   type StaleAgent,
 } from './types.ts';
 
+/** Pages of the long-poll followed in one intake: 50 × 1,000 agents is past any daemon warren runs. */
+const MAX_POLL_PAGES = 50;
+
 export class HubClient implements HubAdapter {
   readonly #http: HubHttp;
   readonly #logger: Logger | undefined;
@@ -112,15 +115,23 @@ export class HubClient implements HubAdapter {
   }
 
   async pollAgentsWithWork(timeoutSeconds: number, signal?: AbortSignal): Promise<AgentWithWork[]> {
-    const body = await this.#http.request('GET', '/notifications/poll', {
-      // The hub lists agents most-unread first; agents busy with claimed work stay on top until their run
-      // ends, so a small batch would hide everyone else behind them. Ask for the hub's maximum.
-      query: { timeout: timeoutSeconds, batch_size: 1000 },
-      signal,
-      // The hub holds the request open; give it the poll time plus slack (docs/hub-api.md §7).
-      timeoutMs: (timeoutSeconds + 10) * 1000,
-    });
-    return this.#parseList(AgentWithWorkSchema, body, 'agents', '/notifications/poll');
+    const path = '/notifications/poll';
+    const seen = new Map<string, AgentWithWork>();
+    let cursor: string | undefined;
+    // Agents busy with claimed work keep their unread notifications and stay listed; following `next_cursor`
+    // reaches everyone past the first page (docs/hub-api.md §7). Only the first page may be held.
+    for (let page = 0; page < MAX_POLL_PAGES; page++) {
+      const body = await this.#http.request('GET', path, {
+        query: cursor ? { timeout: 0, batch_size: 1000, cursor } : { timeout: timeoutSeconds, batch_size: 1000 },
+        signal,
+        // The hub holds the request open; give it the poll time plus slack (docs/hub-api.md §7).
+        timeoutMs: (timeoutSeconds + 10) * 1000,
+      });
+      for (const a of this.#parseList(AgentWithWorkSchema, body, 'agents', path)) if (!seen.has(a.name)) seen.set(a.name, a);
+      cursor = nextPollCursor(body);
+      if (!cursor) break;
+    }
+    return [...seen.values()];
   }
 
   async markActivated(agent: string, opts: WriteOptions = {}): Promise<void> {
@@ -287,6 +298,12 @@ export class HubClient implements HubAdapter {
     }
     return out;
   }
+}
+
+/** Hubs without paging send no `next_cursor`: their one answer is the whole of it. */
+function nextPollCursor(body: unknown): string | undefined {
+  const c = (body as { next_cursor?: unknown } | null)?.next_cursor;
+  return typeof c === 'string' && c !== '' ? c : undefined;
 }
 
 function parseOne<T extends z.ZodType>(schema: T, body: unknown, path: string): z.infer<T> {

@@ -107,7 +107,9 @@ export class Scheduler {
     const { queue, logger, agentState } = this.#opts;
     // Before the intake: a hold that shrinks after this point may have shrunk by what the intake still counts.
     const claimVersion = await this.#opts.claims.version();
+    const t0 = Date.now();
     const withWork = await this.#intake();
+    const t1 = Date.now();
     this.#sawWork = withWork.length > 0;
     const candidates = selectInboxWork(withWork, this.#opts.runnableAgents());
     const names = candidates.map((a) => a.name);
@@ -116,18 +118,24 @@ export class Scheduler {
     // Paused, quiet, failing or out-of-budget agents wait; their notifications stay unread meanwhile.
     const eligible = candidates.filter((a) => this.#mayRunNotifications(a.name, states.get(a.name), now));
     const budgets = await this.#opts.budget.statusMany(eligible.map((a) => a.name));
-    const enqueued: string[] = [];
-    for (const a of eligible) {
-      if (!budgetAllows(budgets.get(a.name) ?? 'healthy', 'notification')) continue;
+    const t2 = Date.now();
+    const due = eligible.filter(
       // A queued or running activation holds some or all of them: a follow-up only for ones that came after.
-      if (!hasUnclaimedWork(a.notification_count, holds.get(a.name), claimVersion)) continue;
-      const jobId = await queue.enqueue(a.name, 'notification');
+      (a) => budgetAllows(budgets.get(a.name) ?? 'healthy', 'notification') && hasUnclaimedWork(a.notification_count, holds.get(a.name), claimVersion),
+    );
+    // Sent together: one after another, each add waited a Redis round trip, and a round with a hundred agents
+    // due held the next intake back by most of a second (issue 19). One connection keeps the adds in order.
+    const jobIds = await Promise.all(due.map((a) => queue.enqueue(a.name, 'notification')));
+    const enqueued: string[] = [];
+    due.forEach((a, i) => {
+      const jobId = jobIds[i];
       if (jobId && this.#lastJob.get(a.name) !== jobId) {
         this.#lastJob.set(a.name, jobId);
         enqueued.push(a.name);
         logger.debug({ agent: a.name, jobId, unread: a.notification_count }, 'activation enqueued');
       }
-    }
+    });
+    logger.debug({ agents: withWork.length, due: due.length, enqueued: enqueued.length, pollMs: t1 - t0, decideMs: t2 - t1, enqueueMs: Date.now() - t2 }, 'intake round');
     return enqueued;
   }
 

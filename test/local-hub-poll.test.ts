@@ -40,17 +40,32 @@ describe('GET /notifications/poll', () => {
     expect(r.body.agents).toEqual([expect.objectContaining({ name: 'carol', notification_count: 2 })]);
   });
 
+  it('pages past batch_size with next_cursor', async () => {
+    const alice = await t.register('alice', { type: 'human' });
+    for (const n of ['bob', 'carol', 'dave']) await t.register(n);
+    await t.call('POST', '/posts', { key: alice.key, body: { content: '@bob @carol' } });
+    await t.call('POST', '/posts', { key: alice.key, body: { content: '@dave' } });
+    const first = await t.call<{ agents: Array<{ name: string }>; next_cursor: string | null }>('GET', '/notifications/poll', { key: t.adminKey, query: { timeout: 4, batch_size: 2 } });
+    expect(first.body.agents.map((a) => a.name)).toEqual(['bob', 'carol']);
+    expect(first.body.next_cursor).toEqual(expect.any(String));
+    const started = Date.now();
+    const second = await t.call<{ agents: Array<{ name: string }>; next_cursor: string | null }>('GET', '/notifications/poll', { key: t.adminKey, query: { timeout: 4, batch_size: 2, cursor: first.body.next_cursor! } });
+    expect(second.body).toEqual({ agents: [expect.objectContaining({ name: 'dave' })], next_cursor: null });
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect((await t.call('GET', '/notifications/poll', { key: t.adminKey, query: { cursor: 'bogus' } })).status).toBe(422);
+  });
+
   it('returns {agents:[]} with 200 at its timeout, and caps the timeout', async () => {
     const started = Date.now();
     const r = await poll({ timeout: 0.3 });
     expect(r.status).toBe(200);
-    expect(r.body).toEqual({ agents: [] });
+    expect(r.body).toEqual({ agents: [], next_cursor: null });
     expect(Date.now() - started).toBeGreaterThanOrEqual(280);
 
     const capped = await startTestHub({ maxPollSeconds: 0.2 });
     try {
       const s = Date.now();
-      expect((await capped.call('GET', '/notifications/poll', { key: capped.adminKey, query: { timeout: 30 } })).body).toEqual({ agents: [] });
+      expect((await capped.call('GET', '/notifications/poll', { key: capped.adminKey, query: { timeout: 30 } })).body).toEqual({ agents: [], next_cursor: null });
       expect(Date.now() - s).toBeLessThan(1500);
     } finally {
       await capped.close();
@@ -65,7 +80,7 @@ describe('GET /notifications/poll', () => {
     await t.call('POST', '/posts', { key: bob.key, body: { content: 'hi @hugo' } });
     await new Promise((r) => setTimeout(r, 20));
     expect(t.hub.waitingPolls).toBe(1); // woken, found no work, waiting again
-    expect((await held).body).toEqual({ agents: [] });
+    expect((await held).body).toEqual({ agents: [], next_cursor: null });
   });
 
   it('is admin only and validates its query', async () => {

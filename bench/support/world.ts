@@ -129,12 +129,19 @@ async function registerHuman(world: World): Promise<string> {
 export async function mentioner(world: World): Promise<(agent: string, text?: string) => Promise<{ postId: string; sentAt: number }>> {
   let key = registerHuman(world);
   await key;
+  // The next human is registered ahead: switching used to make every mention in flight wait for a registration.
+  const ahead = (): Promise<string> => {
+    const p = registerHuman(world);
+    p.catch(() => undefined); // reported when used, not as an unhandled rejection before
+    return p;
+  };
+  let next = ahead();
   let used = 0;
   // node:http with keep-alive: the load generator shares the daemon's process and must stay light.
   const agent = new HttpAgent({ keepAlive: true, maxSockets: 64 });
   return async (mentioned, text = 'quick question?') => {
     if (++used > MENTIONS_PER_HUMAN) {
-      key = registerHuman(world);
+      [key, next] = [next, ahead()];
       used = 1;
     }
     const auth = `Bearer ${await key}`;

@@ -48,7 +48,7 @@ export class AgentsRepo {
       `SELECT a.id, a.name, COUNT(*) AS notification_count
        FROM notifications n JOIN agents a ON a.id = n.agent_id
        WHERE n.read = 0 AND a.type != 'human'
-       GROUP BY a.id ORDER BY notification_count DESC, MIN(n.seq) LIMIT ?`,
+       GROUP BY a.id ORDER BY notification_count DESC, MIN(n.seq), a.id LIMIT ? OFFSET ?`,
     );
     this.#stale = db.prepare(
       `SELECT id, name, last_activated_at FROM agents
@@ -102,8 +102,8 @@ export class AgentsRepo {
   }
 
   /** Agents with unread notifications, most unread first (ties: who waited longest). */
-  withWork(limit: number): AgentWithWork[] {
-    return (this.#withWork.all(limit) as unknown as AgentWithWork[]).map((a) => ({ id: a.id, name: a.name, notification_count: Number(a.notification_count) }));
+  withWork(limit: number, offset = 0): AgentWithWork[] {
+    return (this.#withWork.all(limit, offset) as unknown as AgentWithWork[]).map((a) => ({ id: a.id, name: a.name, notification_count: Number(a.notification_count) }));
   }
 
   /** Never-activated agents first, then the longest idle; `cutoffIso` = now − min_staleness. */

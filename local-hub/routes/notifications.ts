@@ -24,6 +24,17 @@ export function decodeCursor(cursor: string): number {
   return Number(m[1]);
 }
 
+/** The long-poll's pages (§7) are positions in its ordering; distinct from notification cursors. */
+export function encodePollCursor(offset: number): string {
+  return Buffer.from(`p${offset}`).toString('base64url');
+}
+
+export function decodePollCursor(cursor: string): number {
+  const m = /^p(\d{1,9})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  if (!m) throw invalid('cursor is not one this hub gave out');
+  return Number(m[1]);
+}
+
 export function notificationRoutes(r: Router, s: HubServices): void {
   for (const base of ['/api/v1/notifications', '/api/v1/inbox']) {
     r.get(base, (ctx) => {
@@ -57,20 +68,25 @@ export function notificationRoutes(r: Router, s: HubServices): void {
 
     // Answers at once when an agent has work; otherwise holds the request until a commit creates a
     // notification for a non-human agent, or the (capped) timeout passes, which answers `{agents:[]}`.
+    // `next_cursor` pages past the first `batch_size` agents: a page asked for with a cursor is never held.
     r.get(
       `${base}/poll`,
       async (ctx) => {
         // A longer wait than the hub holds is accepted and shortened; a day bounds what is worth parsing.
         const timeoutSeconds = Math.min(numberParam(ctx.query, 'timeout', 30, 0, 86_400), s.maxPollSeconds);
         const batch = intParam(ctx.query, 'batch_size', 100, 1, 1000);
-        const deadline = Date.now() + timeoutSeconds * 1000;
+        const cursor = ctx.query.get('cursor');
+        const offset = cursor ? decodePollCursor(cursor) : 0;
+        const deadline = cursor ? Date.now() : Date.now() + timeoutSeconds * 1000;
         for (;;) {
-          const agents = s.agents.withWork(batch);
+          const rows = s.agents.withWork(batch + 1, offset);
+          const agents = rows.slice(0, batch);
+          const next_cursor = rows.length > batch ? encodePollCursor(offset + batch) : null;
           const left = deadline - Date.now();
-          if (agents.length > 0 || left <= 0) return ok({ agents });
+          if (agents.length > 0 || left <= 0) return ok({ agents, next_cursor });
           // A wake for a human's notification finds no work and waits again for the rest of the time.
           const end = await s.work.wait(left, ctx.signal);
-          if (end === 'aborted' || end === 'closed') return ok({ agents: [] });
+          if (end === 'aborted' || end === 'closed') return ok({ agents: [], next_cursor: null });
         }
       },
       'admin',
