@@ -227,6 +227,25 @@ export class AgentStateStore {
     return out;
   }
 
+  /**
+   * What holds an agent's queued activations back (`warren pause`, a backoff): two fields in one round trip, where
+   * getMany would read six. Checked at the start of every activation.
+   */
+  async hold(agent: string): Promise<Pick<AgentState, 'paused' | 'backoffUntil'>> {
+    const rows = (await this.#redis.pipeline().hget(this.#paused, agent).hget(this.#backoffUntil, agent).exec()) ?? [];
+    const [paused, until] = rows.map(([err, v]) => {
+      if (err) throw err;
+      return v as string | null;
+    });
+    return { paused: paused === '1', backoffUntil: until ? Number(until) : undefined };
+  }
+
+  /** Posts and comments the agent made today (the context's "left today" lines): two of dailyMany's six fields. */
+  async contributionsToday(agent: string, day = utcDay()): Promise<{ posts: number; comments: number }> {
+    const [posts, comments] = await this.#redis.hmget(this.#dayKey(day), `${agent}|posts`, `${agent}|comments`);
+    return { posts: Number(posts ?? 0), comments: Number(comments ?? 0) };
+  }
+
   /** Today's counters of many agents in one round trip. */
   async dailyMany(agents: readonly string[], day = utcDay()): Promise<Map<string, DailyCounters>> {
     const out = new Map<string, DailyCounters>();
