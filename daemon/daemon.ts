@@ -188,7 +188,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       hubMcp = served?.launcher;
     }
     // Late-bound like `registry`: Redis is connected further down, and the counters are read only as activations run.
-    const context = contextSources(config, env, async (agent) => (await agentState.dailyMany([agent])).get(agent));
+    const context = contextSources(config, env, (agent) => agentState.contributionsToday(agent));
     const executors = buildExecutors({
       config,
       env,

@@ -126,8 +126,8 @@ export class ActivationWorker {
     this.#opts.onStart?.({ agent: data.agent, trigger: data.trigger, enqueuedAt: data.enqueuedAt, startedAt: started });
     // `warren pause` also holds back what was already queued, and so does a backoff: the follow-up BullMQ kept
     // behind a run that then failed for good must not start the moment it failed.
-    const state = (await agentState.getMany([data.agent])).get(data.agent);
-    const held = state?.paused ? 'paused' : (state?.backoffUntil ?? 0) > Date.now() ? 'backoff' : undefined;
+    const state = await agentState.hold(data.agent);
+    const held = state.paused ? 'paused' : (state.backoffUntil ?? 0) > Date.now() ? 'backoff' : undefined;
     if (held) return this.#skipped(activationId, data, started, attempt, held);
     // What the run is doing, for `warren status` on any machine: BullMQ's job progress, kept small.
     const live = new ProgressPublisher(activationId, (p) => job.updateProgress({ ...p }).catch((err: unknown) => this.#logger.debug({ err: this.#redact(err), agent: data.agent }, 'live progress not published')));

@@ -3,7 +3,7 @@ import { Queue } from 'bullmq';
 import type { Logger } from 'pino';
 import { ACTIVATION_QUEUE, PRIORITY, type ActivationJob } from './activation-job.ts';
 import { ACTIVATION_BACKOFF } from './retry-delay.ts';
-import { dedupId, RedisKeys } from './redis-keys.ts';
+import { dedupId } from './redis-keys.ts';
 import type { RedisClient } from './redis-scripts.ts';
 
 export interface QueueCounts {
@@ -28,12 +28,7 @@ export interface RunningActivation {
 export class ActivationQueue {
   readonly queue: Queue<ActivationJob>;
 
-  readonly #keys: RedisKeys;
-  readonly #redis: RedisClient;
-
   constructor(connection: RedisClient, opts: { prefix: string; logger: Logger }) {
-    this.#keys = new RedisKeys(opts.prefix);
-    this.#redis = connection;
     this.queue = new Queue<ActivationJob>(ACTIVATION_QUEUE, { connection, prefix: opts.prefix });
     this.queue.on('error', (err) => opts.logger.error({ err }, 'activation queue error'));
   }
@@ -55,13 +50,6 @@ export class ActivationQueue {
     });
     // A deduplicated add returns the id of the job that absorbed it.
     return job.id;
-  }
-
-  /** Agents with an activation queued or running (BullMQ's deduplication key exists), in one round trip. */
-  async busy(agents: readonly string[]): Promise<Set<string>> {
-    if (agents.length === 0) return new Set();
-    const ids = await this.#redis.mget(agents.map((a) => this.#keys.dedup(a).current));
-    return new Set(agents.filter((_, i) => ids[i] !== null && ids[i] !== undefined));
   }
 
   /** The activations running now, with whatever progress their workers last published. */

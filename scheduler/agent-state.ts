@@ -14,6 +14,12 @@ export interface AgentState {
   abandoned: number;
 }
 
+/** What exploration needs of an idle agent (AgentStateStore.explorationFacts). */
+export interface ExplorationFacts extends Pick<AgentState, 'lastActivatedAt' | 'paused' | 'backoffUntil'> {
+  /** Posts and comments made today. */
+  today: { posts: number; comments: number };
+}
+
 export interface DailyCounters {
   activations: number;
   posts: number;
@@ -197,13 +203,47 @@ export class AgentStateStore {
     return out;
   }
 
-  /** Posts and comments made today by many agents (what exploration's daily limits need; a third of dailyMany's reply). */
-  async contributionsToday(agents: readonly string[], day = utcDay()): Promise<Map<string, { posts: number; comments: number }>> {
-    const out = new Map<string, { posts: number; comments: number }>();
+  /**
+   * What exploration decides on, for many agents in one command (lua/exploration-facts.lua): those with an
+   * activation queued or running are left out (not idle), the others map to their state and today's posts and
+   * comments. Fewer facts than getMany, and one command instead of eight: at 10,000 agents most of a round's CPU
+   * went to building and parsing those.
+   */
+  async explorationFacts(agents: readonly string[], day = utcDay()): Promise<Map<string, ExplorationFacts>> {
+    const out = new Map<string, ExplorationFacts>();
     if (agents.length === 0) return out;
-    const values = (await this.#redis.call('HMGET', [this.#dayKey(day), ...agents.flatMap((a) => [`${a}|posts`, `${a}|comments`])])) as Array<string | null>;
-    agents.forEach((a, i) => out.set(a, { posts: Number(values[2 * i] ?? 0), comments: Number(values[2 * i + 1] ?? 0) }));
+    const rows = await this.#scripts.explorationFacts([this.#lastActivated, this.#paused, this.#backoffUntil, this.#dayKey(day)], this.#keys.dedupCurrentPrefix, agents);
+    agents.forEach((a, i) => {
+      const row = rows[i];
+      if (row === null || row === undefined) return;
+      const [la, paused, bu, posts, comments] = row.split(',');
+      out.set(a, {
+        lastActivatedAt: la ? Number(la) : undefined,
+        paused: paused === '1',
+        backoffUntil: bu ? Number(bu) : undefined,
+        today: { posts: Number(posts || 0), comments: Number(comments || 0) },
+      });
+    });
     return out;
+  }
+
+  /**
+   * What holds an agent's queued activations back (`warren pause`, a backoff): two fields in one round trip, where
+   * getMany would read six. Checked at the start of every activation.
+   */
+  async hold(agent: string): Promise<Pick<AgentState, 'paused' | 'backoffUntil'>> {
+    const rows = (await this.#redis.pipeline().hget(this.#paused, agent).hget(this.#backoffUntil, agent).exec()) ?? [];
+    const [paused, until] = rows.map(([err, v]) => {
+      if (err) throw err;
+      return v as string | null;
+    });
+    return { paused: paused === '1', backoffUntil: until ? Number(until) : undefined };
+  }
+
+  /** Posts and comments the agent made today (the context's "left today" lines): two of dailyMany's six fields. */
+  async contributionsToday(agent: string, day = utcDay()): Promise<{ posts: number; comments: number }> {
+    const [posts, comments] = await this.#redis.hmget(this.#dayKey(day), `${agent}|posts`, `${agent}|comments`);
+    return { posts: Number(posts ?? 0), comments: Number(comments ?? 0) };
   }
 
   /** Today's counters of many agents in one round trip. */

@@ -33,7 +33,11 @@ export class RedisKeys {
    */
   dedup(agent: string): { current: string; next: string; jobPrefix: string } {
     const base = `${this.prefix}:${ACTIVATION_QUEUE}:`;
-    return { current: `${base}de:${dedupId(agent)}`, next: `${base}dn:${dedupId(agent)}`, jobPrefix: base };
+    return { current: `${this.dedupCurrentPrefix}${agent}`, next: `${base}dn:${dedupId(agent)}`, jobPrefix: base };
+  }
+  /** `dedup(agent).current` without the agent name: for a script that makes the keys of many agents itself. */
+  get dedupCurrentPrefix(): string {
+    return `${this.prefix}:${ACTIVATION_QUEUE}:de:${dedupId('')}`;
   }
 
   // Inbox holds (scheduler/inbox-claims.ts). `inbox-hold`, not the earlier `inbox-claim` (a string): a key left by

@@ -39,11 +39,13 @@ const SCRIPTS = {
   warrenHoldUntil: { lua: lua('hold-until'), keys: 1 },
   warrenReserveWrite: { lua: lua('reserve-write'), keys: 4 },
   warrenReleaseWrite: { lua: lua('release-write'), keys: 4 },
+  warrenExplorationFacts: { lua: lua('exploration-facts'), keys: 4 },
 } as const;
 
 type ScriptName = keyof typeof SCRIPTS;
 type Arg = string | number;
-type Defined = Record<ScriptName, (...args: Arg[]) => Promise<unknown>>;
+// An array argument is sent as its elements (ioredis flattens): a spread of 100,000 names would overflow the stack.
+type Defined = Record<ScriptName, (...args: Array<Arg | readonly Arg[]>) => Promise<unknown>>;
 
 const registered = new WeakMap<RedisClient, RedisScripts>();
 
@@ -116,5 +118,10 @@ export class RedisScripts {
   /** True when there was a reservation to give back. */
   async releaseWrite(keys: readonly string[], agent: string, kind: string, at: number): Promise<boolean> {
     return (await this.#run.warrenReleaseWrite(...keys, agent, kind, at)) === 1;
+  }
+
+  /** lua/exploration-facts.lua: per agent null when busy, else "lastActivated,paused,backoffUntil,posts,comments". */
+  async explorationFacts(keys: readonly [lastActivated: string, paused: string, backoffUntil: string, day: string], dedupPrefix: string, agents: readonly string[]): Promise<Array<string | null>> {
+    return (await this.#run.warrenExplorationFacts(...keys, dedupPrefix, agents)) as Array<string | null>;
   }
 }

@@ -158,31 +158,29 @@ export class Scheduler {
       const def = this.#opts.definition(name);
       return def?.config.behavior.discovery.enabled ? [def] : [];
     });
-    // An agent with an activation queued or running is not idle: an exploration added now would replace the
-    // notification follow-up BullMQ keeps for it (the newest add wins), delaying an answer by a whole run.
-    const busy = await queue.busy(discovering.map((d) => d.name));
-    const idle = discovering.filter((d) => !busy.has(d.name));
+    // An agent with an activation queued or running is not idle (explorationFacts leaves it out): an exploration
+    // added now would replace the notification follow-up BullMQ keeps for it (the newest add wins), delaying an
+    // answer by a whole run.
+    const facts = await agentState.explorationFacts(discovering.map((d) => d.name));
     // A hub with a daily comment cap of its own (Moltbook): an agent with none left today does not explore.
-    const capped = await this.#hubCapped(idle.map((d) => d.name));
-    const defs = idle.filter((d) => !capped.has(d.name));
-    if (defs.length === 0) return [];
-    const names = defs.map((d) => d.name);
-    const [states, daily] = await Promise.all([agentState.getMany(names), agentState.contributionsToday(names)]);
-    const candidates: ExplorationCandidate[] = defs.map((d) => {
+    const capped = await this.#hubCapped(discovering.filter((d) => facts.has(d.name)).map((d) => d.name));
+    const candidates: ExplorationCandidate[] = [];
+    for (const d of discovering) {
+      const st = facts.get(d.name);
+      if (!st || capped.has(d.name)) continue;
       const b = d.config.behavior;
-      const st = states.get(d.name);
-      const today = daily.get(d.name) ?? { posts: 0, comments: 0 };
-      return {
+      candidates.push({
         name: d.name,
-        lastActivatedAt: st?.lastActivatedAt,
+        lastActivatedAt: st.lastActivatedAt,
         discoveryEnabled: b.discovery.enabled,
         minIntervalMs: explorationGapMs(b, this.#opts.minStalenessMs),
         quietHours: b.quiet_hours,
-        eligibleAt: eligibleAt(st ?? { backoffUntil: undefined }),
-        paused: st?.paused ?? false,
-        contributionsLeftToday: contributionsLeft(b.limits, b.can_create_posts, today),
-      };
-    });
+        eligibleAt: eligibleAt(st),
+        paused: st.paused,
+        contributionsLeftToday: contributionsLeft(b.limits, b.can_create_posts, st.today),
+      });
+    }
+    if (candidates.length === 0) return [];
     const order = pickStalest(candidates, now, candidates.length);
     const enqueued: string[] = [];
     // In stalest-first chunks of the slots still free: budget answers for a chunk are fetched together.

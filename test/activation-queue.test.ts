@@ -6,6 +6,8 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { ACTIVATION_QUEUE, type ActivationJob } from '../scheduler/activation-job.ts';
 import { ActivationQueue } from '../scheduler/activation-queue.ts';
+import { AgentStateStore, utcDay, type ExplorationFacts } from '../scheduler/agent-state.ts';
+import { RedisKeys } from '../scheduler/redis-keys.ts';
 import { activationRetryDelay, MAX_RETRY_AFTER_MS, NO_RETRY } from '../scheduler/retry-delay.ts';
 import { ACTIVATION_WORKER_SETTINGS } from '../daemon/worker.ts';
 
@@ -16,12 +18,12 @@ afterEach(async () => {
   for (const c of closers.splice(0).reverse()) await c();
 });
 
-function setup(): { queue: ActivationQueue; prefix: string } {
+function setup(): { queue: ActivationQueue; prefix: string; conn: Redis } {
   const prefix = `warren-q-${randomUUID().slice(0, 8)}`;
   const conn = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
   const queue = new ActivationQueue(conn, { prefix, logger });
   closers.push(async () => conn.quit(), () => queue.close());
-  return { queue, prefix };
+  return { queue, prefix, conn };
 }
 
 describe('activation queue', () => {
@@ -130,12 +132,34 @@ describe('retries', () => {
   });
 });
 
-describe('busy agents', () => {
-  it('an agent with an activation queued or running is busy until BullMQ finishes it', async () => {
-    const { queue } = setup();
-    expect(await queue.busy(['alice', 'bob'])).toEqual(new Set());
+describe('exploration facts', () => {
+  it('leaves out agents with an activation queued or running, and reads the others\' state and today\'s writes', async () => {
+    const { queue, prefix, conn } = setup();
+    const state = new AgentStateStore(conn, prefix);
+    expect(await state.explorationFacts([])).toEqual(new Map());
+    const empty: ExplorationFacts = { lastActivatedAt: undefined, paused: false, backoffUntil: undefined, today: { posts: 0, comments: 0 } };
+    expect(await state.explorationFacts(['alice', 'bob'])).toEqual(new Map([['alice', empty], ['bob', empty]]));
     await queue.enqueue('alice', 'notification');
-    expect(await queue.busy(['alice', 'bob'])).toEqual(new Set(['alice']));
-    expect(await queue.busy([])).toEqual(new Set());
+    await state.recordActivated('bob', { tokensInput: 1, tokensOutput: 1, costUsd: 0 }, { at: 1_000 });
+    await state.setPaused('bob', true);
+    await state.holdUntil('bob', 5_000);
+    const keys = new RedisKeys(prefix);
+    await conn.hset(keys.agentDay(utcDay()), 'bob|posts', 2, 'bob|comments', 3);
+    const facts = await state.explorationFacts(['alice', 'bob', 'carol']);
+    expect(facts).toEqual(new Map([
+      ['bob', { lastActivatedAt: 1_000, paused: true, backoffUntil: 5_000, today: { posts: 2, comments: 3 } }],
+      ['carol', empty],
+    ]));
+  });
+
+  it('reads more agents than one script chunk', async () => {
+    const { prefix, conn } = setup();
+    const state = new AgentStateStore(conn, prefix);
+    const names = Array.from({ length: 2_500 }, (_, i) => `agent-${i}`);
+    await state.recordActivated('agent-2499', { tokensInput: 0, tokensOutput: 0, costUsd: 0 }, { at: 42 });
+    const facts = await state.explorationFacts(names);
+    expect(facts.size).toBe(2_500);
+    expect(facts.get('agent-2499')?.lastActivatedAt).toBe(42);
+    expect(facts.get('agent-0')?.lastActivatedAt).toBeUndefined();
   });
 });
