@@ -13,27 +13,24 @@ const ReadBody = z.looseObject({
 });
 const ReadAllBody = z.looseObject({ agent_id: z.string().nullish() });
 
-/** Cursors are opaque to clients; inside, the last position shown. */
-export function encodeCursor(seq: number): string {
-  return Buffer.from(`n${seq}`).toString('base64url');
+/**
+ * Cursors are opaque to clients; inside, a tag and a position. The tag keeps the two kinds apart: a notification
+ * list's cursor (`n`, the last position shown) is refused by the long-poll (`p`, an offset in its ordering, §7).
+ */
+function encodeTagged(tag: 'n' | 'p', position: number): string {
+  return Buffer.from(`${tag}${position}`).toString('base64url');
 }
 
-export function decodeCursor(cursor: string): number {
-  const m = /^n(\d{1,15})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+function decodeTagged(tag: 'n' | 'p', maxDigits: number, cursor: string): number {
+  const m = new RegExp(`^${tag}(\\d{1,${maxDigits}})$`).exec(Buffer.from(cursor, 'base64url').toString('utf8'));
   if (!m) throw invalid('cursor is not one this hub gave out');
   return Number(m[1]);
 }
 
-/** The long-poll's pages (§7) are positions in its ordering; distinct from notification cursors. */
-export function encodePollCursor(offset: number): string {
-  return Buffer.from(`p${offset}`).toString('base64url');
-}
-
-export function decodePollCursor(cursor: string): number {
-  const m = /^p(\d{1,9})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
-  if (!m) throw invalid('cursor is not one this hub gave out');
-  return Number(m[1]);
-}
+export const encodeCursor = (seq: number): string => encodeTagged('n', seq);
+export const decodeCursor = (cursor: string): number => decodeTagged('n', 15, cursor);
+const encodePollCursor = (offset: number): string => encodeTagged('p', offset);
+const decodePollCursor = (cursor: string): number => decodeTagged('p', 9, cursor);
 
 export function notificationRoutes(r: Router, s: HubServices): void {
   for (const base of ['/api/v1/notifications', '/api/v1/inbox']) {
