@@ -1,7 +1,7 @@
 // What `warren status` and `warren logs` read: one record per finished activation, kept in Redis with a
 // bounded history (per agent and overall), and announced on a channel for `warren logs --follow`.
 import { RedisKeys } from '../scheduler/redis-keys.ts';
-import type { RedisClient } from '../scheduler/redis-scripts.ts';
+import { redisScripts, type RedisClient, type RedisScripts } from '../scheduler/redis-scripts.ts';
 import type { ActivationEvent } from '../agent-loop/events.ts';
 import type { OutcomeKind } from '../executors/run-outcome.ts';
 import type { PhaseTimings } from './phase-timer.ts';
@@ -33,12 +33,14 @@ const MAX_EVENTS = 200;
 
 export class ActivationRecords {
   readonly #redis: RedisClient;
+  readonly #scripts: RedisScripts;
   readonly #keys: RedisKeys;
   readonly #perAgent: number;
   readonly #overall: number;
 
   constructor(redis: RedisClient, prefix: string, opts: { perAgent?: number; overall?: number } = {}) {
     this.#redis = redis;
+    this.#scripts = redisScripts(redis);
     this.#keys = new RedisKeys(prefix);
     this.#perAgent = opts.perAgent ?? 100;
     this.#overall = opts.overall ?? 1000;
@@ -49,18 +51,16 @@ export class ActivationRecords {
     return this.#keys.activationRecordsChannel;
   }
 
-  async add(record: ActivationRecord): Promise<void> {
+  /**
+   * Stores `record` as `redact` leaves its JSON text (whatever an event quoted, a secret included, is hidden the
+   * same way in every field), serialised once. Returns what was stored.
+   */
+  async add(record: ActivationRecord, redact: (text: string) => string = (t) => t): Promise<string> {
     // Long runs keep their first and last events: how it started and how it ended.
     const events = record.events.length > MAX_EVENTS ? [...record.events.slice(0, MAX_EVENTS / 2), ...record.events.slice(-MAX_EVENTS / 2)] : record.events;
-    const text = JSON.stringify({ ...record, events });
-    await this.#redis
-      .multi()
-      .lpush(this.#agentKey(record.agent), text)
-      .ltrim(this.#agentKey(record.agent), 0, this.#perAgent - 1)
-      .lpush(this.#allKey(), text)
-      .ltrim(this.#allKey(), 0, this.#overall - 1)
-      .publish(this.channel, text)
-      .exec();
+    const text = redact(JSON.stringify(events === record.events ? record : { ...record, events }));
+    await this.#scripts.addActivationRecord([this.#agentKey(record.agent), this.#allKey()], text, this.#perAgent, this.#overall, this.channel);
+    return text;
   }
 
   /** Newest first. */

@@ -277,9 +277,9 @@ export class ActivationWorker {
   }
 
   async #store(record: ActivationRecord): Promise<void> {
-    const redacted = { ...record, events: JSON.parse(this.#opts.redactor.redact(JSON.stringify(record.events))) as ActivationRecord['events'] };
-    await this.#opts.records.add(redacted);
-    this.#opts.onRecord?.(redacted);
+    await this.#opts.records.add(record, (text) => this.#opts.redactor.redact(text));
+    // Observers (metrics) count and time it; what the run said stays with the stored, redacted record.
+    this.#opts.onRecord?.({ ...record, events: [] });
   }
 
   /**

@@ -109,17 +109,7 @@ export class AgentStateStore {
    */
   async recordActivated(agent: string, usage: { tokensInput: number; tokensOutput: number; costUsd: number }, opts: { at?: number; resetBackoff?: boolean } = {}): Promise<void> {
     const at = opts.at ?? Date.now();
-    const day = this.#dayKey(utcDay(at));
-    const m = this.#redis.multi();
-    if (opts.resetBackoff) m.hdel(this.#failures, agent).hdel(this.#lastFailure, agent).hdel(this.#backoffUntil, agent);
-    await m
-      .hset(this.#lastActivated, agent, at)
-      .hincrby(day, `${agent}|activations`, 1)
-      .hincrby(day, `${agent}|tokens_input`, Math.round(usage.tokensInput))
-      .hincrby(day, `${agent}|tokens_output`, Math.round(usage.tokensOutput))
-      .hincrbyfloat(day, `${agent}|cost_usd`, usage.costUsd)
-      .expire(day, DAILY_TTL_SECONDS)
-      .exec();
+    await this.#scripts.recordActivated([this.#lastActivated, this.#dayKey(utcDay(at)), this.#failures, this.#lastFailure, this.#backoffUntil], agent, at, usage, DAILY_TTL_SECONDS, opts.resetBackoff ?? false);
   }
 
   async setPaused(agent: string, paused: boolean): Promise<void> {

@@ -40,6 +40,8 @@ const SCRIPTS = {
   warrenReserveWrite: { lua: lua('reserve-write'), keys: 4 },
   warrenReleaseWrite: { lua: lua('release-write'), keys: 4 },
   warrenExplorationFacts: { lua: lua('exploration-facts'), keys: 4 },
+  warrenAddActivationRecord: { lua: lua('add-activation-record'), keys: 2 },
+  warrenRecordActivated: { lua: lua('record-activated'), keys: 5 },
 } as const;
 
 type ScriptName = keyof typeof SCRIPTS;
@@ -123,5 +125,15 @@ export class RedisScripts {
   /** lua/exploration-facts.lua: per agent null when busy, else "lastActivated,paused,backoffUntil,posts,comments". */
   async explorationFacts(keys: readonly [lastActivated: string, paused: string, backoffUntil: string, day: string], dedupPrefix: string, agents: readonly string[]): Promise<Array<string | null>> {
     return (await this.#run.warrenExplorationFacts(...keys, dedupPrefix, agents)) as Array<string | null>;
+  }
+
+  /** lua/add-activation-record.lua: `record` pushed to both lists (each trimmed to its bound) and published. */
+  async addActivationRecord(keys: readonly [agent: string, all: string], record: string, perAgent: number, overall: number, channel: string): Promise<void> {
+    await this.#run.warrenAddActivationRecord(...keys, record, perAgent, overall, channel);
+  }
+
+  /** lua/record-activated.lua: the activation's time and usage; `resetBackoff` also ends failures and backoff. */
+  async recordActivated(keys: readonly [lastActivated: string, day: string, failures: string, lastFailure: string, backoffUntil: string], agent: string, at: number, usage: { tokensInput: number; tokensOutput: number; costUsd: number }, ttlSeconds: number, resetBackoff: boolean): Promise<void> {
+    await this.#run.warrenRecordActivated(...keys, agent, at, Math.round(usage.tokensInput), Math.round(usage.tokensOutput), usage.costUsd, ttlSeconds, resetBackoff ? 1 : 0);
   }
 }

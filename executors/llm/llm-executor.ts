@@ -56,7 +56,7 @@ export interface LlmExecutorOptions {
   delegateContext?: (def: AgentDefinition, task: string, hub: HubAdapter | undefined, signal: AbortSignal) => Promise<BuiltContext>;
   /** Most delegations deep (A→B is 1); default 2. */
   maxDelegationDepth?: number;
-  /** The HTTP client of OpenAI-compatible models (record-and-replay: cassette.ts); default the global fetch. */
+  /** The HTTP client of OpenAI-compatible models (record-and-replay: cassette.ts); default OpenAIChatModel's. */
   fetch?: FetchFn;
   /** Capture prompts, answers and tool payloads in spans, through this redaction (tracing.capture_payloads). */
   tracePayloads?: (text: string) => string;

@@ -4,6 +4,7 @@ import type { ChatCompletionChunk, ChatCompletionMessageParam, ChatCompletionToo
 import type { ChatMessage, ToolCall } from '../../agent-loop/messages.ts';
 import { ModelError, type ChatModel, type ModelRequest, type ModelResponse } from '../../agent-loop/model.ts';
 import type { FetchFn } from './cassette.ts';
+import { poolFetch } from './pool-fetch.ts';
 
 export interface OpenAIModelOptions {
   /** OpenAI-compatible base URL (…/v1); undefined = the SDK default (OPENAI_BASE_URL, else OpenAI). */
@@ -14,7 +15,7 @@ export interface OpenAIModelOptions {
   /** Until the answer starts, and between streamed chunks (a stalled stream), in ms (default 120 s). */
   timeoutMs?: number;
   maxRetries?: number;
-  /** The HTTP client underneath (record-and-replay in cassette.ts); default the global fetch. */
+  /** The HTTP client underneath (record-and-replay in cassette.ts); default pool-fetch.ts. */
   fetch?: FetchFn;
 }
 
@@ -25,7 +26,7 @@ export class OpenAIChatModel implements ChatModel {
 
   constructor(opts: OpenAIModelOptions) {
     this.#timeoutMs = opts.timeoutMs ?? 120_000;
-    this.#client = new OpenAI({ baseURL: opts.baseURL, apiKey: opts.apiKey, timeout: this.#timeoutMs, maxRetries: opts.maxRetries ?? 2, fetch: opts.fetch });
+    this.#client = new OpenAI({ baseURL: opts.baseURL, apiKey: opts.apiKey, timeout: this.#timeoutMs, maxRetries: opts.maxRetries ?? 2, fetch: opts.fetch ?? poolFetch });
     this.#stream = opts.stream ?? false;
   }
 

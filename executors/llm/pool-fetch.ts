@@ -1,0 +1,73 @@
+// The `openai` SDK's HTTP client: a fetch on undici's kept-alive connection pools. The global fetch costs about
+// twice the CPU per request (its spec-exact Request/Response machinery); the SDK only needs status, headers and a
+// body, so requests go through undici's `request` and come back as a plain Response. What this does not handle
+// (a Request object, a body that is not text or bytes) goes to the global fetch unchanged.
+import { pipeline, Readable } from 'node:stream';
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
+import { Agent, request } from 'undici';
+import type { FetchFn } from './cassette.ts';
+
+// Timeouts are the SDK's (its own abort) and the stream watchdog's: undici's defaults would cut a long answer.
+const dispatcher = new Agent({ headersTimeout: 0, bodyTimeout: 0, keepAliveTimeout: 30_000 });
+
+/** Statuses whose responses have no body (a Response must not be given one). */
+const NO_BODY = new Set([101, 103, 204, 205, 304]);
+
+export const poolFetch: FetchFn = async (input, init) => {
+  const body = init?.body;
+  if (input instanceof Request || (body !== undefined && body !== null && typeof body !== 'string' && !(body instanceof Uint8Array))) return fetch(input, init);
+  const method = (init?.method ?? 'GET').toUpperCase();
+  const res = await request(input, { method, headers: plainHeaders(init?.headers), body: body ?? undefined, signal: init?.signal ?? undefined, dispatcher });
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(res.headers)) {
+    if (Array.isArray(value)) for (const v of value) headers.append(name, v);
+    else if (value !== undefined) headers.set(name, value);
+  }
+  if (NO_BODY.has(res.statusCode) || method === 'HEAD') {
+    await res.body.dump();
+    return new Response(null, { status: res.statusCode, headers });
+  }
+  const decoded = decode(res.body, headers.get('content-encoding'));
+  if (decoded !== res.body) {
+    headers.delete('content-encoding');
+    headers.delete('content-length');
+  }
+  // An event stream is handed on as it arrives (streamed answers); anything else is read whole, which is cheaper.
+  const streamed = headers.get('content-type')?.includes('text/event-stream') ?? false;
+  const payload = streamed ? (Readable.toWeb(decoded) as ReadableStream<Uint8Array<ArrayBuffer>>) : await readAll(decoded);
+  return new Response(payload, { status: res.statusCode, statusText: '', headers });
+};
+
+async function readAll(body: Readable): Promise<Uint8Array<ArrayBuffer>> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of body) chunks.push(chunk as Buffer);
+  const all = Buffer.concat(chunks);
+  return new Uint8Array(all.buffer, all.byteOffset, all.length);
+}
+
+/** Undici's `request` does not decompress; the SDK asks for no encoding, but a server may send one anyway. */
+function decode(body: Readable, encoding: string | null): Readable {
+  switch (encoding?.trim().toLowerCase()) {
+    case 'gzip':
+    case 'x-gzip':
+      return pipeline(body, createGunzip(), noop);
+    case 'deflate':
+      return pipeline(body, createInflate(), noop);
+    case 'br':
+      return pipeline(body, createBrotliDecompress(), noop);
+    default:
+      return body;
+  }
+}
+
+// pipeline's callback: an error also destroys the last stream, and its reader sees it there.
+const noop = (): void => undefined;
+
+function plainHeaders(h: RequestInit['headers']): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (!h) return out;
+  if (h instanceof Headers) h.forEach((v, k) => (out[k] = v));
+  else if (Array.isArray(h)) for (const [k, v] of h) out[k.toLowerCase()] = v!;
+  else for (const [k, v] of Object.entries(h)) if (v !== undefined) out[k.toLowerCase()] = String(v);
+  return out;
+}
