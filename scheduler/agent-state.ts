@@ -14,6 +14,9 @@ export interface AgentState {
   abandoned: number;
 }
 
+/** What holds an agent back: `warren pause`, or a failure backoff until then. */
+export type AgentHold = Pick<AgentState, 'paused' | 'backoffUntil'>;
+
 /** What exploration needs of an idle agent (AgentStateStore.explorationFacts). */
 export interface ExplorationFacts extends Pick<AgentState, 'lastActivatedAt' | 'paused' | 'backoffUntil'> {
   /** Posts and comments made today. */
@@ -217,17 +220,21 @@ export class AgentStateStore {
     return out;
   }
 
-  /**
-   * What holds an agent's queued activations back (`warren pause`, a backoff): two fields in one round trip, where
-   * getMany would read six. Checked at the start of every activation.
-   */
-  async hold(agent: string): Promise<Pick<AgentState, 'paused' | 'backoffUntil'>> {
-    const rows = (await this.#redis.pipeline().hget(this.#paused, agent).hget(this.#backoffUntil, agent).exec()) ?? [];
-    const [paused, until] = rows.map(([err, v]) => {
-      if (err) throw err;
-      return v as string | null;
+  /** What holds an agent's queued activations back (`warren pause`, a backoff). Checked at every activation's start. */
+  async hold(agent: string): Promise<AgentHold> {
+    return (await this.holdMany([agent])).get(agent)!;
+  }
+
+  /** hold() of many agents in one command (lua/agent-holds.lua): what an intake round decides on. */
+  async holdMany(agents: readonly string[]): Promise<Map<string, AgentHold>> {
+    const out = new Map<string, AgentHold>();
+    if (agents.length === 0) return out;
+    const values = await this.#scripts.agentHolds([this.#paused, this.#backoffUntil], agents);
+    agents.forEach((a, i) => {
+      const until = values[2 * i + 1];
+      out.set(a, { paused: values[2 * i] === '1', backoffUntil: until ? Number(until) : undefined });
     });
-    return { paused: paused === '1', backoffUntil: until ? Number(until) : undefined };
+    return out;
   }
 
   /** Posts and comments the agent made today (the context's "left today" lines): two of dailyMany's six fields. */

@@ -42,6 +42,7 @@ const SCRIPTS = {
   warrenExplorationFacts: { lua: lua('exploration-facts'), keys: 4 },
   warrenAddActivationRecord: { lua: lua('add-activation-record'), keys: 2 },
   warrenRecordActivated: { lua: lua('record-activated'), keys: 5 },
+  warrenAgentHolds: { lua: lua('agent-holds'), keys: 2 },
 } as const;
 
 type ScriptName = keyof typeof SCRIPTS;
@@ -135,5 +136,10 @@ export class RedisScripts {
   /** lua/record-activated.lua: the activation's time and usage; `resetBackoff` also ends failures and backoff. */
   async recordActivated(keys: readonly [lastActivated: string, day: string, failures: string, lastFailure: string, backoffUntil: string], agent: string, at: number, usage: { tokensInput: number; tokensOutput: number; costUsd: number }, ttlSeconds: number, resetBackoff: boolean): Promise<void> {
     await this.#run.warrenRecordActivated(...keys, agent, at, Math.round(usage.tokensInput), Math.round(usage.tokensOutput), usage.costUsd, ttlSeconds, resetBackoff ? 1 : 0);
+  }
+
+  /** lua/agent-holds.lua: per agent [paused, backoff-until], null where unset. */
+  async agentHolds(keys: readonly [paused: string, backoffUntil: string], agents: readonly string[]): Promise<Array<string | null>> {
+    return (await this.#run.warrenAgentHolds(...keys, agents)) as Array<string | null>;
   }
 }

@@ -7,7 +7,7 @@ import { HubError } from '../hub-client/errors.ts';
 import type { AgentWithWork } from '../hub-client/types.ts';
 import type { AgentDefinition } from '../store/definition.ts';
 import type { ActivationQueue } from './activation-queue.ts';
-import type { AgentState, AgentStateStore } from './agent-state.ts';
+import type { AgentHold, AgentStateStore } from './agent-state.ts';
 import { eligibleAt } from './backoff.ts';
 import type { BudgetCache } from './budget-cache.ts';
 import { budgetAllows } from './budget-gate.ts';
@@ -113,7 +113,7 @@ export class Scheduler {
     this.#sawWork = withWork.length > 0;
     const candidates = selectInboxWork(withWork, this.#opts.runnableAgents());
     const names = candidates.map((a) => a.name);
-    const [states, holds] = await Promise.all([agentState.getMany(names), this.#opts.claims.heldByMany(names)]);
+    const [states, holds] = await Promise.all([agentState.holdMany(names), this.#opts.claims.heldByMany(names)]);
     const now = new Date();
     // Paused, quiet, failing or out-of-budget agents wait; their notifications stay unread meanwhile.
     const eligible = candidates.filter((a) => this.#mayRunNotifications(a.name, states.get(a.name), now));
@@ -139,7 +139,7 @@ export class Scheduler {
     return enqueued;
   }
 
-  #mayRunNotifications(name: string, state: AgentState | undefined, now: Date): boolean {
+  #mayRunNotifications(name: string, state: AgentHold | undefined, now: Date): boolean {
     if (state?.paused) return false;
     if (inQuietHours(this.#opts.definition(name)?.config.behavior.quiet_hours, now)) return false;
     return eligibleAt(state ?? { backoffUntil: undefined }) <= now.getTime();
