@@ -165,7 +165,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     );
     // Agents the hub cannot act as (no Moltbook key) are loaded but not run; said once per agent.
     const unkeyed = new Set<string>();
-    const actable = (names: ReadonlySet<string>): Set<string> => new Set([...names].filter((n) => hub.actsAs?.(n) ?? true));
+    // Asked every intake round: a hub that can act as any agent (the local hub) gets the set as it is, not a copy.
+    const actable = (names: ReadonlySet<string>): ReadonlySet<string> => (hub.actsAs ? new Set([...names].filter((n) => hub.actsAs!(n))) : names);
     const writes = new WriteAllowance(producerConn, config.redis.prefix);
     const agentState = new AgentStateStore(producerConn, config.redis.prefix);
     // Agents with memory.enabled remember through one store per process, opened when an agent first uses it.

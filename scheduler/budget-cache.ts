@@ -32,11 +32,18 @@ export class BudgetCache {
   /** Statuses of many agents, asking the hub for up to `parallel` at once (a cold cache must not cost N round trips in a row). */
   async statusMany(agents: readonly string[], parallel = 16, now = Date.now()): Promise<Map<string, BudgetStatus>> {
     const out = new Map<string, BudgetStatus>();
+    // What is known is answered without a promise per agent (an intake round asks this of every agent with work).
+    const unknown: string[] = [];
+    for (const agent of agents) {
+      const known = this.#known.get(agent);
+      if (known && known.until > now) out.set(agent, known.status);
+      else unknown.push(agent);
+    }
     let next = 0;
     await Promise.all(
-      Array.from({ length: Math.min(parallel, agents.length) }, async () => {
-        while (next < agents.length) {
-          const agent = agents[next++]!;
+      Array.from({ length: Math.min(parallel, unknown.length) }, async () => {
+        while (next < unknown.length) {
+          const agent = unknown[next++]!;
           out.set(agent, await this.status(agent, now));
         }
       }),

@@ -55,11 +55,8 @@ export class InboxClaims {
   async heldByMany(agents: readonly string[]): Promise<Map<string, InboxHold>> {
     const out = new Map<string, InboxHold>();
     if (agents.length === 0) return out;
-    const keys = agents.flatMap((a) => {
-      const dedup = this.#keys.dedup(a);
-      return [this.#keys.inboxHold(a), dedup.current, dedup.next];
-    });
-    const values = await this.#scripts.inboxHeld(keys, 'notification', this.#keys.dedup('').jobPrefix);
+    const k = this.#keys;
+    const values = await this.#scripts.inboxHeld(k.inboxHoldVersion, { jobName: 'notification', job: k.dedup('').jobPrefix, hold: k.inboxHoldPrefix, dedupCurrent: k.dedupCurrentPrefix, dedupNext: k.dedupNextPrefix }, agents);
     agents.forEach((a, i) => {
       const held = values[2 * i] ?? 0;
       const version = values[2 * i + 1] ?? 0;

@@ -32,18 +32,25 @@ export class RedisKeys {
    * test/inbox-claims.test.ts fails if an upgrade moves them.
    */
   dedup(agent: string): { current: string; next: string; jobPrefix: string } {
-    const base = `${this.prefix}:${ACTIVATION_QUEUE}:`;
-    return { current: `${this.dedupCurrentPrefix}${agent}`, next: `${base}dn:${dedupId(agent)}`, jobPrefix: base };
+    return { current: `${this.dedupCurrentPrefix}${agent}`, next: `${this.dedupNextPrefix}${agent}`, jobPrefix: `${this.prefix}:${ACTIVATION_QUEUE}:` };
   }
   /** `dedup(agent).current` without the agent name: for a script that makes the keys of many agents itself. */
   get dedupCurrentPrefix(): string {
     return `${this.prefix}:${ACTIVATION_QUEUE}:de:${dedupId('')}`;
   }
+  /** `dedup(agent).next` without the agent name. */
+  get dedupNextPrefix(): string {
+    return `${this.prefix}:${ACTIVATION_QUEUE}:dn:${dedupId('')}`;
+  }
 
   // Inbox holds (scheduler/inbox-claims.ts). `inbox-hold`, not the earlier `inbox-claim` (a string): a key left by
   // an older worker never meets these scripts.
   inboxHold(agent: string): string {
-    return `${this.prefix}:inbox-hold:${agent}`;
+    return `${this.inboxHoldPrefix}${agent}`;
+  }
+  /** `inboxHold(agent)` without the agent name. */
+  get inboxHoldPrefix(): string {
+    return `${this.prefix}:inbox-hold:`;
   }
   get inboxHoldVersion(): string {
     return `${this.prefix}:inbox-hold-version`;

@@ -26,9 +26,9 @@ export class InboxClaimLost extends Error {
 
 const lua = (name: string): string => readFileSync(new URL(`./lua/${name}.lua`, import.meta.url), 'utf8');
 
-// Name on the connection → script body and fixed key count (undefined: given per call).
+// Name on the connection → script body and its number of keys.
 const SCRIPTS = {
-  warrenInboxHeld: { lua: lua('inbox-held'), keys: undefined },
+  warrenInboxHeld: { lua: lua('inbox-held'), keys: 1 },
   warrenInboxBegin: { lua: lua('inbox-begin'), keys: 3 },
   warrenInboxClaim: { lua: lua('inbox-claim'), keys: 2 },
   warrenInboxSettle: { lua: lua('inbox-settle'), keys: 2 },
@@ -66,13 +66,13 @@ export class RedisScripts {
   readonly #run: Defined;
 
   constructor(conn: RedisClient) {
-    for (const [name, s] of Object.entries(SCRIPTS)) conn.defineCommand(name, s.keys === undefined ? { lua: s.lua } : { lua: s.lua, numberOfKeys: s.keys });
+    for (const [name, s] of Object.entries(SCRIPTS)) conn.defineCommand(name, { lua: s.lua, numberOfKeys: s.keys });
     this.#run = conn as unknown as Defined;
   }
 
-  /** lua/inbox-held.lua: `keys` holds three keys per agent; per agent [held (-1 = all), version]. */
-  async inboxHeld(keys: readonly string[], jobName: string, jobPrefix: string): Promise<number[]> {
-    return (await this.#run.warrenInboxHeld(keys.length, ...keys, jobName, jobPrefix)) as number[];
+  /** lua/inbox-held.lua: per agent [held (-1 = all), version]; the keys are made from the prefixes. */
+  async inboxHeld(versionKey: string, prefixes: { jobName: string; job: string; hold: string; dedupCurrent: string; dedupNext: string }, agents: readonly string[]): Promise<number[]> {
+    return (await this.#run.warrenInboxHeld(versionKey, prefixes.jobName, prefixes.job, prefixes.hold, prefixes.dedupCurrent, prefixes.dedupNext, agents)) as number[];
   }
 
   async inboxBegin(keys: readonly [hold: string, version: string, keptFollowUp: string], jobId: string, attempt: string, ttlMs: number): Promise<void> {
