@@ -7,7 +7,7 @@ import type { RedisClient } from '../scheduler/redis-scripts.ts';
 import type { Logger } from 'pino';
 import { ACTIVATION_QUEUE, ActivationJobSchema, type ActivationJob } from '../scheduler/activation-job.ts';
 import { endSpan, startSpan, traceparentOf } from '../agent-loop/tracing.ts';
-import type { AgentStateStore } from '../scheduler/agent-state.ts';
+import type { AgentHold, AgentStateStore } from '../scheduler/agent-state.ts';
 import type { InboxClaim, InboxClaims } from '../scheduler/inbox-claims.ts';
 import { activationRetryDelay } from '../scheduler/retry-delay.ts';
 import { backoffSchedule, DEFAULT_BACKOFF, type BackoffPolicy } from '../scheduler/backoff.ts';
@@ -107,10 +107,13 @@ export class ActivationWorker {
     // A notification run holds its agent's whole inbox until it has read it; the claim says so from the first moment.
     const ttl = (this.#opts.deps.agents.get(data.data.agent)?.config.behavior.max_duration ?? 300_000) + 60_000;
     const inbox = data.data.trigger === 'notification' && this.#opts.claims && job.id ? this.#opts.claims.forRun(data.data.agent, job.id, token ?? `${job.attemptsStarted}`, ttl) : undefined;
+    // Whether the agent is held back (read in #run) is asked alongside the claim: one round trip's wait, not two.
+    const holding = this.#opts.agentState.hold(data.data.agent);
+    holding.catch(() => undefined); // awaited, and its error surfaced, in #run
     // Failures are logged, not fatal: the claim only spares the scheduler a redundant follow-up.
     await inbox?.begin().catch((err: unknown) => this.#logger.warn({ err, agent: data.data.agent, job: job.id }, 'inbox claim not begun'));
     try {
-      return await this.#run(job, data.data, signal, activationId, attempt, started, inbox);
+      return await this.#run(job, data.data, signal, activationId, attempt, started, inbox, holding);
     } catch (err) {
       // Whatever leaves for BullMQ's hash (failedReason, stacktrace) is ids and redacted text only.
       if (err instanceof UnrecoverableError || bullmqSafe.has(err as Error)) throw err;
@@ -121,12 +124,12 @@ export class ActivationWorker {
     }
   }
 
-  async #run(job: Job<ActivationJob, ActivationJobResult>, data: ActivationJob, signal: AbortSignal, activationId: string, attempt: number, started: number, inbox: InboxClaim | undefined): Promise<ActivationJobResult> {
+  async #run(job: Job<ActivationJob, ActivationJobResult>, data: ActivationJob, signal: AbortSignal, activationId: string, attempt: number, started: number, inbox: InboxClaim | undefined, holding: Promise<AgentHold>): Promise<ActivationJobResult> {
     const { agentState } = this.#opts;
     this.#opts.onStart?.({ agent: data.agent, trigger: data.trigger, enqueuedAt: data.enqueuedAt, startedAt: started });
     // `warren pause` also holds back what was already queued, and so does a backoff: the follow-up BullMQ kept
     // behind a run that then failed for good must not start the moment it failed.
-    const state = await agentState.hold(data.agent);
+    const state = await holding;
     const held = state.paused ? 'paused' : (state.backoffUntil ?? 0) > Date.now() ? 'backoff' : undefined;
     if (held) return this.#skipped(activationId, data, started, attempt, held);
     // What the run is doing, for `warren status` on any machine: BullMQ's job progress, kept small.
@@ -167,12 +170,15 @@ export class ActivationWorker {
     // The work is done: bookkeeping that fails from here on is logged, never turned into a failed activation.
     Object.assign(spanAttrs, { 'warren.outcome': outcome.outcome.kind, 'warren.reason': outcome.reason, 'warren.replies': outcome.replies, 'warren.handled': outcome.handled.length });
     endSpan(span, spanAttrs);
-    await this.#step(data.agent, 'activation state', async () => {
-      if (outcome.outcome.kind === 'skipped') return;
-      const usage = { tokensInput: outcome.usage.inputTokens, tokensOutput: outcome.usage.outputTokens, costUsd: outcome.usage.costUsd };
-      await agentState.recordActivated(data.agent, usage, { resetBackoff: resetsBackoff(outcome.outcome) });
-    });
-    await this.#step(data.agent, 'activation record', () => this.#store(recordOf(outcome, started, attempt)));
+    // Independent bookkeeping, sent together (each step's failure is its own).
+    await Promise.all([
+      this.#step(data.agent, 'activation state', async () => {
+        if (outcome.outcome.kind === 'skipped') return;
+        const usage = { tokensInput: outcome.usage.inputTokens, tokensOutput: outcome.usage.outputTokens, costUsd: outcome.usage.costUsd };
+        await agentState.recordActivated(data.agent, usage, { resetBackoff: resetsBackoff(outcome.outcome) });
+      }),
+      this.#step(data.agent, 'activation record', () => this.#store(recordOf(outcome, started, attempt))),
+    ]);
     this.#opts.onOutcome?.(outcome);
     return { activation_id: activationId, outcome: outcome.outcome.kind, reason: outcome.reason };
   }
