@@ -147,6 +147,8 @@ export interface RunActivationOptions {
   onEvent?: (e: ActivationEvent) => void;
   /** The activation span's W3C traceparent: executor runs continue its trace. */
   traceparent?: string;
+  /** The agent's posts and comments today, when the caller read them already (the worker does, as it starts). */
+  today?: { posts: number; comments: number };
 }
 
 export async function runActivation(deps: ActivationDeps, activationId: string, job: ActivationJob, jobSignal: AbortSignal, opts: RunActivationOptions = {}): Promise<ActivationOutcome> {
@@ -185,7 +187,7 @@ export async function runActivation(deps: ActivationDeps, activationId: string, 
   const inbox = job.trigger === 'notification' ? timer.time('inbox', () => hub.listNotifications(def.name, { unreadOnly: true, limit: 50, signal })) : undefined;
   inbox?.catch(() => undefined); // awaited (and its error surfaced) in answerInbox; ignored when the budget says no
   // Today's counters, for the "left today" lines of the context; asked alongside, never fatal.
-  const usedToday = deps.usedToday?.(def.name).catch((err: unknown) => void log.warn({ err }, 'daily counters unavailable'));
+  const usedToday = opts.today ? Promise.resolve(opts.today) : deps.usedToday?.(def.name).catch((err: unknown) => void log.warn({ err }, 'daily counters unavailable'));
   // The hub's word on the budget, asked fresh: at critical nothing runs; exploration only when healthy.
   const budget = await timer.time('budget', () => hub.budgetHealth(def.name)).then(
     (b) => b,

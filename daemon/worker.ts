@@ -7,7 +7,9 @@ import type { RedisClient } from '../scheduler/redis-scripts.ts';
 import type { Logger } from 'pino';
 import { ACTIVATION_QUEUE, ActivationJobSchema, type ActivationJob } from '../scheduler/activation-job.ts';
 import { endSpan, startSpan, traceparentOf } from '../agent-loop/tracing.ts';
-import type { AgentHold, AgentStateStore } from '../scheduler/agent-state.ts';
+import type { AgentStateStore } from '../scheduler/agent-state.ts';
+
+type ActivationStartFacts = Awaited<ReturnType<AgentStateStore['activationStart']>>;
 import type { InboxClaim, InboxClaims } from '../scheduler/inbox-claims.ts';
 import { activationRetryDelay } from '../scheduler/retry-delay.ts';
 import { backoffSchedule, DEFAULT_BACKOFF, type BackoffPolicy } from '../scheduler/backoff.ts';
@@ -107,13 +109,14 @@ export class ActivationWorker {
     // A notification run holds its agent's whole inbox until it has read it; the claim says so from the first moment.
     const ttl = (this.#opts.deps.agents.get(data.data.agent)?.config.behavior.max_duration ?? 300_000) + 60_000;
     const inbox = data.data.trigger === 'notification' && this.#opts.claims && job.id ? this.#opts.claims.forRun(data.data.agent, job.id, token ?? `${job.attemptsStarted}`, ttl) : undefined;
-    // Whether the agent is held back (read in #run) is asked alongside the claim: one round trip's wait, not two.
-    const holding = this.#opts.agentState.hold(data.data.agent);
-    holding.catch(() => undefined); // awaited, and its error surfaced, in #run
+    // Whether the agent is held back, and its counters for the context (read in #run), are asked alongside the
+    // claim: one round trip's wait, not two.
+    const facts = this.#opts.agentState.activationStart(data.data.agent);
+    facts.catch(() => undefined); // awaited, and its error surfaced, in #run
     // Failures are logged, not fatal: the claim only spares the scheduler a redundant follow-up.
     await inbox?.begin().catch((err: unknown) => this.#logger.warn({ err, agent: data.data.agent, job: job.id }, 'inbox claim not begun'));
     try {
-      return await this.#run(job, data.data, signal, activationId, attempt, started, inbox, holding);
+      return await this.#run(job, data.data, signal, activationId, attempt, started, inbox, facts);
     } catch (err) {
       // Whatever leaves for BullMQ's hash (failedReason, stacktrace) is ids and redacted text only.
       if (err instanceof UnrecoverableError || bullmqSafe.has(err as Error)) throw err;
@@ -124,13 +127,13 @@ export class ActivationWorker {
     }
   }
 
-  async #run(job: Job<ActivationJob, ActivationJobResult>, data: ActivationJob, signal: AbortSignal, activationId: string, attempt: number, started: number, inbox: InboxClaim | undefined, holding: Promise<AgentHold>): Promise<ActivationJobResult> {
+  async #run(job: Job<ActivationJob, ActivationJobResult>, data: ActivationJob, signal: AbortSignal, activationId: string, attempt: number, started: number, inbox: InboxClaim | undefined, facts: Promise<ActivationStartFacts>): Promise<ActivationJobResult> {
     const { agentState } = this.#opts;
     this.#opts.onStart?.({ agent: data.agent, trigger: data.trigger, enqueuedAt: data.enqueuedAt, startedAt: started });
     // `warren pause` also holds back what was already queued, and so does a backoff: the follow-up BullMQ kept
     // behind a run that then failed for good must not start the moment it failed.
-    const state = await holding;
-    const held = state.paused ? 'paused' : (state.backoffUntil ?? 0) > Date.now() ? 'backoff' : undefined;
+    const { hold, today } = await facts;
+    const held = hold.paused ? 'paused' : (hold.backoffUntil ?? 0) > Date.now() ? 'backoff' : undefined;
     if (held) return this.#skipped(activationId, data, started, attempt, held);
     // What the run is doing, for `warren status` on any machine: BullMQ's job progress, kept small.
     const live = new ProgressPublisher(activationId, (p) => job.updateProgress({ ...p }).catch((err: unknown) => this.#logger.debug({ err: this.#redact(err), agent: data.agent }, 'live progress not published')));
@@ -142,7 +145,7 @@ export class ActivationWorker {
     let outcome: ActivationOutcome;
     try {
       try {
-        outcome = await runActivation(this.#opts.deps, activationId, data, signal, { attempt, claim: inbox, onEvent: (e) => live.observe(e), traceparent: traceparentOf(span.context) });
+        outcome = await runActivation(this.#opts.deps, activationId, data, signal, { attempt, claim: inbox, today, onEvent: (e) => live.observe(e), traceparent: traceparentOf(span.context) });
       } finally {
         live.stop();
       }

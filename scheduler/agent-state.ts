@@ -220,12 +220,16 @@ export class AgentStateStore {
     return out;
   }
 
-  /** What holds an agent's queued activations back (`warren pause`, a backoff). Checked at every activation's start. */
-  async hold(agent: string): Promise<AgentHold> {
-    return (await this.holdMany([agent])).get(agent)!;
+  /**
+   * What an activation reads of its agent as it starts (lua/activation-start.lua, one command): whether it is held
+   * back (`warren pause`, a backoff) and its posts and comments today (the context's "left today" lines).
+   */
+  async activationStart(agent: string, day = utcDay()): Promise<{ hold: AgentHold; today: { posts: number; comments: number } }> {
+    const [paused, until, posts, comments] = await this.#scripts.activationStart([this.#paused, this.#backoffUntil, this.#dayKey(day)], agent);
+    return { hold: { paused: paused === '1', backoffUntil: until ? Number(until) : undefined }, today: { posts: Number(posts ?? 0), comments: Number(comments ?? 0) } };
   }
 
-  /** hold() of many agents in one command (lua/agent-holds.lua): what an intake round decides on. */
+  /** What holds each of many agents back, in one command (lua/agent-holds.lua): what an intake round decides on. */
   async holdMany(agents: readonly string[]): Promise<Map<string, AgentHold>> {
     const out = new Map<string, AgentHold>();
     if (agents.length === 0) return out;

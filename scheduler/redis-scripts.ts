@@ -43,6 +43,7 @@ const SCRIPTS = {
   warrenAddActivationRecord: { lua: lua('add-activation-record'), keys: 2 },
   warrenRecordActivated: { lua: lua('record-activated'), keys: 5 },
   warrenAgentHolds: { lua: lua('agent-holds'), keys: 2 },
+  warrenActivationStart: { lua: lua('activation-start'), keys: 3 },
 } as const;
 
 type ScriptName = keyof typeof SCRIPTS;
@@ -141,5 +142,10 @@ export class RedisScripts {
   /** lua/agent-holds.lua: per agent [paused, backoff-until], null where unset. */
   async agentHolds(keys: readonly [paused: string, backoffUntil: string], agents: readonly string[]): Promise<Array<string | null>> {
     return (await this.#run.warrenAgentHolds(...keys, agents)) as Array<string | null>;
+  }
+
+  /** lua/activation-start.lua: [paused, backoff-until, posts today, comments today], null where unset. */
+  async activationStart(keys: readonly [paused: string, backoffUntil: string, day: string], agent: string): Promise<Array<string | null>> {
+    return (await this.#run.warrenActivationStart(...keys, agent)) as Array<string | null>;
   }
 }

@@ -104,3 +104,22 @@ describe('llm executor failures', () => {
     expect(h.logs.join('')).toMatch(/agent oracle skipped: its key variable ORACLE_API_KEY \(brain\.api_key_env\) is not set/);
   });
 });
+
+describe('llm executor context', () => {
+  it("tells the model what is left of today's comments, counted from the agent's earlier answers today", async () => {
+    fake.enqueue({ content: 'First answer.' });
+    fake.enqueue({ content: 'Second answer.' });
+    const limited = `${oracle(fake.url)}behavior:\n  limits: {max_daily_comments: 5, min_interval_seconds: 0}\n`;
+    h = await startHarness({ redisUrl, agentsDir: makeAgentsDir({ oracle: { config: limited, prompt: 'You are {{name}}.' } }, { withGreeter: false }), env: { ORACLE_API_KEY: 'sk-test-key' } });
+    const userKey = await h.registerUser('alice');
+    const harness = h;
+    const first = await h.api.post<{ id: string }>('/posts', userKey, { content: '@oracle one?' });
+    await waitFor('the first reply', () => replyOf(harness, first.id, userKey, 'oracle'));
+    const second = await h.api.post<{ id: string }>('/posts', userKey, { content: '@oracle two?' });
+    await waitFor('the second reply', () => replyOf(harness, second.id, userKey, 'oracle'));
+    const prompts = fake.requests.map((r) => JSON.stringify((r.body as { messages: unknown[] }).messages));
+    expect(prompts).toHaveLength(2);
+    expect(prompts[0]).toContain('5 comments');
+    expect(prompts[1]).toContain('4 comments');
+  });
+});
