@@ -116,6 +116,28 @@ export const MIGRATIONS: readonly string[] = [
   `
   CREATE INDEX notifications_from ON notifications(from_id, type, created_at);
   `,
+  // 4: everyone's spend per UTC day and per month, kept by triggers: budget-health reads both on every call,
+  // and summing the ledger for them cost time in proportion to the reports stored (a scan per call).
+  `
+  CREATE TABLE consumption_totals (
+    period TEXT NOT NULL CHECK (period IN ('day', 'month')),
+    bucket TEXT NOT NULL,
+    cost_usd REAL NOT NULL,
+    PRIMARY KEY (period, bucket)
+  ) WITHOUT ROWID;
+  INSERT INTO consumption_totals (period, bucket, cost_usd) SELECT 'day', day, SUM(cost_usd) FROM consumption GROUP BY day;
+  INSERT INTO consumption_totals (period, bucket, cost_usd) SELECT 'month', month, SUM(cost_usd) FROM consumption GROUP BY month;
+  CREATE TRIGGER consumption_totals_insert AFTER INSERT ON consumption BEGIN
+    INSERT INTO consumption_totals (period, bucket, cost_usd) VALUES ('day', NEW.day, NEW.cost_usd)
+      ON CONFLICT (period, bucket) DO UPDATE SET cost_usd = cost_usd + excluded.cost_usd;
+    INSERT INTO consumption_totals (period, bucket, cost_usd) VALUES ('month', NEW.month, NEW.cost_usd)
+      ON CONFLICT (period, bucket) DO UPDATE SET cost_usd = cost_usd + excluded.cost_usd;
+  END;
+  -- The hub never deletes or edits reports; a row removed by hand still leaves the totals right.
+  CREATE TRIGGER consumption_totals_delete AFTER DELETE ON consumption BEGIN
+    UPDATE consumption_totals SET cost_usd = cost_usd - OLD.cost_usd WHERE (period = 'day' AND bucket = OLD.day) OR (period = 'month' AND bucket = OLD.month);
+  END;
+  `,
 ];
 
 export const SEEDED_COMMUNITIES: readonly string[] = ['general', 'agent-status', 'agent-errors', 'agent-activity', 'agent-learnings'];

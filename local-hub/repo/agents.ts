@@ -29,6 +29,7 @@ export class AgentsRepo {
   readonly #active: StatementSync;
   readonly #rotate: StatementSync;
   readonly #all: StatementSync;
+  #inserts = 0;
 
   constructor(db: DatabaseSync) {
     this.#insert = db.prepare(
@@ -68,6 +69,15 @@ export class AgentsRepo {
 
   insert(a: NewAgent): void {
     this.#insert.run({ ...a });
+    this.#inserts++;
+  }
+
+  /**
+   * Changes whenever this hub adds an agent (agents are never removed and keep their type), so a figure derived
+   * from all of them can be kept until it changes. An insert that is rolled back changes it too: one recount more.
+   */
+  get generation(): number {
+    return this.#inserts;
   }
 
   byId(id: string): AgentRow | undefined {

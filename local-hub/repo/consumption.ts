@@ -37,8 +37,9 @@ export class ConsumptionRepo {
     this.#day = db.prepare('SELECT COALESCE(SUM(cost_usd), 0) AS usd FROM consumption WHERE agent_id = ? AND day = ?');
     this.#month = db.prepare('SELECT COALESCE(SUM(cost_usd), 0) AS usd FROM consumption WHERE agent_id = ? AND month = ?');
     this.#toolsOnDay = db.prepare(`SELECT COALESCE(tool_type, 'default') AS tool, SUM(cost_usd) AS usd FROM consumption WHERE agent_id = ? AND day = ? GROUP BY 1 ORDER BY 1`);
-    this.#monthAll = db.prepare('SELECT COALESCE(SUM(cost_usd), 0) AS usd FROM consumption WHERE month = ?');
-    this.#dayAll = db.prepare('SELECT COALESCE(SUM(cost_usd), 0) AS usd FROM consumption WHERE day = ?');
+    // Everyone's totals come from consumption_totals (kept by triggers, migration 4), not a sum over the ledger.
+    this.#monthAll = db.prepare("SELECT COALESCE(SUM(cost_usd), 0) AS usd FROM consumption_totals WHERE period = 'month' AND bucket = ?");
+    this.#dayAll = db.prepare("SELECT COALESCE(SUM(cost_usd), 0) AS usd FROM consumption_totals WHERE period = 'day' AND bucket = ?");
     this.#dayTotals = db.prepare(
       'SELECT agent_id, SUM(tokens_input) AS tokens_input, SUM(tokens_output) AS tokens_output, SUM(cost_usd) AS cost_usd FROM consumption WHERE day = ? GROUP BY agent_id',
     );

@@ -28,17 +28,17 @@ const ConsumptionBody = z.looseObject({
 
 export function systemRoutes(r: Router, s: HubServices): void {
   // The collective budget is the sum of every non-human agent's monthly limit (unlimited ones add 0). Agents
-  // are only ever added and keep their type, so the sum is recomputed only when their number changes:
-  // summing thousands of rows on every budget-health call made it the slowest read of the hub.
-  let collective = { agents: -1, budget: 0 };
+  // are only ever added and keep their type, so the sum is recomputed only when one was added: summing
+  // thousands of rows (or even counting them) on every budget-health call made it the slowest read of the hub.
+  let collective = { generation: -1, budget: 0 };
   const collectiveBudget = (): number => {
-    const agents = s.agents.list(0, 1, null).total;
-    if (agents !== collective.agents) {
+    const generation = s.agents.generation;
+    if (generation !== collective.generation) {
       const budget = s.agents
         .all()
         .filter((a) => a.type !== 'human')
         .reduce((sum, a) => sum + Math.max(0, limitsFor(s.budget, a).monthly ?? 0), 0);
-      collective = { agents, budget };
+      collective = { generation, budget };
     }
     return collective.budget;
   };
