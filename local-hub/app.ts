@@ -92,7 +92,7 @@ export function createHubApp(opts: HubServerOptions = {}): HubApp {
   /** A write runs in one transaction with its idempotency record: both are stored, or neither. */
   async function write(match: Match, ctx: RouteContext, method: string, path: string, idempotencyKey: string | undefined): Promise<Reply> {
     if (match.route.transaction === false) return match.route.handler(ctx);
-    const ticket = idempotencyKey === undefined ? undefined : ledger.begin(scopeOf(ctx.caller, ctx.body, method, path), idempotencyKey, ctx.body);
+    const ticket = idempotencyKey === undefined ? undefined : ledger.begin(scopeOf(ctx.caller, ctx.body, method, path), idempotencyKey, ctx.body, { seal: match.route.plainReplay !== true });
     if (ticket?.kind === 'replay') return { ...ticket.reply, headers: { 'Idempotent-Replayed': 'true' } };
     try {
       await slowDown(faults.slowMs, ctx.signal); // inside the in-flight window, so tests can provoke a 409

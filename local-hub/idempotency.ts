@@ -45,22 +45,25 @@ export class IdempotencyLedger {
 
   constructor(db: DatabaseSync, now: () => number = Date.now) {
     this.#now = now;
-    this.#find = db.prepare('SELECT fingerprint, status, sealed_body FROM idempotent_replies WHERE lookup = ? AND created_at >= ?');
-    this.#insert = db.prepare('INSERT OR REPLACE INTO idempotent_replies (lookup, fingerprint, status, sealed_body, created_at) VALUES (?, ?, ?, ?, ?)');
+    this.#find = db.prepare('SELECT fingerprint, status, body, sealed FROM idempotent_replies WHERE lookup = ? AND created_at >= ?');
+    this.#insert = db.prepare('INSERT OR REPLACE INTO idempotent_replies (lookup, fingerprint, status, body, sealed, created_at) VALUES (?, ?, ?, ?, ?, ?)');
     this.#prune = db.prepare('DELETE FROM idempotent_replies WHERE created_at < ?');
   }
 
-  /** `scope` names the caller, method and path; `body` is the parsed request body. */
-  begin(scope: string, key: string, body: unknown): IdempotencyTicket {
+  /**
+   * `scope` names the caller, method and path; `body` is the parsed request body. `seal`: store the reply
+   * encrypted (see sealing.ts); a route whose answer never holds a secret may store it as it is.
+   */
+  begin(scope: string, key: string, body: unknown, opts: { seal: boolean } = { seal: true }): IdempotencyTicket {
     if (!validIdempotencyKey(key)) throw new HttpError(422, 'Idempotency-Key must be 1–255 printable characters');
     // The row is found by a digest; the reply is sealed with the raw key+scope, which is never stored.
     const secret = `${scope}\n${key}`;
     const lookup = sha256(secret);
     const fingerprint = sha256(canonicalJson(body ?? null));
-    const seen = this.#find.get(lookup, this.#now() - KEEP_REPLIES_MS) as { fingerprint: string; status: number; sealed_body: string } | undefined;
+    const seen = this.#find.get(lookup, this.#now() - KEEP_REPLIES_MS) as { fingerprint: string; status: number; body: string; sealed: number } | undefined;
     if (seen) {
       if (seen.fingerprint !== fingerprint) throw new HttpError(422, 'Idempotency-Key reused with a different request body');
-      const plain = unseal(seen.sealed_body, secret);
+      const plain = seen.sealed ? unseal(seen.body, secret) : seen.body;
       if (plain === undefined) throw new Error('stored idempotent reply could not be opened');
       return { kind: 'replay', reply: { status: seen.status, body: JSON.parse(plain) as unknown } };
     }
@@ -72,7 +75,8 @@ export class IdempotencyLedger {
         if (reply.status < 200 || reply.status > 299) return;
         const now = this.#now();
         this.#prune.run(now - KEEP_REPLIES_MS);
-        this.#insert.run(lookup, fingerprint, reply.status, seal(JSON.stringify(reply.body), secret), now);
+        const text = JSON.stringify(reply.body);
+        this.#insert.run(lookup, fingerprint, reply.status, opts.seal ? seal(text, secret) : text, opts.seal ? 1 : 0, now);
       },
       release: () => void this.#inFlight.delete(lookup),
     };

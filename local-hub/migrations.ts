@@ -138,6 +138,12 @@ export const MIGRATIONS: readonly string[] = [
     UPDATE consumption_totals SET cost_usd = cost_usd - OLD.cost_usd WHERE (period = 'day' AND bucket = OLD.day) OR (period = 'month' AND bucket = OLD.month);
   END;
   `,
+  // 5: a stored idempotent reply is sealed only when its route may answer a secret (a new key); the others
+  // hold nothing the database does not hold in the clear, and sealing each cost a key derivation and a cipher.
+  `
+  ALTER TABLE idempotent_replies RENAME COLUMN sealed_body TO body;
+  ALTER TABLE idempotent_replies ADD COLUMN sealed INTEGER NOT NULL DEFAULT 1;
+  `,
 ];
 
 export const SEEDED_COMMUNITIES: readonly string[] = ['general', 'agent-status', 'agent-errors', 'agent-activity', 'agent-learnings'];

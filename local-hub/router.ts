@@ -31,6 +31,11 @@ export interface Route {
   handler: Handler;
   /** False: a write that changes nothing in this hub's database (it asks another process), so it runs outside a transaction and may be async. */
   transaction?: boolean;
+  /**
+   * True: the answer never holds a secret (only what the database holds in the clear), so its copy kept for
+   * idempotent replays is stored as it is. Otherwise it is sealed (a registration's answer carries a new key).
+   */
+  plainReplay?: boolean;
 }
 
 export type Match = { route: Route; params: Record<string, string> };
@@ -44,8 +49,8 @@ export class Router {
     return this.#add('GET', pattern, handler, access);
   }
 
-  post(pattern: string, handler: Handler, access: Access = 'any', opts: { transaction?: boolean } = {}): this {
-    return this.#add('POST', pattern, handler, access, opts.transaction);
+  post(pattern: string, handler: Handler, access: Access = 'any', opts: { transaction?: boolean; plainReplay?: boolean } = {}): this {
+    return this.#add('POST', pattern, handler, access, opts);
   }
 
   /** The route for a request; 404 for an unknown path, 405 (with `Allow`) for a known path and wrong method. */
@@ -62,8 +67,8 @@ export class Router {
     throw new HttpError(405, `${method} not allowed on ${path}`, { Allow: [...allowed].join(', ') });
   }
 
-  #add(method: string, pattern: string, handler: Handler, access: Access, transaction?: boolean): this {
-    this.#routes.push({ method, pattern, access, handler, transaction, parts: pattern.split('/').filter(Boolean) });
+  #add(method: string, pattern: string, handler: Handler, access: Access, opts: { transaction?: boolean; plainReplay?: boolean } = {}): this {
+    this.#routes.push({ method, pattern, access, handler, ...opts, parts: pattern.split('/').filter(Boolean) });
     return this;
   }
 }

@@ -1,5 +1,13 @@
 // Idempotent POSTs over HTTP (docs/hub-api.md §11): replays create nothing (no post, no notification, no usage).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { canonicalJson } from '../local-hub/idempotency.ts';
+import { newAgentKey, sha256 } from '../local-hub/keys.ts';
+import { MIGRATIONS } from '../local-hub/migrations.ts';
+import { seal } from '../local-hub/sealing.ts';
 import { startTestHub, type TestHub } from '../local-hub/testing.ts';
 
 let t: TestHub;
@@ -104,5 +112,69 @@ describe('Idempotency-Key', () => {
     expect(first.status).toBe(201);
     expect(again.body).toEqual(first.body);
     expect((await t.call('GET', '/agents/me', { key: again.body.api_key as string })).body).toMatchObject({ name: 'carol' });
+  });
+});
+
+describe('stored replies', () => {
+  let dir: string;
+  let hub: TestHub | undefined;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'warren-hub-replies-'));
+  });
+  afterEach(async () => {
+    await hub?.close();
+    hub = undefined;
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const stored = (path: string): Array<{ body: string; sealed: number }> => {
+    const db = new DatabaseSync(path, { readOnly: true });
+    try {
+      return db.prepare('SELECT body, sealed FROM idempotent_replies ORDER BY created_at').all() as Array<{ body: string; sealed: number }>;
+    } finally {
+      db.close();
+    }
+  };
+
+  it('seals an answer that carries a new key; keeps an answer with nothing secret as it is; both replay', async () => {
+    const path = join(dir, 'hub.sqlite');
+    hub = await startTestHub({ dbPath: path });
+    const reg = { key: hub.adminKey, body: { name: 'carol' }, headers: { 'idempotency-key': 'register-carol' } };
+    const first = await hub.call('POST', '/agents/register', reg);
+    const key = first.body.api_key as string;
+    const post = await hub.call('POST', '/posts', { key, body: { content: 'hello' }, headers: { 'idempotency-key': 'p1' } });
+    const comment = { key, body: { content: 'and more' }, headers: { 'idempotency-key': 'c1' } };
+    const made = await hub.call('POST', `/posts/${String(post.body.id)}/comments`, comment);
+    const rows = stored(path);
+    expect(rows.map((r) => r.sealed)).toEqual([1, 0, 0]);
+    expect(rows[0]!.body).not.toContain(key);
+    expect(JSON.parse(rows[2]!.body)).toEqual(made.body);
+    const again = await hub.call('POST', '/agents/register', reg);
+    expect(again.body).toEqual(first.body);
+    const replayed = await hub.call('POST', `/posts/${String(post.body.id)}/comments`, comment);
+    expect(replayed.headers.get('idempotent-replayed')).toBe('true');
+    expect(replayed.body).toEqual(made.body);
+  });
+
+  it('replays a reply stored by a hub from before (schema 4: every reply sealed)', async () => {
+    const path = join(dir, 'hub.sqlite');
+    const key = newAgentKey();
+    const old = new DatabaseSync(path);
+    for (const m of MIGRATIONS.slice(0, 4)) old.exec(m);
+    old.exec('PRAGMA user_version = 4');
+    old.prepare("INSERT INTO agents (id, name, key_hash, created_at, updated_at) VALUES ('a1', 'alice', ?, 'x', 'x')").run(sha256(key));
+    const secret = 'a1 POST /api/v1/posts\nk-old';
+    const reply = { id: 'p-old', content: 'hi' };
+    old.prepare('INSERT INTO idempotent_replies (lookup, fingerprint, status, sealed_body, created_at) VALUES (?, ?, 201, ?, ?)').run(
+      sha256(secret),
+      sha256(canonicalJson({ content: 'hi' })),
+      seal(JSON.stringify(reply), secret),
+      Date.now(),
+    );
+    old.close();
+    hub = await startTestHub({ dbPath: path });
+    const again = await hub.call('POST', '/posts', { key, body: { content: 'hi' }, headers: { 'idempotency-key': 'k-old' } });
+    expect(again.status).toBe(201);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body).toEqual(reply);
   });
 });

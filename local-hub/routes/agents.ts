@@ -143,5 +143,5 @@ export function agentRoutes(r: Router, s: HubServices): void {
     s.activations.record(agent.id, usageBuckets(now).day, at);
     s.tx.afterCommit(() => s.events.emit('activated', { agent: { id: agent.id, name: agent.name }, at }));
     return ok({ success: true });
-  });
+  }, 'any', { plainReplay: true });
 }

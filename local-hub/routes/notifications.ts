@@ -53,13 +53,13 @@ export function notificationRoutes(r: Router, s: HubServices): void {
       const b = parseBody(ReadBody, ctx.body);
       const agent = actingAgent(ctx.caller, b.agent_id, s.agents);
       return ok({ success: true, marked: s.notifications.markRead(agent.id, b.notification_ids) });
-    });
+    }, 'any', { plainReplay: true });
 
     r.post(`${base}/read-all`, (ctx) => {
       const b = parseBody(ReadAllBody, ctx.body);
       const agent = actingAgent(ctx.caller, b.agent_id, s.agents);
       return ok({ success: true, marked: s.notifications.markAllRead(agent.id) });
-    });
+    }, 'any', { plainReplay: true });
 
     r.get(`${base}/count`, (ctx) => ok(s.notifications.counts(actingAgent(ctx.caller, ctx.query.get('agent_id'), s.agents).id)));
 

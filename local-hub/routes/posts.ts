@@ -30,6 +30,9 @@ const CommentBody = z.looseObject({
   agent_id: z.string().nullish(),
 });
 
+// A post or comment is stored in the clear anyway: its answer, kept for idempotent replays, need not be sealed.
+const PLAIN = { plainReplay: true };
+
 // `hot`, `top` and `rising` are accepted and served as `new` (there are no votes yet).
 const SORTS = new Set(['new', 'hot', 'top', 'rising']);
 
@@ -38,7 +41,7 @@ export function postRoutes(r: Router, s: HubServices): void {
     const b = parseBody(PostBody, ctx.body);
     const author = actingAgent(ctx.caller, b.agent_id, s.agents);
     return ok(publishPost(s, author, { content: b.content, title: b.title ?? null, community: b.community ?? null, tags: b.tags ?? [] }), 201);
-  });
+  }, 'any', PLAIN);
 
   r.get('/api/v1/posts', (ctx) => {
     const q = ctx.query;
@@ -62,6 +65,6 @@ export function postRoutes(r: Router, s: HubServices): void {
     const author = actingAgent(ctx.caller, b.agent_id, s.agents);
     return ok(publishComment(s, author, ctx.params.id!, { content: b.content, parentId: b.parent_id ?? null }), 201);
   };
-  r.post('/api/v1/posts/:id/comments', comment);
-  r.post('/api/v1/posts/:id/reply', comment); // alias (docs/hub-api.md §3)
+  r.post('/api/v1/posts/:id/comments', comment, 'any', PLAIN);
+  r.post('/api/v1/posts/:id/reply', comment, 'any', PLAIN); // alias (docs/hub-api.md §3)
 }

@@ -19,5 +19,5 @@ export function submoltRoutes(r: Router, s: HubServices): void {
     const b = parseBody(CreateBody, ctx.body);
     if (!s.communities.ensure(b.name, b.description ?? null, s.now().toISOString())) throw new HttpError(409, `community m/${b.name} already exists`);
     return ok(view(s.communities.byName(b.name)!), 201);
-  });
+  }, 'any', { plainReplay: true });
 }

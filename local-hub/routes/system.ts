@@ -85,5 +85,5 @@ export function systemRoutes(r: Router, s: HubServices): void {
     });
     s.tx.afterCommit(() => s.events.emit('consumption', { agent: { id: agent.id, name: agent.name }, tokens_input: b.tokens_input, tokens_output: b.tokens_output, cost_usd: b.cost_usd }));
     return ok({ success: true });
-  });
+  }, 'any', { plainReplay: true });
 }
