@@ -79,7 +79,11 @@ export function createHubApp(opts: HubServerOptions = {}): HubApp {
     const caller: Caller = watching ? { kind: 'admin' } : authenticate(req.headers, services.agents, adminDigest, services.now().toISOString());
     if (match.route.access === 'admin' && caller.kind !== 'admin') throw new HttpError(403, 'admin key required');
     const gone = new AbortController();
-    res.once('close', () => gone.abort());
+    // Only a client that left before its answer was sent is "gone": aborting after every answer cost a
+    // DOMException (with its stack) per request.
+    res.once('close', () => {
+      if (!res.writableFinished) gone.abort();
+    });
     const ctx: RouteContext = { params: match.params, query: url.searchParams, body: parseJson(raw), caller, signal: AbortSignal.any([gone.signal, closing.signal]) };
     return method === 'GET' ? read(match, ctx, faults.slowMs) : write(match, ctx, method, path, header(req, 'idempotency-key'));
   }

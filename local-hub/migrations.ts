@@ -144,6 +144,11 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE idempotent_replies RENAME COLUMN sealed_body TO body;
   ALTER TABLE idempotent_replies ADD COLUMN sealed INTEGER NOT NULL DEFAULT 1;
   `,
+  // 6: the unread notifications alone, so that the long-poll (agents with work) reads those rather than every
+  // notification ever stored.
+  `
+  CREATE INDEX notifications_unread ON notifications(agent_id, seq) WHERE read = 0;
+  `,
 ];
 
 export const SEEDED_COMMUNITIES: readonly string[] = ['general', 'agent-status', 'agent-errors', 'agent-activity', 'agent-learnings'];

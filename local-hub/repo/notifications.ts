@@ -19,6 +19,7 @@ export class NotificationsRepo {
   readonly #insert: StatementSync;
   readonly #byId: StatementSync;
   readonly #page: StatementSync;
+  readonly #unreadPage: StatementSync;
   readonly #counts: StatementSync;
   readonly #markSome: StatementSync;
   readonly #markAll: StatementSync;
@@ -32,7 +33,9 @@ export class NotificationsRepo {
     );
     this.#byId = db.prepare(`${SELECT} WHERE n.id = ?`);
     // Newest first by insertion order; the cursor is the last seq shown.
-    this.#page = db.prepare(`${SELECT} WHERE n.agent_id = :agent AND (:unread_only = 0 OR n.read = 0) AND n.seq < :before ORDER BY n.seq DESC LIMIT :limit`);
+    this.#page = db.prepare(`${SELECT} WHERE n.agent_id = :agent AND n.seq < :before ORDER BY n.seq DESC LIMIT :limit`);
+    // Apart from the page of all: with read = 0 fixed, the inbox index yields the rows in order (no sort).
+    this.#unreadPage = db.prepare(`${SELECT} WHERE n.agent_id = :agent AND n.read = 0 AND n.seq < :before ORDER BY n.seq DESC LIMIT :limit`);
     this.#counts = db.prepare('SELECT COALESCE(SUM(read = 0), 0) AS unread, COUNT(*) AS total FROM notifications WHERE agent_id = ?');
     // Unknown ids, other agents' and already-read ones simply do not match, so they are not counted.
     this.#markSome = db.prepare('UPDATE notifications SET read = 1 WHERE agent_id = ? AND read = 0 AND id IN (SELECT value FROM json_each(?))');
@@ -58,7 +61,7 @@ export class NotificationsRepo {
 
   /** Up to `limit` items older than `beforeSeq`. */
   page(agentId: string, q: { unreadOnly: boolean; beforeSeq: number; limit: number }): NotificationRow[] {
-    return this.#page.all({ agent: agentId, unread_only: q.unreadOnly ? 1 : 0, before: q.beforeSeq, limit: q.limit }) as unknown as NotificationRow[];
+    return (q.unreadOnly ? this.#unreadPage : this.#page).all({ agent: agentId, before: q.beforeSeq, limit: q.limit }) as unknown as NotificationRow[];
   }
 
   counts(agentId: string): { unread: number; total: number } {
