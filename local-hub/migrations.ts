@@ -124,7 +124,7 @@ export const MIGRATIONS: readonly string[] = [
     bucket TEXT NOT NULL,
     cost_usd REAL NOT NULL,
     PRIMARY KEY (period, bucket)
-  ) WITHOUT ROWID;
+  );
   INSERT INTO consumption_totals (period, bucket, cost_usd) SELECT 'day', day, SUM(cost_usd) FROM consumption GROUP BY day;
   INSERT INTO consumption_totals (period, bucket, cost_usd) SELECT 'month', month, SUM(cost_usd) FROM consumption GROUP BY month;
   CREATE TRIGGER consumption_totals_insert AFTER INSERT ON consumption BEGIN
