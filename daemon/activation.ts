@@ -183,13 +183,14 @@ export async function runActivation(deps: ActivationDeps, activationId: string, 
   // One signal for the whole activation: the worker's cancel (shutdown) or the agent's max_duration.
   const limit = deadline(def.config.behavior.max_duration, jobSignal);
   const signal = limit.signal;
-  // Reading the inbox does not depend on the budget's answer: both are asked at once (one round trip less).
-  const inbox = job.trigger === 'notification' ? timer.time('inbox', () => hub.listNotifications(def.name, { unreadOnly: true, limit: 50, signal })) : undefined;
+  // The inbox is asked with the budget: warren's hub answers both in one call (docs/hub-api.md §5.3).
+  const inbox = job.trigger === 'notification' ? timer.time('inbox', () => hub.listNotifications(def.name, { unreadOnly: true, limit: 50, includeBudget: true, signal })) : undefined;
   inbox?.catch(() => undefined); // awaited (and its error surfaced) in answerInbox; ignored when the budget says no
   // Today's counters, for the "left today" lines of the context; asked alongside, never fatal.
   const usedToday = opts.today ? Promise.resolve(opts.today) : deps.usedToday?.(def.name).catch((err: unknown) => void log.warn({ err }, 'daily counters unavailable'));
-  // The hub's word on the budget, asked fresh: at critical nothing runs; exploration only when healthy.
-  const budget = await timer.time('budget', () => hub.budgetHealth(def.name)).then(
+  // The hub's word on the budget, asked fresh (with the inbox, or apart when the inbox did not bring it): at
+  // critical nothing runs; exploration only when healthy.
+  const budget = (await inbox?.then((page) => page.budget, () => undefined)) ?? await timer.time('budget', () => hub.budgetHealth(def.name)).then(
     (b) => b,
     (err: unknown) => {
       log.warn({ err }, 'budget health unavailable; running anyway (fail open)');
@@ -270,6 +271,7 @@ async function handleNotification(deps: ActivationDeps, run: Run, n: Notificatio
   let posted = false;
   let post: Post | undefined;
   let ending: Ending = { kind: 'no_action', reason: 'no_action' };
+  let readWithReply = false;
   if (text === undefined) {
     const thread = await run.timer.time('thread', () => hub.getPost(n.post_id!, { includeComments: true, signal }));
     post = thread;
@@ -306,8 +308,9 @@ async function handleNotification(deps: ActivationDeps, run: Run, n: Notificatio
     const key = `notification:${n.id}:reply`;
     const reply = text;
     const comment = await replyWithinLimits(deps, run, postId, key, () =>
-      run.timer.time('post', () => hub.createComment({ agent: def.name, postId, content: reply, parentId: n.comment_id ?? null }, { idempotencyKey: key, signal })),
+      run.timer.time('post', () => hub.createComment({ agent: def.name, postId, content: reply, parentId: n.comment_id ?? null, markRead: [n.id] }, { idempotencyKey: key, signal })),
     );
+    readWithReply = comment?.marked_read !== undefined;
     if (comment) {
       log.info({ notification: n.id, post: n.post_id, comment: comment.id }, 'replied');
       ending = { kind: 'answered', text };
@@ -318,8 +321,8 @@ async function handleNotification(deps: ActivationDeps, run: Run, n: Notificatio
       log.info({ notification: n.id, post: n.post_id }, 'not replied: the agent has answered this thread as often as its limits allow');
     }
   }
-  // Only now, with the answer safely on the hub, is the notification read.
-  await run.timer.time('mark_read', () => hub.markRead(def.name, [n.id], { idempotencyKey: readKey([n.id]), signal }));
+  // Only now, with the answer safely on the hub, is the notification read (by the reply itself where the hub can).
+  if (!readWithReply) await run.timer.time('mark_read', () => hub.markRead(def.name, [n.id], { idempotencyKey: readKey([n.id]), signal }));
   await outbox.clear(def.name, n.id);
   // Remembered once the work is on the hub: a run that fails before this point leaves no memory.
   const postRef = post ? { id: post.id, title: post.title, community: post.community } : { id: n.post_id };

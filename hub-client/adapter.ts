@@ -33,6 +33,12 @@ export interface NewComment {
   postId: string;
   content: string;
   parentId?: string | null;
+  /**
+   * The agent's notifications to mark read with the comment, in the same call where the hub can (warren's hub,
+   * docs/hub-api.md §5.2): then the answer's `marked_read` is set. A hub that cannot ignores this and leaves
+   * `marked_read` out, and the caller marks them read itself.
+   */
+  markRead?: readonly string[];
 }
 
 export interface NotificationPage {
@@ -42,6 +48,8 @@ export interface NotificationPage {
   /** Pass back as `cursor` for the next (older) page; null on the last page or when the hub does not page. */
   nextCursor: string | null;
   unreadCount?: number;
+  /** The agent's budget-health answer, when asked for (`includeBudget`) and the hub sends it with the inbox. */
+  budget?: BudgetHealth;
 }
 
 export interface PostPage {
@@ -92,6 +100,8 @@ export interface ConsumptionReport {
 
 export interface NotificationQuery {
   unreadOnly?: boolean;
+  /** Ask for the agent's budget-health answer with the page (one round trip for both where the hub can). */
+  includeBudget?: boolean;
   limit?: number;
   cursor?: string;
   signal?: AbortSignal;

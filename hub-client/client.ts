@@ -205,6 +205,8 @@ export class HubClient implements HubAdapter {
     const path = `/posts/${encodeURIComponent(comment.postId)}/comments`;
     const body = await this.#http.request('POST', path, {
       body: { agent_id: comment.agent, content: comment.content, parent_id: comment.parentId ?? undefined },
+      // In the query: the body (and so an idempotent replay's fingerprint) is the same with or without it.
+      query: { mark_read: comment.markRead?.length ? comment.markRead.join(',') : undefined },
       idempotencyKey: opts.idempotencyKey,
       signal: opts.signal,
     });
@@ -213,7 +215,7 @@ export class HubClient implements HubAdapter {
 
   async listNotifications(agent: string, opts: NotificationQuery = {}): Promise<NotificationPage> {
     const body = await this.#http.request('GET', '/notifications', {
-      query: { agent_id: agent, unread: opts.unreadOnly ?? true, limit: opts.limit ?? 50, cursor: opts.cursor },
+      query: { agent_id: agent, unread: opts.unreadOnly ?? true, limit: opts.limit ?? 50, cursor: opts.cursor, include_budget: opts.includeBudget || undefined },
       signal: opts.signal,
     });
     const raw = unwrapList(body, 'notifications');
@@ -229,12 +231,15 @@ export class HubClient implements HubAdapter {
         this.#logger?.warn({ agent, notification: id, type: (item as { type?: unknown } | null)?.type, problem: parsed.error.issues[0]?.message }, 'skipping notification the client does not understand');
       }
     }
-    const meta = body as { next_cursor?: unknown; unread_count?: unknown };
+    const meta = body as { next_cursor?: unknown; unread_count?: unknown; budget?: unknown };
+    // A budget that does not parse is left out: the caller then asks budget-health itself.
+    const budget = opts.includeBudget && meta.budget !== undefined ? BudgetHealthSchema.safeParse(meta.budget).data : undefined;
     return {
       notifications,
       skipped,
       nextCursor: typeof meta.next_cursor === 'string' && meta.next_cursor !== '' ? meta.next_cursor : null,
       unreadCount: typeof meta.unread_count === 'number' ? meta.unread_count : undefined,
+      ...(budget ? { budget } : {}),
     };
   }
 

@@ -41,6 +41,8 @@ export const CommentSchema = z.looseObject({
   author: AgentRefSchema,
   content: z.string(),
   created_at: isoTime,
+  /** How many notifications the hub marked read with this comment (asked with `mark_read`, docs/hub-api.md §5.2). */
+  marked_read: z.number().int().nonnegative().optional(),
 });
 export type Comment = z.infer<typeof CommentSchema>;
 

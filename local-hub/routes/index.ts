@@ -1,4 +1,5 @@
 // All API routes, in match order (fixed paths such as /agents/me before /agents/:ref).
+import { BudgetHealthReader } from '../budget-health.ts';
 import { Router } from '../router.ts';
 import type { HubServices } from '../services.ts';
 import { agentRoutes } from './agents.ts';
@@ -10,11 +11,12 @@ import { systemRoutes } from './system.ts';
 
 export function buildRouter(s: HubServices): Router {
   const r = new Router();
+  const budget = new BudgetHealthReader(s);
   agentRoutes(r, s);
   postRoutes(r, s);
-  notificationRoutes(r, s);
+  notificationRoutes(r, s, budget);
   discoveryRoutes(r, s);
   submoltRoutes(r, s);
-  systemRoutes(r, s);
+  systemRoutes(r, s, budget);
   return r;
 }

@@ -1,6 +1,7 @@
 // Notifications (docs/hub-api.md §5.3) and the long-poll (§7). Also served under `/inbox` (an alias, docs/hub-api.md §3).
 import { z } from 'zod';
 import { actingAgent } from '../auth.ts';
+import type { BudgetHealthReader } from '../budget-health.ts';
 import { invalid } from '../http-error.ts';
 import { ok, type Router } from '../router.ts';
 import type { HubServices } from '../services.ts';
@@ -32,11 +33,12 @@ export const decodeCursor = (cursor: string): number => decodeTagged('n', 15, cu
 const encodePollCursor = (offset: number): string => encodeTagged('p', offset);
 const decodePollCursor = (cursor: string): number => decodeTagged('p', 9, cursor);
 
-export function notificationRoutes(r: Router, s: HubServices): void {
+export function notificationRoutes(r: Router, s: HubServices, budget: BudgetHealthReader): void {
   for (const base of ['/api/v1/notifications', '/api/v1/inbox']) {
     r.get(base, (ctx) => {
       const q = ctx.query;
-      const agent = actingAgent(ctx.caller, q.get('agent_id'), s.agents);
+      const ref = q.get('agent_id');
+      const agent = actingAgent(ctx.caller, ref, s.agents);
       const limit = intParam(q, 'limit', 50, 1, 100);
       const cursor = q.get('cursor');
       const unreadOnly = boolParam(q, 'unread') || boolParam(q, 'unread_only');
@@ -46,6 +48,8 @@ export function notificationRoutes(r: Router, s: HubServices): void {
         notifications: page.map(notificationView),
         unread_count: s.notifications.counts(agent.id).unread,
         next_cursor: rows.length > limit ? encodeCursor(page.at(-1)!.seq) : null,
+        // The agent's budget-health answer (§5.6) with its inbox: one round trip for an activation's start.
+        ...(boolParam(q, 'include_budget') ? { budget: budget.answer(agent, ref ?? agent.name) } : {}),
       });
     });
 

@@ -6,7 +6,7 @@ import { bareCommunity, COMMUNITY_NAME } from '../names.ts';
 import { publishComment, publishPost } from '../publish.ts';
 import { ok, type Handler, type Router } from '../router.ts';
 import type { HubServices } from '../services.ts';
-import { boolParam, intParam, optionalParam, parseBody } from '../validation.ts';
+import { boolParam, intParam, listParam, optionalParam, parseBody } from '../validation.ts';
 import { postView } from '../views.ts';
 
 const nonEmpty = z.string().refine((v) => v.trim() !== '', 'must not be empty');
@@ -29,6 +29,9 @@ const CommentBody = z.looseObject({
   parent_id: z.string().nullish(),
   agent_id: z.string().nullish(),
 });
+
+/** Notifications one comment may mark read (a query string stays far below URL limits). */
+const MAX_MARK_READ = 100;
 
 // A post or comment is stored in the clear anyway: its answer, kept for idempotent replays, need not be sealed.
 const PLAIN = { plainReplay: true };
@@ -60,10 +63,16 @@ export function postRoutes(r: Router, s: HubServices): void {
     return ok(postView(post, boolParam(ctx.query, 'include_comments') ? s.posts.commentsOf(post.id) : undefined));
   });
 
+  // `?mark_read=<ids>`: the author's notifications marked read in the comment's transaction (an answer and its
+  // notification are stored together, one round trip). In the query, not the body, so the body's fingerprint for
+  // idempotent replays (§11) is the same with or without it.
   const comment: Handler = (ctx) => {
     const b = parseBody(CommentBody, ctx.body);
     const author = actingAgent(ctx.caller, b.agent_id, s.agents);
-    return ok(publishComment(s, author, ctx.params.id!, { content: b.content, parentId: b.parent_id ?? null }), 201);
+    const markRead = ctx.query.has('mark_read') ? listParam(ctx.query, 'mark_read') : undefined;
+    if (markRead && markRead.length > MAX_MARK_READ) throw invalid(`mark_read: at most ${MAX_MARK_READ} ids`);
+    const made = publishComment(s, author, ctx.params.id!, { content: b.content, parentId: b.parent_id ?? null });
+    return ok(markRead ? { ...made, marked_read: s.notifications.markRead(author.id, markRead) } : made, 201);
   };
   r.post('/api/v1/posts/:id/comments', comment, 'any', PLAIN);
   r.post('/api/v1/posts/:id/reply', comment, 'any', PLAIN); // alias (docs/hub-api.md §3)

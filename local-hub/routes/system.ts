@@ -2,7 +2,8 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { actingAgent } from '../auth.ts';
-import { budgetHealth, limitsFor, thresholdsOf, usageBuckets } from '../budget-rules.ts';
+import type { BudgetHealthReader } from '../budget-health.ts';
+import { usageBuckets } from '../budget-rules.ts';
 import { ok, type Router } from '../router.ts';
 import type { HubServices } from '../services.ts';
 import { parseBody } from '../validation.ts';
@@ -26,41 +27,11 @@ const ConsumptionBody = z.looseObject({
   metadata: z.record(z.string(), z.unknown()).nullish(),
 });
 
-export function systemRoutes(r: Router, s: HubServices): void {
-  // The collective budget is the sum of every non-human agent's monthly limit (unlimited ones add 0). Agents
-  // are only ever added and keep their type, so the sum is recomputed only when one was added: summing
-  // thousands of rows (or even counting them) on every budget-health call made it the slowest read of the hub.
-  let collective = { generation: -1, budget: 0 };
-  const collectiveBudget = (): number => {
-    const generation = s.agents.generation;
-    if (generation !== collective.generation) {
-      const budget = s.agents
-        .all()
-        .filter((a) => a.type !== 'human')
-        .reduce((sum, a) => sum + Math.max(0, limitsFor(s.budget, a).monthly ?? 0), 0);
-      collective = { generation, budget };
-    }
-    return collective.budget;
-  };
-
+export function systemRoutes(r: Router, s: HubServices, budget: BudgetHealthReader): void {
   r.get('/api/v1/system/budget-health', (ctx) => {
     const ref = ctx.query.get('agent_id');
     const agent = actingAgent(ctx.caller, ref, s.agents);
-    const now = s.now();
-    const { day, month } = usageBuckets(now);
-    const monthAll = s.consumption.usedInMonthByAll(month);
-    return ok(
-      budgetHealth({
-        agentRef: ref ?? agent.name,
-        limits: limitsFor(s.budget, agent),
-        used: { daily: s.consumption.usedOnDay(agent.id, day), monthly: s.consumption.usedInMonth(agent.id, month) },
-        toolsToday: s.consumption.toolsOnDay(agent.id, day),
-        collective: { budget: s.budget.fleetMonthlyLimitUsd ?? collectiveBudget(), used: monthAll },
-        fleet: { limits: { daily: s.budget.fleetDailyLimitUsd, monthly: s.budget.fleetMonthlyLimitUsd }, used: { daily: s.consumption.usedOnDayByAll(day), monthly: monthAll } },
-        thresholds: thresholdsOf(s.budget),
-        now,
-      }),
-    );
+    return ok(budget.answer(agent, ref ?? agent.name));
   });
 
   // Send it with an Idempotency-Key (e.g. the activation id) so a retried report is never counted twice.
