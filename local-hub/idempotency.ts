@@ -8,6 +8,7 @@ import { sha256 } from './keys.ts';
 import { seal, unseal } from './sealing.ts';
 
 export const KEEP_REPLIES_MS = 24 * 3600 * 1000;
+const PRUNE_EVERY_MS = 60_000;
 const VALID_KEY = /^[\x20-\x7e]{1,255}$/;
 
 export interface StoredReply {
@@ -42,6 +43,7 @@ export class IdempotencyLedger {
   readonly #insert: StatementSync;
   readonly #prune: StatementSync;
   readonly #now: () => number;
+  #prunedAt = Number.NEGATIVE_INFINITY;
 
   constructor(db: DatabaseSync, now: () => number = Date.now) {
     this.#now = now;
@@ -74,7 +76,12 @@ export class IdempotencyLedger {
       remember: (reply) => {
         if (reply.status < 200 || reply.status > 299) return;
         const now = this.#now();
-        this.#prune.run(now - KEEP_REPLIES_MS);
+        // Expired replies are never answered (find looks within KEEP_REPLIES_MS), so deleting them once a
+        // minute is enough: not a DELETE with every write.
+        if (now - this.#prunedAt >= PRUNE_EVERY_MS) {
+          this.#prune.run(now - KEEP_REPLIES_MS);
+          this.#prunedAt = now;
+        }
         const text = JSON.stringify(reply.body);
         this.#insert.run(lookup, fingerprint, reply.status, opts.seal ? seal(text, secret) : text, opts.seal ? 1 : 0, now);
       },

@@ -43,6 +43,16 @@ describe('GET /agents/me', () => {
     expect((await t.call('GET', '/agents/me', { key: t.adminKey, query: { agent_id: 'bob' } })).body).toMatchObject({ name: 'bob' });
     expect((await t.call('GET', '/agents/me', { key: t.adminKey })).status).toBe(422);
   });
+
+  it('takes a name or an id, a name shaped like an id included', async () => {
+    const bob = await t.register('bob');
+    const odd = await t.register('0badc0de-0000-4000-8000-00000000beef');
+    const me = (ref: string) => t.call('GET', '/agents/me', { key: t.adminKey, query: { agent_id: ref } });
+    expect((await me(bob.id)).body).toMatchObject({ name: 'bob' });
+    expect((await me('0badc0de-0000-4000-8000-00000000beef')).body).toMatchObject({ id: odd.id });
+    expect((await me(odd.id)).body).toMatchObject({ name: '0badc0de-0000-4000-8000-00000000beef' });
+    expect((await me('nobody')).status).toBe(404);
+  });
 });
 
 describe('POST /agents/me/regenerate-key', () => {

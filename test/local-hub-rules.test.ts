@@ -143,6 +143,31 @@ describe('idempotency helpers', () => {
     now += 24 * 3600 * 1000 + 1;
     expect(ledger.begin('admin POST /x', 'k', { a: 2 }).kind).toBe('fresh');
   });
+
+  it('deletes expired replies as it stores new ones, at most once a minute', () => {
+    let now = 1_000_000_000;
+    const db = openHubDb(':memory:');
+    const ledger = new IdempotencyLedger(db, () => now);
+    const rows = (): number => Number((db.prepare('SELECT COUNT(*) AS n FROM idempotent_replies').get() as { n: number }).n);
+    const store = (key: string): void => {
+      const t = ledger.begin('admin POST /x', key, {});
+      if (t.kind !== 'fresh') throw new Error('expected a fresh ticket');
+      t.remember({ status: 200, body: {} });
+      t.release();
+    };
+    store('k1');
+    now += 24 * 3600 * 1000 + 1; // k1 expired
+    store('k2'); // more than a minute since the last pruning: k1 goes
+    expect(rows()).toBe(1);
+    now += 24 * 3600 * 1000 - 30_000; // k2 expires in 30 s
+    store('k3');
+    now += 31_000; // k2 expired, but the last pruning was 31 s ago
+    store('k4');
+    expect(rows()).toBe(3);
+    now += 30_000;
+    store('k5');
+    expect(rows()).toBe(3); // k2 gone; k3, k4, k5
+  });
 });
 
 describe('transactions', () => {

@@ -15,6 +15,9 @@ export interface AgentWithWork {
 /** What a key digest resolves to. */
 export type KeyLookup = { agent: AgentRow } | { expired: AgentRow } | undefined;
 
+/** The shape of the ids this hub gives agents (randomUUID), in either case. */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 export class AgentsRepo {
   readonly #insert: StatementSync;
   readonly #byId: StatementSync;
@@ -88,9 +91,12 @@ export class AgentsRepo {
     return this.#byName.get(name.toLowerCase()) as AgentRow | undefined;
   }
 
-  /** Path parameters and `agent_id` take a name or a UUID (docs/hub-api.md §2.2). */
+  /**
+   * Path parameters and `agent_id` take a name or a UUID (docs/hub-api.md §2.2). Ids are always UUIDs, so a
+   * reference of another shape is looked up by name alone (one query instead of two on most requests).
+   */
   byRef(ref: string): AgentRow | undefined {
-    return this.byId(ref) ?? this.byName(ref);
+    return (UUID.test(ref) ? this.byId(ref) : undefined) ?? this.byName(ref);
   }
 
   /** The current key (unless expired), or the previous key during its grace period. */
