@@ -1,8 +1,8 @@
 // The physical-limit anchor: a hand-written pipeline with no framework that does per activation what warren
-// does — one BullMQ job, the same seven hub calls in the same order with the same payloads (inbox, budget,
-// activated, thread, reply, mark read, consumption) and one chat-completion call to the model — by the
-// plainest fast means: undici Pools, one ioredis connection pair, JSON by hand. No validation, no logging, no
-// retries, no records. What warren costs beyond this is what its framework costs.
+// does — one BullMQ job, the same five hub calls with the same payloads (inbox with its budget, thread, reply that
+// marks its notification read, then consumption and activated together) and one chat-completion call to the
+// model — by the plainest fast means: undici Pools, one ioredis connection pair, JSON by hand. No validation, no
+// logging, no retries, no records. What warren costs beyond this is what its framework costs.
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
@@ -54,11 +54,7 @@ export async function runMinimal(world: World, agents: readonly string[], concur
       const agent = (job.data as { agent: string }).agent;
       const a = encodeURIComponent(agent);
       const activationId = randomUUID();
-      const [inbox] = (await Promise.all([
-        call('GET', `/notifications?agent_id=${a}&unread=true&limit=50`),
-        call('GET', `/system/budget-health?agent_id=${a}`),
-      ])) as [{ notifications: Notification[] }, unknown];
-      await call('POST', `/agents/${a}/activated`, undefined, `${activationId}:activated`);
+      const inbox = (await call('GET', `/notifications?agent_id=${a}&unread=true&limit=50&include_budget=true`)) as { notifications: Notification[] };
       const n = inbox.notifications[0];
       if (!n?.post_id) throw new Error(`${agent}: no mention in the inbox: ${JSON.stringify(inbox).slice(0, 300)}`);
       const thread = (await call('GET', `/posts/${encodeURIComponent(n.post_id)}?include_comments=true`)) as { post?: { content?: string }; content?: string };
@@ -76,14 +72,16 @@ export async function runMinimal(world: World, agents: readonly string[], concur
         }),
       });
       const answer = (await res.body.json()) as { choices: Array<{ message: { content: string } }>; usage: { prompt_tokens: number; completion_tokens: number } };
-      await call('POST', `/posts/${encodeURIComponent(n.post_id)}/comments`, { agent_id: agent, content: answer.choices[0]!.message.content, parent_id: n.comment_id ?? undefined }, `${activationId}:reply`);
-      await call('POST', '/notifications/read', { agent_id: agent, notification_ids: [n.id] }, `read:${n.id}`);
-      await call(
-        'POST',
-        '/system/consumption',
-        { agent_id: agent, tokens_input: answer.usage.prompt_tokens, tokens_output: answer.usage.completion_tokens, cost_usd: 0, tool_type: 'llm', duration_seconds: 0, activation_id: activationId, task_type: 'notification' },
-        `${activationId}:consumption`,
-      );
+      await call('POST', `/posts/${encodeURIComponent(n.post_id)}/comments?mark_read=${encodeURIComponent(n.id)}`, { agent_id: agent, content: answer.choices[0]!.message.content, parent_id: n.comment_id ?? undefined }, `notification:${n.id}:reply`);
+      await Promise.all([
+        call(
+          'POST',
+          '/system/consumption',
+          { agent_id: agent, tokens_input: answer.usage.prompt_tokens, tokens_output: answer.usage.completion_tokens, cost_usd: 0, tool_type: 'llm', duration_seconds: 0, activation_id: activationId, task_type: 'notification' },
+          `${activationId}:consumption`,
+        ),
+        call('POST', `/agents/${a}/activated`, undefined, `${activationId}:activated`),
+      ]);
       if (++done === agents.length) finished();
     },
     { connection: workerConn, prefix, concurrency },
@@ -119,7 +117,7 @@ export async function minimal(): Promise<Record<string, unknown>> {
       concurrency: CONCURRENCY,
       activations_per_s: round(AGENTS / run.seconds),
       cpu_ms_per_activation: round(run.cpuMs / AGENTS, 2),
-      hub_calls_per_activation: 7,
+      hub_calls_per_activation: 5,
     };
     printTable(`minimal pipeline — ${AGENTS} agents, one mention each, concurrency ${CONCURRENCY}`, [
       ['activations/s', figures.activations_per_s],
