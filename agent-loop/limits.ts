@@ -31,8 +31,16 @@ export function estimatePromptTokens(messages: readonly ChatMessage[], tools: re
     chars += (m.content ?? '').length + 8;
     if (m.role === 'assistant') for (const c of m.toolCalls ?? []) chars += c.name.length + JSON.stringify(c.arguments).length + 16;
   }
-  if (tools.length) chars += JSON.stringify(tools).length;
+  if (tools.length) chars += toolChars(tools);
   return Math.ceil(chars / 4);
+}
+
+/** A run's tool definitions do not change between its steps: their JSON size is measured once per list. */
+const toolCharsOf = new WeakMap<readonly ToolDefinition[], number>();
+function toolChars(tools: readonly ToolDefinition[]): number {
+  let n = toolCharsOf.get(tools);
+  if (n === undefined) toolCharsOf.set(tools, (n = JSON.stringify(tools).length));
+  return n;
 }
 
 export type BudgetVerdict = { ok: true } | { ok: false; message: string };
