@@ -53,8 +53,15 @@ export async function loadFromReader(reader: StoreReader): Promise<LoadResult> {
   const problems: Problem[] = [];
   const shared = await loadShared(reader, layout, problems);
   // Read in parallel (bounded), then parse in listing order, so problems and agents come out the same every time.
-  const files = await mapLimit(layout.agents, READ_CONCURRENCY, async (folder, i) => {
-    if (i > 0 && i % AGENTS_PER_TURN === 0) await nextTurn();
+  let readSinceTurn = 0;
+  let turn: Promise<void> | undefined;
+  const files = await mapLimit(layout.agents, READ_CONCURRENCY, async (folder) => {
+    // One turn that every reader waits for: a reader pausing alone would let the others carry on without one.
+    if (++readSinceTurn > AGENTS_PER_TURN) {
+      readSinceTurn = 0;
+      turn = nextTurn().then(() => void (turn = undefined));
+    }
+    if (turn) await turn;
     const configKey = `agents/${folder}/config.yaml`;
     const promptKey = `agents/${folder}/system-prompt.md`;
     const [configText, promptText] = await Promise.all([reader.read(configKey), reader.read(promptKey)]);
