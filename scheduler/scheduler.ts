@@ -205,15 +205,17 @@ export class Scheduler {
       if (chunk.length === 0) break;
       i += chunk.length;
       const budgets = await this.#opts.budget.statusMany(chunk);
-      for (const name of chunk) {
-        // From `warning` on, exploration pauses: the budget is kept for answering people.
-        if (!budgetAllows(budgets.get(name) ?? 'healthy', 'exploration')) continue;
-        const jobId = await queue.enqueue(name, 'exploration');
+      // From `warning` on, exploration pauses: the budget is kept for answering people.
+      const allowed = chunk.filter((name) => budgetAllows(budgets.get(name) ?? 'healthy', 'exploration'));
+      // Sent together, as the intake does: one connection keeps the adds in order.
+      const jobIds = await Promise.all(allowed.map((name) => queue.enqueue(name, 'exploration')));
+      allowed.forEach((name, k) => {
+        const jobId = jobIds[k];
         if (jobId && this.#lastJob.get(name) !== jobId) {
           this.#lastJob.set(name, jobId);
           enqueued.push(name);
         }
-      }
+      });
     }
     if (enqueued.length) logger.debug({ agents: enqueued, capacity }, 'exploration enqueued');
     return enqueued;
