@@ -1,6 +1,7 @@
 // Scale: 10,000 agent definitions in one daemon: how long they take to load and how much memory they hold,
 // the CPU time of one exploration round over all of them (real Redis, real hub), and how fairly
 // staleness-first exploration spreads turns over a simulated period.
+import { rmSync } from 'node:fs';
 import { pino } from 'pino';
 import { ExecutorRegistry } from '../daemon/executor-registry.ts';
 import { AgentRegistry } from '../daemon/agent-registry.ts';
@@ -65,8 +66,11 @@ export function simulateFairness(agents: number, ticks: number, seed = 42): { ra
 export async function scale(): Promise<Record<string, unknown>> {
   const world = await startWorld({ modelDelayMs: 0 });
   const logger = pino({ level: 'error' });
+  let root: string | undefined;
   try {
-    const { root, names } = makeBenchAgents(AGENTS, world.modelUrl, '  discovery:\n    enabled: true\n');
+    const made = makeBenchAgents(AGENTS, world.modelUrl, '  discovery:\n    enabled: true\n');
+    root = made.root;
+    const names = made.names;
     global.gc?.();
     const rssBefore = process.memoryUsage().rss;
     const llm = new LlmExecutor({ secret: () => 'sk-bench-not-a-secret', defaultApiBase: undefined, mockResponses: undefined, stream: false });
@@ -164,6 +168,8 @@ export async function scale(): Promise<Record<string, unknown>> {
     return figures;
   } finally {
     await world.stop();
+    // 100,000 agents are 300,000 files and folders: left behind, a few runs use up the disk's inodes.
+    if (root) rmSync(root, { recursive: true, force: true });
   }
 }
 
