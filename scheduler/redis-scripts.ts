@@ -124,9 +124,12 @@ export class RedisScripts {
     return (await this.#run.warrenReleaseWrite(...keys, agent, kind, at)) === 1;
   }
 
-  /** lua/exploration-facts.lua: per agent null when busy, else "lastActivated,paused,backoffUntil,posts,comments". */
-  async explorationFacts(keys: readonly [lastActivated: string, paused: string, backoffUntil: string, day: string], dedupPrefix: string, agents: readonly string[]): Promise<Array<string | null>> {
-    return (await this.#run.warrenExplorationFacts(...keys, dedupPrefix, agents)) as Array<string | null>;
+  /**
+   * lua/exploration-facts.lua: a line per agent joined by "\n": "-" when busy, else
+   * "lastActivated,paused,backoffUntil,posts,comments", or only "lastActivated" when the other four are unset.
+   */
+  async explorationFacts(keys: readonly [lastActivated: string, paused: string, backoffUntil: string, day: string], dedupPrefix: string, agents: readonly string[]): Promise<string> {
+    return (await this.#run.warrenExplorationFacts(...keys, dedupPrefix, agents)) as string;
   }
 
   /** lua/add-activation-record.lua: `record` pushed to both lists (each trimmed to its bound) and published. */

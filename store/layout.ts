@@ -2,6 +2,7 @@
 //   agents/<name>/config.yaml, agents/<name>/system-prompt.md, skills/<name>/SKILL.md, prompts/<template>.md
 // A backend only lists keys and reads objects; turning them into definitions happens here, once, so the
 // folder and the bucket load the same agents identically.
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { builtinSkills } from './builtin-skills.ts';
 import type { AgentDefinition, LoadResult, SharedDefinitions } from './definition.ts';
 import { mapLimit } from './map-limit.ts';
@@ -21,6 +22,11 @@ export interface StoreReader {
 
 /** Objects read at once: enough to hide a bucket's latency, few enough not to exhaust sockets or file handles. */
 const READ_CONCURRENCY = 16;
+/**
+ * Agents read or parsed between two turns of the event loop: a folder is read synchronously and parsing is
+ * synchronous, so without turns 100,000 agents would hold the loop (leases, queue locks) for seconds.
+ */
+const AGENTS_PER_TURN = 500;
 
 const AGENT_CONFIG = /^agents\/([^/]+)\/config\.yaml$/;
 const SKILL_FILE = /^skills\/([^/]+)\/SKILL\.md$/;
@@ -47,14 +53,23 @@ export async function loadFromReader(reader: StoreReader): Promise<LoadResult> {
   const problems: Problem[] = [];
   const shared = await loadShared(reader, layout, problems);
   // Read in parallel (bounded), then parse in listing order, so problems and agents come out the same every time.
+  let readSinceTurn = 0;
+  let turn: Promise<void> | undefined;
   const files = await mapLimit(layout.agents, READ_CONCURRENCY, async (folder) => {
+    // One turn that every reader waits for: a reader pausing alone would let the others carry on without one.
+    if (++readSinceTurn > AGENTS_PER_TURN) {
+      readSinceTurn = 0;
+      turn = nextTurn().then(() => void (turn = undefined));
+    }
+    if (turn) await turn;
     const configKey = `agents/${folder}/config.yaml`;
     const promptKey = `agents/${folder}/system-prompt.md`;
     const [configText, promptText] = await Promise.all([reader.read(configKey), reader.read(promptKey)]);
     return { folder, configKey, promptKey, configText, promptText };
   });
   const agents: AgentDefinition[] = [];
-  for (const f of files) {
+  for (const [i, f] of files.entries()) {
+    if (i > 0 && i % AGENTS_PER_TURN === 0) await nextTurn();
     if (f.configText === undefined) continue; // deleted between listing and reading
     const parsed = parseDefinition({
       folder: f.folder,

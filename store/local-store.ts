@@ -1,7 +1,7 @@
 // Agent definitions from a local folder in the store layout (store/layout.ts). Changes are noticed with
 // fs.watch, debounced, because editors write a file in several steps (truncate, write, rename).
-import { existsSync, watch as fsWatch, type FSWatcher } from 'node:fs';
-import { readdir, readFile } from 'node:fs/promises';
+import { existsSync, readFileSync, watch as fsWatch, type FSWatcher } from 'node:fs';
+import { readdir } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { StoreUnavailableError, type DefinitionStore, type LoadResult } from './definition.ts';
 import { loadFromReader, type StoreReader } from './layout.ts';
@@ -99,18 +99,26 @@ class FolderReader implements StoreReader {
     return keys;
   }
 
-  async read(key: string): Promise<string | undefined> {
-    try {
-      return await readFile(this.displayName(key), 'utf8');
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT' || code === 'EISDIR') return undefined;
-      throw err;
-    }
+  // Synchronous on purpose: a definition is a few hundred bytes, and the thread-pool round trips of an async
+  // read (open, stat, read, close) cost about seven times the read itself (100,000 agents: ~6 s of a load).
+  // loadFromReader gives the event loop a turn between batches.
+  read(key: string): Promise<string | undefined> {
+    return Promise.resolve(readIfExists(this.displayName(key)));
   }
 
   displayName(key: string): string {
     return key.startsWith('agents/') ? join(this.#agentsDir, key.slice('agents/'.length)) : join(this.#root, key);
+  }
+}
+
+/** The file's text; undefined when it does not exist (or is a folder). Other errors are thrown. */
+function readIfExists(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'EISDIR') return undefined;
+    throw err;
   }
 }
 

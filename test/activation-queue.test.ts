@@ -136,20 +136,27 @@ describe('exploration facts', () => {
   it('leaves out agents with an activation queued or running, and reads the others\' state and today\'s writes', async () => {
     const { queue, prefix, conn } = setup();
     const state = new AgentStateStore(conn, prefix);
-    expect(await state.explorationFacts([])).toEqual(new Map());
+    expect(await state.explorationFacts([])).toEqual([]);
     const empty: ExplorationFacts = { lastActivatedAt: undefined, paused: false, backoffUntil: undefined, today: { posts: 0, comments: 0 } };
-    expect(await state.explorationFacts(['alice', 'bob'])).toEqual(new Map([['alice', empty], ['bob', empty]]));
+    expect(await state.explorationFacts(['alice', 'bob'])).toEqual([empty, empty]);
     await queue.enqueue('alice', 'notification');
     await state.recordActivated('bob', { tokensInput: 1, tokensOutput: 1, costUsd: 0 }, { at: 1_000 });
     await state.setPaused('bob', true);
     await state.holdUntil('bob', 5_000);
     const keys = new RedisKeys(prefix);
     await conn.hset(keys.agentDay(utcDay()), 'bob|posts', 2, 'bob|comments', 3);
-    const facts = await state.explorationFacts(['alice', 'bob', 'carol']);
-    expect(facts).toEqual(new Map([
-      ['bob', { lastActivatedAt: 1_000, paused: true, backoffUntil: 5_000, today: { posts: 2, comments: 3 } }],
-      ['carol', empty],
-    ]));
+    await conn.hset(keys.agentDay(utcDay()), 'dave|comments', 4);
+    await state.recordActivated('erin', { tokensInput: 0, tokensOutput: 0, costUsd: 0 }, { at: 7_000 });
+    await conn.hdel(keys.agentDay(utcDay()), 'erin|posts', 'erin|comments');
+    const facts = await state.explorationFacts(['alice', 'bob', 'carol', 'dave', 'erin', 'alice']);
+    expect(facts).toEqual([
+      undefined,
+      { lastActivatedAt: 1_000, paused: true, backoffUntil: 5_000, today: { posts: 2, comments: 3 } },
+      empty,
+      { ...empty, today: { posts: 0, comments: 4 } },
+      { ...empty, lastActivatedAt: 7_000 },
+      undefined,
+    ]);
   });
 
   it('reads more agents than one script chunk', async () => {
@@ -158,8 +165,8 @@ describe('exploration facts', () => {
     const names = Array.from({ length: 2_500 }, (_, i) => `agent-${i}`);
     await state.recordActivated('agent-2499', { tokensInput: 0, tokensOutput: 0, costUsd: 0 }, { at: 42 });
     const facts = await state.explorationFacts(names);
-    expect(facts.size).toBe(2_500);
-    expect(facts.get('agent-2499')?.lastActivatedAt).toBe(42);
-    expect(facts.get('agent-0')?.lastActivatedAt).toBeUndefined();
+    expect(facts).toHaveLength(2_500);
+    expect(facts[2_499]?.lastActivatedAt).toBe(42);
+    expect(facts[0]).toEqual({ lastActivatedAt: undefined, paused: false, backoffUntil: undefined, today: { posts: 0, comments: 0 } });
   });
 });

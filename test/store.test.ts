@@ -2,6 +2,7 @@ import { cpSync, mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { loadFromReader, type StoreReader } from '../store/layout.ts';
 import { LocalFolderStore } from '../store/local-store.ts';
 import { formatProblem } from '../store/problems.ts';
 
@@ -100,5 +101,40 @@ describe('local folder store', () => {
     const { agents, problems } = await new LocalFolderStore(dir).load();
     expect(agents.map((a) => a.name)).toEqual(['greeter']);
     expect(problems).toEqual([]);
+  });
+
+  it('gives the event loop a turn every 500 agents, however fast the reads answer', async () => {
+    const files = new Map<string, string>();
+    for (let i = 0; i < 1_200; i++) {
+      const name = `agent-${String(i).padStart(4, '0')}`;
+      files.set(`agents/${name}/config.yaml`, GOOD.replace('good-agent', name));
+      files.set(`agents/${name}/system-prompt.md`, 'You are {{name}}.');
+    }
+    let readsSinceTurn = 0;
+    let mostReadsInATurn = 0;
+    const reader: StoreReader = {
+      keys: () => Promise.resolve([...files.keys()]),
+      read: (k) => {
+        mostReadsInATurn = Math.max(mostReadsInATurn, ++readsSinceTurn);
+        return Promise.resolve(files.get(k));
+      },
+      displayName: (k) => k,
+    };
+    let turns = 0;
+    let loading = true;
+    const spin = (): void => {
+      if (!loading) return;
+      turns++;
+      readsSinceTurn = 0;
+      setImmediate(spin);
+    };
+    setImmediate(spin);
+    const { agents, problems } = await loadFromReader(reader);
+    loading = false;
+    expect(problems).toEqual([]);
+    expect(agents.map((a) => a.name)).toEqual([...Array(1_200).keys()].map((i) => `agent-${String(i).padStart(4, '0')}`));
+    expect(turns).toBeGreaterThanOrEqual(2);
+    // Two files per agent, and the 16 reads already under way when a turn is due finish first.
+    expect(mostReadsInATurn).toBeLessThanOrEqual(2 * (500 + 16));
   });
 });

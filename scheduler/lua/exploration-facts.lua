@@ -3,7 +3,10 @@
 -- KEYS[1] last-activated hash  KEYS[2] paused hash  KEYS[3] backoff-until hash  KEYS[4] today's counter hash
 -- ARGV[1] the prefix of BullMQ's deduplication keys (a key there = an activation queued or running; same hash
 -- tag as the rest, so same slot on a cluster)  ARGV[2..] the agents.
--- Returns, per agent, false when busy, else "lastActivated,paused,backoffUntil,posts,comments" (empty = unset).
+-- Returns one string, a line per agent in ARGV order joined by "\n": "-" when busy, else
+-- "lastActivated,paused,backoffUntil,posts,comments" (empty = unset), or only "lastActivated" (possibly empty)
+-- when the other four are unset, the usual case. One string, not an array of 100,000: the daemon's client
+-- would build a string per element (a fifth of a round's CPU there), and slices of one are cheap.
 local out = {}
 local n = #ARGV - 1
 local CHUNK = 1000 -- unpack() has a stack limit
@@ -23,11 +26,14 @@ for first = 2, n + 1, CHUNK do
   local until_ = redis.call('HMGET', KEYS[3], unpack(names))
   local counts = redis.call('HMGET', KEYS[4], unpack(day))
   for j = 1, #names do
+    local p, u, posts, comments = paused[j], until_[j], counts[2 * j - 1], counts[2 * j]
     if busy[j] then
-      out[#out + 1] = false
+      out[#out + 1] = '-'
+    elseif p or u or posts or comments then
+      out[#out + 1] = (la[j] or '') .. ',' .. (p or '') .. ',' .. (u or '') .. ',' .. (posts or '') .. ',' .. (comments or '')
     else
-      out[#out + 1] = (la[j] or '') .. ',' .. (paused[j] or '') .. ',' .. (until_[j] or '') .. ',' .. (counts[2 * j - 1] or '') .. ',' .. (counts[2 * j] or '')
+      out[#out + 1] = la[j] or ''
     end
   end
 end
-return out
+return table.concat(out, '\n')
