@@ -28,6 +28,14 @@ export async function concurrency(): Promise<Record<string, unknown>> {
     let peakRunning = 0;
     let stopMentioning = false;
     const finishes: number[] = [];
+    // Each agent's time from one answer to its next (mention, intake, queue, activation): its cycle. Completions
+    // counted in a window come in waves (every agent starts at once and the model's latency is fixed), so a
+    // window holds one wave more or less depending on where it falls; the mean cycle does not.
+    const lastFinish = new Map<string, number>();
+    const cycles: number[] = [];
+    // The measured window, once the warm-up is over.
+    let from = Infinity;
+    let until = Infinity;
     const config = benchConfig(world, root, (c) => {
       c.workers.concurrency = IN_FLIGHT;
       c.workers.lock_duration = 60_000;
@@ -42,7 +50,12 @@ export async function concurrency(): Promise<Record<string, unknown>> {
       onOutcome: (o) => {
         running--;
         if (o.outcome.kind !== 'answered') return;
-        finishes.push(Date.now());
+        const now = Date.now();
+        finishes.push(now);
+        const previous = lastFinish.get(o.agent);
+        // A cycle counts when it ends inside the window (wherever it began, after a first answer).
+        if (previous !== undefined && now >= from && now < until) cycles.push(now - previous);
+        lastFinish.set(o.agent, now);
         // Keep this agent busy: its next mention arrives as soon as it is done.
         if (!stopMentioning) void mention(o.agent).catch(() => undefined);
       },
@@ -60,9 +73,10 @@ export async function concurrency(): Promise<Record<string, unknown>> {
     const hubCpu0 = processCpuMs(world.hubProcess.pid!);
     const modelCpu0 = processCpuMs(world.modelProcess.pid!);
     const cpu0 = process.cpuUsage();
-    const from = Date.now();
+    from = Date.now();
     await new Promise((r) => setTimeout(r, MEASURE_MS));
     const to = Date.now();
+    until = to;
     const cpu = process.cpuUsage(cpu0);
     const hubCpuShare = (processCpuMs(world.hubProcess.pid!) - hubCpu0) / (to - from);
     const modelCpuShare = (processCpuMs(world.modelProcess.pid!) - modelCpu0) / (to - from);
@@ -73,7 +87,10 @@ export async function concurrency(): Promise<Record<string, unknown>> {
     await daemon.stop();
 
     const completed = finishes.filter((t) => t >= from && t < to).length;
-    const achieved = completed / ((to - from) / 1000);
+    const windowRate = completed / ((to - from) / 1000);
+    const meanCycleMs = cycles.reduce((a, c) => a + c, 0) / Math.max(1, cycles.length);
+    // Every agent is always in its cycle, so the fleet's rate is the agents over the mean cycle.
+    const achieved = cycles.length ? IN_FLIGHT / (meanCycleMs / 1000) : windowRate;
     const ideal = IN_FLIGHT / (MODEL_MS / 1000);
     const figures = {
       in_flight_target: IN_FLIGHT,
@@ -82,6 +99,9 @@ export async function concurrency(): Promise<Record<string, unknown>> {
       window_s: MEASURE_MS / 1000,
       warmup_s: round((from - started) / 1000),
       achieved_per_s: round(achieved),
+      mean_cycle_ms: round(meanCycleMs),
+      cycles_measured: cycles.length,
+      completions_in_window_per_s: round(windowRate),
       ideal_per_s: ideal,
       percent_of_ideal: round((100 * achieved) / ideal),
       peak_rss_mb: round(peakRss / 2 ** 20),
@@ -96,7 +116,9 @@ export async function concurrency(): Promise<Record<string, unknown>> {
     };
     printTable(`concurrency — ${IN_FLIGHT} activations in flight in one worker process, model latency ${MODEL_MS} ms`, [
       ['peak in flight', peakRunning],
-      ['achieved activations/s', figures.achieved_per_s],
+      ['achieved activations/s (agents / mean cycle)', figures.achieved_per_s],
+      ['mean cycle: answer to next answer (ms)', figures.mean_cycle_ms],
+      ['completions in the window / s (waves: ± one)', figures.completions_in_window_per_s],
       ['ideal (in flight / latency)', ideal],
       ['% of ideal', figures.percent_of_ideal, '≥ 95'],
       ['peak RSS (MB)', figures.peak_rss_mb, `≤ ${RSS_TARGET_MB}`],
