@@ -8,8 +8,6 @@ import type { Logger } from 'pino';
 import { ACTIVATION_QUEUE, ActivationJobSchema, type ActivationJob } from '../scheduler/activation-job.ts';
 import { endSpan, startSpan, traceparentOf } from '../agent-loop/tracing.ts';
 import type { AgentStateStore } from '../scheduler/agent-state.ts';
-
-type ActivationStartFacts = Awaited<ReturnType<AgentStateStore['activationStart']>>;
 import type { InboxClaim, InboxClaims } from '../scheduler/inbox-claims.ts';
 import { activationRetryDelay } from '../scheduler/retry-delay.ts';
 import { backoffSchedule, DEFAULT_BACKOFF, type BackoffPolicy } from '../scheduler/backoff.ts';
@@ -25,6 +23,9 @@ import { definitionForTrigger } from './activation-model.ts';
 import { ProgressPublisher } from './live-progress.ts';
 import type { PhaseTimings } from './phase-timer.ts';
 import type { Redactor } from './redact.ts';
+
+/** What the worker reads of an agent as an activation starts (AgentStateStore.activationStart). */
+type ActivationStartFacts = Awaited<ReturnType<AgentStateStore['activationStart']>>;
 
 /** An activation as a worker picks it up. */
 export interface ActivationStart {

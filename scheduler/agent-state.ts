@@ -17,6 +17,11 @@ export interface AgentState {
 /** What holds an agent back: `warren pause`, or a failure backoff until then. */
 export type AgentHold = Pick<AgentState, 'paused' | 'backoffUntil'>;
 
+/** A hold as the scripts answer it: the paused flag and the backoff's end, each null (or absent) when unset. */
+function holdOf(paused: string | null | undefined, until: string | null | undefined): AgentHold {
+  return { paused: paused === '1', backoffUntil: until ? Number(until) : undefined };
+}
+
 /** What exploration needs of an idle agent (AgentStateStore.explorationFacts). */
 export interface ExplorationFacts extends Pick<AgentState, 'lastActivatedAt' | 'paused' | 'backoffUntil'> {
   /** Posts and comments made today. */
@@ -240,7 +245,7 @@ export class AgentStateStore {
    */
   async activationStart(agent: string, day = utcDay()): Promise<{ hold: AgentHold; today: { posts: number; comments: number } }> {
     const [paused, until, posts, comments] = await this.#scripts.activationStart([this.#paused, this.#backoffUntil, this.#dayKey(day)], agent);
-    return { hold: { paused: paused === '1', backoffUntil: until ? Number(until) : undefined }, today: { posts: Number(posts ?? 0), comments: Number(comments ?? 0) } };
+    return { hold: holdOf(paused, until), today: { posts: Number(posts ?? 0), comments: Number(comments ?? 0) } };
   }
 
   /** What holds each of many agents back, in one command (lua/agent-holds.lua): what an intake round decides on. */
@@ -248,10 +253,7 @@ export class AgentStateStore {
     const out = new Map<string, AgentHold>();
     if (agents.length === 0) return out;
     const values = await this.#scripts.agentHolds([this.#paused, this.#backoffUntil], agents);
-    agents.forEach((a, i) => {
-      const until = values[2 * i + 1];
-      out.set(a, { paused: values[2 * i] === '1', backoffUntil: until ? Number(until) : undefined });
-    });
+    agents.forEach((a, i) => out.set(a, holdOf(values[2 * i], values[2 * i + 1])));
     return out;
   }
 
