@@ -1,6 +1,7 @@
 // Lint rules: typescript-eslint's type-aware recommended set, plus the project's boundaries.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import warren from './lint/floors-rule.js';
 
 export default tseslint.config(
   { ignores: ['node_modules/**', 'vendor/**', 'data/**', 'workspaces/**', 'test/artifacts/**', 'bench/results/**', 'local-hub/page/**/*.js'] },
@@ -17,6 +18,8 @@ export default tseslint.config(
       '@typescript-eslint/no-floating-promises': 'error',
     },
   },
+  // The house plan: imports point down the floors written in lint/floors.js.
+  { plugins: { warren }, rules: { 'warren/floors': 'error' } },
   {
     files: ['**/*.js'],
     extends: [tseslint.configs.disableTypeChecked],

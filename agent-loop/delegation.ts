@@ -3,6 +3,7 @@
 // is checked first (depth limit, cycles refused with an error the model sees), and the child's tokens and
 // time are carved out of what the parent has left, so a child can never spend the parent's margin. The
 // child's model calls are charged to the parent's ledger; aborting the parent aborts the child.
+import { delegateToolName } from './delegate-name.ts';
 import type { EventLog } from './events.ts';
 import type { TerminationReason } from './termination.ts';
 import { capOutput } from './tool-runner.ts';
@@ -40,13 +41,6 @@ export interface DelegationOptions {
   events: EventLog;
   resultCap?: number;
   run(agent: string, task: string, limits: DelegateLimits): Promise<DelegateOutcome>;
-}
-
-/** Every delegate's tool name starts with this; name repair never guesses its way into one. */
-export const DELEGATE_TOOL_PREFIX = 'delegate_to_';
-
-export function delegateToolName(agent: string): string {
-  return `${DELEGATE_TOOL_PREFIX}${agent.replace(/-/g, '_')}`;
 }
 
 /** Why delegating to `target` from the end of `chain` is refused, or undefined when it is allowed. */

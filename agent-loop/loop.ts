@@ -15,7 +15,7 @@ import type { ChatMessage, TokenUsage, ToolCall } from './messages.ts';
 import { callWithRetries, DEFAULT_RETRY, type RetryPolicy } from './model-caller.ts';
 import { ModelError, type ChatModel, type ModelResponse, type ToolDefinition } from './model.ts';
 import { isNoActionSentinel, type TerminationReason } from './termination.ts';
-import { isRetryableError } from '../executors/run-outcome.ts';
+import { isRetryableError } from './retryable-error.ts';
 import { parseTextToolCalls, type RawToolCall } from './tool-call-parser.ts';
 import { renderHistory, textModeSystemPrompt, type ToolMode } from './tool-modes.ts';
 import { prepareCall, repairToolName } from './tool-repair.ts';

@@ -6,7 +6,7 @@
 // registered tool, or one edit from exactly one (`isTool`, the repair rule): an answer that carries JSON data,
 // `{"name": "Alice", "age": 3}`, is an answer. Arguments stay raw here; repair and validation happen in
 // tool-repair.ts, so both modes share one path.
-import { delegateToolName } from './delegation.ts';
+import { delegateToolName } from './delegate-name.ts';
 import { parseLenientJson } from './json-repair.ts';
 
 /** A call as the model wrote it, before repair. `rawArguments` is a JSON string or an already parsed value. */

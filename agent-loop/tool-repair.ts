@@ -10,7 +10,7 @@
 // name is a delegate (`delegate_to_*`): a guess must never call another agent. Anything else is unknown: an
 // `unknown_tool` result the model sees, never a name echoed back to the provider.
 import { Ajv, type ValidateFunction } from 'ajv';
-import { DELEGATE_TOOL_PREFIX } from './delegation.ts';
+import { DELEGATE_TOOL_PREFIX } from './delegate-name.ts';
 import { parseLenientJson } from './json-repair.ts';
 import type { ToolCall } from './messages.ts';
 import type { RawToolCall } from './tool-call-parser.ts';

@@ -1,9 +1,9 @@
 // Latency: mentions at a steady rate well below capacity; how long from a mention to its activation starting
 // and to the reply being on the hub, and where the time goes.
 import { pino } from 'pino';
-import type { ActivationOutcome } from '../daemon/activation.ts';
+import type { ActivationOutcome } from '../activation/activation.ts';
 import { startDaemon } from '../daemon/daemon.ts';
-import type { ActivationStart } from '../daemon/worker.ts';
+import type { ActivationStart } from '../activation/worker.ts';
 import { printTable, round, summarize, writeResults, type Summary } from './support/stats.ts';
 import { BENCH_ENV, benchConfig, makeBenchAgents, mentioner, registerAgents, startWorld } from './support/world.ts';
 

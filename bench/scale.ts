@@ -3,9 +3,9 @@
 // staleness-first exploration spreads turns over a simulated period.
 import { rmSync } from 'node:fs';
 import { pino } from 'pino';
-import { ExecutorRegistry } from '../daemon/executor-registry.ts';
+import { ExecutorRegistry } from '../services/executor-registry.ts';
 import { AgentRegistry } from '../daemon/agent-registry.ts';
-import { connectRedis } from '../daemon/redis.ts';
+import { connectRedis } from '../redis/connect.ts';
 import { LlmExecutor } from '../executors/llm/llm-executor.ts';
 import { HubClient } from '../hub-client/client.ts';
 import { ActivationQueue } from '../scheduler/activation-queue.ts';

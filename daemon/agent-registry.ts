@@ -7,7 +7,7 @@ import { HubError } from '../hub-client/errors.ts';
 import { executorTypeOf } from '../store/agent-config.ts';
 import { StoreUnavailableError, type AgentDefinition, type DefinitionStore } from '../store/definition.ts';
 import { formatProblem } from '../store/problems.ts';
-import type { ExecutorRegistry } from './executor-registry.ts';
+import type { ExecutorRegistry } from '../services/executor-registry.ts';
 import { identityConflict } from './hub-identity.ts';
 
 export class AgentRegistry {

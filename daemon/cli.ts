@@ -8,7 +8,7 @@ import { registerHubUserCommand } from './commands/hub-user.ts';
 import { registerInitCommand } from './commands/init.ts';
 import { registerMcpCommand } from './commands/mcp-hub.ts';
 import { registerRunCommand } from './commands/run.ts';
-import { hubBudget, loadWarrenConfig, withBudgetFlags, type BudgetFlags } from './config.ts';
+import { hubBudget, loadWarrenConfig, withBudgetFlags, type BudgetFlags } from '../services/config.ts';
 import { createLogger } from './logger.ts';
 import { registerOpsCommands } from './ops/commands.ts';
 import { registerDoctorCommand } from './commands/doctor.ts';
@@ -61,7 +61,7 @@ export function buildCli(): Command {
       const logger = createLogger();
       const config = loadWarrenConfig(opts.config);
       config.budget = withBudgetFlags(config.budget, opts);
-      const { SecretSource } = await import('./secrets.ts');
+      const { SecretSource } = await import('../services/secrets.ts');
       const adminKey = new SecretSource({ env: process.env, dir: config.secrets.dir }).get(config.hub.admin_key_env);
       const generated = !adminKey;
       const { readSeedFile, applySeed } = await import('../local-hub/seed.ts');
@@ -94,7 +94,7 @@ export function buildCli(): Command {
     .option('-c, --config <file>', 'warren config file', 'warren.yaml')
     .action(async (location: string | undefined, opts: { config: string }) => {
       const config = loadWarrenConfig(opts.config);
-      const { openStore } = await import('./open-store.ts');
+      const { openStore } = await import('../services/open-store.ts');
       const { recallWarnings } = await import('../memory/recall-strategy.ts');
       const store = openStore(config.store, process.env, location);
       try {
@@ -120,7 +120,7 @@ export function buildCli(): Command {
     .option('-c, --config <file>', 'warren config file', 'warren.yaml')
     .action(async (opts: { config: string }) => {
       const config = loadWarrenConfig(opts.config);
-      const { openCheckedRedis } = await import('./redis.ts');
+      const { openCheckedRedis } = await import('../redis/connect.ts');
       const { publishReload } = await import('./reload-signal.ts');
       const conn = await openCheckedRedis(config.redis);
       try {

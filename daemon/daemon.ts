@@ -15,18 +15,18 @@ import { Scheduler } from '../scheduler/scheduler.ts';
 import { WriteAllowance } from '../scheduler/write-allowance.ts';
 import { Reloader } from '../store/reloader.ts';
 import type { AgentDefinition } from '../store/definition.ts';
-import type { ActivationOutcome } from './activation.ts';
-import { ActivationRecords } from './activation-records.ts';
+import type { ActivationOutcome } from '../activation/activation.ts';
+import { ActivationRecords } from '../activation/activation-records.ts';
 import { AgentRegistry } from './agent-registry.ts';
-import { buildExecutors, contextSources, openMoltbookHub, startHubMcp } from './composition.ts';
-import { hubBudget, type WarrenConfig } from './config.ts';
-import { startCliIsolation } from './cli-isolation.ts';
-import { ErrorReporter } from './error-reporter.ts';
-import { RedisErrorPostLedger } from './error-post-ledger.ts';
-import { redactingWrites } from './redacting-hub.ts';
+import { buildExecutors, contextSources, openMoltbookHub, startHubMcp } from '../services/composition.ts';
+import { hubBudget, type WarrenConfig } from '../services/config.ts';
+import { startCliIsolation } from '../services/cli-isolation.ts';
+import { ErrorReporter } from '../activation/error-reporter.ts';
+import { RedisErrorPostLedger } from '../activation/error-post-ledger.ts';
+import { redactingWrites } from '../services/redacting-hub.ts';
 import { redactLogs } from './logger.ts';
-import { RedisNotificationFailures } from './notification-failures.ts';
-import { openStore } from './open-store.ts';
+import { RedisNotificationFailures } from '../activation/notification-failures.ts';
+import { openStore } from '../services/open-store.ts';
 import { startHealthServer } from './health-server.ts';
 import { assertPortsFree, daemonPorts } from './port-check.ts';
 import { WarrenMetrics } from './metrics.ts';
@@ -34,19 +34,19 @@ import { readAgentStatuses, type StatusSources } from './ops/agent-statuses.ts';
 import { fleetSource } from './ops/fleet-source.ts';
 import type { FleetSource } from '../local-hub/watch/fleet.ts';
 import type { AgentStatus } from './ops/status.ts';
-import { knownSecrets, secretNamesOf } from './known-secrets.ts';
-import { Redactor } from './redact.ts';
+import { knownSecrets, secretNamesOf } from '../services/known-secrets.ts';
+import { Redactor } from '../services/redact.ts';
 import { AgentMemory } from '../memory/agent-memory.ts';
 import { embedderOf } from '../memory/embeddings-client.ts';
 import { LazyMemoryStore } from '../memory/lazy-memory-store.ts';
 import { openMemoryStore } from '../memory/open-memory-store.ts';
-import { SecretSource } from './secrets.ts';
+import { SecretSource } from '../services/secrets.ts';
 import { startTracing } from './tracing-setup.ts';
-import { RedisReplyOutbox } from './reply-outbox.ts';
-import { assertRedisReachable, closeRedis, connectRedis, describeRedis } from './redis.ts';
+import { RedisReplyOutbox } from '../activation/reply-outbox.ts';
+import { assertRedisReachable, closeRedis, connectRedis, describeRedis } from '../redis/connect.ts';
 import { subscribeReload } from './reload-signal.ts';
 import { runShutdown, type ShutdownReport, type ShutdownStep } from './shutdown.ts';
-import { ActivationWorker, type ActivationStart } from './worker.ts';
+import { ActivationWorker, type ActivationStart } from '../activation/worker.ts';
 
 /** What one process does: `all` (default), or only scheduling, or only running activations (scale-out). */
 export type DaemonRole = 'all' | 'scheduler' | 'worker';
@@ -150,7 +150,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const namedSecrets = (defs: readonly AgentDefinition[]): string[] => [...knownSecrets(env, config, defs), ...secretNamesOf(config, defs).flatMap((n) => secrets.get(n) ?? [])];
     const redactor = new Redactor([...namedSecrets([]), ...(adminKey ? [adminKey] : []), ...secrets.fileValues()]);
     redactLogs((line) => redactor.redact(line));
-    // Whatever an agent writes through the daemon is redacted on its way to the hub (daemon/redacting-hub.ts).
+    // Whatever an agent writes through the daemon is redacted on its way to the hub (services/redacting-hub.ts).
     const hub: HubAdapter = redactingWrites(
       moltbook
         ? openMoltbookHub(config, secrets, producerConn, logger.child({ component: 'moltbook' }), (agent) => agentState.setPaused(agent, true),

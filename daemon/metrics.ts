@@ -2,7 +2,7 @@
 // finished activation, failures included); queue depth, leadership and subprocesses are read at scrape time.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { QueueCounts } from '../scheduler/activation-queue.ts';
-import type { ActivationRecord } from './activation-records.ts';
+import type { ActivationRecord } from '../activation/activation-records.ts';
 import type { AgentStateKind, AgentStatus } from './ops/status.ts';
 
 const AGENT_STATES: readonly AgentStateKind[] = ['ready', 'running', 'paused', 'quiet_hours', 'backoff', 'failing', 'skipped', 'name_taken'];

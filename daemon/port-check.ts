@@ -2,7 +2,7 @@
 // setting and the variable that choose the port, not as a bare EADDRINUSE after the hub already started and the
 // scheduler took leadership.
 import { createServer } from 'node:net';
-import type { WarrenConfig } from './config.ts';
+import type { WarrenConfig } from '../services/config.ts';
 
 /** A port this process will listen on, and what a person changes to move it. */
 export interface PlannedPort {

@@ -1,8 +1,8 @@
 // `warren reload` reaches every daemon on the same Redis through pub/sub on `<prefix>:reload`: no pidfile to
 // go stale, and it works across machines and containers. SIGHUP does the same for the local process.
 import { Cluster } from 'ioredis';
-import { RedisKeys } from '../scheduler/redis-keys.ts';
-import type { RedisClient } from '../scheduler/redis-scripts.ts';
+import { RedisKeys } from '../redis/keys.ts';
+import type { RedisClient } from '../redis/scripts.ts';
 
 /** How many daemons heard it. */
 export async function publishReload(conn: RedisClient, prefix: string): Promise<number> {

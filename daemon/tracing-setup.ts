@@ -5,7 +5,7 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import type { Logger } from 'pino';
-import type { WarrenConfig } from './config.ts';
+import type { WarrenConfig } from '../services/config.ts';
 
 export interface Tracing {
   /** Exports what is buffered and stops; spans started later are no-ops. */

@@ -4,6 +4,7 @@ import type { TokenUsage } from '../agent-loop/messages.ts';
 import type { TerminationReason } from '../agent-loop/termination.ts';
 import type { HubAdapter } from '../hub-client/adapter.ts';
 import type { AgentDefinition } from '../store/definition.ts';
+import { NotRetryableError } from '../agent-loop/retryable-error.ts';
 
 export interface ActivationInput {
   /** Unique per activation; the root of every idempotency key it uses. */
@@ -35,11 +36,6 @@ export interface ExecutorResult {
 
 export interface Executor {
   run(input: ActivationInput): Promise<ExecutorResult>;
-}
-
-/** An error that says of itself that trying again cannot help (executors/run-outcome.ts makes it terminal). */
-export class NotRetryableError extends Error {
-  override readonly name: string = 'NotRetryableError';
 }
 
 /** An executor cannot run this agent at all (missing key, missing CLI): retrying will not help. */

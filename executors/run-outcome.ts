@@ -3,7 +3,8 @@
 // again may help. Every consumer switches over `kind` exhaustively (`assertNever`).
 import { HubError } from '../hub-client/errors.ts';
 import { ModelError } from '../agent-loop/model.ts';
-import { NotRetryableError, type ExecutorResult } from './executor.ts';
+import type { ExecutorResult } from './executor.ts';
+import { isRetryableError } from '../agent-loop/retryable-error.ts';
 
 /** Who failed: the agent's own run (model, executor, tools, guards) or the hub around it. */
 export type FailureSource = 'agent' | 'hub';
@@ -67,17 +68,6 @@ export function outcomeOfRun(r: ExecutorResult): RunOutcome {
     default:
       return assertNever(r.termination);
   }
-}
-
-/**
- * Whether trying again may help, by the error's type: the one rule for thrown errors, used by the loop for what
- * its model call threw and by the pipeline for everything else. Unknown errors (a bug, a dropped connection) may
- * pass: one more attempt is cheap, and the attempts are bounded.
- */
-export function isRetryableError(err: unknown): boolean {
-  if (err instanceof NotRetryableError) return false;
-  if (err instanceof HubError || err instanceof ModelError) return err.retryable;
-  return true;
 }
 
 /** An error thrown on the way (hub calls, setup, the unexpected), as an outcome. */

@@ -1,5 +1,5 @@
 // The memory tools' backend in `warren mcp hub` (a CLI agent's MCP server): the daemon's gateway, reached with
-// the agent's gateway token, does the work (daemon/hub-gateway.ts). Nothing here touches a store.
+// the agent's gateway token, does the work (services/hub-gateway.ts). Nothing here touches a store.
 import { z } from 'zod';
 import type { MemoryToolBackend } from './memory-tools.ts';
 

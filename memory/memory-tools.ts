@@ -1,6 +1,6 @@
 // memory_save and memory_search, the built-in tools of agents with memory on: a note kept on purpose, and a
 // search of what the agent remembers (by its configured strategy). LLM agents call them in process; CLI agents
-// through `warren mcp hub`, whose server reaches the daemon's gateway (daemon/hub-gateway.ts). Either way the
+// through `warren mcp hub`, whose server reaches the daemon's gateway (services/hub-gateway.ts). Either way the
 // work is done by one backend over AgentMemory (`agentMemoryBackend`): it bounds the text and the limit,
 // redacts, and keys a save by the tool call, so a retried activation does not save twice.
 import type { Tool } from '../agent-loop/tools.ts';

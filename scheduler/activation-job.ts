@@ -1,8 +1,6 @@
 // What goes into Redis for one activation: ids only. Never prompts, keys or other secrets (job data is clear text).
 import { z } from 'zod';
 
-export const ACTIVATION_QUEUE = 'activations';
-
 export const ActivationJobSchema = z.strictObject({
   agent: z.string(),
   trigger: z.enum(['notification', 'exploration']),

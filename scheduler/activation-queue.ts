@@ -1,10 +1,11 @@
 // The producer side of the activation queue: one active plus at most one pending activation per agent.
 import { Queue } from 'bullmq';
 import type { Logger } from 'pino';
-import { ACTIVATION_QUEUE, PRIORITY, type ActivationJob } from './activation-job.ts';
+import { PRIORITY, type ActivationJob } from './activation-job.ts';
+import { ACTIVATION_QUEUE } from '../redis/keys.ts';
 import { ACTIVATION_BACKOFF } from './retry-delay.ts';
-import { dedupId } from './redis-keys.ts';
-import type { RedisClient } from './redis-scripts.ts';
+import { dedupId } from '../redis/keys.ts';
+import type { RedisClient } from '../redis/scripts.ts';
 
 export interface QueueCounts {
   active: number;
@@ -21,7 +22,7 @@ export interface RunningActivation {
   trigger: ActivationJob['trigger'];
   /** Epoch ms the current attempt started. */
   startedAt: number;
-  /** As the worker published it (daemon/live-progress.ts); unchecked here. */
+  /** As the worker published it (activation/live-progress.ts); unchecked here. */
   progress: unknown;
 }
 

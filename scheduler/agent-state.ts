@@ -1,7 +1,7 @@
 // Per-agent scheduling state shared through Redis, so schedulers, workers and `warren status` on different
 // machines agree: failures (for backoff), last activation, pause flag, and today's counters.
-import { RedisKeys } from './redis-keys.ts';
-import { redisScripts, type RedisClient, type RedisScripts } from './redis-scripts.ts';
+import { RedisKeys } from '../redis/keys.ts';
+import { redisScripts, type RedisClient, type RedisScripts } from '../redis/scripts.ts';
 
 export interface AgentState {
   failures: number;
@@ -116,7 +116,7 @@ export class AgentStateStore {
     return (await this.#redis.set(this.#keys.once(key), '1', 'PX', ttlMs, 'NX')) === 'OK';
   }
 
-  /** A notification the agent was given up on (daemon/notification-failures.ts); shown by `warren status`. */
+  /** A notification the agent was given up on (activation/notification-failures.ts); shown by `warren status`. */
   async recordAbandoned(agent: string, count = 1): Promise<void> {
     await this.#redis.hincrby(this.#abandoned, agent, count);
   }

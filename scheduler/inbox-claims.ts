@@ -9,8 +9,8 @@
 // - once a run has read its inbox it claims that many, and settles the claim as it marks them read;
 // - an exploration activation holds nothing.
 // Counts, not ids, so the scheduler can compare them with the unread counts its intake already has.
-import { RedisKeys } from './redis-keys.ts';
-import { redisScripts, type RedisClient, type RedisScripts } from './redis-scripts.ts';
+import { RedisKeys } from '../redis/keys.ts';
+import { redisScripts, type RedisClient, type RedisScripts } from '../redis/scripts.ts';
 
 /** What a run holds of its agent's inbox, and the claim version of its last decrease. */
 export interface InboxHold {

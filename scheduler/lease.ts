@@ -2,8 +2,8 @@
 // holder's token in one script each (lua/lease-*.lua), so a daemon can never extend or drop a lease it lost.
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { RedisKeys } from './redis-keys.ts';
-import { redisScripts, type RedisClient, type RedisScripts } from './redis-scripts.ts';
+import { RedisKeys } from '../redis/keys.ts';
+import { redisScripts, type RedisClient, type RedisScripts } from '../redis/scripts.ts';
 
 export class LeaderLease {
   /** Names the holder for `warren status`: host, pid and a random part (unique per process start). */

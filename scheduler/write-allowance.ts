@@ -7,8 +7,8 @@
 import { HubError } from '../hub-client/errors.ts';
 import type { AgentConfig } from '../store/agent-config.ts';
 import { utcDay } from './agent-state.ts';
-import { RedisKeys } from './redis-keys.ts';
-import { redisScripts, type RedisScripts, type RedisClient } from './redis-scripts.ts';
+import { RedisKeys } from '../redis/keys.ts';
+import { redisScripts, type RedisScripts, type RedisClient } from '../redis/scripts.ts';
 
 /** The hub keeps an idempotent reply this long; a replay later than that writes again, so it counts again. */
 const RESERVATION_TTL_MS = 24 * 3600 * 1000;

@@ -2,11 +2,11 @@
 // Each way a run can end, what the pipeline then does with the notification, and the reply outbox across a retry.
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { ActivationError, runActivation, type ActivationDeps } from '../daemon/activation.ts';
-import { decideFailure, errorFingerprint, HUB_FAILURE_PAUSE_MS, resetsBackoff, shouldGiveUp } from '../daemon/failure-policy.ts';
+import { ActivationError, runActivation, type ActivationDeps } from '../activation/activation.ts';
+import { decideFailure, errorFingerprint, HUB_FAILURE_PAUSE_MS, resetsBackoff, shouldGiveUp } from '../activation/failure-policy.ts';
 import { backoffSchedule } from '../scheduler/backoff.ts';
-import { relativeStack } from '../daemon/error-post.ts';
-import { MemoryReplyOutbox } from '../daemon/reply-outbox.ts';
+import { relativeStack } from '../activation/error-post.ts';
+import { MemoryReplyOutbox } from '../activation/reply-outbox.ts';
 import { outcomeOfError, outcomeOfRun } from '../executors/run-outcome.ts';
 import { ExecutorSetupError, type ExecutorResult } from '../executors/executor.ts';
 import { HubError } from '../hub-client/errors.ts';
@@ -187,8 +187,8 @@ describe('outcomes and the failure policy (pure)', () => {
   });
 
   it('shows stack frames relative to the project, never the host’s absolute paths', () => {
-    const stack = ['Error: boom', '    at run (/srv/warren/daemon/worker.ts:10:5)', '    at file:///srv/warren/agent-loop/loop.ts:3:1', '    at x (/usr/lib/node_modules/bullmq/dist/worker.js:1:1)', '    at node:internal/process/task_queues:95:5'].join('\n');
-    expect(relativeStack(stack, '/srv/warren')).toEqual(['at run (daemon/worker.ts:10:5)', 'at agent-loop/loop.ts:3:1', 'at x (…/worker.js:1:1)', 'at node:internal/process/task_queues:95:5']);
+    const stack = ['Error: boom', '    at run (/srv/warren/activation/worker.ts:10:5)', '    at file:///srv/warren/agent-loop/loop.ts:3:1', '    at x (/usr/lib/node_modules/bullmq/dist/worker.js:1:1)', '    at node:internal/process/task_queues:95:5'].join('\n');
+    expect(relativeStack(stack, '/srv/warren')).toEqual(['at run (activation/worker.ts:10:5)', 'at agent-loop/loop.ts:3:1', 'at x (…/worker.js:1:1)', 'at node:internal/process/task_queues:95:5']);
   });
 });
 

@@ -4,12 +4,13 @@ import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import { ACTIVATION_QUEUE, type ActivationJob } from '../scheduler/activation-job.ts';
+import type { ActivationJob } from '../scheduler/activation-job.ts';
+import { ACTIVATION_QUEUE } from '../redis/keys.ts';
 import { ActivationQueue } from '../scheduler/activation-queue.ts';
 import { AgentStateStore, utcDay, type ExplorationFacts } from '../scheduler/agent-state.ts';
-import { RedisKeys } from '../scheduler/redis-keys.ts';
+import { RedisKeys } from '../redis/keys.ts';
 import { activationRetryDelay, MAX_RETRY_AFTER_MS, NO_RETRY } from '../scheduler/retry-delay.ts';
-import { ACTIVATION_WORKER_SETTINGS } from '../daemon/worker.ts';
+import { ACTIVATION_WORKER_SETTINGS } from '../activation/worker.ts';
 
 const redisUrl = inject('redisUrl');
 const logger = pino({ level: 'silent' });

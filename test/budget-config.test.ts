@@ -5,7 +5,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { hubBudget, withBudgetFlags, WarrenConfigSchema } from '../daemon/config.ts';
+import { hubBudget, withBudgetFlags, WarrenConfigSchema } from '../services/config.ts';
 import { freePort } from './support/free-port.ts';
 import { hubCaller, waitFor } from './support/hub-api.ts';
 

@@ -1,13 +1,13 @@
-// The composition root (daemon/composition.ts): the executors the daemon and `warren run` share, and the context
+// The composition root (services/composition.ts): the executors the daemon and `warren run` share, and the context
 // pieces every kind of activation gets, delegates included. Real local hub, real OpenAI-compatible HTTP.
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EventLog } from '../agent-loop/events.ts';
-import { buildExecutors, contextSources } from '../daemon/composition.ts';
-import { WarrenConfigSchema } from '../daemon/config.ts';
-import { Redactor } from '../daemon/redact.ts';
+import { buildExecutors, contextSources } from '../services/composition.ts';
+import { WarrenConfigSchema } from '../services/config.ts';
+import { Redactor } from '../services/redact.ts';
 import { HubClient } from '../hub-client/client.ts';
 import { startHub, type RunningHub } from '../local-hub/server.ts';
 import { LocalFolderStore } from '../store/local-store.ts';

@@ -4,7 +4,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { WarrenConfigSchema, loadWarrenConfig } from '../daemon/config.ts';
+import { WarrenConfigSchema, loadWarrenConfig } from '../services/config.ts';
 import { trustedNetworks, watchRefusal } from '../local-hub/watch/access.ts';
 
 interface Service {
@@ -147,7 +147,7 @@ describe('deployment files', () => {
     const text = readFileSync('.dockerignore', 'utf8');
     expect(text).not.toMatch(/^!/m); // the walk below does not enter ignored folders
     const files = buildContext('.', dockerIgnore(text));
-    for (const needed of ['bin/warren.js', 'package.json', 'package-lock.json', 'warren.yaml', 'daemon/cli.ts', 'examples/agents/greeter/config.yaml', 'local-hub/watch/page.html', 'scheduler/lua/reserve-write.lua']) expect(files).toContain(needed);
+    for (const needed of ['bin/warren.js', 'package.json', 'package-lock.json', 'warren.yaml', 'daemon/cli.ts', 'examples/agents/greeter/config.yaml', 'local-hub/watch/page.html', 'redis/lua/reserve-write.lua']) expect(files).toContain(needed);
     expect(files.some((f) => f.startsWith('vendor/'))).toBe(true);
     const leaked = files.filter((f) => /^(node_modules|data|workspaces|\.git|test|bench|\.ci)\/|\.sqlite(-\w+|\.lock)?$|\.tgz$|^\.env/.test(f));
     expect(leaked).toEqual([]);

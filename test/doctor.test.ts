@@ -2,7 +2,7 @@
 // why, Redis and hub reachability. Real subprocesses (`--version` of the pinned CLIs and of fakes).
 import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
-import { WarrenConfigSchema } from '../daemon/config.ts';
+import { WarrenConfigSchema } from '../services/config.ts';
 import { formatCheck, runDoctor } from '../daemon/commands/doctor.ts';
 import { judgeVersion, parseVersion } from '../executors/cli/versions.ts';
 import { freePort } from './support/free-port.ts';

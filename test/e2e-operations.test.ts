@@ -3,8 +3,8 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { ActivationRecords } from '../daemon/activation-records.ts';
-import { ACTIVATION_QUEUE } from '../scheduler/activation-job.ts';
+import { ActivationRecords } from '../activation/activation-records.ts';
+import { ACTIVATION_QUEUE } from '../redis/keys.ts';
 import { startFakeOpenAI, type FakeOpenAI } from './fakes/openai-server.ts';
 import { makeAgentsDir, startHarness, type Harness } from './support/daemon-harness.ts';
 import { waitFor, type WirePost } from './support/hub-api.ts';

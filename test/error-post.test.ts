@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { formatErrorPost, possibleCauses } from '../daemon/error-post.ts';
-import { parseExplorationAnswer } from '../daemon/exploration-answer.ts';
-import { REDACTED, Redactor, secretsFromEnv } from '../daemon/redact.ts';
+import { formatErrorPost, possibleCauses } from '../activation/error-post.ts';
+import { parseExplorationAnswer } from '../activation/exploration-answer.ts';
+import { REDACTED, Redactor, secretsFromEnv } from '../services/redact.ts';
 
 const CANARY = 'canary-secret-4f9c2b7e1d';
 

@@ -3,7 +3,7 @@
 // Guard and limit stops on a notification are failures, never silent "idle" runs.
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { ActivationRecords } from '../daemon/activation-records.ts';
+import { ActivationRecords } from '../activation/activation-records.ts';
 import { agentStatus } from '../daemon/ops/status.ts';
 import { formatRecordLine } from '../daemon/ops/logs.ts';
 import { AgentStateStore } from '../scheduler/agent-state.ts';

@@ -6,7 +6,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startHub, type RunningHub } from '../local-hub/server.ts';
-import { ACTIVATION_QUEUE } from '../scheduler/activation-job.ts';
+import { ACTIVATION_QUEUE } from '../redis/keys.ts';
 import { makeAgentsDir, startHarness, type Harness } from './support/daemon-harness.ts';
 import { hubCaller, waitFor, type HubCaller, type WirePost } from './support/hub-api.ts';
 import { startPrivateRedis, type PrivateRedis } from './support/redis-server.ts';

@@ -7,7 +7,7 @@ import { join, resolve } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { AgentRegistry } from '../daemon/agent-registry.ts';
-import { ExecutorRegistry } from '../daemon/executor-registry.ts';
+import { ExecutorRegistry } from '../services/executor-registry.ts';
 import { LlmExecutor } from '../executors/llm/llm-executor.ts';
 import { StoreUnavailableError, type DefinitionStore, type LoadResult } from '../store/definition.ts';
 import { LocalFolderStore } from '../store/local-store.ts';

@@ -2,7 +2,7 @@
 // its activation, against the real local hub. The admin key never leaves the daemon.
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { gatewayRoute, HubGateway } from '../daemon/hub-gateway.ts';
+import { gatewayRoute, HubGateway } from '../services/hub-gateway.ts';
 import { HubClient } from '../hub-client/client.ts';
 import { startHub, type RunningHub } from '../local-hub/server.ts';
 import { hubCaller } from './support/hub-api.ts';

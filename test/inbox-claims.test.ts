@@ -5,11 +5,12 @@ import { Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import { ACTIVATION_QUEUE, type ActivationJob } from '../scheduler/activation-job.ts';
+import type { ActivationJob } from '../scheduler/activation-job.ts';
+import { ACTIVATION_QUEUE } from '../redis/keys.ts';
 import { ActivationQueue } from '../scheduler/activation-queue.ts';
 import { InboxClaims } from '../scheduler/inbox-claims.ts';
-import { RedisKeys } from '../scheduler/redis-keys.ts';
-import { InboxClaimLost } from '../scheduler/redis-scripts.ts';
+import { RedisKeys } from '../redis/keys.ts';
+import { InboxClaimLost } from '../redis/scripts.ts';
 
 const redisUrl = inject('redisUrl');
 const logger = pino({ level: 'silent' });

@@ -1,7 +1,7 @@
 // The live status of a running activation: folded from its events, published throttled, described briefly.
 import { describe, expect, it } from 'vitest';
 import { EventLog, type ActivationEvent, type ActivationEventBody } from '../agent-loop/events.ts';
-import { foldProgress, initialProgress, ProgressPublisher, type LiveProgress } from '../daemon/live-progress.ts';
+import { foldProgress, initialProgress, ProgressPublisher, type LiveProgress } from '../activation/live-progress.ts';
 import { describeProgress } from '../daemon/ops/status.ts';
 
 function eventsOf(...bodies: ActivationEventBody[]): ActivationEvent[] {

@@ -3,8 +3,8 @@
 // asking for both, and an activation on warren's hub making five calls where it made seven.
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { runActivation } from '../daemon/activation.ts';
-import { MemoryReplyOutbox } from '../daemon/reply-outbox.ts';
+import { runActivation } from '../activation/activation.ts';
+import { MemoryReplyOutbox } from '../activation/reply-outbox.ts';
 import type { HubAdapter } from '../hub-client/adapter.ts';
 import { HubClient } from '../hub-client/client.ts';
 import { startTestHub, type TestHub } from '../local-hub/testing.ts';

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { EventLog } from '../agent-loop/events.ts';
 import { costOf, DEFAULT_PRICES, priceOf } from '../agent-loop/usage-ledger.ts';
-import { WarrenConfigSchema } from '../daemon/config.ts';
+import { WarrenConfigSchema } from '../services/config.ts';
 import { LlmExecutor, llmSettings } from '../executors/llm/llm-executor.ts';
 import { AgentConfigSchema } from '../store/agent-config.ts';
 

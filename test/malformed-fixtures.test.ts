@@ -7,7 +7,7 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { buildCli } from '../daemon/cli.ts';
 import { AgentRegistry } from '../daemon/agent-registry.ts';
-import { ExecutorRegistry } from '../daemon/executor-registry.ts';
+import { ExecutorRegistry } from '../services/executor-registry.ts';
 import { LlmExecutor } from '../executors/llm/llm-executor.ts';
 import { LocalFolderStore } from '../store/local-store.ts';
 import { formatProblem } from '../store/problems.ts';

@@ -3,10 +3,10 @@
 // notification, redacted; what the next activation is shown.
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { ActivationError, runActivation, type ActivationDeps } from '../daemon/activation.ts';
-import { Redactor, REDACTED } from '../daemon/redact.ts';
+import { ActivationError, runActivation, type ActivationDeps } from '../activation/activation.ts';
+import { Redactor, REDACTED } from '../services/redact.ts';
 import { WarrenMetrics } from '../daemon/metrics.ts';
-import { MemoryReplyOutbox } from '../daemon/reply-outbox.ts';
+import { MemoryReplyOutbox } from '../activation/reply-outbox.ts';
 import { AgentMemory } from '../memory/agent-memory.ts';
 import { SqliteMemoryStore } from '../memory/sqlite-memory-store.ts';
 import { MEMORY_HEADING } from '../prompts/memories.ts';

@@ -3,7 +3,7 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { ToolRegistry } from '../agent-loop/tools.ts';
-import { Redactor, REDACTED } from '../daemon/redact.ts';
+import { Redactor, REDACTED } from '../services/redact.ts';
 import { AgentMemory } from '../memory/agent-memory.ts';
 import { effectiveGrants } from '../memory/memory-grants.ts';
 import { memoryTools } from '../memory/memory-tools.ts';

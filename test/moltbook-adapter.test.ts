@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { Redactor } from '../daemon/redact.ts';
+import { Redactor } from '../services/redact.ts';
 import { HubError } from '../hub-client/errors.ts';
 import { MoltbookAdapter, MoltbookChallengeError } from '../hub-client/moltbook/adapter.ts';
 import { DEFAULT_AGE_LIMITS, type AgeLimits } from '../hub-client/moltbook/write-limits.ts';

@@ -4,7 +4,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import { WarrenConfigSchema } from '../daemon/config.ts';
+import { WarrenConfigSchema } from '../services/config.ts';
 import { formatCheck, runDoctor } from '../daemon/commands/doctor.ts';
 import { startFakeMoltbook, type FakeMoltbook } from './fakes/moltbook-server.ts';
 

@@ -23,6 +23,8 @@ describe('the npm package', () => {
     expect(paths).toContain('daemon/cli.ts');
     expect(paths).toContain('examples/agents/greeter/config.yaml');
     expect(paths.filter((p) => /^(test|bench|docs|vendor|data|workspaces|node_modules)\/|\.test\.ts$|fixtures\//.test(p))).toEqual([]);
+    expect(paths).not.toContain('local-hub/testing.ts'); // helpers for tests, not for an installed hub
+    for (const folder of ['redis/lua/', 'services/', 'activation/']) expect(paths.some((p) => p.startsWith(folder))).toBe(true);
 
     // npm's layout of an installed package: <project>/node_modules/warren and <project>/node_modules/.bin/warren.
     const project = join(tmp, 'project');

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LeaderLease } from '../scheduler/lease.ts';
-import { redisScripts } from '../scheduler/redis-scripts.ts';
+import { redisScripts } from '../redis/scripts.ts';
 import { startPrivateRedis, type PrivateRedis } from './support/redis-server.ts';
 
 let server: PrivateRedis;

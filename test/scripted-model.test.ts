@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ModelError } from '../agent-loop/model.ts';
 import { parseMockResponses, ScriptedChatModel } from '../executors/llm/scripted-model.ts';
-import { partitionInbox } from '../daemon/inbox-policy.ts';
+import { partitionInbox } from '../activation/inbox-policy.ts';
 import type { Notification } from '../hub-client/types.ts';
 
 const req = { model: 'm', messages: [{ role: 'user' as const, content: 'hello there' }] };

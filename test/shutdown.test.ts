@@ -8,7 +8,7 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runShutdown, type ShutdownStep } from '../daemon/shutdown.ts';
 import { startHub, type RunningHub } from '../local-hub/server.ts';
-import { ACTIVATION_QUEUE } from '../scheduler/activation-job.ts';
+import { ACTIVATION_QUEUE } from '../redis/keys.ts';
 import { makeAgentsDir } from './support/daemon-harness.ts';
 import { hubCaller, waitFor } from './support/hub-api.ts';
 import { startPrivateRedis, type PrivateRedis } from './support/redis-server.ts';

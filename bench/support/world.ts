@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { createInterface } from 'node:readline';
-import { WarrenConfigSchema, type WarrenConfig } from '../../daemon/config.ts';
+import { WarrenConfigSchema, type WarrenConfig } from '../../services/config.ts';
 import { freePort } from '../../test/support/free-port.ts';
 import { startPrivateRedis, type PrivateRedis } from '../../test/support/redis-server.ts';
 

@@ -6,9 +6,9 @@ import type { Command } from 'commander';
 import { pino } from 'pino';
 import { buildChildEnv } from '../../executors/cli/child-env.ts';
 import { judgeVersion, parseVersion } from '../../executors/cli/versions.ts';
-import { describeCliIsolation } from '../cli-isolation.ts';
-import { loadWarrenConfig, type WarrenConfig } from '../config.ts';
-import { SecretSource } from '../secrets.ts';
+import { describeCliIsolation } from '../../services/cli-isolation.ts';
+import { loadWarrenConfig, type WarrenConfig } from '../../services/config.ts';
+import { SecretSource } from '../../services/secrets.ts';
 import { recallWarning } from '../../memory/recall-strategy.ts';
 
 // The executors (and the openai SDK behind them) load only when the command runs, so `warren --help` stays fast.
@@ -44,7 +44,7 @@ export async function runDoctor(config: WarrenConfig, env: NodeJS.ProcessEnv): P
   const { createCliExecutors } = await import('../../executors/cli/cli-executors.ts');
   const { LlmExecutor } = await import('../../executors/llm/llm-executor.ts');
   const { LocalFolderStore } = await import('../../store/local-store.ts');
-  const { ExecutorRegistry } = await import('../executor-registry.ts');
+  const { ExecutorRegistry } = await import('../../services/executor-registry.ts');
   const cli = createCliExecutors({
     maxConcurrent: config.executors.cli.max_concurrent,
     workspacesRoot: config.executors.cli.workspaces,
@@ -110,7 +110,7 @@ function versionOf(path: string, env: NodeJS.ProcessEnv): Promise<string> {
  */
 async function hubConflicts(config: WarrenConfig, env: NodeJS.ProcessEnv, names: readonly string[]): Promise<Map<string, string>> {
   const out = new Map<string, string>();
-  const { connectRedis } = await import('../redis.ts');
+  const { connectRedis } = await import('../../redis/connect.ts');
   const { AgentStateStore } = await import('../../scheduler/agent-state.ts');
   const redis = connectRedis(config.redis, 'producer', pino({ level: 'silent' }));
   try {
@@ -139,7 +139,7 @@ async function hubConflicts(config: WarrenConfig, env: NodeJS.ProcessEnv, names:
 }
 
 async function redisCheck(config: WarrenConfig): Promise<Check> {
-  const { connectRedis, assertRedisReachable, describeRedis } = await import('../redis.ts');
+  const { connectRedis, assertRedisReachable, describeRedis } = await import('../../redis/connect.ts');
   const redis = connectRedis(config.redis, 'producer', pino({ level: 'silent' }));
   try {
     await assertRedisReachable(redis, config.redis, 3_000);
@@ -154,7 +154,7 @@ async function redisCheck(config: WarrenConfig): Promise<Check> {
 /** Each agent's Moltbook key with /agents/me and /agents/status; anything a key could appear in is redacted. */
 async function moltbookChecks(config: WarrenConfig, secrets: SecretSource): Promise<Check[]> {
   const { checkMoltbookKey } = await import('../../hub-client/moltbook/key-check.ts');
-  const { Redactor } = await import('../redact.ts');
+  const { Redactor } = await import('../../services/redact.ts');
   const entries = Object.entries(config.hub.agents).map(([agent, { api_key_env }]) => ({ agent, variable: api_key_env, key: secrets.get(api_key_env) }));
   const redactor = new Redactor(entries.map((e) => e.key));
   const results = await Promise.all(entries.map((e) => checkMoltbookKey(config.hub.url, e.agent, e.variable, e.key)));

@@ -1,7 +1,7 @@
 // `warren hub user <name>`: a key for a human user of the hub, whether the name is new or already taken by that
 // user, so a walk-through that registers someone can be run again. Only the key goes to stdout (for `$(…)`).
 import type { Command } from 'commander';
-import { loadWarrenConfig } from '../config.ts';
+import { loadWarrenConfig } from '../../services/config.ts';
 
 export class HubUserError extends Error {
   override readonly name = 'HubUserError';
@@ -20,7 +20,7 @@ export function registerHubUserCommand(hub: Command): void {
     .action(async (name: string, _opts: unknown, cmd: Command) => {
       // `--config` belongs to `warren hub`, before or after `user`.
       const config = loadWarrenConfig(cmd.optsWithGlobals<{ config: string }>().config);
-      const { SecretSource } = await import('../secrets.ts');
+      const { SecretSource } = await import('../../services/secrets.ts');
       const adminKey = new SecretSource({ env: process.env, dir: config.secrets.dir }).get(config.hub.admin_key_env);
       if (!adminKey) throw new HubUserError(`${config.hub.admin_key_env} is not set: export it with the hub's admin key (\`npm start\` and \`warren hub\` print it when they generate one)`);
       const { key, created } = await userKey(config.hub.url, adminKey, name);

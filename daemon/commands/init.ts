@@ -5,7 +5,7 @@ import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node
 import { join, relative, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { AGENT_NAME } from '../../store/agent-config.ts';
-import { loadWarrenConfig } from '../config.ts';
+import { loadWarrenConfig } from '../../services/config.ts';
 
 const PACKAGE_ROOT = resolve(import.meta.dirname, '..', '..');
 const SCHEMA_FILE = join(PACKAGE_ROOT, 'schemas', 'agent-config.schema.json');

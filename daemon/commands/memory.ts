@@ -2,7 +2,7 @@
 // (the SQLite file or the shared PostgreSQL), so it works with or without a daemon running.
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
-import { loadWarrenConfig, type WarrenConfig } from '../config.ts';
+import { loadWarrenConfig, type WarrenConfig } from '../../services/config.ts';
 import type { MemoryEntry } from '../../memory/memory-store.ts';
 
 export interface MemoryCommandOptions {

@@ -1,5 +1,5 @@
 // `warren run <agent> --prompt "…"`: one activation in the foreground, no queue, for trying an agent by hand,
-// on the executors and with the context pieces the daemon uses (daemon/composition.ts).
+// on the executors and with the context pieces the daemon uses (services/composition.ts).
 // Hub writes happen only with --post; without it the hub tools read the configured hub (when an admin key is
 // set) and writes are a dry run the model is told about; a CLI agent gets no hub MCP server at all. Exit code:
 // 0 answered (final, stop_tool, no_action), 2 stopped by a limit or a guard, 1 an error.
@@ -7,9 +7,9 @@
 // only with --post (README "Memory").
 import { randomBytes } from 'node:crypto';
 import type { Command } from 'commander';
-import type { RedisClient } from '../../scheduler/redis-scripts.ts';
-import type { RedisTarget } from '../redis.ts';
-import { definitionForTrigger } from '../activation-model.ts';
+import type { RedisClient } from '../../redis/scripts.ts';
+import type { RedisTarget } from '../../redis/connect.ts';
+import { definitionForTrigger } from '../../activation/activation-model.ts';
 import type { ActivationEvent } from '../../agent-loop/events.ts';
 import type { TerminationReason } from '../../agent-loop/termination.ts';
 import { assertNever, outcomeOfRun, type OutcomeKind, type RunOutcome } from '../../executors/run-outcome.ts';
@@ -17,11 +17,11 @@ import type { HubAdapter } from '../../hub-client/adapter.ts';
 import type { ActivationTask } from '../../prompts/activation-context.ts';
 import type { DailyCounters } from '../../scheduler/agent-state.ts';
 import type { AgentDefinition } from '../../store/definition.ts';
-import { loadWarrenConfig, type WarrenConfig } from '../config.ts';
+import { loadWarrenConfig, type WarrenConfig } from '../../services/config.ts';
 import type { Logger } from 'pino';
 import type { AgentMemory } from '../../memory/agent-memory.ts';
-import type { Redactor } from '../redact.ts';
-import type { SecretSource } from '../secrets.ts';
+import type { Redactor } from '../../services/redact.ts';
+import type { SecretSource } from '../../services/secrets.ts';
 import type { WriteAllowance } from '../../scheduler/write-allowance.ts';
 
 export interface RunOptions {
@@ -171,12 +171,12 @@ export async function runAgent(agentName: string, opts: RunOptions, env: NodeJS.
     return 1;
   }
   const { EventLog } = await import('../../agent-loop/events.ts');
-  const { Redactor } = await import('../redact.ts');
-  const { knownSecrets, secretNamesOf } = await import('../known-secrets.ts');
-  const { SecretSource } = await import('../secrets.ts');
-  const { startCliIsolation } = await import('../cli-isolation.ts');
-  const { redactingWrites } = await import('../redacting-hub.ts');
-  const { buildExecutors, contextSources, gatherContext, startHubMcp } = await import('../composition.ts');
+  const { Redactor } = await import('../../services/redact.ts');
+  const { knownSecrets, secretNamesOf } = await import('../../services/known-secrets.ts');
+  const { SecretSource } = await import('../../services/secrets.ts');
+  const { startCliIsolation } = await import('../../services/cli-isolation.ts');
+  const { redactingWrites } = await import('../../services/redacting-hub.ts');
+  const { buildExecutors, contextSources, gatherContext, startHubMcp } = await import('../../services/composition.ts');
   const { pino } = await import('pino');
   const logger = pino({ level: 'warn' }, process.stderr);
   // The daemon's secrets, redaction, write limits and CLI isolation: a run by hand is held to the same lines.
@@ -243,7 +243,7 @@ export async function runAgent(agentName: string, opts: RunOptions, env: NodeJS.
     if (tracing) cleanups.push(() => tracing.shutdown());
     events.emit({ type: 'activation_start', agent: def.name, executor: def.config.type });
     const task = await runTask(def, opts, hub);
-    const { recallTextOf } = await import('../../memory/recall-text.ts');
+    const { recallTextOf } = await import('../../prompts/recall-text.ts');
     const memories = await memory.recall(def, recallTextOf(task), ac.signal);
     const built = await gatherContext(context, hub, def, task, { signal: ac.signal, onWarning: warn, memories });
     // --explore runs on the model the daemon would use for an exploration (brain.exploration_model when set).
@@ -321,7 +321,7 @@ function redisCounters(target: RedisTarget, prefix: string): { usedToday: (agent
   return {
     usedToday: async (agent) => {
       const { AgentStateStore } = await import('../../scheduler/agent-state.ts');
-      const { connectOnce, describeRedis } = await import('../redis.ts');
+      const { connectOnce, describeRedis } = await import('../../redis/connect.ts');
       if (!conn) {
         conn = await connectOnce(target, 1_000).catch((err: unknown) => {
           throw new Error(`cannot reach Redis at ${describeRedis(target)}`, { cause: err });
@@ -336,7 +336,7 @@ function redisCounters(target: RedisTarget, prefix: string): { usedToday: (agent
 /** The agents' write limits in the daemon's Redis; --post refuses to run without them. */
 async function writeAllowance(target: RedisTarget, prefix: string): Promise<{ allowance: WriteAllowance; close: () => void }> {
   const { WriteAllowance } = await import('../../scheduler/write-allowance.ts');
-  const { connectOnce, describeRedis } = await import('../redis.ts');
+  const { connectOnce, describeRedis } = await import('../../redis/connect.ts');
   const conn = await connectOnce(target, 2_000).catch((err: unknown) => {
     throw new Error(`--post counts the agent's writes against its limits in Redis at ${describeRedis(target)}, which does not answer (${err instanceof Error ? err.message : String(err)}); start Redis or set REDIS_URL`);
   });

@@ -1,6 +1,6 @@
 // Each agent's status and what runs now, read from Redis (and the memory store, and the hub's budget, when given):
 // the one reading `warren status`, `warren agents`, the daemon's /metrics and the watch page share.
-import type { RedisClient } from '../../scheduler/redis-scripts.ts';
+import type { RedisClient } from '../../redis/scripts.ts';
 import { pino } from 'pino';
 import { z } from 'zod';
 import type { HubAdapter } from '../../hub-client/adapter.ts';
@@ -8,7 +8,7 @@ import type { MemoryStore } from '../../memory/memory-store.ts';
 import { ActivationQueue, type QueueCounts } from '../../scheduler/activation-queue.ts';
 import { AgentStateStore } from '../../scheduler/agent-state.ts';
 import type { AgentDefinition } from '../../store/definition.ts';
-import { ActivationRecords } from '../activation-records.ts';
+import { ActivationRecords } from '../../activation/activation-records.ts';
 import { agentStatus, runningStatus, type AgentBudget, type AgentMemoryFigures, type AgentStatus, type FleetBudget, type RunningStatus } from './status.ts';
 
 export interface StatusSources {

@@ -1,26 +1,26 @@
 // The operations commands: status, agents, logs, pause, resume. They talk to Redis, the hub and the store
 // directly, so they work from any machine sharing them, with or without a daemon running there.
 import type { Command } from 'commander';
-import type { RedisClient } from '../../scheduler/redis-scripts.ts';
+import type { RedisClient } from '../../redis/scripts.ts';
 import { pino } from 'pino';
 import type { LoadResult } from '../../store/definition.ts';
 import type { QueueCounts } from '../../scheduler/activation-queue.ts';
-import type { ActivationRecord } from '../activation-records.ts';
+import type { ActivationRecord } from '../../activation/activation-records.ts';
 import type { AgentStatuses, StatusSources } from './agent-statuses.ts';
-import type { WarrenConfig } from '../config.ts';
-import { loadWarrenConfig } from '../config.ts';
+import type { WarrenConfig } from '../../services/config.ts';
+import { loadWarrenConfig } from '../../services/config.ts';
 
 interface Common {
   config: string;
 }
 
 async function openRedis(config: WarrenConfig): Promise<RedisClient> {
-  const { openCheckedRedis } = await import('../redis.ts');
+  const { openCheckedRedis } = await import('../../redis/connect.ts');
   return openCheckedRedis(config.redis);
 }
 
 async function loadAgents(config: WarrenConfig): Promise<{ names: string[]; defs: LoadResult }> {
-  const { openStore } = await import('../open-store.ts');
+  const { openStore } = await import('../../services/open-store.ts');
   const store = openStore(config.store, process.env); // the folder or the bucket warren.yaml names
   try {
     const defs = await store.load();
@@ -41,7 +41,7 @@ async function statusSources(redis: RedisClient, config: WarrenConfig, defs: Loa
   const memory = remembers ? await openMemoryStore(location).catch(() => undefined) : undefined;
   let budget: StatusSources['budget'];
   if (opts.budget) {
-    const { SecretSource } = await import('../secrets.ts');
+    const { SecretSource } = await import('../../services/secrets.ts');
     const adminKey = new SecretSource({ env: process.env, dir: config.secrets.dir }).get(config.hub.admin_key_env);
     if (adminKey && config.hub.type !== 'moltbook') {
       const { HubClient } = await import('../../hub-client/client.ts');
@@ -71,7 +71,7 @@ export function registerOpsCommands(program: Command): void {
       const config = loadWarrenConfig(opts.config);
       const { formatStatus, hubHealthy, probe } = await import('./status.ts');
       const { HubClient } = await import('../../hub-client/client.ts');
-      const { assertRedisReachable, connectRedis, describeRedis } = await import('../redis.ts');
+      const { assertRedisReachable, connectRedis, describeRedis } = await import('../../redis/connect.ts');
       const hub = new HubClient({ baseUrl: config.hub.url, apiKey: '', logger: pino({ level: 'silent' }) });
       const { defs } = await loadAgents(config);
       const redis = connectRedis(config.redis, 'producer', pino({ level: 'silent' }));
@@ -139,7 +139,7 @@ export function registerOpsCommands(program: Command): void {
     .option('--json', 'one JSON record per line')
     .action(async (opts: Common & { agent?: string; lines: number; follow?: boolean; events?: boolean; json?: boolean }) => {
       const config = loadWarrenConfig(opts.config);
-      const { ActivationRecords } = await import('../activation-records.ts');
+      const { ActivationRecords } = await import('../../activation/activation-records.ts');
       const { formatEvents, formatRecordLine } = await import('./logs.ts');
       const redis = await openRedis(config);
       const records = new ActivationRecords(redis, config.redis.prefix);

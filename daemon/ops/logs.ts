@@ -1,5 +1,5 @@
 // `warren logs`: activation records as one line each (or JSON lines), newest last, optionally followed live.
-import type { ActivationRecord } from '../activation-records.ts';
+import type { ActivationRecord } from '../../activation/activation-records.ts';
 
 /** e.g. `2026-11-23 07:13:06Z greeter notification replied (final) 1.2s 120+6 tok $0.0001 act-12-lx3` */
 export function formatRecordLine(r: ActivationRecord): string {

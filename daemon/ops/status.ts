@@ -7,9 +7,9 @@ import { eligibleAt } from '../../scheduler/backoff.ts';
 import { inQuietHours } from '../../scheduler/quiet-hours.ts';
 import { explorationGapMs } from '../../scheduler/staleness.ts';
 import type { AgentDefinition } from '../../store/definition.ts';
-import type { ActivationRecord } from '../activation-records.ts';
-import { LiveProgressSchema, type LiveProgress } from '../live-progress.ts';
-import { RedisUnreachableError } from '../redis.ts';
+import type { ActivationRecord } from '../../activation/activation-records.ts';
+import { LiveProgressSchema, type LiveProgress } from '../../activation/live-progress.ts';
+import { RedisUnreachableError } from '../../redis/connect.ts';
 
 /** What an agent is doing or waiting for, one of these at a time (agentStatus says which wins). */
 export type AgentStateKind = 'ready' | 'running' | 'paused' | 'quiet_hours' | 'backoff' | 'failing' | 'skipped' | 'name_taken';

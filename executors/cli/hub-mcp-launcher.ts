@@ -13,7 +13,7 @@ const ROOT = resolve(import.meta.dirname, '..', '..');
 export interface WarrenHubMcpOptions {
   /**
    * Issues the credentials the server acts with: the hub URL it talks to and a key for the agent. The daemon
-   * hands out a scoped gateway token (daemon/hub-gateway.ts), never the admin key.
+   * hands out a scoped gateway token (services/hub-gateway.ts), never the admin key.
    */
   credentials: (agent: AgentDefinition) => { hubUrl: string; key: string; grants?: readonly string[]; release?: () => void };
   /** The Node that runs warren (process.execPath). */

@@ -2,7 +2,7 @@
 // the key with the most room. Work is found on /home (per agent, paced) and in the comment trees of the posts
 // it names; read state is per post on the hub, so warren keeps what it found and what it handled in Redis.
 // Writes go through a ledger keyed by warren's idempotency key and never repeat a POST blindly.
-import type { RedisClient } from '../../scheduler/redis-scripts.ts';
+import type { RedisClient } from '../../redis/scripts.ts';
 import type { Logger } from 'pino';
 import type {
   ConsumptionReport,
@@ -60,7 +60,7 @@ export interface MoltbookAdapterOptions {
   maxWaitMs?: number;
   now?: () => number;
   random?: () => number;
-  /** warren.yaml's `budget:` (daemon/config.ts hubBudget): Moltbook has no budget endpoint, so it is kept here. */
+  /** warren.yaml's `budget:` (services/config.ts hubBudget): Moltbook has no budget endpoint, so it is kept here. */
   budget?: BudgetConfig;
   /** The communities whose new posts are searched for `@agent` mentions (the agent's interests.communities). */
   communities?: (agent: string) => readonly string[];

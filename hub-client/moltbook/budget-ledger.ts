@@ -1,8 +1,8 @@
 // The budget gate and ledger Moltbook lacks, kept locally: spend per agent per UTC day and month in Redis,
 // judged by the same pure rules as warren's own hub (local-hub/budget-rules.ts), so warning/throttle/critical
 // mean the same thing on either hub.
-import { RedisKeys } from '../../scheduler/redis-keys.ts';
-import type { RedisClient } from '../../scheduler/redis-scripts.ts';
+import { RedisKeys } from '../../redis/keys.ts';
+import type { RedisClient } from '../../redis/scripts.ts';
 import { budgetHealth, limitsFor, thresholdsOf, usageBuckets, type BudgetConfig } from '../../local-hub/budget-rules.ts';
 import { BudgetHealthSchema, type BudgetHealth } from '../types.ts';
 

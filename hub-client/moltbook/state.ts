@@ -2,8 +2,8 @@
 // handled (so a post marked read on the hub never loses an unhandled sibling), the ones handled, and the
 // write ledger (by warren's idempotency key: whether a write may have happened, and what it was).
 import { createHash } from 'node:crypto';
-import { RedisKeys } from '../../scheduler/redis-keys.ts';
-import type { RedisClient } from '../../scheduler/redis-scripts.ts';
+import { RedisKeys } from '../../redis/keys.ts';
+import type { RedisClient } from '../../redis/scripts.ts';
 import type { Notification } from '../types.ts';
 import type { WriteHistory } from './write-limits.ts';
 

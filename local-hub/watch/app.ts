@@ -176,7 +176,7 @@ function placeComment(thread: HTMLElement, c: WatchComment): HTMLLIElement {
   return node;
 }
 
-/** An error post's facts (daemon/error-post.ts writes them as `- Class: …` lines): shown compactly, the rest folded. */
+/** An error post's facts (activation/error-post.ts writes them as `- Class: …` lines): shown compactly, the rest folded. */
 function errorFacts(content: string): { kind: string; message: string } {
   const line = (label: string): string | undefined => new RegExp(`^- ${label}: (.*)$`, 'm').exec(content)?.[1]?.trim();
   const kind = line('Class') ?? line('Stopped by') ?? 'error';

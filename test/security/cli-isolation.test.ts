@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { runDoctor } from '../../daemon/commands/doctor.ts';
-import { WarrenConfigSchema } from '../../daemon/config.ts';
+import { WarrenConfigSchema } from '../../services/config.ts';
 import { CliExecutor } from '../../executors/cli/cli-executor.ts';
 import { claudeCodeAdapter } from '../../executors/cli/claude-code.ts';
 import { Semaphore } from '../../executors/cli/concurrency.ts';

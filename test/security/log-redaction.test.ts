@@ -3,7 +3,7 @@
 import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger, redactLogs } from '../../daemon/logger.ts';
-import { Redactor } from '../../daemon/redact.ts';
+import { Redactor } from '../../services/redact.ts';
 
 afterEach(() => redactLogs(undefined));
 

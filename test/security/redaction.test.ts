@@ -3,9 +3,9 @@
 // and well-known key shapes are caught unknown; all of it in linear time, without touching ordinary prose.
 import { performance } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
-import { WarrenConfigSchema } from '../../daemon/config.ts';
-import { knownSecrets, secretNamesOf } from '../../daemon/known-secrets.ts';
-import { REDACTED, Redactor, SHAPES, secretsFromEnv } from '../../daemon/redact.ts';
+import { WarrenConfigSchema } from '../../services/config.ts';
+import { knownSecrets, secretNamesOf } from '../../services/known-secrets.ts';
+import { REDACTED, Redactor, SHAPES, secretsFromEnv } from '../../services/redact.ts';
 import { AgentConfigSchema, type AgentConfigInput } from '../../store/agent-config.ts';
 import type { AgentDefinition } from '../../store/definition.ts';
 import { Prng } from '../support/prng.ts';

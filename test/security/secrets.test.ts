@@ -6,8 +6,8 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from '
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import { loadWarrenConfig } from '../../daemon/config.ts';
-import { SecretFileError, SecretSource } from '../../daemon/secrets.ts';
+import { loadWarrenConfig } from '../../services/config.ts';
+import { SecretFileError, SecretSource } from '../../services/secrets.ts';
 import { startHub } from '../../local-hub/server.ts';
 import { makeAgentsDir } from '../support/daemon-harness.ts';
 import { hubCaller } from '../support/hub-api.ts';

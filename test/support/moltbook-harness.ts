@@ -2,9 +2,9 @@
 // one key per agent from the environment, /home read every 100 ms so tests do not wait.
 import { randomUUID } from 'node:crypto';
 import { pino, type Logger } from 'pino';
-import { WarrenConfigSchema, type WarrenConfig } from '../../daemon/config.ts';
+import { WarrenConfigSchema, type WarrenConfig } from '../../services/config.ts';
 import { startDaemon, type RunningDaemon } from '../../daemon/daemon.ts';
-import type { ActivationOutcome } from '../../daemon/activation.ts';
+import type { ActivationOutcome } from '../../activation/activation.ts';
 import type { FakeMoltbook } from '../fakes/moltbook-server.ts';
 
 export interface MoltbookHarness {

@@ -2,7 +2,9 @@
 // also BullMQ's: on Redis Cluster that prefix is a hash tag (`{warren}`), so BullMQ's keys and warren's own share
 // one slot, and a script may read both (the inbox holds read BullMQ's deduplication keys).
 import { createHash } from 'node:crypto';
-import { ACTIVATION_QUEUE } from './activation-job.ts';
+
+/** The BullMQ queue of activations: its name is part of BullMQ's keys under the prefix. */
+export const ACTIVATION_QUEUE = 'activations';
 
 /**
  * The prefix keys are made with: as configured on a single Redis; on a cluster wrapped in braces (`warren` →

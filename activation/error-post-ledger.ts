@@ -1,7 +1,7 @@
 // Remembers which error posts an agent made in the last hour, by fingerprint, so a repeat becomes a counter on
 // the first post instead of a new post. Shared through Redis: every worker sees the same first post.
-import { RedisKeys } from '../scheduler/redis-keys.ts';
-import type { RedisClient } from '../scheduler/redis-scripts.ts';
+import { RedisKeys } from '../redis/keys.ts';
+import type { RedisClient } from '../redis/scripts.ts';
 
 export type ErrorPostClaim =
   /** The first of its kind in the window: post it, then `remember` the post's id. */

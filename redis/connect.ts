@@ -2,7 +2,7 @@
 // One Redis (`redis.url`) or a Redis Cluster (`redis.cluster`: some of its nodes; ioredis finds the rest).
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import { pino, type Logger } from 'pino';
-import type { RedisClient } from '../scheduler/redis-scripts.ts';
+import type { RedisClient } from './scripts.ts';
 
 /** Where Redis is: warren.yaml's `redis` (a URL alone is a single Redis). */
 export type RedisTarget = string | { url: string; cluster?: readonly string[] | undefined };

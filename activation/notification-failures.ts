@@ -1,7 +1,7 @@
 // How often each notification has failed for good, so one the agent cannot answer is given up on after a bound
-// instead of being tried for ever (daemon/failure-policy.ts decides; this keeps the counts).
-import { RedisKeys } from '../scheduler/redis-keys.ts';
-import type { RedisClient } from '../scheduler/redis-scripts.ts';
+// instead of being tried for ever (activation/failure-policy.ts decides; this keeps the counts).
+import { RedisKeys } from '../redis/keys.ts';
+import type { RedisClient } from '../redis/scripts.ts';
 
 /** Counts outlive any realistic backoff schedule, then expire by themselves. */
 const TTL_SECONDS = 7 * 86_400;

@@ -1,7 +1,7 @@
 // The text an agent's memory is searched with before the model runs: what the task is about (the thread's
 // title and content and the notification's words; the feed's posts; the prompt as given). One rule for the
 // daemon's activations and `warren run`.
-import type { ActivationTask } from '../prompts/activation-context.ts';
+import type { ActivationTask } from './activation-context.ts';
 
 export function recallTextOf(task: ActivationTask): string {
   switch (task.kind) {

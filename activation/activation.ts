@@ -15,11 +15,11 @@ import { filterFeed } from '../prompts/exploration.ts';
 import type { AgentDefinition } from '../store/definition.ts';
 import type { ActivationJob } from '../scheduler/activation-job.ts';
 import { budgetAllows } from '../scheduler/budget-gate.ts';
-import { contextOptions } from './composition.ts';
+import { contextOptions } from '../services/composition.ts';
 import { WriteRefused, type WriteAllowance } from '../scheduler/write-allowance.ts';
 import { outcomeOfRefusal } from './failure-policy.ts';
 import { definitionForTrigger } from './activation-model.ts';
-import type { ExecutorRegistry } from './executor-registry.ts';
+import type { ExecutorRegistry } from '../services/executor-registry.ts';
 import { parseExplorationAnswer } from './exploration-answer.ts';
 import { idempotencyKey, readKey } from './idempotency.ts';
 import type { InboxClaim } from '../scheduler/inbox-claims.ts';
@@ -28,7 +28,7 @@ import { partitionInbox } from './inbox-policy.ts';
 import { PhaseTimer, type PhaseTimings } from './phase-timer.ts';
 import type { AgentMemory } from '../memory/agent-memory.ts';
 import type { Ending } from '../memory/remember.ts';
-import { recallTextOf } from '../memory/recall-text.ts';
+import { recallTextOf } from '../prompts/recall-text.ts';
 import type { MemoryEntry } from '../memory/memory-store.ts';
 
 export interface ActivationDeps {

@@ -3,7 +3,7 @@
 // or its CLI) with the same context pieces whichever of them starts it; delegates get those pieces too.
 // Callers override only what is their own: `warren run` streams, may record or replay, and decides whether
 // a CLI agent gets a hub MCP server.
-import type { RedisClient } from '../scheduler/redis-scripts.ts';
+import type { RedisClient } from '../redis/scripts.ts';
 import type { Logger } from 'pino';
 import type { AgentDefinition } from '../store/definition.ts';
 import type { HubAdapter } from '../hub-client/adapter.ts';
@@ -114,9 +114,9 @@ export interface ExecutorsOptions {
   onContextWarning?: (what: string, err: unknown) => void;
   /** Where the hub tools' writes are admitted against the agents' limits; absent: not limited (tests, dry runs). */
   writes?: WriteAllowance;
-  /** Looks a secret up by name (daemon/secrets.ts: environment, NAME_FILE, secrets.dir); default the environment. */
+  /** Looks a secret up by name (services/secrets.ts: environment, NAME_FILE, secrets.dir); default the environment. */
   secret?: (name: string) => string | undefined;
-  /** The users CLI agents run as (daemon/cli-isolation.ts); absent: the daemon's own. */
+  /** The users CLI agents run as (services/cli-isolation.ts); absent: the daemon's own. */
   runAs?: CliUsers;
   /** Agents' memory: LLM agents with memory on get memory_save and memory_search. */
   memory?: AgentMemory;

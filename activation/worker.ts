@@ -1,11 +1,12 @@
 // The consumer side: a BullMQ worker that runs activations, records each outcome, applies the failure policy
-// (daemon/failure-policy.ts) once per failure, and shuts down gracefully within a deadline. What BullMQ keeps of
+// (activation/failure-policy.ts) once per failure, and shuts down gracefully within a deadline. What BullMQ keeps of
 // a job in Redis (return value, failure reason, stack) is ids and redacted text only.
 import { ROOT_CONTEXT } from '@opentelemetry/api';
 import { UnrecoverableError, Worker, type Job, type WorkerOptions } from 'bullmq';
-import type { RedisClient } from '../scheduler/redis-scripts.ts';
+import type { RedisClient } from '../redis/scripts.ts';
 import type { Logger } from 'pino';
-import { ACTIVATION_QUEUE, ActivationJobSchema, type ActivationJob } from '../scheduler/activation-job.ts';
+import { ActivationJobSchema, type ActivationJob } from '../scheduler/activation-job.ts';
+import { ACTIVATION_QUEUE } from '../redis/keys.ts';
 import { endSpan, startSpan, traceparentOf } from '../agent-loop/tracing.ts';
 import type { AgentStateStore } from '../scheduler/agent-state.ts';
 import type { InboxClaim, InboxClaims } from '../scheduler/inbox-claims.ts';
@@ -22,7 +23,7 @@ import type { NotificationFailures } from './notification-failures.ts';
 import { definitionForTrigger } from './activation-model.ts';
 import { ProgressPublisher } from './live-progress.ts';
 import type { PhaseTimings } from './phase-timer.ts';
-import type { Redactor } from './redact.ts';
+import type { Redactor } from '../services/redact.ts';
 
 /** What the worker reads of an agent as an activation starts (AgentStateStore.activationStart). */
 type ActivationStartFacts = Awaited<ReturnType<AgentStateStore['activationStart']>>;

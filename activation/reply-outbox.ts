@@ -1,8 +1,8 @@
 // Remembers an answer between "the model produced it" and "the hub has it and the notification is read".
 // A retried or recovered activation then posts the same text under the same Idempotency-Key, so the hub
 // replays its first answer instead of refusing a changed body, and no model call is paid twice.
-import { RedisKeys } from '../scheduler/redis-keys.ts';
-import type { RedisClient } from '../scheduler/redis-scripts.ts';
+import { RedisKeys } from '../redis/keys.ts';
+import type { RedisClient } from '../redis/scripts.ts';
 
 const TTL_SECONDS = 24 * 3600;
 

@@ -8,7 +8,7 @@ import { DefinitionError } from '../store/problems.ts';
 import { parseS3Url } from '../store/s3-location.ts';
 import { validateYaml } from '../store/yaml-validate.ts';
 import { isPostgresUrl } from '../memory/store-location.ts';
-import { keyPrefix } from '../scheduler/redis-keys.ts';
+import { keyPrefix } from '../redis/keys.ts';
 import type { BudgetConfig } from '../local-hub/budget-rules.ts';
 
 const durationMs = z.union([z.string(), z.number()]).transform((v, ctx) => {
@@ -65,7 +65,7 @@ export const WarrenConfigSchema = z.strictObject({
       url: z.string().default('redis://127.0.0.1:6379'),
       /** Redis Cluster: the URLs of some of its nodes (the rest are discovered); when set, `url` and REDIS_URL are not used. */
       cluster: z.array(z.url({ protocol: /^rediss?$/, error: 'expected a redis:// or rediss:// URL of a cluster node' })).min(1).optional(),
-      /** Every key starts with it; on a cluster it is used as a hash tag (`{warren}`), see scheduler/redis-keys.ts. */
+      /** Every key starts with it; on a cluster it is used as a hash tag (`{warren}`), see redis/keys.ts. */
       prefix: z.string().min(1).default('warren'),
     })
     .transform((r) => ({ ...r, prefix: keyPrefix(r.prefix, r.cluster !== undefined) }))
@@ -190,7 +190,7 @@ export const WarrenConfigSchema = z.strictObject({
       critical_pct: z.number().min(1).max(1000).default(100),
     })
     .prefault({}),
-  /** Where secrets come from besides the environment (daemon/secrets.ts): a file per variable name. */
+  /** Where secrets come from besides the environment (services/secrets.ts): a file per variable name. */
   secrets: z.strictObject({ dir: z.string().min(1).optional() }).prefault({}),
   /** OpenTelemetry traces (activation → invoke_agent → step → chat / execute_tool), exported over OTLP/HTTP. */
   tracing: z

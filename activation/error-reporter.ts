@@ -7,7 +7,7 @@ import { ERRORS_COMMUNITY, formatErrorPost, type FailureReport } from './error-p
 import type { ErrorPostLedger } from './error-post-ledger.ts';
 import { errorFingerprint } from './failure-policy.ts';
 import { idempotencyKey } from './idempotency.ts';
-import type { Redactor } from './redact.ts';
+import type { Redactor } from '../services/redact.ts';
 
 export const ERROR_POST_WINDOW_MS = 3_600_000;
 

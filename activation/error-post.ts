@@ -2,7 +2,7 @@
 // guard or limit stop. Everything in it passes through the redactor; user content only when the agent allows it;
 // stack frames relative to the project, never the host's absolute paths.
 import { fileURLToPath } from 'node:url';
-import type { Redactor } from './redact.ts';
+import type { Redactor } from '../services/redact.ts';
 
 /** The project root (this file lives in daemon/). */
 const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -44,7 +44,7 @@ export function possibleCauses(message: string): string[] {
   return causes;
 }
 
-/** Stack lines with paths relative to the project (`daemon/worker.ts:12:3`); other absolute paths lose their folders. */
+/** Stack lines with paths relative to the project (`activation/worker.ts:12:3`); other absolute paths lose their folders. */
 export function relativeStack(stack: string | undefined, root: string = PROJECT_ROOT, maxFrames = 5): string[] {
   const rootPath = root.endsWith('/') ? root : `${root}/`;
   return (stack ?? '')

@@ -1,7 +1,7 @@
 // What `warren status` and `warren logs` read: one record per finished activation, kept in Redis with a
 // bounded history (per agent and overall), and announced on a channel for `warren logs --follow`.
-import { RedisKeys } from '../scheduler/redis-keys.ts';
-import { redisScripts, type RedisClient, type RedisScripts } from '../scheduler/redis-scripts.ts';
+import { RedisKeys } from '../redis/keys.ts';
+import { redisScripts, type RedisClient, type RedisScripts } from '../redis/scripts.ts';
 import type { ActivationEvent } from '../agent-loop/events.ts';
 import type { OutcomeKind } from '../executors/run-outcome.ts';
 import type { PhaseTimings } from './phase-timer.ts';

@@ -1,7 +1,7 @@
-// Every Lua script of warren (scheduler/lua/*.lua), one typed method each. Scripts are registered once per
+// Every Lua script of warren (redis/lua/*.lua), one typed method each. Scripts are registered once per
 // connection with ioredis `defineCommand`, so they run by EVALSHA (the body is sent again only after a NOSCRIPT,
 // e.g. on a fresh server), also inside pipelines. The keys a script touches are passed as KEYS, so on Redis Cluster
-// the command is routed to the node that owns them; they share one hash tag (scheduler/redis-keys.ts).
+// the command is routed to the node that owns them; they share one hash tag (redis/keys.ts).
 import { readFileSync } from 'node:fs';
 import type { Cluster, Redis } from 'ioredis';
 

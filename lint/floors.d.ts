@@ -1,0 +1,2 @@
+export const FLOORS: readonly (readonly string[])[];
+export function floorOf(folder: string): number | undefined;
