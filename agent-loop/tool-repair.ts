@@ -87,14 +87,16 @@ export function withinOneEdit(a: string, b: string): boolean {
   return a.length > b.length ? a.slice(i + 1) === b.slice(i) : a.slice(i) === b.slice(i + 1);
 }
 
-function parseArguments(raw: unknown): { value: Record<string, unknown>; repaired: boolean } | undefined {
+function parseArguments(raw: unknown, unwrapped = false): { value: Record<string, unknown>; repaired: boolean } | undefined {
   if (raw === undefined || raw === null || (typeof raw === 'string' && raw.trim() === '')) return { value: {}, repaired: false };
   if (typeof raw === 'string') {
     const p = parseLenientJson(raw);
     if (!p) return undefined;
-    // Double-encoded arguments ("{\"q\":1}") are common; one more level is still deterministic.
+    // Double-encoded arguments ("{\"q\":1}") are common; one more level is still deterministic. Only one: a bare
+    // word repairs to a string of itself, so unbounded unwrapping recursed until the stack overflowed (~90 ms a call).
     if (typeof p.value === 'string') {
-      const inner = parseArguments(p.value);
+      if (unwrapped) return undefined;
+      const inner = parseArguments(p.value, true);
       return inner && { value: inner.value, repaired: true };
     }
     return isRecord(p.value) ? { value: p.value, repaired: p.repaired } : undefined;

@@ -154,6 +154,20 @@ describe('repair corpus', () => {
     expect(JSON.stringify(model.requests[1]!.messages)).toMatch(/call d1 named a tool that does not exist\. Available tools: delegate_to_agt_c/);
   });
 
+  it('unwraps double-encoded arguments once, never deeper (a bare word parses as a string of itself)', () => {
+    const once = JSON.stringify(JSON.stringify({ query: 'cats' }));
+    const twice = JSON.stringify(once);
+    // [arguments as written, expected kind]
+    const table: Array<[string, 'ready' | 'invalid']> = [
+      [once, 'ready'],
+      [twice, 'invalid'], // three encodings: not a call anyone meant; was unwrapped without bound
+      ['NaN', 'invalid'], // 'NaN' repairs to "NaN", which repaired to "NaN" again: recursion until the stack overflowed
+      ['str', 'invalid'],
+      ['x'.repeat(20), 'invalid'],
+    ];
+    for (const [args, kind] of table) expect([args, prepareCall({ id: 'c1', name: 'hub_search', rawArguments: args }, registry).kind]).toEqual([args, kind]);
+  });
+
   it('lenient JSON never invents content', () => {
     expect(parseLenientJson('{"a": [1, 2')?.value).toEqual({ a: [1, 2] });
     expect(parseLenientJson('hello')?.value).toBe('hello');
