@@ -1,5 +1,5 @@
 // The live status of a running activation: folded from its events, published throttled, described briefly.
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { EventLog, type ActivationEvent, type ActivationEventBody } from '../agent-loop/events.ts';
 import { foldProgress, initialProgress, ProgressPublisher, type LiveProgress } from '../activation/live-progress.ts';
 import { describeProgress } from '../daemon/ops/status.ts';
@@ -29,7 +29,14 @@ describe('live progress', () => {
     expect(foldProgress(states.at(-1)!, ignored!)).toBe(states.at(-1)); // nothing shown changed: nothing to publish
   });
 
-  it('publishes at most once per interval and never loses the last change', async () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  // On a fake clock: with real timers, a busy machine ran the 120 ms wait past the next 80 ms interval (one
+  // publish too many, seen in CI).
+  it('publishes at most once per interval and never loses the last change', () => {
+    vi.useFakeTimers();
     const published: LiveProgress[] = [];
     const pub = new ProgressPublisher('act_live', (p) => Promise.resolve(void published.push(p)), 80);
     const evs = eventsOf(
@@ -38,18 +45,22 @@ describe('live progress', () => {
     );
     pub.start();
     expect(published).toEqual([]); // a run shorter than an interval costs no write
-    await new Promise((r) => setTimeout(r, 120));
+    vi.advanceTimersByTime(79);
+    expect(published).toEqual([]);
+    vi.advanceTimersByTime(41);
     expect(published).toEqual([expect.objectContaining({ step: 0, action: 'starting' })]); // a retried attempt's fresh state
-    await new Promise((r) => setTimeout(r, 100));
+    vi.advanceTimersByTime(100);
     published.length = 0;
     for (const e of evs) pub.observe(e);
     expect(published).toHaveLength(1); // the first change goes out at once
-    await new Promise((r) => setTimeout(r, 150));
+    vi.advanceTimersByTime(79);
+    expect(published).toHaveLength(1); // the rest wait for the interval's end
+    vi.advanceTimersByTime(71);
     expect(published).toHaveLength(2); // the rest, coalesced, when the interval ended
     expect(published[1]).toMatchObject({ step: 1, streamed_chars: 50 });
     pub.observe(eventsOf({ type: 'step_start', step: 2, max_steps: 3 })[0]!);
     pub.stop();
-    await new Promise((r) => setTimeout(r, 150));
+    vi.advanceTimersByTime(150);
     expect(published).toHaveLength(2); // stopped: the run is over
   });
 
