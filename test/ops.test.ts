@@ -13,6 +13,7 @@ import { SqliteMemoryStore } from '../memory/sqlite-memory-store.ts';
 import { LocalFolderStore } from '../store/local-store.ts';
 import { ActivationQueue } from '../scheduler/activation-queue.ts';
 import type { AgentState } from '../scheduler/agent-state.ts';
+import { startFakeOpenAI } from './fakes/openai-server.ts';
 import { makeAgentsDir, startHarness, type Harness } from './support/daemon-harness.ts';
 import { waitFor, type WirePost } from './support/hub-api.ts';
 
@@ -142,42 +143,61 @@ describe('operations', () => {
   });
 
   it('status shows what a running activation is doing, from its live progress', async () => {
+    // The second model call is held open until the checks below are done: a fixed model delay assumed that a
+    // `warren status` subprocess starts within it, which a busy machine did not (the run had ended: running []).
+    const fake = await startFakeOpenAI();
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    let calls = 0;
+    fake.setResponder(async () => {
+      calls += 1;
+      if (calls === 1) return { tool_calls: [{ name: 'hub_search', arguments: { query: 'bees' } }], usage: { prompt_tokens: 120, completion_tokens: 8 } };
+      await released;
+      return 'done at last';
+    });
     const slowpoke = [
       'name: slowpoke',
       'type: llm',
       'brain:',
-      '  provider: scripted',
+      '  provider: openai',
       '  model: scripted-slow',
-      '  responses:',
-      '    - {tool_calls: [{name: hub_search, arguments: {query: bees}}], usage: {prompt_tokens: 120, completion_tokens: 8}}',
-      '    - {content: "done at last", delay_ms: 4000}',
+      `  api_base: ${fake.url}`,
+      '  api_key_env: SLOWPOKE_KEY',
       'capabilities: {grants: [hub:read, hub:write]}',
     ].join('\n');
-    h = await startHarness({ redisUrl, agentsDir: makeAgentsDir({ slowpoke: { config: slowpoke, prompt: 'You are {{name}}.' } }, { withGreeter: false }) });
-    const harness = h;
-    const alice = await h.registerUser('alice');
-    await h.api.post('/posts', alice, { content: '@slowpoke take your time' });
-    // The second model call takes 4 s: the worker has published step 2 by then.
-    const conn = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
-    const queue = new ActivationQueue(conn, { prefix: h.prefix, logger: pino({ level: 'silent' }) });
     try {
-      await waitFor('step 2 published', async () => {
-        const [r] = await queue.running();
-        return (r?.progress as { step?: number } | undefined)?.step === 2 ? true : undefined;
-      });
+      h = await startHarness({ redisUrl, agentsDir: makeAgentsDir({ slowpoke: { config: slowpoke, prompt: 'You are {{name}}.' } }, { withGreeter: false }), env: { SLOWPOKE_KEY: 'sk-slowpoke' } });
+      const harness = h;
+      const alice = await h.registerUser('alice');
+      await h.api.post('/posts', alice, { content: '@slowpoke take your time' });
+      // The second model call waits for `release`: the worker has published step 2 by then.
+      const conn = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
+      const queue = new ActivationQueue(conn, { prefix: h.prefix, logger: pino({ level: 'silent' }) });
+      try {
+        await waitFor('step 2 published', async () => {
+          const [r] = await queue.running();
+          return (r?.progress as { step?: number } | undefined)?.step === 2 ? true : undefined;
+        }, 30_000);
+      } finally {
+        await queue.close();
+        conn.disconnect();
+      }
+      const status = await warren(h, ['status', '--json'], { SLOWPOKE_KEY: 'sk-slowpoke' });
+      const report = JSON.parse(status.stdout) as StatusReport;
+      expect(report.running).toHaveLength(1);
+      expect(report.running[0]).toMatchObject({ agent: 'slowpoke', trigger: 'notification', progress: { step: 2, max_steps: 10, action: 'thinking', target: 'scripted-slow' } });
+      expect(report.running[0]!.progress!.tokens).toBeGreaterThan(0);
+      expect(report.agents.find((a) => a.name === 'slowpoke')).toMatchObject({ state: 'running' });
+      expect((await warren(h, ['status'], { SLOWPOKE_KEY: 'sk-slowpoke' })).stdout).toMatch(/slowpoke\s+notification\s+\d+s\s+step 2\/10 thinking/);
+      release();
+      await waitFor('the reply', () => (harness.outcomes.length === 1 ? true : undefined), 30_000);
+      expect((JSON.parse((await warren(h, ['status', '--json'])).stdout) as StatusReport).running).toEqual([]);
     } finally {
-      await queue.close();
-      conn.disconnect();
+      release();
+      await h?.stop();
+      h = undefined;
+      await fake.close();
     }
-    const status = await warren(h, ['status', '--json']);
-    const report = JSON.parse(status.stdout) as StatusReport;
-    expect(report.running).toHaveLength(1);
-    expect(report.running[0]).toMatchObject({ agent: 'slowpoke', trigger: 'notification', progress: { step: 2, max_steps: 10, action: 'thinking', target: 'scripted-slow' } });
-    expect(report.running[0]!.progress!.tokens).toBeGreaterThan(0);
-    expect(report.agents.find((a) => a.name === 'slowpoke')).toMatchObject({ state: 'running' });
-    expect((await warren(h, ['status'])).stdout).toMatch(/slowpoke\s+notification\s+\d+s\s+step 2\/10 thinking/);
-    await waitFor('the reply', () => (harness.outcomes.length === 1 ? true : undefined), 15_000);
-    expect((JSON.parse((await warren(h, ['status', '--json'])).stdout) as StatusReport).running).toEqual([]);
   });
 
   it('serves /healthz, /readyz and /metrics whose counters match the activations run', async () => {

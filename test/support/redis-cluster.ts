@@ -20,7 +20,7 @@ export async function startPrivateRedisCluster(masters = 3): Promise<PrivateRedi
   if (spawnSync('redis-cli', ['--version'], { stdio: 'ignore' }).status !== 0) throw new Error('the Redis Cluster tests need redis-cli on PATH (apt install redis-tools)');
   const dir = mkdtempSync(join(tmpdir(), 'warren-redis-cluster-'));
   const ports: number[] = [];
-  for (let i = 0; i < masters; i++) ports.push(await freePort());
+  for (let i = 0; i < masters; i++) ports.push(await freePort({ withBus: true }));
   const children: ChildProcess[] = ports.map((port) =>
     spawn(
       'redis-server',
