@@ -10,7 +10,7 @@ import type { EventLog } from './events.ts';
 import { repairHistory } from './history-repair.ts';
 import { contextOf, endSpan, payloadAttributes, startSpan, type SpanHandle, type TraceOptions } from './tracing.ts';
 import { admitCall, estimatePromptTokens, stepNote, wrapUpReplyTokens, wrapUpTimeReserveMs, wrapUpTokenReserve, WRAP_UP_PROMPT, type Limits } from './limits.ts';
-import { LoopGuard } from './loop-guard.ts';
+import { FRESH_GUARD, guardAfterResults, guardBeforeCalls, type GuardState } from './loop-guard.ts';
 import type { ChatMessage, TokenUsage, ToolCall } from './messages.ts';
 import { callWithRetries, DEFAULT_RETRY, type RetryPolicy } from './model-caller.ts';
 import { ModelError, type ChatModel, type ModelResponse, type ToolDefinition } from './model.ts';
@@ -21,7 +21,7 @@ import { renderHistory, textModeSystemPrompt, type ToolMode } from './tool-modes
 import { prepareCall, repairToolName } from './tool-repair.ts';
 import { runToolCalls, type ToolResultRecord } from './tool-runner.ts';
 import { ToolRegistry } from './tools.ts';
-import { DEFAULT_PRICES, UsageLedger, type LedgerEntry, type PriceTable } from './usage-ledger.ts';
+import { DEFAULT_PRICES, ledgerCostUsd, ledgerEntry, ledgerTokens, ledgerUsage, type LedgerEntry, type PriceTable } from './usage-ledger.ts';
 
 export interface LoopInput {
   model: ChatModel;
@@ -100,8 +100,9 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
   const definitions = registry.definitions();
   const toolNames = registry.names();
   for (const name of registry.duplicates) events.emit({ type: 'loop_warning', kind: 'format', message: `tool ${name} is offered twice; only the first is used` });
-  const ledger = new UsageLedger(input.prices ?? DEFAULT_PRICES);
-  const guard = new LoopGuard();
+  const prices = input.prices ?? DEFAULT_PRICES;
+  const ledger: LedgerEntry[] = [];
+  let guard: GuardState = FRESH_GUARD;
   const models = [input.modelName, ...(input.fallbackModels ?? [])];
   const toolResults: ToolResultRecord[] = [];
   let posted = false;
@@ -126,7 +127,7 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
   // The deadline fires early by the wrap-up's time slice; the caller's signal (cancel, shutdown) is "aborted".
   const deadline = new AbortController();
   const deadlineAt = Date.now() + Math.max(1, limits.maxDurationMs - wrapUpTimeReserveMs(limits));
-  const remaining = (): { tokens: number; ms: number } => ({ tokens: Math.max(0, limits.maxTokens - wrapUpTokenReserve(limits) - ledger.tokens), ms: Math.max(0, deadlineAt - Date.now()) });
+  const remaining = (): { tokens: number; ms: number } => ({ tokens: Math.max(0, limits.maxTokens - wrapUpTokenReserve(limits) - ledgerTokens(ledger)), ms: Math.max(0, deadlineAt - Date.now()) });
   const deadlineTimer = setTimeout(() => deadline.abort(new Error('deadline')), Math.max(1, deadlineAt - Date.now()));
   const runSignal = AbortSignal.any([input.signal, deadline.signal]);
 
@@ -162,9 +163,9 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
     );
     modelCalls++;
     const u = res.response.usage;
-    ledger.record({ ...u, model: res.response.model || res.model, estimate: false, latencyMs: res.latencyMs, attempt: res.attempt, wrapUp: opts.wrapUp });
+    ledger.push(ledgerEntry({ ...u, model: res.response.model || res.model, estimate: false, latencyMs: res.latencyMs, attempt: res.attempt, wrapUp: opts.wrapUp }, prices));
     events.emit({ type: 'model_result', usage: u, finish_reason: res.response.finishReason });
-    events.emit({ type: 'budget_update', used_tokens: ledger.tokens, max_tokens: limits.maxTokens, cost_usd: ledger.costUsd });
+    events.emit({ type: 'budget_update', used_tokens: ledgerTokens(ledger), max_tokens: limits.maxTokens, cost_usd: ledgerCostUsd(ledger) });
     return res.response;
   };
 
@@ -175,22 +176,22 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
     const failed = e.termination === 'error' || e.termination === 'circuit_open';
     endSpan(
       runSpan,
-      { 'warren.termination': e.termination, 'warren.partial': partial, 'warren.steps': step, 'gen_ai.usage.input_tokens': ledger.usage.inputTokens, 'gen_ai.usage.output_tokens': ledger.usage.outputTokens, 'warren.cost_usd': ledger.costUsd },
+      { 'warren.termination': e.termination, 'warren.partial': partial, 'warren.steps': step, 'gen_ai.usage.input_tokens': ledgerUsage(ledger).inputTokens, 'gen_ai.usage.output_tokens': ledgerUsage(ledger).outputTokens, 'warren.cost_usd': ledgerCostUsd(ledger) },
       failed ? (e.message ?? e.termination) : undefined,
     );
     if (e.message && (e.termination === 'error' || e.termination === 'circuit_open')) events.emit({ type: 'error', message: e.message });
     if (e.message && (e.termination === 'max_steps' || e.termination === 'budget' || e.termination === 'deadline')) events.emit({ type: 'loop_warning', kind: 'limit', message: e.message });
     if (text || e.termination === 'final' || e.termination === 'stop_tool') events.emit({ type: 'agent_response', text, partial });
-    events.emit({ type: 'activation_end', termination: e.termination, partial, usage: ledger.usage });
+    events.emit({ type: 'activation_end', termination: e.termination, partial, usage: ledgerUsage(ledger) });
     return {
       text,
       termination: e.termination,
       partial,
-      usage: ledger.usage,
-      costUsd: ledger.costUsd,
+      usage: ledgerUsage(ledger),
+      costUsd: ledgerCostUsd(ledger),
       steps: step,
       modelCalls,
-      ledger: ledger.entries,
+      ledger,
       toolResults,
       posted,
       ...(e.termination === 'error' || e.termination === 'aborted' ? { error: { message: e.message ?? e.termination, retryable: e.retryable ?? true, ...(e.retryAfterMs !== undefined ? { retryAfterMs: e.retryAfterMs } : {}), ...(e.name ? { name: e.name } : {}) } } : {}),
@@ -201,7 +202,7 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
   const wrapUp = async (reason: 'max_steps' | 'budget' | 'deadline', message: string): Promise<LoopResult> => {
     const messages = [...renderHistory(history, mode), { role: 'user' as const, content: WRAP_UP_PROMPT }];
     const estimate = estimatePromptTokens(messages, mode === 'native' ? definitions : []);
-    const replyTokens = wrapUpReplyTokens(limits, ledger.tokens, estimate);
+    const replyTokens = wrapUpReplyTokens(limits, ledgerTokens(ledger), estimate);
     const fallbackText = lastAssistantText(history);
     if (replyTokens === undefined || input.signal.aborted) return finish({ termination: reason, text: fallbackText, message }, true);
     try {
@@ -227,7 +228,7 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
         events.emit({ type: 'compaction', dropped_turns: compacted.droppedTurns, before_tokens: compacted.beforeTokens, after_tokens: compacted.afterTokens });
       }
       const messages = [...renderHistory(history, mode), { role: 'system' as const, content: stepNote(step + 1, limits.maxSteps) }];
-      const admitted = admitCall(limits, ledger.tokens, estimatePromptTokens(messages, mode === 'native' ? definitions : []));
+      const admitted = admitCall(limits, ledgerTokens(ledger), estimatePromptTokens(messages, mode === 'native' ? definitions : []));
       if (!admitted.ok) return await wrapUp('budget', admitted.message);
 
       step++;
@@ -278,7 +279,9 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
       history.push({ role: 'assistant', content: res.content ?? (echoed.length ? null : ''), ...(echoed.length ? { toolCalls: echoed } : {}) });
 
       // Unknown calls are calls too, for the guards and the events.
-      const verdict = guard.beforeCalls(step, prepared.map((p) => p.call));
+      const before = guardBeforeCalls(guard, step, prepared.map((p) => p.call));
+      guard = before.guard;
+      const { verdict } = before;
       const ran = await runToolCalls(prepared, {
         registry,
         signal: runSignal,
@@ -298,10 +301,10 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
       for (const r of results) {
         if (echoedIds.has(r.call.id)) history.push({ role: 'tool', toolCallId: r.call.id, name: r.call.name, content: r.content });
         toolResults.push(r);
-        if (r.ledger) ledger.absorb(r.ledger);
+        if (r.ledger) ledger.push(...r.ledger);
         if (r.status === 'ok' && r.tool?.postsToHub) posted = true;
       }
-      if (results.some((r) => r.ledger?.length)) events.emit({ type: 'budget_update', used_tokens: ledger.tokens, max_tokens: limits.maxTokens, cost_usd: ledger.costUsd });
+      if (results.some((r) => r.ledger?.length)) events.emit({ type: 'budget_update', used_tokens: ledgerTokens(ledger), max_tokens: limits.maxTokens, cost_usd: ledgerCostUsd(ledger) });
       for (const r of results) if (!echoedIds.has(r.call.id)) history.push({ role: 'user', content: r.content });
       if (verdict.kind === 'loop_detected') {
         events.emit({ type: 'loop_warning', kind: 'repeat', message: verdict.message });
@@ -315,7 +318,9 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
         return finish({ termination: 'stop_tool', text: stringArg(breaking.call, 'result') }, false);
       }
       if (input.signal.aborted) return finish({ termination: 'aborted', message: 'aborted' }, false);
-      const after = guard.afterResults(results);
+      const checked = guardAfterResults(guard, results);
+      guard = checked.guard;
+      const after = checked.verdict;
       if (after.kind === 'stop') {
         if (after.termination === 'loop_detected') events.emit({ type: 'loop_warning', kind: 'repeat', message: after.message });
         return finish({ termination: after.termination, message: after.message }, false);
