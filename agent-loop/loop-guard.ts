@@ -16,7 +16,8 @@
 // arguments, denied, rejected), the model is going round in circles instead: `loop_detected`.
 //
 // Every warning is built here from the same constants and state that decide the stop, so what the model is
-// told is what happens.
+// told is what happens. The guards are pure functions over plain data (GuardState), which travels in the loop's
+// state from step to step, and across a pause and resume.
 import type { ToolResultStatus } from './events.ts';
 import type { ToolCall } from './messages.ts';
 
@@ -57,81 +58,90 @@ export interface GuardResult {
   content: string;
 }
 
-export class LoopGuard {
+/**
+ * What the guards remember between steps. Plain data, so it travels in the loop's state (loop-state.ts): the
+ * maps are records keyed by fingerprint (a fingerprint always holds a `:`, so it is never a prototype name).
+ */
+export interface GuardState {
   /** fingerprint → steps it was seen in (within the window, since the streak began). */
-  readonly #seen = new Map<string, number[]>();
+  readonly seen: Readonly<Record<string, readonly number[]>>;
   /** fingerprint → the step its nudge was given in and the calls counted then: from the next step on, that call ends the run. */
-  readonly #warned = new Map<string, { step: number; count: number }>();
-  #lastError: string | undefined;
-  #errorStreak = 0;
-  #failedSteps = 0;
+  readonly warned: Readonly<Record<string, { readonly step: number; readonly count: number }>>;
+  /** The last failure's call and error (`fingerprint→content`), null after a success. */
+  readonly lastError: string | null;
+  readonly errorStreak: number;
+  readonly failedSteps: number;
   /** A failure in the current failed-step streak came from a tool that ran. */
-  #failedStepsRan = false;
-  readonly #failedNames = new Set<string>();
+  readonly failedStepsRan: boolean;
+  /** The streak's failed calls as `name (status)`, each once, in the order first seen. */
+  readonly failedNames: readonly string[];
+}
 
-  /** Called with a step's calls, unknown ones included, before they run. */
-  beforeCalls(step: number, calls: readonly ToolCall[]): GuardVerdict {
-    const nudges: string[] = [];
-    for (const call of calls) {
-      const fp = fingerprint(call);
-      const warned = this.#warned.get(fp);
-      if (warned && warned.step < step) {
-        return { kind: 'loop_detected', message: `the call ${call.name} was made ${warned.count + 1} times with identical arguments, the last after the warning that this ends the run` };
-      }
-      const steps = (this.#seen.get(fp) ?? []).filter((s) => s > step - REPEAT_WINDOW_STEPS);
-      if (!steps.includes(step)) steps.push(step);
-      this.#seen.set(fp, steps);
-      if (steps.length >= REPEAT_NUDGE_AT && !warned) {
-        this.#warned.set(fp, { step, count: steps.length });
-        nudges.push(
-          `You are repeating the call ${call.name} with identical arguments (${steps.length} times in the last ${REPEAT_WINDOW_STEPS} steps). Its result will not change: use what you have, try something different, or give your answer. Calling it again with the same arguments ends the run, unless another call succeeds first.`,
-        );
-      }
+export const FRESH_GUARD: GuardState = { seen: {}, warned: {}, lastError: null, errorStreak: 0, failedSteps: 0, failedStepsRan: false, failedNames: [] };
+
+/** A step's calls, unknown ones included, before they run: the guard's next state and its verdict. */
+export function guardBeforeCalls(g: GuardState, step: number, calls: readonly ToolCall[]): { guard: GuardState; verdict: GuardVerdict } {
+  const seen = new Map(Object.entries(g.seen));
+  const warnedMap = new Map(Object.entries(g.warned));
+  const next = (): GuardState => ({ ...g, seen: Object.fromEntries(seen), warned: Object.fromEntries(warnedMap) });
+  const nudges: string[] = [];
+  for (const call of calls) {
+    const fp = fingerprint(call);
+    const warned = warnedMap.get(fp);
+    if (warned && warned.step < step) {
+      return { guard: next(), verdict: { kind: 'loop_detected', message: `the call ${call.name} was made ${warned.count + 1} times with identical arguments, the last after the warning that this ends the run` } };
     }
-    return nudges.length ? { kind: 'nudge', message: nudges.join('\n') } : { kind: 'ok' };
+    const steps = (seen.get(fp) ?? []).filter((s) => s > step - REPEAT_WINDOW_STEPS);
+    if (!steps.includes(step)) steps.push(step);
+    seen.set(fp, steps);
+    if (steps.length >= REPEAT_NUDGE_AT && !warned) {
+      warnedMap.set(fp, { step, count: steps.length });
+      nudges.push(
+        `You are repeating the call ${call.name} with identical arguments (${steps.length} times in the last ${REPEAT_WINDOW_STEPS} steps). Its result will not change: use what you have, try something different, or give your answer. Calling it again with the same arguments ends the run, unless another call succeeds first.`,
+      );
+    }
+  }
+  return { guard: next(), verdict: nudges.length ? { kind: 'nudge', message: nudges.join('\n') } : { kind: 'ok' } };
+}
+
+/** A step's results in call order: the guard's next state and a breaker stop, a warning that the next failed step is the last, or ok. */
+export function guardAfterResults(g: GuardState, results: readonly GuardResult[]): { guard: GuardState; verdict: AfterVerdict } {
+  const stepPrints = new Set(results.map((r) => fingerprint(r.call)));
+  // A success elsewhere breaks every other call's repeat streak and lifts its warning.
+  const keep = <T>(m: Readonly<Record<string, T>>): Record<string, T> => Object.fromEntries(Object.entries(m).filter(([fp]) => stepPrints.has(fp)));
+  const succeeded = results.some((r) => r.status === 'ok');
+  let { lastError, errorStreak } = g;
+  const base = { seen: succeeded ? keep(g.seen) : g.seen, warned: succeeded ? keep(g.warned) : g.warned };
+  for (const r of results) {
+    if (!isFailure(r.status)) {
+      lastError = null;
+      errorStreak = 0;
+      continue;
+    }
+    // Same call, same error: the same status too, so the last one says who failed.
+    const sig = `${fingerprint(r.call)}→${r.content}`;
+    errorStreak = sig === lastError ? errorStreak + 1 : 1;
+    lastError = sig;
+    if (errorStreak >= CIRCUIT_ERRORS) return { guard: { ...g, ...base, lastError, errorStreak }, verdict: stop(!NEVER_RAN.has(r.status), `the call ${r.call.name} failed ${errorStreak} times in a row with the same error`) };
   }
 
-  /** Called with a step's results in call order: a breaker stop, a warning that the next failed step is the last, or ok. */
-  afterResults(results: readonly GuardResult[]): AfterVerdict {
-    const stepPrints = new Set(results.map((r) => fingerprint(r.call)));
-    if (results.some((r) => r.status === 'ok')) {
-      for (const fp of this.#seen.keys()) if (!stepPrints.has(fp)) this.#seen.delete(fp);
-      for (const fp of this.#warned.keys()) if (!stepPrints.has(fp)) this.#warned.delete(fp);
-    }
-    for (const r of results) {
-      if (!isFailure(r.status)) {
-        this.#lastError = undefined;
-        this.#errorStreak = 0;
-        continue;
-      }
-      // Same call, same error: the same status too, so the last one says who failed.
-      const sig = `${fingerprint(r.call)}→${r.content}`;
-      this.#errorStreak = sig === this.#lastError ? this.#errorStreak + 1 : 1;
-      this.#lastError = sig;
-      if (this.#errorStreak >= CIRCUIT_ERRORS) return stop(!NEVER_RAN.has(r.status), `the call ${r.call.name} failed ${this.#errorStreak} times in a row with the same error`);
-    }
-
-    const failed = results.length > 0 && results.every((r) => isFailure(r.status));
-    if (!failed) {
-      this.#failedSteps = 0;
-      this.#failedStepsRan = false;
-      this.#failedNames.clear();
-      return { kind: 'ok' };
-    }
-    this.#failedSteps++;
-    for (const r of results) {
-      if (!NEVER_RAN.has(r.status)) this.#failedStepsRan = true;
-      this.#failedNames.add(`${r.call.name} (${r.status})`);
-    }
-    if (this.#failedSteps >= FAILED_STEPS_STOP_AT) return stop(this.#failedStepsRan, `${this.#failedSteps} steps in a row had only failed calls: ${[...this.#failedNames].join(', ')}`);
-    if (this.#failedSteps === FAILED_STEPS_STOP_AT - 1) {
-      return {
+  const failed = results.length > 0 && results.every((r) => isFailure(r.status));
+  if (!failed) return { guard: { ...base, lastError, errorStreak, failedSteps: 0, failedStepsRan: false, failedNames: [] }, verdict: { kind: 'ok' } };
+  const failedSteps = g.failedSteps + 1;
+  const failedStepsRan = g.failedStepsRan || results.some((r) => !NEVER_RAN.has(r.status));
+  const failedNames = [...new Set([...g.failedNames, ...results.map((r) => `${r.call.name} (${r.status})`)])];
+  const guard: GuardState = { ...base, lastError, errorStreak, failedSteps, failedStepsRan, failedNames };
+  if (failedSteps >= FAILED_STEPS_STOP_AT) return { guard, verdict: stop(failedStepsRan, `${failedSteps} steps in a row had only failed calls: ${failedNames.join(', ')}`) };
+  if (failedSteps === FAILED_STEPS_STOP_AT - 1) {
+    return {
+      guard,
+      verdict: {
         kind: 'nudge',
-        message: `Every call of your last ${this.#failedSteps} steps failed. One more step in which every call fails ends the run: check the tool names and arguments against your tool list, try something different, or give your answer.`,
-      };
-    }
-    return { kind: 'ok' };
+        message: `Every call of your last ${failedSteps} steps failed. One more step in which every call fails ends the run: check the tool names and arguments against your tool list, try something different, or give your answer.`,
+      },
+    };
   }
+  return { guard, verdict: { kind: 'ok' } };
 }
 
 function stop(toolFailed: boolean, message: string): GuardStop {

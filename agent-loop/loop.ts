@@ -1,27 +1,22 @@
-// The agent loop (docs/agent-loop.md): context → model → parse → repair → tools → results → model … until a reply
-// without tool calls, a loop-breaking tool, a limit or a guard. Decisions live in small pure modules
-// (limits, loop-guard, tool-repair, tool-runner's planner); this file is the shell that sequences them and
-// guarantees the two invariants: every call has exactly one result before the next model call, and every
-// run ends with exactly one termination reason, never an exception. A call to a tool that does not exist is a
-// call like any other for the guards, the events and the results; only its name never goes back to the
-// provider (its result is a note to the model instead of a tool message).
-import { compactHistory } from './compaction.ts';
+// The loop's driver (docs/agent-loop.md, "The loop as a step machine"): it sets a run up, drives takeStep
+// (step.ts) from state to state until a Next says wrap up or end, and owns the run's I/O: the deadline, the
+// spans, the model calls and the tool runner, handed to each step as its deps, and the one ending of every
+// run, never an exception. A run starts fresh (runLoop) or goes on from a state captured earlier, maybe in
+// another process (resumeLoop); the state is plain data (loop-state.ts).
 import type { EventLog } from './events.ts';
-import { repairHistory } from './history-repair.ts';
 import { contextOf, endSpan, payloadAttributes, startSpan, type SpanHandle, type TraceOptions } from './tracing.ts';
-import { admitCall, estimatePromptTokens, stepNote, wrapUpReplyTokens, wrapUpTimeReserveMs, wrapUpTokenReserve, WRAP_UP_PROMPT, type Limits } from './limits.ts';
-import { LoopGuard } from './loop-guard.ts';
-import type { ChatMessage, TokenUsage, ToolCall } from './messages.ts';
+import { estimatePromptTokens, wrapUpReplyTokens, wrapUpTimeReserveMs, wrapUpTokenReserve, WRAP_UP_PROMPT, type Limits } from './limits.ts';
+import { initialState, withModelCall, type LoopState, type ToolResultEntry } from './loop-state.ts';
+import type { ChatMessage, TokenUsage } from './messages.ts';
 import { callWithRetries, DEFAULT_RETRY, type RetryPolicy } from './model-caller.ts';
-import { ModelError, type ChatModel, type ModelResponse, type ToolDefinition } from './model.ts';
-import { isNoActionSentinel, type TerminationReason } from './termination.ts';
-import { isRetryableError } from './retryable-error.ts';
-import { parseTextToolCalls, type RawToolCall } from './tool-call-parser.ts';
-import { renderHistory, textModeSystemPrompt, type ToolMode } from './tool-modes.ts';
-import { prepareCall, repairToolName } from './tool-repair.ts';
-import { runToolCalls, type ToolResultRecord } from './tool-runner.ts';
+import type { ChatModel, ModelResponse, ToolDefinition } from './model.ts';
+import { assertNever, crashed, errorMessage, type Ending, type WrapUpReason } from './next-step.ts';
+import { takeStep, type StepDeps } from './step.ts';
+import type { TerminationReason } from './termination.ts';
+import { textModeSystemPrompt, renderHistory, type ToolMode } from './tool-modes.ts';
+import { runToolCalls } from './tool-runner.ts';
 import { ToolRegistry } from './tools.ts';
-import { DEFAULT_PRICES, UsageLedger, type LedgerEntry, type PriceTable } from './usage-ledger.ts';
+import { DEFAULT_PRICES, ledgerCostUsd, ledgerEntry, ledgerTokens, ledgerUsage, type LedgerEntry, type PriceTable } from './usage-ledger.ts';
 
 export interface LoopInput {
   model: ChatModel;
@@ -64,6 +59,11 @@ export interface LoopInput {
   trace?: TraceOptions;
   /** Applied to every tool result before the model (and the record) sees it: known secrets become [REDACTED]. */
   redact?: (text: string) => string;
+  /**
+   * Called with the run's state each time the run could go on from it (resumeLoop): after every step that does
+   * not end the run, and between a step's reply and its tool calls. Plain data: keep it, serialise it, never change it.
+   */
+  onCheckpoint?: (state: LoopState) => void;
 }
 
 export interface LoopResult {
@@ -78,16 +78,32 @@ export interface LoopResult {
   modelCalls: number;
   ledger: LedgerEntry[];
   /** Every tool result, in the order committed. */
-  toolResults: ToolResultRecord[];
+  toolResults: ToolResultEntry[];
   /** A tool wrote to the hub as the agent. */
   posted: boolean;
   /** Set when termination is `error`; `retryable` tells the caller whether trying again may help, `retryAfterMs` when. */
   error?: { message: string; retryable: boolean; retryAfterMs?: number; name?: string };
 }
 
-type Ending = { termination: TerminationReason; text?: string; message?: string; retryable?: boolean; retryAfterMs?: number; name?: string };
-
+/** A fresh run: from the task, or from a stored conversation (`resume`). */
 export async function runLoop(input: LoopInput): Promise<LoopResult> {
+  const { state, repairs } = initialState(input.task, input.resume);
+  // The record keeps the task's head: a thread context can run to tens of kilobytes.
+  return drive(state, input, { task: input.task, opening: input.resume ? '(resumed conversation)' : input.task.slice(0, 2_000), repairs });
+}
+
+/**
+ * A run that goes on from a state an earlier run handed out (onCheckpoint), in this process or another: with the
+ * same input it makes the requests the earlier run would have made next. The time it may still take is
+ * max_duration minus the state's elapsedMs.
+ */
+export async function resumeLoop(state: LoopState, input: Omit<LoopInput, 'task' | 'resume'>): Promise<LoopResult> {
+  const first = state.messages[0];
+  const task = first?.role === 'user' ? first.content : '';
+  return drive(state, input, { task, opening: `(resumed at step ${state.step})`, repairs: [] });
+}
+
+async function drive(start: LoopState, input: Omit<LoopInput, 'task' | 'resume'>, how: { task: string; opening: string; repairs: readonly string[] }): Promise<LoopResult> {
   const limits: Limits = {
     maxSteps: input.maxSteps,
     maxTokens: input.maxRunTokens ?? 100_000,
@@ -98,35 +114,18 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
   const registry = input.tools ?? new ToolRegistry([], []);
   const mode = input.toolMode ?? 'native';
   const definitions = registry.definitions();
-  const toolNames = registry.names();
+  const prices = input.prices ?? DEFAULT_PRICES;
   for (const name of registry.duplicates) events.emit({ type: 'loop_warning', kind: 'format', message: `tool ${name} is offered twice; only the first is used` });
-  const ledger = new UsageLedger(input.prices ?? DEFAULT_PRICES);
-  const guard = new LoopGuard();
-  const models = [input.modelName, ...(input.fallbackModels ?? [])];
-  const toolResults: ToolResultRecord[] = [];
-  let posted = false;
-  let step = 0;
-  let modelCalls = 0;
-  let textIds = 0;
-  const usedIds = new Set<string>();
-
   const system: ChatMessage = { role: 'system', content: mode === 'text' ? textModeSystemPrompt(input.system, definitions) : input.system };
-  const history: ChatMessage[] = [system, { role: 'user', content: input.task }];
-  if (input.resume) {
-    // The system prompt is today's, not the stored one: definitions and tools may have changed since.
-    const repaired = repairHistory(input.resume.filter((m) => m.role !== 'system'));
-    history.splice(1, history.length, ...repaired.messages);
-    for (const r of repaired.repairs) events.emit({ type: 'loop_warning', kind: 'repair', message: `resumed history: ${r}` });
-    for (const m of repaired.messages) if (m.role === 'assistant') for (const c of m.toolCalls ?? []) usedIds.add(c.id);
-  }
-
-  // The record keeps the task's head: a thread context can run to tens of kilobytes.
-  events.emit({ type: 'user_message', text: input.resume ? '(resumed conversation)' : input.task.slice(0, 2_000), chars: input.task.length });
+  for (const r of how.repairs) events.emit({ type: 'loop_warning', kind: 'repair', message: `resumed history: ${r}` });
+  events.emit({ type: 'user_message', text: how.opening, chars: how.task.length });
 
   // The deadline fires early by the wrap-up's time slice; the caller's signal (cancel, shutdown) is "aborted".
+  // A resumed run has what the earlier ones left of max_duration.
   const deadline = new AbortController();
-  const deadlineAt = Date.now() + Math.max(1, limits.maxDurationMs - wrapUpTimeReserveMs(limits));
-  const remaining = (): { tokens: number; ms: number } => ({ tokens: Math.max(0, limits.maxTokens - wrapUpTokenReserve(limits) - ledger.tokens), ms: Math.max(0, deadlineAt - Date.now()) });
+  const startedAt = Date.now();
+  const deadlineAt = startedAt + Math.max(1, limits.maxDurationMs - wrapUpTimeReserveMs(limits) - start.elapsedMs);
+  const remaining = (state: LoopState): { tokens: number; ms: number } => ({ tokens: Math.max(0, limits.maxTokens - wrapUpTokenReserve(limits) - ledgerTokens(state.ledger)), ms: Math.max(0, deadlineAt - Date.now()) });
   const deadlineTimer = setTimeout(() => deadline.abort(new Error('deadline')), Math.max(1, deadlineAt - Date.now()));
   const runSignal = AbortSignal.any([input.signal, deadline.signal]);
 
@@ -136,18 +135,22 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
     ...(input.agent ? { 'gen_ai.agent.name': input.agent } : {}),
     'warren.activation_id': events.activationId,
     'warren.max_steps': limits.maxSteps,
-    ...payloadAttributes(input.trace, { 'warren.task': () => input.task }),
+    ...payloadAttributes(input.trace, { 'warren.task': () => how.task }),
   });
   let stepSpan: SpanHandle | undefined;
   const closeStep = (): void => {
     endSpan(stepSpan);
     stepSpan = undefined;
   };
+  const openSpan = (name: string, attributes: Record<string, string | number>): SpanHandle => {
+    closeStep();
+    return (stepSpan = startSpan(name, runSpan.context, attributes));
+  };
 
-  const call = async (messages: ChatMessage[], opts: { wrapUp: boolean; maxTokens: number; signal: AbortSignal; retry: RetryPolicy; span: SpanHandle }): Promise<ModelResponse> => {
+  const callModel = async (state: LoopState, messages: ChatMessage[], opts: { wrapUp: boolean; maxTokens: number; signal: AbortSignal; retry: RetryPolicy; span: SpanHandle }): Promise<{ state: LoopState; response: ModelResponse }> => {
     const res = await callWithRetries(
       input.model,
-      models,
+      [input.modelName, ...(input.fallbackModels ?? [])],
       {
         messages,
         tools: mode === 'native' && definitions.length ? definitions : undefined,
@@ -160,183 +163,112 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
       opts.retry,
       { parent: opts.span.context, options: input.trace },
     );
-    modelCalls++;
     const u = res.response.usage;
-    ledger.record({ ...u, model: res.response.model || res.model, estimate: false, latencyMs: res.latencyMs, attempt: res.attempt, wrapUp: opts.wrapUp });
+    const next = withModelCall(state, ledgerEntry({ ...u, model: res.response.model || res.model, estimate: false, latencyMs: res.latencyMs, attempt: res.attempt, wrapUp: opts.wrapUp }, prices));
     events.emit({ type: 'model_result', usage: u, finish_reason: res.response.finishReason });
-    events.emit({ type: 'budget_update', used_tokens: ledger.tokens, max_tokens: limits.maxTokens, cost_usd: ledger.costUsd });
-    return res.response;
+    events.emit({ type: 'budget_update', used_tokens: ledgerTokens(next.ledger), max_tokens: limits.maxTokens, cost_usd: ledgerCostUsd(next.ledger) });
+    return { state: next, response: res.response };
   };
 
-  const finish = (e: Ending, partial: boolean): LoopResult => {
+  const checkpoint = (state: LoopState): void => input.onCheckpoint?.({ ...state, elapsedMs: start.elapsedMs + (Date.now() - startedAt) });
+
+  const deps: StepDeps = {
+    config: { limits, mode, system, registry, definitions, contextWindowTokens: input.contextWindowTokens ?? 128_000, noActionSentinels: input.noActionSentinels, redact: input.redact },
+    events,
+    facts: () => ({ aborted: input.signal.aborted, pastDeadline: deadline.signal.aborted }),
+    openStep: (step) => ({
+      span: openSpan('warren.step', { 'warren.step': step, 'warren.max_steps': limits.maxSteps }),
+      signal: input.stepTimeoutMs ? AbortSignal.any([runSignal, AbortSignal.timeout(input.stepTimeoutMs)]) : runSignal,
+      ...(input.stepTimeoutMs ? { endsAt: Date.now() + input.stepTimeoutMs, timeoutMs: input.stepTimeoutMs } : {}),
+    }),
+    callModel: (state, messages, scope) => callModel(state, messages, { wrapUp: false, maxTokens: limits.maxResponseTokens, signal: scope.signal, retry: input.retry ?? DEFAULT_RETRY, span: scope.span }),
+    runTools: (calls, state, scope, rejected) =>
+      runToolCalls(calls, {
+        registry,
+        signal: runSignal,
+        activationId: events.activationId,
+        step: state.step,
+        maxSteps: limits.maxSteps,
+        events,
+        ...(rejected !== undefined ? { rejected } : {}),
+        outputCap: input.outputCap,
+        defaultTimeoutMs: input.toolTimeoutMs,
+        endsAt: scope.endsAt,
+        remaining: () => remaining(state),
+        tracing: { parent: scope.span.context, options: input.trace },
+      }),
+    checkpoint,
+  };
+
+  const finish = (state: LoopState, e: Ending, partial: boolean): LoopResult => {
     clearTimeout(deadlineTimer);
     const text = (e.text ?? '').trim();
     closeStep();
+    const usage = ledgerUsage(state.ledger);
+    const costUsd = ledgerCostUsd(state.ledger);
     const failed = e.termination === 'error' || e.termination === 'circuit_open';
     endSpan(
       runSpan,
-      { 'warren.termination': e.termination, 'warren.partial': partial, 'warren.steps': step, 'gen_ai.usage.input_tokens': ledger.usage.inputTokens, 'gen_ai.usage.output_tokens': ledger.usage.outputTokens, 'warren.cost_usd': ledger.costUsd },
+      { 'warren.termination': e.termination, 'warren.partial': partial, 'warren.steps': state.step, 'gen_ai.usage.input_tokens': usage.inputTokens, 'gen_ai.usage.output_tokens': usage.outputTokens, 'warren.cost_usd': costUsd },
       failed ? (e.message ?? e.termination) : undefined,
     );
-    if (e.message && (e.termination === 'error' || e.termination === 'circuit_open')) events.emit({ type: 'error', message: e.message });
+    if (e.message && failed) events.emit({ type: 'error', message: e.message });
     if (e.message && (e.termination === 'max_steps' || e.termination === 'budget' || e.termination === 'deadline')) events.emit({ type: 'loop_warning', kind: 'limit', message: e.message });
     if (text || e.termination === 'final' || e.termination === 'stop_tool') events.emit({ type: 'agent_response', text, partial });
-    events.emit({ type: 'activation_end', termination: e.termination, partial, usage: ledger.usage });
+    events.emit({ type: 'activation_end', termination: e.termination, partial, usage });
     return {
       text,
       termination: e.termination,
       partial,
-      usage: ledger.usage,
-      costUsd: ledger.costUsd,
-      steps: step,
-      modelCalls,
-      ledger: ledger.entries,
-      toolResults,
-      posted,
+      usage,
+      costUsd,
+      steps: state.step,
+      modelCalls: state.modelCalls,
+      ledger: [...state.ledger],
+      toolResults: [...state.toolResults],
+      posted: state.posted,
       ...(e.termination === 'error' || e.termination === 'aborted' ? { error: { message: e.message ?? e.termination, retryable: e.retryable ?? true, ...(e.retryAfterMs !== undefined ? { retryAfterMs: e.retryAfterMs } : {}), ...(e.name ? { name: e.name } : {}) } } : {}),
     };
   };
 
   /** One last call with tools disabled, asking for the best answer so far (R1); skipped when nothing is left. */
-  const wrapUp = async (reason: 'max_steps' | 'budget' | 'deadline', message: string): Promise<LoopResult> => {
-    const messages = [...renderHistory(history, mode), { role: 'user' as const, content: WRAP_UP_PROMPT }];
+  const wrapUp = async (state: LoopState, reason: WrapUpReason, message: string): Promise<LoopResult> => {
+    const messages = [...renderHistory([system, ...state.messages], mode), { role: 'user' as const, content: WRAP_UP_PROMPT }];
     const estimate = estimatePromptTokens(messages, mode === 'native' ? definitions : []);
-    const replyTokens = wrapUpReplyTokens(limits, ledger.tokens, estimate);
-    const fallbackText = lastAssistantText(history);
-    if (replyTokens === undefined || input.signal.aborted) return finish({ termination: reason, text: fallbackText, message }, true);
+    const replyTokens = wrapUpReplyTokens(limits, ledgerTokens(state.ledger), estimate);
+    const fallbackText = lastAssistantText(state.messages);
+    if (replyTokens === undefined || input.signal.aborted) return finish(state, { termination: reason, text: fallbackText, message }, true);
     try {
       const signal = AbortSignal.any([input.signal, AbortSignal.timeout(wrapUpTimeReserveMs(limits))]);
-      closeStep();
-      stepSpan = startSpan('warren.wrap_up', runSpan.context, { 'warren.reason': reason });
-      const res = await call(messages, { wrapUp: true, maxTokens: replyTokens, signal, retry: { ...(input.retry ?? DEFAULT_RETRY), attemptsPerModel: 1 }, span: stepSpan });
-      return finish({ termination: reason, text: stripToolCallText(res.content ?? '') || fallbackText, message }, true);
+      const span = openSpan('warren.wrap_up', { 'warren.reason': reason });
+      const res = await callModel(state, messages, { wrapUp: true, maxTokens: replyTokens, signal, retry: { ...(input.retry ?? DEFAULT_RETRY), attemptsPerModel: 1 }, span });
+      return finish(res.state, { termination: reason, text: stripToolCallText(res.response.content ?? '') || fallbackText, message }, true);
     } catch (err) {
-      return finish({ termination: reason, text: fallbackText, message: `${message}; the wrap-up call failed: ${errorMessage(err)}` }, true);
+      return finish(state, { termination: reason, text: fallbackText, message: `${message}; the wrap-up call failed: ${errorMessage(err)}` }, true);
     }
   };
 
+  let state = start;
   try {
     for (;;) {
-      if (input.signal.aborted) return finish({ termination: 'aborted', message: 'aborted' }, false);
-      if (deadline.signal.aborted) return await wrapUp('deadline', `the run reached its time limit of ${limits.maxDurationMs} ms`);
-      if (step >= limits.maxSteps) return await wrapUp('max_steps', `the run reached its step limit of ${limits.maxSteps}`);
-
-      const compacted = compactHistory(history, mode === 'native' ? definitions : [], { windowTokens: input.contextWindowTokens ?? 128_000, replyTokens: limits.maxResponseTokens });
-      if (compacted) {
-        history.splice(0, history.length, ...compacted.messages);
-        events.emit({ type: 'compaction', dropped_turns: compacted.droppedTurns, before_tokens: compacted.beforeTokens, after_tokens: compacted.afterTokens });
-      }
-      const messages = [...renderHistory(history, mode), { role: 'system' as const, content: stepNote(step + 1, limits.maxSteps) }];
-      const admitted = admitCall(limits, ledger.tokens, estimatePromptTokens(messages, mode === 'native' ? definitions : []));
-      if (!admitted.ok) return await wrapUp('budget', admitted.message);
-
-      step++;
-      events.emit({ type: 'step_start', step, max_steps: limits.maxSteps });
-      closeStep();
-      stepSpan = startSpan('warren.step', runSpan.context, { 'warren.step': step, 'warren.max_steps': limits.maxSteps });
-      const thisStep = stepSpan;
-      const stepEndsAt = input.stepTimeoutMs ? Date.now() + input.stepTimeoutMs : undefined;
-      const stepSignal = input.stepTimeoutMs ? AbortSignal.any([runSignal, AbortSignal.timeout(input.stepTimeoutMs)]) : runSignal;
-      let res: ModelResponse;
-      try {
-        res = await call(messages, { wrapUp: false, maxTokens: limits.maxResponseTokens, signal: stepSignal, retry: input.retry ?? DEFAULT_RETRY, span: thisStep });
-      } catch (err) {
-        if (input.signal.aborted) return finish({ termination: 'aborted', message: 'aborted' }, false);
-        if (deadline.signal.aborted) return await wrapUp('deadline', `the run reached its time limit of ${limits.maxDurationMs} ms`);
-        if (stepSignal.aborted) return finish({ termination: 'error', message: `step ${step}: the model did not answer within the step limit of ${input.stepTimeoutMs} ms`, retryable: true }, false);
-        // A provider that said when to come back (retry-after beyond what the loop waits) is heard by the queue's retry.
-        return finish({ termination: 'error', message: errorMessage(err), retryable: isRetryableError(err), retryAfterMs: err instanceof ModelError ? err.retryAfterMs : undefined, name: errorName(err) }, false);
-      }
-
-      // Unused ids, also by a resumed history's calls.
-      const fresh = (kind: string): string => {
-        let id: string;
-        do id = `call_${kind}_${++textIds}`;
-        while (usedIds.has(id));
-        return id;
-      };
-      const raws = rawCallsOf(res, mode, () => fresh('text'), toolNames).map((r) => {
-        // Providers sometimes send empty or repeated ids; each call needs its own for pairing (R5).
-        const id = r.id && !usedIds.has(r.id) ? r.id : fresh('synth');
-        usedIds.add(id);
-        return { ...r, id };
-      });
-      if (raws.length === 0) {
-        // A "tool_calls" finish without calls is final (R2), as is an empty reply, flagged as a format problem.
-        const text = (res.content ?? '').trim();
-        if (isNoActionSentinel(text, input.noActionSentinels)) return finish({ termination: 'no_action' }, false);
-        if (text === '') events.emit({ type: 'loop_warning', kind: 'format', message: 'the model returned an empty reply' });
-        return finish({ termination: 'final', text }, false);
-      }
-
-      const prepared = raws.map((r) => prepareCall(r, registry));
-      for (const p of prepared) if (p.kind === 'ready' && p.repairs.length) events.emit({ type: 'loop_warning', kind: 'repair', message: `call ${p.call.id} to ${p.call.name} repaired: ${p.repairs.join(', ')}` });
-      // Only calls to registered tools go back in the assistant message: an invented name is never echoed (R6).
-      // Its result goes to the model as a note instead, after the paired results.
-      const echoed = prepared.filter((p) => p.kind !== 'unknown').map((p) => p.call);
-      const echoedIds = new Set(echoed.map((c) => c.id));
-      history.push({ role: 'assistant', content: res.content ?? (echoed.length ? null : ''), ...(echoed.length ? { toolCalls: echoed } : {}) });
-
-      // Unknown calls are calls too, for the guards and the events.
-      const verdict = guard.beforeCalls(step, prepared.map((p) => p.call));
-      const ran = await runToolCalls(prepared, {
-        registry,
-        signal: runSignal,
-        activationId: events.activationId,
-        step,
-        maxSteps: limits.maxSteps,
-        events,
-        ...(verdict.kind === 'loop_detected' ? { rejected: `Rejected: ${verdict.message}.` } : {}),
-        outputCap: input.outputCap,
-        defaultTimeoutMs: input.toolTimeoutMs,
-        endsAt: stepEndsAt,
-        remaining,
-        tracing: { parent: thisStep.context, options: input.trace },
-      });
-      // A tool may return a secret it could reach (an MCP server's own env, a file): the model never sees it.
-      const results = input.redact ? ran.map((r) => ({ ...r, content: input.redact!(r.content) })) : ran;
-      for (const r of results) {
-        if (echoedIds.has(r.call.id)) history.push({ role: 'tool', toolCallId: r.call.id, name: r.call.name, content: r.content });
-        toolResults.push(r);
-        if (r.ledger) ledger.absorb(r.ledger);
-        if (r.status === 'ok' && r.tool?.postsToHub) posted = true;
-      }
-      if (results.some((r) => r.ledger?.length)) events.emit({ type: 'budget_update', used_tokens: ledger.tokens, max_tokens: limits.maxTokens, cost_usd: ledger.costUsd });
-      for (const r of results) if (!echoedIds.has(r.call.id)) history.push({ role: 'user', content: r.content });
-      if (verdict.kind === 'loop_detected') {
-        events.emit({ type: 'loop_warning', kind: 'repeat', message: verdict.message });
-        // A guard ends the run without an answer: text written while looping is not one worth posting.
-        return finish({ termination: 'loop_detected', message: verdict.message }, false);
-      }
-
-      const breaking = results.find((r) => r.status === 'ok' && r.tool?.loopBreaking);
-      if (breaking) {
-        if (breaking.tool?.loopBreaking === 'no_action') return finish({ termination: 'no_action' }, false);
-        return finish({ termination: 'stop_tool', text: stringArg(breaking.call, 'result') }, false);
-      }
-      if (input.signal.aborted) return finish({ termination: 'aborted', message: 'aborted' }, false);
-      const after = guard.afterResults(results);
-      if (after.kind === 'stop') {
-        if (after.termination === 'loop_detected') events.emit({ type: 'loop_warning', kind: 'repeat', message: after.message });
-        return finish({ termination: after.termination, message: after.message }, false);
-      }
-      // Warnings reach the model only when the run goes on; each says what the guard will really do.
-      for (const nudge of [verdict, after]) {
-        if (nudge.kind !== 'nudge') continue;
-        events.emit({ type: 'loop_warning', kind: 'repeat', message: nudge.message });
-        history.push({ role: 'user', content: nudge.message });
+      const next = await takeStep(state, deps);
+      state = next.state;
+      switch (next.kind) {
+        case 'continue':
+          checkpoint(state);
+          break;
+        case 'wrap_up':
+          return await wrapUp(state, next.reason, next.message);
+        case 'end':
+          return finish(state, next.ending, false);
+        default:
+          return assertNever(next);
       }
     }
   } catch (err) {
     // The last line of defence: whatever went wrong is a typed ending, never an escaped exception (R1).
-    return finish({ termination: input.signal.aborted ? 'aborted' : 'error', message: errorMessage(err), retryable: isRetryableError(err), name: errorName(err) }, false);
+    return finish(state, crashed(err, { aborted: input.signal.aborted }), false);
   }
-}
-
-function rawCallsOf(res: ModelResponse, mode: ToolMode, nextId: () => string, toolNames: readonly string[]): RawToolCall[] {
-  // Native calls win; text is parsed only in text mode, so a final answer quoting JSON is not run as a call.
-  if (res.toolCalls.length) return res.toolCalls.map((c) => ({ id: c.id, name: c.name, rawArguments: c.rawArguments ?? c.arguments }));
-  return mode === 'text' && res.content ? parseTextToolCalls(res.content, nextId, (name) => repairToolName(name, toolNames) !== undefined) : [];
 }
 
 function lastAssistantText(history: readonly ChatMessage[]): string {
@@ -350,19 +282,6 @@ function lastAssistantText(history: readonly ChatMessage[]): string {
 /** The prose of a reply without its text-mode tool_call blocks. */
 function stripToolCallText(text: string): string {
   return text.replace(/```[ \t]*tool_calls?[\s\S]*?```/g, '').trim();
-}
-
-function stringArg(call: ToolCall, key: string): string {
-  const v = call.arguments[key];
-  return typeof v === 'string' ? v : v === undefined ? '' : JSON.stringify(v);
-}
-
-function errorName(err: unknown): string | undefined {
-  return err instanceof Error ? err.name : undefined;
-}
-
-function errorMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 export type { ToolDefinition };

@@ -43,35 +43,23 @@ export function costOf(model: string, usage: TokenUsage, prices: PriceTable): nu
   return (usage.inputTokens * p.input + usage.outputTokens * p.output) / 1_000_000;
 }
 
-export class UsageLedger {
-  readonly entries: LedgerEntry[] = [];
-  readonly #prices: PriceTable;
+// The ledger is a plain list of entries (it travels in the loop's state, loop-state.ts); totals are computed from it.
 
-  constructor(prices: PriceTable = DEFAULT_PRICES) {
-    this.#prices = prices;
-  }
+/** The entry of one model call, costed from the price table. */
+export function ledgerEntry(e: Omit<LedgerEntry, 'costUsd'>, prices: PriceTable = DEFAULT_PRICES): LedgerEntry {
+  return { ...e, costUsd: costOf(e.model, e, prices) };
+}
 
-  record(e: Omit<LedgerEntry, 'costUsd'>): LedgerEntry {
-    const entry = { ...e, costUsd: costOf(e.model, e, this.#prices) };
-    this.entries.push(entry);
-    return entry;
-  }
+export function ledgerUsage(entries: readonly LedgerEntry[]): TokenUsage {
+  return entries.reduce<TokenUsage>((acc, e) => addUsage(acc, e), ZERO_USAGE);
+}
 
-  /** Entries of model calls made on this run's behalf elsewhere (a delegate's), costed already. */
-  absorb(entries: readonly LedgerEntry[]): void {
-    this.entries.push(...entries);
-  }
+/** Input plus output tokens: what the run's token budget counts. */
+export function ledgerTokens(entries: readonly LedgerEntry[]): number {
+  const u = ledgerUsage(entries);
+  return u.inputTokens + u.outputTokens;
+}
 
-  get usage(): TokenUsage {
-    return this.entries.reduce<TokenUsage>((acc, e) => addUsage(acc, e), ZERO_USAGE);
-  }
-
-  get tokens(): number {
-    const u = this.usage;
-    return u.inputTokens + u.outputTokens;
-  }
-
-  get costUsd(): number {
-    return this.entries.reduce((n, e) => n + e.costUsd, 0);
-  }
+export function ledgerCostUsd(entries: readonly LedgerEntry[]): number {
+  return entries.reduce((n, e) => n + e.costUsd, 0);
 }

@@ -3,10 +3,10 @@
 import { describe, expect, it } from 'vitest';
 import { noActionTool, taskCompleteTool } from '../agent-loop/builtin-tools.ts';
 import type { ChatMessage } from '../agent-loop/messages.ts';
-import { canonicalJson, fingerprint, LoopGuard } from '../agent-loop/loop-guard.ts';
+import { canonicalJson, fingerprint } from '../agent-loop/loop-guard.ts';
 import { runLoop, type LoopInput } from '../agent-loop/loop.ts';
 import { ToolRegistry, type Tool } from '../agent-loop/tools.ts';
-import { events, FnModel, makeTool, pairingProblems } from './support/loop-kit.ts';
+import { events, FnModel, LoopGuard, makeTool, pairingProblems } from './support/loop-kit.ts';
 import { Prng } from './support/prng.ts';
 
 function input(model: FnModel, tools: Tool[], extra: Partial<LoopInput> = {}): LoopInput {

@@ -1,6 +1,7 @@
 // Helpers for the agent-loop tests: a model driven by a function that records every request, simple tools,
 // and the pairing check of docs/agent-loop.md R5 over OpenAI-style and Anthropic-style payloads.
 import { EventLog } from '../../agent-loop/events.ts';
+import { FRESH_GUARD, guardAfterResults, guardBeforeCalls, type AfterVerdict, type GuardResult, type GuardState, type GuardVerdict } from '../../agent-loop/loop-guard.ts';
 import type { ChatMessage, ToolCall } from '../../agent-loop/messages.ts';
 import type { ChatModel, ModelRequest, ModelResponse, ToolDefinition } from '../../agent-loop/model.ts';
 import type { Tool, ToolContext, ToolOutcome } from '../../agent-loop/tools.ts';
@@ -75,6 +76,23 @@ export function makeTool(name: string, opts: { readOnly?: boolean; grant?: strin
       return opts.run ? await opts.run(args, ctx) : { status: 'ok', content: `${name} result for ${JSON.stringify(args)}` };
     },
   };
+}
+
+/** The guards' pure functions with their state kept between calls, as the loop keeps it between steps. */
+export class LoopGuard {
+  state: GuardState = FRESH_GUARD;
+
+  beforeCalls(step: number, calls: readonly ToolCall[]): GuardVerdict {
+    const { guard, verdict } = guardBeforeCalls(this.state, step, calls);
+    this.state = guard;
+    return verdict;
+  }
+
+  afterResults(results: readonly GuardResult[]): AfterVerdict {
+    const { guard, verdict } = guardAfterResults(this.state, results);
+    this.state = guard;
+    return verdict;
+  }
 }
 
 /** Problems with tool-call pairing in one request's messages (empty when every call has exactly one result). */

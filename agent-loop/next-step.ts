@@ -1,0 +1,126 @@
+// What the loop does after a step (docs/agent-loop.md, "The loop as a step machine"): go on, wrap up at a limit,
+// or end, as one typed union the driver switches over exhaustively. Every decision is a pure function of the
+// state and a few facts from outside it (the caller's signal, the deadline), in the order the loop asks.
+import { admitCall, type Limits } from './limits.ts';
+import { guardAfterResults, type GuardVerdict } from './loop-guard.ts';
+import type { LoopState } from './loop-state.ts';
+import { ModelError } from './model.ts';
+import { isRetryableError } from './retryable-error.ts';
+import { isNoActionSentinel, type TerminationReason } from './termination.ts';
+import type { ToolResultRecord } from './tool-runner.ts';
+import { ledgerTokens } from './usage-ledger.ts';
+import type { ToolCall } from './messages.ts';
+
+/** The limits that end a run with a wrap-up call (R1). */
+export type WrapUpReason = 'max_steps' | 'budget' | 'deadline';
+
+/** How a run ends; `retryable`, `retryAfterMs` and `name` describe an error for the caller's retry. */
+export interface Ending {
+  termination: TerminationReason;
+  text?: string;
+  message?: string;
+  retryable?: boolean;
+  retryAfterMs?: number;
+  name?: string;
+}
+
+export type Next =
+  | { kind: 'continue'; state: LoopState }
+  | { kind: 'wrap_up'; state: LoopState; reason: WrapUpReason; message: string }
+  | { kind: 'end'; state: LoopState; ending: Ending };
+
+/** What a decision knows from outside the state. */
+export interface RunFacts {
+  /** The caller's signal (cancel, shutdown). */
+  aborted: boolean;
+  /** The deadline, which fires early by the wrap-up's time slice. */
+  pastDeadline: boolean;
+}
+
+export function assertNever(x: never): never {
+  throw new Error(`unexpected: ${JSON.stringify(x)}`);
+}
+
+const end = (state: LoopState, ending: Ending): Next => ({ kind: 'end', state, ending });
+const ABORTED: Ending = { termination: 'aborted', message: 'aborted' };
+
+type StopCondition = (state: LoopState, limits: Limits, facts: RunFacts) => Next | undefined;
+
+const aborted: StopCondition = (state, _limits, facts) => (facts.aborted ? end(state, ABORTED) : undefined);
+const pastDeadline: StopCondition = (state, limits, facts) => (facts.pastDeadline ? { kind: 'wrap_up', state, reason: 'deadline', message: `the run reached its time limit of ${limits.maxDurationMs} ms` } : undefined);
+const outOfSteps: StopCondition = (state, limits) => (state.step >= limits.maxSteps ? { kind: 'wrap_up', state, reason: 'max_steps', message: `the run reached its step limit of ${limits.maxSteps}` } : undefined);
+
+/** Checked before each step, in this order; the first that holds decides (the budget is checked once the prompt is known). */
+const BEFORE_STEP: readonly StopCondition[] = [aborted, pastDeadline, outOfSteps];
+
+export function beforeStep(state: LoopState, limits: Limits, facts: RunFacts): Next | undefined {
+  for (const condition of BEFORE_STEP) {
+    const next = condition(state, limits, facts);
+    if (next) return next;
+  }
+  return undefined;
+}
+
+/** Reserve before sending (R9): a call whose prompt and full reply would not fit is not sent. */
+export function overBudget(state: LoopState, limits: Limits, promptEstimate: number): Next | undefined {
+  const admitted = admitCall(limits, ledgerTokens(state.ledger), promptEstimate);
+  return admitted.ok ? undefined : { kind: 'wrap_up', state, reason: 'budget', message: admitted.message };
+}
+
+/** A step's model call failed for good; `stepTimeoutMs` is set when the step's own time limit cut it. */
+export function afterModelFailure(state: LoopState, err: unknown, limits: Limits, facts: RunFacts & { stepTimeoutMs?: number }): Next {
+  if (facts.aborted) return end(state, ABORTED);
+  const deadline = pastDeadline(state, limits, facts);
+  if (deadline) return deadline;
+  if (facts.stepTimeoutMs !== undefined) return end(state, { termination: 'error', message: `step ${state.step}: the model did not answer within the step limit of ${facts.stepTimeoutMs} ms`, retryable: true });
+  // A provider that said when to come back (retry-after beyond what the loop waits) is heard by the queue's retry.
+  return end(state, { termination: 'error', message: errorMessage(err), retryable: isRetryableError(err), retryAfterMs: err instanceof ModelError ? err.retryAfterMs : undefined, name: errorName(err) });
+}
+
+/** A reply without tool calls is the answer (R2), a "tool_calls" finish without calls and an empty reply too. */
+export function afterReply(state: LoopState, text: string, noActionSentinels: readonly string[] | undefined): Next {
+  return isNoActionSentinel(text, noActionSentinels) ? end(state, { termination: 'no_action' }) : end(state, { termination: 'final', text });
+}
+
+/**
+ * After a step's results are in the state: the guard's rejection, a loop-breaking tool, an abort or a breaker
+ * ends the run; otherwise it goes on with the guard's warnings added to the history. `warnings` are the guard
+ * messages to report as `repeat` warnings, in order.
+ */
+export function afterResults(state: LoopState, verdict: GuardVerdict, results: readonly ToolResultRecord[], facts: Pick<RunFacts, 'aborted'>): { next: Next; warnings: string[] } {
+  // A guard ends the run without an answer: text written while looping is not one worth posting.
+  if (verdict.kind === 'loop_detected') return { next: end(state, { termination: 'loop_detected', message: verdict.message }), warnings: [verdict.message] };
+  const breaking = results.find((r) => r.status === 'ok' && r.tool?.loopBreaking);
+  if (breaking) {
+    const ending: Ending = breaking.tool?.loopBreaking === 'no_action' ? { termination: 'no_action' } : { termination: 'stop_tool', text: stringArg(breaking.call, 'result') };
+    return { next: end(state, ending), warnings: [] };
+  }
+  if (facts.aborted) return { next: end(state, ABORTED), warnings: [] };
+  const after = guardAfterResults(state.guard, results);
+  if (after.verdict.kind === 'stop') {
+    const { termination, message } = after.verdict;
+    return { next: end(state, { termination, message }), warnings: termination === 'loop_detected' ? [message] : [] };
+  }
+  // Warnings reach the model only when the run goes on; each says what the guard will really do.
+  const nudges = [verdict, after.verdict].flatMap((v) => (v.kind === 'nudge' ? [v.message] : []));
+  const messages = [...state.messages, ...nudges.map((content) => ({ role: 'user' as const, content }))];
+  return { next: { kind: 'continue', state: { ...state, guard: after.guard, messages } }, warnings: nudges };
+}
+
+/** Whatever went wrong where nothing else caught it: a typed ending, never an escaped exception (R1). */
+export function crashed(err: unknown, facts: Pick<RunFacts, 'aborted'>): Ending {
+  return { termination: facts.aborted ? 'aborted' : 'error', message: errorMessage(err), retryable: isRetryableError(err), name: errorName(err) };
+}
+
+function stringArg(call: ToolCall, key: string): string {
+  const v = call.arguments[key];
+  return typeof v === 'string' ? v : v === undefined ? '' : JSON.stringify(v);
+}
+
+function errorName(err: unknown): string | undefined {
+  return err instanceof Error ? err.name : undefined;
+}
+
+export function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
