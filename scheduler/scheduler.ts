@@ -3,6 +3,7 @@
 // per-agent deduplication absorbs them.
 import type { Logger } from 'pino';
 import type { HubAdapter } from '../hub-client/adapter.ts';
+import { backoffDelayMs } from '../policy/exponential-backoff.ts';
 import { HubError } from '../hub-client/errors.ts';
 import type { AgentWithWork } from '../hub-client/types.ts';
 import type { AgentDefinition } from '../store/definition.ts';
@@ -270,10 +271,14 @@ export class Scheduler {
     }, delayMs);
   }
 
-  /** Back off while the hub or Redis fails, up to 30 s, so an outage is not hammered. */
+  /**
+   * Back off while the hub or Redis fails, so an outage is not hammered: two poll intervals after the first
+   * failure, doubling, at most 64 intervals and at most 30 s (a fast-polling deployment comes back fast).
+   * No jitter: one leader polls, there is no crowd to spread.
+   */
   #nextDelay(): number {
     const base = this.#opts.pollIntervalMs;
-    if (this.#consecutiveFailures > 0) return Math.min(30_000, base * 2 ** Math.min(this.#consecutiveFailures, 6));
+    if (this.#consecutiveFailures > 0) return backoffDelayMs({ baseMs: 2 * base, factor: 2, capMs: Math.min(30_000, 64 * base), jitter: 'none' }, this.#consecutiveFailures);
     // A long-poll that came back empty already waited on the hub: ask again at once. One that found work
     // answered immediately and will keep doing so until the work is handled, so pace it.
     const longPolling = this.#opts.longPollSeconds > 0 && !this.#longPollUnsupported;
