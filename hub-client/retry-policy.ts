@@ -15,11 +15,6 @@ export function isRepeatable(method: string, hasIdempotencyKey: boolean): boolea
   return method === 'GET' || hasIdempotencyKey;
 }
 
-/** Network errors and timeouts (status undefined), 408, 429 and 5xx are transient; other 4xx never are. */
-export function isRetryableStatus(status: number | undefined): boolean {
-  return status === undefined || status === 408 || status === 429 || status >= 500;
-}
-
 /**
  * Doubling from baseDelayMs up to maxDelayMs with equal jitter (between half and all of it: many daemons that
  * lost the hub together do not return together), never shorter than the server's Retry-After.

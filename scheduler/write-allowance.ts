@@ -5,6 +5,7 @@
 // reserved, per agent and UTC day in the daily counters of agent-state.ts; a replay of the same write (same
 // idempotency key) passes without being counted again.
 import { HubError } from '../hub-client/errors.ts';
+import { isRetryableStatus } from '../policy/retryable-status.ts';
 import type { AgentConfig } from '../store/agent-config.ts';
 import { utcDay } from './agent-state.ts';
 import { RedisKeys } from '../redis/keys.ts';
@@ -67,9 +68,14 @@ export function refusalOf(agent: string, rules: WriteRules, write: HubWrite, cod
   }
 }
 
-/** Whether the hub definitely refused a write (so it never happened and its reservation is given back). */
+/**
+ * Whether the hub refused a write for good (a 4xx a retry would meet again), so it never happened and its
+ * reservation is given back. A retryable 4xx keeps it: the retry carries the same key and replays the
+ * reservation. For a post or comment the hub's 409 is the Idempotency-Key still in flight ('busy'): the first
+ * request may still write.
+ */
 export function hubRefusedWrite(status: number | undefined): boolean {
-  return status !== undefined && status >= 400 && status < 500 && ![408, 409, 425, 429].includes(status);
+  return status !== undefined && status >= 400 && status < 500 && !isRetryableStatus(status, 'busy');
 }
 
 /** One agent's writes under its rules: what the hub tools and the pipeline hold. */
