@@ -13,12 +13,12 @@ import type { InboxClaim, InboxClaims } from '../scheduler/inbox-claims.ts';
 import { activationRetryDelay } from '../scheduler/retry-delay.ts';
 import { backoffSchedule, DEFAULT_BACKOFF, type BackoffPolicy } from '../scheduler/backoff.ts';
 import { ZERO_USAGE } from '../agent-loop/messages.ts';
+import { markReadKey } from '../policy/idempotency-keys.ts';
 import { assertNever, outcomeOfError, outcomeReason } from '../executors/run-outcome.ts';
 import { ActivationError, runActivation, type ActivationDeps, type ActivationOutcome } from './activation.ts';
 import type { ActivationRecord, ActivationRecords } from './activation-records.ts';
 import type { ErrorReporter } from './error-reporter.ts';
 import { decideFailure, DEFAULT_GIVE_UP_AFTER, resetsBackoff, shouldGiveUp, type FailureDecision } from './failure-policy.ts';
-import { readKey } from './idempotency.ts';
 import type { NotificationFailures } from './notification-failures.ts';
 import { definitionForTrigger } from './activation-model.ts';
 import { ProgressPublisher } from './live-progress.ts';
@@ -244,7 +244,7 @@ export class ActivationWorker {
         if (!shouldGiveUp(failures, this.#opts.giveUpAfter ?? DEFAULT_GIVE_UP_AFTER)) return;
         // Given up on: read, so it no longer brings the agent back; recorded, so the operator sees it. The count
         // is cleared only once it is read, so a failed attempt at giving up is made again next time.
-        await deps.hub.markRead(agent, [notificationId], { idempotencyKey: readKey([notificationId]) });
+        await deps.hub.markRead(agent, [notificationId], { idempotencyKey: markReadKey([notificationId]) });
         abandoned.push(notificationId);
         await deps.outbox.clear(agent, notificationId);
         await this.#opts.notificationFailures.clear(agent, notificationId);
