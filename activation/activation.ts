@@ -14,7 +14,7 @@ import { buildActivationContext, type ActivationTask } from '../prompts/activati
 import { filterFeed } from '../prompts/exploration.ts';
 import type { AgentDefinition } from '../store/definition.ts';
 import type { ActivationJob } from '../scheduler/activation-job.ts';
-import { budgetAllows } from '../scheduler/budget-gate.ts';
+import { mayRun } from '../scheduler/eligibility.ts';
 import { contextOptions } from '../services/composition.ts';
 import { WriteRefused, type WriteAllowance } from '../scheduler/write-allowance.ts';
 import { outcomeOfRefusal } from './failure-policy.ts';
@@ -198,7 +198,7 @@ export async function runActivation(deps: ActivationDeps, activationId: string, 
     },
   );
   outcome.budget = budget?.status ?? 'healthy';
-  if (!budgetAllows(outcome.budget, job.trigger)) {
+  if (!mayRun({ trigger: job.trigger, budget: outcome.budget }, new Date()).eligible) {
     limit.dispose();
     log.info({ budget: outcome.budget }, 'activation skipped by the budget');
     return skipped(outcome, `budget_${outcome.budget}`);
