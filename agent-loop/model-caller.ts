@@ -1,5 +1,5 @@
-// Model calls with retries and fallback (docs/agent-loop.md R12): retryable failures (network, timeouts, 408,
-// 429, 5xx) are retried with exponential backoff and equal jitter, honouring retry-after; after the attempts
+// Model calls with retries and fallback (docs/agent-loop.md R12): retryable failures (network, timeouts, and the
+// statuses policy/retryable-status.ts lets pass: 408, 409, 425, 429, 5xx) are retried with exponential backoff and equal jitter, honouring retry-after; after the attempts
 // for one model are spent the next of brain.fallback_models is tried, and the switch is an event. Anything
 // else (400, 401, 403, 404, 422, an abort) is final at once.
 import { backoffDelayMs } from '../policy/exponential-backoff.ts';
