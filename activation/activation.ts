@@ -14,14 +14,14 @@ import { buildActivationContext, type ActivationTask } from '../prompts/activati
 import { filterFeed } from '../prompts/exploration.ts';
 import type { AgentDefinition } from '../store/definition.ts';
 import type { ActivationJob } from '../scheduler/activation-job.ts';
-import { budgetAllows } from '../scheduler/budget-gate.ts';
+import { mayRun } from '../scheduler/eligibility.ts';
 import { contextOptions } from '../services/composition.ts';
 import { WriteRefused, type WriteAllowance } from '../scheduler/write-allowance.ts';
 import { outcomeOfRefusal } from './failure-policy.ts';
 import { definitionForTrigger } from './activation-model.ts';
 import type { ExecutorRegistry } from '../services/executor-registry.ts';
 import { parseExplorationAnswer } from './exploration-answer.ts';
-import { idempotencyKey, readKey } from './idempotency.ts';
+import { activatedKey, consumptionKey, explorationReplyKey, markReadKey, notificationReplyKey } from '../policy/idempotency-keys.ts';
 import type { InboxClaim } from '../scheduler/inbox-claims.ts';
 import type { ReplyOutbox } from './reply-outbox.ts';
 import { partitionInbox } from './inbox-policy.ts';
@@ -198,7 +198,7 @@ export async function runActivation(deps: ActivationDeps, activationId: string, 
     },
   );
   outcome.budget = budget?.status ?? 'healthy';
-  if (!budgetAllows(outcome.budget, job.trigger)) {
+  if (!mayRun({ trigger: job.trigger, budget: outcome.budget }, new Date()).eligible) {
     limit.dispose();
     log.info({ budget: outcome.budget }, 'activation skipped by the budget');
     return skipped(outcome, `budget_${outcome.budget}`);
@@ -227,7 +227,7 @@ export async function runActivation(deps: ActivationDeps, activationId: string, 
       Promise.all([
         reportUsage(hub, def.name, job.trigger, activationId, attempt, outcome.usage, log),
         // Success or failure, the hub learns the agent ran, so staleness is reset (docs/hub-api.md §8).
-        hub.markActivated(def.name, { idempotencyKey: idempotencyKey(activationId, 'activated') }).catch((err: unknown) => {
+        hub.markActivated(def.name, { idempotencyKey: activatedKey(activationId) }).catch((err: unknown) => {
           log.warn({ err }, 'could not report the activation to the hub');
         }),
       ]),
@@ -245,7 +245,7 @@ async function answerInbox(deps: ActivationDeps, run: Run, inbox: Promise<Notifi
   // keeps the agent from being woken for them again.
   if (ignorable.length) {
     const ids = ignorable.map((n) => n.id);
-    await run.timer.time('mark_read', () => hub.markRead(def.name, ids, { idempotencyKey: readKey(ids), signal }));
+    await run.timer.time('mark_read', () => hub.markRead(def.name, ids, { idempotencyKey: markReadKey(ids), signal }));
     await run.claim?.settle(ids.length);
     outcome.handled.push(...ids);
   }
@@ -264,7 +264,7 @@ async function handleNotification(deps: ActivationDeps, run: Run, n: Notificatio
   const { def, signal, log } = run;
   if (!n.post_id) {
     // Nothing to answer in a thread (e.g. a follow); handled by reading it.
-    await hub.markRead(def.name, [n.id], { idempotencyKey: readKey([n.id]), signal });
+    await hub.markRead(def.name, [n.id], { idempotencyKey: markReadKey([n.id]), signal });
     return false;
   }
   let text = await outbox.get(def.name, n.id);
@@ -305,7 +305,7 @@ async function handleNotification(deps: ActivationDeps, run: Run, n: Notificatio
   if (text) {
     // Keyed by the notification, not the attempt: whichever activation answers it, the hub keeps one reply.
     const postId = n.post_id;
-    const key = `notification:${n.id}:reply`;
+    const key = notificationReplyKey(n.id);
     const reply = text;
     const comment = await replyWithinLimits(deps, run, postId, key, () =>
       run.timer.time('post', () => hub.createComment({ agent: def.name, postId, content: reply, parentId: n.comment_id ?? null, markRead: [n.id] }, { idempotencyKey: key, signal })),
@@ -322,7 +322,7 @@ async function handleNotification(deps: ActivationDeps, run: Run, n: Notificatio
     }
   }
   // Only now, with the answer safely on the hub, is the notification read (by the reply itself where the hub can).
-  if (!readWithReply) await run.timer.time('mark_read', () => hub.markRead(def.name, [n.id], { idempotencyKey: readKey([n.id]), signal }));
+  if (!readWithReply) await run.timer.time('mark_read', () => hub.markRead(def.name, [n.id], { idempotencyKey: markReadKey([n.id]), signal }));
   await outbox.clear(def.name, n.id);
   // Remembered once the work is on the hub: a run that fails before this point leaves no memory.
   const postRef = post ? { id: post.id, title: post.title, community: post.community } : { id: n.post_id };
@@ -378,7 +378,7 @@ async function explore(deps: ActivationDeps, run: Run, onTask: (t: TaskRef) => v
   }
   onTask({ postId: answer.postId });
   // Keyed by the activation: a retry of this exploration replays the same comment instead of adding one.
-  const key = idempotencyKey(activationId, `explore:${answer.postId}:reply`);
+  const key = explorationReplyKey(activationId, answer.postId);
   const comment = await replyWithinLimits(deps, run, answer.postId, key, () =>
     run.timer.time('post', () => hub.createComment({ agent: def.name, postId: answer.postId, content: answer.content }, { idempotencyKey: key, signal })),
   );
@@ -462,7 +462,7 @@ async function reportUsage(hub: HubAdapter, agent: string, trigger: ActivationJo
   await hub
     .reportConsumption(
       { agent, tokensInput: usage.inputTokens, tokensOutput: usage.outputTokens, costUsd: usage.costUsd, activationId, taskType: trigger, metadata: { attempt, cached_tokens: usage.cachedTokens } },
-      { idempotencyKey: idempotencyKey(activationId, `consumption:${attempt}`) },
+      { idempotencyKey: consumptionKey(activationId, attempt) },
     )
     .catch((err: unknown) => log.warn({ err }, 'could not report usage to the hub'));
 }

@@ -6,7 +6,7 @@ import type { AgentDefinition } from '../store/definition.ts';
 import { ERRORS_COMMUNITY, formatErrorPost, type FailureReport } from './error-post.ts';
 import type { ErrorPostLedger } from './error-post-ledger.ts';
 import { errorFingerprint } from './failure-policy.ts';
-import { idempotencyKey } from './idempotency.ts';
+import { errorPostKey, errorRepeatKey } from '../policy/idempotency-keys.ts';
 import type { Redactor } from '../services/redact.ts';
 
 export const ERROR_POST_WINDOW_MS = 3_600_000;
@@ -47,7 +47,7 @@ export class ErrorReporter {
       created = await this.#hub.createPost(
         { agent: r.agent, community: ERRORS_COMMUNITY, title: post.title, content: post.content },
         // Once per activation, however often the failure is reported (e.g. by a recovered worker).
-        { idempotencyKey: idempotencyKey(r.activationId, 'error-post') },
+        { idempotencyKey: errorPostKey(r.activationId) },
       );
     } catch (err) {
       // Not posted: the next occurrence posts instead of only counting.
@@ -65,7 +65,7 @@ export class ErrorReporter {
     if (!postId) return { counted: count, on: undefined };
     const content = `This happened again: ${count} times in total since ${new Date(firstAt).toISOString().slice(0, 16).replace('T', ' ')}Z (latest: activation ${r.activationId}).`;
     try {
-      await this.#hub.createComment({ agent: r.agent, postId, content: this.#redactor.redact(content) }, { idempotencyKey: idempotencyKey(r.activationId, 'error-repeat') });
+      await this.#hub.createComment({ agent: r.agent, postId, content: this.#redactor.redact(content) }, { idempotencyKey: errorRepeatKey(r.activationId) });
     } catch (err) {
       this.#logger.warn({ agent: r.agent, err: this.#redactor.redact(errorText(err)) }, 'could not count the repeated failure on its error post');
     }

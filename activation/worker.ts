@@ -10,15 +10,16 @@ import { ACTIVATION_QUEUE } from '../redis/keys.ts';
 import { endSpan, startSpan, traceparentOf } from '../agent-loop/tracing.ts';
 import type { AgentStateStore } from '../scheduler/agent-state.ts';
 import type { InboxClaim, InboxClaims } from '../scheduler/inbox-claims.ts';
+import { mayRun } from '../scheduler/eligibility.ts';
 import { activationRetryDelay } from '../scheduler/retry-delay.ts';
 import { backoffSchedule, DEFAULT_BACKOFF, type BackoffPolicy } from '../scheduler/backoff.ts';
 import { ZERO_USAGE } from '../agent-loop/messages.ts';
+import { markReadKey } from '../policy/idempotency-keys.ts';
 import { assertNever, outcomeOfError, outcomeReason } from '../executors/run-outcome.ts';
 import { ActivationError, runActivation, type ActivationDeps, type ActivationOutcome } from './activation.ts';
 import type { ActivationRecord, ActivationRecords } from './activation-records.ts';
 import type { ErrorReporter } from './error-reporter.ts';
 import { decideFailure, DEFAULT_GIVE_UP_AFTER, resetsBackoff, shouldGiveUp, type FailureDecision } from './failure-policy.ts';
-import { readKey } from './idempotency.ts';
 import type { NotificationFailures } from './notification-failures.ts';
 import { definitionForTrigger } from './activation-model.ts';
 import { ProgressPublisher } from './live-progress.ts';
@@ -133,10 +134,11 @@ export class ActivationWorker {
     const { agentState } = this.#opts;
     this.#opts.onStart?.({ agent: data.agent, trigger: data.trigger, enqueuedAt: data.enqueuedAt, startedAt: started });
     // `warren pause` also holds back what was already queued, and so does a backoff: the follow-up BullMQ kept
-    // behind a run that then failed for good must not start the moment it failed.
+    // behind a run that then failed for good must not start the moment it failed. Quiet hours and staleness were
+    // asked when the run was queued; the budget is asked by the run (activation.ts).
     const { hold, today } = await facts;
-    const held = hold.paused ? 'paused' : (hold.backoffUntil ?? 0) > Date.now() ? 'backoff' : undefined;
-    if (held) return this.#skipped(activationId, data, started, attempt, held);
+    const verdict = mayRun({ trigger: data.trigger, paused: hold.paused, backoffUntil: hold.backoffUntil }, new Date());
+    if (!verdict.eligible) return this.#skipped(activationId, data, started, attempt, verdict.reason);
     // What the run is doing, for `warren status` on any machine: BullMQ's job progress, kept small.
     const live = new ProgressPublisher(activationId, (p) => job.updateProgress({ ...p }).catch((err: unknown) => this.#logger.debug({ err: this.#redact(err), agent: data.agent }, 'live progress not published')));
     live.start();
@@ -244,7 +246,7 @@ export class ActivationWorker {
         if (!shouldGiveUp(failures, this.#opts.giveUpAfter ?? DEFAULT_GIVE_UP_AFTER)) return;
         // Given up on: read, so it no longer brings the agent back; recorded, so the operator sees it. The count
         // is cleared only once it is read, so a failed attempt at giving up is made again next time.
-        await deps.hub.markRead(agent, [notificationId], { idempotencyKey: readKey([notificationId]) });
+        await deps.hub.markRead(agent, [notificationId], { idempotencyKey: markReadKey([notificationId]) });
         abandoned.push(notificationId);
         await deps.outbox.clear(agent, notificationId);
         await this.#opts.notificationFailures.clear(agent, notificationId);

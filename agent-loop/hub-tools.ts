@@ -2,6 +2,7 @@
 // writes `hub:write`; writes carry the call's idempotency key, so a retried activation replays, never repeats,
 // and pass the agent's behavior limits first (scheduler/write-allowance.ts).
 import type { HubAdapter } from '../hub-client/adapter.ts';
+import { hubToolWriteKey } from '../policy/idempotency-keys.ts';
 import type { Comment, Post } from '../hub-client/types.ts';
 import { WriteRefused, type AgentWrites, type HubWrite } from '../scheduler/write-allowance.ts';
 import type { Tool, ToolContext, ToolOutcome } from './tools.ts';
@@ -22,7 +23,7 @@ export function hubTools(opts: HubToolOptions): Tool[] {
   const ok = (v: unknown): ToolOutcome => ({ status: 'ok', content: JSON.stringify(v) });
   const str = (a: Record<string, unknown>, k: string): string | undefined => (typeof a[k] === 'string' ? a[k] : undefined);
   const num = (a: Record<string, unknown>, k: string): number | undefined => (typeof a[k] === 'number' ? a[k] : undefined);
-  const write = (ctx: ToolContext): { idempotencyKey: string; signal: AbortSignal } => ({ idempotencyKey: `warren:${ctx.idempotencyKey}`, signal: ctx.signal });
+  const write = (ctx: ToolContext): { idempotencyKey: string; signal: AbortSignal } => ({ idempotencyKey: hubToolWriteKey(ctx.idempotencyKey), signal: ctx.signal });
   // The model sees a refused write as the call's result (it can still answer in text), never as a crash.
   const admitted = async (w: HubWrite, act: () => Promise<ToolOutcome>): Promise<ToolOutcome> => {
     try {

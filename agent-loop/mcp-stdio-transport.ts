@@ -1,12 +1,14 @@
 // A stdio MCP server as its own process group. Servers are often launched through a wrapper (`npx`, `npm exec`,
 // `bash -c`) whose child does the work: killing only the wrapper left that child running for as long as its work
 // took. So the server leads a new group (detached), and closing ends the whole group: stdin closed and SIGTERM to
-// the group at once, SIGKILL to whatever of it is left after a short grace. The CLI supervisor treats CLIs alike.
+// the group at once, SIGKILL to whatever of it is left after a short grace (process-group.ts, which the CLI
+// supervisor uses for CLIs too).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { endProcessGroup } from './process-group.ts';
 
 export const DEFAULT_KILL_GRACE_MS = 2000;
 
@@ -80,11 +82,7 @@ export class ProcessGroupStdioTransport implements Transport {
     const pgid = this.#pgid;
     if (pgid !== undefined) {
       this.#child?.stdin?.end();
-      signalGroup(pgid, 'SIGTERM');
-      const grace = new Promise<void>((res) => setTimeout(res, this.#opts.killGraceMs ?? DEFAULT_KILL_GRACE_MS).unref());
-      await Promise.race([this.#exited, grace]);
-      // Also after a clean 'close': a member that let go of stdout but ignored SIGTERM is still in the group.
-      if (groupAlive(pgid)) signalGroup(pgid, 'SIGKILL');
+      await endProcessGroup(pgid, { graceMs: this.#opts.killGraceMs ?? DEFAULT_KILL_GRACE_MS, exited: this.#exited });
     }
     this.#buffer.clear();
     this.#emitClose();
@@ -116,22 +114,5 @@ export class ProcessGroupStdioTransport implements Transport {
     if (this.#closedEmitted) return;
     this.#closedEmitted = true;
     this.onclose?.();
-  }
-}
-
-function signalGroup(pgid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pgid, signal);
-  } catch {
-    // ESRCH: the whole group is already gone.
-  }
-}
-
-function groupAlive(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch {
-    return false;
   }
 }

@@ -1,7 +1,8 @@
-// Model calls with retries and fallback (docs/agent-loop.md R12): retryable failures (network, timeouts, 408,
-// 429, 5xx) are retried with exponential backoff and full jitter, honouring retry-after; after the attempts
+// Model calls with retries and fallback (docs/agent-loop.md R12): retryable failures (network, timeouts, and the
+// statuses policy/retryable-status.ts lets pass: 408, 409, 425, 429, 5xx) are retried with exponential backoff and equal jitter, honouring retry-after; after the attempts
 // for one model are spent the next of brain.fallback_models is tried, and the switch is an event. Anything
 // else (400, 401, 403, 404, 422, an abort) is final at once.
+import { backoffDelayMs } from '../policy/exponential-backoff.ts';
 import type { EventLog } from './events.ts';
 import { ModelError, type ChatModel, type ModelRequest, type ModelResponse } from './model.ts';
 import type { Context } from '@opentelemetry/api';
@@ -18,11 +19,13 @@ export interface RetryPolicy {
 
 export const DEFAULT_RETRY: RetryPolicy = { attemptsPerModel: 3, initialDelayMs: 250, maxDelayMs: 2000, maxRetryAfterMs: 60_000 };
 
-/** The wait before retry number `attempt` (1 = first retry): retry-after when given, else jittered backoff. */
+/**
+ * The wait before retry number `attempt` (1 = first retry): retry-after when given, else doubling from
+ * initialDelayMs up to maxDelayMs with equal jitter (between half and all of it).
+ */
 export function backoffMs(attempt: number, policy: RetryPolicy, retryAfterMs: number | undefined, random: () => number = Math.random): number {
   if (retryAfterMs !== undefined) return retryAfterMs;
-  const ceiling = Math.min(policy.maxDelayMs, policy.initialDelayMs * 2 ** (attempt - 1));
-  return Math.round(ceiling / 2 + (random() * ceiling) / 2);
+  return backoffDelayMs({ baseMs: policy.initialDelayMs, factor: 2, capMs: policy.maxDelayMs, jitter: 'equal' }, attempt, random);
 }
 
 export interface CallResult {

@@ -35,7 +35,7 @@ export interface ChatModel {
   complete(request: ModelRequest): Promise<ModelResponse>;
 }
 
-/** A model call that failed; `retryable` follows docs/agent-loop.md R12 (network, timeouts, 408, 429, 5xx). */
+/** A model call that failed; `retryable` follows policy/retryable-status.ts for a status (docs/agent-loop.md R12). */
 export class ModelError extends Error {
   override readonly name = 'ModelError';
   readonly status: number | undefined;

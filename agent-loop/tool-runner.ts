@@ -3,6 +3,7 @@
 // committed in call order whatever order they finish in. Every call gets exactly one result and its
 // tool_call/tool_result events, whatever happens: tool unknown, call rejected by a guard, grant missing,
 // arguments invalid, tool throws, times out or the run is aborted.
+import { toolCallKey } from '../policy/idempotency-keys.ts';
 import type { EventLog, ToolResultStatus } from './events.ts';
 import type { ToolCall } from './messages.ts';
 import type { PreparedCall } from './tool-repair.ts';
@@ -142,7 +143,7 @@ async function runOne(c: PreparedCall, index: number, opts: RunnerOptions): Prom
   const traceparent = span ? traceparentOf(span.context) : undefined;
   // Started inside a promise chain, so a tool that throws synchronously is an error result like any other.
   const executed = Promise.resolve()
-    .then(() => withTraceparent(traceparent, () => tool.execute(call.arguments, { signal, callId: call.id, idempotencyKey: `${opts.activationId}:${opts.step}:${index + 1}`, step: opts.step, remaining: within(opts.remaining?.(), stepLeftMs), traceparent })))
+    .then(() => withTraceparent(traceparent, () => tool.execute(call.arguments, { signal, callId: call.id, idempotencyKey: toolCallKey(opts.activationId, opts.step, index + 1), step: opts.step, remaining: within(opts.remaining?.(), stepLeftMs), traceparent })))
     .then(
       (o) => ({ ...done(o.status, o.content), ...(o.ledger ? { ledger: o.ledger } : {}) }),
       (err: unknown) => done('error', `Error: ${call.name} failed: ${err instanceof Error ? err.message : String(err)}`),

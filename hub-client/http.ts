@@ -4,7 +4,8 @@ import type { Logger } from 'pino';
 import { Pool } from 'undici';
 import { deadline } from './deadline.ts';
 import { detailToString, HubError } from './errors.ts';
-import { backoffDelayMs, DEFAULT_RETRY, isRepeatable, isRetryableStatus, parseRetryAfter, type RetryPolicy } from './retry-policy.ts';
+import { isRetryableStatus } from '../policy/retryable-status.ts';
+import { backoffDelayMs, DEFAULT_RETRY, isRepeatable, parseRetryAfter, type RetryPolicy } from './retry-policy.ts';
 
 export interface HubHttpOptions {
   /** Hub origin, e.g. http://127.0.0.1:7070 (the client adds /api/v1). */
@@ -100,7 +101,10 @@ export class HubHttp {
       path,
       status,
       detail: detailToString(body, text.slice(0, 200) || res.statusText),
-      retryable: isRetryableStatus(status),
+      // warren's hub answers 409 for a taken name, an existing community or a rotation already made: the same
+      // request meets it again. Its 409 for a write whose Idempotency-Key is still in flight is final here too
+      // (docs/hub-api.md §10): the activation's own retry, later, gets the first write's answer replayed.
+      retryable: isRetryableStatus(status, 'state'),
       cause: { retryAfterMs },
     });
   }

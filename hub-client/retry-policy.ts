@@ -1,4 +1,5 @@
 // Pure decisions about retrying a hub call (docs/hub-api.md §10).
+import { backoffDelayMs as exponentialDelayMs } from '../policy/exponential-backoff.ts';
 
 export interface RetryPolicy {
   /** Total attempts including the first. */
@@ -14,15 +15,12 @@ export function isRepeatable(method: string, hasIdempotencyKey: boolean): boolea
   return method === 'GET' || hasIdempotencyKey;
 }
 
-/** Network errors and timeouts (status undefined), 408, 429 and 5xx are transient; other 4xx never are. */
-export function isRetryableStatus(status: number | undefined): boolean {
-  return status === undefined || status === 408 || status === 429 || status >= 500;
-}
-
-/** Exponential backoff with full jitter, never shorter than the server's Retry-After. */
+/**
+ * Doubling from baseDelayMs up to maxDelayMs with equal jitter (between half and all of it: many daemons that
+ * lost the hub together do not return together), never shorter than the server's Retry-After.
+ */
 export function backoffDelayMs(attempt: number, policy: RetryPolicy, retryAfterMs: number | undefined, random = Math.random): number {
-  const exp = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
-  const jittered = exp / 2 + random() * (exp / 2);
+  const jittered = exponentialDelayMs({ baseMs: policy.baseDelayMs, factor: 2, capMs: policy.maxDelayMs, jitter: 'equal' }, attempt, random);
   return Math.max(jittered, retryAfterMs ?? 0);
 }
 

@@ -2,6 +2,7 @@
 // its own folder or from a folder on a lower floor; folders that share a floor do not import each other.
 // `npm run lint` enforces it (lint/floors-rule.js) and finds circles of files (lint/import-circles.js).
 export const FLOORS = [
+  ['policy'], // pure decisions every floor shares: backoff, retryable statuses, idempotency keys
   ['store', 'local-hub', 'redis'], // definitions; the local hub server; Redis keys, scripts and connections
   ['hub-client'], // talking to a hub (the Moltbook adapter keeps its state in Redis)
   ['scheduler'], // who runs next: intake, staleness, holds, leases, write allowance

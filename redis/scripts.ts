@@ -24,6 +24,35 @@ export class InboxClaimLost extends Error {
   }
 }
 
+/**
+ * A script answered with a code its caller does not know: the script (lua/<script>.lua) and this file are out of
+ * step (a partial deploy, an edited script). Never read as some known answer: an unknown code of the write
+ * reservation once passed for a min_interval refusal.
+ */
+export class UnexpectedScriptReply extends Error {
+  override readonly name = 'UnexpectedScriptReply';
+  /** The script's file name in lua/, without `.lua`. */
+  readonly script: string;
+  readonly reply: unknown;
+  constructor(script: string, reply: unknown, known: readonly number[]) {
+    super(`Redis script ${script}.lua answered ${JSON.stringify(reply)}; its callers know the codes ${known.join(', ')}`);
+    this.script = script;
+    this.reply = reply;
+  }
+}
+
+/** `reply` as one of the codes `script` is known to answer, else UnexpectedScriptReply. */
+function knownCode<C extends number>(script: string, reply: unknown, known: readonly C[]): C {
+  if (typeof reply === 'number' && (known as readonly number[]).includes(reply)) return reply as C;
+  throw new UnexpectedScriptReply(script, reply, known);
+}
+
+/** lua/reserve-write.lua's codes: 1 reserved, 0 a replay; the refusals are negative (scheduler/write-allowance.ts). */
+export type ReserveWriteCode = 1 | 0 | -1 | -2 | -3 | -4 | -5;
+const RESERVE_WRITE_CODES: readonly ReserveWriteCode[] = [1, 0, -1, -2, -3, -4, -5];
+const CLAIM_CODES = [1, -1] as const;
+const BOOLEAN_CODES = [0, 1] as const;
+
 const lua = (name: string): string => readFileSync(new URL(`./lua/${name}.lua`, import.meta.url), 'utf8');
 
 // Name on the connection → script body and its number of keys.
@@ -82,27 +111,27 @@ export class RedisScripts {
 
   /** Throws InboxClaimLost when a later attempt of the job began since. */
   async inboxClaim(agent: string, keys: readonly [hold: string, version: string], jobId: string, attempt: string, ttlMs: number, count: number): Promise<void> {
-    if ((await this.#run.warrenInboxClaim(...keys, jobId, attempt, ttlMs, count)) === -1) throw new InboxClaimLost('claim', agent, jobId, attempt);
+    if (knownCode('inbox-claim', await this.#run.warrenInboxClaim(...keys, jobId, attempt, ttlMs, count), CLAIM_CODES) === -1) throw new InboxClaimLost('claim', agent, jobId, attempt);
   }
 
   /** Throws InboxClaimLost when a later attempt of the job began since. */
   async inboxSettle(agent: string, keys: readonly [hold: string, version: string], jobId: string, attempt: string, count: number): Promise<void> {
-    if ((await this.#run.warrenInboxSettle(...keys, jobId, attempt, count)) === -1) throw new InboxClaimLost('settle', agent, jobId, attempt);
+    if (knownCode('inbox-settle', await this.#run.warrenInboxSettle(...keys, jobId, attempt, count), CLAIM_CODES) === -1) throw new InboxClaimLost('settle', agent, jobId, attempt);
   }
 
   /** Throws InboxClaimLost when a later attempt of the job began since. */
   async inboxRelease(agent: string, keys: readonly [hold: string, version: string], jobId: string, attempt: string): Promise<void> {
-    if ((await this.#run.warrenInboxRelease(...keys, jobId, attempt)) === -1) throw new InboxClaimLost('release', agent, jobId, attempt);
+    if (knownCode('inbox-release', await this.#run.warrenInboxRelease(...keys, jobId, attempt), CLAIM_CODES) === -1) throw new InboxClaimLost('release', agent, jobId, attempt);
   }
 
   /** True when `token` holds the lease afterwards (it was free, or already ours and is renewed). */
   async leaseAcquire(key: string, token: string, ttlMs: number): Promise<boolean> {
-    return (await this.#run.warrenLeaseAcquire(key, token, ttlMs)) === 1;
+    return knownCode('lease-acquire', await this.#run.warrenLeaseAcquire(key, token, ttlMs), BOOLEAN_CODES) === 1;
   }
 
   /** True when `token` held the lease and dropped it. */
   async leaseRelease(key: string, token: string): Promise<boolean> {
-    return (await this.#run.warrenLeaseRelease(key, token)) === 1;
+    return knownCode('lease-release', await this.#run.warrenLeaseRelease(key, token), BOOLEAN_CODES) === 1;
   }
 
   async recordFailure(keys: readonly [failures: string, lastFailure: string, backoffUntil: string], agent: string, at: number, notBefore: number, waits: readonly number[]): Promise<{ failures: number; backoffUntil: number }> {
@@ -114,14 +143,20 @@ export class RedisScripts {
     await this.#run.warrenHoldUntil(key, agent, until);
   }
 
-  /** lua/reserve-write.lua: [code, detail]; negative codes are refusals, mapped by scheduler/write-allowance.ts. */
-  async reserveWrite(keys: readonly string[], args: readonly Arg[]): Promise<[code: number, detail: number]> {
-    return (await this.#run.warrenReserveWrite(...keys, ...args)) as [number, number];
+  /**
+   * lua/reserve-write.lua: [code, detail]; negative codes are refusals, mapped by scheduler/write-allowance.ts.
+   * Any other code throws UnexpectedScriptReply.
+   */
+  async reserveWrite(keys: readonly string[], args: readonly Arg[]): Promise<[code: ReserveWriteCode, detail: number]> {
+    const reply = await this.#run.warrenReserveWrite(...keys, ...args);
+    const [code, detail] = Array.isArray(reply) ? (reply as unknown[]) : [reply];
+    if (typeof detail !== 'number') throw new UnexpectedScriptReply('reserve-write', reply, RESERVE_WRITE_CODES);
+    return [knownCode('reserve-write', code, RESERVE_WRITE_CODES), detail];
   }
 
   /** True when there was a reservation to give back. */
   async releaseWrite(keys: readonly string[], agent: string, kind: string, at: number): Promise<boolean> {
-    return (await this.#run.warrenReleaseWrite(...keys, agent, kind, at)) === 1;
+    return knownCode('release-write', await this.#run.warrenReleaseWrite(...keys, agent, kind, at), BOOLEAN_CODES) === 1;
   }
 
   /**

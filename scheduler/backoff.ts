@@ -1,6 +1,7 @@
 // How long an agent waits after consecutive terminal failures (a success resets the count). The worker that
 // records a failure computes the end of the wait once and stores it, so schedulers and `warren status` on any
 // machine read the same moment without knowing the policy.
+import { backoffDelayMs } from '../policy/exponential-backoff.ts';
 
 export interface BackoffPolicy {
   /** The wait after the first terminal failure; each further one doubles it. */
@@ -11,10 +12,13 @@ export interface BackoffPolicy {
 /** Ten minutes: one mention to an always-failing agent costs at most one job's attempts in the first ten. */
 export const DEFAULT_BACKOFF: BackoffPolicy = { baseMs: 600_000, maxMs: 6 * 3_600_000 };
 
-/** min(base·2^(n−1), max) after n consecutive terminal failures; 0 without any. */
+/**
+ * min(base·2^(n−1), max) after n consecutive terminal failures; 0 without any. No jitter: the end is stored once
+ * and shown by `warren status`, and the agents' failures are not synchronised anyway.
+ */
 export function failureBackoffMs(consecutiveFailures: number, policy: BackoffPolicy = DEFAULT_BACKOFF): number {
   if (consecutiveFailures <= 0) return 0;
-  return Math.min(policy.baseMs * 2 ** Math.min(consecutiveFailures - 1, 30), policy.maxMs);
+  return backoffDelayMs({ baseMs: policy.baseMs, factor: 2, capMs: policy.maxMs, jitter: 'none' }, consecutiveFailures);
 }
 
 /** The waits after 1, 2, … failures until the cap, for an atomic update in Redis (agent-state.ts). */

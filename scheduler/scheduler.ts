@@ -3,6 +3,7 @@
 // per-agent deduplication absorbs them.
 import type { Logger } from 'pino';
 import type { HubAdapter } from '../hub-client/adapter.ts';
+import { backoffDelayMs } from '../policy/exponential-backoff.ts';
 import { HubError } from '../hub-client/errors.ts';
 import type { AgentWithWork } from '../hub-client/types.ts';
 import type { AgentDefinition } from '../store/definition.ts';
@@ -10,11 +11,10 @@ import type { ActivationQueue } from './activation-queue.ts';
 import type { AgentHold, AgentStateStore } from './agent-state.ts';
 import { eligibleAt } from './backoff.ts';
 import type { BudgetCache } from './budget-cache.ts';
-import { budgetAllows } from './budget-gate.ts';
+import { mayRun } from './eligibility.ts';
 import { hasUnclaimedWork, type InboxClaims } from './inbox-claims.ts';
 import type { LeaderLease } from './lease.ts';
 import { selectInboxWork } from './intake.ts';
-import { inQuietHours } from './quiet-hours.ts';
 import { contributionsLeft, explorationGapMs, idleCapacity, pickStalest, type ExplorationCandidate } from './staleness.ts';
 
 export interface SchedulerOptions {
@@ -117,11 +117,12 @@ export class Scheduler {
     const now = new Date();
     // Paused, quiet, failing or out-of-budget agents wait; their notifications stay unread meanwhile.
     const eligible = candidates.filter((a) => this.#mayRunNotifications(a.name, states.get(a.name), now));
+    // The budget is asked only of those (a hub call each, when not cached), then decided on by itself.
     const budgets = await this.#opts.budget.statusMany(eligible.map((a) => a.name));
     const t2 = Date.now();
     const due = eligible.filter(
       // A queued or running activation holds some or all of them: a follow-up only for ones that came after.
-      (a) => budgetAllows(budgets.get(a.name) ?? 'healthy', 'notification') && hasUnclaimedWork(a.notification_count, holds.get(a.name), claimVersion),
+      (a) => mayRun({ trigger: 'notification', budget: budgets.get(a.name) }, now).eligible && hasUnclaimedWork(a.notification_count, holds.get(a.name), claimVersion),
     );
     // Sent together: one after another, each add waited a Redis round trip, and a round with a hundred agents
     // due held the next intake back by most of a second (issue 19). One connection keeps the adds in order.
@@ -140,9 +141,7 @@ export class Scheduler {
   }
 
   #mayRunNotifications(name: string, state: AgentHold | undefined, now: Date): boolean {
-    if (state?.paused) return false;
-    if (inQuietHours(this.#opts.definition(name)?.config.behavior.quiet_hours, now)) return false;
-    return eligibleAt(state ?? { backoffUntil: undefined }) <= now.getTime();
+    return mayRun({ trigger: 'notification', paused: state?.paused, backoffUntil: state?.backoffUntil, quietHours: this.#opts.definition(name)?.config.behavior.quiet_hours }, now).eligible;
   }
 
   /**
@@ -169,12 +168,12 @@ export class Scheduler {
     // answer by a whole run.
     const facts = await agentState.explorationFacts(names);
     // A hub with a daily comment cap of its own (Moltbook): an agent with none left today does not explore.
-    const capped = await this.#hubCapped(names, facts);
+    const hubLeft = await this.#hubCommentsLeft(names, facts);
     const candidates: ExplorationCandidate[] = [];
     for (let i = 0; i < discovering.length; i++) {
       const st = facts[i];
       const d = discovering[i]!;
-      if (!st || capped?.has(d.name)) continue;
+      if (!st) continue;
       const b = d.config.behavior;
       candidates.push({
         name: d.name,
@@ -185,6 +184,7 @@ export class Scheduler {
         eligibleAt: eligibleAt(st),
         paused: st.paused,
         contributionsLeftToday: contributionsLeft(b.limits, b.can_create_posts, st.today),
+        hubCommentsLeftToday: hubLeft?.get(d.name),
       });
     }
     if (candidates.length === 0) return [];
@@ -206,7 +206,7 @@ export class Scheduler {
       i += chunk.length;
       const budgets = await this.#opts.budget.statusMany(chunk);
       // From `warning` on, exploration pauses: the budget is kept for answering people.
-      const allowed = chunk.filter((name) => budgetAllows(budgets.get(name) ?? 'healthy', 'exploration'));
+      const allowed = chunk.filter((name) => mayRun({ trigger: 'exploration', budget: budgets.get(name) }, now).eligible);
       // Sent together, as the intake does: one connection keeps the adds in order.
       const jobIds = await Promise.all(allowed.map((name) => queue.enqueue(name, 'exploration')));
       allowed.forEach((name, k) => {
@@ -221,13 +221,21 @@ export class Scheduler {
     return enqueued;
   }
 
-  /** Of the idle agents (facts known), those the hub says have no comments left today; undefined when the hub has no such cap. */
-  async #hubCapped(names: readonly string[], facts: ReadonlyArray<unknown>): Promise<Set<string> | undefined> {
+  /**
+   * Of the idle agents (facts known), the comments the hub still takes from each today (none for one it could not
+   * tell: not held back then); undefined when the hub has no such cap.
+   */
+  async #hubCommentsLeft(names: readonly string[], facts: ReadonlyArray<unknown>): Promise<Map<string, number> | undefined> {
     const { hub, logger } = this.#opts;
     if (!hub.commentsLeftToday) return undefined;
     const idle = names.filter((_, i) => facts[i] !== undefined);
     const left = await Promise.all(idle.map((n) => hub.commentsLeftToday!(n).catch((err: unknown) => void logger.warn({ err, agent: n }, 'could not read the hub\'s daily cap'))));
-    return new Set(idle.filter((_, i) => left[i] === 0));
+    const out = new Map<string, number>();
+    idle.forEach((n, i) => {
+      const l = left[i];
+      if (l !== undefined) out.set(n, l);
+    });
+    return out;
   }
 
   #scheduleExploration(): void {
@@ -270,10 +278,14 @@ export class Scheduler {
     }, delayMs);
   }
 
-  /** Back off while the hub or Redis fails, up to 30 s, so an outage is not hammered. */
+  /**
+   * Back off while the hub or Redis fails, so an outage is not hammered: two poll intervals after the first
+   * failure, doubling, at most 64 intervals and at most 30 s (a fast-polling deployment comes back fast).
+   * No jitter: one leader polls, there is no crowd to spread.
+   */
   #nextDelay(): number {
     const base = this.#opts.pollIntervalMs;
-    if (this.#consecutiveFailures > 0) return Math.min(30_000, base * 2 ** Math.min(this.#consecutiveFailures, 6));
+    if (this.#consecutiveFailures > 0) return backoffDelayMs({ baseMs: 2 * base, factor: 2, capMs: Math.min(30_000, 64 * base), jitter: 'none' }, this.#consecutiveFailures);
     // A long-poll that came back empty already waited on the hub: ask again at once. One that found work
     // answered immediately and will keep doing so until the work is handled, so pace it.
     const longPolling = this.#opts.longPollSeconds > 0 && !this.#longPollUnsupported;

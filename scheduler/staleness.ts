@@ -1,7 +1,8 @@
 // Exploration by staleness: when workers are idle, the agents that have gone longest without running get a turn.
-// A pure decision over facts gathered elsewhere (definitions, Redis state, the hub's stale list).
+// A pure order over facts gathered elsewhere (definitions, Redis state, the hub's stale list); whether an agent
+// may explore at all is eligibility.ts's decision.
+import { mayRun, type IneligibleReason } from './eligibility.ts';
 import type { QuietHours } from './quiet-hours.ts';
-import { inQuietHours } from './quiet-hours.ts';
 
 export interface ExplorationCandidate {
   name: string;
@@ -16,19 +17,23 @@ export interface ExplorationCandidate {
   paused: boolean;
   /** Posts and comments the agent may still make today; exploration needs at least one. */
   contributionsLeftToday: number;
+  /** A hub with a daily comment cap of its own (Moltbook): comments it still takes today; absent when it has none. */
+  hubCommentsLeftToday?: number;
 }
 
-export type SkipReason = 'discovery_off' | 'paused' | 'quiet_hours' | 'backoff' | 'min_interval' | 'daily_limit';
-
-/** Why an agent may not explore now, or undefined when it may. */
-export function explorationBlocker(c: ExplorationCandidate, now: Date): SkipReason | undefined {
-  if (!c.discoveryEnabled) return 'discovery_off';
-  if (c.paused) return 'paused';
-  if (inQuietHours(c.quietHours, now)) return 'quiet_hours';
-  if (c.eligibleAt > now.getTime()) return 'backoff';
-  if (c.lastActivatedAt !== undefined && now.getTime() - c.lastActivatedAt < c.minIntervalMs) return 'min_interval';
-  if (c.contributionsLeftToday <= 0) return 'daily_limit';
-  return undefined;
+/** Why an agent may not explore now (the candidate's facts asked of eligibility.ts), or undefined when it may. */
+export function explorationBlocker(c: ExplorationCandidate, now: Date): IneligibleReason | undefined {
+  const verdict = mayRun(
+    {
+      trigger: 'exploration',
+      paused: c.paused,
+      backoffUntil: c.eligibleAt,
+      quietHours: c.quietHours,
+      staleness: { discoveryEnabled: c.discoveryEnabled, lastActivatedAt: c.lastActivatedAt, minIntervalMs: c.minIntervalMs, contributionsLeftToday: c.contributionsLeftToday, hubCommentsLeftToday: c.hubCommentsLeftToday },
+    },
+    now,
+  );
+  return verdict.eligible ? undefined : verdict.reason;
 }
 
 /**

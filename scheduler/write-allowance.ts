@@ -5,10 +5,11 @@
 // reserved, per agent and UTC day in the daily counters of agent-state.ts; a replay of the same write (same
 // idempotency key) passes without being counted again.
 import { HubError } from '../hub-client/errors.ts';
+import { isRetryableStatus } from '../policy/retryable-status.ts';
 import type { AgentConfig } from '../store/agent-config.ts';
 import { utcDay } from './agent-state.ts';
 import { RedisKeys } from '../redis/keys.ts';
-import { redisScripts, type RedisScripts, type RedisClient } from '../redis/scripts.ts';
+import { redisScripts, type RedisScripts, type RedisClient, type ReserveWriteCode } from '../redis/scripts.ts';
 
 /** The hub keeps an idempotent reply this long; a replay later than that writes again, so it counts again. */
 const RESERVATION_TTL_MS = 24 * 3600 * 1000;
@@ -50,8 +51,11 @@ export interface WriteReservation {
   replay: boolean;
 }
 
-/** The script's refusal codes as typed refusals (pure). */
-export function refusalOf(agent: string, rules: WriteRules, write: HubWrite, code: number, detail: number): WriteRefused {
+/** The script's refusal codes (the negative ones of lua/reserve-write.lua). */
+export type RefusalCode = Exclude<ReserveWriteCode, 1 | 0>;
+
+/** The script's refusal codes as typed refusals (pure); redis/scripts.ts has refused any code it does not know. */
+export function refusalOf(agent: string, rules: WriteRules, write: HubWrite, code: RefusalCode, detail: number): WriteRefused {
   const l = rules.limits;
   switch (code) {
     case -1:
@@ -62,14 +66,19 @@ export function refusalOf(agent: string, rules: WriteRules, write: HubWrite, cod
       return new WriteRefused(agent, 'max_daily_comments', `refused: max_daily_comments ${l.max_daily_comments} reached`);
     case -4:
       return new WriteRefused(agent, 'max_responses_per_thread', `refused: max_responses_per_thread ${l.max_responses_per_thread} reached in post ${write.kind === 'comment' ? write.postId : '?'}`);
-    default:
+    case -5:
       return new WriteRefused(agent, 'min_interval_seconds', `refused: min_interval_seconds ${l.min_interval_seconds}: the next write is allowed in ${Math.ceil(detail / 1000)} s`, detail);
   }
 }
 
-/** Whether the hub definitely refused a write (so it never happened and its reservation is given back). */
+/**
+ * Whether the hub refused a write for good (a 4xx a retry would meet again), so it never happened and its
+ * reservation is given back. A retryable 4xx keeps it: the retry carries the same key and replays the
+ * reservation. For a post or comment the hub's 409 is the Idempotency-Key still in flight ('busy'): the first
+ * request may still write.
+ */
 export function hubRefusedWrite(status: number | undefined): boolean {
-  return status !== undefined && status >= 400 && status < 500 && ![408, 409, 425, 429].includes(status);
+  return status !== undefined && status >= 400 && status < 500 && !isRetryableStatus(status, 'busy');
 }
 
 /** One agent's writes under its rules: what the hub tools and the pipeline hold. */
@@ -117,7 +126,7 @@ export class WriteAllowance {
       DAY_TTL_SECONDS,
       THREAD_TTL_SECONDS,
     ]);
-    if (code < 0) throw refusalOf(agent, rules, write, code, detail);
+    if (code !== 1 && code !== 0) throw refusalOf(agent, rules, write, code, detail);
     return { agent, write, day, at: now, replay: code === 0 };
   }
 

@@ -1,6 +1,7 @@
 // Keeps definitions current: reloads when the store says something changed or when asked (`warren reload`,
 // SIGHUP), one reload at a time, and retries with backoff while the store is unreachable. Whoever applies
 // the definitions keeps the last good ones meanwhile; this class only decides when to try again.
+import { backoffDelayMs } from '../policy/exponential-backoff.ts';
 
 export interface ReloaderLogger {
   info(obj: object, msg: string): void;
@@ -17,9 +18,12 @@ export interface ReloaderOptions {
   maxRetryMs?: number;
 }
 
-/** Delay before retry number `failures` (1-based): doubling from `initialMs`, capped at `maxMs`. */
+/**
+ * Delay before retry number `failures` (1-based; 0 counts as the first): doubling from `initialMs`, capped at
+ * `maxMs`. No jitter: one reloader per daemon, and its store is not a crowd's.
+ */
 export function retryDelay(failures: number, initialMs: number, maxMs: number): number {
-  return Math.min(maxMs, initialMs * 2 ** Math.max(0, failures - 1));
+  return backoffDelayMs({ baseMs: initialMs, factor: 2, capMs: maxMs, jitter: 'none' }, Math.max(1, failures));
 }
 
 export class Reloader {

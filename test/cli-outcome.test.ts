@@ -1,6 +1,6 @@
 // The shared decisions of the CLI parsers: how a supervisor stop, a no-action sentinel or a post decide the result.
 import { describe, expect, it } from 'vitest';
-import { answered, isPermanentStatus, stoppedOutcome } from '../executors/cli/outcome.ts';
+import { answered, stoppedOutcome } from '../executors/cli/outcome.ts';
 import { mcpServersFor } from '../executors/cli/mcp.ts';
 import { warrenHubMcpLauncher } from '../executors/cli/hub-mcp-launcher.ts';
 import { definition, exitOf } from './support/cli-agent.ts';
@@ -32,11 +32,6 @@ describe('answered', () => {
     expect(answered('Did it.', true, usage, 1)).toMatchObject({ posted: true, text: '', termination: 'final' });
     expect(answered('  NO_ACTION \n', false, usage, 1)).toMatchObject({ posted: false, text: '', termination: 'no_action' });
     expect(answered('  Hello.\n', false, usage, 1)).toMatchObject({ text: 'Hello.', termination: 'final' });
-  });
-
-  it('knows which HTTP statuses are worth a retry', () => {
-    expect([400, 401, 403, 404].map(isPermanentStatus)).toEqual([true, true, true, true]);
-    expect([408, 409, 429, 500, 529, undefined].map(isPermanentStatus)).toEqual([false, false, false, false, false, false]);
   });
 });
 

@@ -7,7 +7,7 @@ import type { BudgetHealth, Comment, Notification, Post } from '../hub-client/ty
 import { remainingToday, renderBudget } from '../prompts/budget.ts';
 import { buildNotificationContext, type BuiltContext } from '../prompts/context.ts';
 import { buildExplorationContext, filterFeed } from '../prompts/exploration.ts';
-import { budgetAllows } from '../scheduler/budget-gate.ts';
+import { budgetAllows } from '../scheduler/eligibility.ts';
 import { AgentConfigSchema, type AgentConfigInput } from '../store/agent-config.ts';
 import { builtinSkills } from '../store/builtin-skills.ts';
 import type { AgentDefinition } from '../store/definition.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { eligibleAt, failureBackoffMs } from '../scheduler/backoff.ts';
-import { budgetAllows } from '../scheduler/budget-gate.ts';
+import { budgetAllows } from '../scheduler/eligibility.ts';
 import { hasUnclaimedWork } from '../scheduler/inbox-claims.ts';
 import { selectInboxWork } from '../scheduler/intake.ts';
 import { inQuietHours } from '../scheduler/quiet-hours.ts';

@@ -2,10 +2,10 @@
 // agent. The same tool definitions and grant rule as the in-process loop. stdout carries JSON-RPC only:
 // every log line goes to stderr (the original hub server logged to stdout and corrupted its stream).
 // With memory grants it also serves memory_save / memory_search, through the daemon's gateway.
-import { createHash, randomBytes } from 'node:crypto';
 import type { Command } from 'commander';
 import { canonicalJson } from '../../agent-loop/loop-guard.ts';
 import type { HubAdapter } from '../../hub-client/adapter.ts';
+import { mcpToolCallKey, standaloneMcpRoot } from '../../policy/idempotency-keys.ts';
 
 export interface McpHubOptions {
   agent: string;
@@ -13,18 +13,8 @@ export interface McpHubOptions {
   /** The agent's own hub key, or the admin key (then it acts as `agent` through agent_id). */
   key: string;
   grants: readonly string[];
-  /** The activation served (the CLI executor passes it); without one, a random id for this process. */
+  /** The activation served (the CLI executor passes it); without one, this server process is the root of its keys. */
   activationId?: string;
-}
-
-/**
- * The idempotency key of one hub write: the activation, the tool and its arguments. A retried activation starts
- * a new server and CLI; the same write in it gets the same key, so the hub replays the first post instead of
- * adding a second. Different arguments are a different write.
- */
-export function mcpWriteKey(activationId: string, tool: string, args: unknown): string {
-  const digest = createHash('sha256').update(canonicalJson(args)).digest('hex').slice(0, 32);
-  return `${activationId}:mcp:${tool}:${digest}`;
 }
 
 export function registerMcpCommand(program: Command): void {
@@ -58,7 +48,7 @@ export async function serveHubMcp(opts: McpHubOptions, hubOverride?: HubAdapter)
   const withMemory = opts.grants.some((g) => g.startsWith('memory:'));
   const tools = [...hubTools({ hub, agent: opts.agent }), ...(withMemory ? memoryToolsOver(gatewayMemoryBackend(opts.hubUrl, opts.key)) : [])];
   const allowed = (grant: string | undefined): boolean => grant === undefined || hasGrant(opts.grants, grant);
-  const activationId = opts.activationId ?? `mcp_${randomBytes(6).toString('hex')}`;
+  const activationId = opts.activationId ?? standaloneMcpRoot(opts.agent, process.pid, Date.now());
 
   const server = new Server({ name: 'warren-hub', version: '0.1.0' }, { capabilities: { tools: {} } });
   server.setRequestHandler(ListToolsRequestSchema, () => ({
@@ -77,7 +67,7 @@ export async function serveHubMcp(opts: McpHubOptions, hubOverride?: HubAdapter)
     if (!tool) return fail(`unknown tool ${req.params.name}`);
     if (!allowed(tool.grant)) return fail(`permission denied: ${tool.definition.name} needs the grant ${tool.grant ?? '?'}`);
     try {
-      const out = await tool.execute(req.params.arguments ?? {}, { signal: extra.signal, callId: String(extra.requestId), idempotencyKey: mcpWriteKey(activationId, tool.definition.name, req.params.arguments ?? {}), step: 0 });
+      const out = await tool.execute(req.params.arguments ?? {}, { signal: extra.signal, callId: String(extra.requestId), idempotencyKey: mcpToolCallKey(activationId, tool.definition.name, canonicalJson(req.params.arguments ?? {})), step: 0 });
       return { isError: out.status !== 'ok', content: [{ type: 'text' as const, text: out.content }] };
     } catch (err) {
       return fail(`${tool.definition.name} failed: ${err instanceof Error ? err.message : String(err)}`);

@@ -4,7 +4,7 @@ import type { HubAdapter } from '../../hub-client/adapter.ts';
 import type { QueueCounts, RunningActivation } from '../../scheduler/activation-queue.ts';
 import type { AgentState, DailyCounters } from '../../scheduler/agent-state.ts';
 import { eligibleAt } from '../../scheduler/backoff.ts';
-import { inQuietHours } from '../../scheduler/quiet-hours.ts';
+import { mayRun, type IneligibleReason } from '../../scheduler/eligibility.ts';
 import { explorationGapMs } from '../../scheduler/staleness.ts';
 import type { AgentDefinition } from '../../store/definition.ts';
 import type { ActivationRecord } from '../../activation/activation-records.ts';
@@ -89,9 +89,14 @@ export interface StatusReport {
   fleet_budget?: FleetBudget | null;
 }
 
+/** The waits `warren status` shows: those that hold back any run, whatever its trigger. */
+const STATUS_WAITS: ReadonlySet<IneligibleReason> = new Set(['not_runnable', 'paused', 'backoff', 'quiet_hours'] as const);
+type StatusWait = Extract<IneligibleReason, 'not_runnable' | 'paused' | 'backoff' | 'quiet_hours'>;
+const isStatusWait = (r: IneligibleReason): r is StatusWait => STATUS_WAITS.has(r);
+
 /**
- * What the scheduler would say about an agent now (pure: same rules as the scheduler's), and the one state it
- * is in. `notRunnable`: its hub name is another identity's; `live.skipped`: no executor of the daemon can run it;
+ * What the scheduler would say about an agent now (pure: the scheduler's own decision, eligibility.ts), and the
+ * one state it is in. `notRunnable`: its hub name is another identity's; `live.skipped`: no executor of the daemon can run it;
  * `live.running`: an activation of it runs now.
  */
 export function agentStatus(
@@ -108,9 +113,10 @@ export function agentStatus(
   const b = def.config.behavior;
   const backoffUntil = eligibleAt(st);
   const notRun = live.skipped ?? notRunnable;
-  const inBackoff = backoffUntil > now.getTime();
-  const quiet = inQuietHours(b.quiet_hours, now);
-  const waiting = notRun ? 'not_runnable' : st.paused ? 'paused' : inBackoff ? 'backoff' : quiet ? 'quiet_hours' : null;
+  const verdict = mayRun({ trigger: 'notification', notRunnable: notRun, paused: st.paused, backoffUntil, quietHours: b.quiet_hours }, now);
+  const waiting: StatusWait | null = !verdict.eligible && isStatusWait(verdict.reason) ? verdict.reason : null;
+  const inBackoff = waiting === 'backoff';
+  const quiet = waiting === 'quiet_hours';
   const nextExploration = b.discovery.enabled ? Math.max(now.getTime(), (st.lastActivatedAt ?? 0) + explorationGapMs(b, minStalenessMs), backoffUntil) : undefined;
   const failed = st.failures ? `${st.failures} failed in a row` : undefined;
   const abandoned = st.abandoned ? `${st.abandoned} notification${st.abandoned === 1 ? '' : 's'} abandoned` : undefined;

@@ -3,11 +3,15 @@
 // exit code (§1.3), and a stdout without any JSON is a setup failure read from the stderr tail.
 import { join } from 'node:path';
 import type { AgentDefinition } from '../../store/definition.ts';
+import { isRetryableStatus } from '../../policy/retryable-status.ts';
 import type { ExecutorResult } from '../executor.ts';
 import type { CliAdapter, CliNote, Invocation, InvocationContext, OutputParser } from './adapter.ts';
 import { isHubPostingTool, type McpServerSpec } from './mcp.ts';
-import { answered, arr, failed, isPermanentStatus, num, obj, eventOfLine, stderrSummary, stoppedOutcome, str, type CliUsage } from './outcome.ts';
+import { answered, arr, failed, num, obj, eventOfLine, stderrSummary, stoppedOutcome, str, type CliUsage } from './outcome.ts';
 import type { SupervisedExit } from './supervisor.ts';
+
+/** The model provider's API answered the CLI: its 409 is a lock or a concurrent request (see openai-model.ts). */
+export const PROVIDER_CONFLICT = 'busy';
 
 export interface ClaudeCodeOptions {
   /** CLAUDE_CODE_MAX_RETRIES: against a 401 an unbounded claude retried for over a minute. */
@@ -189,7 +193,7 @@ export class ClaudeStreamParser implements OutputParser {
       const status = num(r.api_error_status) || this.#apiError?.status;
       const detail = [...arr(r.errors).map((e) => (typeof e === 'string' ? e : JSON.stringify(e))), str(r.result) ?? this.#apiError?.text ?? ''].filter(Boolean).join('; ');
       if (terminal === 'api_error' || status) {
-        return failed(`claude API error${status ? ` ${status}` : ''}${this.#apiError?.error ? ` (${this.#apiError.error})` : ''}: ${detail || 'no detail'}`, !isPermanentStatus(status), usage, steps);
+        return failed(`claude API error${status ? ` ${status}` : ''}${this.#apiError?.error ? ` (${this.#apiError.error})` : ''}: ${detail || 'no detail'}`, isRetryableStatus(status, PROVIDER_CONFLICT), usage, steps);
       }
       return failed(`claude run failed (${terminal ?? (subtype || 'is_error')}): ${detail || stderrSummary(exit.stderrTail)}`, true, usage, steps);
     }

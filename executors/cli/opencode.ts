@@ -7,9 +7,10 @@ import { join } from 'node:path';
 import type { AgentDefinition } from '../../store/definition.ts';
 import type { ExecutorResult } from '../executor.ts';
 import type { CliAdapter, CliNote, Invocation, InvocationContext, OutputParser } from './adapter.ts';
-import { describeExit } from './claude-code.ts';
+import { isRetryableStatus } from '../../policy/retryable-status.ts';
+import { describeExit, PROVIDER_CONFLICT } from './claude-code.ts';
 import { isHubPostingTool, type McpServerSpec } from './mcp.ts';
-import { answered, failed, isPermanentStatus, num, obj, eventOfLine, stderrSummary, stoppedOutcome, str, type CliUsage } from './outcome.ts';
+import { answered, failed, num, obj, eventOfLine, stderrSummary, stoppedOutcome, str, type CliUsage } from './outcome.ts';
 import { PROVIDER_KEY_VAR } from './provider-env.ts';
 import type { SupervisedExit } from './supervisor.ts';
 
@@ -180,8 +181,9 @@ export class OpencodeJsonParser implements OutputParser {
     if (stopped) return stopped;
     if (this.#errors.length) {
       const last = this.#errors.at(-1);
-      const retryable = last?.retryable ?? !isPermanentStatus(last?.status);
-      return failed(`opencode error${last?.status ? ` ${last.status}` : ''}: ${this.#errors.map((e) => e.message).join('; ')}`, retryable && !isPermanentStatus(last?.status), this.#usage, this.#steps);
+      // As the event says (isRetryable), but never when its status says a retry meets the same refusal.
+      const retryable = (last?.retryable ?? true) && isRetryableStatus(last?.status, PROVIDER_CONFLICT);
+      return failed(`opencode error${last?.status ? ` ${last.status}` : ''}: ${this.#errors.map((e) => e.message).join('; ')}`, retryable, this.#usage, this.#steps);
     }
     if (exit.code !== 0) {
       const setup = !this.#sawJson;

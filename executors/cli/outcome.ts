@@ -55,11 +55,6 @@ export function stderrSummary(tail: string, maxChars = 600): string {
   return t.length > maxChars ? `…${t.slice(-maxChars)}` : t;
 }
 
-/** HTTP statuses that will not get better by retrying (auth, bad request, not found). */
-export function isPermanentStatus(status: number | undefined): boolean {
-  return status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 409 && status !== 429;
-}
-
 /** Parses one line as a JSON object; anything else (banners, warnings, garbage) is undefined. */
 export function parseJsonObject(line: string): Record<string, unknown> | undefined {
   const t = line.trim();

@@ -3,6 +3,7 @@
 // (SIGTERM, grace, SIGKILL) on abort, deadline, idle silence or a runaway line. Decisions about what the
 // output means belong to the executors; this file only keeps the process in bounds.
 import { spawn } from 'node:child_process';
+import { endProcessGroup } from '../../agent-loop/process-group.ts';
 import { LineSplitter, LineTooLongError, TailBuffer } from './line-splitter.ts';
 
 export interface SuperviseOptions {
@@ -78,8 +79,11 @@ export function supervise(opts: SuperviseOptions): Promise<SupervisedExit> {
     let stoppedBy: StopReason | undefined;
     let detail: string | undefined;
     let exited: { code: number | null; signal: NodeJS.Signals | null } | undefined;
-    let killTimer: NodeJS.Timeout | undefined;
+    let ending: Promise<void> | undefined;
     let settled = false;
+    /** Settles at 'close': the leader is gone and so is every holder of its pipes. */
+    let closed!: () => void;
+    const whenClosed = new Promise<void>((res) => (closed = res));
     if (pid !== undefined) running++;
 
     const timers: NodeJS.Timeout[] = [];
@@ -89,25 +93,17 @@ export function supervise(opts: SuperviseOptions): Promise<SupervisedExit> {
       if (pid !== undefined) running--;
       for (const t of timers) clearTimeout(t);
       clearTimeout(idleTimer);
-      clearTimeout(killTimer);
       opts.signal?.removeEventListener('abort', onAbort);
       resolve({ pid, code: exited?.code ?? null, signal: exited?.signal ?? null, stoppedBy, detail, stderrTail: stderr.text(), durationMs: Date.now() - started, ...extra });
     };
 
-    const killGroup = (sig: NodeJS.Signals): void => {
-      if (pid === undefined) return;
-      try {
-        process.kill(-pid, sig);
-      } catch {
-        // ESRCH: the whole group is already gone.
-      }
-    };
-    /** SIGTERM to the group now, SIGKILL after the grace period; idempotent. */
+    /**
+     * SIGTERM to the group now; SIGKILL to what is left of it after the grace period, or as soon as the child
+     * closed (a member that let go of the pipes but ignored SIGTERM is still there); once.
+     */
     const terminate = (): void => {
-      if (killTimer) return;
-      killGroup('SIGTERM');
-      killTimer = setTimeout(() => killGroup('SIGKILL'), opts.graceMs);
-      killTimer.unref();
+      if (ending || pid === undefined) return;
+      ending = endProcessGroup(pid, { graceMs: opts.graceMs, exited: whenClosed });
     };
     const stop = (why: StopReason, text?: string): void => {
       // Once the leader exited, only the output still draining can fail the run; timers no longer can.
@@ -170,6 +166,9 @@ export function supervise(opts: SuperviseOptions): Promise<SupervisedExit> {
       terminate();
     });
     // 'close' comes once every holder of the pipes is gone, i.e. after the group is dead.
-    child.on('close', () => finish());
+    child.on('close', () => {
+      closed();
+      finish();
+    });
   });
 }

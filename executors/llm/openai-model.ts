@@ -3,6 +3,7 @@ import OpenAI from 'openai';
 import type { ChatCompletionChunk, ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import type { ChatMessage, ToolCall } from '../../agent-loop/messages.ts';
 import { ModelError, type ChatModel, type ModelRequest, type ModelResponse } from '../../agent-loop/model.ts';
+import { isRetryableStatus } from '../../policy/retryable-status.ts';
 import type { FetchFn } from './cassette.ts';
 import { poolFetch } from './pool-fetch.ts';
 
@@ -227,7 +228,8 @@ function toModelError(err: unknown): ModelError {
   if (err instanceof OpenAI.APIConnectionError) return new ModelError(`model endpoint unreachable: ${err.message}`, { retryable: true, cause: err });
   if (err instanceof OpenAI.APIError) {
     const status = err.status as number | undefined;
-    const retryable = status === undefined || status === 408 || status === 429 || status >= 500;
+    // A provider's 409 is a lock or a concurrent request timing out: the OpenAI and Anthropic SDKs retry it too.
+    const retryable = isRetryableStatus(status, 'busy');
     const headers = err.headers as Headers | undefined;
     const ra = headers?.get('retry-after');
     const raMs = headers?.get('retry-after-ms');

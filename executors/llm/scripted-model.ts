@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import type { ToolCall } from '../../agent-loop/messages.ts';
 import { ModelError, type ChatModel, type ModelRequest, type ModelResponse } from '../../agent-loop/model.ts';
+import { isRetryableStatus } from '../../policy/retryable-status.ts';
 import { ScriptedReplySchema, type ScriptedReply } from '../../store/agent-config.ts';
 
 export class ScriptedChatModel implements ChatModel {
@@ -27,7 +28,8 @@ export class ScriptedChatModel implements ChatModel {
       const status = r.error.status;
       throw new ModelError(`scripted model: ${r.error.message ?? `HTTP ${status}`}`, {
         status,
-        retryable: status === 408 || status === 429 || status >= 500,
+        // As a provider's answer with that status would be (openai-model.ts).
+        retryable: isRetryableStatus(status, 'busy'),
         retryAfterMs: r.error.retry_after === undefined ? undefined : r.error.retry_after * 1000,
       });
     }

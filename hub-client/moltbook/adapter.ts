@@ -22,6 +22,7 @@ import { HubError } from '../errors.ts';
 import { sleep } from '../http.ts';
 import { type Agent, type AgentWithWork, type BudgetHealth, type Comment, type Community, type KeyRotation, type NotificationCount, type Post, type RegisteredAgent, type StaleAgent } from '../types.ts';
 import type { BudgetConfig } from '../../local-hub/budget-rules.ts';
+import { moltbookLedgerKey } from '../../policy/idempotency-keys.ts';
 import { LocalBudgetLedger } from './budget-ledger.ts';
 import { solveChallenge } from './challenge.ts';
 import { challengeQuestion, parseModelAnswer, timeToAsk, type ChallengeModel } from './challenge-fallback.ts';
@@ -330,7 +331,7 @@ export class MoltbookAdapter implements HubAdapter {
   async createComment(comment: NewComment, opts: WriteOptions = {}): Promise<Comment> {
     const { agent, postId, content } = comment;
     const hash = contentHash(content);
-    const wkey = opts.idempotencyKey ?? `content:${agent}:${postId}:${hash}`;
+    const wkey = opts.idempotencyKey ?? moltbookLedgerKey(agent, postId, hash);
     const mine = async (): Promise<Comment | undefined> => (await this.#comments(agent, postId, opts.signal)).find((c) => c.author.name === agent && contentHash(c.content) === hash);
     return this.#write<Comment>(agent, 'comment', wkey, { agent, kind: 'comment', postId, contentHash: hash }, mine, {
       method: 'POST',
@@ -348,7 +349,7 @@ export class MoltbookAdapter implements HubAdapter {
     const submolt = (post.community ?? 'general').replace(/^m\//, '');
     const title = post.title?.trim() || post.content.split('\n')[0]!.slice(0, 120) || 'untitled';
     const hash = contentHash(`${title}\n${post.content}`);
-    const wkey = opts.idempotencyKey ?? `content:${post.agent}:post:${hash}`;
+    const wkey = opts.idempotencyKey ?? moltbookLedgerKey(post.agent, 'post', hash);
     const mine = async (): Promise<Post | undefined> => {
       const body = await this.#call(post.agent, 'read', { method: 'GET', path: '/posts', query: { sort: 'new', submolt, limit: 50 }, signal: opts.signal });
       const posts = (unwrapMoltbookList(body, ['posts']) ?? []).flatMap((p) => {

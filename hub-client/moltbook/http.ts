@@ -3,6 +3,7 @@
 // again is the caller's decision (a POST never is, blindly).
 import { deadline } from '../deadline.ts';
 import { HubError } from '../errors.ts';
+import { isRetryableStatus } from '../../policy/retryable-status.ts';
 import { retryAfterMsOf } from './wire.ts';
 
 export interface MoltbookRequest {
@@ -49,5 +50,6 @@ export async function moltbookRequest(baseUrl: string, r: MoltbookRequest): Prom
   const err = body && typeof body === 'object' ? (body as { error?: unknown; hint?: unknown }) : {};
   const detail = [typeof err.error === 'string' ? err.error : text.slice(0, 200) || res.statusText, typeof err.hint === 'string' ? `(${err.hint})` : ''].filter(Boolean).join(' ');
   const retryAfterMs = res.status === 429 ? (retryAfterMsOf(body, res.headers.get('retry-after') ?? undefined) ?? 60_000) : undefined;
-  throw new HubError({ method: r.method, path: r.path, status: res.status, detail, retryable: res.status === 408 || res.status === 429 || res.status >= 500, retryAfterMs });
+  // Moltbook's 409s are about what is stored (a challenge already answered): sent again, the same request meets them.
+  throw new HubError({ method: r.method, path: r.path, status: res.status, detail, retryable: isRetryableStatus(res.status, 'state'), retryAfterMs });
 }
