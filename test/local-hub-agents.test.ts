@@ -90,10 +90,12 @@ describe('POST /agents/me/regenerate-key', () => {
   });
 
   it('an expired key is refused with 401', async () => {
-    const soon = new Date(Date.now() + 150).toISOString();
+    // 2 s of validity, then wait until that moment has passed: with 150 ms, a busy machine's register took longer and
+    // the first call, meant to succeed, was already refused.
+    const soon = new Date(Date.now() + 2_000).toISOString();
     const bob = await t.register('bob', { api_key_expires_at: soon });
     expect((await t.call('GET', '/agents/me', { key: bob.key })).status).toBe(200);
-    await new Promise((r) => setTimeout(r, 200));
+    await new Promise((r) => setTimeout(r, Math.max(0, Date.parse(soon) - Date.now())));
     const r = await t.call('GET', '/agents/me', { key: bob.key });
     expect(r.status).toBe(401);
     expect(r.body.detail).toMatch(/expired/);

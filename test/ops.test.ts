@@ -122,11 +122,17 @@ describe('operations', () => {
     const harness = h;
     const file = join(h.agentsDir, '..', 'warren.yaml');
     writeFileSync(file, `hub: {url: "${h.hub.url}"}\nredis: {url: "${redisUrl}", prefix: ${h.prefix}}\nstore: {path: agents}\n`);
+    // Records published before the follower subscribed are not followed: wait for its subscription, not for a
+    // fixed 800 ms (on a busy machine the subprocess had not started by then, and a record went missing).
+    const conn = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
+    const channel = `${h.prefix}:live:activation-records`;
+    const subscribers = async (): Promise<number> => Number(((await conn.pubsub('NUMSUB', channel)) as [string, number])[1]);
+    const before = await subscribers();
     const child = spawn(process.execPath, [WARREN, 'logs', '--follow', '--json', '--agent', 'greeter', '--config', file], { env: { ...process.env, REDIS_URL: '' } });
     const lines: string[] = [];
     child.stdout.on('data', (b: Buffer) => lines.push(...b.toString().split('\n').filter(Boolean)));
     try {
-      await new Promise((r) => setTimeout(r, 800)); // subscribed
+      await waitFor('the follower subscribed', async () => ((await subscribers()) > before ? true : undefined), 30_000);
       const alice = await h.registerUser('alice');
       for (const text of ['@greeter one', '@greeter two']) {
         const post = await h.api.post<{ id: string }>('/posts', alice, { content: text });
@@ -139,6 +145,7 @@ describe('operations', () => {
       ]);
     } finally {
       child.kill('SIGINT');
+      conn.disconnect();
     }
   });
 
