@@ -193,12 +193,10 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const executors = buildExecutors({
       config,
       env,
-      context,
       redactor,
       hubMcp,
       // Late-bound: the registry is built from these executors, and delegation looks agents up at run time.
       agents: { get: (name) => registry.get(name) },
-      onContextWarning: (what, err) => logger.warn({ err }, what),
       writes,
       secret: (name) => secrets.get(name),
       runAs: opts.role === 'scheduler' ? undefined : await startCliIsolation(config, secrets, logger),

@@ -6,20 +6,15 @@
 import type { RedisClient } from '../redis/scripts.ts';
 import type { Logger } from 'pino';
 import type { AgentDefinition } from '../store/definition.ts';
-import type { HubAdapter } from '../hub-client/adapter.ts';
 import { MoltbookAdapter } from '../hub-client/moltbook/adapter.ts';
 import type { AgeLimits } from '../hub-client/moltbook/write-limits.ts';
 import type { ChallengeModel } from '../hub-client/moltbook/challenge-fallback.ts';
-import type { BudgetHealth } from '../hub-client/types.ts';
 import { createCliExecutors } from '../executors/cli/cli-executors.ts';
 import { programLookup } from '../executors/cli/cli-executor.ts';
 import { warrenHubMcpAvailable, warrenHubMcpLauncher } from '../executors/cli/hub-mcp-launcher.ts';
 import type { HubMcpLauncher } from '../executors/cli/mcp.ts';
 import { LlmExecutor, llmSettings, type LlmExecutorOptions } from '../executors/llm/llm-executor.ts';
 import { parseMockResponses } from '../executors/llm/scripted-model.ts';
-import { buildActivationContext, type ActivationTask } from '../prompts/activation-context.ts';
-import { remainingToday, type RemainingToday } from '../prompts/budget.ts';
-import type { BuiltContext, ContextOptions } from '../prompts/context.ts';
 import { hubBudget, type WarrenConfig } from './config.ts';
 import { ExecutorRegistry } from './executor-registry.ts';
 import { HubGateway } from './hub-gateway.ts';
@@ -27,7 +22,6 @@ import type { WriteAllowance } from '../scheduler/write-allowance.ts';
 import type { CliUsers } from '../executors/cli/run-as.ts';
 import type { Redactor } from './redact.ts';
 import type { AgentMemory } from '../memory/agent-memory.ts';
-import type { MemoryEntry } from '../memory/memory-store.ts';
 import { effectiveGrants } from '../memory/memory-grants.ts';
 import { agentMemoryBackend } from '../memory/memory-tools.ts';
 
@@ -43,32 +37,6 @@ export interface ContextSources {
 
 export function contextSources(config: WarrenConfig, env: NodeJS.ProcessEnv, usedToday?: ContextSources['usedToday']): ContextSources {
   return { contextTaskTokens: config.workers.context_tokens, cliAvailable: programLookup(env.PATH), usedToday };
-}
-
-/** The context options of one activation: the process's sources and what the hub and the counters said. */
-export function contextOptions(sources: ContextSources, budget: BudgetHealth | undefined, remaining: RemainingToday | undefined): ContextOptions {
-  return { budget, remainingToday: remaining, taskTokens: sources.contextTaskTokens, cliAvailable: sources.cliAvailable };
-}
-
-/**
- * Gathers the pieces (the hub's budget answer, today's counters) and builds the context, for activations that
- * do not gather them on their own way (the daemon's pipeline does, to gate on the budget): `warren run` and
- * delegates. Both pieces fail open: a missing one is left out of the context and reported through `onWarning`.
- */
-export async function gatherContext(
-  sources: ContextSources,
-  hub: HubAdapter | undefined,
-  def: AgentDefinition,
-  task: ActivationTask,
-  opts: { signal?: AbortSignal; onWarning?: (what: string, err: unknown) => void; memories?: readonly MemoryEntry[] } = {},
-): Promise<BuiltContext> {
-  const warn = (what: string) => (err: unknown): undefined => void opts.onWarning?.(what, err);
-  const [budget, used] = await Promise.all([
-    hub?.budgetHealth(def.name, opts.signal).catch(warn('budget health unavailable')),
-    sources.usedToday?.(def.name).catch(warn('daily counters unavailable')),
-  ]);
-  const remaining = used ? remainingToday(def.config.behavior.limits, used) : undefined;
-  return buildActivationContext(def, task, { ...contextOptions(sources, budget, remaining), ...(opts.memories ? { memories: opts.memories } : {}) });
 }
 
 /**
@@ -103,15 +71,12 @@ export interface ExecutorsOptions {
   env: NodeJS.ProcessEnv;
   /** Agent definitions by name, for delegation; looked up at run time. */
   agents: { get(name: string): AgentDefinition | undefined };
-  context: ContextSources;
   /** Span payloads pass this redaction when `tracing.capture_payloads` is on. */
   redactor: Redactor;
   /** Starts warren's hub MCP server for CLI agents; absent: they get none. */
   hubMcp?: HubMcpLauncher;
   /** What a caller changes in the in-process loop (warren run: streaming, a cassette's fetch, the key of a replay). */
   llm?: Pick<LlmExecutorOptions, 'stream' | 'fetch' | 'secret'>;
-  /** Delegates' context warnings (budget or counters unavailable). */
-  onContextWarning?: (what: string, err: unknown) => void;
   /** Where the hub tools' writes are admitted against the agents' limits; absent: not limited (tests, dry runs). */
   writes?: WriteAllowance;
   /** Looks a secret up by name (services/secrets.ts: environment, NAME_FILE, secrets.dir); default the environment. */
@@ -124,7 +89,7 @@ export interface ExecutorsOptions {
 
 /** The executor registry: the in-process loop and the four CLIs, with warren.yaml's `executors` settings. */
 export function buildExecutors(opts: ExecutorsOptions): ExecutorRegistry {
-  const { config, env, context } = opts;
+  const { config, env } = opts;
   const secret = opts.secret ?? ((name: string): string | undefined => env[name]);
   const llm = new LlmExecutor({
     secret,
@@ -136,8 +101,6 @@ export function buildExecutors(opts: ExecutorsOptions): ExecutorRegistry {
     agents: opts.agents,
     writes: opts.writes,
     memory: opts.memory,
-    // A delegate is an activation of its own agent: its own budget and counters, the parent's kind of pieces.
-    delegateContext: (def, task, hub, signal) => gatherContext(context, hub, def, { kind: 'prompt', text: task }, { signal, onWarning: opts.onContextWarning }),
     ...opts.llm,
   });
   const cli = config.executors.cli;

@@ -12,7 +12,7 @@ import type { RedisTarget } from '../../redis/connect.ts';
 import { definitionForTrigger } from '../../activation/activation-model.ts';
 import type { ActivationEvent } from '../../agent-loop/events.ts';
 import type { TerminationReason } from '../../agent-loop/termination.ts';
-import { assertNever, outcomeOfRun, type OutcomeKind, type RunOutcome } from '../../executors/run-outcome.ts';
+import { assertNever, type OutcomeKind, type RunOutcome } from '../../executors/run-outcome.ts';
 import type { HubAdapter } from '../../hub-client/adapter.ts';
 import type { ActivationTask } from '../../prompts/activation-context.ts';
 import type { DailyCounters } from '../../scheduler/agent-state.ts';
@@ -176,7 +176,8 @@ export async function runAgent(agentName: string, opts: RunOptions, env: NodeJS.
   const { SecretSource } = await import('../../services/secrets.ts');
   const { startCliIsolation } = await import('../../services/cli-isolation.ts');
   const { redactingWrites } = await import('../../services/redacting-hub.ts');
-  const { buildExecutors, contextSources, gatherContext, startHubMcp } = await import('../../services/composition.ts');
+  const { buildExecutors, contextSources, startHubMcp } = await import('../../services/composition.ts');
+  const { runTurn } = await import('../../activation/run-turn.ts');
   const { pino } = await import('pino');
   const logger = pino({ level: 'warn' }, process.stderr);
   // The daemon's secrets, redaction, write limits and CLI isolation: a run by hand is held to the same lines.
@@ -209,11 +210,9 @@ export async function runAgent(agentName: string, opts: RunOptions, env: NodeJS.
     const executors = buildExecutors({
       config,
       env,
-      context,
       redactor,
       hubMcp: hubMcp?.launcher,
       agents: { get: (name) => agents.find((a) => a.name === name) },
-      onContextWarning: warn,
       writes: writes?.allowance,
       secret: (name) => secrets.get(name),
       runAs: await startCliIsolation(config, secrets, logger),
@@ -243,17 +242,14 @@ export async function runAgent(agentName: string, opts: RunOptions, env: NodeJS.
     if (tracing) cleanups.push(() => tracing.shutdown());
     events.emit({ type: 'activation_start', agent: def.name, executor: def.config.type });
     const task = await runTask(def, opts, hub);
-    const { recallTextOf } = await import('../../prompts/recall-text.ts');
-    const memories = await memory.recall(def, recallTextOf(task), ac.signal);
-    const built = await gatherContext(context, hub, def, task, { signal: ac.signal, onWarning: warn, memories });
     // --explore runs on the model the daemon would use for an exploration (brain.exploration_model when set).
-    const result = await resolved.executor.run({ id: activationId, definition: definitionForTrigger(def, opts.explore ? 'exploration' : 'notification'), context: built, events, signal: ac.signal, hub });
+    const { result, outcome } = await runTurn({ ...context, hub, memory, onWarning: warn }, definitionForTrigger(def, opts.explore ? 'exploration' : 'notification'), task, ac.signal, { id: activationId, events, executor: resolved.executor });
     if (opts.json) {
       const record: RunRecord = {
         activation_id: activationId,
         agent: def.name,
         termination: result.termination,
-        outcome: outcomeOfRun(result).kind,
+        outcome: outcome.kind,
         partial: result.partial,
         text: result.text,
         usage: { input_tokens: result.usage.inputTokens, output_tokens: result.usage.outputTokens, cost_usd: result.usage.costUsd ?? 0 },
@@ -273,7 +269,7 @@ export async function runAgent(agentName: string, opts: RunOptions, env: NodeJS.
       for (const m of replayer.mismatches) console.error(`warren: ${m}`);
       return 1;
     }
-    return exitCodeFor(outcomeOfRun(result));
+    return exitCodeFor(outcome);
   } finally {
     for (const c of cleanups.reverse()) await c();
   }
