@@ -27,7 +27,8 @@ import { partitionInbox } from './inbox-policy.ts';
 import { PhaseTimer, type PhaseTimings } from './phase-timer.ts';
 import type { Ending as MemoryEnding } from '../memory/remember.ts';
 import { endingOf, NO_USAGE, plusUsage, type Ending, type Step, type StepFailure, type StopDetail, type TaskRef, type UsageWithCost, type WorkOutcome } from './ending.ts';
-import { runTurn, type ContextPieces, type Turn, type TurnServices } from './run-turn.ts';
+import { runTurn, type ContextPieces, type Turn } from './run-turn.ts';
+import type { TurnServices } from '../services/composition.ts';
 
 export type { StopDetail, TaskRef, UsageWithCost } from './ending.ts';
 

@@ -5,26 +5,14 @@
 import type { EventLog } from '../agent-loop/events.ts';
 import type { ActivationInput, ExecutorResult } from '../executors/executor.ts';
 import { outcomeOfRun, type RunOutcome } from '../executors/run-outcome.ts';
-import type { HubAdapter } from '../hub-client/adapter.ts';
 import type { BudgetHealth } from '../hub-client/types.ts';
-import type { AgentMemory } from '../memory/agent-memory.ts';
 import { buildActivationContext, type ActivationTask } from '../prompts/activation-context.ts';
 import { remainingToday, type RemainingToday } from '../prompts/budget.ts';
 import type { ContextOptions } from '../prompts/context.ts';
 import { recallTextOf } from '../prompts/recall-text.ts';
-import type { ContextSources } from '../services/composition.ts';
+import type { ContextSources, TurnServices } from '../services/composition.ts';
 import type { AgentDefinition } from '../store/definition.ts';
 import { PhaseTimer } from './phase-timer.ts';
-
-/** What a turn uses of its process's services (the bundle of services/composition.ts, or an activation's deps). */
-export interface TurnServices extends ContextSources {
-  /** The hub: its budget answer goes into the context, and the agent's hub tools act on it. Absent: neither. */
-  hub?: HubAdapter;
-  /** Agents with `memory.enabled` are reminded of what fits the task. */
-  memory?: AgentMemory;
-  /** A context piece that could not be read (budget, today's counters): the turn goes on without it. */
-  onWarning?: (what: string, err: unknown) => void;
-}
 
 /** The budget answer and what is left today, as the context shows them. */
 export interface ContextPieces {

@@ -1,12 +1,13 @@
-// The composition root (services/composition.ts) and the one turn (activation/run-turn.ts): the executors the daemon
-// and `warren run` share, and the context pieces every kind of activation gets, delegates included. Real local hub, real OpenAI-compatible HTTP.
+// What runs agents (services/runtime.ts) and the one turn (activation/run-turn.ts): the executors the daemon and
+// `warren run` share, and the context pieces every kind of activation gets, delegates included. Real local hub,
+// real OpenAI-compatible HTTP.
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EventLog } from '../agent-loop/events.ts';
 import { runTurn } from '../activation/run-turn.ts';
-import { buildExecutors, contextSources } from '../services/composition.ts';
+import { buildExecutors, contextSources } from '../services/runtime.ts';
 import { WarrenConfigSchema } from '../services/config.ts';
 import { Redactor } from '../services/redact.ts';
 import { HubClient } from '../hub-client/client.ts';
