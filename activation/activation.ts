@@ -30,8 +30,6 @@ import { endingOf, NO_USAGE, plusUsage, type Ending, type Step, type StepFailure
 import { runTurn, type ContextPieces, type Turn } from './run-turn.ts';
 import type { TurnServices } from '../services/composition.ts';
 
-export type { StopDetail, TaskRef, UsageWithCost } from './ending.ts';
-
 /** The pipeline's services: a turn's (the hub, memory, the context pieces' sources) and its own. */
 export interface ActivationDeps extends TurnServices {
   hub: HubAdapter;
@@ -201,8 +199,12 @@ async function activation(deps: ActivationDeps, activationId: string, job: Activ
   const used = await usedToday;
   const pieces: ContextPieces = { budget, remaining: used ? remainingToday(def.config.behavior.limits, used) : undefined };
   const run: Run = { def: definitionForTrigger(def, job.trigger), executor: resolved.executor, activationId, events, signal, jobSignal, log, timer, pieces, claim, traceparent: opts.traceparent };
-  const steps = job.trigger === 'exploration' ? [await explore(deps, run)] : await answerInbox(deps, run, inbox!);
-  limit.dispose();
+  let steps: Step[];
+  try {
+    steps = job.trigger === 'exploration' ? [await explore(deps, run)] : await answerInbox(deps, run, inbox!);
+  } finally {
+    limit.dispose();
+  }
   const ending = endingOf(steps);
   const usage = ending.kind === 'failed' ? ending.failure.usage : ending.usage;
   // Two independent reports, sent together: one round trip of the hub's instead of two at the activation's end.

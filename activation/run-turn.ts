@@ -10,7 +10,7 @@ import { buildActivationContext, type ActivationTask } from '../prompts/activati
 import { remainingToday, type RemainingToday } from '../prompts/budget.ts';
 import type { ContextOptions } from '../prompts/context.ts';
 import { recallTextOf } from '../prompts/recall-text.ts';
-import type { ContextSources, TurnServices } from '../services/composition.ts';
+import type { TurnServices } from '../services/composition.ts';
 import type { AgentDefinition } from '../store/definition.ts';
 import { PhaseTimer } from './phase-timer.ts';
 
@@ -70,7 +70,7 @@ export async function runTurn<R extends ExecutorResult>(services: TurnServices, 
 }
 
 /** The context options of one turn: the process's sources and what the hub and the counters said. */
-function contextOptions(sources: ContextSources, pieces: ContextPieces): ContextOptions {
+function contextOptions(sources: TurnServices, pieces: ContextPieces): ContextOptions {
   return { budget: pieces.budget, remainingToday: pieces.remaining, taskTokens: sources.contextTaskTokens, cliAvailable: sources.cliAvailable };
 }
 

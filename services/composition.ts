@@ -25,8 +25,6 @@ import { Redactor } from './redact.ts';
 import type { ContextSources } from './runtime.ts';
 import { SecretSource } from './secrets.ts';
 
-export type { ContextSources } from './runtime.ts';
-
 /** What one agent turn uses of its process's services (activation/run-turn.ts). */
 export interface TurnServices extends ContextSources {
   /** The hub: its budget answer goes into the context, and the agent's hub tools act on it. Absent: neither. */
