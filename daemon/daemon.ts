@@ -1,4 +1,5 @@
-// Wires one warren process: optional embedded hub, agent registry, scheduler, worker; and stops them in order.
+// Wires one warren process: its services (services/composition.ts, the embedded hub among them), the agent registry,
+// the scheduler and the worker; and stops them in order.
 import type { Logger } from 'pino';
 import type { HubMcpLauncher } from '../executors/cli/mcp.ts';
 import { runningSubprocessCount } from '../executors/cli/supervisor.ts';
