@@ -1,21 +1,20 @@
 // One activation, start to end: check the budget, then either answer the inbox (notification) or look around
 // (exploration); post the answer, and only then mark notifications read; finally report usage and tell the
 // hub the agent ran. Every hub write carries an idempotency key derived from the activation.
+// Each step returns what it came to (activation/ending.ts: done, skipped or failed, never a throw); endingOf
+// combines them, and the worker gets the activation's ending as one value.
 import type { Logger } from 'pino';
 import { EventLog, type ActivationEvent } from '../agent-loop/events.ts';
-import { addUsage, ZERO_USAGE, type TokenUsage } from '../agent-loop/messages.ts';
 import type { HubAdapter, NotificationPage } from '../hub-client/adapter.ts';
 import { deadline } from '../hub-client/deadline.ts';
-import type { BudgetHealth, BudgetStatus, Notification, Post } from '../hub-client/types.ts';
-import type { Executor } from '../executors/executor.ts';
-import { assertNever, outcomeOfError, outcomeOfRun, outcomeReason, type FailureOutcome, type Outcome, type RunOutcome } from '../executors/run-outcome.ts';
-import { remainingToday, type RemainingToday } from '../prompts/budget.ts';
-import { buildActivationContext, type ActivationTask } from '../prompts/activation-context.ts';
+import type { BudgetStatus, Notification, Post } from '../hub-client/types.ts';
+import type { Executor, ExecutorResult } from '../executors/executor.ts';
+import { assertNever, outcomeOfError, type FailureOutcome, type Outcome } from '../executors/run-outcome.ts';
+import { remainingToday } from '../prompts/budget.ts';
 import { filterFeed } from '../prompts/exploration.ts';
 import type { AgentDefinition } from '../store/definition.ts';
 import type { ActivationJob } from '../scheduler/activation-job.ts';
 import { mayRun } from '../scheduler/eligibility.ts';
-import { contextOptions } from '../services/composition.ts';
 import { WriteRefused, type WriteAllowance } from '../scheduler/write-allowance.ts';
 import { outcomeOfRefusal } from './failure-policy.ts';
 import { definitionForTrigger } from './activation-model.ts';
@@ -26,46 +25,29 @@ import type { InboxClaim } from '../scheduler/inbox-claims.ts';
 import type { ReplyOutbox } from './reply-outbox.ts';
 import { partitionInbox } from './inbox-policy.ts';
 import { PhaseTimer, type PhaseTimings } from './phase-timer.ts';
-import type { AgentMemory } from '../memory/agent-memory.ts';
-import type { Ending } from '../memory/remember.ts';
-import { recallTextOf } from '../prompts/recall-text.ts';
-import type { MemoryEntry } from '../memory/memory-store.ts';
+import type { Ending as MemoryEnding } from '../memory/remember.ts';
+import { endingOf, NO_USAGE, plusUsage, type Ending, type Step, type StepFailure, type StopDetail, type TaskRef, type UsageWithCost, type WorkOutcome } from './ending.ts';
+import { runTurn, type ContextPieces, type Turn } from './run-turn.ts';
+import type { TurnServices } from '../services/composition.ts';
 
-export interface ActivationDeps {
+/** The pipeline's services: a turn's (the hub, memory, the context pieces' sources) and its own. */
+export interface ActivationDeps extends TurnServices {
   hub: HubAdapter;
   agents: { get(name: string): AgentDefinition | undefined };
   executors: Pick<ExecutorRegistry, 'resolve'>;
   outbox: ReplyOutbox;
-  /** Admits the pipeline's replies against the agent's limits (a refusal throws WriteRefused). */
+  /** Admits the pipeline's replies against the agent's limits (a refusal is a WriteRefused). */
   writes?: WriteAllowance;
   logger: Logger;
   /** Most notifications answered in one activation; the rest stay unread and bring the agent back. */
   maxNotificationsPerActivation?: number;
   /** Posts offered to an exploring agent. */
   explorationFeedSize?: number;
-  /** Token budget of the task part of the context (thread or feed); long threads are trimmed to it. */
-  contextTaskTokens?: number;
   /** Known secrets out of an answer before it is kept (reply outbox) or posted. */
   redact?: (text: string) => string;
-  /** Whether a program is on this machine's PATH (skills' `requires_cli`). */
-  cliAvailable?: (cli: string) => boolean;
-  /** Posts and comments the agent already wrote today, for the "left today" lines of its context. */
-  usedToday?: (agent: string) => Promise<{ posts: number; comments: number } | undefined>;
-  /** Agents with `memory.enabled`: what fits the task is recalled into the context, what was done is remembered. */
-  memory?: AgentMemory;
 }
 
-/** What an activation is working on, for error posts. */
-export interface TaskRef {
-  notificationId?: string;
-  postId?: string;
-  from?: string;
-  excerpt?: string;
-}
-
-export type UsageWithCost = TokenUsage & { costUsd: number };
-
-/** A finished activation: `outcome` is how it ended (answered, posted, no action or skipped; failures throw). */
+/** A finished activation: `outcome` is how it ended (answered, posted, no action or skipped; failures are ActivationErrors). */
 export interface ActivationOutcome {
   activationId: string;
   agent: string;
@@ -82,12 +64,6 @@ export interface ActivationOutcome {
   events: ActivationEvent[];
   /** Milliseconds spent per phase (hub calls, context, executor…). */
   timings: PhaseTimings;
-}
-
-/** What stopped a run, for the short guard and limit posts. */
-export interface StopDetail {
-  tool?: string;
-  steps: number;
 }
 
 /** The activation left work undone; `outcome` says how (the worker's failure policy decides what follows). */
@@ -107,7 +83,7 @@ export class ActivationError extends Error {
     this.agent = agent;
     this.outcome = outcome;
     this.task = opts.task;
-    this.usage = opts.usage ?? { ...ZERO_USAGE, costUsd: 0 };
+    this.usage = opts.usage ?? NO_USAGE;
     this.stop = opts.stop;
     this.errorName = opts.errorName;
     this.events = opts.events ?? [];
@@ -119,6 +95,9 @@ export class ActivationError extends Error {
   }
 }
 
+/** How an activation ended, as one value: it finished (answered, posted, no action, skipped), or it failed. */
+export type ActivationEnding = { kind: 'finished'; outcome: ActivationOutcome } | { kind: 'failed'; error: ActivationError };
+
 interface Run {
   def: AgentDefinition;
   executor: Executor;
@@ -128,11 +107,9 @@ interface Run {
   /** The worker's own signal (shutdown): an abort that did not come from it is the activation's deadline. */
   jobSignal: AbortSignal;
   log: Logger;
-  outcome: ActivationOutcome;
   timer: PhaseTimer;
-  /** The budget-health answer, shown to the model; undefined when the hub did not answer. */
-  budget: BudgetHealth | undefined;
-  remaining: RemainingToday | undefined;
+  /** The budget-health answer (undefined when the hub did not answer) and what is left today, shown to the model. */
+  pieces: ContextPieces;
   /** The run's claim on its inbox (notification runs in the daemon; none in tests that run one by hand). */
   claim: InboxClaim | undefined;
   traceparent: string | undefined;
@@ -151,41 +128,55 @@ export interface RunActivationOptions {
   today?: { posts: number; comments: number };
 }
 
+/** One activation, as its ending: never rejects (what nothing foresaw is a failure too, classified by outcomeOfError). */
+export async function activate(deps: ActivationDeps, activationId: string, job: ActivationJob, jobSignal: AbortSignal, opts: RunActivationOptions = {}): Promise<ActivationEnding> {
+  try {
+    return await activation(deps, activationId, job, jobSignal, opts);
+  } catch (err) {
+    return { kind: 'failed', error: new ActivationError(job.agent, outcomeOfError(err, jobSignal.aborted), { cause: err }) };
+  }
+}
+
+/** One activation run by hand (tests, benches): its outcome, or its ActivationError thrown. */
 export async function runActivation(deps: ActivationDeps, activationId: string, job: ActivationJob, jobSignal: AbortSignal, opts: RunActivationOptions = {}): Promise<ActivationOutcome> {
+  const ending = await activate(deps, activationId, job, jobSignal, opts);
+  if (ending.kind === 'failed') throw ending.error;
+  return ending.outcome;
+}
+
+async function activation(deps: ActivationDeps, activationId: string, job: ActivationJob, jobSignal: AbortSignal, opts: RunActivationOptions): Promise<ActivationEnding> {
   const { attempt = 1, claim } = opts;
   const { hub, logger } = deps;
   const log = logger.child({ agent: job.agent, activation: activationId, trigger: job.trigger });
   const events = new EventLog(activationId, { listener: opts.onEvent });
   const timer = new PhaseTimer();
-  const outcome: ActivationOutcome = {
-    activationId,
-    agent: job.agent,
-    trigger: job.trigger,
-    outcome: { kind: 'no_action', reason: 'nothing_to_do' },
-    reason: 'nothing_to_do',
-    handled: [],
-    replies: 0,
-    posts: 0,
-    usage: { ...ZERO_USAGE, costUsd: 0 },
-    budget: 'healthy',
-    events: events.events,
-    timings: timer.timings,
+  const ended = (ending: Ending, budget: BudgetStatus): ActivationEnding => {
+    switch (ending.kind) {
+      case 'ended':
+        return { kind: 'finished', outcome: { activationId, agent: job.agent, trigger: job.trigger, outcome: ending.outcome, reason: ending.reason, handled: ending.handled, replies: ending.replies, posts: ending.posts, usage: ending.usage, budget, events: events.events, timings: timer.timings } };
+      case 'failed': {
+        const f = ending.failure;
+        return { kind: 'failed', error: new ActivationError(job.agent, f.outcome, { cause: f.cause, task: f.task, usage: f.usage, stop: f.stop, errorName: f.errorName, events: events.events }) };
+      }
+      default:
+        return assertNever(ending);
+    }
   };
 
   const def = deps.agents.get(job.agent);
   if (!def) {
     log.warn('agent is no longer defined; activation skipped');
-    return skipped(outcome, 'undefined_agent');
+    return ended(endingOf([{ kind: 'skipped', reason: 'undefined_agent' }]), 'healthy');
   }
   const resolved = deps.executors.resolve(def);
-  if ('unavailable' in resolved) throw new ActivationError(job.agent, { kind: 'terminal_failure', message: resolved.unavailable, source: 'agent' });
+  if ('unavailable' in resolved) return ended(endingOf([{ kind: 'failed', failure: { outcome: { kind: 'terminal_failure', message: resolved.unavailable, source: 'agent' }, usage: NO_USAGE } }]), 'healthy');
 
   // One signal for the whole activation: the worker's cancel (shutdown) or the agent's max_duration.
   const limit = deadline(def.config.behavior.max_duration, jobSignal);
   const signal = limit.signal;
   // The inbox is asked with the budget: warren's hub answers both in one call (docs/hub-api.md §5.3).
   const inbox = job.trigger === 'notification' ? timer.time('inbox', () => hub.listNotifications(def.name, { unreadOnly: true, limit: 50, includeBudget: true, signal })) : undefined;
-  inbox?.catch(() => undefined); // awaited (and its error surfaced) in answerInbox; ignored when the budget says no
+  inbox?.catch(() => undefined); // awaited (and its error surfaced) in readInbox; ignored when the budget says no
   // Today's counters, for the "left today" lines of the context; asked alongside, never fatal.
   const usedToday = opts.today ? Promise.resolve(opts.today) : deps.usedToday?.(def.name).catch((err: unknown) => void log.warn({ err }, 'daily counters unavailable'));
   // The hub's word on the budget, asked fresh (with the inbox, or apart when the inbox did not bring it): at
@@ -197,213 +188,262 @@ export async function runActivation(deps: ActivationDeps, activationId: string, 
       return undefined;
     },
   );
-  outcome.budget = budget?.status ?? 'healthy';
-  if (!mayRun({ trigger: job.trigger, budget: outcome.budget }, new Date()).eligible) {
+  const status = budget?.status ?? 'healthy';
+  if (!mayRun({ trigger: job.trigger, budget: status }, new Date()).eligible) {
     limit.dispose();
-    log.info({ budget: outcome.budget }, 'activation skipped by the budget');
-    return skipped(outcome, `budget_${outcome.budget}`);
+    log.info({ budget: status }, 'activation skipped by the budget');
+    return ended(endingOf([{ kind: 'skipped', reason: `budget_${status}` }]), status);
   }
 
   events.emit({ type: 'activation_start', agent: def.name, executor: def.config.type });
   const used = await usedToday;
-  const remaining = used ? remainingToday(def.config.behavior.limits, used) : undefined;
-  const run: Run = { def: definitionForTrigger(def, job.trigger), executor: resolved.executor, activationId, events, signal, jobSignal, log, outcome, timer, budget, remaining, claim, traceparent: opts.traceparent };
-  let task: TaskRef | undefined;
+  const pieces: ContextPieces = { budget, remaining: used ? remainingToday(def.config.behavior.limits, used) : undefined };
+  const run: Run = { def: definitionForTrigger(def, job.trigger), executor: resolved.executor, activationId, events, signal, jobSignal, log, timer, pieces, claim, traceparent: opts.traceparent };
+  let steps: Step[];
   try {
-    if (job.trigger === 'exploration') await explore(deps, run, (t) => (task = t));
-    else await answerInbox(deps, run, inbox!, (t) => (task = t));
-    // The activation's ending: the last answer it posted, or that the agent posted itself, or why nothing.
-    if (outcome.replies === 0 && outcome.posts > 0) outcome.outcome = { kind: 'posted_by_tool' };
-    outcome.reason = outcomeReason(outcome.outcome);
-    return outcome;
-  } catch (err) {
-    // Every failure leaves as one ActivationError with its outcome, the task it was on and what it cost.
-    if (err instanceof ActivationError) throw new ActivationError(def.name, err.outcome, { cause: err.cause, task: err.task ?? task, usage: outcome.usage, stop: err.stop, errorName: err.errorName, events: events.events });
-    throw new ActivationError(def.name, outcomeOfError(err, jobSignal.aborted), { cause: err, task, usage: outcome.usage, errorName: err instanceof Error ? err.name : undefined, events: events.events });
+    steps = job.trigger === 'exploration' ? [await explore(deps, run)] : await answerInbox(deps, run, inbox!);
   } finally {
     limit.dispose();
-    // Two independent reports, sent together: one round trip of the hub's instead of two at the activation's end.
-    await timer.time('report', () =>
-      Promise.all([
-        reportUsage(hub, def.name, job.trigger, activationId, attempt, outcome.usage, log),
-        // Success or failure, the hub learns the agent ran, so staleness is reset (docs/hub-api.md §8).
-        hub.markActivated(def.name, { idempotencyKey: activatedKey(activationId) }).catch((err: unknown) => {
-          log.warn({ err }, 'could not report the activation to the hub');
-        }),
-      ]),
-    );
   }
+  const ending = endingOf(steps);
+  const usage = ending.kind === 'failed' ? ending.failure.usage : ending.usage;
+  // Two independent reports, sent together: one round trip of the hub's instead of two at the activation's end.
+  await timer.time('report', () =>
+    Promise.all([
+      reportUsage(hub, def.name, job.trigger, activationId, attempt, usage, log),
+      // Success or failure, the hub learns the agent ran, so staleness is reset (docs/hub-api.md §8).
+      hub.markActivated(def.name, { idempotencyKey: activatedKey(activationId) }).catch((err: unknown) => {
+        log.warn({ err }, 'could not report the activation to the hub');
+      }),
+    ]),
+  );
+  return ended(ending, status);
 }
 
-async function answerInbox(deps: ActivationDeps, run: Run, inbox: Promise<NotificationPage>, onTask: (t: TaskRef) => void): Promise<void> {
+type FailedStep = Extract<Step, { kind: 'failed' }>;
+
+/** A step's work done; what it did not say is nothing (no notification read, no reply, no cost). */
+function done(step: Partial<Omit<Extract<Step, { kind: 'done' }>, 'kind'>>): Step {
+  return { kind: 'done', handled: [], replies: 0, posts: 0, usage: NO_USAGE, ...step };
+}
+
+function failed(failure: StepFailure): FailedStep {
+  return { kind: 'failed', failure };
+}
+
+/** What a step threw (a hub call, Redis, the unexpected) as its failure, classified once by outcomeOfError. */
+function thrown(run: Run, err: unknown, at: { task?: TaskRef; usage: UsageWithCost }): FailedStep {
+  return failed({ outcome: outcomeOfError(err, run.jobSignal.aborted), usage: at.usage, task: at.task, errorName: err instanceof Error ? err.name : undefined, cause: err });
+}
+
+/** The inbox, then each notification it asks an answer for, one step each; a failure ends the activation there. */
+async function answerInbox(deps: ActivationDeps, run: Run, inbox: Promise<NotificationPage>): Promise<Step[]> {
+  const read = await readInbox(deps, run, inbox);
+  const steps: Step[] = [read.step];
+  for (const n of read.actionable.slice(0, deps.maxNotificationsPerActivation ?? 10)) {
+    const step = await answerNotification(deps, run, n);
+    steps.push(step);
+    if (step.kind === 'failed') break; // the notifications after it stay unread and bring the agent back
+  }
+  return steps;
+}
+
+/** The inbox as the run holds it; notifications the agent does not answer are handled by policy. */
+async function readInbox(deps: ActivationDeps, run: Run, inbox: Promise<NotificationPage>): Promise<{ step: Step; actionable: readonly Notification[] }> {
   const { hub } = deps;
-  const { def, signal, outcome } = run;
-  const { notifications } = await inbox;
-  await run.claim?.claim(notifications.length); // what this run holds now
-  const { actionable, ignorable } = partitionInbox(notifications, def.config.behavior);
-  // Notifications the agent is configured not to answer are handled by policy: marking them read
-  // keeps the agent from being woken for them again.
-  if (ignorable.length) {
+  const { def, signal } = run;
+  try {
+    const { notifications } = await inbox;
+    await run.claim?.claim(notifications.length); // what this run holds now
+    const { actionable, ignorable } = partitionInbox(notifications, def.config.behavior);
+    // Notifications the agent is configured not to answer are handled by policy: marking them read
+    // keeps the agent from being woken for them again.
     const ids = ignorable.map((n) => n.id);
-    await run.timer.time('mark_read', () => hub.markRead(def.name, ids, { idempotencyKey: markReadKey(ids), signal }));
-    await run.claim?.settle(ids.length);
-    outcome.handled.push(...ids);
-  }
-  for (const n of actionable.slice(0, deps.maxNotificationsPerActivation ?? 10)) {
-    onTask({ notificationId: n.id, postId: n.post_id ?? undefined, from: n.from.name, excerpt: n.content ?? undefined });
-    if (signal.aborted) throw new ActivationError(def.name, abortedOutcome(run));
-    const replied = await handleNotification(deps, run, n);
-    await run.claim?.settle(1);
-    outcome.handled.push(n.id);
-    if (replied) outcome.replies++;
+    if (ids.length) {
+      await run.timer.time('mark_read', () => hub.markRead(def.name, ids, { idempotencyKey: markReadKey(ids), signal }));
+      await run.claim?.settle(ids.length);
+    }
+    return { step: done({ handled: ids }), actionable };
+  } catch (err) {
+    return { step: thrown(run, err, { usage: NO_USAGE }), actionable: [] };
   }
 }
 
-async function handleNotification(deps: ActivationDeps, run: Run, n: Notification): Promise<boolean> {
+/** One notification: its thread, the agent's turn, the reply, and only then the notification read. */
+async function answerNotification(deps: ActivationDeps, run: Run, n: Notification): Promise<Step> {
   const { hub, outbox } = deps;
   const { def, signal, log } = run;
-  if (!n.post_id) {
-    // Nothing to answer in a thread (e.g. a follow); handled by reading it.
-    await hub.markRead(def.name, [n.id], { idempotencyKey: markReadKey([n.id]), signal });
-    return false;
+  const task: TaskRef = { notificationId: n.id, postId: n.post_id ?? undefined, from: n.from.name, excerpt: n.content ?? undefined };
+  if (signal.aborted) return failed({ outcome: abortedOutcome(run), usage: NO_USAGE, task });
+  let usage = NO_USAGE;
+  try {
+    if (!n.post_id) {
+      // Nothing to answer in a thread (e.g. a follow); handled by reading it.
+      await hub.markRead(def.name, [n.id], { idempotencyKey: markReadKey([n.id]), signal });
+      await run.claim?.settle(1);
+      return done({ handled: [n.id] });
+    }
+    let text = await outbox.get(def.name, n.id);
+    let posted = false;
+    let post: Post | undefined;
+    // How this notification ended for the activation, and for memory.
+    let ending: { outcome: WorkOutcome; by: 'agent' | 'pipeline' };
+    let remembered: MemoryEnding = { kind: 'no_action', reason: 'no_action' };
+    let readWithReply = false;
+    if (text === undefined) {
+      const thread = await run.timer.time('thread', () => hub.getPost(n.post_id!, { includeComments: true, signal }));
+      post = thread;
+      const turn = await takeTurn(deps, run, { kind: 'notification', post: thread, notification: n });
+      usage = plusUsage(usage, turn.result.usage);
+      const result = workOf(run, turn, { usage, task });
+      if (result.kind === 'failed') return result;
+      ending = { outcome: result, by: 'agent' };
+      switch (result.kind) {
+        case 'answered':
+          text = deps.redact ? deps.redact(result.text) : result.text;
+          await outbox.put(def.name, n.id, text);
+          break;
+        case 'posted_by_tool':
+          posted = true;
+          remembered = result;
+          break;
+        case 'no_action':
+          remembered = result;
+          break;
+        default:
+          return assertNever(result);
+      }
+      log.info({ notification: n.id, outcome: result.kind }, text ? 'answer ready' : posted ? 'the agent posted itself' : 'no reply needed');
+    } else {
+      ending = { outcome: { kind: 'answered', text, partial: false }, by: 'agent' };
+      log.info({ notification: n.id }, 'posting the answer kept from an earlier attempt');
+    }
+    if (text) {
+      // Keyed by the notification, not the attempt: whichever activation answers it, the hub keeps one reply.
+      const postId = n.post_id;
+      const key = notificationReplyKey(n.id);
+      const reply = text;
+      const comment = await replyWithinLimits(deps, run, postId, key, () =>
+        run.timer.time('post', () => hub.createComment({ agent: def.name, postId, content: reply, parentId: n.comment_id ?? null, markRead: [n.id] }, { idempotencyKey: key, signal })),
+      );
+      switch (comment.kind) {
+        case 'posted':
+          readWithReply = comment.reply.marked_read !== undefined;
+          log.info({ notification: n.id, post: n.post_id, comment: comment.reply.id }, 'replied');
+          remembered = { kind: 'answered', text };
+          break;
+        case 'refused':
+          text = '';
+          ending = { outcome: { kind: 'no_action', reason: 'max_responses_per_thread' }, by: 'pipeline' };
+          remembered = ending.outcome;
+          log.info({ notification: n.id, post: n.post_id }, 'not replied: the agent has answered this thread as often as its limits allow');
+          break;
+        case 'failed':
+          return failed({ ...comment.failure, usage, task });
+        default:
+          return assertNever(comment);
+      }
+    }
+    // Only now, with the answer safely on the hub, is the notification read (by the reply itself where the hub can).
+    if (!readWithReply) await run.timer.time('mark_read', () => hub.markRead(def.name, [n.id], { idempotencyKey: markReadKey([n.id]), signal }));
+    await outbox.clear(def.name, n.id);
+    // Remembered once the work is on the hub: a run that fails before this point leaves no memory.
+    const postRef = post ? { id: post.id, title: post.title, community: post.community } : { id: n.post_id };
+    await run.timer.time('memory', async () => deps.memory?.remember(def, { trigger: 'notification', notification: { id: n.id, type: n.type, from: n.from.name, content: n.content }, post: postRef, ending: remembered }));
+    await run.claim?.settle(1);
+    return done({ ending, handled: [n.id], replies: text || posted ? 1 : 0, usage });
+  } catch (err) {
+    return thrown(run, err, { task, usage });
   }
-  let text = await outbox.get(def.name, n.id);
-  let posted = false;
-  let post: Post | undefined;
-  let ending: Ending = { kind: 'no_action', reason: 'no_action' };
-  let readWithReply = false;
-  if (text === undefined) {
-    const thread = await run.timer.time('thread', () => hub.getPost(n.post_id!, { includeComments: true, signal }));
-    post = thread;
-    const task: ActivationTask = { kind: 'notification', post: thread, notification: n };
-    const memories = await recall(deps, run, recallTextOf(task));
-    const result = await execute(run, run.timer.timeSync('context', () => buildActivationContext(def, task, { ...contextOptions(deps, run.budget, run.remaining), memories })), hub);
-    if (result.kind === 'no_action') ending = result;
+}
+
+/** Exploration: the discover feed for the agent's interests; it may answer one post, or nothing. */
+async function explore(deps: ActivationDeps, run: Run): Promise<Step> {
+  const { hub } = deps;
+  const { def, signal, log, activationId } = run;
+  const interests = def.config.interests;
+  let task: TaskRef | undefined;
+  let usage = NO_USAGE;
+  try {
+    const discovered = await run.timer.time('thread', () => hub.discover(def.name, {
+      communities: interests.communities,
+      keywords: [...interests.keywords, ...interests.topics],
+      excludeResponded: true,
+      limit: deps.explorationFeedSize ?? 10,
+      signal,
+    }));
+    const feed = filterFeed(def, discovered);
+    if (feed.length === 0) {
+      log.info('nothing new to explore');
+      return done({ ending: { outcome: { kind: 'no_action', reason: 'empty_feed' }, by: 'pipeline' } });
+    }
+    task = {};
+    const turn = await takeTurn(deps, run, { kind: 'exploration', feed });
+    usage = plusUsage(usage, turn.result.usage);
+    const result = workOf(run, turn, { usage, task });
+    const remember = (ending: MemoryEnding, post?: Post): Promise<void> =>
+      run.timer.time('memory', async () => deps.memory?.remember(def, { trigger: 'exploration', activationId, post: post ? { id: post.id, title: post.title, community: post.community } : undefined, ending }));
     switch (result.kind) {
-      case 'answered':
-        text = deps.redact ? deps.redact(result.text) : result.text;
-        await outbox.put(def.name, n.id, text);
-        run.outcome.outcome = result;
-        break;
+      case 'failed':
+        return result;
       case 'posted_by_tool':
-        posted = true;
-        ending = result;
-        run.outcome.outcome = result;
-        break;
+        await remember(result);
+        return done({ ending: { outcome: result, by: 'agent' }, posts: 1, usage });
       case 'no_action':
-        // The activation's ending only while nothing better happened (an answer to an earlier notification).
-        if (run.outcome.outcome.kind === 'no_action') run.outcome.outcome = result;
+        log.info({ why: result.reason }, 'exploration ended without a post');
+        await remember(result);
+        return done({ ending: { outcome: result, by: 'agent' }, usage });
+      case 'answered':
         break;
       default:
         return assertNever(result);
     }
-    log.info({ notification: n.id, outcome: result.kind }, text ? 'answer ready' : posted ? 'the agent posted itself' : 'no reply needed');
-  } else {
-    run.outcome.outcome = { kind: 'answered', text, partial: false };
-    log.info({ notification: n.id }, 'posting the answer kept from an earlier attempt');
-  }
-  if (text) {
-    // Keyed by the notification, not the attempt: whichever activation answers it, the hub keeps one reply.
-    const postId = n.post_id;
-    const key = notificationReplyKey(n.id);
-    const reply = text;
-    const comment = await replyWithinLimits(deps, run, postId, key, () =>
-      run.timer.time('post', () => hub.createComment({ agent: def.name, postId, content: reply, parentId: n.comment_id ?? null, markRead: [n.id] }, { idempotencyKey: key, signal })),
-    );
-    readWithReply = comment?.marked_read !== undefined;
-    if (comment) {
-      log.info({ notification: n.id, post: n.post_id, comment: comment.id }, 'replied');
-      ending = { kind: 'answered', text };
-    } else {
-      text = '';
-      run.outcome.outcome = { kind: 'no_action', reason: 'max_responses_per_thread' };
-      ending = run.outcome.outcome;
-      log.info({ notification: n.id, post: n.post_id }, 'not replied: the agent has answered this thread as often as its limits allow');
+    const answer = parseExplorationAnswer(result.text, new Set(feed.map((p) => p.id)));
+    if (answer.kind === 'none') {
+      const declined: WorkOutcome = { kind: 'no_action', reason: 'exploration_declined' };
+      log.info({ why: answer.why }, 'exploration ended without a post');
+      await remember(declined);
+      return done({ ending: { outcome: declined, by: 'agent' }, usage });
     }
+    task = { postId: answer.postId };
+    // Keyed by the activation: a retry of this exploration replays the same comment instead of adding one.
+    const key = explorationReplyKey(activationId, answer.postId);
+    const comment = await replyWithinLimits(deps, run, answer.postId, key, () =>
+      run.timer.time('post', () => hub.createComment({ agent: def.name, postId: answer.postId, content: answer.content }, { idempotencyKey: key, signal })),
+    );
+    switch (comment.kind) {
+      case 'posted':
+        break;
+      case 'refused':
+        return done({ ending: { outcome: { kind: 'no_action', reason: 'max_responses_per_thread' }, by: 'pipeline' }, usage });
+      case 'failed':
+        return failed({ ...comment.failure, usage, task });
+      default:
+        return assertNever(comment);
+    }
+    log.info({ post: answer.postId, comment: comment.reply.id }, 'exploration answered a post');
+    await remember({ kind: 'answered', text: answer.content }, feed.find((p) => p.id === answer.postId));
+    return done({ ending: { outcome: result, by: 'agent' }, replies: 1, usage });
+  } catch (err) {
+    return thrown(run, err, { task, usage });
   }
-  // Only now, with the answer safely on the hub, is the notification read (by the reply itself where the hub can).
-  if (!readWithReply) await run.timer.time('mark_read', () => hub.markRead(def.name, [n.id], { idempotencyKey: markReadKey([n.id]), signal }));
-  await outbox.clear(def.name, n.id);
-  // Remembered once the work is on the hub: a run that fails before this point leaves no memory.
-  const postRef = post ? { id: post.id, title: post.title, community: post.community } : { id: n.post_id };
-  await run.timer.time('memory', async () => deps.memory?.remember(def, { trigger: 'notification', notification: { id: n.id, type: n.type, from: n.from.name, content: n.content }, post: postRef, ending }));
-  return Boolean(text) || posted;
 }
 
-/** Exploration: the discover feed for the agent's interests; it may answer one post, or nothing. */
-async function explore(deps: ActivationDeps, run: Run, onTask: (t: TaskRef) => void): Promise<void> {
-  const { hub } = deps;
-  const { def, signal, log, outcome, activationId } = run;
-  const interests = def.config.interests;
-  const discovered = await run.timer.time('thread', () => hub.discover(def.name, {
-    communities: interests.communities,
-    keywords: [...interests.keywords, ...interests.topics],
-    excludeResponded: true,
-    limit: deps.explorationFeedSize ?? 10,
-    signal,
-  }));
-  const feed = filterFeed(def, discovered);
-  if (feed.length === 0) {
-    outcome.outcome = { kind: 'no_action', reason: 'empty_feed' };
-    log.info('nothing new to explore');
-    return;
-  }
-  onTask({});
-  const task: ActivationTask = { kind: 'exploration', feed };
-  const memories = await recall(deps, run, recallTextOf(task));
-  const result = await execute(run, run.timer.timeSync('context', () => buildActivationContext(def, task, { ...contextOptions(deps, run.budget, run.remaining), memories })), hub);
-  const remember = (ending: Ending, post?: Post): Promise<void> =>
-    run.timer.time('memory', async () => deps.memory?.remember(def, { trigger: 'exploration', activationId, post: post ? { id: post.id, title: post.title, community: post.community } : undefined, ending }));
-  switch (result.kind) {
-    case 'posted_by_tool':
-      outcome.posts++;
-      await remember(result);
-      return;
-    case 'no_action':
-      outcome.outcome = result;
-      log.info({ why: result.reason }, 'exploration ended without a post');
-      await remember(result);
-      return;
-    case 'answered':
-      break;
-    default:
-      return assertNever(result);
-  }
-  const answer = parseExplorationAnswer(result.text, new Set(feed.map((p) => p.id)));
-  if (answer.kind === 'none') {
-    outcome.outcome = { kind: 'no_action', reason: 'exploration_declined' };
-    log.info({ why: answer.why }, 'exploration ended without a post');
-    await remember(outcome.outcome);
-    return;
-  }
-  onTask({ postId: answer.postId });
-  // Keyed by the activation: a retry of this exploration replays the same comment instead of adding one.
-  const key = explorationReplyKey(activationId, answer.postId);
-  const comment = await replyWithinLimits(deps, run, answer.postId, key, () =>
-    run.timer.time('post', () => hub.createComment({ agent: def.name, postId: answer.postId, content: answer.content }, { idempotencyKey: key, signal })),
-  );
-  if (!comment) {
-    outcome.outcome = { kind: 'no_action', reason: 'max_responses_per_thread' };
-    return;
-  }
-  outcome.replies++;
-  outcome.outcome = result;
-  log.info({ post: answer.postId, comment: comment.id }, 'exploration answered a post');
-  await remember({ kind: 'answered', text: answer.content }, feed.find((p) => p.id === answer.postId));
+/** The agent's turn on its task (activation/run-turn.ts), with the pieces this activation read as it started. */
+function takeTurn(deps: ActivationDeps, run: Run, task: Parameters<typeof runTurn>[2]): Promise<Turn<ExecutorResult>> {
+  return runTurn({ ...deps, onWarning: (what, err) => run.log.warn({ err }, what) }, run.def, task, run.signal, {
+    id: run.activationId,
+    events: run.events,
+    executor: run.executor,
+    pieces: run.pieces,
+    timer: run.timer,
+    traceparent: run.traceparent,
+  });
 }
 
-/** What the agent remembers that fits the task (none without memory, or when the store fails: logged there). */
-async function recall(deps: ActivationDeps, run: Run, taskText: string): Promise<MemoryEntry[]> {
-  if (!deps.memory) return [];
-  return run.timer.time('memory', () => deps.memory!.recall(run.def, taskText, run.signal));
-}
-
-/** Runs the executor; an ending that leaves the work undone (failure, guard or limit stop, abort) throws. */
-async function execute(run: Run, context: { system: string; task: string }, hub: HubAdapter): Promise<Extract<RunOutcome, { kind: 'answered' | 'posted_by_tool' | 'no_action' }>> {
-  const { def, executor, activationId, events, signal, outcome } = run;
-  const result = await run.timer.time('executor', () => executor.run({ id: activationId, definition: def, context, events, signal, hub, traceparent: run.traceparent }));
-  outcome.usage = { ...addUsage(outcome.usage, result.usage), costUsd: outcome.usage.costUsd + (result.usage.costUsd ?? 0) };
-  const ended = outcomeOfRun(result);
+/** A turn's ending as the step's: the endings of work go on; the others leave the work undone. */
+function workOf(run: Run, turn: Turn<ExecutorResult>, at: { usage: UsageWithCost; task: TaskRef }): WorkOutcome | FailedStep {
+  const ended = turn.outcome;
   switch (ended.kind) {
     case 'answered':
     case 'posted_by_tool':
@@ -411,30 +451,29 @@ async function execute(run: Run, context: { system: string; task: string }, hub:
       return ended;
     case 'guard_stop':
     case 'limit_stop':
-      throw new ActivationError(def.name, ended, { stop: { steps: result.steps, tool: lastToolCalled(events.events) } });
+      return failed({ outcome: ended, ...at, stop: { steps: turn.result.steps, tool: lastToolCalled(run.events.events) } });
     case 'aborted':
-      throw new ActivationError(def.name, abortedOutcome(run));
+      return failed({ outcome: abortedOutcome(run), ...at });
     case 'retryable_failure':
     case 'terminal_failure':
-      throw new ActivationError(def.name, ended, { errorName: result.error?.name });
+      return failed({ outcome: ended, ...at, errorName: turn.result.error?.name });
     default:
       return assertNever(ended);
   }
 }
 
-/** Reserves the pipeline's own reply against the agent's limits; false when the thread has had its answers. */
-/**
- * The pipeline's own reply, admitted against the agent's limits (a reply the hub refuses gives its reservation
- * back); undefined when the thread has had all the answers the agent may give.
- */
-async function replyWithinLimits<T>(deps: ActivationDeps, run: Run, postId: string, idempotencyKey: string, post: () => Promise<T>): Promise<T | undefined> {
+/** A pipeline reply: posted, refused because the thread has had all the answers the agent may give, or refused for now. */
+type Reply<T> = { kind: 'posted'; reply: T } | { kind: 'refused' } | { kind: 'failed'; failure: Omit<StepFailure, 'usage'> };
+
+/** The pipeline's own reply, admitted against the agent's limits (a reply the hub refuses gives its reservation back). */
+async function replyWithinLimits<T>(deps: ActivationDeps, run: Run, postId: string, idempotencyKey: string, post: () => Promise<T>): Promise<Reply<T>> {
   try {
-    return deps.writes ? await deps.writes.guard(run.def.name, run.def.config.behavior, { kind: 'comment', postId, idempotencyKey }, post) : await post();
+    return { kind: 'posted', reply: deps.writes ? await deps.writes.guard(run.def.name, run.def.config.behavior, { kind: 'comment', postId, idempotencyKey }, post) : await post() };
   } catch (err) {
     if (!(err instanceof WriteRefused)) throw err;
     const refused = outcomeOfRefusal(err.limit, err.message, err.retryAfterMs);
-    if (refused.kind === 'handled') return undefined;
-    throw new ActivationError(run.def.name, refused, { cause: err, errorName: err.name });
+    if (refused.kind === 'handled') return { kind: 'refused' };
+    return { kind: 'failed', failure: { outcome: refused, cause: err, errorName: err.name } };
   }
 }
 
@@ -450,10 +489,6 @@ function lastToolCalled(events: readonly ActivationEvent[]): string | undefined 
     if (e.type === 'tool_call') return e.name;
   }
   return undefined;
-}
-
-function skipped(outcome: ActivationOutcome, reason: string): ActivationOutcome {
-  return { ...outcome, outcome: { kind: 'skipped', reason }, reason };
 }
 
 /** Usage goes to the hub's ledger once per attempt (an attempt that retried made its own model calls). */

@@ -7,19 +7,19 @@ import type { RedisClient } from '../redis/scripts.ts';
 import type { Logger } from 'pino';
 import { ActivationJobSchema, type ActivationJob } from '../scheduler/activation-job.ts';
 import { ACTIVATION_QUEUE } from '../redis/keys.ts';
-import { endSpan, startSpan, traceparentOf } from '../agent-loop/tracing.ts';
+import { endSpan, startSpan, traceparentOf, type SpanHandle } from '../agent-loop/tracing.ts';
 import type { AgentStateStore } from '../scheduler/agent-state.ts';
 import type { InboxClaim, InboxClaims } from '../scheduler/inbox-claims.ts';
-import { mayRun } from '../scheduler/eligibility.ts';
 import { activationRetryDelay } from '../scheduler/retry-delay.ts';
 import { backoffSchedule, DEFAULT_BACKOFF, type BackoffPolicy } from '../scheduler/backoff.ts';
 import { ZERO_USAGE } from '../agent-loop/messages.ts';
-import { markReadKey } from '../policy/idempotency-keys.ts';
-import { assertNever, outcomeOfError, outcomeReason } from '../executors/run-outcome.ts';
-import { ActivationError, runActivation, type ActivationDeps, type ActivationOutcome } from './activation.ts';
+import { assertNever, outcomeReason } from '../executors/run-outcome.ts';
+import { activate, type ActivationDeps, type ActivationError, type ActivationOutcome } from './activation.ts';
 import type { ActivationRecord, ActivationRecords } from './activation-records.ts';
 import type { ErrorReporter } from './error-reporter.ts';
 import { decideFailure, DEFAULT_GIVE_UP_AFTER, resetsBackoff, shouldGiveUp, type FailureDecision } from './failure-policy.ts';
+import { markReadKey } from '../policy/idempotency-keys.ts';
+import { mayRun } from '../scheduler/eligibility.ts';
 import type { NotificationFailures } from './notification-failures.ts';
 import { definitionForTrigger } from './activation-model.ts';
 import { ProgressPublisher } from './live-progress.ts';
@@ -131,7 +131,6 @@ export class ActivationWorker {
   }
 
   async #run(job: Job<ActivationJob, ActivationJobResult>, data: ActivationJob, signal: AbortSignal, activationId: string, attempt: number, started: number, inbox: InboxClaim | undefined, facts: Promise<ActivationStartFacts>): Promise<ActivationJobResult> {
-    const { agentState } = this.#opts;
     this.#opts.onStart?.({ agent: data.agent, trigger: data.trigger, enqueuedAt: data.enqueuedAt, startedAt: started });
     // `warren pause` also holds back what was already queued, and so does a backoff: the follow-up BullMQ kept
     // behind a run that then failed for good must not start the moment it failed. Quiet hours and staleness were
@@ -144,39 +143,21 @@ export class ActivationWorker {
     live.start();
     // The trace's root: an attempt of an activation. The executor's spans continue it.
     const span = startSpan('warren.activation', ROOT_CONTEXT, { 'gen_ai.agent.name': data.agent, 'warren.activation_id': activationId, 'warren.trigger': data.trigger, 'warren.attempt': attempt });
-    let spanError: string | undefined;
-    const spanAttrs: Record<string, string | number> = {};
-    let outcome: ActivationOutcome;
-    try {
-      try {
-        outcome = await runActivation(this.#opts.deps, activationId, data, signal, { attempt, claim: inbox, today, onEvent: (e) => live.observe(e), traceparent: traceparentOf(span.context) });
-      } finally {
-        live.stop();
-      }
-    } catch (err) {
-      const failure = err instanceof ActivationError ? err : new ActivationError(data.agent, outcomeOfError(err, signal.aborted), { cause: err });
-      const message = this.#opts.redactor.redact(failure.message);
-      spanError = message;
-      endSpan(span, spanAttrs, spanError);
-      const decision = decideFailure(failure.outcome, { attempt, maxAttempts: job.opts.attempts ?? 1 });
-      switch (decision.kind) {
-        case 'cancelled':
-          // Shutdown: not the agent's failure. BullMQ runs it again (here or on another worker), and the
-          // notifications it left unread are scheduled again in any case.
-          throw forBullmq(`activation ${activationId} was cancelled at shutdown`);
-        case 'retry':
-          // BullMQ's next attempt comes first; only a final failure counts and is reported.
-          throw forBullmq(message, failure.retryAfterMs);
-        case 'final':
-          await this.#finalFailure(job, data, activationId, attempt, started, failure, decision);
-          throw Object.assign(new UnrecoverableError(message), { stack: `UnrecoverableError: ${message}` });
-        default:
-          return assertNever(decision);
-      }
+    const ending = await activate(this.#opts.deps, activationId, data, signal, { attempt, claim: inbox, today, onEvent: (e) => live.observe(e), traceparent: traceparentOf(span.context) }).finally(() => live.stop());
+    switch (ending.kind) {
+      case 'finished':
+        return this.#finished(data, activationId, attempt, started, span, ending.outcome);
+      case 'failed':
+        return this.#failed(job, data, activationId, attempt, started, span, ending.error);
+      default:
+        return assertNever(ending);
     }
-    // The work is done: bookkeeping that fails from here on is logged, never turned into a failed activation.
-    Object.assign(spanAttrs, { 'warren.outcome': outcome.outcome.kind, 'warren.reason': outcome.reason, 'warren.replies': outcome.replies, 'warren.handled': outcome.handled.length });
-    endSpan(span, spanAttrs);
+  }
+
+  /** The work is done: bookkeeping that fails from here on is logged, never turned into a failed activation. */
+  async #finished(data: ActivationJob, activationId: string, attempt: number, started: number, span: SpanHandle, outcome: ActivationOutcome): Promise<ActivationJobResult> {
+    const { agentState } = this.#opts;
+    endSpan(span, { 'warren.outcome': outcome.outcome.kind, 'warren.reason': outcome.reason, 'warren.replies': outcome.replies, 'warren.handled': outcome.handled.length });
     // Independent bookkeeping, sent together (each step's failure is its own).
     await Promise.all([
       this.#step(data.agent, 'activation state', async () => {
@@ -188,6 +169,30 @@ export class ActivationWorker {
     ]);
     this.#opts.onOutcome?.(outcome);
     return { activation_id: activationId, outcome: outcome.outcome.kind, reason: outcome.reason };
+  }
+
+  /**
+   * The failure policy, once per failure; its decision leaves as what BullMQ understands, at this very edge: a
+   * plain error to run the job again (cancelled, retry), an UnrecoverableError when the failure is final.
+   */
+  async #failed(job: Job<ActivationJob, ActivationJobResult>, data: ActivationJob, activationId: string, attempt: number, started: number, span: SpanHandle, failure: ActivationError): Promise<never> {
+    const message = this.#opts.redactor.redact(failure.message);
+    endSpan(span, {}, message);
+    const decision = decideFailure(failure.outcome, { attempt, maxAttempts: job.opts.attempts ?? 1 });
+    switch (decision.kind) {
+      case 'cancelled':
+        // Shutdown: not the agent's failure. BullMQ runs it again (here or on another worker), and the
+        // notifications it left unread are scheduled again in any case.
+        throw forBullmq(`activation ${activationId} was cancelled at shutdown`);
+      case 'retry':
+        // BullMQ's next attempt comes first; only a final failure counts and is reported.
+        throw forBullmq(message, failure.retryAfterMs);
+      case 'final':
+        await this.#finalFailure(job, data, activationId, attempt, started, failure, decision);
+        throw Object.assign(new UnrecoverableError(message), { stack: `UnrecoverableError: ${message}` });
+      default:
+        return assertNever(decision);
+    }
   }
 
   async #skipped(activationId: string, data: ActivationJob, started: number, attempt: number, reason: string): Promise<ActivationJobResult> {

@@ -1,32 +1,25 @@
-// Wires one warren process: optional embedded hub, agent registry, scheduler, worker; and stops them in order.
+// Wires one warren process: its services (services/composition.ts, the embedded hub among them), the agent registry,
+// the scheduler and the worker; and stops them in order.
 import type { Logger } from 'pino';
-import type { HubAdapter } from '../hub-client/adapter.ts';
-import { HubClient } from '../hub-client/client.ts';
 import type { HubMcpLauncher } from '../executors/cli/mcp.ts';
 import { runningSubprocessCount } from '../executors/cli/supervisor.ts';
-import { applySeed, type SeedFile } from '../local-hub/seed.ts';
-import { startHub, type RunningHub } from '../local-hub/server.ts';
 import { ActivationQueue } from '../scheduler/activation-queue.ts';
-import { AgentStateStore } from '../scheduler/agent-state.ts';
 import { BudgetCache } from '../scheduler/budget-cache.ts';
 import { LeaderLease } from '../scheduler/lease.ts';
 import { InboxClaims } from '../scheduler/inbox-claims.ts';
 import { Scheduler } from '../scheduler/scheduler.ts';
-import { WriteAllowance } from '../scheduler/write-allowance.ts';
 import { Reloader } from '../store/reloader.ts';
-import type { AgentDefinition } from '../store/definition.ts';
 import type { ActivationOutcome } from '../activation/activation.ts';
 import { ActivationRecords } from '../activation/activation-records.ts';
 import { AgentRegistry } from './agent-registry.ts';
-import { buildExecutors, contextSources, openMoltbookHub, startHubMcp } from '../services/composition.ts';
-import { hubBudget, type WarrenConfig } from '../services/config.ts';
-import { startCliIsolation } from '../services/cli-isolation.ts';
+import { openServices } from '../services/composition.ts';
+import type { WarrenConfig } from '../services/config.ts';
+import type { SeedFile } from '../local-hub/seed.ts';
+import type { AgentDefinition } from '../store/definition.ts';
 import { ErrorReporter } from '../activation/error-reporter.ts';
 import { RedisErrorPostLedger } from '../activation/error-post-ledger.ts';
-import { redactingWrites } from '../services/redacting-hub.ts';
 import { redactLogs } from './logger.ts';
 import { RedisNotificationFailures } from '../activation/notification-failures.ts';
-import { openStore } from '../services/open-store.ts';
 import { startHealthServer } from './health-server.ts';
 import { assertPortsFree, daemonPorts } from './port-check.ts';
 import { WarrenMetrics } from './metrics.ts';
@@ -34,16 +27,9 @@ import { readAgentStatuses, type StatusSources } from './ops/agent-statuses.ts';
 import { fleetSource } from './ops/fleet-source.ts';
 import type { FleetSource } from '../local-hub/watch/fleet.ts';
 import type { AgentStatus } from './ops/status.ts';
-import { knownSecrets, secretNamesOf } from '../services/known-secrets.ts';
-import { Redactor } from '../services/redact.ts';
-import { AgentMemory } from '../memory/agent-memory.ts';
-import { embedderOf } from '../memory/embeddings-client.ts';
-import { LazyMemoryStore } from '../memory/lazy-memory-store.ts';
-import { openMemoryStore } from '../memory/open-memory-store.ts';
-import { SecretSource } from '../services/secrets.ts';
 import { startTracing } from './tracing-setup.ts';
 import { RedisReplyOutbox } from '../activation/reply-outbox.ts';
-import { assertRedisReachable, closeRedis, connectRedis, describeRedis } from '../redis/connect.ts';
+import { closeRedis, connectRedis } from '../redis/connect.ts';
 import { subscribeReload } from './reload-signal.ts';
 import { runShutdown, type ShutdownReport, type ShutdownStep } from './shutdown.ts';
 import { ActivationWorker, type ActivationStart } from '../activation/worker.ts';
@@ -110,109 +96,45 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     // What start-up needs from outside, checked before anything starts: the ports to listen on, then Redis.
     // A clash or a missing Redis is then one clear line, with no hub started and no leadership taken first.
     await assertPortsFree(daemonPorts(config));
-    // Connected before the executors and the gateway: every hub write an agent makes is admitted here.
-    const producerConn = connectRedis(config.redis, 'producer', logger);
-    cleanup('redis producer connection', 'connections', () => closeRedis(producerConn, QUICK_STEP_MS / 2));
-    await assertRedisReachable(producerConn, config.redis);
-    logger.info({ redis: describeRedis(config.redis), prefix: config.redis.prefix }, 'redis connected');
-
-    let hubUrl = config.hub.url;
-    const secrets = new SecretSource({ env, dir: config.secrets.dir });
-    let adminKey = secrets.get(config.hub.admin_key_env);
-    let embedded: RunningHub | undefined;
     const live: { fleet?: FleetSource } = {}; // set once the registry exists
-    const moltbook = config.hub.type === 'moltbook';
-    // Checked here too: WARREN_HUB_EMBEDDED applies after warren.yaml is validated.
-    if (moltbook && config.hub.embedded) throw new Error('hub.embedded serves warren\'s own hub; it cannot be combined with hub.type moltbook');
-    if (config.hub.embedded) {
-      // The watch page reads the agents' live state once the registry below exists (late-bound).
-      const fleet: FleetSource = {
-        agents: async () => (live.fleet ? live.fleet.agents() : []),
-        setPaused: async (agent, paused) => {
-          if (!live.fleet) throw new Error('the daemon is still starting');
-          await live.fleet.setPaused(agent, paused);
-        },
-      };
-      embedded = await startHub({ dbPath: config.hub.db, adminKey, host: config.hub.host, port: config.hub.port, watch: config.hub.watch, watchNetworks: config.hub.watch_networks, budget: hubBudget(config.budget), fleet, logger: logger.child({ component: 'hub' }) });
-      cleanup('embedded hub', 'services', () => embedded!.close(), 2_000);
-      hubUrl = embedded.url;
-      adminKey = embedded.adminKey;
-      logger.info({ url: hubUrl, db: config.hub.db }, 'embedded hub listening');
-      if (opts.seed) logger.info({ ...(await applySeed(embedded.url, embedded.adminKey, opts.seed)) }, 'hub seeded');
-    }
-    if (opts.seed && !embedded) throw new Error('--seed needs the embedded hub (hub.embedded: true); seed a separate hub with `warren hub --seed`');
-    // Moltbook has no admin key: each agent acts with its own (hub.agents).
-    if (!adminKey && !moltbook) throw new Error(secrets.whyMissing(config.hub.admin_key_env) ?? `the hub's admin key is not set: export ${config.hub.admin_key_env} (or run with hub.embedded: true)`);
+    // The watch page reads the agents' live state once the registry below exists (late-bound).
+    const fleet: FleetSource = {
+      agents: async () => (live.fleet ? live.fleet.agents() : []),
+      setPaused: async (agent, paused) => {
+        if (!live.fleet) throw new Error('the daemon is still starting');
+        await live.fleet.setPaused(agent, paused);
+      },
+    };
+    // Redis first (checked), then the embedded hub, redaction, the hub, memory, the executors and the store: every
+    // part an activation needs, opened the way `warren run` opens them (services/composition.ts).
+    const services = await openServices(config, env, {
+      name: 'daemon',
+      logger,
+      runsActivations: opts.role !== 'scheduler',
+      // Late-bound: the registry is built from these services; delegation and challenges look agents up at run time.
+      agents: { get: (name): AgentDefinition | undefined => registry.get(name) },
+      hubMcp: opts.hubMcp,
+      seed: opts.seed,
+      fleet,
+      redactLogs,
+      // Late-bound: the metrics are built further down; entries are evicted only as activations run.
+      onMemoryEvicted: (agent, count) => metrics.observeMemoryEvictions(agent, count),
+    });
+    for (const c of services.closers) cleanup(c.name, c.stage, c.close, c.boundMs);
+    const { redis: producerConn, hub, hubUrl, redactor, writes, agentState, memory, executors, store } = services;
     const tracing = startTracing(config.tracing, logger);
     if (tracing) cleanup('tracing', 'last', () => tracing.shutdown(), 2_000); // after the workers' final spans
-    // Error posts, records, logs and span payloads share one redaction: no known secret leaves in any of them.
-    // Every secret the config or an agent names, whatever its name, from the environment or a secret file.
-    const namedSecrets = (defs: readonly AgentDefinition[]): string[] => [...knownSecrets(env, config, defs), ...secretNamesOf(config, defs).flatMap((n) => secrets.get(n) ?? [])];
-    const redactor = new Redactor([...namedSecrets([]), ...(adminKey ? [adminKey] : []), ...secrets.fileValues()]);
-    redactLogs((line) => redactor.redact(line));
-    // Whatever an agent writes through the daemon is redacted on its way to the hub (services/redacting-hub.ts).
-    const hub: HubAdapter = redactingWrites(
-      moltbook
-        ? openMoltbookHub(config, secrets, producerConn, logger.child({ component: 'moltbook' }), (agent) => agentState.setPaused(agent, true),
-          // Late-bound: a challenge the solver is unsure of goes to the agent's own model (built further down).
-          async (agent, question, signal) => {
-            const def = registry.get(agent);
-            return def ? executors.ask(def, question, signal) : undefined;
-          },
-          (agent) => registry.get(agent)?.config.interests.communities ?? [])
-        : new HubClient({ baseUrl: hubUrl, apiKey: adminKey!, logger: logger.child({ component: 'hub-client' }) }),
-      (text) => redactor.redact(text),
-    );
     // Agents the hub cannot act as (no Moltbook key) are loaded but not run; said once per agent.
     const unkeyed = new Set<string>();
     // Asked every intake round: a hub that can act as any agent (the local hub) gets the set as it is, not a copy.
     const actable = (names: ReadonlySet<string>): ReadonlySet<string> => (hub.actsAs ? new Set([...names].filter((n) => hub.actsAs!(n))) : names);
-    const writes = new WriteAllowance(producerConn, config.redis.prefix);
-    const agentState = new AgentStateStore(producerConn, config.redis.prefix);
-    // Agents with memory.enabled remember through one store per process, opened when an agent first uses it.
-    const memoryStore = new LazyMemoryStore(() => openMemoryStore(config.memory.store, logger.child({ component: 'memory' })));
-    cleanup('memory store', 'connections', () => memoryStore.close(), 2_000);
-    const memory = new AgentMemory({
-      store: memoryStore,
-      redact: (text) => redactor.redact(text),
-      logger: logger.child({ component: 'memory' }),
-      embedder: embedderOf(config.memory.embeddings, (name) => secrets.get(name)),
-      // Late-bound: the metrics are built further down; entries are evicted only as activations run.
-      onEvicted: (agent, count) => metrics.observeMemoryEvictions(agent, count),
-    });
-    // CLI agents' hub MCP servers act through a loopback gateway with per-activation tokens, not the admin key.
-    let hubMcp = opts.hubMcp === null ? undefined : opts.hubMcp;
-    // Only processes that run activations need it; a scheduler-only process opens no gateway port.
-    if (hubMcp === undefined && opts.hubMcp !== null && opts.role !== 'scheduler' && adminKey && !moltbook) {
-      const served = await startHubMcp({ hubUrl, adminKey, writes, memory, redact: (text) => redactor.redact(text), logger: logger.child({ component: 'hub-gateway' }) });
-      if (served) cleanup('hub gateway', 'services', served.close);
-      hubMcp = served?.launcher;
-    }
-    // Late-bound like `registry`: Redis is connected further down, and the counters are read only as activations run.
-    const context = contextSources(config, env, (agent) => agentState.contributionsToday(agent));
-    const executors = buildExecutors({
-      config,
-      env,
-      context,
-      redactor,
-      hubMcp,
-      // Late-bound: the registry is built from these executors, and delegation looks agents up at run time.
-      agents: { get: (name) => registry.get(name) },
-      onContextWarning: (what, err) => logger.warn({ err }, what),
-      writes,
-      secret: (name) => secrets.get(name),
-      runAs: opts.role === 'scheduler' ? undefined : await startCliIsolation(config, secrets, logger),
-      memory,
-    });
-    const store = openStore(config.store, env);
-    cleanup('store', 'services', () => store.close?.());
     const registry = new AgentRegistry({ store, executors, logger });
     // Definitions reload on store changes, on `warren reload` and SIGHUP; an unreachable store keeps the
     // last good ones and is retried with backoff. New agents are registered on the hub as they appear.
     const reloader = new Reloader({
       reload: async () => {
         const ok = await registry.reload();
-        redactor.learn(namedSecrets(registry.all())); // secrets named by the agents loaded now
+        services.learnSecretsOf(registry.all()); // secrets named by the agents loaded now
         for (const name of registry.runnable()) {
           if (hub.actsAs?.(name) !== false || unkeyed.has(name)) continue;
           unkeyed.add(name);
@@ -250,7 +172,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const claims = new InboxClaims(producerConn, config.redis.prefix);
     let scheduler: Scheduler | undefined;
     // `warren status`'s reading of every agent, for /metrics and the embedded hub's watch page.
-    const statusSources: StatusSources = { redis: producerConn, prefix: config.redis.prefix, minStalenessMs: config.scheduler.min_staleness, memory: memoryStore };
+    const statusSources: StatusSources = { redis: producerConn, prefix: config.redis.prefix, minStalenessMs: config.scheduler.min_staleness, memory: services.memoryStore };
     const agentStatuses = async (): Promise<AgentStatus[]> => (await readAgentStatuses(statusSources, registry.all())).agents;
     live.fleet = fleetSource({ sources: statusSources, definitions: () => registry.all(), state: agentState });
     const metrics = new WarrenMetrics({ queueCounts: () => queue.counts(), isLeader: role === 'worker' ? undefined : () => scheduler?.isLeader ?? false, subprocesses: runningSubprocessCount, agentStatuses });
@@ -263,7 +185,20 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
         lockDurationMs: config.workers.lock_duration,
         stalledIntervalMs: config.workers.stalled_interval,
         claims,
-        deps: { hub, agents: registry, executors, writes, redact: (text) => redactor.redact(text), outbox: new RedisReplyOutbox(producerConn, config.redis.prefix), logger, memory, ...context },
+        deps: {
+          hub,
+          agents: registry,
+          executors,
+          writes,
+          redact: (text) => redactor.redact(text),
+          outbox: new RedisReplyOutbox(producerConn, config.redis.prefix),
+          logger,
+          memory,
+          contextTaskTokens: services.contextTaskTokens,
+          cliAvailable: services.cliAvailable,
+          usedToday: services.usedToday,
+          onWarning: services.onWarning,
+        },
         agentState,
         records: new ActivationRecords(producerConn, config.redis.prefix),
         errors: new ErrorReporter(hub, redactor, logger.child({ component: 'error-reporter' }), new RedisErrorPostLedger(producerConn, config.redis.prefix)),
@@ -330,7 +265,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     if (runnable.size > 0) logger.info({ role, agents: runnable.size <= 50 ? [...runnable] : runnable.size, concurrency: config.workers.concurrency }, 'warren is running');
     else logger.warn({ role, not_run: Object.fromEntries(registry.notRun()), broken: registry.brokenDefinitions() }, `warren is running, but ${nothingRunnable(registry.notRun(), registry.brokenDefinitions())}`);
 
-    return { hubUrl, generatedAdminKey: embedded && !secrets.get(config.hub.admin_key_env) ? embedded.adminKey : undefined, registry, metricsUrl, reload: () => reloader.trigger('reload'), stop };
+    return { hubUrl, generatedAdminKey: services.generatedAdminKey, registry, metricsUrl, reload: () => reloader.trigger('reload'), stop };
   } catch (err) {
     await stop();
     throw err;

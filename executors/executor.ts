@@ -19,7 +19,16 @@ export interface ActivationInput {
   hub?: HubAdapter;
   /** W3C traceparent of the activation's span: the executor's spans (or its subprocess's) continue it. */
   traceparent?: string;
+  /**
+   * Runs a delegate's turn as every activation's turn is run (activation/run-turn.ts gives one to each run it
+   * starts): the delegate's own context pieces, read with its parent's services. Absent (an executor run by hand):
+   * the delegate's context is built from its definition and task alone.
+   */
+  delegate?: DelegateTurn;
 }
+
+/** One turn of a delegate on `task`; `child` is what runs it (its id, its own events, the parent's loop with carved limits). */
+export type DelegateTurn = <R extends ExecutorResult>(definition: AgentDefinition, task: string, child: { id: string; events: EventLog; run(input: ActivationInput): Promise<R> }, signal: AbortSignal) => Promise<R>;
 
 export interface ExecutorResult {
   /** Final answer text; empty when there is nothing to post. */

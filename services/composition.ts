@@ -1,182 +1,502 @@
-// The composition root: the one place warren's executors and activation contexts are built from warren.yaml.
-// The daemon and `warren run` both go through it, so an agent runs on the same executor (the in-process loop
-// or its CLI) with the same context pieces whichever of them starts it; delegates get those pieces too.
-// Callers override only what is their own: `warren run` streams, may record or replay, and decides whether
-// a CLI agent gets a hub MCP server.
-import type { RedisClient } from '../redis/scripts.ts';
-import type { Logger } from 'pino';
-import type { AgentDefinition } from '../store/definition.ts';
+// The composition root: openServices(config, env, role) is the one place a warren process opens its services from
+// warren.yaml, whatever the process is. The role decides what is opened: the daemon gets everything an activation
+// needs (Redis, the hub, the write allowance, agent state, memory, the executors, CLI isolation, the store); `warren
+// run` the same pieces for one run by hand, held to the same lines (redaction, write limits with --post, memory,
+// CLI isolation); `warren doctor` the executors it checks; the ops commands Redis, agent state, the store and the
+// readers `status` needs. What a role does not use is not opened, and what is heavy to load (the executors, the
+// model SDKs, the embedded hub) is loaded only by the roles that use it. The bundle closes what it opened.
+import { pino, type Logger } from 'pino';
 import type { HubAdapter } from '../hub-client/adapter.ts';
-import { MoltbookAdapter } from '../hub-client/moltbook/adapter.ts';
-import type { AgeLimits } from '../hub-client/moltbook/write-limits.ts';
-import type { ChallengeModel } from '../hub-client/moltbook/challenge-fallback.ts';
-import type { BudgetHealth } from '../hub-client/types.ts';
-import { createCliExecutors } from '../executors/cli/cli-executors.ts';
-import { programLookup } from '../executors/cli/cli-executor.ts';
-import { warrenHubMcpAvailable, warrenHubMcpLauncher } from '../executors/cli/hub-mcp-launcher.ts';
+import type { HubClient } from '../hub-client/client.ts';
 import type { HubMcpLauncher } from '../executors/cli/mcp.ts';
-import { LlmExecutor, llmSettings, type LlmExecutorOptions } from '../executors/llm/llm-executor.ts';
-import { parseMockResponses } from '../executors/llm/scripted-model.ts';
-import { buildActivationContext, type ActivationTask } from '../prompts/activation-context.ts';
-import { remainingToday, type RemainingToday } from '../prompts/budget.ts';
-import type { BuiltContext, ContextOptions } from '../prompts/context.ts';
-import { hubBudget, type WarrenConfig } from './config.ts';
-import { ExecutorRegistry } from './executor-registry.ts';
-import { HubGateway } from './hub-gateway.ts';
-import type { WriteAllowance } from '../scheduler/write-allowance.ts';
-import type { CliUsers } from '../executors/cli/run-as.ts';
-import type { Redactor } from './redact.ts';
+import type { FetchFn } from '../executors/llm/cassette.ts';
+import type { FleetSource } from '../local-hub/watch/fleet.ts';
+import type { SeedFile } from '../local-hub/seed.ts';
 import type { AgentMemory } from '../memory/agent-memory.ts';
-import type { MemoryEntry } from '../memory/memory-store.ts';
-import { effectiveGrants } from '../memory/memory-grants.ts';
-import { agentMemoryBackend } from '../memory/memory-tools.ts';
+import type { MemoryStore } from '../memory/memory-store.ts';
+import type { RedisClient } from '../redis/scripts.ts';
+import type { AgentStateStore } from '../scheduler/agent-state.ts';
+import type { WriteAllowance } from '../scheduler/write-allowance.ts';
+import type { AgentDefinition, DefinitionStore, LoadResult } from '../store/definition.ts';
+import type { WarrenConfig } from './config.ts';
+import type { ExecutorRegistry } from './executor-registry.ts';
+import { knownSecrets, secretNamesOf } from './known-secrets.ts';
+import { Redactor } from './redact.ts';
+import type { ContextSources } from './runtime.ts';
+import { SecretSource } from './secrets.ts';
 
-/** Where the context pieces come from, the same for every activation of a process (names as ActivationDeps has them). */
-export interface ContextSources {
-  /** `workers.context_tokens`: token budget of the task part (thread, feed). */
-  contextTaskTokens?: number;
-  /** Whether a program is on this machine's PATH (skills' `requires_cli`). */
-  cliAvailable?: (cli: string) => boolean;
-  /** Posts and comments the agent already wrote today; absent or failing: the "left today" lines are left out. */
-  usedToday?: (agent: string) => Promise<{ posts: number; comments: number } | undefined>;
-}
-
-export function contextSources(config: WarrenConfig, env: NodeJS.ProcessEnv, usedToday?: ContextSources['usedToday']): ContextSources {
-  return { contextTaskTokens: config.workers.context_tokens, cliAvailable: programLookup(env.PATH), usedToday };
-}
-
-/** The context options of one activation: the process's sources and what the hub and the counters said. */
-export function contextOptions(sources: ContextSources, budget: BudgetHealth | undefined, remaining: RemainingToday | undefined): ContextOptions {
-  return { budget, remainingToday: remaining, taskTokens: sources.contextTaskTokens, cliAvailable: sources.cliAvailable };
-}
-
-/**
- * Gathers the pieces (the hub's budget answer, today's counters) and builds the context, for activations that
- * do not gather them on their own way (the daemon's pipeline does, to gate on the budget): `warren run` and
- * delegates. Both pieces fail open: a missing one is left out of the context and reported through `onWarning`.
- */
-export async function gatherContext(
-  sources: ContextSources,
-  hub: HubAdapter | undefined,
-  def: AgentDefinition,
-  task: ActivationTask,
-  opts: { signal?: AbortSignal; onWarning?: (what: string, err: unknown) => void; memories?: readonly MemoryEntry[] } = {},
-): Promise<BuiltContext> {
-  const warn = (what: string) => (err: unknown): undefined => void opts.onWarning?.(what, err);
-  const [budget, used] = await Promise.all([
-    hub?.budgetHealth(def.name, opts.signal).catch(warn('budget health unavailable')),
-    sources.usedToday?.(def.name).catch(warn('daily counters unavailable')),
-  ]);
-  const remaining = used ? remainingToday(def.config.behavior.limits, used) : undefined;
-  return buildActivationContext(def, task, { ...contextOptions(sources, budget, remaining), ...(opts.memories ? { memories: opts.memories } : {}) });
-}
-
-/**
- * Warren's hub MCP server for CLI agents, acting through a loopback gateway with a token scoped to the agent, its
- * hub grants and the activation, never the admin key. Undefined when this build has no `warren mcp hub`.
- */
-export async function startHubMcp(opts: {
-  hubUrl: string;
-  adminKey: string;
-  logger: Logger;
-  writes?: WriteAllowance;
-  redact?: (text: string) => string;
-  /** Agents' memory: CLI agents with memory on get memory_save / memory_search through the gateway. */
+/** What one agent turn uses of its process's services (activation/run-turn.ts). */
+export interface TurnServices extends ContextSources {
+  /** The hub: its budget answer goes into the context, and the agent's hub tools act on it. Absent: neither. */
+  hub?: HubAdapter;
+  /** Agents with `memory.enabled` are reminded of what fits the task. */
   memory?: AgentMemory;
-}): Promise<{ launcher: HubMcpLauncher; close: () => Promise<void> } | undefined> {
-  if (!warrenHubMcpAvailable()) return undefined;
-  const gateway = await HubGateway.start(opts);
-  const launcher = warrenHubMcpLauncher({
-    credentials: (agent) => {
-      const memory = opts.memory ? agentMemoryBackend(opts.memory, agent) : undefined;
-      const grants = effectiveGrants(agent.config).filter((g) => g.startsWith('hub:') || (memory !== undefined && g.startsWith('memory:')));
-      const t = gateway.issue(agent.name, grants, agent.config.behavior.max_duration + 60_000, agent.config.behavior, memory);
-      return { hubUrl: gateway.url, key: t.token, grants, release: t.revoke };
+  /** A context piece that could not be read (budget, today's counters): the turn goes on without it. */
+  onWarning?: (what: string, err: unknown) => void;
+}
+
+/** Agent definitions by name, looked up when needed (delegation, a Moltbook challenge); the daemon's registry. */
+export interface AgentLookup {
+  get(name: string): AgentDefinition | undefined;
+}
+
+export interface DaemonRole {
+  name: 'daemon';
+  logger: Logger;
+  /** Whether this process runs activations (not a scheduler-only one): only then are CLI agents' hub MCP gateway and users started. */
+  runsActivations: boolean;
+  /** Late-bound: the registry is built from these services. */
+  agents: AgentLookup;
+  /** The hub MCP server CLI agents post through; default `warren mcp hub` when this build has it; null: none. */
+  hubMcp?: HubMcpLauncher | null;
+  /** Demo content for the embedded hub (`warren start --seed`). */
+  seed?: SeedFile;
+  /** The daemon's live state, for the embedded hub's watch page. */
+  fleet: FleetSource;
+  /** Every log line passes the redaction from the moment it exists (daemon/logger.ts). */
+  redactLogs: (redact: (line: string) => string) => void;
+  /** Entries evicted for an agent over max_size_mb (metrics). */
+  onMemoryEvicted?: (agent: string, count: number) => void;
+}
+
+export interface RunRole {
+  name: 'run';
+  logger: Logger;
+  /** The agents loaded for the run: their secrets are redacted, and a delegate is looked up among them. */
+  agents: readonly AgentDefinition[];
+  /** `--post`: writes reach the hub (counted against the agent's limits in Redis) and memory may be written. */
+  post: boolean;
+  /** What the run changes in the in-process loop: streaming, a cassette's fetch. */
+  llm: { stream: boolean; fetch?: FetchFn };
+  /** A key variable a replayed run answers for itself (a replay makes no model call, so it needs no key). */
+  replayedKey?: string;
+  /** Context pieces that could not be read, said on the terminal. */
+  onWarning: (what: string, err: unknown) => void;
+}
+
+export interface DoctorRole {
+  name: 'doctor';
+}
+
+export interface OpsRole {
+  name: 'ops';
+}
+
+export type ServicesRole = DaemonRole | RunRole | DoctorRole | OpsRole;
+
+/** Something a bundle opened; `stage` is when the daemon's bounded shutdown (daemon/shutdown.ts) closes it. */
+export interface Closer {
+  name: string;
+  stage: 'connections' | 'services';
+  boundMs: number;
+  close: () => Promise<void>;
+}
+
+interface Bundle {
+  secrets: SecretSource;
+  /** What was opened, in order (the daemon hands them to its staged shutdown). */
+  closers: readonly Closer[];
+  /** Closes what was opened, the last first, each within its bound; throws ServicesCloseError naming what did not close. */
+  close(): Promise<void>;
+}
+
+export interface DaemonServices extends Bundle, TurnServices {
+  redis: RedisClient;
+  hub: HubAdapter;
+  /** The hub's URL and admin key: the embedded hub's when it runs here (its key generated when none was set). */
+  hubUrl: string;
+  adminKey: string | undefined;
+  generatedAdminKey: string | undefined;
+  redactor: Redactor;
+  /** Teaches the redactor the secrets the agents name (at each reload). */
+  learnSecretsOf(defs: readonly AgentDefinition[]): void;
+  writes: WriteAllowance;
+  agentState: AgentStateStore;
+  memory: AgentMemory;
+  memoryStore: MemoryStore;
+  executors: ExecutorRegistry;
+  store: DefinitionStore & { close?: () => void };
+}
+
+export interface RunServices extends Bundle, TurnServices {
+  redactor: Redactor;
+  /** Writes admitted against the agents' limits in the daemon's Redis; only with --post. */
+  writes: WriteAllowance | undefined;
+  memory: AgentMemory;
+  executors: ExecutorRegistry;
+}
+
+export interface DoctorServices extends Bundle {
+  executors: ExecutorRegistry;
+}
+
+export interface OpsServices extends Bundle {
+  /** Redis, opened on first use and checked at once (RedisUnreachableError when it does not answer within `timeoutMs`). */
+  redis(timeoutMs?: number): Promise<RedisClient>;
+  agentState(): Promise<AgentStateStore>;
+  /** The agent definitions, read once from the store warren.yaml names. */
+  definitions(): Promise<LoadResult>;
+  /** The memory store, read-only; undefined when there is none to read or it does not open. */
+  memoryReader(): Promise<MemoryStore | undefined>;
+  /** The hub with the admin key, for the budget; undefined without one (and on Moltbook, which has none). */
+  budgetHub: HubClient | undefined;
+}
+
+/** Closing some services failed or outlived its bound. */
+export class ServicesCloseError extends Error {
+  override readonly name = 'ServicesCloseError';
+  /** What did not close, by name. */
+  readonly unclosed: string[];
+  constructor(unclosed: Array<{ name: string; error: unknown }>) {
+    super(`could not close ${unclosed.map((u) => `${u.name} (${u.error instanceof Error ? u.error.message : String(u.error)})`).join(', ')}`, { cause: unclosed[0]?.error });
+    this.unclosed = unclosed.map((u) => u.name);
+  }
+}
+
+export function openServices(config: WarrenConfig, env: NodeJS.ProcessEnv, role: DaemonRole): Promise<DaemonServices>;
+export function openServices(config: WarrenConfig, env: NodeJS.ProcessEnv, role: RunRole): Promise<RunServices>;
+export function openServices(config: WarrenConfig, env: NodeJS.ProcessEnv, role: DoctorRole): Promise<DoctorServices>;
+export function openServices(config: WarrenConfig, env: NodeJS.ProcessEnv, role: OpsRole): Promise<OpsServices>;
+export async function openServices(config: WarrenConfig, env: NodeJS.ProcessEnv, role: ServicesRole): Promise<DaemonServices | RunServices | DoctorServices | OpsServices> {
+  const opened = new Opened();
+  try {
+    switch (role.name) {
+      case 'daemon':
+        return await openDaemon(config, env, role, opened);
+      case 'run':
+        return await openRun(config, env, role, opened);
+      case 'doctor':
+        return await openDoctor(config, env, opened);
+      case 'ops':
+        return await openOps(config, env, opened);
+      default: {
+        const never: never = role;
+        throw new Error(`unknown services role ${JSON.stringify(never)}`);
+      }
+    }
+  } catch (err) {
+    // Nothing is left open by a start that failed half-way; the start's own error is the one that matters.
+    await opened.close().catch(() => undefined);
+    throw err;
+  }
+}
+
+/** What a bundle opened, in order; closed the last first, each within its bound. */
+class Opened {
+  readonly closers: Closer[] = [];
+
+  add(name: string, stage: Closer['stage'], boundMs: number, close: () => unknown): void {
+    this.closers.push({ name, stage, boundMs, close: async () => void (await close()) });
+  }
+
+  async close(): Promise<void> {
+    const unclosed: Array<{ name: string; error: unknown }> = [];
+    for (const c of this.closers.splice(0).reverse()) {
+      const error = await closedWithin(c);
+      if (error !== undefined) unclosed.push({ name: c.name, error });
+    }
+    if (unclosed.length) throw new ServicesCloseError(unclosed);
+  }
+
+  bundle(secrets: SecretSource): Bundle {
+    return { secrets, closers: this.closers, close: () => this.close() };
+  }
+}
+
+/** Undefined when `c` closed within its bound; otherwise why not. */
+async function closedWithin(c: Closer): Promise<unknown> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<Error>((resolve) => {
+    timer = setTimeout(() => resolve(new Error(`not closed within ${c.boundMs} ms`)), c.boundMs);
+  });
+  try {
+    return await Promise.race([c.close().then(() => undefined, (err: unknown) => err ?? new Error('failed')), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Error posts, records, logs, span payloads and what agents write share one redaction: every secret warren.yaml
+ * or an agent names (whatever its name), from the environment or a secret file, the hub's admin key, and every
+ * value of a secret file.
+ */
+function redactorFor(config: WarrenConfig, env: NodeJS.ProcessEnv, secrets: SecretSource, adminKey: string | undefined, agents: readonly AgentDefinition[]): Redactor {
+  return new Redactor([...namedSecrets(config, env, secrets, agents), ...(adminKey ? [adminKey] : []), ...secrets.fileValues()]);
+}
+
+function namedSecrets(config: WarrenConfig, env: NodeJS.ProcessEnv, secrets: SecretSource, agents: readonly AgentDefinition[]): string[] {
+  return [...knownSecrets(env, config, agents), ...secretNamesOf(config, agents).flatMap((n) => secrets.get(n) ?? [])];
+}
+
+/** The agents' memory on the process's store (opened on first use: an agent without memory opens nothing). */
+async function agentMemory(config: WarrenConfig, secrets: SecretSource, redactor: Redactor, logger: Logger, opts: { storeLogger?: Logger; readOnly?: boolean; onEvicted?: (agent: string, count: number) => void }): Promise<AgentMemory> {
+  const { AgentMemory } = await import('../memory/agent-memory.ts');
+  const { LazyMemoryStore } = await import('../memory/lazy-memory-store.ts');
+  const { openMemoryStore } = await import('../memory/open-memory-store.ts');
+  const { embedderOf } = await import('../memory/embeddings-client.ts');
+  return new AgentMemory({
+    store: new LazyMemoryStore(() => openMemoryStore(config.memory.store, opts.storeLogger)),
+    redact: (text) => redactor.redact(text),
+    logger,
+    embedder: embedderOf(config.memory.embeddings, (name) => secrets.get(name)),
+    ...(opts.readOnly ? { readOnly: true } : {}),
+    ...(opts.onEvicted ? { onEvicted: opts.onEvicted } : {}),
+  });
+}
+
+const QUICK_CLOSE_MS = 1_000;
+const SLOW_CLOSE_MS = 2_000;
+
+async function openDaemon(config: WarrenConfig, env: NodeJS.ProcessEnv, role: DaemonRole, opened: Opened): Promise<DaemonServices> {
+  const { logger } = role;
+  const { assertRedisReachable, closeRedis, connectRedis, describeRedis } = await import('../redis/connect.ts');
+  // Connected and checked first, before any hub starts: a missing Redis is then one clear line. Every hub write an
+  // agent makes is admitted on this connection.
+  const redis = connectRedis(config.redis, 'producer', logger);
+  opened.add('redis producer connection', 'connections', QUICK_CLOSE_MS, () => closeRedis(redis, QUICK_CLOSE_MS / 2));
+  await assertRedisReachable(redis, config.redis);
+  logger.info({ redis: describeRedis(config.redis), prefix: config.redis.prefix }, 'redis connected');
+
+  const { hubBudget } = await import('./config.ts');
+  let hubUrl = config.hub.url;
+  const secrets = new SecretSource({ env, dir: config.secrets.dir });
+  let adminKey = secrets.get(config.hub.admin_key_env);
+  let generatedAdminKey: string | undefined;
+  const moltbook = config.hub.type === 'moltbook';
+  // Checked here too: WARREN_HUB_EMBEDDED applies after warren.yaml is validated.
+  if (moltbook && config.hub.embedded) throw new Error('hub.embedded serves warren\'s own hub; it cannot be combined with hub.type moltbook');
+  if (config.hub.embedded) {
+    const { startHub } = await import('../local-hub/server.ts');
+    const embedded = await startHub({ dbPath: config.hub.db, adminKey, host: config.hub.host, port: config.hub.port, watch: config.hub.watch, watchNetworks: config.hub.watch_networks, budget: hubBudget(config.budget), fleet: role.fleet, logger: logger.child({ component: 'hub' }) });
+    opened.add('embedded hub', 'services', SLOW_CLOSE_MS, () => embedded.close());
+    hubUrl = embedded.url;
+    if (!adminKey) generatedAdminKey = embedded.adminKey;
+    adminKey = embedded.adminKey;
+    logger.info({ url: hubUrl, db: config.hub.db }, 'embedded hub listening');
+    if (role.seed) {
+      const { applySeed } = await import('../local-hub/seed.ts');
+      logger.info({ ...(await applySeed(embedded.url, embedded.adminKey, role.seed)) }, 'hub seeded');
+    }
+  }
+  if (role.seed && !config.hub.embedded) throw new Error('--seed needs the embedded hub (hub.embedded: true); seed a separate hub with `warren hub --seed`');
+  // Moltbook has no admin key: each agent acts with its own (hub.agents).
+  if (!adminKey && !moltbook) throw new Error(secrets.whyMissing(config.hub.admin_key_env) ?? `the hub's admin key is not set: export ${config.hub.admin_key_env} (or run with hub.embedded: true)`);
+  const redactor = redactorFor(config, env, secrets, adminKey, []);
+  role.redactLogs((line) => redactor.redact(line));
+  const runtime = await import('./runtime.ts');
+  const { redactingWrites } = await import('./redacting-hub.ts');
+  const { HubClient } = await import('../hub-client/client.ts');
+  const { WriteAllowance } = await import('../scheduler/write-allowance.ts');
+  const { AgentStateStore } = await import('../scheduler/agent-state.ts');
+  // Whatever an agent writes through the daemon is redacted on its way to the hub (services/redacting-hub.ts).
+  const hub: HubAdapter = redactingWrites(
+    moltbook
+      ? runtime.openMoltbookHub(config, secrets, redis, logger.child({ component: 'moltbook' }), (agent) => agentState.setPaused(agent, true),
+        // Late-bound: a challenge the solver is unsure of goes to the agent's own model (built further down).
+        async (agent, question, signal) => {
+          const def = role.agents.get(agent);
+          return def ? executors.ask(def, question, signal) : undefined;
+        },
+        (agent) => role.agents.get(agent)?.config.interests.communities ?? [])
+      : new HubClient({ baseUrl: hubUrl, apiKey: adminKey!, logger: logger.child({ component: 'hub-client' }) }),
+    (text) => redactor.redact(text),
+  );
+  const writes = new WriteAllowance(redis, config.redis.prefix);
+  const agentState = new AgentStateStore(redis, config.redis.prefix);
+  // Agents with memory.enabled remember through one store per process, opened when an agent first uses it.
+  const memory = await agentMemory(config, secrets, redactor, logger.child({ component: 'memory' }), { storeLogger: logger.child({ component: 'memory' }), onEvicted: role.onMemoryEvicted });
+  opened.add('memory store', 'connections', SLOW_CLOSE_MS, () => memory.store.close());
+  // CLI agents' hub MCP servers act through a loopback gateway with per-activation tokens, not the admin key.
+  let hubMcp = role.hubMcp === null ? undefined : role.hubMcp;
+  // Only processes that run activations need it; a scheduler-only process opens no gateway port.
+  if (hubMcp === undefined && role.hubMcp !== null && role.runsActivations && adminKey && !moltbook) {
+    const served = await runtime.startHubMcp({ hubUrl, adminKey, writes, memory, redact: (text) => redactor.redact(text), logger: logger.child({ component: 'hub-gateway' }) });
+    if (served) opened.add('hub gateway', 'services', QUICK_CLOSE_MS, served.close);
+    hubMcp = served?.launcher;
+  }
+  // Late-bound like the agents: the counters are read only as activations run.
+  const context = runtime.contextSources(config, env, (agent) => agentState.contributionsToday(agent));
+  const { startCliIsolation } = await import('./cli-isolation.ts');
+  const executors = runtime.buildExecutors({
+    config,
+    env,
+    redactor,
+    hubMcp,
+    agents: role.agents,
+    writes,
+    secret: (name) => secrets.get(name),
+    runAs: role.runsActivations ? await startCliIsolation(config, secrets, logger) : undefined,
+    memory,
+  });
+  const { openStore } = await import('./open-store.ts');
+  const store = openStore(config.store, env);
+  opened.add('store', 'services', QUICK_CLOSE_MS, () => store.close?.());
+  return {
+    ...opened.bundle(secrets),
+    ...context,
+    onWarning: (what, err) => logger.warn({ err }, what),
+    redis,
+    hub,
+    hubUrl,
+    adminKey,
+    generatedAdminKey,
+    redactor,
+    learnSecretsOf: (defs) => redactor.learn(namedSecrets(config, env, secrets, defs)),
+    writes,
+    agentState,
+    memory,
+    memoryStore: memory.store,
+    executors,
+    store,
+  };
+}
+
+async function openRun(config: WarrenConfig, env: NodeJS.ProcessEnv, role: RunRole, opened: Opened): Promise<RunServices> {
+  const { logger } = role;
+  // The daemon's secrets, redaction, write limits and CLI isolation: a run by hand is held to the same lines.
+  const secrets = new SecretSource({ env, dir: config.secrets.dir });
+  const adminKey = secrets.get(config.hub.admin_key_env);
+  const redactor = redactorFor(config, env, secrets, adminKey, role.agents);
+  // A CLI agent gets warren's hub MCP server only with --post: then it writes through the gateway as the daemon's
+  // agents do. Without --post it gets none (reads included), so nothing it does reaches the hub. Writes for real
+  // count against the agent's limits in the daemon's Redis, as the daemon's do.
+  const writes = role.post ? await writeAllowance(config) : undefined;
+  if (writes) opened.add('write allowance', 'connections', QUICK_CLOSE_MS, writes.close);
+  // Memory as the daemon's: recalled into the context, searched with memory_search. Written (memory_save) only with
+  // --post; nothing is remembered of the run itself, whose answer is printed, not posted.
+  const memory = await agentMemory(config, secrets, redactor, logger, { readOnly: !role.post });
+  opened.add('memory store', 'connections', SLOW_CLOSE_MS, () => memory.store.close());
+  const runtime = await import('./runtime.ts');
+  const hubMcp = role.post && adminKey ? await runtime.startHubMcp({ hubUrl: config.hub.url, adminKey, logger, writes: writes?.allowance, memory, redact: (text) => redactor.redact(text) }) : undefined;
+  if (hubMcp) opened.add('hub gateway', 'services', QUICK_CLOSE_MS, hubMcp.close);
+  const connected = await connectHub(config.hub.url, adminKey, role.post);
+  const { redactingWrites } = await import('./redacting-hub.ts');
+  const hub = connected ? redactingWrites(connected, (text) => redactor.redact(text)) : undefined;
+  // Today's counters live in the daemon's Redis; read only when this run works against the configured hub.
+  const counters = hub ? redisCounters(config) : undefined;
+  if (counters) opened.add('counters connection', 'connections', QUICK_CLOSE_MS, counters.close);
+  const { startCliIsolation } = await import('./cli-isolation.ts');
+  const executors = runtime.buildExecutors({
+    config,
+    env,
+    redactor,
+    hubMcp: hubMcp?.launcher,
+    agents: { get: (name) => role.agents.find((a) => a.name === name) },
+    writes: writes?.allowance,
+    secret: (name) => secrets.get(name),
+    runAs: await startCliIsolation(config, secrets, logger),
+    memory,
+    llm: {
+      // In the foreground the answer is watched as it is written; the daemon follows executors.llm.stream.
+      stream: role.llm.stream,
+      fetch: role.llm.fetch,
+      // Secrets by name only: the executor never sees the environment as a whole.
+      secret: (name) => secrets.get(name) || (name === role.replayedKey ? 'replayed' : undefined),
     },
   });
-  return { launcher, close: () => gateway.close() };
+  return { ...opened.bundle(secrets), ...runtime.contextSources(config, env, counters?.usedToday), hub, memory, onWarning: role.onWarning, redactor, writes: writes?.allowance, executors };
 }
 
-export interface ExecutorsOptions {
-  config: WarrenConfig;
-  /** Secrets are read from it by name only; the CLI executors' children get what their allow-list lets through. */
-  env: NodeJS.ProcessEnv;
-  /** Agent definitions by name, for delegation; looked up at run time. */
-  agents: { get(name: string): AgentDefinition | undefined };
-  context: ContextSources;
-  /** Span payloads pass this redaction when `tracing.capture_payloads` is on. */
-  redactor: Redactor;
-  /** Starts warren's hub MCP server for CLI agents; absent: they get none. */
-  hubMcp?: HubMcpLauncher;
-  /** What a caller changes in the in-process loop (warren run: streaming, a cassette's fetch, the key of a replay). */
-  llm?: Pick<LlmExecutorOptions, 'stream' | 'fetch' | 'secret'>;
-  /** Delegates' context warnings (budget or counters unavailable). */
-  onContextWarning?: (what: string, err: unknown) => void;
-  /** Where the hub tools' writes are admitted against the agents' limits; absent: not limited (tests, dry runs). */
-  writes?: WriteAllowance;
-  /** Looks a secret up by name (services/secrets.ts: environment, NAME_FILE, secrets.dir); default the environment. */
-  secret?: (name: string) => string | undefined;
-  /** The users CLI agents run as (services/cli-isolation.ts); absent: the daemon's own. */
-  runAs?: CliUsers;
-  /** Agents' memory: LLM agents with memory on get memory_save and memory_search. */
-  memory?: AgentMemory;
+async function openDoctor(config: WarrenConfig, env: NodeJS.ProcessEnv, opened: Opened): Promise<DoctorServices> {
+  const secrets = new SecretSource({ env, dir: config.secrets.dir });
+  const { buildExecutors } = await import('./runtime.ts');
+  // The executors as the daemon builds them, so doctor says what the daemon will find; it runs no agent, so it
+  // needs no hub, memory, users or delegation.
+  const executors = buildExecutors({ config, env, redactor: redactorFor(config, env, secrets, secrets.get(config.hub.admin_key_env), []), agents: { get: () => undefined }, secret: (name) => secrets.get(name) });
+  return { ...opened.bundle(secrets), executors };
 }
 
-/** The executor registry: the in-process loop and the four CLIs, with warren.yaml's `executors` settings. */
-export function buildExecutors(opts: ExecutorsOptions): ExecutorRegistry {
-  const { config, env, context } = opts;
-  const secret = opts.secret ?? ((name: string): string | undefined => env[name]);
-  const llm = new LlmExecutor({
-    secret,
-    defaultApiBase: env.OPENAI_BASE_URL,
-    mockResponses: env.WARREN_MOCK_RESPONSES ? parseMockResponses(env.WARREN_MOCK_RESPONSES) : undefined,
-    ...llmSettings(config.executors.llm),
-    tracePayloads: config.tracing.capture_payloads ? (text) => opts.redactor.redact(text) : undefined,
-    redactToolOutput: (text) => opts.redactor.redact(text),
-    agents: opts.agents,
-    writes: opts.writes,
-    memory: opts.memory,
-    // A delegate is an activation of its own agent: its own budget and counters, the parent's kind of pieces.
-    delegateContext: (def, task, hub, signal) => gatherContext(context, hub, def, { kind: 'prompt', text: task }, { signal, onWarning: opts.onContextWarning }),
-    ...opts.llm,
-  });
-  const cli = config.executors.cli;
-  return new ExecutorRegistry(
-    llm,
-    createCliExecutors({
-      maxConcurrent: cli.max_concurrent,
-      workspacesRoot: cli.workspaces,
-      binaries: cli.binaries,
-      graceMs: cli.kill_grace,
-      idleMs: cli.idle_timeout,
-      claudeMaxRetries: cli.claude_max_retries,
-      secret,
-      parentEnv: env,
-      hubMcp: opts.hubMcp,
-      runAs: opts.runAs,
-    }),
-  );
-}
-
-/** Moltbook as the hub: one key per configured agent; an agent whose key is not set is left out, said once. */
-export function openMoltbookHub(config: WarrenConfig, secrets: { get(name: string): string | undefined }, redis: RedisClient, logger: Logger, pause: (agent: string) => Promise<void>, askModel?: ChallengeModel, communities?: (agent: string) => readonly string[]): MoltbookAdapter {
-  const keys = new Map<string, string>();
-  for (const [agent, { api_key_env }] of Object.entries(config.hub.agents)) {
-    const key = secrets.get(api_key_env);
-    if (key) keys.set(agent, key);
-    else logger.warn({ agent, variable: api_key_env }, `agent ${agent} has no Moltbook key: ${api_key_env} is not set; the agent is skipped`);
-  }
-  return new MoltbookAdapter({ baseUrl: config.hub.url, keys, redis, prefix: config.redis.prefix, homeIntervalMs: config.hub.home_interval, logger, onNeedsOperator: pause, budget: hubBudget(config.budget),
-    askModel,
-    communities,
-    writeLimits: moltbookWriteLimits(config.hub.write_limits),
-    // A burst of ten seconds' worth: an activation's reads and write go through at once.
-    bucket: { perMinute: config.hub.requests_per_minute, burst: Math.max(5, Math.round(config.hub.requests_per_minute / 6)) } });
-}
-
-function moltbookWriteLimits(w: WarrenConfig['hub']['write_limits']): AgeLimits {
-  return {
-    established: { postGapMs: w.post_gap, commentGapMs: w.comment_gap, commentsPerDay: w.comments_per_day },
-    newAgent: { postGapMs: w.new_agent.post_gap, commentGapMs: w.new_agent.comment_gap, commentsPerDay: w.new_agent.comments_per_day },
+async function openOps(config: WarrenConfig, env: NodeJS.ProcessEnv, opened: Opened): Promise<OpsServices> {
+  const secrets = new SecretSource({ env, dir: config.secrets.dir });
+  let redis: Promise<RedisClient> | undefined;
+  let memory: Promise<MemoryStore | undefined> | undefined;
+  let definitions: Promise<LoadResult> | undefined;
+  const adminKey = secrets.get(config.hub.admin_key_env);
+  const open = {
+    redis: (timeoutMs = 3_000): Promise<RedisClient> => {
+      redis ??= (async () => {
+        const { openCheckedRedis } = await import('../redis/connect.ts');
+        const conn = await openCheckedRedis(config.redis, timeoutMs);
+        opened.add('redis connection', 'connections', QUICK_CLOSE_MS, () => conn.disconnect());
+        return conn;
+      })();
+      // A Redis that did not answer is asked again next time, not remembered as down.
+      redis.catch(() => (redis = undefined));
+      return redis;
+    },
+    agentState: async (): Promise<AgentStateStore> => {
+      const { AgentStateStore } = await import('../scheduler/agent-state.ts');
+      return new AgentStateStore(await open.redis(), config.redis.prefix);
+    },
+    definitions: (): Promise<LoadResult> =>
+      (definitions ??= (async () => {
+        const { openStore } = await import('./open-store.ts');
+        const store = openStore(config.store, env); // the folder or the bucket warren.yaml names
+        try {
+          return await store.load();
+        } finally {
+          store.close?.();
+        }
+      })()),
+    memoryReader: (): Promise<MemoryStore | undefined> =>
+      (memory ??= (async () => {
+        const { openMemoryStore } = await import('../memory/open-memory-store.ts');
+        const { isPostgresUrl } = await import('../memory/store-location.ts');
+        const { existsSync } = await import('node:fs');
+        // A SQLite file not created yet holds nothing: read as empty, without creating it (reading changes nothing).
+        const location = isPostgresUrl(config.memory.store) || existsSync(config.memory.store) ? config.memory.store : ':memory:';
+        const store = await openMemoryStore(location).catch(() => undefined);
+        if (store) opened.add('memory store', 'connections', SLOW_CLOSE_MS, () => store.close());
+        return store;
+      })()),
   };
+  // The hub's budget answers with the admin key; Moltbook has none. Read quietly: a report, not a log.
+  const { HubClient } = await import('../hub-client/client.ts');
+  const budgetHub = adminKey && config.hub.type !== 'moltbook' ? new HubClient({ baseUrl: config.hub.url, apiKey: adminKey, logger: pino({ level: 'silent' }) }) : undefined;
+  return { ...opened.bundle(secrets), ...open, budgetHub };
+}
+
+/** The agents' write limits in the daemon's Redis; --post refuses to run without them. */
+async function writeAllowance(config: WarrenConfig): Promise<{ allowance: WriteAllowance; close: () => void }> {
+  const { WriteAllowance } = await import('../scheduler/write-allowance.ts');
+  const { connectOnce, describeRedis } = await import('../redis/connect.ts');
+  const conn = await connectOnce(config.redis, 2_000).catch((err: unknown) => {
+    throw new Error(`--post counts the agent's writes against its limits in Redis at ${describeRedis(config.redis)}, which does not answer (${err instanceof Error ? err.message : String(err)}); start Redis or set REDIS_URL`);
+  });
+  return { allowance: new WriteAllowance(conn, config.redis.prefix), close: () => conn.disconnect() };
+}
+
+/**
+ * Today's posts and comments from the daemon's Redis, for the "left today" lines. One try, no reconnects: a run
+ * by hand must not wait on a Redis that is not there (the line is then left out, with a warning).
+ */
+function redisCounters(config: WarrenConfig): { usedToday: (agent: string) => Promise<{ posts: number; comments: number } | undefined>; close: () => void } {
+  let conn: RedisClient | undefined;
+  return {
+    usedToday: async (agent) => {
+      const { AgentStateStore } = await import('../scheduler/agent-state.ts');
+      const { connectOnce, describeRedis } = await import('../redis/connect.ts');
+      if (!conn) {
+        conn = await connectOnce(config.redis, 1_000).catch((err: unknown) => {
+          throw new Error(`cannot reach Redis at ${describeRedis(config.redis)}`, { cause: err });
+        });
+      }
+      return (await new AgentStateStore(conn, config.redis.prefix).dailyMany([agent])).get(agent);
+    },
+    close: () => conn?.disconnect(),
+  };
+}
+
+/** The configured hub when an admin key is set; without --post its writes become a dry run. */
+async function connectHub(url: string, adminKey: string | undefined, post: boolean): Promise<HubAdapter | undefined> {
+  if (!adminKey) {
+    if (post) throw new Error('--post needs the hub admin key (hub.admin_key_env, WARREN_HUB_ADMIN_KEY by default)');
+    return undefined;
+  }
+  const { HubClient } = await import('../hub-client/client.ts');
+  const hub = new HubClient({ baseUrl: url, apiKey: adminKey });
+  if (post) return hub;
+  const { dryRunWrites } = await import('./dry-run-hub.ts');
+  return dryRunWrites(hub);
 }

@@ -14,6 +14,11 @@ export class ExecutorRegistry {
     this.#cli = new Map(cli.map((e) => [e.type, e]));
   }
 
+  /** The CLI executors of this build (`warren doctor` checks their binaries and versions). */
+  get cli(): readonly CliExecutor[] {
+    return [...this.#cli.values()];
+  }
+
   /** A question to the agent's own model, when it has one (an llm agent); undefined for the others. */
   async ask(def: AgentDefinition, question: string, signal?: AbortSignal): Promise<string | undefined> {
     if (executorTypeOf(def.config) !== 'llm' || this.#llm.missingRequirement(def)) return undefined;

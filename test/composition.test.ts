@@ -1,11 +1,13 @@
-// The composition root (services/composition.ts): the executors the daemon and `warren run` share, and the context
-// pieces every kind of activation gets, delegates included. Real local hub, real OpenAI-compatible HTTP.
+// What runs agents (services/runtime.ts) and the one turn (activation/run-turn.ts): the executors the daemon and
+// `warren run` share, and the context pieces every kind of activation gets, delegates included. Real local hub,
+// real OpenAI-compatible HTTP.
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EventLog } from '../agent-loop/events.ts';
-import { buildExecutors, contextSources } from '../services/composition.ts';
+import { runTurn } from '../activation/run-turn.ts';
+import { buildExecutors, contextSources } from '../services/runtime.ts';
 import { WarrenConfigSchema } from '../services/config.ts';
 import { Redactor } from '../services/redact.ts';
 import { HubClient } from '../hub-client/client.ts';
@@ -55,15 +57,15 @@ describe('composition root', () => {
     const executors = buildExecutors({
       config,
       env,
-      context: contextSources(config, env, (agent) => Promise.resolve(agent === 'helper' ? { posts: 1, comments: 2 } : undefined)),
       redactor: new Redactor([]),
       agents: { get: (name) => agents.find((a) => a.name === name) },
     });
+    const sources = contextSources(config, env, (agent) => Promise.resolve(agent === 'helper' ? { posts: 1, comments: 2 } : undefined));
     const boss = agents.find((a) => a.name === 'boss')!;
     const resolved = executors.resolve(boss);
     if (!('executor' in resolved)) throw new Error(resolved.unavailable);
     const events = new EventLog('act_boss');
-    const result = await resolved.executor.run({ id: 'act_boss', definition: boss, context: { system: 'boss system', task: 'delegate it' }, events, signal: new AbortController().signal, hub: new HubClient({ baseUrl: hub.url, apiKey: hub.adminKey }) });
+    const { result } = await runTurn({ ...sources, hub: new HubClient({ baseUrl: hub.url, apiKey: hub.adminKey }) }, boss, { kind: 'prompt', text: 'delegate it' }, new AbortController().signal, { id: 'act_boss', events, executor: resolved.executor });
     expect(result).toMatchObject({ termination: 'final', text: 'done' });
 
     expect(openai.requests).toHaveLength(1);

@@ -5,7 +5,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startHubMcp } from '../services/composition.ts';
+import { startHubMcp } from '../services/runtime.ts';
 import { mcpServersFor } from '../executors/cli/mcp.ts';
 import { gatewayMemoryRoute, HubGateway, MAX_SAVES_PER_TOKEN } from '../services/hub-gateway.ts';
 import { Redactor, REDACTED } from '../services/redact.ts';

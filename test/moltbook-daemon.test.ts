@@ -189,7 +189,7 @@ describe('warren on moltbook', () => {
     await waitFor('lobster-7 replied', () => (molt!.commentsBy('lobster-7').length ? true : undefined), 20_000);
     await sleep(Math.max(0, 12_000 - (Date.now() - began)));
     const seconds = (Date.now() - began) / 1000;
-    const burst = Math.round(100 / 6); // what the harness's requests_per_minute: 100 gives (services/composition.ts)
+    const burst = Math.round(100 / 6); // what the harness's requests_per_minute: 100 gives (services/runtime.ts)
     for (const n of names) {
       const mine = molt.requests.filter((r) => r.agent === n);
       expect(mine.some((r) => r.path === '/home'), n).toBe(true); // every agent is polled

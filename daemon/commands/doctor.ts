@@ -8,7 +8,8 @@ import { buildChildEnv } from '../../executors/cli/child-env.ts';
 import { judgeVersion, parseVersion } from '../../executors/cli/versions.ts';
 import { describeCliIsolation } from '../../services/cli-isolation.ts';
 import { loadWarrenConfig, type WarrenConfig } from '../../services/config.ts';
-import { SecretSource } from '../../services/secrets.ts';
+import type { SecretSource } from '../../services/secrets.ts';
+import type { DoctorServices } from '../../services/composition.ts';
 import { recallWarning } from '../../memory/recall-strategy.ts';
 
 // The executors (and the openai SDK behind them) load only when the command runs, so `warren --help` stays fast.
@@ -39,20 +40,21 @@ export function formatCheck(c: Check): string {
 }
 
 export async function runDoctor(config: WarrenConfig, env: NodeJS.ProcessEnv): Promise<Check[]> {
+  const { openServices } = await import('../../services/composition.ts');
+  // The executors and secrets as the daemon opens them: what doctor calls runnable is what the daemon will run.
+  const services = await openServices(config, env, { name: 'doctor' });
+  try {
+    return await doctorChecks(config, env, services);
+  } finally {
+    await services.close();
+  }
+}
+
+async function doctorChecks(config: WarrenConfig, env: NodeJS.ProcessEnv, services: DoctorServices): Promise<Check[]> {
   const checks: Check[] = [];
-  const secrets = new SecretSource({ env, dir: config.secrets.dir });
-  const { createCliExecutors } = await import('../../executors/cli/cli-executors.ts');
-  const { LlmExecutor } = await import('../../executors/llm/llm-executor.ts');
+  const { secrets, executors } = services;
   const { LocalFolderStore } = await import('../../store/local-store.ts');
-  const { ExecutorRegistry } = await import('../../services/executor-registry.ts');
-  const cli = createCliExecutors({
-    maxConcurrent: config.executors.cli.max_concurrent,
-    workspacesRoot: config.executors.cli.workspaces,
-    binaries: config.executors.cli.binaries,
-    secret: (name) => secrets.get(name),
-    parentEnv: env,
-  });
-  for (const executor of cli) {
+  for (const executor of executors.cli) {
     const path = executor.binaryPath();
     if (!path) {
       checks.push({ status: 'warn', area: executor.type, message: 'not installed (agents of this type are skipped)' });
@@ -70,13 +72,12 @@ export async function runDoctor(config: WarrenConfig, env: NodeJS.ProcessEnv): P
     });
   }
 
-  const registry = new ExecutorRegistry(new LlmExecutor({ secret: (name) => secrets.get(name), defaultApiBase: env.OPENAI_BASE_URL }), cli);
   const { agents, problems } = await new LocalFolderStore(config.store.path).load();
   const broken = problems.filter((p) => p.severity === 'error').length;
   if (broken) checks.push({ status: 'warn', area: 'agents', message: `${broken} definition problem${broken === 1 ? '' : 's'} (run warren validate)` });
   const conflicts = await hubConflicts(config, env, agents.map((a) => a.name));
   for (const def of agents) {
-    const r = registry.resolve(def);
+    const r = executors.resolve(def);
     const conflict = conflicts.get(def.name);
     if (conflict) checks.push({ status: 'fail', area: `agent ${def.name}`, message: `not runnable: ${conflict}` });
     else checks.push('executor' in r ? { status: 'ok', area: `agent ${def.name}`, message: `${def.config.type} runnable` } : { status: 'warn', area: `agent ${def.name}`, message: `skipped: ${r.unavailable}` });

@@ -1,5 +1,6 @@
-// `warren run <agent> --prompt "…"`: one activation in the foreground, no queue, for trying an agent by hand,
-// on the executors and with the context pieces the daemon uses (services/composition.ts).
+// `warren run <agent> --prompt "…"`: one activation in the foreground, no queue, for trying an agent by hand: the
+// services opened as the daemon opens them (services/composition.ts, role `run`) and one turn as the daemon's
+// activations take it (activation/run-turn.ts).
 // Hub writes happen only with --post; without it the hub tools read the configured hub (when an admin key is
 // set) and writes are a dry run the model is told about; a CLI agent gets no hub MCP server at all. Exit code:
 // 0 answered (final, stop_tool, no_action), 2 stopped by a limit or a guard, 1 an error.
@@ -7,22 +8,14 @@
 // only with --post (README "Memory").
 import { randomBytes } from 'node:crypto';
 import type { Command } from 'commander';
-import type { RedisClient } from '../../redis/scripts.ts';
-import type { RedisTarget } from '../../redis/connect.ts';
 import { definitionForTrigger } from '../../activation/activation-model.ts';
 import type { ActivationEvent } from '../../agent-loop/events.ts';
 import type { TerminationReason } from '../../agent-loop/termination.ts';
-import { assertNever, outcomeOfRun, type OutcomeKind, type RunOutcome } from '../../executors/run-outcome.ts';
+import { assertNever, type OutcomeKind, type RunOutcome } from '../../executors/run-outcome.ts';
 import type { HubAdapter } from '../../hub-client/adapter.ts';
 import type { ActivationTask } from '../../prompts/activation-context.ts';
-import type { DailyCounters } from '../../scheduler/agent-state.ts';
 import type { AgentDefinition } from '../../store/definition.ts';
-import { loadWarrenConfig, type WarrenConfig } from '../../services/config.ts';
-import type { Logger } from 'pino';
-import type { AgentMemory } from '../../memory/agent-memory.ts';
-import type { Redactor } from '../../services/redact.ts';
-import type { SecretSource } from '../../services/secrets.ts';
-import type { WriteAllowance } from '../../scheduler/write-allowance.ts';
+import { loadWarrenConfig } from '../../services/config.ts';
 
 export interface RunOptions {
   /** Exactly one of these three says what the agent works on. */
@@ -171,61 +164,28 @@ export async function runAgent(agentName: string, opts: RunOptions, env: NodeJS.
     return 1;
   }
   const { EventLog } = await import('../../agent-loop/events.ts');
-  const { Redactor } = await import('../../services/redact.ts');
-  const { knownSecrets, secretNamesOf } = await import('../../services/known-secrets.ts');
-  const { SecretSource } = await import('../../services/secrets.ts');
-  const { startCliIsolation } = await import('../../services/cli-isolation.ts');
-  const { redactingWrites } = await import('../../services/redacting-hub.ts');
-  const { buildExecutors, contextSources, gatherContext, startHubMcp } = await import('../../services/composition.ts');
+  const { openServices } = await import('../../services/composition.ts');
+  const { runTurn } = await import('../../activation/run-turn.ts');
   const { pino } = await import('pino');
   const logger = pino({ level: 'warn' }, process.stderr);
-  // The daemon's secrets, redaction, write limits and CLI isolation: a run by hand is held to the same lines.
-  const secrets = new SecretSource({ env, dir: config.secrets.dir });
-  const adminKey = secrets.get(config.hub.admin_key_env);
-  const redactor = new Redactor([...knownSecrets(env, config, agents), ...secretNamesOf(config, agents).flatMap((n) => secrets.get(n) ?? []), ...(adminKey ? [adminKey] : []), ...secrets.fileValues()]);
   const cassettes = await import('../../executors/llm/cassette.ts');
   const recording = opts.record ? cassettes.emptyCassette() : undefined;
   const replayer = opts.replay ? cassettes.replayingFetch(await cassettes.readCassette(opts.replay)) : undefined;
+  const warn = (what: string, err: unknown): void => console.error(`warren: ${what}: ${err instanceof Error ? err.message : String(err)}`);
+  // The daemon's services, opened as the daemon opens them: secrets, redaction, write limits (with --post), memory
+  // (written only with --post), CLI isolation. A run by hand is held to the same lines.
+  const services = await openServices(config, env, {
+    name: 'run',
+    logger,
+    agents,
+    post: opts.post === true,
+    llm: { stream: opts.stream ?? true, fetch: recording ? cassettes.recordingFetch(recording) : replayer?.fetch },
+    replayedKey: replayer ? def.config.brain.api_key_env : undefined,
+    onWarning: warn,
+  });
   const cleanups: Array<() => Promise<void> | void> = [];
   try {
-    // A CLI agent gets warren's hub MCP server only with --post: then it writes through the gateway as the
-    // daemon's agents do. Without --post it gets none (reads included), so nothing it does reaches the hub.
-    // Writes for real count against the agent's limits in the daemon's Redis, as the daemon's do.
-    const writes = opts.post ? await writeAllowance(config.redis, config.redis.prefix) : undefined;
-    if (writes) cleanups.push(writes.close);
-    // Memory as the daemon's: recalled into the context, searched with memory_search. Written (memory_save) only
-    // with --post; nothing is remembered of the run itself, whose answer is printed here, not posted.
-    const memory = await agentMemory(config, secrets, redactor, logger, opts.post !== true);
-    cleanups.push(() => memory.store.close());
-    const hubMcp = opts.post && adminKey ? await startHubMcp({ hubUrl: config.hub.url, adminKey, logger, writes: writes?.allowance, memory, redact: (text) => redactor.redact(text) }) : undefined;
-    if (hubMcp) cleanups.push(hubMcp.close);
-    const connected = await connectHub(config.hub.url, adminKey, opts.post === true);
-    const hub = connected ? redactingWrites(connected, (text) => redactor.redact(text)) : undefined;
-    // Today's counters live in the daemon's Redis; read only when this run works against the configured hub.
-    const counters = hub ? redisCounters(config.redis, config.redis.prefix) : undefined;
-    if (counters) cleanups.push(counters.close);
-    const context = contextSources(config, env, counters?.usedToday);
-    const warn = (what: string, err: unknown): void => console.error(`warren: ${what}: ${err instanceof Error ? err.message : String(err)}`);
-    const executors = buildExecutors({
-      config,
-      env,
-      context,
-      redactor,
-      hubMcp: hubMcp?.launcher,
-      agents: { get: (name) => agents.find((a) => a.name === name) },
-      onContextWarning: warn,
-      writes: writes?.allowance,
-      secret: (name) => secrets.get(name),
-      runAs: await startCliIsolation(config, secrets, logger),
-      memory,
-      llm: {
-        // In the foreground the answer is watched as it is written; the daemon follows executors.llm.stream.
-        stream: opts.stream ?? true,
-        fetch: recording ? cassettes.recordingFetch(recording) : replayer?.fetch,
-        // Secrets by name only: the executor never sees the environment as a whole. A replay needs no key.
-        secret: (name) => secrets.get(name) || (replayer && name === def.config.brain.api_key_env ? 'replayed' : undefined),
-      },
-    });
+    const { executors, hub } = services;
     const resolved = executors.resolve(def);
     if ('unavailable' in resolved) {
       console.error(`warren: agent ${agentName} cannot run: ${resolved.unavailable}`);
@@ -243,17 +203,14 @@ export async function runAgent(agentName: string, opts: RunOptions, env: NodeJS.
     if (tracing) cleanups.push(() => tracing.shutdown());
     events.emit({ type: 'activation_start', agent: def.name, executor: def.config.type });
     const task = await runTask(def, opts, hub);
-    const { recallTextOf } = await import('../../prompts/recall-text.ts');
-    const memories = await memory.recall(def, recallTextOf(task), ac.signal);
-    const built = await gatherContext(context, hub, def, task, { signal: ac.signal, onWarning: warn, memories });
     // --explore runs on the model the daemon would use for an exploration (brain.exploration_model when set).
-    const result = await resolved.executor.run({ id: activationId, definition: definitionForTrigger(def, opts.explore ? 'exploration' : 'notification'), context: built, events, signal: ac.signal, hub });
+    const { result, outcome } = await runTurn(services, definitionForTrigger(def, opts.explore ? 'exploration' : 'notification'), task, ac.signal, { id: activationId, events, executor: resolved.executor });
     if (opts.json) {
       const record: RunRecord = {
         activation_id: activationId,
         agent: def.name,
         termination: result.termination,
-        outcome: outcomeOfRun(result).kind,
+        outcome: outcome.kind,
         partial: result.partial,
         text: result.text,
         usage: { input_tokens: result.usage.inputTokens, output_tokens: result.usage.outputTokens, cost_usd: result.usage.costUsd ?? 0 },
@@ -273,25 +230,11 @@ export async function runAgent(agentName: string, opts: RunOptions, env: NodeJS.
       for (const m of replayer.mismatches) console.error(`warren: ${m}`);
       return 1;
     }
-    return exitCodeFor(outcomeOfRun(result));
+    return exitCodeFor(outcome);
   } finally {
     for (const c of cleanups.reverse()) await c();
+    await services.close();
   }
-}
-
-/** The agents' memory on the daemon's store (opened on first use: an agent without memory opens nothing). */
-async function agentMemory(config: WarrenConfig, secrets: SecretSource, redactor: Redactor, logger: Logger, readOnly: boolean): Promise<AgentMemory> {
-  const { AgentMemory } = await import('../../memory/agent-memory.ts');
-  const { LazyMemoryStore } = await import('../../memory/lazy-memory-store.ts');
-  const { openMemoryStore } = await import('../../memory/open-memory-store.ts');
-  const { embedderOf } = await import('../../memory/embeddings-client.ts');
-  return new AgentMemory({
-    store: new LazyMemoryStore(() => openMemoryStore(config.memory.store)),
-    redact: (text) => redactor.redact(text),
-    logger,
-    embedder: embedderOf(config.memory.embeddings, (name) => secrets.get(name)),
-    readOnly,
-  });
 }
 
 /** What the agent works on: the prompt as given, or the real feed or notification thread read from the hub. */
@@ -312,58 +255,3 @@ async function runTask(def: AgentDefinition, opts: RunOptions, hub: HubAdapter |
   return { kind: 'notification', post: await hub.getPost(n.post_id, { includeComments: true }), notification: n };
 }
 
-/**
- * Today's posts and comments from the daemon's Redis, for the "left today" lines. One try, no reconnects: a run
- * by hand must not wait on a Redis that is not there (the line is then left out, with a warning).
- */
-function redisCounters(target: RedisTarget, prefix: string): { usedToday: (agent: string) => Promise<DailyCounters | undefined>; close: () => void } {
-  let conn: RedisClient | undefined;
-  return {
-    usedToday: async (agent) => {
-      const { AgentStateStore } = await import('../../scheduler/agent-state.ts');
-      const { connectOnce, describeRedis } = await import('../../redis/connect.ts');
-      if (!conn) {
-        conn = await connectOnce(target, 1_000).catch((err: unknown) => {
-          throw new Error(`cannot reach Redis at ${describeRedis(target)}`, { cause: err });
-        });
-      }
-      return (await new AgentStateStore(conn, prefix).dailyMany([agent])).get(agent);
-    },
-    close: () => conn?.disconnect(),
-  };
-}
-
-/** The agents' write limits in the daemon's Redis; --post refuses to run without them. */
-async function writeAllowance(target: RedisTarget, prefix: string): Promise<{ allowance: WriteAllowance; close: () => void }> {
-  const { WriteAllowance } = await import('../../scheduler/write-allowance.ts');
-  const { connectOnce, describeRedis } = await import('../../redis/connect.ts');
-  const conn = await connectOnce(target, 2_000).catch((err: unknown) => {
-    throw new Error(`--post counts the agent's writes against its limits in Redis at ${describeRedis(target)}, which does not answer (${err instanceof Error ? err.message : String(err)}); start Redis or set REDIS_URL`);
-  });
-  return { allowance: new WriteAllowance(conn, prefix), close: () => conn.disconnect() };
-}
-
-/** The configured hub when an admin key is set; without --post its writes become a dry run. */
-async function connectHub(url: string, adminKey: string | undefined, post: boolean): Promise<HubAdapter | undefined> {
-  if (!adminKey) {
-    if (post) throw new Error('--post needs the hub admin key (hub.admin_key_env, WARREN_HUB_ADMIN_KEY by default)');
-    return undefined;
-  }
-  const { HubClient } = await import('../../hub-client/client.ts');
-  const hub = new HubClient({ baseUrl: url, apiKey: adminKey });
-  return post ? hub : dryRunWrites(hub);
-}
-
-/** Reads go to the hub; posts and comments are answered locally and never sent. */
-export function dryRunWrites(hub: HubAdapter): HubAdapter {
-  const now = (): string => new Date().toISOString();
-  const fakeAuthor = { id: 'dry-run', name: 'dry-run' };
-  return new Proxy(hub, {
-    get(target, prop, receiver) {
-      if (prop === 'createPost') return (p: { content: string; title?: string; community?: string }) => Promise.resolve({ id: 'dry-run-post', title: p.title ?? null, author: fakeAuthor, content: `[dry run, not posted] ${p.content}`, community: p.community ?? null, created_at: now() });
-      if (prop === 'createComment') return (c: { postId: string; content: string; parentId?: string | null }) => Promise.resolve({ id: 'dry-run-comment', post_id: c.postId, parent_id: c.parentId ?? null, author: fakeAuthor, content: `[dry run, not posted] ${c.content}`, created_at: now() });
-      const v: unknown = Reflect.get(target, prop, receiver);
-      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
-    },
-  });
-}

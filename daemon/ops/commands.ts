@@ -1,5 +1,6 @@
 // The operations commands: status, agents, logs, pause, resume. They talk to Redis, the hub and the store
-// directly, so they work from any machine sharing them, with or without a daemon running there.
+// directly (opened as services/composition.ts opens them for the `ops` role), so they work from any machine
+// sharing them, with or without a daemon running there.
 import type { Command } from 'commander';
 import type { RedisClient } from '../../redis/scripts.ts';
 import { pino } from 'pino';
@@ -8,57 +9,31 @@ import type { QueueCounts } from '../../scheduler/activation-queue.ts';
 import type { ActivationRecord } from '../../activation/activation-records.ts';
 import type { AgentStatuses, StatusSources } from './agent-statuses.ts';
 import type { WarrenConfig } from '../../services/config.ts';
+import type { OpsServices } from '../../services/composition.ts';
 import { loadWarrenConfig } from '../../services/config.ts';
 
 interface Common {
   config: string;
 }
 
-async function openRedis(config: WarrenConfig): Promise<RedisClient> {
-  const { openCheckedRedis } = await import('../../redis/connect.ts');
-  return openCheckedRedis(config.redis);
+/** The ops commands' services (services/composition.ts, role `ops`): Redis, agent state, the store, readers. */
+async function opsServices(config: WarrenConfig): Promise<OpsServices> {
+  const { openServices } = await import('../../services/composition.ts');
+  return openServices(config, process.env, { name: 'ops' });
 }
 
-async function loadAgents(config: WarrenConfig): Promise<{ names: string[]; defs: LoadResult }> {
-  const { openStore } = await import('../../services/open-store.ts');
-  const store = openStore(config.store, process.env); // the folder or the bucket warren.yaml names
-  try {
-    const defs = await store.load();
-    return { names: defs.agents.map((a) => a.name), defs };
-  } finally {
-    store.close?.();
-  }
-}
-
-/** What `status` and `agents` read beside Redis: the memory store when an agent remembers, the hub's budget when the admin key is known. */
-async function statusSources(redis: RedisClient, config: WarrenConfig, defs: LoadResult, opts: { budget: boolean }): Promise<{ src: StatusSources; close: () => Promise<void> }> {
-  const remembers = defs.agents.some((d) => d.config.memory?.enabled);
-  const { openMemoryStore } = await import('../../memory/open-memory-store.ts');
-  const { isPostgresUrl } = await import('../../memory/store-location.ts');
-  const { existsSync } = await import('node:fs');
-  // A SQLite file not created yet holds nothing: read as empty, without creating it (status changes nothing).
-  const location = isPostgresUrl(config.memory.store) || existsSync(config.memory.store) ? config.memory.store : ':memory:';
-  const memory = remembers ? await openMemoryStore(location).catch(() => undefined) : undefined;
-  let budget: StatusSources['budget'];
-  if (opts.budget) {
-    const { SecretSource } = await import('../../services/secrets.ts');
-    const adminKey = new SecretSource({ env: process.env, dir: config.secrets.dir }).get(config.hub.admin_key_env);
-    if (adminKey && config.hub.type !== 'moltbook') {
-      const { HubClient } = await import('../../hub-client/client.ts');
-      budget = new HubClient({ baseUrl: config.hub.url, apiKey: adminKey, logger: pino({ level: 'silent' }) });
-    }
-  }
-  return { src: { redis, prefix: config.redis.prefix, minStalenessMs: config.scheduler.min_staleness, memory, budget }, close: async () => void (await memory?.close()) };
-}
-
-async function readStatuses(redis: RedisClient, config: WarrenConfig, defs: LoadResult, opts: { budget: boolean }): Promise<AgentStatuses> {
+/** What `status` and `agents` read beside Redis: the memory store when an agent remembers, the hub's budget when asked. */
+async function readStatuses(services: OpsServices, config: WarrenConfig, defs: LoadResult, opts: { budget: boolean }): Promise<AgentStatuses> {
   const { readAgentStatuses } = await import('./agent-statuses.ts');
-  const { src, close } = await statusSources(redis, config, defs, opts);
-  try {
-    return await readAgentStatuses(src, defs.agents);
-  } finally {
-    await close();
-  }
+  const remembers = defs.agents.some((d) => d.config.memory?.enabled);
+  const src: StatusSources = {
+    redis: await services.redis(),
+    prefix: config.redis.prefix,
+    minStalenessMs: config.scheduler.min_staleness,
+    memory: remembers ? await services.memoryReader() : undefined,
+    budget: opts.budget ? services.budgetHub : undefined,
+  };
+  return readAgentStatuses(src, defs.agents);
 }
 
 export function registerOpsCommands(program: Command): void {
@@ -71,19 +46,19 @@ export function registerOpsCommands(program: Command): void {
       const config = loadWarrenConfig(opts.config);
       const { formatStatus, hubHealthy, probe } = await import('./status.ts');
       const { HubClient } = await import('../../hub-client/client.ts');
-      const { assertRedisReachable, connectRedis, describeRedis } = await import('../../redis/connect.ts');
+      const { describeRedis } = await import('../../redis/connect.ts');
       const hub = new HubClient({ baseUrl: config.hub.url, apiKey: '', logger: pino({ level: 'silent' }) });
-      const { defs } = await loadAgents(config);
-      const redis = connectRedis(config.redis, 'producer', pino({ level: 'silent' }));
+      const services = await opsServices(config);
       try {
-        const redisProbe = await probe(() => assertRedisReachable(redis, config.redis, 2_000));
+        const defs = await services.definitions();
+        const redisProbe = await probe(async () => void (await services.redis(2_000)));
         const hubProbe = await probe(() => hubHealthy(hub));
         let leader: string | null = null;
         let fleet: Omit<AgentStatuses, 'queue'> & { queue: QueueCounts | null } = { agents: [], running: [], queue: null, fleetBudget: null };
         if (redisProbe.ok) {
           const { LeaderLease } = await import('../../scheduler/lease.ts');
-          fleet = await readStatuses(redis, config, defs, { budget: hubProbe.ok });
-          leader = await new LeaderLease(redis, { prefix: config.redis.prefix, ttlMs: config.scheduler.lease_ttl }).holder();
+          fleet = await readStatuses(services, config, defs, { budget: hubProbe.ok });
+          leader = await new LeaderLease(await services.redis(), { prefix: config.redis.prefix, ttlMs: config.scheduler.lease_ttl }).holder();
         }
         const { agents, running, queue, fleetBudget } = fleet;
         const broken = new Set(defs.problems.filter((p) => p.severity === 'error').map((p) => p.file)).size;
@@ -91,7 +66,7 @@ export function registerOpsCommands(program: Command): void {
         console.log(opts.json ? JSON.stringify(report, null, 2) : formatStatus(report, new Date()));
         process.exitCode = redisProbe.ok ? 0 : 1;
       } finally {
-        redis.disconnect();
+        await services.close();
       }
     });
 
@@ -102,10 +77,16 @@ export function registerOpsCommands(program: Command): void {
     .option('--json', 'print as JSON')
     .action(async (opts: Common & { json?: boolean }) => {
       const config = loadWarrenConfig(opts.config);
-      const { defs } = await loadAgents(config);
-      const redis = await openRedis(config).catch(() => undefined);
+      const services = await opsServices(config);
+      const defs = await services.definitions();
       // Without Redis the definitions are still shown; their state is unknown (null).
-      const statuses = redis ? await readStatuses(redis, config, defs, { budget: false }).finally(() => redis.disconnect()) : undefined;
+      const statuses = await services
+        .redis()
+        .then(
+          () => readStatuses(services, config, defs, { budget: false }),
+          () => undefined,
+        )
+        .finally(() => services.close());
       const byName = new Map(statuses?.agents.map((a) => [a.name, a]));
       const rows = defs.agents.map((d) => ({
         name: d.name,
@@ -141,7 +122,8 @@ export function registerOpsCommands(program: Command): void {
       const config = loadWarrenConfig(opts.config);
       const { ActivationRecords } = await import('../../activation/activation-records.ts');
       const { formatEvents, formatRecordLine } = await import('./logs.ts');
-      const redis = await openRedis(config);
+      const services = await opsServices(config);
+      const redis = await services.redis();
       const records = new ActivationRecords(redis, config.redis.prefix);
       const print = (r: ActivationRecord): void => {
         if (opts.json) console.log(JSON.stringify(r));
@@ -159,7 +141,7 @@ export function registerOpsCommands(program: Command): void {
         print(r);
       }
       if (!subscriber) {
-        redis.disconnect();
+        await services.close();
         return;
       }
       subscriber.on('message', (_channel: string, text: string) => {
@@ -174,8 +156,7 @@ export function registerOpsCommands(program: Command): void {
       });
       const stop = (): void => {
         subscriber?.disconnect();
-        redis.disconnect();
-        process.exit(0);
+        void services.close().finally(() => process.exit(0));
       };
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);
@@ -192,15 +173,14 @@ export function registerOpsCommands(program: Command): void {
       .option('-c, --config <file>', 'warren config file', 'warren.yaml')
       .action(async (agent: string, opts: Common) => {
         const config = loadWarrenConfig(opts.config);
-        const { names } = await loadAgents(config);
-        if (!names.includes(agent)) throw new Error(`no agent named "${agent}" in ${config.store.path} (agents: ${names.join(', ') || 'none'})`);
-        const { AgentStateStore } = await import('../../scheduler/agent-state.ts');
-        const { setAgentPaused } = await import('./pause.ts');
-        const redis = await openRedis(config);
+        const services = await opsServices(config);
         try {
-          await setAgentPaused(new AgentStateStore(redis, config.redis.prefix), agent, paused);
+          const names = (await services.definitions()).agents.map((a) => a.name);
+          if (!names.includes(agent)) throw new Error(`no agent named "${agent}" in ${config.store.path} (agents: ${names.join(', ') || 'none'})`);
+          const { setAgentPaused } = await import('./pause.ts');
+          await setAgentPaused(await services.agentState(), agent, paused);
         } finally {
-          redis.disconnect();
+          await services.close();
         }
         console.log(`${agent} ${paused ? 'paused' : 'resumed'}`);
       });

@@ -13,12 +13,10 @@ import type { RetryPolicy } from '../../agent-loop/model-caller.ts';
 import { resolveToolMode } from '../../agent-loop/tool-modes.ts';
 import { ToolRegistry, type Tool } from '../../agent-loop/tools.ts';
 import { DEFAULT_PRICES, type Price, type PriceTable } from '../../agent-loop/usage-ledger.ts';
-import type { HubAdapter } from '../../hub-client/adapter.ts';
 import type { WriteAllowance } from '../../scheduler/write-allowance.ts';
 import type { ScriptedReply } from '../../store/agent-config.ts';
 import type { AgentDefinition } from '../../store/definition.ts';
 import { buildActivationContext } from '../../prompts/activation-context.ts';
-import type { BuiltContext } from '../../prompts/context.ts';
 import { ExecutorSetupError, type ActivationInput, type Executor, type ExecutorResult } from '../executor.ts';
 import type { FetchFn } from './cassette.ts';
 import { OpenAIChatModel } from './openai-model.ts';
@@ -49,11 +47,6 @@ export interface LlmExecutorOptions {
   contextWindows?: Readonly<Record<string, number>>;
   /** Agent definitions by name, for delegation (capabilities.delegates); without it no delegate tools are offered. */
   agents?: { get(name: string): AgentDefinition | undefined };
-  /**
-   * Builds a delegate's context from its definition and the task its parent gave (the composition root gathers
-   * the same pieces as for any activation); default the same builder without a budget or counters.
-   */
-  delegateContext?: (def: AgentDefinition, task: string, hub: HubAdapter | undefined, signal: AbortSignal) => Promise<BuiltContext>;
   /** Most delegations deep (A→B is 1); default 2. */
   maxDelegationDepth?: number;
   /** The HTTP client of OpenAI-compatible models (record-and-replay: cassette.ts); default OpenAIChatModel's. */
@@ -175,13 +168,17 @@ export class LlmExecutor implements Executor {
       run: async (agent, task, limits) => {
         const def = agents.get(agent);
         if (!def) throw new Error(`agent ${agent} is not defined here`);
-        // The delegate is its own activation: its own definition, context, grants and event stream.
+        // The delegate is its own activation: its own definition, context, grants and event stream, run on this loop
+        // within the tokens and time carved out of what its parent has left.
         const events = new EventLog(`${input.id}/${agent}`);
-        const context = this.#opts.delegateContext ? await this.#opts.delegateContext(def, task, input.hub, limits.signal) : buildActivationContext(def, { kind: 'prompt', text: task });
-        const r = await this.#run(
-          { id: events.activationId, definition: def, context, events, signal: limits.signal, hub: input.hub },
-          { chain: limits.chain, tokenCap: limits.maxTokens, durationCapMs: limits.maxDurationMs, traceparent: limits.traceparent },
-        );
+        const child = {
+          id: events.activationId,
+          events,
+          run: (childInput: ActivationInput) => this.#run(childInput, { chain: limits.chain, tokenCap: limits.maxTokens, durationCapMs: limits.maxDurationMs, traceparent: limits.traceparent }),
+        };
+        const r = input.delegate
+          ? await input.delegate(def, task, child, limits.signal)
+          : await child.run({ id: child.id, definition: def, context: buildActivationContext(def, { kind: 'prompt', text: task }), events, signal: limits.signal, hub: input.hub });
         return { text: r.text, termination: r.termination, ledger: r.ledger, error: r.error?.message, failed: isFailure(outcomeOfRun(r)) };
       },
     });

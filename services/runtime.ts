@@ -1,0 +1,143 @@
+// What runs agents, built from warren.yaml: the executor registry (the in-process loop and the CLIs), warren's hub
+// MCP server for CLI agents, the Moltbook hub. Loaded only by the roles that run agents (services/composition.ts
+// opens them): it brings the model SDKs and the CLI executors with it.
+import type { RedisClient } from '../redis/scripts.ts';
+import type { Logger } from 'pino';
+import type { AgentDefinition } from '../store/definition.ts';
+import { MoltbookAdapter } from '../hub-client/moltbook/adapter.ts';
+import type { AgeLimits } from '../hub-client/moltbook/write-limits.ts';
+import type { ChallengeModel } from '../hub-client/moltbook/challenge-fallback.ts';
+import { createCliExecutors } from '../executors/cli/cli-executors.ts';
+import { programLookup } from '../executors/cli/cli-executor.ts';
+import { warrenHubMcpAvailable, warrenHubMcpLauncher } from '../executors/cli/hub-mcp-launcher.ts';
+import type { HubMcpLauncher } from '../executors/cli/mcp.ts';
+import { LlmExecutor, llmSettings, type LlmExecutorOptions } from '../executors/llm/llm-executor.ts';
+import { parseMockResponses } from '../executors/llm/scripted-model.ts';
+import { hubBudget, type WarrenConfig } from './config.ts';
+import { ExecutorRegistry } from './executor-registry.ts';
+import { HubGateway } from './hub-gateway.ts';
+import type { WriteAllowance } from '../scheduler/write-allowance.ts';
+import type { CliUsers } from '../executors/cli/run-as.ts';
+import type { Redactor } from './redact.ts';
+import type { AgentMemory } from '../memory/agent-memory.ts';
+import { effectiveGrants } from '../memory/memory-grants.ts';
+import { agentMemoryBackend } from '../memory/memory-tools.ts';
+
+/** Where the context pieces come from, the same for every turn of a process (names as ActivationDeps has them). */
+export interface ContextSources {
+  /** `workers.context_tokens`: token budget of the task part (thread, feed). */
+  contextTaskTokens?: number;
+  /** Whether a program is on this machine's PATH (skills' `requires_cli`). */
+  cliAvailable?: (cli: string) => boolean;
+  /** Posts and comments the agent already wrote today; absent or failing: the "left today" lines are left out. */
+  usedToday?: (agent: string) => Promise<{ posts: number; comments: number } | undefined>;
+}
+
+export function contextSources(config: WarrenConfig, env: NodeJS.ProcessEnv, usedToday?: ContextSources['usedToday']): ContextSources {
+  return { contextTaskTokens: config.workers.context_tokens, cliAvailable: programLookup(env.PATH), usedToday };
+}
+
+/**
+ * Warren's hub MCP server for CLI agents, acting through a loopback gateway with a token scoped to the agent, its
+ * hub grants and the activation, never the admin key. Undefined when this build has no `warren mcp hub`.
+ */
+export async function startHubMcp(opts: {
+  hubUrl: string;
+  adminKey: string;
+  logger: Logger;
+  writes?: WriteAllowance;
+  redact?: (text: string) => string;
+  /** Agents' memory: CLI agents with memory on get memory_save / memory_search through the gateway. */
+  memory?: AgentMemory;
+}): Promise<{ launcher: HubMcpLauncher; close: () => Promise<void> } | undefined> {
+  if (!warrenHubMcpAvailable()) return undefined;
+  const gateway = await HubGateway.start(opts);
+  const launcher = warrenHubMcpLauncher({
+    credentials: (agent) => {
+      const memory = opts.memory ? agentMemoryBackend(opts.memory, agent) : undefined;
+      const grants = effectiveGrants(agent.config).filter((g) => g.startsWith('hub:') || (memory !== undefined && g.startsWith('memory:')));
+      const t = gateway.issue(agent.name, grants, agent.config.behavior.max_duration + 60_000, agent.config.behavior, memory);
+      return { hubUrl: gateway.url, key: t.token, grants, release: t.revoke };
+    },
+  });
+  return { launcher, close: () => gateway.close() };
+}
+
+export interface ExecutorsOptions {
+  config: WarrenConfig;
+  /** Secrets are read from it by name only; the CLI executors' children get what their allow-list lets through. */
+  env: NodeJS.ProcessEnv;
+  /** Agent definitions by name, for delegation; looked up at run time. */
+  agents: { get(name: string): AgentDefinition | undefined };
+  /** Span payloads pass this redaction when `tracing.capture_payloads` is on. */
+  redactor: Redactor;
+  /** Starts warren's hub MCP server for CLI agents; absent: they get none. */
+  hubMcp?: HubMcpLauncher;
+  /** What a caller changes in the in-process loop (warren run: streaming, a cassette's fetch, the key of a replay). */
+  llm?: Pick<LlmExecutorOptions, 'stream' | 'fetch' | 'secret'>;
+  /** Where the hub tools' writes are admitted against the agents' limits; absent: not limited (tests, dry runs). */
+  writes?: WriteAllowance;
+  /** Looks a secret up by name (services/secrets.ts: environment, NAME_FILE, secrets.dir); default the environment. */
+  secret?: (name: string) => string | undefined;
+  /** The users CLI agents run as (services/cli-isolation.ts); absent: the daemon's own. */
+  runAs?: CliUsers;
+  /** Agents' memory: LLM agents with memory on get memory_save and memory_search. */
+  memory?: AgentMemory;
+}
+
+/** The executor registry: the in-process loop and the four CLIs, with warren.yaml's `executors` settings. */
+export function buildExecutors(opts: ExecutorsOptions): ExecutorRegistry {
+  const { config, env } = opts;
+  const secret = opts.secret ?? ((name: string): string | undefined => env[name]);
+  const llm = new LlmExecutor({
+    secret,
+    defaultApiBase: env.OPENAI_BASE_URL,
+    mockResponses: env.WARREN_MOCK_RESPONSES ? parseMockResponses(env.WARREN_MOCK_RESPONSES) : undefined,
+    ...llmSettings(config.executors.llm),
+    tracePayloads: config.tracing.capture_payloads ? (text) => opts.redactor.redact(text) : undefined,
+    redactToolOutput: (text) => opts.redactor.redact(text),
+    agents: opts.agents,
+    writes: opts.writes,
+    memory: opts.memory,
+    ...opts.llm,
+  });
+  const cli = config.executors.cli;
+  return new ExecutorRegistry(
+    llm,
+    createCliExecutors({
+      maxConcurrent: cli.max_concurrent,
+      workspacesRoot: cli.workspaces,
+      binaries: cli.binaries,
+      graceMs: cli.kill_grace,
+      idleMs: cli.idle_timeout,
+      claudeMaxRetries: cli.claude_max_retries,
+      secret,
+      parentEnv: env,
+      hubMcp: opts.hubMcp,
+      runAs: opts.runAs,
+    }),
+  );
+}
+
+/** Moltbook as the hub: one key per configured agent; an agent whose key is not set is left out, said once. */
+export function openMoltbookHub(config: WarrenConfig, secrets: { get(name: string): string | undefined }, redis: RedisClient, logger: Logger, pause: (agent: string) => Promise<void>, askModel?: ChallengeModel, communities?: (agent: string) => readonly string[]): MoltbookAdapter {
+  const keys = new Map<string, string>();
+  for (const [agent, { api_key_env }] of Object.entries(config.hub.agents)) {
+    const key = secrets.get(api_key_env);
+    if (key) keys.set(agent, key);
+    else logger.warn({ agent, variable: api_key_env }, `agent ${agent} has no Moltbook key: ${api_key_env} is not set; the agent is skipped`);
+  }
+  return new MoltbookAdapter({ baseUrl: config.hub.url, keys, redis, prefix: config.redis.prefix, homeIntervalMs: config.hub.home_interval, logger, onNeedsOperator: pause, budget: hubBudget(config.budget),
+    askModel,
+    communities,
+    writeLimits: moltbookWriteLimits(config.hub.write_limits),
+    // A burst of ten seconds' worth: an activation's reads and write go through at once.
+    bucket: { perMinute: config.hub.requests_per_minute, burst: Math.max(5, Math.round(config.hub.requests_per_minute / 6)) } });
+}
+
+function moltbookWriteLimits(w: WarrenConfig['hub']['write_limits']): AgeLimits {
+  return {
+    established: { postGapMs: w.post_gap, commentGapMs: w.comment_gap, commentsPerDay: w.comments_per_day },
+    newAgent: { postGapMs: w.new_agent.post_gap, commentGapMs: w.new_agent.comment_gap, commentsPerDay: w.new_agent.comments_per_day },
+  };
+}
