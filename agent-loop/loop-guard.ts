@@ -6,7 +6,11 @@
 //   the same arguments ends the run, unless another call succeeds first; the next identical call is then
 //   rejected and ends the run (`loop_detected`). A step where a *different* call succeeds breaks the streak
 //   and lifts the warning, so two alternating calls that both succeed (polling two things) are progress.
-// - Identical errors. The same call failing with the same error 3 times in a row opens the breaker.
+// - Identical errors. The same call failing with the same error in 3 replies in a row opens the breaker.
+//
+// "In a row" counts replies for every guard: a reply is one decision of the model, written before any of its
+// results was seen, so identical calls (or identical failures) within one reply count once. Three copies of one
+// failing call in a reply are one failure, not three.
 // - Failed steps. 3 steps in a row in which every call failed (error, timeout, unknown tool, invalid
 //   arguments, denied, rejected; whatever the calls) open the breaker. After the 2nd the model is told
 //   that one more such step ends the run.
@@ -112,17 +116,22 @@ export function guardAfterResults(g: GuardState, results: readonly GuardResult[]
   const succeeded = results.some((r) => r.status === 'ok');
   let { lastError, errorStreak } = g;
   const base = { seen: succeeded ? keep(g.seen) : g.seen, warned: succeeded ? keep(g.warned) : g.warned };
+  // Same call, same error: the same status too, so the last one says who failed.
+  const signature = (r: GuardResult): string => `${fingerprint(r.call)}→${r.content}`;
+  const counted = new Set<string>();
   for (const r of results) {
     if (!isFailure(r.status)) {
       lastError = null;
       errorStreak = 0;
       continue;
     }
-    // Same call, same error: the same status too, so the last one says who failed.
-    const sig = `${fingerprint(r.call)}→${r.content}`;
+    const sig = signature(r);
+    // A copy of a failure already counted in this reply is the same decision (see "in a row" above).
+    if (counted.has(sig)) continue;
+    counted.add(sig);
     errorStreak = sig === lastError ? errorStreak + 1 : 1;
     lastError = sig;
-    if (errorStreak >= CIRCUIT_ERRORS) return { guard: { ...g, ...base, lastError, errorStreak }, verdict: stop(!NEVER_RAN.has(r.status), `the call ${r.call.name} failed ${errorStreak} times in a row with the same error`) };
+    if (errorStreak >= CIRCUIT_ERRORS) return { guard: { ...g, ...base, lastError, errorStreak }, verdict: stop(!NEVER_RAN.has(r.status), `the call ${r.call.name} failed ${errorStreak} times in a row, one reply after another, with the same error`) };
   }
 
   const failed = results.length > 0 && results.every((r) => isFailure(r.status));
