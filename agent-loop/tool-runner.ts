@@ -79,7 +79,9 @@ export async function runToolCalls(calls: readonly PlannedCall[], opts: RunnerOp
   // A call that will not run (unknown, invalid, duplicate) has no effects: it does not split a read-only stage.
   const stages = planStages(calls.map((c) => c.kind !== 'ready' || c.tool.readOnly), opts.concurrency ?? 10);
   for (const c of calls) {
-    opts.events.emit({ type: 'progress', step: opts.step, max_steps: opts.maxSteps, action: 'tool_call', target: c.call.name });
+    // Seed 001's progress block: a delegation names the agent, not the tool that reaches it.
+    const delegate = c.kind === 'unknown' ? undefined : c.tool.delegatesTo;
+    opts.events.emit({ type: 'progress', step: opts.step, max_steps: opts.maxSteps, ...(delegate ? { action: 'delegate', target: delegate } : { action: 'tool_call', target: c.call.name }) });
     opts.events.emit({ type: 'tool_call', id: c.call.id, name: c.call.name, arguments: c.call.arguments });
   }
   for (const stage of stages) {
