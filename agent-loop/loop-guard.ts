@@ -31,9 +31,12 @@ export const CIRCUIT_ERRORS = 3;
 /** Consecutive failed steps, whatever the calls, that end the run. */
 export const FAILED_STEPS_STOP_AT = 3;
 
-export type GuardStop = { kind: 'stop'; termination: 'loop_detected' | 'circuit_open'; message: string };
+/** The guards after a step's results, by the name their events carry (`loop_warning.kind`). */
+export type BreakerName = 'identical_errors' | 'failed_steps';
+export type GuardStop = { kind: 'stop'; guard: BreakerName; termination: 'loop_detected' | 'circuit_open'; message: string };
+/** The repeat guard's verdict, before a step's calls run (its events are `repeat`). */
 export type GuardVerdict = { kind: 'ok' } | { kind: 'nudge'; message: string } | { kind: 'loop_detected'; message: string };
-export type AfterVerdict = { kind: 'ok' } | { kind: 'nudge'; message: string } | GuardStop;
+export type AfterVerdict = { kind: 'ok' } | { kind: 'nudge'; guard: BreakerName; message: string } | GuardStop;
 
 /** Failures of calls that never reached a tool: the model's doing, not the tool's. */
 const NEVER_RAN: ReadonlySet<ToolResultStatus> = new Set<ToolResultStatus>(['unknown_tool', 'invalid_arguments', 'denied', 'rejected']);
@@ -131,7 +134,7 @@ export function guardAfterResults(g: GuardState, results: readonly GuardResult[]
     counted.add(sig);
     errorStreak = sig === lastError ? errorStreak + 1 : 1;
     lastError = sig;
-    if (errorStreak >= CIRCUIT_ERRORS) return { guard: { ...g, ...base, lastError, errorStreak }, verdict: stop(!NEVER_RAN.has(r.status), `the call ${r.call.name} failed ${errorStreak} times in a row, one reply after another, with the same error`) };
+    if (errorStreak >= CIRCUIT_ERRORS) return { guard: { ...g, ...base, lastError, errorStreak }, verdict: stop('identical_errors', !NEVER_RAN.has(r.status), `the call ${r.call.name} failed ${errorStreak} times in a row, one reply after another, with the same error`) };
   }
 
   const failed = results.length > 0 && results.every((r) => isFailure(r.status));
@@ -140,12 +143,13 @@ export function guardAfterResults(g: GuardState, results: readonly GuardResult[]
   const failedStepsRan = g.failedStepsRan || results.some((r) => !NEVER_RAN.has(r.status));
   const failedNames = [...new Set([...g.failedNames, ...results.map((r) => `${r.call.name} (${r.status})`)])];
   const guard: GuardState = { ...base, lastError, errorStreak, failedSteps, failedStepsRan, failedNames };
-  if (failedSteps >= FAILED_STEPS_STOP_AT) return { guard, verdict: stop(failedStepsRan, `${failedSteps} steps in a row had only failed calls: ${failedNames.join(', ')}`) };
+  if (failedSteps >= FAILED_STEPS_STOP_AT) return { guard, verdict: stop('failed_steps', failedStepsRan, `${failedSteps} steps in a row had only failed calls: ${failedNames.join(', ')}`) };
   if (failedSteps === FAILED_STEPS_STOP_AT - 1) {
     return {
       guard,
       verdict: {
         kind: 'nudge',
+        guard: 'failed_steps',
         message: `Every call of your last ${failedSteps} steps failed. One more step in which every call fails ends the run: check the tool names and arguments against your tool list, try something different, or give your answer.`,
       },
     };
@@ -153,6 +157,6 @@ export function guardAfterResults(g: GuardState, results: readonly GuardResult[]
   return { guard, verdict: { kind: 'ok' } };
 }
 
-function stop(toolFailed: boolean, message: string): GuardStop {
-  return { kind: 'stop', termination: toolFailed ? 'circuit_open' : 'loop_detected', message };
+function stop(guard: BreakerName, toolFailed: boolean, message: string): GuardStop {
+  return { kind: 'stop', guard, termination: toolFailed ? 'circuit_open' : 'loop_detected', message };
 }

@@ -124,6 +124,7 @@ async function modelTurn(state: LoopState, deps: StepDeps): Promise<ModelTurn> {
     const { guard, verdict } = guardBeforeCalls(s.guard, s.step, prepared.map((p) => p.call));
     // Identical changes run once (R2): a repeat is answered, not run, and still counts for the guards.
     const planned = markDuplicates(prepared, s.toolResults, (name) => config.registry.get(name)?.readOnly === false);
+    for (const p of planned) if (p.kind === 'duplicate') events.emit({ type: 'loop_warning', kind: 'duplicate', message: `call ${p.call.id}: ${p.message}` });
     const pending: PendingStep = { calls: planned.map(pendingOf), verdict };
     s = { ...s, messages: [...s.messages, assistant], guard, pending };
     return { kind: 'pending', state: s, pending, scope };
@@ -151,7 +152,7 @@ async function toolTurn(state: LoopState, pending: PendingStep, deps: StepDeps, 
     s = withResults(s, results, echoedIds);
     if (results.some((r) => r.ledger?.length)) events.emit({ type: 'budget_update', used_tokens: ledgerTokens(s.ledger), max_tokens: config.limits.maxTokens, cost_usd: ledgerCostUsd(s.ledger) });
     const { next, warnings } = afterResults(s, verdict, results, deps.facts());
-    for (const message of warnings) events.emit({ type: 'loop_warning', kind: 'repeat', message });
+    for (const { guard, message } of warnings) events.emit({ type: 'loop_warning', kind: guard, message });
     return next;
   } catch (err) {
     return { kind: 'end', state: s, ending: crashed(err, deps.facts()) };

@@ -70,3 +70,33 @@ describe('"in a row" counts replies', () => {
     expect(g.afterResults([fail])).toMatchObject({ kind: 'stop', termination: 'circuit_open', message: expect.stringMatching(/failed 3 times in a row, one reply after another/) as string });
   });
 });
+
+describe('each guard names itself in its events (issue 28 item 4)', () => {
+  const warningKinds = (ev: ReturnType<typeof events>): string[] => ev.events.flatMap((e) => (e.type === 'loop_warning' ? [e.kind] : []));
+
+  it('the identical-errors breaker and the failed-steps breaker warn and stop under their own names', async () => {
+    const broken = makeTool('broken', { run: () => ({ status: 'error', content: 'disk on fire' }) });
+    const same = new FnModel(() => ({ calls: [{ name: 'broken', arguments: { q: 'x' } }] }));
+    const ev1 = events();
+    expect((await runLoop(input(same, [broken], { events: ev1 }))).termination).toBe('circuit_open');
+    // The failed-steps warning after the 2nd reply, then the identical-errors stop at the 3rd.
+    expect(warningKinds(ev1)).toEqual(['failed_steps', 'identical_errors']);
+
+    const varied = new FnModel((_r, n) => ({ calls: [{ name: 'broken', arguments: { q: `q${n}` } }] }));
+    const ev2 = events();
+    expect((await runLoop(input(varied, [broken], { events: ev2 }))).termination).toBe('circuit_open');
+    expect(warningKinds(ev2)).toEqual(['failed_steps', 'failed_steps']);
+  });
+
+  it('the repeat guard and the duplicate guard name themselves', async () => {
+    const hubPost = makeTool('hub_post', { readOnly: false, parameters: { type: 'object' } });
+    const ev = events();
+    const r = await runLoop(input(script({ calls: [post('x'), post('x')] }), [hubPost], { events: ev }));
+    expect(r.termination).toBe('final');
+    expect(warningKinds(ev)).toEqual(['duplicate']);
+    const lookup = new FnModel(() => ({ calls: [{ name: 'lookup', arguments: { q: 'same' } }] }));
+    const ev2 = events();
+    await runLoop(input(lookup, [makeTool('lookup')], { events: ev2 }));
+    expect(warningKinds(ev2)).toEqual(['repeat', 'repeat']);
+  });
+});
