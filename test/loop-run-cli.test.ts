@@ -98,9 +98,12 @@ describe('warren run', () => {
   });
 
   it('with --post, four identical hub_post calls in one reply make one post; the others are duplicates (issue 28 item 1)', async () => {
+    // An agent of its own: the hub's post cooldown would refuse a second post by tester.
+    await hubCaller(hub.url).post('/agents/register', hub.adminKey, { name: 'poster' });
+    const posterDir = makeAgentsDir({ poster: { config: 'name: poster\ntype: llm\nbrain: {provider: scripted, model: m, responses: [x]}\ncapabilities: {grants: [hub:read, hub:write]}\nbehavior: {can_create_posts: true}\n', prompt: 'x' } }, { withGreeter: false });
     const call = { name: 'hub_post', arguments: { content: 'said once', community: 'm/general' } };
     const env = { ...mock({ tool_calls: [call, call, call, call] }, 'posted'), WARREN_HUB_URL: hub.url, WARREN_HUB_ADMIN_KEY: hub.adminKey, REDIS_URL: inject('redisUrl') };
-    const r = await warren(['run', 'tester', '--prompt', 'post something', '--agents', agentsDir, '--post', '--json'], env);
+    const r = await warren(['run', 'poster', '--prompt', 'post something', '--agents', posterDir, '--post', '--json'], env);
     expect(r.status).toBe(0);
     const results = (JSON.parse(r.stdout) as RunRecord).events.flatMap((e) => (e.type === 'tool_result' ? [e.status] : []));
     expect(results).toEqual(['ok', 'rejected', 'rejected', 'rejected']);
