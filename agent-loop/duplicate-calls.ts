@@ -1,8 +1,10 @@
 // Identical changes run once (docs/agent-loop.md R2, "Duplicates"). A mutating call (same tool, same canonical
-// arguments) that repeats one already made in the same reply, or the activation's last change that succeeded
-// with nothing changed since, is not run again: it is answered with a result naming the call it repeats. A model
-// that writes one post four times in a reply means one post, and idempotency keys cannot tell (they are per
-// call). Read-only calls may repeat: their results can change. Pure: the step decides, the runner answers.
+// arguments) that repeats one already made in the same reply is not run: it is answered with a result naming the
+// call it repeats. A model that writes one post four times in a reply means one post, and idempotency keys cannot
+// tell (they are per call). Across steps only hub writes are held to this, against the activation's last hub
+// write that succeeded: a tool without a readOnly annotation counts as mutating (R4), and many read tools of MCP
+// servers carry none, so refusing every repeat across steps would stop an agent from polling; a post is never
+// meant twice. Read-only calls may repeat. Pure: the step decides, the runner answers.
 import { fingerprint } from './loop-guard.ts';
 import type { ToolResultStatus } from './events.ts';
 import type { ToolCall } from './messages.ts';
@@ -25,12 +27,12 @@ export type PlannedCall = PreparedCall | DuplicateCall;
 
 /**
  * The reply's calls with repeated changes marked. `past` is the activation's results so far, in order;
- * `isMutating` says whether a tool of that name (today's registry) changes anything.
+ * `isHubWrite` says whether a tool of that name (today's registry) writes to the hub.
  */
-export function markDuplicates(calls: readonly PreparedCall[], past: readonly { call: ToolCall; status: ToolResultStatus }[], isMutating: (name: string) => boolean): PlannedCall[] {
-  // Only the last change that succeeded counts: after another change (write x, write y, write x) the same
-  // call may mean something again, and after a failure an identical call is a retry.
-  const lastChange = [...past].reverse().find((r) => REACHED_THE_TOOL.has(r.status) && isMutating(r.call.name));
+export function markDuplicates(calls: readonly PreparedCall[], past: readonly { call: ToolCall; status: ToolResultStatus }[], isHubWrite: (name: string) => boolean): PlannedCall[] {
+  // Only the last hub write counts, and only when it succeeded: after another write (post x, post y, post x)
+  // the same call may mean something again, and after a failure an identical call is a retry.
+  const lastChange = [...past].reverse().find((r) => REACHED_THE_TOOL.has(r.status) && isHubWrite(r.call.name));
   let previous = lastChange?.status === 'ok' ? { fp: fingerprint(lastChange.call), id: lastChange.call.id } : undefined;
   const inReply = new Map<string, string>();
   return calls.map((c) => {
@@ -40,9 +42,10 @@ export function markDuplicates(calls: readonly PreparedCall[], past: readonly { 
     const of = inReply.get(fp) ?? (previous?.fp === fp ? previous.id : undefined);
     if (of === undefined) {
       inReply.set(fp, c.call.id);
-      previous = undefined; // this change runs first, so the earlier one is no longer the last
+      // This write runs first, so the earlier one is no longer the last.
+      if (isHubWrite(c.call.name)) previous = undefined;
       return c;
     }
-    return { kind: 'duplicate', call: c.call, tool: c.tool, message: `Not run: this call is a duplicate of call ${of} (${c.call.name} with identical arguments), and identical changes run once per activation. That call's result stands; do not repeat it.` };
+    return { kind: 'duplicate', call: c.call, tool: c.tool, message: `Not run: this call is a duplicate of call ${of} (${c.call.name} with identical arguments), and identical changes run once. That call's result stands; do not repeat it.` };
   });
 }

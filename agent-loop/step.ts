@@ -123,7 +123,7 @@ async function modelTurn(state: LoopState, deps: StepDeps): Promise<ModelTurn> {
     // Unknown calls are calls too, for the guards and the events.
     const { guard, verdict } = guardBeforeCalls(s.guard, s.step, prepared.map((p) => p.call));
     // Identical changes run once (R2): a repeat is answered, not run, and still counts for the guards.
-    const planned = markDuplicates(prepared, s.toolResults, (name) => config.registry.get(name)?.readOnly === false);
+    const planned = markDuplicates(prepared, s.toolResults, (name) => config.registry.get(name)?.postsToHub === true);
     for (const p of planned) if (p.kind === 'duplicate') events.emit({ type: 'loop_warning', kind: 'duplicate', message: `call ${p.call.id}: ${p.message}` });
     const pending: PendingStep = { calls: planned.map(pendingOf), verdict };
     s = { ...s, messages: [...s.messages, assistant], guard, pending };

@@ -28,8 +28,8 @@ describe('identical mutating calls', () => {
     expect(ev.events.filter((e) => e.type === 'tool_result')).toHaveLength(4);
   });
 
-  it('across steps, the same change again is a duplicate until another change was made in between', async () => {
-    const hubPost = makeTool('hub_post', { readOnly: false, parameters: { type: 'object', properties: { content: { type: 'string' } } } });
+  it('across steps, the same hub write again is a duplicate until another hub write was made in between', async () => {
+    const hubPost = makeTool('hub_post', { readOnly: false, postsToHub: true, parameters: { type: 'object', properties: { content: { type: 'string' } } } });
     const model = script({ calls: [post('x')] }, { calls: [post('x')] }, { calls: [post('y')] }, { calls: [post('x')] });
     const r = await runLoop(input(model, [hubPost]));
     expect(hubPost.calls.map((a) => a.content)).toEqual(['x', 'y', 'x']);
@@ -38,10 +38,17 @@ describe('identical mutating calls', () => {
 
   it('a failed change is not a reason to refuse the next step\'s identical call (a retry)', async () => {
     let n = 0;
-    const flaky = makeTool('hub_post', { readOnly: false, parameters: { type: 'object' }, run: () => (++n === 1 ? { status: 'error', content: 'hub down' } : { status: 'ok', content: 'posted' }) });
+    const flaky = makeTool('hub_post', { readOnly: false, postsToHub: true, parameters: { type: 'object' }, run: () => (++n === 1 ? { status: 'error', content: 'hub down' } : { status: 'ok', content: 'posted' }) });
     const r = await runLoop(input(script({ calls: [post('x')] }, { calls: [post('x')] }), [flaky]));
     expect(flaky.calls).toHaveLength(2);
     expect(r.toolResults.map((t) => t.status)).toEqual(['error', 'ok']);
+  });
+
+  it('across steps, another mutating tool (an MCP tool without annotations, say) may repeat: it may be a poll', async () => {
+    const status = makeTool('jobs__status', { readOnly: false, parameters: { type: 'object' } });
+    const r = await runLoop(input(script({ calls: [{ name: 'jobs__status', arguments: {} }] }, { calls: [{ name: 'jobs__status', arguments: {} }] }), [status]));
+    expect(status.calls).toHaveLength(2);
+    expect(r.toolResults.map((t) => t.status)).toEqual(['ok', 'ok']);
   });
 
   it('identical read-only calls all run', async () => {
