@@ -63,6 +63,7 @@ export function delegationTools(opts: DelegationOptions): Tool[] {
     // The runner's own timeout must not cut the child short: the child's carved deadline bounds it.
     timeoutMs: 24 * 3600 * 1000,
     reportsUsage: true,
+    delegatesTo: agent,
     execute: async (args, ctx) => {
       const id = `${ctx.callId}:${++n}`;
       const task = typeof args.task === 'string' ? args.task : '';

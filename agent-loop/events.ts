@@ -28,7 +28,8 @@ export type ActivationEventBody =
   | { type: 'delegation_response'; id: string; agent: string; termination: TerminationReason; excerpt: string; tokens: number }
   | { type: 'delegation_error'; id: string; agent: string; message: string }
   | { type: 'compaction'; dropped_turns: number; before_tokens: number; after_tokens: number }
-  | { type: 'loop_warning'; kind: 'repeat' | 'format' | 'repair' | 'limit'; message: string }
+  /** `kind` names who warns: a guard (R2: repeat, identical_errors, failed_steps, duplicate), repair, the format or a limit. */
+  | { type: 'loop_warning'; kind: 'repeat' | 'identical_errors' | 'failed_steps' | 'duplicate' | 'format' | 'repair' | 'limit'; message: string }
   | { type: 'budget_update'; used_tokens: number; max_tokens: number; cost_usd: number }
   | { type: 'agent_response'; text: string; partial: boolean }
   | { type: 'error'; message: string }

@@ -6,7 +6,11 @@
 //   the same arguments ends the run, unless another call succeeds first; the next identical call is then
 //   rejected and ends the run (`loop_detected`). A step where a *different* call succeeds breaks the streak
 //   and lifts the warning, so two alternating calls that both succeed (polling two things) are progress.
-// - Identical errors. The same call failing with the same error 3 times in a row opens the breaker.
+// - Identical errors. The same call failing with the same error in 3 replies in a row opens the breaker.
+//
+// "In a row" counts replies for every guard: a reply is one decision of the model, written before any of its
+// results was seen, so identical calls (or identical failures) within one reply count once. Three copies of one
+// failing call in a reply are one failure, not three.
 // - Failed steps. 3 steps in a row in which every call failed (error, timeout, unknown tool, invalid
 //   arguments, denied, rejected; whatever the calls) open the breaker. After the 2nd the model is told
 //   that one more such step ends the run.
@@ -27,9 +31,12 @@ export const CIRCUIT_ERRORS = 3;
 /** Consecutive failed steps, whatever the calls, that end the run. */
 export const FAILED_STEPS_STOP_AT = 3;
 
-export type GuardStop = { kind: 'stop'; termination: 'loop_detected' | 'circuit_open'; message: string };
+/** The guards after a step's results, by the name their events carry (`loop_warning.kind`). */
+export type BreakerName = 'identical_errors' | 'failed_steps';
+export type GuardStop = { kind: 'stop'; guard: BreakerName; termination: 'loop_detected' | 'circuit_open'; message: string };
+/** The repeat guard's verdict, before a step's calls run (its events are `repeat`). */
 export type GuardVerdict = { kind: 'ok' } | { kind: 'nudge'; message: string } | { kind: 'loop_detected'; message: string };
-export type AfterVerdict = { kind: 'ok' } | { kind: 'nudge'; message: string } | GuardStop;
+export type AfterVerdict = { kind: 'ok' } | { kind: 'nudge'; guard: BreakerName; message: string } | GuardStop;
 
 /** Failures of calls that never reached a tool: the model's doing, not the tool's. */
 const NEVER_RAN: ReadonlySet<ToolResultStatus> = new Set<ToolResultStatus>(['unknown_tool', 'invalid_arguments', 'denied', 'rejected']);
@@ -112,17 +119,22 @@ export function guardAfterResults(g: GuardState, results: readonly GuardResult[]
   const succeeded = results.some((r) => r.status === 'ok');
   let { lastError, errorStreak } = g;
   const base = { seen: succeeded ? keep(g.seen) : g.seen, warned: succeeded ? keep(g.warned) : g.warned };
+  // Same call, same error: the same status too, so the last one says who failed.
+  const signature = (r: GuardResult): string => `${fingerprint(r.call)}→${r.content}`;
+  const counted = new Set<string>();
   for (const r of results) {
     if (!isFailure(r.status)) {
       lastError = null;
       errorStreak = 0;
       continue;
     }
-    // Same call, same error: the same status too, so the last one says who failed.
-    const sig = `${fingerprint(r.call)}→${r.content}`;
+    const sig = signature(r);
+    // A copy of a failure already counted in this reply is the same decision (see "in a row" above).
+    if (counted.has(sig)) continue;
+    counted.add(sig);
     errorStreak = sig === lastError ? errorStreak + 1 : 1;
     lastError = sig;
-    if (errorStreak >= CIRCUIT_ERRORS) return { guard: { ...g, ...base, lastError, errorStreak }, verdict: stop(!NEVER_RAN.has(r.status), `the call ${r.call.name} failed ${errorStreak} times in a row with the same error`) };
+    if (errorStreak >= CIRCUIT_ERRORS) return { guard: { ...g, ...base, lastError, errorStreak }, verdict: stop('identical_errors', !NEVER_RAN.has(r.status), `the call ${r.call.name} failed ${errorStreak} times in a row, one reply after another, with the same error`) };
   }
 
   const failed = results.length > 0 && results.every((r) => isFailure(r.status));
@@ -131,12 +143,13 @@ export function guardAfterResults(g: GuardState, results: readonly GuardResult[]
   const failedStepsRan = g.failedStepsRan || results.some((r) => !NEVER_RAN.has(r.status));
   const failedNames = [...new Set([...g.failedNames, ...results.map((r) => `${r.call.name} (${r.status})`)])];
   const guard: GuardState = { ...base, lastError, errorStreak, failedSteps, failedStepsRan, failedNames };
-  if (failedSteps >= FAILED_STEPS_STOP_AT) return { guard, verdict: stop(failedStepsRan, `${failedSteps} steps in a row had only failed calls: ${failedNames.join(', ')}`) };
+  if (failedSteps >= FAILED_STEPS_STOP_AT) return { guard, verdict: stop('failed_steps', failedStepsRan, `${failedSteps} steps in a row had only failed calls: ${failedNames.join(', ')}`) };
   if (failedSteps === FAILED_STEPS_STOP_AT - 1) {
     return {
       guard,
       verdict: {
         kind: 'nudge',
+        guard: 'failed_steps',
         message: `Every call of your last ${failedSteps} steps failed. One more step in which every call fails ends the run: check the tool names and arguments against your tool list, try something different, or give your answer.`,
       },
     };
@@ -144,6 +157,6 @@ export function guardAfterResults(g: GuardState, results: readonly GuardResult[]
   return { guard, verdict: { kind: 'ok' } };
 }
 
-function stop(toolFailed: boolean, message: string): GuardStop {
-  return { kind: 'stop', termination: toolFailed ? 'circuit_open' : 'loop_detected', message };
+function stop(guard: BreakerName, toolFailed: boolean, message: string): GuardStop {
+  return { kind: 'stop', guard, termination: toolFailed ? 'circuit_open' : 'loop_detected', message };
 }

@@ -15,10 +15,10 @@ import type { LedgerEntry } from './usage-ledger.ts';
 export type ToolResultEntry = Omit<ToolResultRecord, 'tool'>;
 
 /**
- * A call of the current step, decided but not yet run: `ready` runs; `invalid` and `unknown` are answered
- * with `message` (tool-repair.ts). Its tool is looked up again by name when it runs.
+ * A call of the current step, decided but not yet run: `ready` runs; `invalid`, `unknown` (tool-repair.ts) and
+ * `duplicate` (duplicate-calls.ts) are answered with `message`. Its tool is looked up again by name when it runs.
  */
-export type PendingCall = { readonly kind: 'ready'; readonly call: ToolCall } | { readonly kind: 'invalid' | 'unknown'; readonly call: ToolCall; readonly message: string };
+export type PendingCall = { readonly kind: 'ready'; readonly call: ToolCall } | { readonly kind: 'invalid' | 'unknown' | 'duplicate'; readonly call: ToolCall; readonly message: string };
 
 /** A step between the model's reply and its results: the assistant message is in the history already. */
 export interface PendingStep {
@@ -110,7 +110,7 @@ const GuardSchema = z.object({
   failedNames: z.array(z.string()),
 });
 const PendingSchema = z.object({
-  calls: z.array(z.discriminatedUnion('kind', [z.object({ kind: z.literal('ready'), call: ToolCallSchema }), z.object({ kind: z.enum(['invalid', 'unknown']), call: ToolCallSchema, message: z.string() })])),
+  calls: z.array(z.discriminatedUnion('kind', [z.object({ kind: z.literal('ready'), call: ToolCallSchema }), z.object({ kind: z.enum(['invalid', 'unknown', 'duplicate']), call: ToolCallSchema, message: z.string() })])),
   verdict: z.discriminatedUnion('kind', [z.object({ kind: z.literal('ok') }), z.object({ kind: z.enum(['nudge', 'loop_detected']), message: z.string() })]),
 });
 const LoopStateSchema = z.object({

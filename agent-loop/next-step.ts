@@ -2,7 +2,7 @@
 // or end, as one typed union the driver switches over exhaustively. Every decision is a pure function of the
 // state and a few facts from outside it (the caller's signal, the deadline), in the order the loop asks.
 import { admitCall, type Limits } from './limits.ts';
-import { guardAfterResults, type GuardVerdict } from './loop-guard.ts';
+import { guardAfterResults, type BreakerName, type GuardVerdict } from './loop-guard.ts';
 import type { LoopState } from './loop-state.ts';
 import { ModelError } from './model.ts';
 import { isRetryableError } from './retryable-error.ts';
@@ -82,14 +82,20 @@ export function afterReply(state: LoopState, text: string, noActionSentinels: re
   return isNoActionSentinel(text, noActionSentinels) ? end(state, { termination: 'no_action' }) : end(state, { termination: 'final', text });
 }
 
+/** A guard's warning or stop, to report as a `loop_warning` of the guard's name. */
+export interface GuardWarning {
+  guard: 'repeat' | BreakerName;
+  message: string;
+}
+
 /**
  * After a step's results are in the state: the guard's rejection, a loop-breaking tool, an abort or a breaker
- * ends the run; otherwise it goes on with the guard's warnings added to the history. `warnings` are the guard
- * messages to report as `repeat` warnings, in order.
+ * ends the run; otherwise it goes on with the guard's warnings added to the history. `warnings` are the guards'
+ * nudges and stops to report, in order, each under its guard's name.
  */
-export function afterResults(state: LoopState, verdict: GuardVerdict, results: readonly ToolResultRecord[], facts: Pick<RunFacts, 'aborted'>): { next: Next; warnings: string[] } {
+export function afterResults(state: LoopState, verdict: GuardVerdict, results: readonly ToolResultRecord[], facts: Pick<RunFacts, 'aborted'>): { next: Next; warnings: GuardWarning[] } {
   // A guard ends the run without an answer: text written while looping is not one worth posting.
-  if (verdict.kind === 'loop_detected') return { next: end(state, { termination: 'loop_detected', message: verdict.message }), warnings: [verdict.message] };
+  if (verdict.kind === 'loop_detected') return { next: end(state, { termination: 'loop_detected', message: verdict.message }), warnings: [{ guard: 'repeat', message: verdict.message }] };
   const breaking = results.find((r) => r.status === 'ok' && r.tool?.loopBreaking);
   if (breaking) {
     const ending: Ending = breaking.tool?.loopBreaking === 'no_action' ? { termination: 'no_action' } : { termination: 'stop_tool', text: stringArg(breaking.call, 'result') };
@@ -98,12 +104,12 @@ export function afterResults(state: LoopState, verdict: GuardVerdict, results: r
   if (facts.aborted) return { next: end(state, ABORTED), warnings: [] };
   const after = guardAfterResults(state.guard, results);
   if (after.verdict.kind === 'stop') {
-    const { termination, message } = after.verdict;
-    return { next: end(state, { termination, message }), warnings: termination === 'loop_detected' ? [message] : [] };
+    const { termination, message, guard } = after.verdict;
+    return { next: end(state, { termination, message }), warnings: [{ guard, message }] };
   }
   // Warnings reach the model only when the run goes on; each says what the guard will really do.
-  const nudges = [verdict, after.verdict].flatMap((v) => (v.kind === 'nudge' ? [v.message] : []));
-  const messages = [...state.messages, ...nudges.map((content) => ({ role: 'user' as const, content }))];
+  const nudges: GuardWarning[] = [...(verdict.kind === 'nudge' ? [{ guard: 'repeat' as const, message: verdict.message }] : []), ...(after.verdict.kind === 'nudge' ? [{ guard: after.verdict.guard, message: after.verdict.message }] : [])];
+  const messages = [...state.messages, ...nudges.map(({ message }) => ({ role: 'user' as const, content: message }))];
   return { next: { kind: 'continue', state: { ...state, guard: after.guard, messages } }, warnings: nudges };
 }
 

@@ -8,6 +8,7 @@
 // A call to a tool that does not exist is a call like any other for the guards, the events and the results;
 // only its name never goes back to the provider (its result is a note to the model instead of a tool message).
 import { compactHistory } from './compaction.ts';
+import { markDuplicates, type PlannedCall } from './duplicate-calls.ts';
 import type { EventLog } from './events.ts';
 import { estimatePromptTokens, stepNote, type Limits } from './limits.ts';
 import { guardBeforeCalls } from './loop-guard.ts';
@@ -18,7 +19,7 @@ import { afterModelFailure, afterReply, afterResults, beforeStep, crashed, overB
 import type { SpanHandle } from './tracing.ts';
 import { parseTextToolCalls, type RawToolCall } from './tool-call-parser.ts';
 import { renderHistory, type ToolMode } from './tool-modes.ts';
-import { prepareCall, repairToolName, type PreparedCall } from './tool-repair.ts';
+import { prepareCall, repairToolName } from './tool-repair.ts';
 import type { ToolResultRecord } from './tool-runner.ts';
 import type { ToolRegistry } from './tools.ts';
 import { ledgerCostUsd, ledgerTokens } from './usage-ledger.ts';
@@ -56,7 +57,7 @@ export interface StepDeps {
   openStep(step: number): StepScope;
   /** One model call with retries and fallback; the state comes back with its ledger entry. Throws when it failed for good. */
   callModel(state: LoopState, messages: ChatMessage[], scope: StepScope): Promise<{ state: LoopState; response: ModelResponse }>;
-  runTools(calls: readonly PreparedCall[], state: LoopState, scope: StepScope, rejected: string | undefined): Promise<ToolResultRecord[]>;
+  runTools(calls: readonly PlannedCall[], state: LoopState, scope: StepScope, rejected: string | undefined): Promise<ToolResultRecord[]>;
   /** The state between a step's reply and its results, for whoever keeps states. */
   checkpoint(state: LoopState): void;
 }
@@ -121,7 +122,10 @@ async function modelTurn(state: LoopState, deps: StepDeps): Promise<ModelTurn> {
     const assistant: ChatMessage = { role: 'assistant', content: response.content ?? (echoed.length ? null : ''), ...(echoed.length ? { toolCalls: echoed } : {}) };
     // Unknown calls are calls too, for the guards and the events.
     const { guard, verdict } = guardBeforeCalls(s.guard, s.step, prepared.map((p) => p.call));
-    const pending: PendingStep = { calls: prepared.map(pendingOf), verdict };
+    // Identical changes run once (R2): a repeat is answered, not run, and still counts for the guards.
+    const planned = markDuplicates(prepared, s.toolResults, (name) => config.registry.get(name)?.postsToHub === true);
+    for (const p of planned) if (p.kind === 'duplicate') events.emit({ type: 'loop_warning', kind: 'duplicate', message: `call ${p.call.id}: ${p.message}` });
+    const pending: PendingStep = { calls: planned.map(pendingOf), verdict };
     s = { ...s, messages: [...s.messages, assistant], guard, pending };
     return { kind: 'pending', state: s, pending, scope };
   } catch (err) {
@@ -148,7 +152,7 @@ async function toolTurn(state: LoopState, pending: PendingStep, deps: StepDeps, 
     s = withResults(s, results, echoedIds);
     if (results.some((r) => r.ledger?.length)) events.emit({ type: 'budget_update', used_tokens: ledgerTokens(s.ledger), max_tokens: config.limits.maxTokens, cost_usd: ledgerCostUsd(s.ledger) });
     const { next, warnings } = afterResults(s, verdict, results, deps.facts());
-    for (const message of warnings) events.emit({ type: 'loop_warning', kind: 'repeat', message });
+    for (const { guard, message } of warnings) events.emit({ type: 'loop_warning', kind: guard, message });
     return next;
   } catch (err) {
     return { kind: 'end', state: s, ending: crashed(err, deps.facts()) };
@@ -170,18 +174,18 @@ function withResults(state: LoopState, results: readonly ToolResultRecord[], ech
   };
 }
 
-/** A prepared call as the state keeps it: without its tool. */
-function pendingOf(p: PreparedCall): PendingCall {
+/** A planned call as the state keeps it: without its tool. */
+function pendingOf(p: PlannedCall): PendingCall {
   return p.kind === 'ready' ? { kind: 'ready', call: p.call } : { kind: p.kind, call: p.call, message: p.message };
 }
 
 /** A pending call with its tool again, from this run's registry. */
-function preparedOf(c: PendingCall, registry: ToolRegistry): PreparedCall {
+function preparedOf(c: PendingCall, registry: ToolRegistry): PlannedCall {
   if (c.kind === 'unknown') return { kind: 'unknown', call: c.call, message: c.message };
   const tool = registry.get(c.call.name);
   // Only a run resumed with other tools than the one that stopped can miss one.
   if (!tool) return { kind: 'unknown', call: c.call, message: `call ${c.call.id}: the tool ${c.call.name} is no longer offered.` };
-  return c.kind === 'ready' ? { kind: 'ready', call: c.call, tool, repairs: [] } : { kind: 'invalid', call: c.call, tool, message: c.message };
+  return c.kind === 'ready' ? { kind: 'ready', call: c.call, tool, repairs: [] } : { kind: c.kind, call: c.call, tool, message: c.message };
 }
 
 /** The reply's calls, each with an id unused in the run (providers send empty or repeated ones; R5). */

@@ -1,11 +1,15 @@
 // Text mode (docs/agent-loop.md R7): tool calls written into the reply's content by models without native tool
-// calling. A reply's calls come from its fenced `tool_call`/`tool_calls` (and `delegate`) blocks, several per
-// reply, whatever they name: an unknown name there is still a call (an `unknown_tool` result). Without such a
-// block, the first object (in a json/untagged fence, then in the prose) of the form `{"tool_calls": […]}`,
-// `{"tool"|"name": …, "arguments": …}` or `{"function": {…}}` is taken only when every name in it is a
-// registered tool, or one edit from exactly one (`isTool`, the repair rule): an answer that carries JSON data,
-// `{"name": "Alice", "age": 3}`, is an answer. Arguments stay raw here; repair and validation happen in
-// tool-repair.ts, so both modes share one path.
+// calling. A call is taken only from the formats the seeds define, and nothing else:
+//
+// - a fenced `tool_call` (or `tool_calls`) block holding `{"tool": name, "arguments": {…}}` or a `tool_calls`
+//   object, and a fenced `delegate` block `{"agent", "task"}` (KAOS, seed 000), several per reply;
+// - Forge's `<tool>{"server_name", "tool_name", "arguments"}</tool>` block outside any fence (seed 002);
+// - a reply that *is* one JSON object `{"tool_calls": [{"name", "arguments"}]}` (seed 001), nothing around it.
+//
+// Inside these formats a call is a call whatever it names: an unknown name gets an `unknown_tool` result. Outside
+// them nothing is, whatever tools it mentions: a call-shaped sample in a json or python fence, or prose naming
+// `no_action`, is answer text (it once ended runs with a sample's result). Arguments stay raw here; repair and
+// validation happen in tool-repair.ts, so both modes share one path.
 import { delegateToolName } from './delegate-name.ts';
 import { parseLenientJson } from './json-repair.ts';
 
@@ -16,44 +20,72 @@ export interface RawToolCall {
   rawArguments: unknown;
 }
 
-const FENCE = /```[ \t]*(tool_call|tool_calls|delegate|json)?[ \t]*\r?\n([\s\S]*?)```/g;
+type Call = Omit<RawToolCall, 'id'>;
+
+/** Any fenced block: its info string's first word and its body. */
+const FENCE = /```[ \t]*([\w-]*)[^\n]*\r?\n([\s\S]*?)```/g;
+const FORGE_BLOCK = /<tool>([\s\S]*?)<\/tool>/g;
+/** Forge's server name for the agent's own (built-in) tools. */
+const FORGE_LOCAL = 'local';
 
 /**
  * `nextId` yields ids unique within the activation (KAOS's `string_<tool>` collided on repeated tools);
- * `isTool` says whether a name outside a tool_call block is one of the activation's tools.
+ * `isTool` says whether a name is one of the activation's tools (it maps Forge's server and tool names).
  */
 export function parseTextToolCalls(content: string, nextId: () => string, isTool: (name: string) => boolean): RawToolCall[] {
-  const fenced = [...content.matchAll(FENCE)];
-  // Tagged blocks in reply order; a `delegate` block {"agent", "task"} is a call of delegate_to_<agent>.
-  const fromFences = fenced.flatMap((m) => (m[1] === 'tool_call' || m[1] === 'tool_calls' ? callsFromText(m[2] ?? '', () => true) : m[1] === 'delegate' ? delegationFrom(m[2] ?? '') : []));
-  if (fromFences.length) return fromFences.map((c) => ({ ...c, id: nextId() }));
-  // An untagged or json fence, or a raw object in the prose: a call only when it names the activation's tools.
-  const named = (calls: ReadonlyArray<Omit<RawToolCall, 'id'>>): boolean => calls.every((c) => isTool(c.name));
-  for (const m of fenced) {
-    const calls = callsFromText(m[2] ?? '', named);
-    if (calls.length) return calls.map((c) => ({ ...c, id: nextId() }));
+  const found: Array<{ at: number; calls: Call[] }> = [];
+  for (const m of content.matchAll(FENCE)) {
+    const body = m[2] ?? '';
+    if (m[1] === 'tool_call' || m[1] === 'tool_calls') found.push({ at: m.index, calls: firstCalls(body) });
+    else if (m[1] === 'delegate') found.push({ at: m.index, calls: delegationFrom(body) });
   }
-  return callsFromText(content, named).map((c) => ({ ...c, id: nextId() }));
+  // A <tool> block quoted inside a fence (```xml, say) is a sample: fences are blanked before looking.
+  const unfenced = content.replace(FENCE, (block) => ' '.repeat(block.length));
+  for (const m of unfenced.matchAll(FORGE_BLOCK)) found.push({ at: m.index, calls: forgeCall(m[1] ?? '', isTool) });
+  const calls = found.sort((a, b) => a.at - b.at).flatMap((f) => f.calls);
+  if (calls.length) return calls.map((c) => ({ ...c, id: nextId() }));
+  return wholeReplyCalls(content).map((c) => ({ ...c, id: nextId() }));
 }
 
-/** The calls of the first object in `text` that holds some and that `accept` takes. */
-function callsFromText(text: string, accept: (calls: ReadonlyArray<Omit<RawToolCall, 'id'>>) => boolean): Array<Omit<RawToolCall, 'id'>> {
+/** Seed 001: the reply is one `{"tool_calls": […]}` object and nothing else (a cut-off end is repaired). */
+function wholeReplyCalls(content: string): Call[] {
+  const text = content.trim();
+  if (!text.startsWith('{') || jsonObjects(text)[0] !== text) return [];
+  const v = tryParse(text);
+  return isRecord(v) && Array.isArray(v.tool_calls) ? v.tool_calls.flatMap(callsFromValue) : [];
+}
+
+/**
+ * Seed 002: `server_name` "local" names a built-in; another server's tools are registered as `<server>__<tool>`
+ * (mcp-tools.ts). A server that has no such tool but whose tool name is a built-in is taken as local, as Forge
+ * runs unknown servers' calls against its own registry.
+ */
+function forgeCall(body: string, isTool: (name: string) => boolean): Call[] {
+  const v = tryParse(jsonObjects(body)[0] ?? '');
+  if (!isRecord(v) || typeof v.tool_name !== 'string') return callsFromValue(v);
+  const rawArguments = v.arguments ?? {};
+  const server = typeof v.server_name === 'string' ? v.server_name : FORGE_LOCAL;
+  if (server === FORGE_LOCAL) return [{ name: v.tool_name, rawArguments }];
+  const namespaced = `${server}__${v.tool_name}`;
+  return [{ name: isTool(namespaced) || !isTool(v.tool_name) ? namespaced : v.tool_name, rawArguments }];
+}
+
+/** The calls of the first object in a block that holds some (a model may write a word before it). */
+function firstCalls(text: string): Call[] {
   for (const candidate of jsonObjects(text)) {
-    const v = tryParse(candidate);
-    if (v === undefined) continue;
-    const calls = callsFromValue(v);
-    if (calls.length && accept(calls)) return calls;
+    const calls = callsFromValue(tryParse(candidate));
+    if (calls.length) return calls;
   }
   return [];
 }
 
-function delegationFrom(text: string): Array<Omit<RawToolCall, 'id'>> {
+function delegationFrom(text: string): Call[] {
   const v = tryParse(jsonObjects(text)[0] ?? '');
   if (!isRecord(v) || typeof v.agent !== 'string') return [];
   return [{ name: delegateToolName(v.agent), rawArguments: { task: typeof v.task === 'string' ? v.task : '' } }];
 }
 
-function callsFromValue(v: unknown): Array<Omit<RawToolCall, 'id'>> {
+function callsFromValue(v: unknown): Call[] {
   if (Array.isArray(v)) return v.flatMap(callsFromValue);
   if (!isRecord(v)) return [];
   if (Array.isArray(v.tool_calls)) return v.tool_calls.flatMap(callsFromValue);
@@ -65,7 +97,7 @@ function callsFromValue(v: unknown): Array<Omit<RawToolCall, 'id'>> {
 }
 
 /** Balanced `{…}` spans, outermost first, skipping braces inside strings. */
-export function jsonObjects(text: string): string[] {
+function jsonObjects(text: string): string[] {
   const out: string[] = [];
   for (let start = text.indexOf('{'); start !== -1; ) {
     const end = matchingBrace(text, start);

@@ -6,7 +6,7 @@
 import { toolCallKey } from '../policy/idempotency-keys.ts';
 import type { EventLog, ToolResultStatus } from './events.ts';
 import type { ToolCall } from './messages.ts';
-import type { PreparedCall } from './tool-repair.ts';
+import type { PlannedCall } from './duplicate-calls.ts';
 import type { Tool, ToolRegistry } from './tools.ts';
 import type { LedgerEntry } from './usage-ledger.ts';
 import { endSpan, payloadAttributes, startSpan, traceparentOf, withTraceparent, type TraceOptions } from './tracing.ts';
@@ -74,12 +74,14 @@ export function capOutput(text: string, cap = DEFAULT_OUTPUT_CAP): string {
   return text.slice(0, head) + notice + text.slice(text.length - (room - head));
 }
 
-export async function runToolCalls(calls: readonly PreparedCall[], opts: RunnerOptions): Promise<ToolResultRecord[]> {
+export async function runToolCalls(calls: readonly PlannedCall[], opts: RunnerOptions): Promise<ToolResultRecord[]> {
   const results: Array<ToolResultRecord | undefined> = new Array<ToolResultRecord | undefined>(calls.length);
-  // A call that will not run (unknown, invalid) has no effects: it does not split a read-only stage.
+  // A call that will not run (unknown, invalid, duplicate) has no effects: it does not split a read-only stage.
   const stages = planStages(calls.map((c) => c.kind !== 'ready' || c.tool.readOnly), opts.concurrency ?? 10);
   for (const c of calls) {
-    opts.events.emit({ type: 'progress', step: opts.step, max_steps: opts.maxSteps, action: 'tool_call', target: c.call.name });
+    // Seed 001's progress block: a delegation names the agent, not the tool that reaches it.
+    const delegate = c.kind === 'unknown' ? undefined : c.tool.delegatesTo;
+    opts.events.emit({ type: 'progress', step: opts.step, max_steps: opts.maxSteps, ...(delegate ? { action: 'delegate', target: delegate } : { action: 'tool_call', target: c.call.name }) });
     opts.events.emit({ type: 'tool_call', id: c.call.id, name: c.call.name, arguments: c.call.arguments });
   }
   for (const stage of stages) {
@@ -92,11 +94,12 @@ export async function runToolCalls(calls: readonly PreparedCall[], opts: RunnerO
   return committed;
 }
 
-async function runOne(c: PreparedCall, index: number, opts: RunnerOptions): Promise<ToolResultRecord> {
+async function runOne(c: PlannedCall, index: number, opts: RunnerOptions): Promise<ToolResultRecord> {
   const { call } = c;
   if (c.kind === 'unknown') return { call, status: 'unknown_tool', content: capOutput(`Error: ${c.message}`, opts.outputCap ?? DEFAULT_OUTPUT_CAP) };
   const { tool } = c;
   if (opts.rejected !== undefined) return { call, status: 'rejected', content: opts.rejected, tool };
+  if (c.kind === 'duplicate') return { call, status: 'rejected', content: c.message, tool };
   const span = opts.tracing
     ? startSpan(`execute_tool ${call.name}`, opts.tracing.parent, {
         'gen_ai.operation.name': 'execute_tool',

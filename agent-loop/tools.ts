@@ -38,6 +38,8 @@ export interface Tool {
    * it is given a moment to settle, so what it spent is still charged to the run.
    */
   reportsUsage?: boolean;
+  /** The agent a call hands its task to (a delegation): progress reports it as `delegate` to that agent (R13). */
+  delegatesTo?: string;
   /** A successful call wrote to the hub as the agent (so the pipeline must not post the answer again). */
   postsToHub?: boolean;
   execute(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolOutcome>;

@@ -45,6 +45,15 @@ describe('delegation', () => {
     expect(result.usage).toMatchObject({ inputTokens: 250, outputTokens: 25 });
   });
 
+  it('a delegation is reported as progress action "delegate" naming the agent, as seed 001 does (issue 28 item 4)', async () => {
+    const a = agent('agent-a', [{ tool_calls: [{ name: 'delegate_to_agent_b', arguments: { task: 'say hi' } }, { name: 'budget_check', arguments: {} }] }, 'done'], { delegates: ['agent-b'] });
+    const b = agent('agent-b', ['hi from b']);
+    const { events } = await run(executorFor([a, b]), a);
+    const progress = events.flatMap((e) => (e.type === 'progress' ? [{ action: e.action, target: e.target }] : []));
+    expect(progress[0]).toEqual({ action: 'delegate', target: 'agent-b' });
+    expect(progress[1]).toEqual({ action: 'tool_call', target: 'budget_check' });
+  });
+
   it('A→B→A is refused with an error the model sees', async () => {
     expect(delegationRefusal(['a', 'b'], 'a')).toBe('cycle: a → b → a is refused');
     expect(delegationRefusal(['a', 'b', 'c'], 'd')).toMatch(/depth limit/);

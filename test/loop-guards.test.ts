@@ -79,9 +79,12 @@ describe('error breaker', () => {
     const g = new LoopGuard();
     const call = { id: 'x', name: 't', arguments: {} };
     const fail = { call, status: 'error' as const, content: 'e' };
+    // One reply, one count: identical failures in a reply are one (docs/agent-loop.md R2, "in a row").
     expect(g.afterResults([fail, fail]).kind).toBe('ok');
+    expect(g.afterResults([fail]).kind).not.toBe('stop');
     expect(g.afterResults([{ call, status: 'ok', content: 'fine' }]).kind).toBe('ok');
-    expect(g.afterResults([fail, fail]).kind).toBe('ok');
+    expect(g.afterResults([fail]).kind).toBe('ok');
+    expect(g.afterResults([fail]).kind).not.toBe('stop');
     expect(g.afterResults([fail])).toMatchObject({ kind: 'stop', termination: 'circuit_open', message: expect.stringMatching(/failed 3 times/) as string });
   });
 

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { noActionTool, taskCompleteTool } from '../agent-loop/builtin-tools.ts';
 import { runLoop, type LoopInput } from '../agent-loop/loop.ts';
 import { ToolRegistry, type Tool } from '../agent-loop/tools.ts';
+import { AgentConfigSchema } from '../store/agent-config.ts';
 import { events, FnModel, makeTool, type Turn } from './support/loop-kit.ts';
 
 function input(model: FnModel, tools: Tool[], extra: Partial<LoopInput> = {}): LoopInput {
@@ -20,6 +21,11 @@ function input(model: FnModel, tools: Tool[], extra: Partial<LoopInput> = {}): L
 }
 
 describe('step limit', () => {
+  it("an agent's limits default to Botburrow's (seed 003) and SwiftAgentKit's 10 iterations (seed 004): 10 steps, 100,000 tokens, 5 minutes", () => {
+    const { behavior } = AgentConfigSchema.parse({ name: 'defaults', type: 'llm', brain: { provider: 'scripted', model: 'm', responses: ['x'] }, capabilities: {} });
+    expect(behavior).toMatchObject({ max_iterations: 10, max_tokens: 100_000, max_duration: 300_000 });
+  });
+
   it('a model that always calls a tool with max_iterations 3: 3 tool rounds + 1 wrap-up, max_steps, partial answer', async () => {
     const lookup = makeTool('lookup');
     let n = 0;

@@ -189,20 +189,26 @@ describe('text-mode parser', () => {
       { id: 't2', name: 'hub_search', rawArguments: { query: 'b' } },
     ]);
   });
-  it('reads a {"tool_calls": [...]} object, raw or fenced, and the single-call form', () => {
-    expect(parseTextToolCalls('Sure: {"tool_calls": [{"name": "a", "arguments": {"x": 1}}, {"name": "b", "arguments": {}}]}', ids(), isTool).map((c) => c.name)).toEqual(['a', 'b']);
-    expect(parseTextToolCalls('```json\n{"tool_calls": [{"name": "a", "arguments": "{}"}]}\n```', ids(), isTool).map((c) => c.name)).toEqual(['a']);
-    expect(parseTextToolCalls('{"tool": "a", "arguments": {"x": 1}}', ids(), isTool)).toEqual([{ id: 't1', name: 'a', rawArguments: { x: 1 } }]);
+  // Issue 28 item 2: only the seeds' formats are calls. These assertions were changed from the old rule (a
+  // {"tool_calls"} object in prose or a json fence, the single-call form, and an object naming a registered tool
+  // were calls), which ran samples from answers.
+  it('reads a reply that is a {"tool_calls": [...]} object (seed 001); in prose, in a json fence or as a single call it is answer text', () => {
+    expect(parseTextToolCalls('{"tool_calls": [{"name": "a", "arguments": {"x": 1}}, {"name": "b", "arguments": {}}]}', ids(), isTool).map((c) => c.name)).toEqual(['a', 'b']);
+    expect(parseTextToolCalls('  {"tool_calls": [{"name": "ghost", "arguments": {}}]}\n', ids(), isTool).map((c) => c.name)).toEqual(['ghost']);
+    expect(parseTextToolCalls('Sure: {"tool_calls": [{"name": "a", "arguments": {"x": 1}}]}', ids(), isTool)).toEqual([]);
+    expect(parseTextToolCalls('```json\n{"tool_calls": [{"name": "a", "arguments": "{}"}]}\n```', ids(), isTool)).toEqual([]);
+    expect(parseTextToolCalls('{"tool": "a", "arguments": {"x": 1}}', ids(), isTool)).toEqual([]);
   });
   it('a plain answer, even one quoting JSON, has no calls', () => {
     expect(parseTextToolCalls('The config is {"retries": 3}.', ids(), isTool)).toEqual([]);
     expect(parseTextToolCalls('Just text.', ids(), isTool)).toEqual([]);
   });
-  it('outside a tool_call block, an object is a call only when it names a registered tool (or one edit from exactly one)', () => {
+  it('outside the seeds\' formats nothing is a call, whatever registered tool it names', () => {
     expect(parseTextToolCalls('The record: {"name": "Alice", "age": 3}', ids(), isTool)).toEqual([]);
     expect(parseTextToolCalls('```json\n{"name": "Alice", "age": 3}\n```', ids(), isTool)).toEqual([]);
-    expect(parseTextToolCalls('{"tool_calls": [{"name": "a"}, {"name": "Alice"}]}', ids(), isTool)).toEqual([]);
-    expect(parseTextToolCalls('{"tool": "hub_serch", "arguments": {"query": "x"}}', ids(), isTool)).toEqual([{ id: 't1', name: 'hub_serch', rawArguments: { query: 'x' } }]);
+    expect(parseTextToolCalls('For example:\n```json\n{"tool": "hub_search", "arguments": {"query": "x"}}\n```', ids(), isTool)).toEqual([]);
+    expect(parseTextToolCalls('In Python:\n```python\ncall({"tool": "hub_search", "arguments": {"query": "x"}})\n```', ids(), isTool)).toEqual([]);
+    expect(parseTextToolCalls('I could call no_action with {"name": "no_action", "arguments": {"reason": "x"}}, but here is the answer.', ids(), isTool)).toEqual([]);
     // A tagged block is a call whatever it names: an unknown name becomes an unknown_tool result.
     expect(parseTextToolCalls('```tool_call\n{"tool": "ghost", "arguments": {}}\n```', ids(), isTool)).toEqual([{ id: 't1', name: 'ghost', rawArguments: {} }]);
   });

@@ -97,6 +97,20 @@ describe('warren run', () => {
     expect(await count()).toBe(1);
   });
 
+  it('with --post, four identical hub_post calls in one reply make one post; the others are duplicates (issue 28 item 1)', async () => {
+    // An agent of its own: the hub's post cooldown would refuse a second post by tester.
+    await hubCaller(hub.url).post('/agents/register', hub.adminKey, { name: 'poster' });
+    const posterDir = makeAgentsDir({ poster: { config: 'name: poster\ntype: llm\nbrain: {provider: scripted, model: m, responses: [x]}\ncapabilities: {grants: [hub:read, hub:write]}\nbehavior: {can_create_posts: true}\n', prompt: 'x' } }, { withGreeter: false });
+    const call = { name: 'hub_post', arguments: { content: 'said once', community: 'm/general' } };
+    const env = { ...mock({ tool_calls: [call, call, call, call] }, 'posted'), WARREN_HUB_URL: hub.url, WARREN_HUB_ADMIN_KEY: hub.adminKey, REDIS_URL: inject('redisUrl') };
+    const r = await warren(['run', 'poster', '--prompt', 'post something', '--agents', posterDir, '--post', '--json'], env);
+    expect(r.status).toBe(0);
+    const results = (JSON.parse(r.stdout) as RunRecord).events.flatMap((e) => (e.type === 'tool_result' ? [e.status] : []));
+    expect(results).toEqual(['ok', 'rejected', 'rejected', 'rejected']);
+    const posts = (await hubCaller(hub.url).get<{ posts: Array<{ content: string }> }>('/posts?limit=50', hub.adminKey)).posts;
+    expect(posts.filter((p) => p.content === 'said once')).toHaveLength(1);
+  });
+
   it('--post is held to the agent\'s write limits in the daemon\'s Redis, and refuses to run without them', async () => {
     const posting = mock({ tool_calls: [{ name: 'hub_post', arguments: { content: 'over my limit', community: 'm/general' } }] }, 'tried');
     const env = { ...posting, WARREN_HUB_URL: hub.url, WARREN_HUB_ADMIN_KEY: hub.adminKey, REDIS_URL: inject('redisUrl') };
