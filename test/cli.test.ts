@@ -9,12 +9,13 @@ import { freePort } from './support/free-port.ts';
 import { hubCaller, waitFor, type WirePost } from './support/hub-api.ts';
 import { makeAgentsDir } from './support/daemon-harness.ts';
 import { startHub } from '../local-hub/server.ts';
+import { PROCESS_START_MS, PROCESS_TEST_MS } from './support/ceilings.ts';
 
 const redisUrl = inject('redisUrl');
 const WARREN = resolve('bin/warren.js');
 
 function warren(args: string[], env: Record<string, string> = {}): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [WARREN, ...args], { encoding: 'utf8', env: { ...process.env, ...env }, timeout: 20_000 });
+  const r = spawnSync(process.execPath, [WARREN, ...args], { encoding: 'utf8', env: { ...process.env, ...env }, timeout: PROCESS_START_MS });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -64,7 +65,7 @@ describe('warren CLI', () => {
     expect(r.stderr).not.toMatch(/\n\s+at /);
   });
 
-  it('start runs the embedded hub and the example greeter; a mention is answered; SIGINT exits 0', async () => {
+  it('start runs the embedded hub and the example greeter; a mention is answered; SIGINT exits 0', { timeout: PROCESS_TEST_MS }, async () => {
     const port = await freePort();
     const dir = mkdtempSync(join(tmpdir(), 'warren-start-'));
     writeFileSync(
@@ -81,19 +82,18 @@ describe('warren CLI', () => {
     child.stderr.on('data', (d: Buffer) => (out += d.toString()));
     const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
     try {
-      await waitFor('warren is running', () => (out.includes('warren is running') ? true : undefined), 15_000);
+      await waitFor('warren is running', () => (out.includes('warren is running') ? true : undefined), PROCESS_START_MS);
       expect(out).toMatch(/agent ci-helper skipped: its key variable OPENAI_API_KEY/);
       // CLI examples without their CLI are skipped with the reason (goose is not installed in CI).
       expect(out).toMatch(/agent goose-example skipped: the goose CLI \(goose\) is not installed here/);
       const api = hubCaller(`http://127.0.0.1:${port}`);
       const me = await api.post<{ api_key: string }>('/agents/register', admin, { name: 'alice', type: 'human' });
-      const started = Date.now();
+      // How soon greeter answers is bench/latency.ts's figure; a 2 s bound here measured the machine's load.
       const post = await api.post<{ id: string }>('/posts', me.api_key, { content: '@greeter hello' });
       await waitFor('greeter reply', async () => {
         const p = await api.get<WirePost>(`/posts/${post.id}?include_comments=true`, me.api_key);
         return p.comments?.some((c) => c.author.name === 'greeter') ? true : undefined;
-      }, 2_000);
-      expect(Date.now() - started).toBeLessThan(2_000);
+      }, 30_000);
 
       // SIGHUP reloads the definitions in place; the process keeps running.
       const loads = (): number => out.split('agent definitions loaded').length - 1;
@@ -212,7 +212,7 @@ describe('errors that say what to do', () => {
     await again.close();
   });
 
-  it('start warns loudly, naming the skipped agents and why, when no agent is runnable', async () => {
+  it('start warns loudly, naming the skipped agents and why, when no agent is runnable', { timeout: PROCESS_TEST_MS }, async () => {
     const agents = makeAgentsDir(
       { keyless: { config: 'name: keyless\ntype: llm\nbrain:\n  provider: openai\n  model: gpt-4o-mini\n  api_key_env: KEYLESS_API_KEY\ncapabilities: {}\n', prompt: 'x' } },
       { withGreeter: false },
@@ -228,7 +228,7 @@ describe('errors that say what to do', () => {
     child.stderr.on('data', (d: Buffer) => (out += d.toString()));
     const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
     try {
-      await waitFor('warren is running', () => (out.includes('warren is running') ? true : undefined), 15_000);
+      await waitFor('warren is running', () => (out.includes('warren is running') ? true : undefined), PROCESS_START_MS);
       const running = out.split('\n').find((l) => l.includes('warren is running'))!;
       const line = JSON.parse(running) as { level: number; msg: string };
       expect(line.level).toBe(40);

@@ -3,7 +3,7 @@
 // Guard and limit stops on a notification are failures, never silent "idle" runs.
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { ActivationRecords } from '../activation/activation-records.ts';
+import { ActivationRecords, type ActivationRecord } from '../activation/activation-records.ts';
 import { agentStatus } from '../daemon/ops/status.ts';
 import { formatRecordLine } from '../daemon/ops/logs.ts';
 import { AgentStateStore } from '../scheduler/agent-state.ts';
@@ -60,6 +60,15 @@ async function mentionAndAwaitErrorPost(harness: Harness, agent: string): Promis
   const dana = await harness.registerUser('dana');
   await harness.api.post('/posts', dana, { title: 'Hi', content: `@${agent} what is new?` });
   return waitFor('an error post', async () => (await errorPosts(harness))[0]);
+}
+
+/**
+ * The agent's newest activation record. The worker writes it after the error post, so a test that has seen the
+ * post waits for it: read at once, a busy machine had not written it yet (undefined).
+ */
+async function lastRecord(harness: Harness, agent: string): Promise<ActivationRecord> {
+  const records = new ActivationRecords(redis, harness.prefix);
+  return waitFor(`${agent}'s activation record`, async () => (await records.recent({ agent }))[0], 30_000);
 }
 
 async function unread(harness: Harness, agent: string): Promise<number> {
@@ -171,8 +180,7 @@ describe('guard and limit stops on a notification are failures, not silent drops
     expect(post.content).toContain('hub_search');
     expect(post.content).toMatch(/loop_detected/);
     expect(post.content).not.toContain('## Stack trace');
-    const records = await new ActivationRecords(redis, h.prefix).recent({ agent: 'looper' });
-    expect(records[0]).toMatchObject({ outcome: 'guard_stop', reason: 'loop_detected' });
+    expect(await lastRecord(h, 'looper')).toMatchObject({ outcome: 'guard_stop', reason: 'loop_detected' });
     expect(await unread(h, 'looper')).toBe(1);
     expect((await new AgentStateStore(redis, h.prefix).getMany(['looper'])).get('looper')!.failures).toBe(1);
   });
@@ -182,8 +190,7 @@ describe('guard and limit stops on a notification are failures, not silent drops
     h = await startHarness({ redisUrl, agentsDir: makeAgentsDir(scripted('wanderer', `[${calls}, ""]`, 'behavior: {max_iterations: 2}\n'), { withGreeter: false }) });
     const post = await mentionAndAwaitErrorPost(h, 'wanderer');
     expect(post.title).toBe('🟠 Step limit reached: wanderer');
-    const records = await new ActivationRecords(redis, h.prefix).recent({ agent: 'wanderer' });
-    expect(records[0]).toMatchObject({ outcome: 'limit_stop', reason: 'max_steps' });
+    expect(await lastRecord(h, 'wanderer')).toMatchObject({ outcome: 'limit_stop', reason: 'max_steps' });
     expect(await unread(h, 'wanderer')).toBe(1);
   });
 });

@@ -11,6 +11,7 @@ import { makeAgentsDir, startHarness, type Harness } from './support/daemon-harn
 import { hubCaller, waitFor, type HubCaller, type WirePost } from './support/hub-api.ts';
 import { startPrivateRedis, type PrivateRedis } from './support/redis-server.ts';
 import { startWarren, type WarrenProcess } from './support/warren-process.ts';
+import { PROCESS_TEST_MS } from './support/ceilings.ts';
 
 const cleanups: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
@@ -99,7 +100,7 @@ const leaderPid = async (w: World): Promise<number | undefined> => {
   return token ? Number(token.split(':')[1]) : undefined;
 };
 
-describe('faults', () => {
+describe('faults', { timeout: PROCESS_TEST_MS }, () => {
   it('two daemons: one leader; kill it and the other leads within two lease periods; nothing doubled', async () => {
     const w = await world();
     const { dir, names } = bees(6, 300);

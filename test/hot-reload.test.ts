@@ -14,6 +14,7 @@ import { LocalFolderStore } from '../store/local-store.ts';
 import { Reloader, retryDelay } from '../store/reloader.ts';
 import { makeAgentsDir, startHarness, type Harness } from './support/daemon-harness.ts';
 import { waitFor, type WirePost } from './support/hub-api.ts';
+import { PROCESS_START_MS } from './support/ceilings.ts';
 
 const redisUrl = inject('redisUrl');
 let h: Harness | undefined;
@@ -71,7 +72,7 @@ describe('hot reload', () => {
     writeFileSync(join(dir, 'echo', 'config.yaml'), echo('b'));
     const cfgDir = mkdtempSync(join(tmpdir(), 'warren-reload-'));
     writeFileSync(join(cfgDir, 'warren.yaml'), `redis: {url: "${redisUrl}", prefix: ${h.prefix}}\n`);
-    const r = spawnSync(process.execPath, [resolve('bin/warren.js'), 'reload', '--config', join(cfgDir, 'warren.yaml')], { encoding: 'utf8', env: { ...process.env, REDIS_URL: '' }, timeout: 15_000 });
+    const r = spawnSync(process.execPath, [resolve('bin/warren.js'), 'reload', '--config', join(cfgDir, 'warren.yaml')], { encoding: 'utf8', env: { ...process.env, REDIS_URL: '' }, timeout: PROCESS_START_MS });
     expect(r.stdout).toContain('reload sent to 1 daemon');
     expect(r.status).toBe(0);
     const harness = h;
@@ -79,7 +80,7 @@ describe('hot reload', () => {
     expect(h.daemon.registry.get('echo')?.config.brain.responses).toEqual(['b']);
 
     writeFileSync(join(cfgDir, 'warren.yaml'), `redis: {url: "${redisUrl}", prefix: nobody-listens}\n`);
-    const none = spawnSync(process.execPath, [resolve('bin/warren.js'), 'reload', '--config', join(cfgDir, 'warren.yaml')], { encoding: 'utf8', env: { ...process.env, REDIS_URL: '' }, timeout: 15_000 });
+    const none = spawnSync(process.execPath, [resolve('bin/warren.js'), 'reload', '--config', join(cfgDir, 'warren.yaml')], { encoding: 'utf8', env: { ...process.env, REDIS_URL: '' }, timeout: PROCESS_START_MS });
     expect(none.status).toBe(1);
     expect(none.stdout).toContain('no running daemon');
   });

@@ -13,6 +13,7 @@ import { createTestDatabase, type TestDatabase } from './support/postgres-db.ts'
 import { startPrivateRedis, type PrivateRedis } from './support/redis-server.ts';
 import { startWarren, type WarrenProcess } from './support/warren-process.ts';
 import { keeperDefinition } from './support/memory-agent.ts';
+import { PROCESS_TEST_MS } from './support/ceilings.ts';
 
 let redis: PrivateRedis;
 let db: TestDatabase;
@@ -32,7 +33,7 @@ afterAll(async () => {
 });
 
 
-describe('two daemons, one Redis, one PostgreSQL', () => {
+describe('two daemons, one Redis, one PostgreSQL', { timeout: PROCESS_TEST_MS }, () => {
   it('an agent told the codeword through daemon A recalls it in an activation daemon B runs', async () => {
     const agentsDir = makeAgentsDir({ keeper: { config: keeperDefinition(fake.url), prompt: 'You are {{name}}.' } }, { withGreeter: false });
     const prefix = `memory-${randomUUID().slice(0, 8)}`;
@@ -46,7 +47,7 @@ describe('two daemons, one Redis, one PostgreSQL', () => {
     const replyOf = async (postId: string): Promise<string | undefined> => (await api.get<WirePost>(`/posts/${postId}?include_comments=true`, alice)).comments?.find((c) => c.author.name === 'keeper')?.content;
 
     const a = daemon();
-    await a.waitForLine(/warren is running/, 30_000);
+    await a.waitForLine(/warren is running/);
     fake.enqueue('Noted.');
     const told = await api.post<{ id: string }>('/posts', alice, { title: 'Release notes', content: '@keeper remember: the deploy codeword is PELICAN-42' });
     expect(await waitFor('A answers', () => replyOf(told.id), 30_000)).toBe('Noted.');
@@ -54,7 +55,7 @@ describe('two daemons, one Redis, one PostgreSQL', () => {
     await a.exited;
 
     const b = daemon();
-    await b.waitForLine(/warren is running/, 30_000);
+    await b.waitForLine(/warren is running/);
     fake.enqueue('The deploy codeword is PELICAN-42.');
     const asked = await api.post<{ id: string }>('/posts', alice, { title: 'Friday deploy', content: '@keeper what is the deploy codeword?' });
     expect(await waitFor('B answers', () => replyOf(asked.id), 30_000)).toBe('The deploy codeword is PELICAN-42.');

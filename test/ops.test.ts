@@ -16,6 +16,7 @@ import type { AgentState } from '../scheduler/agent-state.ts';
 import { startFakeOpenAI } from './fakes/openai-server.ts';
 import { makeAgentsDir, startHarness, type Harness } from './support/daemon-harness.ts';
 import { waitFor, type WirePost } from './support/hub-api.ts';
+import { PROCESS_START_MS, PROCESS_TEST_MS } from './support/ceilings.ts';
 
 const redisUrl = inject('redisUrl');
 const WARREN = resolve('bin/warren.js');
@@ -31,7 +32,7 @@ async function warren(harness: Harness, args: string[], env: Record<string, stri
   const file = join(harness.agentsDir, '..', 'warren.yaml');
   writeFileSync(file, `hub: {url: "${harness.hub.url}"}\nredis: {url: "${redisUrl}", prefix: ${harness.prefix}}\nstore: {path: agents}\nscheduler: {min_staleness: 1m}\n${moreYaml}`);
   try {
-    const r = await run(process.execPath, [WARREN, ...args, '--config', file], { timeout: 20_000, env: { ...process.env, REDIS_URL: '', ...env } });
+    const r = await run(process.execPath, [WARREN, ...args, '--config', file], { timeout: PROCESS_START_MS, env: { ...process.env, REDIS_URL: '', ...env } });
     return { code: 0, stdout: r.stdout, stderr: r.stderr };
   } catch (err) {
     const e = err as { code?: number; stdout?: string; stderr?: string };
@@ -56,7 +57,7 @@ function parseProm(text: string): Map<string, number> {
   return out;
 }
 
-describe('operations', () => {
+describe('operations', { timeout: PROCESS_TEST_MS }, () => {
   it('status, logs, pause and resume work from another process while the daemon runs', async () => {
     h = await startHarness({ redisUrl, agentsDir: makeAgentsDir({}) });
     const harness = h;

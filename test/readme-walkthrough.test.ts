@@ -42,7 +42,7 @@ describe('the README walk-through', () => {
       agentsDir: resolve('examples'),
       env: { OPENAI_API_KEY: '', WARREN_HUB_PORT: '', WARREN_HUB_URL: '', WARREN_HUB_EMBEDDED: '', WARREN_METRICS_PORT: '' },
     });
-    await daemon.waitForLine(/hub listening|"msg":"started"|scheduler/i, 30_000);
+    await daemon.waitForLine(/hub listening|"msg":"started"|scheduler/i);
     const api = hubCaller(`http://127.0.0.1:${port}`);
     await waitFor('the hub', async () => ((await fetch(`http://127.0.0.1:${port}/health`).catch(() => undefined))?.ok ? true : undefined), 30_000);
 

@@ -14,6 +14,7 @@ import { makeAgentsDir, startHarness, type Harness } from './support/daemon-harn
 import { hubCaller, waitFor, type HubCaller, type WirePost } from './support/hub-api.ts';
 import { startPrivateRedisCluster, type PrivateRedisCluster } from './support/redis-cluster.ts';
 import { startWarren, type WarrenProcess } from './support/warren-process.ts';
+import { PROCESS_START_MS, PROCESS_TEST_MS } from './support/ceilings.ts';
 
 let cluster: PrivateRedisCluster;
 let client: Cluster;
@@ -30,7 +31,7 @@ const cleanups: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
 });
-const warrenCli = (args: string[]): SpawnSyncReturns<string> => spawnSync(process.execPath, [resolve('bin/warren.js'), ...args], { encoding: 'utf8', env: { ...process.env, REDIS_URL: '' }, timeout: 15_000 });
+const warrenCli = (args: string[]): SpawnSyncReturns<string> => spawnSync(process.execPath, [resolve('bin/warren.js'), ...args], { encoding: 'utf8', env: { ...process.env, REDIS_URL: '' }, timeout: PROCESS_START_MS });
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** `count` scripted agents named bee-1…, each answering after `delayMs`. */
@@ -110,7 +111,7 @@ describe('on Redis Cluster, in one process', () => {
   });
 });
 
-describe('on Redis Cluster, with real processes', () => {
+describe('on Redis Cluster, with real processes', { timeout: PROCESS_TEST_MS }, () => {
   let hub: RunningHub;
   let userKey: string;
   let prefix: string;

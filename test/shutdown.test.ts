@@ -13,6 +13,7 @@ import { makeAgentsDir } from './support/daemon-harness.ts';
 import { hubCaller, waitFor } from './support/hub-api.ts';
 import { startPrivateRedis, type PrivateRedis } from './support/redis-server.ts';
 import { startWarren, type WarrenProcess } from './support/warren-process.ts';
+import { PROCESS_TEST_MS } from './support/ceilings.ts';
 
 const GRACE_MS = 1_000;
 /** What the acceptance allows beyond the grace: the bound of every other cleanup step together. */
@@ -131,7 +132,7 @@ async function terminate(p: WarrenProcess): Promise<{ code: number | string; ms:
   return { code, ms: Date.now() - signalled };
 }
 
-describe('bounded shutdown', () => {
+describe('bounded shutdown', { timeout: PROCESS_TEST_MS }, () => {
   it('Redis killed while an activation runs: one SIGTERM exits 0 within the grace plus 5 s', async () => {
     const w = await world();
     const p = await w.daemon();
@@ -143,7 +144,7 @@ describe('bounded shutdown', () => {
     expect(code, p.lines.slice(-8).join('\n')).toBe(0);
     expect(ms).toBeLessThan(GRACE_MS + SLACK_MS);
     expect(p.lines.some((l) => l.includes('activations still running at the shutdown deadline'))).toBe(true);
-  }, 60_000);
+  });
 
   it('Redis killed with nothing running: one SIGTERM exits 0 within the grace plus 5 s', async () => {
     const w = await world();
@@ -153,7 +154,7 @@ describe('bounded shutdown', () => {
     const { code, ms } = await terminate(p);
     expect(code, p.lines.slice(-8).join('\n')).toBe(0);
     expect(ms).toBeLessThan(GRACE_MS + SLACK_MS);
-  }, 60_000);
+  });
 
   it('the hub killed while an activation runs: one SIGTERM exits 0 within the grace plus 5 s', async () => {
     const w = await world();
@@ -164,7 +165,7 @@ describe('bounded shutdown', () => {
     const { code, ms } = await terminate(p);
     expect(code, p.lines.slice(-8).join('\n')).toBe(0);
     expect(ms).toBeLessThan(GRACE_MS + SLACK_MS);
-  }, 60_000);
+  });
 
   it('the hub hangs without answering while an activation runs: one SIGTERM exits 0 within the grace plus 5 s', async () => {
     const w = await world();
@@ -175,10 +176,10 @@ describe('bounded shutdown', () => {
     const { code, ms } = await terminate(p);
     expect(code, p.lines.slice(-8).join('\n')).toBe(0);
     expect(ms).toBeLessThan(GRACE_MS + SLACK_MS);
-  }, 60_000);
+  });
 });
 
-describe('bounded shutdown: a second signal', () => {
+describe('bounded shutdown: a second signal', { timeout: PROCESS_TEST_MS }, () => {
   it('exits at once (code 1) instead of waiting out the grace', async () => {
     const w = await world();
     const p = await w.daemon(20_000);
@@ -191,7 +192,7 @@ describe('bounded shutdown: a second signal', () => {
     expect(await p.exited).toBe(1);
     expect(Date.now() - second).toBeLessThan(2_000);
     expect(p.lines.some((l) => l.includes('second signal: exiting now'))).toBe(true);
-  }, 60_000);
+  });
 });
 
 describe('runShutdown', () => {

@@ -23,6 +23,7 @@ import { makeAgentsDir } from '../support/daemon-harness.ts';
 import { freePort } from '../support/free-port.ts';
 import { hubCaller, waitFor, type WirePost } from '../support/hub-api.ts';
 import { startWarren, type WarrenProcess } from '../support/warren-process.ts';
+import { PROCESS_TEST_MS } from '../support/ceilings.ts';
 
 const redisUrl = inject('redisUrl');
 const SCANNER = join(FAKE_CLIS, 'claude-canary-scan.js');
@@ -98,7 +99,7 @@ async function scan(runAs: string): Promise<Scan> {
     daemon.kill('SIGKILL');
     await daemon.exited;
   });
-  await daemon.waitForLine(/warren is running/, 30_000);
+  await daemon.waitForLine(/warren is running/);
   const api = hubCaller(hub.url);
   const { api_key: userKey } = await api.post<{ api_key: string }>('/agents/register', hub.adminKey, { name: 'mallory', type: 'human' });
   const roots = [secretsDir, workspaces, otherDirs.workspace, otherDirs.stateDir, dirname(daemon.config), dirname(agentsDir)];
@@ -120,7 +121,7 @@ const found = (s: Scan): string[] => {
   return [...new Set(s.report.findings.map((f) => names.find(([tail]) => tail === f.canary)?.[1] ?? `unknown ${f.canary}`))].sort();
 };
 
-describe('a CLI agent scanning for the daemon\'s secrets', () => {
+describe('a CLI agent scanning for the daemon\'s secrets', { timeout: PROCESS_TEST_MS }, () => {
   it('as the daemon\'s own user (run_as: none) finds every canary, and the daemon warns at start that it would', async () => {
     const s = await scan('none');
     expect(s.report.uid).toBe(process.getuid?.());

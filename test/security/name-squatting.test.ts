@@ -20,6 +20,7 @@ import { startHub } from '../../local-hub/server.ts';
 import { LocalFolderStore } from '../../store/local-store.ts';
 import { makeAgentsDir, startHarness, type Harness } from '../support/daemon-harness.ts';
 import { hubCaller, waitFor, type WirePost } from '../support/hub-api.ts';
+import { PROCESS_START_MS, PROCESS_TEST_MS } from '../support/ceilings.ts';
 
 const redisUrl = inject('redisUrl');
 const run = promisify(execFile);
@@ -37,7 +38,7 @@ function define(agentsDir: string, name: string): void {
   writeFileSync(join(agentsDir, name, 'system-prompt.md'), 'You help.');
 }
 
-describe('a human holding an agent’s name', () => {
+describe('a human holding an agent’s name', { timeout: PROCESS_TEST_MS }, () => {
   it('keeps the agent from running, and the log, warren status and warren doctor say why', async () => {
     h = await startHarness({ redisUrl, agentsDir: makeAgentsDir({}) });
     const harness = h;
@@ -66,11 +67,11 @@ describe('a human holding an agent’s name', () => {
     // `warren status`, from another process.
     const file = join(h.agentsDir, '..', 'warren.yaml');
     writeFileSync(file, `hub: {url: "${h.hub.url}"}\nredis: {url: "${redisUrl}", prefix: ${h.prefix}}\nstore: {path: agents}\n`);
-    const status = await run(process.execPath, [resolve('bin/warren.js'), 'status', '--json', '--config', file], { timeout: 20_000, env: { ...process.env, REDIS_URL: '' } });
+    const status = await run(process.execPath, [resolve('bin/warren.js'), 'status', '--json', '--config', file], { timeout: PROCESS_START_MS, env: { ...process.env, REDIS_URL: '' } });
     const report = JSON.parse(status.stdout) as StatusReport;
     expect(report.agents.find((a) => a.name === 'helper-bot')).toMatchObject({ waiting_for: 'not_runnable', not_runnable: expect.stringContaining('belongs to a human') as unknown });
     expect(report.agents.find((a) => a.name === 'greeter')).toMatchObject({ waiting_for: null, not_runnable: null });
-    const text = await run(process.execPath, [resolve('bin/warren.js'), 'status', '--config', file], { timeout: 20_000, env: { ...process.env, REDIS_URL: '' } });
+    const text = await run(process.execPath, [resolve('bin/warren.js'), 'status', '--config', file], { timeout: PROCESS_START_MS, env: { ...process.env, REDIS_URL: '' } });
     expect(text.stdout).toMatch(/helper-bot\s+NOT RUNNABLE/);
     expect(text.stdout).toContain('helper-bot is not run: the hub name "helper-bot" belongs to a human');
 

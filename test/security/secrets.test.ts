@@ -12,6 +12,7 @@ import { startHub } from '../../local-hub/server.ts';
 import { makeAgentsDir } from '../support/daemon-harness.ts';
 import { hubCaller } from '../support/hub-api.ts';
 import { startWarren } from '../support/warren-process.ts';
+import { PROCESS_TEST_MS } from '../support/ceilings.ts';
 
 const cleanups: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
@@ -68,7 +69,7 @@ describe('SecretSource', () => {
   });
 });
 
-describe('a daemon whose secrets are in files', () => {
+describe('a daemon whose secrets are in files', { timeout: PROCESS_TEST_MS }, () => {
   it('starts with the hub admin key only in WARREN_HUB_ADMIN_KEY_FILE, and its environment does not hold the key', async () => {
     const adminKey = `admin-${randomBytes(16).toString('hex')}`;
     const hub = await startHub({ dbPath: ':memory:', port: 0, adminKey });
@@ -87,7 +88,7 @@ describe('a daemon whose secrets are in files', () => {
       daemon.kill('SIGKILL');
       await daemon.exited;
     });
-    await daemon.waitForLine(/warren is running/, 30_000);
+    await daemon.waitForLine(/warren is running/);
     // It used the key: the greeter was registered on the hub with it.
     await expect(hubCaller(hub.url).get('/agents/greeter', adminKey)).resolves.toMatchObject({ name: 'greeter' });
     expect(readFileSync(`/proc/${daemon.pid}/environ`, 'latin1')).not.toContain(adminKey);
@@ -107,7 +108,7 @@ describe('a daemon whose secrets are in files', () => {
       daemon.kill('SIGKILL');
       await daemon.exited;
     });
-    await daemon.waitForLine(/warren is running/, 30_000);
+    await daemon.waitForLine(/warren is running/);
     expect(daemon.lines.some((l) => l.includes(`secret file ${join(dir, 'LOOSE_CRED')} is readable by warren-agent`))).toBe(true);
     expect(daemon.lines.some((l) => l.includes(`secret file ${dir} is readable by warren-agent`))).toBe(true);
   });

@@ -3,6 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { PROCESS_START_MS } from './ceilings.ts';
 
 const WARREN = resolve('bin/warren.js');
 
@@ -80,7 +81,7 @@ export function startWarren(s: DaemonSettings): WarrenProcess {
     config,
     lines,
     exited,
-    waitForLine(pattern, timeoutMs = 15_000) {
+    waitForLine(pattern, timeoutMs = PROCESS_START_MS) {
       const seen = lines.find((l) => pattern.test(l));
       if (seen) return Promise.resolve(seen);
       return new Promise((res, reject) => {
