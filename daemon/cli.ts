@@ -120,15 +120,15 @@ export function buildCli(): Command {
     .option('-c, --config <file>', 'warren config file', 'warren.yaml')
     .action(async (opts: { config: string }) => {
       const config = loadWarrenConfig(opts.config);
-      const { openCheckedRedis } = await import('../redis/connect.ts');
+      const { openServices } = await import('../services/composition.ts');
       const { publishReload } = await import('./reload-signal.ts');
-      const conn = await openCheckedRedis(config.redis);
+      const services = await openServices(config, process.env, { name: 'ops' });
       try {
-        const receivers = await publishReload(conn, config.redis.prefix);
+        const receivers = await publishReload(await services.redis(), config.redis.prefix);
         console.log(receivers ? `reload sent to ${receivers} daemon${receivers === 1 ? '' : 's'}` : 'no running daemon is listening on this Redis and prefix');
         process.exitCode = receivers ? 0 : 1;
       } finally {
-        conn.disconnect();
+        await services.close();
       }
     });
 
