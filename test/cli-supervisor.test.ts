@@ -1,6 +1,6 @@
 // The CLI supervisor against real subprocesses: group kill of a SIGTERM-ignoring forker, the line cap,
 // the environment allow-list (read back from /proc/<pid>/environ), stdin prompts, idle and abort.
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +9,7 @@ import { buildChildEnv } from '../executors/cli/child-env.ts';
 import { LineSplitter, LineTooLongError, TailBuffer } from '../executors/cli/line-splitter.ts';
 import { runningSubprocessCount, supervise, type SuperviseOptions } from '../executors/cli/supervisor.ts';
 import { ensureWorkspace } from '../executors/cli/workspace.ts';
+import { liveGroupMembers } from './support/process-group.ts';
 
 const FAKES = join(import.meta.dirname, 'fakes', 'cli');
 
@@ -24,23 +25,6 @@ function opts(script: string, extra: Partial<SuperviseOptions> = {}): SuperviseO
     onLine: () => {},
     ...extra,
   };
-}
-
-/** Live (non-zombie) processes whose process group is `pgid`, read from /proc. */
-function liveGroupMembers(pgid: number): number[] {
-  const found: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      // Fields after the parenthesised command: state, ppid, pgrp, …
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(fields[2]) === pgid && fields[0] !== 'Z') found.push(Number(entry));
-    } catch {
-      // the process ended while we looked
-    }
-  }
-  return found;
 }
 
 function isAlive(pid: number): boolean {

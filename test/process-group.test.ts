@@ -2,26 +2,9 @@
 // group and has started a sleeping grandchild. Both the MCP stdio transport and the CLI supervisor end their
 // children this way.
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { endProcessGroup, processGroupAlive } from '../agent-loop/process-group.ts';
-
-/** Live (non-zombie) processes whose process group is `pgid`, read from /proc. */
-function liveGroupMembers(pgid: number): number[] {
-  const found: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      // Fields after the parenthesised command: state, ppid, pgrp, …
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(fields[2]) === pgid && fields[0] !== 'Z') found.push(Number(entry));
-    } catch {
-      // the process ended while we looked
-    }
-  }
-  return found;
-}
+import { liveGroupMembers } from './support/process-group.ts';
 
 /** A shell leading a new group, with a sleeping grandchild; resolves once both run. */
 async function shellWithGrandchild(script: string): Promise<{ pgid: number; closed: Promise<void> }> {
