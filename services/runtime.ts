@@ -53,8 +53,8 @@ export async function startHubMcp(opts: {
   if (!warrenHubMcpAvailable()) return undefined;
   const gateway = await HubGateway.start(opts);
   const launcher = warrenHubMcpLauncher({
-    credentials: (agent) => {
-      const memory = opts.memory ? agentMemoryBackend(opts.memory, agent) : undefined;
+    credentials: (agent, audience) => {
+      const memory = opts.memory ? agentMemoryBackend(opts.memory, agent, audience) : undefined;
       const grants = effectiveGrants(agent.config).filter((g) => g.startsWith('hub:') || (memory !== undefined && g.startsWith('memory:')));
       const t = gateway.issue(agent.name, grants, agent.config.behavior.max_duration + 60_000, agent.config.behavior, memory);
       return { hubUrl: gateway.url, key: t.token, grants, release: t.revoke };

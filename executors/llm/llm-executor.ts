@@ -4,6 +4,7 @@ import { noActionTool, taskCompleteTool } from '../../agent-loop/builtin-tools.t
 import { hubTools } from '../../agent-loop/hub-tools.ts';
 import type { AgentMemory } from '../../memory/agent-memory.ts';
 import { effectiveGrants } from '../../memory/memory-grants.ts';
+import { GENERAL_ONLY } from '../../memory/audience.ts';
 import { memoryTools } from '../../memory/memory-tools.ts';
 import { delegationTools } from '../../agent-loop/delegation.ts';
 import { EventLog } from '../../agent-loop/events.ts';
@@ -121,7 +122,7 @@ export class LlmExecutor implements Executor {
         ...extra.tools,
         ...mcp.tools,
         ...this.#delegationTools(input, d.chain),
-        ...(this.#opts.memory ? memoryTools(this.#opts.memory, input.definition) : []),
+        ...(this.#opts.memory ? memoryTools(this.#opts.memory, input.definition, input.memoryAudience ?? GENERAL_ONLY) : []),
         taskCompleteTool,
         noActionTool,
       ];
