@@ -328,6 +328,7 @@ async function openDaemon(config: WarrenConfig, env: NodeJS.ProcessEnv, role: Da
     secret: (name) => secrets.get(name),
     runAs: role.runsActivations ? await startCliIsolation(config, secrets, logger) : undefined,
     memory,
+    logger,
   });
   const { openStore } = await import('./open-store.ts');
   const store = openStore(config.store, env);
@@ -387,6 +388,7 @@ async function openRun(config: WarrenConfig, env: NodeJS.ProcessEnv, role: RunRo
     secret: (name) => secrets.get(name),
     runAs: await startCliIsolation(config, secrets, logger),
     memory,
+    logger,
     llm: {
       // In the foreground the answer is watched as it is written; the daemon follows executors.llm.stream.
       stream: role.llm.stream,

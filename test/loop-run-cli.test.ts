@@ -125,6 +125,26 @@ describe('warren run', () => {
     expect(noRedis.stderr).toMatch(/--post counts the agent's writes against its limits in Redis/);
   });
 
+  it('WARREN_MOCK_RESPONSES overrides any LLM agent\'s model, announced loudly; without it the real agent needs its key (issue 28 item 5)', async () => {
+    const openai = await startFakeOpenAI({ defaultReply: 'the real model answered' });
+    try {
+      const real = makeAgentsDir({ realist: { config: `name: realist\ntype: llm\nbrain:\n  provider: openai\n  model: gpt-4o-mini\n  api_base: ${openai.url}\n  api_key_env: REALIST_TEST_KEY\ncapabilities:\n  grants: [hub:read]\n`, prompt: 'You are {{name}}.' } }, { withGreeter: false });
+      const dry = await warren(['run', 'realist', '--prompt', 'hi', '--agents', real, '--json'], { ...mock('a canned dry-run answer'), REALIST_TEST_KEY: undefined });
+      expect(dry.status).toBe(0);
+      expect((JSON.parse(dry.stdout) as RunRecord).text).toBe('a canned dry-run answer');
+      expect(dry.stderr).toContain('WARREN_MOCK_RESPONSES is set: every LLM agent answers from these canned replies');
+      expect(openai.requests).toHaveLength(0);
+      const keyless = await warren(['run', 'realist', '--prompt', 'hi', '--agents', real], { REALIST_TEST_KEY: undefined });
+      expect(keyless.status).toBe(1);
+      expect(keyless.stderr).toContain('REALIST_TEST_KEY');
+      const live = await warren(['run', 'realist', '--prompt', 'hi', '--agents', real, '--json'], { REALIST_TEST_KEY: 'sk-realist' });
+      expect((JSON.parse(live.stdout) as RunRecord).text).toBe('the real model answered');
+      expect(openai.requests.length).toBeGreaterThan(0);
+    } finally {
+      await openai.close();
+    }
+  });
+
   it('maps outcomes to exit codes', () => {
     const run = (r: Partial<ExecutorResult> & Pick<ExecutorResult, 'termination'>): number => exitCodeFor(outcomeOfRun({ text: '', posted: false, partial: false, steps: 1, usage: { inputTokens: 0, outputTokens: 0, cachedTokens: 0 }, ...r }));
     expect([run({ termination: 'final', text: 'hi' }), run({ termination: 'stop_tool', text: 'done' }), run({ termination: 'no_action' })]).toEqual([0, 0, 0]);

@@ -29,7 +29,7 @@ export interface LlmExecutorOptions {
   secret: (name: string) => string | undefined;
   /** Endpoint for agents without `brain.api_base` (the daemon passes OPENAI_BASE_URL). */
   defaultApiBase?: string;
-  /** WARREN_MOCK_RESPONSES: overrides the canned replies of scripted agents. */
+  /** WARREN_MOCK_RESPONSES: every LLM agent answers from these replies instead of its model (a dry run). */
   mockResponses?: readonly ScriptedReply[];
   stream?: boolean;
   /** USD per 1M tokens by model; default the table of docs/agent-loop.md R9. */
@@ -99,8 +99,9 @@ export class LlmExecutor implements Executor {
   /** Why this agent cannot run here, or undefined when it can. Checked at load so such agents are skipped loudly. */
   missingRequirement(def: AgentDefinition): string | undefined {
     const brain = def.config.brain;
+    if (this.#opts.mockResponses) return undefined; // no model is asked: no key is needed
     if (brain.provider === 'scripted') {
-      return this.#opts.mockResponses || brain.responses?.length ? undefined : 'scripted provider without brain.responses (or WARREN_MOCK_RESPONSES)';
+      return brain.responses?.length ? undefined : 'scripted provider without brain.responses (or WARREN_MOCK_RESPONSES)';
     }
     return this.#opts.secret(brain.api_key_env) ? undefined : `its key variable ${brain.api_key_env} (brain.api_key_env) is not set`;
   }
@@ -198,7 +199,8 @@ export class LlmExecutor implements Executor {
     const brain = def.config.brain;
     const missing = this.missingRequirement(def);
     if (missing) throw new ExecutorSetupError(def.name, missing);
-    if (brain.provider === 'scripted') return new ScriptedChatModel(this.#opts.mockResponses ?? brain.responses ?? []);
+    if (this.#opts.mockResponses) return new ScriptedChatModel(this.#opts.mockResponses);
+    if (brain.provider === 'scripted') return new ScriptedChatModel(brain.responses ?? []);
     const baseURL = brain.api_base ?? this.#opts.defaultApiBase;
     const apiKey = this.#opts.secret(brain.api_key_env) ?? '';
     // Keyed by the variable's name and value, so a rotated key gets a new client.
