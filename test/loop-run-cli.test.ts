@@ -145,6 +145,20 @@ describe('warren run', () => {
     }
   });
 
+  it("a delegate's own steps are in the run's record, nested under the delegation (issue 28 item 4)", async () => {
+    const team = makeAgentsDir({
+      boss: { config: 'name: boss\ntype: llm\nbrain:\n  provider: scripted\n  model: s\n  responses: [{tool_calls: [{name: delegate_to_helper, arguments: {task: check the budget}}]}, "helper says ok"]\ncapabilities:\n  grants: [hub:read]\n  delegates: [helper]\n', prompt: 'You are {{name}}.' },
+      helper: { config: 'name: helper\ntype: llm\nbrain:\n  provider: scripted\n  model: s\n  responses: [{tool_calls: [{name: budget_check, arguments: {}}]}, "ok"]\ncapabilities:\n  grants: [hub:read]\n', prompt: 'You are {{name}}.' },
+    }, { withGreeter: false });
+    const r = await warren(['run', 'boss', '--prompt', 'hi', '--agents', team, '--json']);
+    expect(r.status).toBe(0);
+    const response = (JSON.parse(r.stdout) as RunRecord).events.find((e) => e.type === 'delegation_response');
+    expect(response).toMatchObject({ agent: 'helper', excerpt: 'ok' });
+    const nested = response?.type === 'delegation_response' ? (response.events ?? []) : [];
+    expect(nested.map((e) => e.type)).toEqual(expect.arrayContaining(['step_start', 'tool_call', 'tool_result', 'agent_response']));
+    expect(nested.find((e) => e.type === 'tool_call')).toMatchObject({ name: 'budget_check' });
+  });
+
   it('maps outcomes to exit codes', () => {
     const run = (r: Partial<ExecutorResult> & Pick<ExecutorResult, 'termination'>): number => exitCodeFor(outcomeOfRun({ text: '', posted: false, partial: false, steps: 1, usage: { inputTokens: 0, outputTokens: 0, cachedTokens: 0 }, ...r }));
     expect([run({ termination: 'final', text: 'hi' }), run({ termination: 'stop_tool', text: 'done' }), run({ termination: 'no_action' })]).toEqual([0, 0, 0]);

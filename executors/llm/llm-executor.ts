@@ -181,7 +181,7 @@ export class LlmExecutor implements Executor {
         const r = input.delegate
           ? await input.delegate(def, task, child, limits.signal)
           : await child.run({ id: child.id, definition: def, context: buildActivationContext(def, { kind: 'prompt', text: task }), events, signal: limits.signal, hub: input.hub });
-        return { text: r.text, termination: r.termination, ledger: r.ledger, error: r.error?.message, failed: isFailure(outcomeOfRun(r)) };
+        return { text: r.text, termination: r.termination, ledger: r.ledger, error: r.error?.message, failed: isFailure(outcomeOfRun(r)), events: events.events };
       },
     });
   }
