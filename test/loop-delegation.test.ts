@@ -71,7 +71,7 @@ describe('delegation', () => {
     expect(lines.slice(at + 1).find((l) => / tool_call \{/.test(l))).toMatch(/^ {8}#\d+ tool_call \{.*"name":"budget_check"/);
 
     // Bounded: a delegate that runs long keeps its first MAX_NESTED_EVENTS and says how many more there were.
-    const many = Array.from({ length: MAX_NESTED_EVENTS + 7 }, (_, i) => ({ type: 'step_start', step: i + 1, max_steps: 200, seq: i + 1, activation_id: 'x', ts: '' }));
+    const many: ActivationEvent[] = Array.from({ length: MAX_NESTED_EVENTS + 7 }, (_, i) => ({ type: 'step_start' as const, step: i + 1, max_steps: 200, seq: i + 1, activation_id: 'x', ts: '' }));
     expect(nestedEvents(many)).toMatchObject({ events_dropped: 7 });
     expect(nestedEvents(many).events).toHaveLength(MAX_NESTED_EVENTS);
   });
