@@ -8,6 +8,9 @@ import { AgentStateStore } from '../scheduler/agent-state.ts';
 import { LocalFolderStore } from '../store/local-store.ts';
 import { makeAgentsDir } from './support/daemon-harness.ts';
 import { isLoopback } from '../local-hub/watch/access.ts';
+import type { FleetAgent, FleetHealth, FleetSource } from '../local-hub/watch/fleet.ts';
+import { FleetReadings } from '../local-hub/watch/fleet-readings.ts';
+import { outagesOf } from '../local-hub/watch/outages.ts';
 import { startTestHub, watchSessionCookie, type TestHub } from '../local-hub/testing.ts';
 
 let t: TestHub;
@@ -266,5 +269,43 @@ describe('watch page: the daemon beside the hub, and spend', () => {
     expect(state.fleet_budget).toEqual({ status: 'healthy', monthly_used_usd: 0.95, monthly_limit_usd: 20 });
     expect(state.agents.find((a) => a.name === 'bob')!.budget).toEqual({ status: 'throttle', daily_used_usd: 0.95, daily_limit_usd: 1, monthly_used_usd: 0.95, monthly_limit_usd: 10 });
     expect(state.agents.find((a) => a.name === 'carl')!.budget).toEqual({ status: 'healthy', daily_used_usd: 0, daily_limit_usd: null, monthly_used_usd: 0, monthly_limit_usd: 10 });
+  });
+});
+
+describe('watch page: outages', () => {
+  const fine: FleetHealth = { redis: null, definitions_with_errors: 0 };
+  it.each([
+    { why: 'all well', health: fine, reading: 'ok' as const, kinds: [], stale: false },
+    { why: 'Redis down, reading failed', health: { ...fine, redis: 'connect ECONNREFUSED' }, reading: new Error('max retries'), kinds: ['redis'], stale: true },
+    { why: 'Redis down, reading still answered (shared reading)', health: { ...fine, redis: 'no answer within 1500 ms' }, reading: 'ok' as const, kinds: ['redis'], stale: true },
+    { why: 'reading timed out, Redis fine', health: fine, reading: new Error('reading the agents took over 2500 ms'), kinds: ['daemon'], stale: true },
+    { why: 'health unknown', health: new Error('reading the daemon\'s health took over 2500 ms'), reading: 'ok' as const, kinds: ['daemon'], stale: false },
+    { why: 'definitions with errors', health: { ...fine, definitions_with_errors: 2 }, reading: 'ok' as const, kinds: ['definitions'], stale: false },
+    { why: 'both', health: { redis: 'down', definitions_with_errors: 1 }, reading: new Error('x'), kinds: ['redis', 'definitions'], stale: true },
+  ])('$why', ({ health, reading, kinds, stale }) => {
+    const r = outagesOf({ health, reading });
+    expect(r.outages.map((o) => o.kind)).toEqual(kinds);
+    expect(r.stale).toBe(stale);
+  });
+
+  it('names the count of broken definitions and what lists them', () => {
+    expect(outagesOf({ health: { redis: null, definitions_with_errors: 2 }, reading: 'ok' }).outages[0]!.text).toBe('2 agent definitions have errors and are not run: `warren validate` lists the problems.');
+  });
+
+  it('a reading that hangs is cut at its bound, and the last good one is kept, marked stale', async () => {
+    let hang = false;
+    const agents: FleetAgent[] = [{ name: 'greeter', state: 'skipped', state_detail: 'no key', running: null, memory: null }];
+    const source: FleetSource = {
+      agents: () => (hang ? new Promise<never>(() => undefined) : Promise.resolve(agents)),
+      setPaused: () => Promise.resolve(),
+      health: () => Promise.resolve(hang ? { redis: 'no answer within 1500 ms', definitions_with_errors: 0 } : { redis: null, definitions_with_errors: 0 }),
+    };
+    const readings = new FleetReadings(source, 200);
+    const first = await readings.report();
+    expect(first).toMatchObject({ available: true, agents, stale: false, outages: [] });
+    hang = true;
+    const second = await readings.report();
+    expect(second).toMatchObject({ available: true, agents, stale: true, as_of: first.as_of });
+    expect(second.outages.map((o) => o.kind)).toEqual(['redis']);
   });
 });

@@ -20,7 +20,7 @@ export interface OutageFacts {
 export function outagesOf(f: OutageFacts): { outages: Outage[]; stale: boolean } {
   const outages: Outage[] = [];
   const health = f.health instanceof Error ? undefined : f.health;
-  if (health?.redis) outages.push({ kind: 'redis', text: `Redis is down (${health.redis}): no agent is scheduled or run until it is back. The agents' states below are as last seen.` });
+  if (health?.redis) outages.push({ kind: 'redis', text: `Redis is down: no agent is scheduled or run until it is back. The agents' states below are as last seen. (${health.redis})` });
   const readFailed = f.reading !== 'ok';
   if (!health?.redis && (readFailed || f.health instanceof Error)) {
     const why = (f.reading instanceof Error ? f.reading : (f.health as Error)).message;

@@ -17,6 +17,7 @@ const consoleErrors: string[] = [];
 beforeAll(async () => {
   if (!existsSync(CHROMIUM)) throw new Error(`the browser test needs Chromium at ${CHROMIUM}: apt-get install chromium (or set CHROMIUM_PATH)`);
   t = await startTestHub();
+  mkdirSync(ARTIFACTS, { recursive: true });
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-background-networking'] });
   page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   page.on('console', (msg) => {
@@ -39,8 +40,17 @@ describe('watch page in Chromium', () => {
     await t.call('POST', '/system/consumption', { key: t.adminKey, body: { agent_id: 'bob', tokens_input: 1500, tokens_output: 250, cost_usd: 0.0123 } });
     await t.call('POST', '/agents/bob/activated', { key: t.adminKey });
 
+    // Without the operator's session the page asks for the token and shows nothing else.
     await page.goto(t.hub.url);
+    await page.locator('#signin').waitFor({ state: 'visible', timeout: 5000 });
+    expect(await page.locator('#layout').isHidden()).toBe(true);
+    expect(await page.context().cookies()).toEqual([]);
+    await page.screenshot({ path: new URL('watch-signin.png', ARTIFACTS).pathname });
+    // The token pasted into the form gives the session (as the printed link does) and the page opens.
+    await page.fill('#signin-token', t.hub.watchToken);
+    await page.click('#signin button[type="submit"]');
     await page.locator('#live[data-state="open"]').waitFor({ timeout: 5000 });
+    expect(new URL(page.url()).search).toBe(''); // the token left the address bar
     // The page's session is a cookie its script cannot read (HttpOnly); writing below works only with it.
     expect((await page.context().cookies()).map((c) => [c.httpOnly, c.sameSite])).toEqual([[true, 'Strict']]);
     expect(await page.evaluate(() => document.cookie)).toBe('');

@@ -4,6 +4,7 @@
 // another agent (`VICTIM=<name>`), pauses that agent, opens 64 event streams (the hub's cap) and tries to read
 // the operator token file (`TOKENFILE=<path>`). Its answer, in claude's stream-json result shape, reports each
 // status (never the token itself).
+/* global fetch, AbortController -- Node's own, as in the browser */
 import { readFileSync } from 'node:fs';
 
 const task = readFileSync(0, 'utf8');
