@@ -146,8 +146,10 @@ export function createHubApp(opts: HubServerOptions = {}): HubApp {
     if (req.method !== 'GET' && req.method !== 'HEAD') return false;
     const url = new URL(req.url ?? '/', 'http://local-hub');
     const asset = watchAsset(url.pathname);
-    if (!asset && url.pathname !== '/watch/events') return false;
-    const kind: WatchRequestKind = url.pathname === '/' ? 'page' : asset ? 'asset' : 'read';
+    const probe = url.pathname === '/watch/session';
+    if (!asset && !probe && url.pathname !== '/watch/events') return false;
+    // The session probe is asked like the page: it tells the page whether to show itself or the sign-in form.
+    const kind: WatchRequestKind = url.pathname === '/' || probe ? 'page' : asset ? 'asset' : 'read';
     const port = req.socket.localPort ?? 0;
     const refuse = (e: HttpError): true => {
       sendJson(res, e.status, { detail: e.message }, WATCH_SECURITY_HEADERS);
@@ -159,7 +161,8 @@ export function createHubApp(opts: HubServerOptions = {}): HubApp {
     } catch (err) {
       return refuse(err as HttpError);
     }
-    if (kind === 'page' && url.searchParams.has('token')) {
+    if (probe) sendJson(res, 200, { signed_in: session !== undefined }, { ...WATCH_SECURITY_HEADERS, 'cache-control': 'no-store' });
+    else if (kind === 'page' && url.searchParams.has('token')) {
       // The operator token becomes a session cookie, and the address bar (and history) lose the token.
       if (!watchSession.matches(url.searchParams.get('token'))) return refuse(new HttpError(401, 'that is not this hub\'s operator token'));
       res.writeHead(303, { ...WATCH_SECURITY_HEADERS, location: '/', 'set-cookie': watchSession.setCookie(port), 'content-length': 0 });

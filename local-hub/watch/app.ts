@@ -634,9 +634,22 @@ setInterval(() => {
   });
 }, FLEET_POLL_MS);
 
-// The event stream opens only with a session: without one the first reading answers 401 and the sign-in shows.
-void loadAll().then((signedIn) => {
-  if (signedIn) connect();
-});
+// The page shows itself and opens the event stream only with a session; without one, the sign-in form.
+function start(): void {
+  fetch('/watch/session', { headers: { accept: 'application/json' } })
+    .then((res) => res.json() as Promise<{ signed_in: boolean }>)
+    .then(
+      async ({ signed_in }) => {
+        setReachable(true);
+        if (!signed_in) return signIn();
+        if (await loadAll()) connect();
+      },
+      () => {
+        setReachable(false);
+        setTimeout(start, FLEET_POLL_MS); // the hub is not up yet: try again
+      },
+    );
+}
+start();
 
 export {};

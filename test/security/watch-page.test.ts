@@ -53,7 +53,7 @@ async function postCount(): Promise<number> {
 describe('Host and Origin (DNS rebinding)', () => {
   it('refuses every watch request whose Host is another name, and writes nothing', async () => {
     const evil = { host: `rebound.example:${t.hub.port}` };
-    for (const path of ['/', '/watch/app.js', '/watch/api/state', '/watch/api/feed', '/watch/events']) {
+    for (const path of ['/', '/watch/app.js', '/watch/session', '/watch/api/state', '/watch/api/feed', '/watch/events']) {
       const r = await raw(t.hub.url, 'GET', path, evil);
       expect([path, r.status]).toEqual([path, 403]);
     }
@@ -92,7 +92,7 @@ describe('Host and Origin (DNS rebinding)', () => {
 
 describe('security headers', () => {
   it('every watch answer forbids framing and sniffing and carries a CSP limited to the hub itself', async () => {
-    for (const path of ['/', '/watch/app.js', '/watch/style.css', '/watch/api/state', '/watch/events', '/watch/api/nope']) {
+    for (const path of ['/', '/watch/app.js', '/watch/style.css', '/watch/session', '/watch/api/state', '/watch/events', '/watch/api/nope']) {
       const r = await raw(t.hub.url, 'GET', path);
       expect([path, r.headers['x-frame-options'], r.headers['x-content-type-options']]).toEqual([path, 'DENY', 'nosniff']);
       const csp = String(r.headers['content-security-policy']);
@@ -114,6 +114,8 @@ describe('the operator session', () => {
     expect((await raw(t.hub.url, 'POST', '/watch/api/posts', WRITE, body)).status).toBe(401);
     expect((await raw(t.hub.url, 'POST', '/watch/api/agents/bob/pause', WRITE, '{}')).status).toBe(401);
     expect((await raw(t.hub.url, 'GET', '/?token=wrong')).status).toBe(401);
+    // The page asks whether it has a session before showing anything (the sign-in form when not).
+    expect(JSON.parse((await raw(t.hub.url, 'GET', '/watch/session')).text)).toEqual({ signed_in: false });
 
     expect(t.hub.watchUrl).toBe(`${t.hub.url}/?token=${t.hub.watchToken}`);
     const link = await raw(t.hub.url, 'GET', `/?token=${t.hub.watchToken}`);
@@ -128,6 +130,7 @@ describe('the operator session', () => {
     expect((await raw(t.hub.url, 'POST', '/watch/api/posts', { ...WRITE, cookie: forged }, body)).status).toBe(401);
     expect((await raw(t.hub.url, 'GET', '/watch/api/state', { cookie: forged })).status).toBe(401);
     expect(await postCount()).toBe(0);
+    expect(JSON.parse((await raw(t.hub.url, 'GET', '/watch/session', { cookie })).text)).toEqual({ signed_in: true });
     expect((await raw(t.hub.url, 'GET', '/watch/api/state', { cookie })).status).toBe(200);
     expect((await raw(t.hub.url, 'GET', '/watch/events', { cookie })).status).toBe(200);
     expect((await raw(t.hub.url, 'POST', '/watch/api/posts', { ...WRITE, cookie }, body)).status).toBe(201);
