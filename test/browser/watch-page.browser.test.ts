@@ -5,6 +5,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestHub, type TestHub } from '../../local-hub/testing.ts';
+import type { FleetSource } from '../../local-hub/watch/fleet.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ARTIFACTS = new URL('../artifacts/', import.meta.url);
@@ -111,5 +112,33 @@ describe('watch page in Chromium', () => {
     await page.screenshot({ path: new URL('watch-page.png', ARTIFACTS).pathname, fullPage: true });
     expect(consoleErrors).toEqual([]);
     console.log(`watch page: API post appeared after ${appearedMs} ms`);
+  });
+});
+
+describe('watch page agent rows from the daemon, in Chromium', () => {
+  it('flags a definition that differs on disk and says which mentions are held, why and until when', async () => {
+    const runsAt = new Date(Date.now() + 3_600_000).toISOString();
+    // The fields the daemon fills (daemon/ops/fleet-source.ts); the page only shows them.
+    const fleet: FleetSource = {
+      agents: async () => [
+        { name: 'drifter', state: 'ready', state_detail: null, running: null, memory: null, definition: { hash: 'abc', loaded_at: new Date().toISOString(), differs_on_disk: true } },
+        { name: 'waiter', state: 'quiet_hours', state_detail: 'until 08:00 UTC', running: null, memory: null, definition: { hash: 'def', loaded_at: new Date().toISOString(), differs_on_disk: false }, held: [{ notification_id: 'n1', reason: 'quiet hours', runs_at: runsAt }, { reason: 'quiet hours', runs_at: runsAt }] },
+      ],
+      setPaused: async () => undefined,
+    };
+    const hub = await startTestHub({ fleet });
+    const p = await browser.newPage({ viewport: { width: 1280, height: 700 } });
+    try {
+      await p.goto(hub.hub.watchUrl);
+      const drifter = p.locator('li.agent[data-agent="drifter"]');
+      await drifter.locator('[data-fact="definition"]').waitFor({ timeout: 5000 });
+      expect(await drifter.locator('[data-fact="definition"]').textContent()).toContain('differs from the definition running');
+      const waiter = p.locator('li.agent[data-agent="waiter"]');
+      expect(await waiter.locator('[data-fact="definition"]').count()).toBe(0);
+      expect(await waiter.locator('[data-fact="held"]').textContent()).toMatch(/^2 mentions held: quiet hours, runs at .+$/);
+    } finally {
+      await p.close();
+      await hub.close();
+    }
   });
 });
