@@ -120,11 +120,11 @@ describe('watch page agent rows from the daemon, in Chromium', () => {
     const runsAt = new Date(Date.now() + 3_600_000).toISOString();
     // The fields the daemon fills (daemon/ops/fleet-source.ts); the page only shows them.
     const fleet: FleetSource = {
-      agents: async () => [
+      agents: () => Promise.resolve([
         { name: 'drifter', state: 'ready', state_detail: null, running: null, memory: null, definition: { hash: 'abc', loaded_at: new Date().toISOString(), differs_on_disk: true } },
         { name: 'waiter', state: 'quiet_hours', state_detail: 'until 08:00 UTC', running: null, memory: null, definition: { hash: 'def', loaded_at: new Date().toISOString(), differs_on_disk: false }, held: [{ notification_id: 'n1', reason: 'quiet hours', runs_at: runsAt }, { reason: 'quiet hours', runs_at: runsAt }] },
-      ],
-      setPaused: async () => undefined,
+      ]),
+      setPaused: () => Promise.resolve(),
     };
     const hub = await startTestHub({ fleet });
     const p = await browser.newPage({ viewport: { width: 1280, height: 700 } });
