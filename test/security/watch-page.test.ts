@@ -3,13 +3,17 @@
 // operator's session, which only the operator token (the link printed at start) gives (issue 26 finding 2: a
 // local process, an agent's user among them, got the session from GET /; see watch-operator.test.ts).
 import { chmodSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startTestHub, watchSessionCookie, type TestHub } from '../../local-hub/testing.ts';
 import { hostName, hubNames, watchRefusal, type WatchRequestFacts } from '../../local-hub/watch/access.ts';
 import { watchTokenPath } from '../../local-hub/watch/operator-token.ts';
+import { PROCESS_START_MS } from '../support/ceilings.ts';
+import { freePort } from '../support/free-port.ts';
+import { waitFor } from '../support/hub-api.ts';
 
 interface Raw {
   status: number;
@@ -230,5 +234,32 @@ describe('the access rule', () => {
     expect(status({ kind: 'write', hasPageHeader: true, hasSession: true })).toBe(200);
     expect(status({ remoteAddress: '10.0.0.5', host: '10.0.0.1:7070', kind: 'page' }, 'any')).toBe(200);
     expect(status({ remoteAddress: '10.0.0.5', host: '10.0.0.1:7070' }, 'any')).toBe(401);
+  });
+});
+
+describe('warren hub on its own', () => {
+  it('keeps the operator token beside its database (0600) and prints the link once, on stderr only', { timeout: PROCESS_START_MS + 10_000 }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'warren-hub-token-'));
+    const port = await freePort();
+    const child = spawn(process.execPath, [resolve('bin/warren.js'), 'hub', '--port', String(port), '--db', join(dir, 'hub.sqlite')], {
+      env: { ...process.env, WARREN_HUB_ADMIN_KEY: 'watch-hub-cli-admin', WARREN_LOG_LEVEL: 'debug' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    try {
+      const line = await waitFor('the operator link', () => stderr.split('\n').find((l) => l.startsWith('watch page (operator link')), PROCESS_START_MS);
+      const token = readFileSync(join(dir, 'watch-token'), 'utf8').trim();
+      expect(statSync(join(dir, 'watch-token')).mode & 0o777).toBe(0o600);
+      expect(line).toMatch(new RegExp(`: http://127\\.0\\.0\\.1:${port}/\\?token=${token}$`));
+      const cookie = await watchSessionCookie(`http://127.0.0.1:${port}/?token=${token}`);
+      expect((await raw(`http://127.0.0.1:${port}`, 'GET', '/watch/api/state', { cookie })).status).toBe(200);
+      expect(stdout).not.toContain(token); // the log (debug, every request) never carries it
+      expect(stderr.split(token).length - 1).toBe(1);
+    } finally {
+      child.kill('SIGKILL');
+    }
   });
 });
