@@ -43,6 +43,8 @@ export function createHubApp(opts: HubServerOptions = {}): HubApp {
   const adminKey = opts.adminKey ?? newAdminKey();
   const adminDigest = sha256(adminKey);
   const logger = opts.logger;
+  // Before the database opens: a token file that cannot be used stops the start with nothing left open.
+  const watchToken = opts.watchToken ?? (opts.watchTokenFile ? loadOrCreateWatchToken(opts.watchTokenFile) : undefined);
   const db = openHubDb(opts.dbPath ?? './data/hub.sqlite');
   const events = createHubEvents();
   const services = createServices(db, events, {
@@ -55,7 +57,7 @@ export function createHubApp(opts: HubServerOptions = {}): HubApp {
   if (watchPolicy !== 'off') watchRoutes(router, services, opts.fleet);
   const watchStream = new WatchEventStream(events);
   const watchRules: WatchRules = { policy: watchPolicy, names: hubNames(opts.host, opts.watchHosts) };
-  const watchSession = new WatchSession(opts.watchToken ?? (opts.watchTokenFile ? loadOrCreateWatchToken(opts.watchTokenFile) : undefined));
+  const watchSession = new WatchSession(watchToken);
   const ledger = new IdempotencyLedger(db);
   const faults: HubFaults = opts.faults ?? {};
   const maxBody = opts.maxBodyBytes ?? DEFAULT_MAX_BODY;

@@ -91,7 +91,7 @@ function originHost(origin: string): string | undefined {
   }
 }
 
-/** The page shows this refusal as its sign-in form (app.ts looks for `operator token`). */
+/** Why a request without the operator session is refused (401: the page then shows its sign-in form). */
 export const NEEDS_TOKEN = "the watch page needs the operator token: open the link warren printed at start, or paste the token from the hub's watch-token file";
 
 /** Undefined when the request may go ahead; otherwise the refusal to send. */
