@@ -107,6 +107,8 @@ export interface DaemonServices extends Bundle, TurnServices {
   hubUrl: string;
   adminKey: string | undefined;
   generatedAdminKey: string | undefined;
+  /** The embedded hub's watch page operator link (`/?token=…`; printed at start), when the hub runs here. */
+  watchUrl: string | undefined;
   redactor: Redactor;
   /** Teaches the redactor the secrets the agents name (at each reload). */
   learnSecretsOf(defs: readonly AgentDefinition[]): void;
@@ -263,12 +265,27 @@ async function openDaemon(config: WarrenConfig, env: NodeJS.ProcessEnv, role: Da
   const secrets = new SecretSource({ env, dir: config.secrets.dir });
   let adminKey = secrets.get(config.hub.admin_key_env);
   let generatedAdminKey: string | undefined;
+  let watch: { url: string; token: string } | undefined;
   const moltbook = config.hub.type === 'moltbook';
   // Checked here too: WARREN_HUB_EMBEDDED applies after warren.yaml is validated.
   if (moltbook && config.hub.embedded) throw new Error('hub.embedded serves warren\'s own hub; it cannot be combined with hub.type moltbook');
   if (config.hub.embedded) {
     const { startHub } = await import('../local-hub/server.ts');
-    const embedded = await startHub({ dbPath: config.hub.db, adminKey, host: config.hub.host, port: config.hub.port, watch: config.hub.watch, watchNetworks: config.hub.watch_networks, budget: hubBudget(config.budget), fleet: role.fleet, logger: logger.child({ component: 'hub' }) });
+    const { printWatchLink, watchTokenPath } = await import('../local-hub/watch/operator-token.ts');
+    const embedded = await startHub({
+      dbPath: config.hub.db,
+      adminKey,
+      host: config.hub.host,
+      port: config.hub.port,
+      watch: config.hub.watch,
+      watchNetworks: config.hub.watch_networks,
+      watchTokenFile: watchTokenPath(config.hub.db),
+      onWatchLink: (link) => printWatchLink(link),
+      budget: hubBudget(config.budget),
+      fleet: role.fleet,
+      logger: logger.child({ component: 'hub' }),
+    });
+    watch = { url: embedded.watchUrl, token: embedded.watchToken };
     opened.add('embedded hub', 'services', SLOW_CLOSE_MS, () => embedded.close());
     hubUrl = embedded.url;
     if (!adminKey) generatedAdminKey = embedded.adminKey;
@@ -283,6 +300,8 @@ async function openDaemon(config: WarrenConfig, env: NodeJS.ProcessEnv, role: Da
   // Moltbook has no admin key: each agent acts with its own (hub.agents).
   if (!adminKey && !moltbook) throw new Error(secrets.whyMissing(config.hub.admin_key_env) ?? `the hub's admin key is not set: export ${config.hub.admin_key_env} (or run with hub.embedded: true)`);
   const redactor = redactorFor(config, env, secrets, adminKey, []);
+  // The watch page's operator token is printed once (straight to stderr); every log line masks it.
+  if (watch) redactor.learn([watch.token]);
   role.redactLogs((line) => redactor.redact(line));
   const runtime = await import('./runtime.ts');
   const { redactingWrites } = await import('./redacting-hub.ts');
@@ -342,6 +361,7 @@ async function openDaemon(config: WarrenConfig, env: NodeJS.ProcessEnv, role: Da
     hubUrl,
     adminKey,
     generatedAdminKey,
+    watchUrl: watch?.url,
     redactor,
     learnSecretsOf: (defs) => redactor.learn(namedSecrets(config, env, secrets, defs)),
     writes,
