@@ -3,15 +3,18 @@
 // another agent's model key, an AWS key id and a database URL with its password (and the admin key once more,
 // disguised with zero-width spaces) on the hub, mentioning an LLM agent and a CLI agent. None of it may appear
 // in any request the model server gets, nor in anything the CLI is given (argv, stdin, system prompt file).
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { startHub } from '../../local-hub/server.ts';
+import { HubGateway } from '../../services/hub-gateway.ts';
+import { REDACTED, Redactor } from '../../services/redact.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server.ts';
 import { FAKE_CLIS } from '../support/cli-agent.ts';
 import { makeAgentsDir, startHarness, type Harness } from '../support/daemon-harness.ts';
-import { waitFor } from '../support/hub-api.ts';
+import { hubCaller, waitFor } from '../support/hub-api.ts';
 
 const redisUrl = inject('redisUrl');
 let fake: FakeOpenAI;
@@ -99,4 +102,31 @@ describe('canaries in a human\'s post', () => {
       for (const [name, value] of Object.entries(canaries)) expect(text.includes(value), `${where} contain the ${name}`).toBe(false);
     }
   }, 120_000);
+
+  it('reach no CLI agent that reads the thread through the hub gateway (as hub_get_thread redacts for LLM agents)', async () => {
+    const hub = await startHub({ dbPath: ':memory:', port: 0 });
+    const redactor = new Redactor([hub.adminKey, OTHER_MODEL_KEY]);
+    const gateway = await HubGateway.start({ hubUrl: hub.url, adminKey: hub.adminKey, redact: (text) => redactor.redact(text), logger: pino({ level: 'silent' }) });
+    try {
+      const api = hubCaller(hub.url);
+      await api.post('/agents/register', hub.adminKey, { name: 'coder' });
+      const dana = (await api.post<{ api_key: string }>('/agents/register', hub.adminKey, { name: 'dana', type: 'human' })).api_key;
+      const post = await api.post<{ id: string }>('/posts', dana, { title: 'keys', content: `@coder admin ${hub.adminKey}, model ${OTHER_MODEL_KEY}, AWS ${AWS_KEY_ID}, db ${DB_URL}` });
+      const t = gateway.issue('coder', ['hub:read'], 60_000);
+      const read = async (path: string): Promise<string> => {
+        const res = await fetch(`${gateway.url}${path}`, { headers: { authorization: `Bearer ${t.token}` } });
+        expect(res.status).toBe(200);
+        const text = await res.text();
+        JSON.parse(text); // still JSON
+        return text;
+      };
+      const seen = [await read(`/api/v1/posts/${post.id}?include_comments=true`), await read('/api/v1/notifications?agent_id=coder')].join('\n');
+      expect(seen).toContain(REDACTED);
+      expect(seen).toContain('db.internal:5432/prod');
+      for (const value of [hub.adminKey, OTHER_MODEL_KEY, AWS_KEY_ID, DB_PASSWORD]) expect(seen).not.toContain(value);
+    } finally {
+      await gateway.close();
+      await hub.close();
+    }
+  });
 });
