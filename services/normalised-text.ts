@@ -13,19 +13,31 @@ export interface NormaliseMode {
 
 export interface Normalised {
   flat: string;
-  /** For each character of `flat`: the start and end (exclusive) in the original of what it came from. Absent: `flat` is the original. */
+  /** For each character of `flat`: where what it came from starts in the original. Absent: `flat` is the original. */
   from?: Uint32Array;
-  to?: Uint32Array;
+  /** Where that ends, for characters that did not come from exactly one character (a `\u` escape, a surrogate pair). */
+  wide?: ReadonlyMap<number, number>;
 }
 
-/** Where a match in `flat` lies in the original. */
+/** Where a match [start, end) in `flat` lies in the original. */
 export function spanOf(n: Normalised, start: number, end: number): [number, number] {
-  return n.from && n.to ? [n.from[start]!, n.to[end - 1]!] : [start, end];
+  if (!n.from) return [start, end];
+  const last = end - 1;
+  return [n.from[start]!, n.wide?.get(last) ?? n.from[last]! + 1];
 }
 
 /** What the normalisation may change, by mode; text without any is returned as it is (most log lines, quickly). */
 const MAY_CHANGE_SPLITS = /[\s\\=\u0080-\uffff]/;
-const MAY_CHANGE = /[\u0080-\uffff]|\\u[0-9A-Fa-f]{4}|=(?:\r?\n|\\r\\n|\\n)/;
+const ESCAPE_OR_BREAK = /\\u[0-9A-Fa-f]{4}|=(?:\r?\n|\\r\\n|\\n)/;
+const NON_ASCII = /[\u0080-\uffff]/;
+const ANY_FORMAT = /\p{Cf}/u;
+
+function mayChange(text: string, mode: NormaliseMode): boolean {
+  if (mode.splits) return MAY_CHANGE_SPLITS.test(text);
+  // Accented letters and emoji are common and change nothing: NFKC of the whole text (native) tells first.
+  return ESCAPE_OR_BREAK.test(text) || (NON_ASCII.test(text) && (ANY_FORMAT.test(text) || text.normalize('NFKC') !== text));
+}
+
 /** `=` right before a line break, raw or JSON-escaped. */
 const SOFT_BREAK = /=(?:\r?\n|\\r\\n|\\n)/;
 const FORMAT = /^\p{Cf}$/u;
@@ -68,57 +80,54 @@ function fold(cp: number): string | null {
   return out;
 }
 
-/** Growable parallel arrays of original spans. */
-class Spans {
-  from = new Uint32Array(0);
-  to = new Uint32Array(0);
+/** The original position of each character of the normalised text, in a growable array. */
+class Origins {
+  from: Uint32Array;
+  readonly wide = new Map<number, number>();
   length = 0;
   constructor(capacity: number) {
     this.from = new Uint32Array(capacity);
-    this.to = new Uint32Array(capacity);
   }
+  #room(count: number): void {
+    if (this.length + count <= this.from.length) return;
+    const from = new Uint32Array(Math.max(2 * this.from.length, this.length + count));
+    from.set(this.from);
+    this.from = from;
+  }
+  /** `count` characters that came from the original [start, end). */
   push(start: number, end: number, count: number): void {
-    if (this.length + count > this.from.length) {
-      const size = Math.max(2 * this.from.length, this.length + count);
-      const from = new Uint32Array(size);
-      const to = new Uint32Array(size);
-      from.set(this.from);
-      to.set(this.to);
-      this.from = from;
-      this.to = to;
-    }
+    this.#room(count);
     for (let k = 0; k < count; k++) {
-      this.from[this.length] = start;
-      this.to[this.length++] = end;
+      if (end !== start + 1) this.wide.set(this.length, end);
+      this.from[this.length++] = start;
     }
   }
-  /** Characters kept as they are: each its own span. */
+  /** Characters kept as they are: each its own. */
   pushRun(start: number, end: number): void {
-    this.push(0, 0, end - start);
-    for (let k = start, at = this.length - (end - start); k < end; k++, at++) {
-      this.from[at] = k;
-      this.to[at] = k + 1;
-    }
+    this.#room(end - start);
+    for (let k = start; k < end; k++) this.from[this.length++] = k;
   }
 }
 
 export function normalise(text: string, mode: NormaliseMode): Normalised {
-  if (!(mode.splits ? MAY_CHANGE_SPLITS : MAY_CHANGE).test(text)) return { flat: text };
-  const spans = new Spans(text.length);
+  if (!mayChange(text, mode)) return { flat: text };
+  // Allocated at the first change: most text that may change does not (accented letters, emoji).
+  let origins: Origins | undefined;
   const pieces: string[] = [];
-  let changed = false;
   /** Emits `out` for the original span [start, end); whitespace in it goes in splits mode. */
   const emit = (out: string, start: number, end: number): void => {
     if (out === '' || (mode.splits && SPACE.test(out))) return;
     pieces.push(out);
-    spans.push(start, end, out.length);
+    origins!.push(start, end, out.length);
   };
   let runStart = 0;
   let i = 0;
+  /** Before a change at `i`: the unchanged characters since the last one are kept. */
   const closeRun = (): void => {
+    origins ??= new Origins(text.length);
     if (i > runStart) {
       pieces.push(text.slice(runStart, i));
-      spans.pushRun(runStart, i);
+      origins.pushRun(runStart, i);
     }
   };
   while (i < text.length) {
@@ -132,7 +141,6 @@ export function normalise(text: string, mode: NormaliseMode): Normalised {
     if (!skip && mode.softBreaks) skip = softBreakAt(text, i);
     if (skip) {
       closeRun();
-      changed = true;
       i += skip;
       runStart = i;
       continue;
@@ -153,12 +161,11 @@ export function normalise(text: string, mode: NormaliseMode): Normalised {
       continue;
     }
     closeRun();
-    changed = true;
     emit(out, i, i + len);
     i += len;
     runStart = i;
   }
+  if (!origins) return { flat: text };
   closeRun();
-  if (!changed) return { flat: text };
-  return { flat: pieces.join(''), from: spans.from, to: spans.to };
+  return { flat: pieces.join(''), from: origins.from, wide: origins.wide.size ? origins.wide : undefined };
 }

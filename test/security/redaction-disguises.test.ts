@@ -3,8 +3,10 @@
 // breaks) and replaces what it finds in the original text. The other four (rot13, base32, base64 of base64,
 // reversed) still leak, as README "Security model" says: an agent can encode its own key any way it likes, and
 // its key's scope, not redaction, is the defence there. The table records which are caught, both ways.
+import { performance } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
 import { REDACTED, Redactor } from '../../services/redact.ts';
+import { Prng } from '../support/prng.ts';
 
 // A known key with characters that encode differently in each scheme, and no well-known shape.
 const KEY = 'Kx7/qP2+vN9=mR4-tW1_zB8';
@@ -107,5 +109,34 @@ describe('no over-redaction of text that merely looks disguised', () => {
       'c2Vjb25k',
     ].join('\n');
     expect(new Redactor([KEY, 'another-known-secret-value']).redact(text)).toBe(text);
+  });
+});
+
+describe('cost', () => {
+  it('1 MB of text full of disguises (full-width words, zero-width characters, \\u escapes, soft breaks) stays linear', () => {
+    const prng = new Prng(26);
+    const r = new Redactor([KEY]);
+    const words = ['the', 'model', fullWidth('answered'), 'tool\u200bresult', jsonEscapes('thread'), 'line=\n', 'café', '🙂', '\n'];
+    const parts: string[] = [];
+    let size = 0;
+    let planted = 0;
+    while (size < 1_000_000) {
+      let word = prng.pick(words);
+      if (prng.chance(0.002)) {
+        word = prng.pick(DISGUISES.slice(0, 13))[1](KEY);
+        planted++;
+      }
+      parts.push(word);
+      size += word.length + 1;
+    }
+    const text = parts.join(' ');
+    const t0 = performance.now();
+    const out = r.redact(text);
+    const ms = performance.now() - t0;
+    console.log(`redact: ${(text.length / 1e6).toFixed(2)} MB of disguises, ${planted} planted keys: ${ms.toFixed(0)} ms`);
+    expect(planted).toBeGreaterThan(50);
+    expect(out.split(REDACTED).length - 1).toBeGreaterThanOrEqual(planted);
+    // Generous: a linear pass takes well under a second here; quadratic behaviour takes minutes.
+    expect(ms).toBeLessThan(5_000);
   });
 });
