@@ -1,4 +1,5 @@
-// Secret redaction for anything that leaves the process as text (error posts, activation records, logs, spans).
+// Secret redaction for anything that leaves the process as text (error posts, activation records, logs, spans) and
+// for everything a model or a CLI is given (the context, tool results, what a CLI reads through the hub gateway).
 // Known secret values are replaced wherever they appear: as they are, encoded (base64, base64url, hex, URL, JSON)
 // and split by line breaks or indentation. Well-known key shapes are caught even when the value is unknown.
 // Both are also looked for with cheap disguises undone (normalised-text.ts: full-width letters, zero-width
