@@ -32,7 +32,7 @@ import { endingOf, NO_USAGE, plusUsage, type Ending, type Step, type StepFailure
 import { runTurn, type ContextPieces, type Turn } from './run-turn.ts';
 import type { TurnServices } from '../services/composition.ts';
 
-/** The pipeline's services: a turn's (the hub, memory, the context pieces' sources) and its own. */
+/** The pipeline's services: a turn's (the hub, memory, the context pieces' sources, the redaction: also applied to an answer before it is kept in the reply outbox or posted) and its own. */
 export interface ActivationDeps extends TurnServices {
   hub: HubAdapter;
   agents: { get(name: string): AgentDefinition | undefined };
@@ -45,8 +45,6 @@ export interface ActivationDeps extends TurnServices {
   maxNotificationsPerActivation?: number;
   /** Posts offered to an exploring agent. */
   explorationFeedSize?: number;
-  /** Known secrets out of an answer before it is kept (reply outbox) or posted. */
-  redact?: (text: string) => string;
 }
 
 /** A finished activation: `outcome` is how it ended (answered, posted, no action or skipped; failures are ActivationErrors). */
@@ -302,7 +300,7 @@ async function answerNotification(deps: ActivationDeps, run: Run, n: Notificatio
       ending = { outcome: result, by: 'agent' };
       switch (result.kind) {
         case 'answered':
-          text = deps.redact ? deps.redact(result.text) : result.text;
+          text = deps.redact(result.text);
           await outbox.put(def.name, n.id, text);
           break;
         case 'posted_by_tool':

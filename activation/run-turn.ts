@@ -7,9 +7,10 @@ import type { ActivationInput, ExecutorResult } from '../executors/executor.ts';
 import { outcomeOfRun, type RunOutcome } from '../executors/run-outcome.ts';
 import type { MemoryAudience } from '../memory/audience.ts';
 import type { BudgetHealth } from '../hub-client/types.ts';
-import { buildActivationContext, type ActivationTask } from '../prompts/activation-context.ts';
+import type { ActivationTask } from '../prompts/activation-context.ts';
 import { remainingToday, type RemainingToday } from '../prompts/budget.ts';
 import type { ContextOptions } from '../prompts/context.ts';
+import { buildRedactedContext } from '../prompts/redacted-context.ts';
 import { memoryAudienceOf, recallTextOf } from '../prompts/recall-text.ts';
 import type { TurnServices } from '../services/composition.ts';
 import type { AgentDefinition } from '../store/definition.ts';
@@ -55,7 +56,8 @@ export async function runTurn<R extends ExecutorResult>(services: TurnServices, 
   const audience = opts.audience ?? memoryAudienceOf(definition.name, task);
   const memories = memory ? await timer.time('memory', () => memory.recall(definition, recallTextOf(task), audience, signal)) : [];
   const pieces = opts.pieces ?? (await readPieces(services, definition, signal));
-  const context = timer.timeSync('context', () => buildActivationContext(definition, task, { ...contextOptions(services, pieces), memories }));
+  // Everything a model or a CLI is given passes the redaction, here, for every executor (prompts/redacted-context.ts).
+  const context = timer.timeSync('context', () => buildRedactedContext(definition, task, { ...contextOptions(services, pieces), memories }, services.redact));
   const result = await timer.time('executor', () =>
     opts.executor.run({
       id: opts.id,

@@ -27,6 +27,8 @@ import { SecretSource } from './secrets.ts';
 
 /** What one agent turn uses of its process's services (activation/run-turn.ts). */
 export interface TurnServices extends ContextSources {
+  /** The process's redaction: every piece of the context passes it before a model or a CLI sees it (run-turn.ts). */
+  redact: (text: string) => string;
   /** The hub: its budget answer goes into the context, and the agent's hub tools act on it. Absent: neither. */
   hub?: HubAdapter;
   /** Agents with `memory.enabled` are reminded of what fits the task. */
@@ -363,6 +365,7 @@ async function openDaemon(config: WarrenConfig, env: NodeJS.ProcessEnv, role: Da
     generatedAdminKey,
     watchUrl: watch?.url,
     redactor,
+    redact: (text) => redactor.redact(text),
     learnSecretsOf: (defs) => redactor.learn(namedSecrets(config, env, secrets, defs)),
     writes,
     agentState,
@@ -417,7 +420,7 @@ async function openRun(config: WarrenConfig, env: NodeJS.ProcessEnv, role: RunRo
       secret: (name) => secrets.get(name) || (name === role.replayedKey ? 'replayed' : undefined),
     },
   });
-  return { ...opened.bundle(secrets), ...runtime.contextSources(config, env, counters?.usedToday), hub, memory, onWarning: role.onWarning, redactor, writes: writes?.allowance, executors };
+  return { ...opened.bundle(secrets), ...runtime.contextSources(config, env, counters?.usedToday), hub, memory, onWarning: role.onWarning, redactor, redact: (text) => redactor.redact(text), writes: writes?.allowance, executors };
 }
 
 async function openDoctor(config: WarrenConfig, env: NodeJS.ProcessEnv, opened: Opened): Promise<DoctorServices> {

@@ -66,7 +66,10 @@ interface GatewayOptions {
   logger: Logger;
   /** Where writes are admitted against the agents' limits (tokens issued with rules). */
   writes?: WriteAllowance;
-  /** Applied to every body a CLI agent writes through the gateway (known secrets become [REDACTED]). */
+  /**
+   * Applied to every body a CLI agent writes through the gateway, and to every answer it reads (a thread, its inbox,
+   * a search), as the LLM loop's tool results are: known secrets become [REDACTED] (the JSON stays JSON).
+   */
   redact?: (text: string) => string;
 }
 
@@ -182,7 +185,8 @@ export class HubGateway {
       const v = upstream.headers.get(name);
       if (v !== null) out[name] = v;
     }
-    res.writeHead(upstream.status, out).end(Buffer.from(await upstream.arrayBuffer()));
+    const answer = Buffer.from(await upstream.arrayBuffer());
+    res.writeHead(upstream.status, out).end(opts.redact ? opts.redact(answer.toString('utf8')) : answer);
   }
 
   async #memory(req: IncomingMessage, res: ServerResponse, scope: Scope, needs: string, url: URL): Promise<void> {

@@ -36,7 +36,7 @@ function world(agent: AgentDefinition, runs: StubRun[]) {
   const logs: string[] = [];
   const logger = pino({ level: 'debug' }, { write: (l: string) => void logs.push(l) });
   const memory = new AgentMemory({ store, redact: (t) => new Redactor([CANARY]).redact(t), logger });
-  const deps: ActivationDeps = { hub, agents: { get: (n) => (n === agent.name ? agent : undefined) }, executors: { resolve: () => ({ executor }) }, outbox: new MemoryReplyOutbox(), logger, memory };
+  const deps: ActivationDeps = { hub, agents: { get: (n) => (n === agent.name ? agent : undefined) }, executors: { resolve: () => ({ executor }) }, outbox: new MemoryReplyOutbox(), logger, memory, redact: (text) => text };
   return { hub, executor, store, deps, logs };
 }
 
