@@ -70,14 +70,18 @@ export async function loadFromReader(reader: StoreReader): Promise<LoadResult> {
   const agents: AgentDefinition[] = [];
   for (const [i, f] of files.entries()) {
     if (i > 0 && i % AGENTS_PER_TURN === 0) await nextTurn();
-    if (f.configText === undefined) continue; // deleted between listing and reading
-    const parsed = parseDefinition({
-      folder: f.folder,
-      configFile: reader.displayName(f.configKey),
-      configText: f.configText,
-      promptFile: reader.displayName(f.promptKey),
-      promptText: f.promptText,
-    });
+    const configText = f.configText;
+    if (configText === undefined) continue; // deleted between listing and reading
+    const parsed = parsedSafely(reader.displayName(f.configKey), () =>
+      parseDefinition({
+        folder: f.folder,
+        configFile: reader.displayName(f.configKey),
+        configText,
+        promptFile: reader.displayName(f.promptKey),
+        promptText: f.promptText,
+      }),
+      (failed) => ({ problems: failed }),
+    );
     problems.push(...parsed.problems);
     if (parsed.definition) agents.push({ ...parsed.definition, shared });
   }
@@ -91,7 +95,7 @@ async function loadShared(reader: StoreReader, layout: LayoutKeys, problems: Pro
     const text = skillTexts[i];
     if (text === undefined) return;
     const folder = SKILL_FILE.exec(key)?.[1] ?? '';
-    const parsed = parseSkill(reader.displayName(key), text, folder);
+    const parsed = parsedSafely(reader.displayName(key), () => parseSkill(reader.displayName(key), text, folder), (failed) => ({ problems: failed }));
     problems.push(...parsed.problems);
     if (parsed.skill) skills.set(parsed.skill.name, parsed.skill);
   });
@@ -102,4 +106,16 @@ async function loadShared(reader: StoreReader, layout: LayoutKeys, problems: Pro
     if (text !== undefined && name) templates[name] = text;
   }
   return { skills: [...skills.values()], templates };
+}
+
+/**
+ * One file's parse, whatever it throws: a file that fails is its own agent's (or skill's) problem, reported with
+ * the file and the reason, and never stops the others from loading.
+ */
+function parsedSafely<T extends { problems: Problem[] }>(file: string, parse: () => T, failed: (problems: Problem[]) => NoInfer<T>): T {
+  try {
+    return parse();
+  } catch (err) {
+    return failed([{ file, message: `could not be read: ${err instanceof Error ? err.message : String(err)}`, severity: 'error' }]);
+  }
 }

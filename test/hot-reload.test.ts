@@ -86,6 +86,31 @@ describe('hot reload', () => {
   });
 });
 
+/** Six levels of nine aliases each: the yaml library refuses to expand it (its maxAliasCount) by throwing. */
+const ALIAS_BOMB = ['a: &a [x, x, x, x, x, x, x, x, x]', ...['b', 'c', 'd', 'e', 'f'].map((k, i) => `${k}: &${k} [${Array(9).fill(`*${'abcde'[i]}`).join(', ')}]`)].join('\n');
+
+describe('one bad file', () => {
+  it('an alias bomb in one config is that agent\'s problem: the others load, and their edits are picked up', async () => {
+    const dir = makeAgentsDir({ echo: { config: echo('before'), prompt: 'x' }, bomb: { config: `name: bomb\n${ALIAS_BOMB}\n`, prompt: 'x' } });
+    const skills = join(dir, '..', 'skills', 'boom');
+    mkdirSync(skills, { recursive: true });
+    writeFileSync(join(skills, 'SKILL.md'), `---\n${ALIAS_BOMB}\n---\nBoom.`);
+    const logs: string[] = [];
+    const logger = pino({ level: 'debug' }, { write: (l: string) => void logs.push(l) });
+    const registry = new AgentRegistry({ store: new LocalFolderStore(join(dir, '..')), executors: new ExecutorRegistry(new LlmExecutor({ secret: () => undefined })), logger });
+    expect(await registry.reload()).toBe(true); // not "store unavailable"
+    expect([...registry.runnable()].sort()).toEqual(['echo', 'greeter']);
+    const text = logs.join('\n');
+    expect(text).toMatch(/agents\/bomb\/config\.yaml:\d+:\d+: too many alias expansions/);
+    expect(text).toMatch(/skills\/boom\/SKILL\.md:\d+:\d+: too many alias expansions/);
+    expect(registry.brokenDefinitions()).toBe(2);
+
+    writeFileSync(join(dir, 'echo', 'config.yaml'), echo('after'));
+    expect(await registry.reload()).toBe(true);
+    expect(registry.get('echo')?.config.brain.responses).toEqual(['after']);
+  });
+});
+
 describe('folder watch', () => {
   it('reports edits, debounced, including a skills/ folder created after the watch began', async () => {
     const agents = makeAgentsDir({ echo: { config: echo('x'), prompt: 'x' } });
