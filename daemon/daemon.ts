@@ -133,6 +133,13 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     // last good ones and is retried with backoff. New agents are registered on the hub as they appear.
     const reloader = new Reloader({
       reload: async () => {
+        // Secret files first (a new agent's key in secrets.dir), known to the redactor before anything else runs.
+        try {
+          services.secrets.reread();
+        } catch (err) {
+          logger.error({ err: (err as Error).message }, 'secret files could not be read again; keeping the secrets read before');
+        }
+        services.learnSecretsOf(registry.all());
         const ok = await registry.reload();
         services.learnSecretsOf(registry.all()); // secrets named by the agents loaded now
         for (const name of registry.runnable()) {

@@ -108,7 +108,7 @@ export interface DaemonServices extends Bundle, TurnServices {
   adminKey: string | undefined;
   generatedAdminKey: string | undefined;
   redactor: Redactor;
-  /** Teaches the redactor the secrets the agents name (at each reload). */
+  /** Teaches the redactor the secrets the agents name and every secret file's value (at each reload, after `secrets.reread()`). */
   learnSecretsOf(defs: readonly AgentDefinition[]): void;
   writes: WriteAllowance;
   agentState: AgentStateStore;
@@ -342,7 +342,7 @@ async function openDaemon(config: WarrenConfig, env: NodeJS.ProcessEnv, role: Da
     adminKey,
     generatedAdminKey,
     redactor,
-    learnSecretsOf: (defs) => redactor.learn(namedSecrets(config, env, secrets, defs)),
+    learnSecretsOf: (defs) => redactor.learn([...namedSecrets(config, env, secrets, defs), ...secrets.fileValues()]),
     writes,
     agentState,
     memory,
