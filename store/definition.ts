@@ -18,6 +18,11 @@ export interface AgentDefinition {
   systemPrompt: string;
   /** Where it came from, for messages. */
   files: { config: string; prompt: string };
+  /**
+   * sha256 of config.yaml and system-prompt.md as read (hex): what `warren status` compares between the definition a
+   * daemon runs and the files on disk now. Absent for hand-built definitions (tests).
+   */
+  hash?: string;
   /** The skills and templates of the store it was loaded from; absent for hand-built definitions (tests). */
   shared?: SharedDefinitions;
 }

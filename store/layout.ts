@@ -32,6 +32,25 @@ const AGENT_CONFIG = /^agents\/([^/]+)\/config\.yaml$/;
 const SKILL_FILE = /^skills\/([^/]+)\/SKILL\.md$/;
 const TEMPLATE_FILE = /^prompts\/([a-z0-9_-]+)\.md$/;
 
+/**
+ * Whether a changed path (a layout key, `agents/greeter/config.yaml`) can change what the store loads: one of its
+ * own files, or a folder that holds them (an agent folder created, renamed or removed). An editor's swap and
+ * backup files, a workspace under an agent's folder, or a log file beside the store are not.
+ */
+export function isStoreKey(key: string): boolean {
+  return STORE_FOLDER.test(key) || AGENT_CONFIG.test(key) || AGENT_PROMPT.test(key) || SKILL_FILE.test(key) || TEMPLATE_FILE.test(key);
+}
+const AGENT_PROMPT = /^agents\/[^/]+\/system-prompt\.md$/;
+const STORE_FOLDER = /^(agents|skills)(\/[^/]+)?$|^prompts$/;
+
+/** The files a listing stands for, sorted: each agent's config.yaml and its system-prompt.md, each skill and template. */
+export function storeFileKeys(keys: readonly string[]): string[] {
+  return keys.flatMap((k) => {
+    const agent = AGENT_CONFIG.exec(k)?.[1];
+    return agent === undefined ? [k] : [k, `agents/${agent}/system-prompt.md`];
+  }).sort();
+}
+
 export interface LayoutKeys {
   agents: string[];
   skills: string[];
