@@ -13,6 +13,8 @@ export interface FleetAgent {
   running: { trigger: string; started_at: string; doing: string } | null;
   /** Null when the agent does not remember. */
   memory: { entries: number; bytes: number; newest: Array<{ text: string; kind: string; created_at: string }> } | null;
+  /** The definition the daemon runs (its files' hash, since when) and whether the files on disk differ; null when none is known. */
+  definition?: { hash: string; loaded_at: string; differs_on_disk: boolean } | null;
 }
 
 export interface FleetSource {
