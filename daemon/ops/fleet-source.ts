@@ -56,7 +56,8 @@ export function fleetSource(opts: {
         state_detail: a.state_detail,
         running: run ? { trigger: run.trigger, started_at: run.started_at, doing: describeProgress(run.progress) } : null,
         memory: a.memory ?? null,
-        definition: a.definition ?? null,
+        // Only when a daemon said what it runs (the field is optional on the page's rows).
+        ...(a.definition ? { definition: a.definition } : {}),
       };
     });
   }
