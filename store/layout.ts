@@ -41,7 +41,8 @@ export function isStoreKey(key: string): boolean {
   return STORE_FOLDER.test(key) || AGENT_CONFIG.test(key) || AGENT_PROMPT.test(key) || SKILL_FILE.test(key) || TEMPLATE_FILE.test(key);
 }
 const AGENT_PROMPT = /^agents\/[^/]+\/system-prompt\.md$/;
-const STORE_FOLDER = /^(agents|skills)(\/[^/]+)?$|^prompts$/;
+// Agent and skill folders are named like agents (store/agent-config.ts): no dots, so `agents/daemon.log` is no folder.
+const STORE_FOLDER = /^(agents|skills)(\/[A-Za-z0-9_-]+)?$|^prompts$/;
 
 /** The files a listing stands for, sorted: each agent's config.yaml and its system-prompt.md, each skill and template. */
 export function storeFileKeys(keys: readonly string[]): string[] {

@@ -157,6 +157,7 @@ describe('what the watcher reacts to', () => {
     try {
       for (let i = 0; i < 20; i++) {
         appendFileSync(join(parent, 'daemon.log'), `line ${i}\n`);
+        appendFileSync(join(agents, 'daemon.log'), `line ${i}\n`);
         writeFileSync(join(agents, 'echo', '.config.yaml.swp'), `swap ${i}`);
         mkdirSync(join(agents, 'echo', 'workspace'), { recursive: true });
         writeFileSync(join(agents, 'echo', 'workspace', 'notes.md'), `note ${i}`);
@@ -165,7 +166,8 @@ describe('what the watcher reacts to', () => {
       writeFileSync(join(agents, 'echo', 'system-prompt.md'), 'changed');
       await expect.poll(() => changes, { timeout: 3_000 }).toBe(1); // the prompt, and nothing before it
       expect(isStoreKey('agents/echo/system-prompt.md')).toBe(true);
-      expect(['daemon.log', 'agents/echo/.config.yaml.swp', 'agents/echo/workspace/notes.md', 'prompts/readme.txt'].filter(isStoreKey)).toEqual([]);
+      expect(['daemon.log', 'agents/daemon.log', 'agents/echo/.config.yaml.swp', 'agents/echo/4913', 'agents/echo/workspace/notes.md', 'prompts/readme.txt', 'skills/x/notes.md'].filter(isStoreKey)).toEqual([]);
+      expect(['agents/echo', 'agents/echo/config.yaml', 'skills/late', 'skills/late/SKILL.md', 'prompts', 'prompts/notification-task.md', 'skills'].filter(isStoreKey)).toHaveLength(7);
     } finally {
       stop();
     }
