@@ -87,7 +87,9 @@ export class LocalFolderStore implements DefinitionStore {
         // An unwatchable folder is still noticed by the periodic check, `warren reload` and SIGHUP.
       }
     };
+    let stopped = false;
     const arm = (): void => {
+      if (stopped) return; // a check or an event that was under way when the watch stopped
       watchDir(this.agentsDir, true, (f) => `agents/${f}`);
       if (this.root === this.agentsDir) return;
       watchDir(join(this.root, 'skills'), true, (f) => `skills/${f}`);
@@ -115,7 +117,7 @@ export class LocalFolderStore implements DefinitionStore {
           .then((now) => {
             // A change is the watchers' when they reported the file as it is now; a later write they missed is not.
             const missed = last === undefined ? [] : changedKeys(last, now).filter((k) => heard.get(k) !== now.get(k));
-            if (missed.length > 0) {
+            if (missed.length > 0 && !stopped) {
               // Changes no watcher reported: they went deaf (see the top of the file), so they start again.
               rearm();
               fire();
@@ -128,6 +130,7 @@ export class LocalFolderStore implements DefinitionStore {
       check.unref();
     }
     return () => {
+      stopped = true;
       clearTimeout(timer);
       clearInterval(check);
       for (const w of watchers.values()) w.close();
