@@ -44,8 +44,11 @@ export interface DefinitionStore {
    * at all throws StoreUnavailableError, so the caller can keep its last good definitions.
    */
   load(): Promise<LoadResult>;
-  /** Calls `onChange` (possibly several times) when the stored files may have changed; returns a stop function. */
-  watch(onChange: () => void): () => void;
+  /**
+   * Calls `onChange` (possibly several times) when the stored files may have changed; returns a stop function.
+   * `noticed` says how, when that is worth a log line (a change the folder's watcher missed).
+   */
+  watch(onChange: (noticed?: string) => void): () => void;
 }
 
 /** The store as a whole could not be read (network down, bucket missing, folder unreadable). */

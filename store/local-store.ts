@@ -56,16 +56,23 @@ export class LocalFolderStore implements DefinitionStore {
     return loadFromReader(this.#reader());
   }
 
-  watch(onChange: () => void): () => void {
+  watch(onChange: (noticed?: string) => void): () => void {
     let timer: NodeJS.Timeout | undefined;
+    /** How the pending change was noticed, when the periodic check found it. */
+    let noticed: string | undefined;
     const watchers = new Map<string, FSWatcher>();
     /** The store's files watchers reported since the last check, as each was when reported. */
     const heard = new Map<string, string>();
     const reader = this.#reader();
-    const fire = (): void => {
+    const fire = (how?: string): void => {
       arm(); // a skills/ or prompts/ folder created since start gets its own watcher
+      noticed = how ?? noticed;
       clearTimeout(timer);
-      timer = setTimeout(onChange, this.#debounceMs);
+      timer = setTimeout(() => {
+        const how = noticed;
+        noticed = undefined;
+        onChange(how);
+      }, this.#debounceMs);
     };
     const watchDir = (dir: string, recursive: boolean, keyOf: (file: string) => string): void => {
       if (watchers.has(dir) || !existsSync(dir)) return;
@@ -120,7 +127,7 @@ export class LocalFolderStore implements DefinitionStore {
             if (missed.length > 0 && !stopped) {
               // Changes no watcher reported: they went deaf (see the top of the file), so they start again.
               rearm();
-              fire();
+              fire(`by the periodic check, not fs.watch (its watchers start anew): ${missed.slice(0, 5).join(', ')}${missed.length > 5 ? ` and ${missed.length - 5} more` : ''}`);
             }
             last = now;
             heard.clear();

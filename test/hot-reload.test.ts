@@ -129,6 +129,8 @@ describe('saves the watcher misses', () => {
     // As nano and VS Code save: the same file written again. Node's recursive fs.watch no longer reports these.
     writeFileSync(file, echo('in place'));
     await loaded('in place');
+    // Said in the log, so a change found late is not a mystery.
+    expect(harness.logs.join('\n')).toMatch(/"noticed":"by the periodic check, not fs.watch[^"]*agents\/echo\/config\.yaml".*definitions changed on disk; reloading/);
     writeFileSync(file, echo('in place again'));
     await loaded('in place again');
   });
