@@ -10,7 +10,7 @@ export type StoreSettings = WarrenConfig['store'];
 /** `target` overrides the configured location: a folder path or an `s3://bucket/prefix` URL. */
 export function openStore(settings: StoreSettings, env: NodeJS.ProcessEnv, target?: string): DefinitionStore & { close?: () => void } {
   const url = target ?? (settings.type === 's3' ? settings.url : undefined);
-  if (url === undefined || !url.startsWith('s3://')) return new LocalFolderStore(target ?? settings.path);
+  if (url === undefined || !url.startsWith('s3://')) return new LocalFolderStore(target ?? settings.path, { checkIntervalMs: settings.check_interval });
   const location = parseS3Url(url);
   if (!location) throw new Error(`not an S3 location: ${url} (expected s3://bucket/prefix)`);
   const accessKeyId = env[settings.access_key_id_env];
