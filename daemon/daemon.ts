@@ -57,8 +57,10 @@ export interface DaemonOptions {
 
 export interface RunningDaemon {
   hubUrl: string;
-  /** The embedded hub's admin key when this process generated it (printed at start). */
+  /** The embedded hub's admin key when no variable set it (generated, or kept from an earlier start). */
   generatedAdminKey: string | undefined;
+  /** The file that key is kept in (printed at start); undefined for an in-memory hub. */
+  adminKeyFile: string | undefined;
   registry: AgentRegistry;
   /** The health and metrics endpoint, when enabled. */
   metricsUrl: string | undefined;
@@ -265,7 +267,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     if (runnable.size > 0) logger.info({ role, agents: runnable.size <= 50 ? [...runnable] : runnable.size, concurrency: config.workers.concurrency }, 'warren is running');
     else logger.warn({ role, not_run: Object.fromEntries(registry.notRun()), broken: registry.brokenDefinitions() }, `warren is running, but ${nothingRunnable(registry.notRun(), registry.brokenDefinitions())}`);
 
-    return { hubUrl, generatedAdminKey: services.generatedAdminKey, registry, metricsUrl, reload: () => reloader.trigger('reload'), stop };
+    return { hubUrl, generatedAdminKey: services.generatedAdminKey, adminKeyFile: services.adminKeyFile, registry, metricsUrl, reload: () => reloader.trigger('reload'), stop };
   } catch (err) {
     await stop();
     throw err;

@@ -64,6 +64,8 @@ export function registerOpsCommands(program: Command): void {
         const broken = new Set(defs.problems.filter((p) => p.severity === 'error').map((p) => p.file)).size;
         const report = { redis: { url: describeRedis(config.redis), ...redisProbe }, hub: { url: config.hub.url, ...hubProbe }, leader, queue, running, agents, defined: defs.agents.length, broken, fleet_budget: fleetBudget };
         console.log(opts.json ? JSON.stringify(report, null, 2) : formatStatus(report, new Date()));
+        // Budgets show `-` without the hub's admin key: say why, and what to set.
+        if (!opts.json && !services.budgetHub && services.noBudget && agents.length) console.log(`\nbudget: - ${services.noBudget}`);
         process.exitCode = redisProbe.ok ? 0 : 1;
       } finally {
         await services.close();
