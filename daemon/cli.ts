@@ -104,7 +104,9 @@ export function buildCli(): Command {
           (p.severity === 'error' ? console.error : console.warn)(formatProblem(shown));
         }
         const errors = problems.filter((p) => p.severity === 'error').length;
-        const where = store.location.startsWith('s3://') ? store.location : relative(process.cwd(), store.location) || '.';
+        const { LayeredStore } = await import('../store/layered-store.ts');
+        const shownLocation = (l: string): string => (l.startsWith('s3://') ? l : relative(process.cwd(), l) || '.');
+        const where = (store instanceof LayeredStore ? store.locations : [store.location]).map(shownLocation).join(' and ');
         console.log(`${agents.length} agent${agents.length === 1 ? '' : 's'} valid${errors ? `, ${errors} problem${errors === 1 ? '' : 's'}` : ''} in ${where}`);
         process.exitCode = errors ? 1 : 0;
       } finally {

@@ -6,7 +6,7 @@
 // The folder is a copy of the checkout made of links (so the repository's data/ is never touched); what differs
 // from a reader's run is only where things listen: this test's hub port, Redis and key prefix.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -34,13 +34,14 @@ function walkthrough(): { prose: string; script: string } {
   return { prose: section.slice(0, block.index), script: block[1]! };
 }
 
-/** A folder that looks like the checkout (links to its files) with its own warren.yaml and no data/. */
+/** A folder that looks like a fresh checkout (links to its files) with its own warren.yaml and no data/. */
 function checkoutCopy(prefix: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'warren-walk-'));
   for (const entry of readdirSync('.')) {
-    if (['warren.yaml', 'data', 'workspaces', '.git'].includes(entry)) continue;
+    if (['warren.yaml', 'data', 'workspaces', 'definitions', '.git'].includes(entry)) continue;
     symlinkSync(resolve(entry), join(dir, entry));
   }
+  mkdirSync(join(dir, 'definitions', 'agents'), { recursive: true }); // as in a fresh clone: no agents of the reader's own
   const yaml = readFileSync('warren.yaml', 'utf8');
   expect(yaml).toMatch(/^ {2}prefix: warren$/m);
   writeFileSync(join(dir, 'warren.yaml'), yaml.replace(/^ {2}prefix: warren$/m, `  prefix: ${prefix}`));
