@@ -158,6 +158,10 @@ export class RedisKeys {
   get activationRecordsChannel(): string {
     return `${this.prefix}:live:activation-records`;
   }
+  /** The definitions the daemon loaded (daemon/ops/loaded-definitions.ts): a hash, agent → its file hash and load time. */
+  get loadedDefinitions(): string {
+    return `${this.prefix}:definitions-loaded`;
+  }
   get reloadChannel(): string {
     return `${this.prefix}:reload`;
   }

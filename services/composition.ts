@@ -115,7 +115,7 @@ export interface DaemonServices extends Bundle, TurnServices {
   /** The embedded hub's watch page operator link (`/?token=…`; printed at start), when the hub runs here. */
   watchUrl: string | undefined;
   redactor: Redactor;
-  /** Teaches the redactor the secrets the agents name (at each reload). */
+  /** Teaches the redactor the secrets the agents name and every secret file's value (at each reload, after `secrets.reread()`). */
   learnSecretsOf(defs: readonly AgentDefinition[]): void;
   writes: WriteAllowance;
   agentState: AgentStateStore;
@@ -379,7 +379,7 @@ async function openDaemon(config: WarrenConfig, env: NodeJS.ProcessEnv, role: Da
     watchUrl: watch?.url,
     redactor,
     redact: (text) => redactor.redact(text),
-    learnSecretsOf: (defs) => redactor.learn(namedSecrets(config, env, secrets, defs)),
+    learnSecretsOf: (defs) => redactor.learn([...namedSecrets(config, env, secrets, defs), ...secrets.fileValues()]),
     writes,
     agentState,
     memory,

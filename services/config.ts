@@ -93,6 +93,11 @@ export const WarrenConfigSchema = z.strictObject({
       poll_interval: durationMs.default(30_000),
       /** Reload on changes (fs.watch for a folder, listing poll for a bucket). */
       watch: z.boolean().default(true),
+      /**
+       * A folder store (with `watch`): how often its own files are compared (inode, size, times) as a safety net
+       * beside fs.watch; a change is loaded within about this long. 0 turns the check off.
+       */
+      check_interval: durationMs.default(2_000),
     })
     .refine((s) => s.type !== 's3' || s.url !== undefined, { message: 'store.type s3 needs store.url (s3://bucket/prefix)', path: ['url'] })
     .prefault({}),

@@ -13,12 +13,12 @@ export function openStore(settings: StoreSettings, env: NodeJS.ProcessEnv, targe
   const main = openOne(settings, env, target);
   // `store.include`: folders read with the configured store (not with an explicit target, which is the whole store).
   if (target !== undefined || settings.include.length === 0) return main;
-  return new LayeredStore([...settings.include.map((dir) => new LocalFolderStore(dir)), main]);
+  return new LayeredStore([...settings.include.map((dir) => new LocalFolderStore(dir, { checkIntervalMs: settings.check_interval })), main]);
 }
 
 function openOne(settings: StoreSettings, env: NodeJS.ProcessEnv, target?: string): DefinitionStore & { close?: () => void } {
   const url = target ?? (settings.type === 's3' ? settings.url : undefined);
-  if (url === undefined || !url.startsWith('s3://')) return new LocalFolderStore(target ?? settings.path);
+  if (url === undefined || !url.startsWith('s3://')) return new LocalFolderStore(target ?? settings.path, { checkIntervalMs: settings.check_interval });
   const location = parseS3Url(url);
   if (!location) throw new Error(`not an S3 location: ${url} (expected s3://bucket/prefix)`);
   const accessKeyId = env[settings.access_key_id_env];

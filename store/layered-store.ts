@@ -23,7 +23,7 @@ export class LayeredStore implements DefinitionStore {
     return mergeLoads(await Promise.all(this.#stores.map((s) => s.load())));
   }
 
-  watch(onChange: () => void): () => void {
+  watch(onChange: (noticed?: string) => void): () => void {
     const stops = this.#stores.map((s) => s.watch(onChange));
     return () => {
       for (const stop of stops) stop();

@@ -1,4 +1,5 @@
 // Turns the two files of one agent into a definition or a list of problems; shared by every store backend.
+import { createHash } from 'node:crypto';
 import { LineCounter, parse, parseDocument } from 'yaml';
 import { AgentConfigSchema, LEGACY_KEYS, type AgentConfig } from './agent-config.ts';
 import type { AgentDefinition } from './definition.ts';
@@ -41,7 +42,7 @@ export function parseDefinition(raw: RawAgentFiles): { definition?: AgentDefinit
   }
   if (problems.some((p) => p.severity === 'error') || raw.promptText === undefined) return { problems };
   return {
-    definition: { name: config.name, config, systemPrompt: raw.promptText, files: { config: raw.configFile, prompt: raw.promptFile } },
+    definition: { name: config.name, config, systemPrompt: raw.promptText, files: { config: raw.configFile, prompt: raw.promptFile }, hash: definitionHash(raw.configText, raw.promptText) },
     problems,
   };
 }
@@ -108,4 +109,10 @@ function lineOfKey(text: string, key: string): { line?: number; column?: number 
   if (i < 0) return {};
   const col = lines[i]!.slice(key.length + 1).search(/\S/);
   return { line: i + 1, column: col < 0 ? 1 : key.length + 2 + col };
+}
+
+/** The hash of an agent's two files as read: equal texts, equal hash, whichever backend read them. */
+export function definitionHash(configText: string, promptText: string): string {
+  // Lengths first, so no split of the same bytes between the two files gives the same hash.
+  return createHash('sha256').update(`${configText.length}:${promptText.length}:`).update(configText).update(promptText).digest('hex');
 }

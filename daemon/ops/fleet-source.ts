@@ -15,9 +15,26 @@ const SHARED_READING_MS = 1_000;
 
 /** How long the health reading waits for Redis's PONG (the page's reading is bounded above this). */
 const PING_MS = 1_500;
+/** The store is read for the files on disk at most this often (a whole load: a bucket's is requests). */
+const DISK_READING_MS = 5_000;
 
-export function fleetSource(opts: { sources: StatusSources; definitions: () => readonly AgentDefinition[]; state: AgentStateStore; brokenDefinitions?: () => number }): FleetSource {
+export function fleetSource(opts: {
+  sources: StatusSources;
+  definitions: () => readonly AgentDefinition[];
+  state: AgentStateStore;
+  /** Agent definitions that failed to load, for the page's banner. */
+  brokenDefinitions?: () => number;
+  /** Hash of each agent's files on disk now (the store read anew), to flag a definition that differs from what runs. */
+  onDisk?: () => Promise<ReadonlyMap<string, string>>;
+}): FleetSource {
   let last: { at: number; agents: Promise<FleetAgent[]> } | undefined;
+  let disk: { at: number; hashes: Promise<ReadonlyMap<string, string> | undefined> } | undefined;
+  const diskHashes = (): Promise<ReadonlyMap<string, string> | undefined> => {
+    if (!opts.onDisk) return Promise.resolve(undefined);
+    // An unreadable store flags nothing (the daemon's log says why); the page still shows the rest.
+    if (!disk || Date.now() - disk.at > DISK_READING_MS) disk = { at: Date.now(), hashes: opts.onDisk().catch(() => undefined) };
+    return disk.hashes;
+  };
   return {
     agents(): Promise<FleetAgent[]> {
       if (!last || Date.now() - last.at > SHARED_READING_MS) last = { at: Date.now(), agents: read() };
@@ -47,7 +64,10 @@ export function fleetSource(opts: { sources: StatusSources; definitions: () => r
   }
 
   async function read(): Promise<FleetAgent[]> {
-    const { agents, running } = await readAgentStatuses({ ...opts.sources, newestMemories: NEWEST_MEMORIES }, opts.definitions());
+    const hashes = await diskHashes();
+    // Without a reading of the disk, what runs is compared with itself: nothing is flagged.
+    const onDisk = hashes ? (name: string): string | undefined => hashes.get(name) : undefined;
+    const { agents, running } = await readAgentStatuses({ ...opts.sources, newestMemories: NEWEST_MEMORIES, onDisk }, opts.definitions());
     return agents.map((a) => {
       const run = running.find((r) => r.agent === a.name);
       return {
@@ -56,6 +76,8 @@ export function fleetSource(opts: { sources: StatusSources; definitions: () => r
         state_detail: a.state_detail,
         running: run ? { trigger: run.trigger, started_at: run.started_at, doing: describeProgress(run.progress) } : null,
         memory: a.memory ?? null,
+        // Only when a daemon said what it runs (the field is optional on the page's rows).
+        ...(a.definition ? { definition: a.definition } : {}),
       };
     });
   }
