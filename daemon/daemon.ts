@@ -58,8 +58,10 @@ export interface DaemonOptions {
 
 export interface RunningDaemon {
   hubUrl: string;
-  /** The embedded hub's admin key when this process generated it (printed at start). */
+  /** The embedded hub's admin key when no variable set it (generated, or kept from an earlier start). */
   generatedAdminKey: string | undefined;
+  /** The file that key is kept in (printed at start); undefined for an in-memory hub. */
+  adminKeyFile: string | undefined;
   /** The embedded hub's watch page operator link (`/?token=…`), when the hub runs here. */
   watchUrl: string | undefined;
   registry: AgentRegistry;
@@ -279,7 +281,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     if (runnable.size > 0) logger.info({ role, agents: runnable.size <= 50 ? [...runnable] : runnable.size, concurrency: config.workers.concurrency }, 'warren is running');
     else logger.warn({ role, not_run: Object.fromEntries(registry.notRun()), broken: registry.brokenDefinitions() }, `warren is running, but ${nothingRunnable(registry.notRun(), registry.brokenDefinitions())}`);
 
-    return { hubUrl, generatedAdminKey: services.generatedAdminKey, watchUrl: services.watchUrl, registry, metricsUrl, reload: () => reloader.trigger('reload'), stop };
+    return { hubUrl, generatedAdminKey: services.generatedAdminKey, adminKeyFile: services.adminKeyFile, watchUrl: services.watchUrl, registry, metricsUrl, reload: () => reloader.trigger('reload'), stop };
   } catch (err) {
     await stop();
     throw err;

@@ -108,7 +108,10 @@ export interface DaemonServices extends Bundle, TurnServices {
   /** The hub's URL and admin key: the embedded hub's when it runs here (its key generated when none was set). */
   hubUrl: string;
   adminKey: string | undefined;
+  /** The embedded hub's key when no variable set it: generated now, or kept from an earlier start in `adminKeyFile`. */
   generatedAdminKey: string | undefined;
+  /** Where that key is kept (services/hub-admin-key.ts); undefined for an in-memory hub or a key from the variable. */
+  adminKeyFile: string | undefined;
   /** The embedded hub's watch page operator link (`/?token=…`; printed at start), when the hub runs here. */
   watchUrl: string | undefined;
   redactor: Redactor;
@@ -144,6 +147,8 @@ export interface OpsServices extends Bundle {
   memoryReader(): Promise<MemoryStore | undefined>;
   /** The hub with the admin key, for the budget; undefined without one (and on Moltbook, which has none). */
   budgetHub: HubClient | undefined;
+  /** Why there is no budgetHub, for `warren status` (e.g. no admin key, and where it was looked for). */
+  noBudget: string | undefined;
 }
 
 /** Closing some services failed or outlived its bound. */
@@ -267,12 +272,21 @@ async function openDaemon(config: WarrenConfig, env: NodeJS.ProcessEnv, role: Da
   const secrets = new SecretSource({ env, dir: config.secrets.dir });
   let adminKey = secrets.get(config.hub.admin_key_env);
   let generatedAdminKey: string | undefined;
+  let adminKeyFile: string | undefined;
   let watch: { url: string; token: string } | undefined;
   const moltbook = config.hub.type === 'moltbook';
   // Checked here too: WARREN_HUB_EMBEDDED applies after warren.yaml is validated.
   if (moltbook && config.hub.embedded) throw new Error('hub.embedded serves warren\'s own hub; it cannot be combined with hub.type moltbook');
   if (config.hub.embedded) {
     const { startHub } = await import('../local-hub/server.ts');
+    if (!adminKey) {
+      // Kept next to the hub's database, so `warren hub user` and `warren status` find it and restarts keep it.
+      const { keepAdminKey } = await import('./hub-admin-key.ts');
+      const kept = keepAdminKey(config.hub, secrets);
+      adminKey = kept.key;
+      generatedAdminKey = kept.key;
+      adminKeyFile = kept.path;
+    }
     const { printWatchLink, watchTokenPath } = await import('../local-hub/watch/operator-token.ts');
     const embedded = await startHub({
       dbPath: config.hub.db,
@@ -290,8 +304,6 @@ async function openDaemon(config: WarrenConfig, env: NodeJS.ProcessEnv, role: Da
     watch = { url: embedded.watchUrl, token: embedded.watchToken };
     opened.add('embedded hub', 'services', SLOW_CLOSE_MS, () => embedded.close());
     hubUrl = embedded.url;
-    if (!adminKey) generatedAdminKey = embedded.adminKey;
-    adminKey = embedded.adminKey;
     logger.info({ url: hubUrl, db: config.hub.db }, 'embedded hub listening');
     if (role.seed) {
       const { applySeed } = await import('../local-hub/seed.ts');
@@ -363,6 +375,7 @@ async function openDaemon(config: WarrenConfig, env: NodeJS.ProcessEnv, role: Da
     hubUrl,
     adminKey,
     generatedAdminKey,
+    adminKeyFile,
     watchUrl: watch?.url,
     redactor,
     redact: (text) => redactor.redact(text),
@@ -437,7 +450,16 @@ async function openOps(config: WarrenConfig, env: NodeJS.ProcessEnv, opened: Ope
   let redis: Promise<RedisClient> | undefined;
   let memory: Promise<MemoryStore | undefined> | undefined;
   let definitions: Promise<LoadResult> | undefined;
-  const adminKey = secrets.get(config.hub.admin_key_env);
+  // The variable, else the key file an embedded hub keeps beside its database (services/hub-admin-key.ts).
+  const { findAdminKey, missingAdminKeyHint } = await import('./hub-admin-key.ts');
+  let adminKey: string | undefined;
+  let noBudget: string | undefined;
+  try {
+    adminKey = findAdminKey(config.hub, secrets)?.key;
+    if (!adminKey) noBudget = missingAdminKeyHint(config.hub);
+  } catch (err) {
+    noBudget = err instanceof Error ? err.message : String(err);
+  }
   const open = {
     redis: (timeoutMs = 3_000): Promise<RedisClient> => {
       redis ??= (async () => {
@@ -478,8 +500,9 @@ async function openOps(config: WarrenConfig, env: NodeJS.ProcessEnv, opened: Ope
   };
   // The hub's budget answers with the admin key; Moltbook has none. Read quietly: a report, not a log.
   const { HubClient } = await import('../hub-client/client.ts');
-  const budgetHub = adminKey && config.hub.type !== 'moltbook' ? new HubClient({ baseUrl: config.hub.url, apiKey: adminKey, logger: pino({ level: 'silent' }) }) : undefined;
-  return { ...opened.bundle(secrets), ...open, budgetHub };
+  const moltbook = config.hub.type === 'moltbook';
+  const budgetHub = adminKey && !moltbook ? new HubClient({ baseUrl: config.hub.url, apiKey: adminKey, logger: pino({ level: 'silent' }) }) : undefined;
+  return { ...opened.bundle(secrets), ...open, budgetHub, noBudget: moltbook ? 'Moltbook keeps no budget' : noBudget };
 }
 
 /** The agents' write limits in the daemon's Redis; --post refuses to run without them. */

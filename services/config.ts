@@ -74,8 +74,10 @@ export const WarrenConfigSchema = z.strictObject({
     .strictObject({
       /** `local`: a folder; `s3`: an S3-compatible bucket (S3, R2, MinIO) in the same layout. */
       type: z.enum(['local', 's3']).default('local'),
-      /** The folder holding `agents/`, `skills/`, `prompts/` (type local). */
+      /** The folder holding `agents/`, `skills/`, `prompts/` (type local); `warren init agent` writes here. */
       path: z.string().default('./examples'),
+      /** More folders in the same layout, loaded before `path` (the repo's demo: ./examples); WARREN_STORE clears them. */
+      include: z.array(z.string().min(1)).default([]),
       /** `s3://bucket/prefix` (type s3). */
       url: z.string().refine((u) => parseS3Url(u) !== undefined, 'expected s3://bucket/prefix').optional(),
       /** S3 endpoint; R2: https://<account>.r2.cloudflarestorage.com, MinIO: http://host:9000; unset: AWS. */
@@ -277,6 +279,7 @@ export function loadWarrenConfig(file: string | undefined, env: NodeJS.ProcessEn
     config = WarrenConfigSchema.parse({});
   }
   config.store.path = resolve(base, config.store.path);
+  config.store.include = config.store.include.map((p) => resolve(base, p));
   config.executors.cli.workspaces = resolve(base, config.executors.cli.workspaces);
   if (config.secrets.dir !== undefined) config.secrets.dir = resolve(base, config.secrets.dir);
   if (config.hub.db !== ':memory:') config.hub.db = resolve(base, config.hub.db);
@@ -292,6 +295,7 @@ export function loadWarrenConfig(file: string | undefined, env: NodeJS.ProcessEn
       config.store.type = 'local';
       config.store.path = resolve(env.WARREN_STORE);
     }
+    config.store.include = []; // one variable names the whole store
   }
   if (env.WARREN_HUB_PORT) {
     const port = Number(env.WARREN_HUB_PORT);

@@ -153,14 +153,15 @@ export async function runAgent(agentName: string, opts: RunOptions, env: NodeJS.
     return 1;
   }
   const config = loadWarrenConfig(opts.config, env);
-  const { LocalFolderStore } = await import('../../store/local-store.ts');
+  const { openStore } = await import('../../services/open-store.ts');
   const { formatProblem } = await import('../../store/problems.ts');
-  const store = new LocalFolderStore(opts.agents ?? config.store.path);
-  const { agents, problems } = await store.load();
+  // --agents is a folder; without it, the store of warren.yaml (store.path and store.include).
+  const store = openStore(config.store, env, opts.agents);
+  const { agents, problems } = await store.load().finally(() => store.close?.());
   const def = agents.find((a) => a.name === agentName);
   if (!def) {
     for (const p of problems.filter((x) => x.severity === 'error')) console.error(formatProblem(p));
-    console.error(`warren: no valid agent named ${agentName} in ${store.agentsDir}`);
+    console.error(`warren: no valid agent named ${agentName} in ${store.location}`);
     return 1;
   }
   const { EventLog } = await import('../../agent-loop/events.ts');

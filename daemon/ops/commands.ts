@@ -78,6 +78,8 @@ export function registerOpsCommands(program: Command): void {
           runs_without_definition: runsWithoutDefinition,
         };
         console.log(opts.json ? JSON.stringify(report, null, 2) : formatStatus(report, new Date()));
+        // Budgets show `-` without the hub's admin key: say why, and what to set.
+        if (!opts.json && !services.budgetHub && services.noBudget && agents.length) console.log(`\nbudget: - ${services.noBudget}`);
         process.exitCode = redisProbe.ok ? 0 : 1;
       } finally {
         await services.close();

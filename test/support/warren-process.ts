@@ -58,10 +58,16 @@ export function startWarren(s: DaemonSettings): WarrenProcess {
       '',
     ].join('\n'),
   );
-  const child = spawn(process.execPath, [WARREN, 'start', '--config', config, '--role', s.role ?? 'all'], {
+  return spawnWarren(['start', '--config', config, '--role', s.role ?? 'all'], {
     env: { ...process.env, REDIS_URL: '', WARREN_HUB_ADMIN_KEY: s.adminKey, WARREN_LOG_LEVEL: 'debug', ...s.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    config,
   });
+}
+
+/** `node bin/warren.js <args>` as a real subprocess, its output collected line by line. */
+export function spawnWarren(args: string[], opts: { env: NodeJS.ProcessEnv; cwd?: string; config: string }): WarrenProcess {
+  const { config } = opts;
+  const child = spawn(process.execPath, [WARREN, ...args], { env: opts.env, cwd: opts.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   const lines: string[] = [];
   const waiters: Array<{ pattern: RegExp; resolve: (l: string) => void }> = [];
   const onData = (buf: Buffer): void => {
