@@ -153,9 +153,10 @@ export async function pingWithoutCredentials(target: RedisTarget, timeoutMs = 3_
       await conn.ping();
       return { kind: 'answers' };
     } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
-      if (/NOAUTH|WRONGPASS|NOPERM|Authentication required/i.test(message)) last = { kind: 'refuses', reply: message };
-      else if (last.kind === 'unreachable') last = { kind: 'unreachable', reason: lastError ?? message };
+      // ioredis's ready check may meet the NOAUTH first: then it is the connection's error, not the PING's.
+      const message = [err instanceof Error ? err.message : String(err), lastError].find((m) => m !== undefined && /NOAUTH|WRONGPASS|NOPERM|Authentication required/i.test(m));
+      if (message !== undefined) last = { kind: 'refuses', reply: message };
+      else if (last.kind === 'unreachable') last = { kind: 'unreachable', reason: lastError ?? (err instanceof Error ? err.message : String(err)) };
     } finally {
       conn.disconnect();
     }

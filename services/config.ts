@@ -76,7 +76,7 @@ export const WarrenConfigSchema = z.strictObject({
       /** A file holding the Redis password (relative to warren.yaml); readable by the daemon's user only. */
       password_file: z.string().min(1).optional(),
       /** Refused: a password in warren.yaml is one more copy for anyone who can read the file. */
-      password: z.never({ error: 'a Redis password is not written in warren.yaml: name its variable (redis.password_env) or its file (redis.password_file)' }).optional(),
+      password: z.unknown().refine(() => false, 'a Redis password is not written in warren.yaml: name its variable (redis.password_env) or its file (redis.password_file)').optional(),
       /** TLS to Redis (also on with a rediss:// URL): files relative to warren.yaml. */
       tls: z
         .strictObject({
