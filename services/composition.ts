@@ -419,6 +419,10 @@ async function openRun(config: WarrenConfig, env: NodeJS.ProcessEnv, role: RunRo
   const counters = hub ? redisCounters(config) : undefined;
   if (counters) opened.add('counters connection', 'connections', QUICK_CLOSE_MS, counters.close);
   const { startCliIsolation } = await import('./cli-isolation.ts');
+  const runAs = await startCliIsolation(config, secrets, logger);
+  // With --post the run's writes are held to limits kept in Redis: a CLI agent must not be able to rewrite them.
+  const { checkRedisExposure } = await import('./redis-exposure.ts');
+  const cliRefused = runAs && role.post ? await checkRedisExposure(config, runAs.base, logger) : undefined;
   const executors = runtime.buildExecutors({
     config,
     env,
@@ -427,7 +431,8 @@ async function openRun(config: WarrenConfig, env: NodeJS.ProcessEnv, role: RunRo
     agents: { get: (name) => role.agents.find((a) => a.name === name) },
     writes: writes?.allowance,
     secret: (name) => secrets.get(name),
-    runAs: await startCliIsolation(config, secrets, logger),
+    runAs,
+    cliRefused,
     memory,
     logger,
     llm: {

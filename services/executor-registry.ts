@@ -33,8 +33,9 @@ export class ExecutorRegistry {
     const type = executorTypeOf(def.config);
     const executor = type === 'llm' ? this.#llm : this.#cli.get(type);
     if (!executor) return { unavailable: `executor "${type}" is not available in this build of warren yet` };
-    if (type !== 'llm' && this.#cliRefused !== undefined) return { unavailable: this.#cliRefused };
     const missing = executor.missingRequirement(def);
-    return missing ? { unavailable: missing } : { executor };
+    if (missing) return { unavailable: missing };
+    // After the agent's own requirements: a CLI that is not installed is said as such, whatever Redis is.
+    return type !== 'llm' && this.#cliRefused !== undefined ? { unavailable: this.#cliRefused } : { executor };
   }
 }

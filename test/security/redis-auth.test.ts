@@ -6,10 +6,11 @@
 //
 // On main before this change the daemon started CLI agents beside any Redis: the last test below (the documented
 // opt-out, which keeps main's behaviour) shows the attack then works, and the second one failed there (no refusal).
+import { spawnSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { startHub, type RunningHub } from '../../local-hub/server.ts';
@@ -153,5 +154,21 @@ describe('Redis as the control plane, against a CLI agent run as its own user', 
     const conn = new Redis(openRedisUrl, { maxRetriesPerRequest: 1 });
     cleanups.push(() => Promise.resolve(conn.disconnect()));
     expect(await conn.hget(`${w.prefix}:agent-day:${utcDay()}`, 'greeter|comments')).toBe('1000000000');
+  });
+
+  it('`warren run --post` (writes held to the limits in Redis) does not run a CLI agent beside an open Redis either', async () => {
+    const hub = await startHub({ dbPath: ':memory:', port: 0, adminKey: `admin-${randomUUID()}` });
+    cleanups.push(() => hub.close());
+    const workspaces = mkdtempSync(join(tmpdir(), 'warren-redis-auth-run-'));
+    chmodSync(workspaces, 0o711);
+    const config = join(workspaces, 'warren.yaml');
+    writeFileSync(config, `executors: {cli: {workspaces: "${join(workspaces, 'ws')}", binaries: {claude-code: "${TAMPER}"}}}\n`);
+    const r = spawnSync(process.execPath, [resolve('bin/warren.js'), 'run', 'coder', '--prompt', 'hi', '--agents', agents(), '--config', config, '--post'], {
+      encoding: 'utf8',
+      env: { ...process.env, REDIS_URL: openRedisUrl, WARREN_HUB_URL: hub.url, WARREN_HUB_ADMIN_KEY: hub.adminKey, CODER_KEY: 'sk-ant-coder-key', WARREN_ALLOW_OPEN_REDIS: '' },
+      timeout: PROCESS_START_MS,
+    });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/agent coder cannot run: Redis at redis:\/\/127\.0\.0\.1:\d+\/? answers without credentials/);
   });
 });
