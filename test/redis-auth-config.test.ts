@@ -165,6 +165,12 @@ describe('connections to a Redis with requirepass', { timeout: PROCESS_TEST_MS }
       await closeRedis(conn);
       expect(await pingWithoutCredentials({ url: redis.plainUrl, password })).toMatchObject({ kind: 'refuses', reply: expect.stringMatching(/NOAUTH/) as unknown });
       expect(await pingWithoutCredentials({ url: inject('redisUrl') })).toEqual({ kind: 'answers' });
+      // `warren status` with the password in REDIS_URL: connected, and the URL it prints has none.
+      const empty = join(dir(), 'agents');
+      mkdirSync(empty);
+      const status = spawnSync(process.execPath, ['bin/warren.js', 'status', '--json', '--config', configFile(`store: {path: "${empty}"}\n`)], { encoding: 'utf8', env: { ...process.env, REDIS_URL: redis.url }, timeout: PROCESS_START_MS });
+      expect((JSON.parse(status.stdout) as { redis: { url: string; ok: boolean } }).redis).toEqual({ url: `redis://:***@127.0.0.1:${redis.port}`, ok: true });
+      expect(status.stdout + status.stderr).not.toContain(password);
     } finally {
       await redis.stop();
     }
