@@ -10,7 +10,10 @@ import { pino } from 'pino';
 import { describe, expect, inject, it } from 'vitest';
 import { connectRedis, closeRedis, pingWithoutCredentials } from '../redis/connect.ts';
 import { endpointOptions, parseRedisUrl, type RedisEndpoint } from '../redis/connection-options.ts';
+import type { FleetSource } from '../local-hub/watch/fleet.ts';
+import { openServices } from '../services/composition.ts';
 import { loadWarrenConfig } from '../services/config.ts';
+import { REDACTED } from '../services/redact.ts';
 import { inlineCredentialsProblem } from '../services/redis-credentials.ts';
 import { redisExposure, type ExposureFacts } from '../services/redis-exposure.ts';
 import { DefinitionError } from '../store/problems.ts';
@@ -172,6 +175,37 @@ describe('connections to a Redis with requirepass', { timeout: PROCESS_TEST_MS }
       expect((JSON.parse(status.stdout) as { redis: { url: string; ok: boolean } }).redis).toEqual({ url: `redis://:***@127.0.0.1:${redis.port}`, ok: true });
       expect(status.stdout + status.stderr).not.toContain(password);
     } finally {
+      await redis.stop();
+    }
+  });
+
+  it('an ACL user in REDIS_URL (redis://user:password@host:port) logs in; the daemon\'s services know the password as a secret', async () => {
+    const password = `pw-${randomBytes(8).toString('hex')}`;
+    const aclPassword = `acl-${randomBytes(8).toString('hex')}`;
+    const redis = await startPrivateRedis({ password });
+    const admin = connectRedis(redis.url, 'producer', pino({ level: 'silent' }));
+    try {
+      await admin.call('ACL', 'SETUSER', 'warren', 'on', `>${aclPassword}`, '~*', '&*', '+@all');
+      const url = `redis://warren:${aclPassword}@127.0.0.1:${redis.port}`;
+      const conn = connectRedis(url, 'producer', pino({ level: 'silent' }));
+      expect(await conn.call('ACL', 'WHOAMI')).toBe('warren');
+      await closeRedis(conn);
+      // The password from redis.password_env, redacted wherever the daemon's services write or log.
+      const base = dir();
+      const file = configFile(`redis: {url: "${redis.plainUrl}", password_env: TEST_REDIS_PW, prefix: redis-auth-secret}\nhub: {embedded: true, db: ":memory:", port: 0}\nstore: {path: "${base}"}\nmemory: {store: "${join(base, 'memory.sqlite')}"}\n`);
+      const config = loadWarrenConfig(file, { TEST_REDIS_PW: password });
+      let redactLine: ((line: string) => string) | undefined;
+      const fleet: FleetSource = { agents: () => Promise.resolve([]), setPaused: () => Promise.resolve() };
+      const services = await openServices(config, { PATH: process.env.PATH, TEST_REDIS_PW: password }, { name: 'daemon', logger: pino({ level: 'silent' }), runsActivations: false, agents: { get: () => undefined }, fleet, redactLogs: (redact) => (redactLine = redact) });
+      try {
+        expect(await services.redis.ping()).toBe('PONG');
+        expect(services.redactor.redact(`pw ${password}`)).toBe(`pw ${REDACTED}`);
+        expect(redactLine?.(`pw ${password}`)).toBe(`pw ${REDACTED}`);
+      } finally {
+        await services.close();
+      }
+    } finally {
+      await closeRedis(admin);
       await redis.stop();
     }
   });
