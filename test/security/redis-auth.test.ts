@@ -6,8 +6,9 @@
 //
 // On main before this change the daemon started CLI agents beside any Redis: the last test below (the documented
 // opt-out, which keeps main's behaviour) shows the attack then works, and the second one failed there (no refusal).
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
+import { once } from 'node:events';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -170,5 +171,25 @@ describe('Redis as the control plane, against a CLI agent run as its own user', 
     });
     expect(r.status).toBe(1);
     expect(r.stderr).toMatch(/agent coder cannot run: Redis at redis:\/\/127\.0\.0\.1:\d+\/? answers without credentials/);
+  });
+
+  it('a Unix socket the agent\'s user can open is as open as TCP; one in a folder only root can pass is not', async () => {
+    const runningAgents = async (w: World): Promise<string[]> => (JSON.parse(await w.daemon.waitForLine(/warren is running/)) as { agents: string[] }).agents;
+    for (const [folderMode, refused] of [[0o755, true], [0o700, false]] as const) {
+      const folder = mkdtempSync(join(tmpdir(), 'warren-redis-sock-'));
+      chmodSync(folder, folderMode);
+      const socket = join(folder, 'redis.sock');
+      const server = spawn('redis-server', ['--port', '0', '--unixsocket', socket, '--unixsocketperm', '777', '--save', '', '--dir', folder], { stdio: 'ignore' });
+      cleanups.push(async () => {
+        server.kill('SIGKILL');
+        await once(server, 'exit');
+      });
+      await waitFor('the socket', () => existsSync(socket) || undefined, PROCESS_START_MS);
+      const w = await world({ yamlUrl: `unix://${socket}`, env: {} });
+      const agents = await runningAgents(w);
+      expect(agents.includes('coder'), `folder mode ${folderMode.toString(8)}`).toBe(!refused);
+      expect(agents).toContain('greeter');
+      expect(w.daemon.lines.some((l) => l.includes('agent coder skipped: Redis at unix://'))).toBe(refused);
+    }
   });
 });
