@@ -1,32 +1,29 @@
 // Redis connections as BullMQ wants them: workers block (no per-request retry limit), producers fail fast.
 // One Redis (`redis.url`) or a Redis Cluster (`redis.cluster`: some of its nodes; ioredis finds the rest).
+import { readFileSync } from 'node:fs';
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import { pino, type Logger } from 'pino';
+import { endpointOptions, redactedUrl, type RedisTarget } from './connection-options.ts';
 import type { RedisClient } from './scripts.ts';
 
-/** Where Redis is: warren.yaml's `redis` (a URL alone is a single Redis). */
-export type RedisTarget = string | { url: string; cluster?: readonly string[] | undefined };
+export type { RedisTarget } from './connection-options.ts';
 
 /** Keep reconnecting with a capped delay: a Redis restart must not need a daemon restart. */
 const reconnectDelay = (times: number): number => Math.min(times * 200, 5_000);
 
-/** The cluster nodes' URLs as ioredis takes them: hosts and ports, and the credentials and TLS of the first. */
-function clusterNodes(urls: readonly string[]): { nodes: Array<{ host: string; port: number }>; auth: RedisOptions } {
-  const parsed = urls.map((u) => new URL(u));
-  const first = parsed[0]!;
-  const auth: RedisOptions = {};
-  if (first.username) auth.username = decodeURIComponent(first.username);
-  if (first.password) auth.password = decodeURIComponent(first.password);
-  if (first.protocol === 'rediss:') auth.tls = {};
-  return { nodes: parsed.map((u) => ({ host: u.hostname, port: Number(u.port || 6379) })), auth };
-}
+const readTlsFile = (path: string): string => readFileSync(path, 'utf8');
 
-/** The one place that decides between a single Redis and a cluster: `node` applies to each connection, `cluster` to the whole. */
-function openClient(target: RedisTarget, node: RedisOptions, cluster: ClusterOptions): RedisClient {
+/**
+ * The one place that decides between a single Redis and a cluster: `node` applies to each connection, `cluster` to
+ * the whole. Credentials and TLS come from the URL or warren.yaml (redis/connection-options.ts); on a cluster from the
+ * first node's URL, for every node. `withCredentials: false` is the start check's client that has none.
+ */
+function openClient(target: RedisTarget, node: RedisOptions, cluster: ClusterOptions, withCredentials = true): RedisClient {
   const nodes = typeof target === 'string' ? undefined : target.cluster;
-  if (!nodes) return new Redis(typeof target === 'string' ? target : target.url, node);
-  const { nodes: seeds, auth } = clusterNodes(nodes);
-  return new Cluster(seeds, { ...cluster, redisOptions: { ...auth, ...node } });
+  if (!nodes) return new Redis({ ...endpointOptions(target, typeof target === 'string' ? target : target.url, readTlsFile, withCredentials), ...node });
+  const seeds = nodes.map((u) => endpointOptions(target, u, readTlsFile, withCredentials));
+  const { host: _h, port: _p, path: _s, db: _d, ...auth } = seeds[0]!;
+  return new Cluster(seeds.map((s) => ({ host: s.host!, port: s.port! })), { ...cluster, redisOptions: { ...auth, ...node } });
 }
 
 export function connectRedis(target: RedisTarget, role: 'worker' | 'producer', logger: Logger): RedisClient {
@@ -136,19 +133,39 @@ export async function openCheckedRedis(target: RedisTarget, timeoutMs = 3_000): 
   return conn;
 }
 
-/** Where Redis is, for logs and messages: the URL, or `cluster <node>,…`, without passwords. */
-export function describeRedis(target: RedisTarget): string {
-  if (typeof target === 'string') return redactUrl(target);
-  return target.cluster ? `cluster ${target.cluster.map(redactUrl).join(',')}` : redactUrl(target.url);
+/** What Redis answers a client without credentials: a PING answered, refused (NOAUTH), or no answer at all. */
+export type CredentiallessAnswer = { kind: 'answers' } | { kind: 'refuses'; reply: string } | { kind: 'unreachable'; reason: string };
+
+/**
+ * Asks Redis, as a client holding none of warren's credentials (as an agent's user would be), for a PING: Redis
+ * without requirepass or ACLs answers it. On a cluster each listed node is asked; any that answers counts.
+ */
+export async function pingWithoutCredentials(target: RedisTarget, timeoutMs = 3_000): Promise<CredentiallessAnswer> {
+  const urls = typeof target === 'string' ? [target] : (target.cluster ?? [target.url]);
+  let last: CredentiallessAnswer = { kind: 'unreachable', reason: 'no node listed' };
+  for (const url of urls) {
+    // A plain connection to the node even on a cluster: a cluster client would stop at CLUSTER SLOTS.
+    const conn = new Redis({ ...endpointOptions(typeof target === 'string' ? target : { ...target, cluster: undefined }, url, readTlsFile, false), lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: timeoutMs });
+    let lastError: string | undefined;
+    conn.on('error', (err: Error) => (lastError = err.message));
+    try {
+      await conn.connect();
+      await conn.ping();
+      return { kind: 'answers' };
+    } catch (err) {
+      // ioredis's ready check may meet the NOAUTH first: then it is the connection's error, not the PING's.
+      const message = [err instanceof Error ? err.message : String(err), lastError].find((m) => m !== undefined && /NOAUTH|WRONGPASS|NOPERM|Authentication required/i.test(m));
+      if (message !== undefined) last = { kind: 'refuses', reply: message };
+      else if (last.kind === 'unreachable') last = { kind: 'unreachable', reason: lastError ?? (err instanceof Error ? err.message : String(err)) };
+    } finally {
+      conn.disconnect();
+    }
+  }
+  return last;
 }
 
-/** A Redis URL may hold a password; logs get it without. */
-export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return '<invalid url>';
-  }
+/** Where Redis is, for logs and messages: the URL, or `cluster <node>,…`, without passwords. */
+export function describeRedis(target: RedisTarget): string {
+  if (typeof target === 'string') return redactedUrl(target);
+  return target.cluster ? `cluster ${target.cluster.map(redactedUrl).join(',')}` : redactedUrl(target.url);
 }

@@ -231,7 +231,20 @@ async function closedWithin(c: Closer): Promise<unknown> {
  * value of a secret file.
  */
 function redactorFor(config: WarrenConfig, env: NodeJS.ProcessEnv, secrets: SecretSource, adminKey: string | undefined, agents: readonly AgentDefinition[]): Redactor {
-  return new Redactor([...namedSecrets(config, env, secrets, agents), ...(adminKey ? [adminKey] : []), ...secrets.fileValues()]);
+  return new Redactor([...namedSecrets(config, env, secrets, agents), ...(adminKey ? [adminKey] : []), ...secrets.fileValues(), ...redisPasswords(config.redis)]);
+}
+
+/** The Redis password, from warren.yaml's password_env / password_file or inside a URL: never to be logged or posted. */
+function redisPasswords(redis: WarrenConfig['redis']): string[] {
+  const inUrls = [redis.url, ...(redis.cluster ?? [])].flatMap((u) => {
+    try {
+      const p = new URL(u).password;
+      return p ? [decodeURIComponent(p)] : [];
+    } catch {
+      return [];
+    }
+  });
+  return [...new Set([...(redis.password ? [redis.password] : []), ...inUrls])];
 }
 
 function namedSecrets(config: WarrenConfig, env: NodeJS.ProcessEnv, secrets: SecretSource, agents: readonly AgentDefinition[]): string[] {
@@ -351,6 +364,10 @@ async function openDaemon(config: WarrenConfig, env: NodeJS.ProcessEnv, role: Da
   // Late-bound like the agents: the counters are read only as activations run.
   const context = runtime.contextSources(config, env, (agent) => agentState.contributionsToday(agent));
   const { startCliIsolation } = await import('./cli-isolation.ts');
+  const runAs = role.runsActivations ? await startCliIsolation(config, secrets, logger) : undefined;
+  // CLI agents as their own users are kept from the daemon's secrets; they must not reach an open Redis either.
+  const { checkRedisExposure } = await import('./redis-exposure.ts');
+  const cliRefused = runAs ? await checkRedisExposure(config, runAs.base, logger) : undefined;
   const executors = runtime.buildExecutors({
     config,
     env,
@@ -359,9 +376,10 @@ async function openDaemon(config: WarrenConfig, env: NodeJS.ProcessEnv, role: Da
     agents: role.agents,
     writes,
     secret: (name) => secrets.get(name),
-    runAs: role.runsActivations ? await startCliIsolation(config, secrets, logger) : undefined,
+    runAs,
     memory,
     logger,
+    cliRefused,
   });
   const { openStore } = await import('./open-store.ts');
   const store = openStore(config.store, env);
@@ -414,6 +432,10 @@ async function openRun(config: WarrenConfig, env: NodeJS.ProcessEnv, role: RunRo
   const counters = hub ? redisCounters(config) : undefined;
   if (counters) opened.add('counters connection', 'connections', QUICK_CLOSE_MS, counters.close);
   const { startCliIsolation } = await import('./cli-isolation.ts');
+  const runAs = await startCliIsolation(config, secrets, logger);
+  // With --post the run's writes are held to limits kept in Redis: a CLI agent must not be able to rewrite them.
+  const { checkRedisExposure } = await import('./redis-exposure.ts');
+  const cliRefused = runAs && role.post ? await checkRedisExposure(config, runAs.base, logger) : undefined;
   const executors = runtime.buildExecutors({
     config,
     env,
@@ -422,7 +444,8 @@ async function openRun(config: WarrenConfig, env: NodeJS.ProcessEnv, role: RunRo
     agents: { get: (name) => role.agents.find((a) => a.name === name) },
     writes: writes?.allowance,
     secret: (name) => secrets.get(name),
-    runAs: await startCliIsolation(config, secrets, logger),
+    runAs,
+    cliRefused,
     memory,
     logger,
     llm: {

@@ -9,6 +9,7 @@ import { parseS3Url } from '../store/s3-location.ts';
 import { validateYaml } from '../store/yaml-validate.ts';
 import { isPostgresUrl } from '../memory/store-location.ts';
 import { keyPrefix } from '../redis/keys.ts';
+import { refuseReadableInlineCredentials, resolveRedisCredentials } from './redis-credentials.ts';
 import type { BudgetConfig } from '../local-hub/budget-rules.ts';
 
 const durationMs = z.union([z.string(), z.number()]).transform((v, ctx) => {
@@ -67,8 +68,30 @@ export const WarrenConfigSchema = z.strictObject({
       cluster: z.array(z.url({ protocol: /^rediss?$/, error: 'expected a redis:// or rediss:// URL of a cluster node' })).min(1).optional(),
       /** Every key starts with it; on a cluster it is used as a hash tag (`{warren}`), see redis/keys.ts. */
       prefix: z.string().min(1).default('warren'),
+      // Credentials and TLS (README: Security model): CLI agents must not reach a Redis that takes commands without them.
+      /** The ACL user warren logs in as (Redis 6+); without it, `default`. */
+      username: z.string().min(1).optional(),
+      /** NAME of the variable holding the Redis password (NAME_FILE and secrets.dir work as for every secret). */
+      password_env: envName.optional(),
+      /** A file holding the Redis password (relative to warren.yaml); readable by the daemon's user only. */
+      password_file: z.string().min(1).optional(),
+      /** Refused: a password in warren.yaml is one more copy for anyone who can read the file. */
+      password: z.unknown().refine(() => false, 'a Redis password is not written in warren.yaml: name its variable (redis.password_env) or its file (redis.password_file)').optional(),
+      /** TLS to Redis (also on with a rediss:// URL): files relative to warren.yaml. */
+      tls: z
+        .strictObject({
+          ca_file: z.string().min(1).optional(),
+          cert_file: z.string().min(1).optional(),
+          key_file: z.string().min(1).optional(),
+          servername: z.string().min(1).optional(),
+          reject_unauthorized: z.boolean().optional(),
+        })
+        .optional(),
+      /** Run CLI agents as their own users even when Redis answers without credentials (single-user development only). */
+      allow_unauthenticated: z.boolean().default(false),
     })
-    .transform((r) => ({ ...r, prefix: keyPrefix(r.prefix, r.cluster !== undefined) }))
+    // `password` is filled at load from password_env / password_file (services/redis-credentials.ts), never from the file.
+    .transform(({ password: _never, ...r }) => ({ ...r, prefix: keyPrefix(r.prefix, r.cluster !== undefined), password: undefined as string | undefined }))
     .prefault({}),
   store: z
     .strictObject({
@@ -263,7 +286,7 @@ export function hubBudget(b: WarrenConfig['budget']): BudgetConfig {
 
 /**
  * Loads warren.yaml (paths in it are relative to the file), then applies the environment overrides
- * REDIS_URL, WARREN_STORE, WARREN_HUB_PORT, WARREN_HUB_HOST, WARREN_HUB_EMBEDDED, WARREN_HUB_URL, WARREN_HUB_WATCH, WARREN_HUB_WATCH_NETWORKS, WARREN_METRICS_HOST and WARREN_METRICS_PORT. A missing file means all defaults.
+ * REDIS_URL, WARREN_ALLOW_OPEN_REDIS, WARREN_STORE, WARREN_HUB_PORT, WARREN_HUB_HOST, WARREN_HUB_EMBEDDED, WARREN_HUB_URL, WARREN_HUB_WATCH, WARREN_HUB_WATCH_NETWORKS, WARREN_METRICS_HOST and WARREN_METRICS_PORT. A missing file means all defaults.
  */
 export function loadWarrenConfig(file: string | undefined, env: NodeJS.ProcessEnv = process.env): WarrenConfig {
   let config: WarrenConfig;
@@ -284,7 +307,11 @@ export function loadWarrenConfig(file: string | undefined, env: NodeJS.ProcessEn
   if (config.secrets.dir !== undefined) config.secrets.dir = resolve(base, config.secrets.dir);
   if (config.hub.db !== ':memory:') config.hub.db = resolve(base, config.hub.db);
   if (!isPostgresUrl(config.memory.store) && config.memory.store !== ':memory:') config.memory.store = resolve(base, config.memory.store);
+  // Before REDIS_URL: a password in the file's URL is judged by the file's mode; one in the environment is not.
+  refuseReadableInlineCredentials(file, config.redis);
   if (env.REDIS_URL) config.redis.url = env.REDIS_URL;
+  if (env.WARREN_ALLOW_OPEN_REDIS) config.redis.allow_unauthenticated = /^(1|true|yes)$/i.test(env.WARREN_ALLOW_OPEN_REDIS);
+  resolveRedisCredentials(config, base, env);
   if (env.WARREN_STORE) {
     // One variable for where the definitions are: a folder, or an s3:// bucket and prefix.
     if (env.WARREN_STORE.startsWith('s3://')) {

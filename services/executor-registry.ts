@@ -8,10 +8,13 @@ import type { AgentDefinition } from '../store/definition.ts';
 export class ExecutorRegistry {
   readonly #llm: LlmExecutor;
   readonly #cli: ReadonlyMap<string, CliExecutor>;
+  /** Why no CLI agent may run in this process (services/redis-exposure.ts); undefined: they may. */
+  readonly #cliRefused: string | undefined;
 
-  constructor(llm: LlmExecutor, cli: readonly CliExecutor[] = []) {
+  constructor(llm: LlmExecutor, cli: readonly CliExecutor[] = [], cliRefused?: string) {
     this.#llm = llm;
     this.#cli = new Map(cli.map((e) => [e.type, e]));
+    this.#cliRefused = cliRefused;
   }
 
   /** The CLI executors of this build (`warren doctor` checks their binaries and versions). */
@@ -31,6 +34,8 @@ export class ExecutorRegistry {
     const executor = type === 'llm' ? this.#llm : this.#cli.get(type);
     if (!executor) return { unavailable: `executor "${type}" is not available in this build of warren yet` };
     const missing = executor.missingRequirement(def);
-    return missing ? { unavailable: missing } : { executor };
+    if (missing) return { unavailable: missing };
+    // After the agent's own requirements: a CLI that is not installed is said as such, whatever Redis is.
+    return type !== 'llm' && this.#cliRefused !== undefined ? { unavailable: this.#cliRefused } : { executor };
   }
 }

@@ -85,6 +85,8 @@ export interface ExecutorsOptions {
   memory?: AgentMemory;
   /** Where a switch that changes every agent's behaviour (WARREN_MOCK_RESPONSES) is announced. */
   logger?: Logger;
+  /** Why CLI agents may not run here (an open Redis beside them, services/redis-exposure.ts); they are then skipped. */
+  cliRefused?: string;
 }
 
 /** The executor registry: the in-process loop and the four CLIs, with warren.yaml's `executors` settings. */
@@ -122,6 +124,7 @@ export function buildExecutors(opts: ExecutorsOptions): ExecutorRegistry {
       hubMcp: opts.hubMcp,
       runAs: opts.runAs,
     }),
+    opts.cliRefused,
   );
 }
 

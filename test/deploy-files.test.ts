@@ -17,6 +17,8 @@ interface Service {
   networks?: string[];
   environment?: Record<string, string>;
   healthcheck?: { test: string[] };
+  init?: boolean;
+  entrypoint?: string[];
 }
 interface Compose { services: Record<string, Service>; volumes?: Record<string, unknown>; networks?: Record<string, { ipam?: { config?: Array<{ subnet: string; gateway: string }> } }> }
 
@@ -82,7 +84,7 @@ describe('deployment files', () => {
       for (const p of s.ports ?? []) expect(p, `${name} publishes ${p}`).toMatch(/^127\.0\.0\.1:\d+:\d+$/);
     }
     const { warren, hub, definitions } = doc.services;
-    expect(warren?.environment?.REDIS_URL).toBe('redis://redis:6379');
+    expect(warren?.environment?.REDIS_URL).toBe('redis://:${REDIS_PASSWORD:?set REDIS_PASSWORD}@redis:6379');
     expect(hub?.command?.[0]).toBe('hub');
     // warren reads its agents from the bucket the one-shot service fills, after it finished.
     expect(warren?.environment?.WARREN_STORE).toBe('s3://warren/defs');
@@ -94,6 +96,35 @@ describe('deployment files', () => {
     expect(warren?.environment?.WARREN_METRICS_HOST).toBe('0.0.0.0');
     expect(warren?.ports).toContain('127.0.0.1:9464:9464');
     expect(hub?.ports).toContain('127.0.0.1:7070:7070');
+  });
+
+  it('docker-compose.yml: Redis requires a password that warren has, memory in a volume, images pinned, an init as PID 1', () => {
+    const doc = compose();
+    const { redis, warren, hub } = doc.services;
+    // Redis: requirepass from REDIS_PASSWORD (compose refuses to start without it), never on a command line.
+    expect(redis?.environment?.REDIS_PASSWORD).toBe('${REDIS_PASSWORD:?set REDIS_PASSWORD}');
+    const start = String(redis?.command);
+    expect(start).toContain(`printf 'requirepass %s\\n' "$$REDIS_PASSWORD" > /tmp/redis.conf`);
+    expect(start).toMatch(/exec redis-server \/tmp\/redis\.conf /);
+    expect(start).not.toMatch(/--requirepass/);
+    expect(redis?.healthcheck?.test.join(' ')).toContain('REDISCLI_AUTH="$$REDIS_PASSWORD" redis-cli ping');
+    // warren logs in with the same password (REDIS_URL in its environment; warren.yaml holds none) and, as
+    // compose interpolates it, a client without it gets NOAUTH. The URL is one warren reads.
+    const url = warren!.environment!.REDIS_URL!.replace('${REDIS_PASSWORD:?set REDIS_PASSWORD}', 'abc123');
+    expect(loadWarrenConfig(undefined, { REDIS_URL: url }).redis.url).toBe('redis://:abc123@redis:6379');
+    // Hub and agent memory in named volumes: recreating a container keeps them.
+    expect(warren?.volumes).toContain('warren-data:/app/data');
+    expect(hub?.volumes).toContain('hub-data:/app/data');
+    expect(WarrenConfigSchema.parse({}).memory.store).toBe('./data/memory.sqlite');
+    // Exact image versions, nothing floating.
+    for (const [name, svc] of Object.entries(doc.services)) {
+      if (!svc.image) continue;
+      expect(svc.image, `${name}'s image`).not.toMatch(/:latest$|^[^:]+$/);
+      expect(svc.image, `${name}'s image`).toMatch(/:(\d+\.\d+\.\d+-alpine|RELEASE\.\d{4}-\d\d-\d\dT[\d-]+Z)$/);
+    }
+    // tini as PID 1 where processes are started (CLI agents and their children under warren).
+    expect(warren?.init).toBe(true);
+    expect(hub?.init).toBe(true);
   });
 
   it('the hub trusts exactly the compose network’s gateway for the watch page, through warren.yaml’s env knob', () => {
@@ -117,8 +148,11 @@ describe('deployment files', () => {
 
   it('the Dockerfile: two stages, production dependencies only, the CLIs behind a build argument', () => {
     const text = readFileSync('Dockerfile', 'utf8');
-    expect(text.match(/^FROM node:24-slim/gm)).toHaveLength(2);
-    expect(text).toMatch(/^FROM node:24-slim AS deps$/m);
+    // The base image is the exact Node the project pins (package-lock.json's `node`), not a floating tag.
+    const lock = JSON.parse(readFileSync('package-lock.json', 'utf8')) as { packages: Record<string, { version: string }> };
+    const node = lock.packages['node_modules/node']!.version;
+    expect(node).toMatch(/^24\.\d+\.\d+$/);
+    expect(text.match(/^FROM node:.*$/gm)).toEqual([`FROM node:${node}-slim AS deps`, `FROM node:${node}-slim`]);
     expect(text).toMatch(/RUN npm ci --omit=dev/);
     expect(text).toMatch(/COPY --from=deps \/app\/node_modules \.\/node_modules/);
     expect(text).toMatch(/^ARG WITH_CLIS=false$/m);

@@ -208,7 +208,8 @@ describe('warren run of a CLI agent', () => {
     openai.reset();
     await hubCaller(hub.url).post('/agents/register', hub.adminKey, { name: 'claude-code-example' }).catch(() => undefined);
     const { config, path } = setup();
-    const withHub = { ...env(path), WARREN_HUB_URL: hub.url, WARREN_HUB_ADMIN_KEY: hub.adminKey, REDIS_URL: inject('redisUrl') };
+    // The suite's Redis takes no password: a CLI agent runs beside it with --post only by the opt-out.
+    const withHub = { ...env(path), WARREN_HUB_URL: hub.url, WARREN_HUB_ADMIN_KEY: hub.adminKey, REDIS_URL: inject('redisUrl'), WARREN_ALLOW_OPEN_REDIS: '1' };
     const r = await warren(['run', 'claude-code-example', '--prompt', 'hi', '--config', config, '--json', '--post'], withHub);
     expect(r.status, r.stderr).toBe(0);
     expect(r.stderr).not.toMatch(/unavailable/);

@@ -57,7 +57,9 @@ export async function startHarness(opts: {
   const prefix = `warren-test-${randomUUID().slice(0, 8)}`;
   const config = WarrenConfigSchema.parse({
     hub: { url: hub.url, embedded: false },
-    redis: { url: opts.redisUrl, cluster: opts.redisCluster, prefix },
+    // The suite's private Redis takes no password: CLI agents run beside it by the documented opt-out
+    // (test/security/redis-auth.test.ts is where the start check itself is tested, opt-out off).
+    redis: { url: opts.redisUrl, cluster: opts.redisCluster, prefix, allow_unauthenticated: true },
     store: { path: opts.agentsDir },
     scheduler: { poll_interval: '50ms' },
     workers: { concurrency: 4, shutdown_grace: '2s' },

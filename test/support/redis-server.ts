@@ -8,7 +8,10 @@ import { join } from 'node:path';
 import { freePort } from './free-port.ts';
 
 export interface PrivateRedis {
+  /** With the password when the server has one (`redis://:password@127.0.0.1:port`). */
   readonly url: string;
+  /** The same address without credentials: what a client that has none (an agent's user) would use. */
+  readonly plainUrl: string;
   readonly port: number;
   /** SIGKILL the server (a fault); `start()` brings it back on the same port and dir. */
   kill(): Promise<void>;
@@ -20,7 +23,7 @@ export function redisServerAvailable(): boolean {
   return spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status === 0;
 }
 
-export async function startPrivateRedis(opts: { appendonly?: boolean } = {}): Promise<PrivateRedis> {
+export async function startPrivateRedis(opts: { appendonly?: boolean; /** requirepass: the server refuses clients without it (NOAUTH). */ password?: string } = {}): Promise<PrivateRedis> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'warren-redis-'));
   let child: ChildProcess | undefined;
@@ -32,6 +35,7 @@ export async function startPrivateRedis(opts: { appendonly?: boolean } = {}): Pr
         '--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '',
         // appendfsync always: a SIGKILLed server loses no acknowledged write (what the fault tests need)
         '--appendonly', opts.appendonly ? 'yes' : 'no', '--appendfsync', 'always', '--maxmemory-policy', 'noeviction',
+        ...(opts.password ? ['--requirepass', opts.password] : []),
       ],
       { stdio: 'ignore' },
     );
@@ -47,7 +51,8 @@ export async function startPrivateRedis(opts: { appendonly?: boolean } = {}): Pr
   };
   await start();
   return {
-    url: `redis://127.0.0.1:${port}`,
+    url: opts.password ? `redis://:${encodeURIComponent(opts.password)}@127.0.0.1:${port}` : `redis://127.0.0.1:${port}`,
+    plainUrl: `redis://127.0.0.1:${port}`,
     port,
     kill,
     start,

@@ -21,6 +21,8 @@ export interface DaemonSettings {
   scheduler?: string;
   /** Extra `store:` entries (YAML flow map text), e.g. `watch: false`. */
   store?: string;
+  /** Extra `redis:` entries (YAML flow map text), e.g. `password_env: NAME`. */
+  redis?: string;
   env?: Record<string, string>;
   /** More top-level warren.yaml sections, one per line (e.g. `executors: {cli: {…}}`). */
   sections?: string[];
@@ -49,7 +51,7 @@ export function startWarren(s: DaemonSettings): WarrenProcess {
     config,
     [
       s.hub ?? `hub: {url: "${s.hubUrl}", embedded: false}`,
-      `redis: {url: "${s.redisUrl}"${s.redisCluster ? `, cluster: [${s.redisCluster.map((u) => `"${u}"`).join(', ')}]` : ''}, prefix: ${s.prefix}}`,
+      `redis: {url: "${s.redisUrl}"${s.redisCluster ? `, cluster: [${s.redisCluster.map((u) => `"${u}"`).join(', ')}]` : ''}, prefix: ${s.prefix}${s.redis ? `, ${s.redis}` : ''}}`,
       `store: {path: "${s.agentsDir}"${s.store ? `, ${s.store}` : ''}}`,
       `scheduler: {poll_interval: 50ms, exploration_interval: 0, lease_ttl: 1s${s.scheduler ? `, ${s.scheduler}` : ''}}`,
       `workers: {concurrency: 25, lock_duration: 2s, stalled_interval: 1s${s.workers ? `, ${s.workers}` : ''}}`,
@@ -59,7 +61,8 @@ export function startWarren(s: DaemonSettings): WarrenProcess {
     ].join('\n'),
   );
   return spawnWarren(['start', '--config', config, '--role', s.role ?? 'all'], {
-    env: { ...process.env, REDIS_URL: '', WARREN_HUB_ADMIN_KEY: s.adminKey, WARREN_LOG_LEVEL: 'debug', ...s.env },
+    // WARREN_ALLOW_OPEN_REDIS: the suite's private Redis takes no password (test/security/redis-auth.test.ts clears it).
+    env: { ...process.env, REDIS_URL: '', WARREN_ALLOW_OPEN_REDIS: '1', WARREN_HUB_ADMIN_KEY: s.adminKey, WARREN_LOG_LEVEL: 'debug', ...s.env },
     config,
   });
 }
