@@ -4,6 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { authenticate, type Caller } from './auth.ts';
 import { openHubDb } from './db.ts';
+import { describeFix } from './private-files.ts';
 import { createHubEvents, type HubEvents } from './events.ts';
 import { applyFaults, type HubFaults } from './faults.ts';
 import { HttpError } from './http-error.ts';
@@ -42,7 +43,7 @@ export function createHubApp(opts: HubServerOptions = {}): HubApp {
   const adminKey = opts.adminKey ?? newAdminKey();
   const adminDigest = sha256(adminKey);
   const logger = opts.logger;
-  const db = openHubDb(opts.dbPath ?? './data/hub.sqlite');
+  const db = openHubDb(opts.dbPath ?? './data/hub.sqlite', (fix) => logger?.warn({ path: fix.path }, describeFix(fix)));
   const events = createHubEvents();
   const services = createServices(db, events, {
     budget: opts.budget ?? {},

@@ -318,6 +318,9 @@ async function openDaemon(config: WarrenConfig, env: NodeJS.ProcessEnv, role: Da
   // Late-bound like the agents: the counters are read only as activations run.
   const context = runtime.contextSources(config, env, (agent) => agentState.contributionsToday(agent));
   const { startCliIsolation } = await import('./cli-isolation.ts');
+  // Before anything runs: leftovers of a daemon killed with -9 killed, and files an older warren left open closed.
+  const runAs = role.runsActivations ? await startCliIsolation(config, secrets, logger, { sweepLeftovers: true }) : undefined;
+  if (role.runsActivations) await (await import('./private-data.ts')).closePrivateData(config, runAs !== undefined, logger);
   const executors = runtime.buildExecutors({
     config,
     env,
@@ -326,7 +329,7 @@ async function openDaemon(config: WarrenConfig, env: NodeJS.ProcessEnv, role: Da
     agents: role.agents,
     writes,
     secret: (name) => secrets.get(name),
-    runAs: role.runsActivations ? await startCliIsolation(config, secrets, logger) : undefined,
+    runAs,
     memory,
   });
   const { openStore } = await import('./open-store.ts');

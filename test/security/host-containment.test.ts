@@ -7,7 +7,7 @@
 // a kill -9 and a new start.
 import { execFile } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, inject, it } from 'vitest';
@@ -70,6 +70,7 @@ async function oldHost(): Promise<Host> {
   const other = await new CliUsers(await ensureCliUser(BASE), true).forAgent('other');
   const dirs = await ensureWorkspace(workspaces, 'other', other);
   writeFileSync(join(dirs.workspace, 'notes.md'), 'other agent only', { mode: 0o600 });
+  chownSync(join(dirs.workspace, 'notes.md'), other.uid, other.gid);
   // A workspace from before run_as: root's, open to all.
   mkdirSync(join(workspaces, 'legacy'), { mode: 0o755 });
   chmodSync(join(workspaces, 'legacy'), 0o755);
@@ -172,7 +173,8 @@ describe('what a CLI agent\'s own user can reach on the host', { timeout: PROCES
     // none is open to group or others, but the two folders agents pass through (search only).
     const passThrough = new Set([h.workspaces, join(h.workspaces, '.state')]);
     const agentOwned = (p: string): CliUser | undefined => ([['coder', coder!], ['other', h.other]] as const).find(([a]) => p.startsWith(join(h.workspaces, a)) || p.startsWith(join(h.workspaces, '.state', a)))?.[1];
-    const entries = [...walk(h.data), ...walk(h.workspaces)];
+    // The legacy agent's own files keep their modes: its folder, now 0700, is what keeps them from others.
+    const entries = [...walk(h.data), ...walk(h.workspaces)].filter((e) => !e.path.startsWith(join(h.workspaces, 'legacy', '/')));
     expect(entries.map((e) => e.path)).toContain(join(h.workspaces, 'coder', 'leftover.pid'));
     for (const e of entries) {
       const owner = agentOwned(e.path);

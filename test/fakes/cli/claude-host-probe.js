@@ -28,7 +28,7 @@ while (!existsSync('leftover.pid') && Date.now() - started < 10_000) Atomics.wai
 const leftover = Number(readFileSync('leftover.pid', 'utf8').trim());
 
 if (/\bSTAY\b/.test(task)) {
-  setInterval(() => undefined, 60_000);
+  globalThis.setInterval(() => undefined, 60_000);
 } else {
   const report = { uid: process.getuid(), probes, leftover };
   console.log(JSON.stringify({ type: 'system', subtype: 'init', claude_code_version: 'fake-probe', model: 'none', mcp_servers: [] }));

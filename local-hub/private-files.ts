@@ -1,0 +1,83 @@
+// warren's state on disk (the hub's and memory's SQLite files with their WAL/SHM/journal, the hub's lock file and
+// their folder) belongs to the daemon's user alone: a CLI agent runs as its own user on the same host
+// (executors/cli/run-as.ts), and a 0644 database would hand it every agent's notifications and memories. New files
+// and folders are made 0600/0700 whatever the umask; ones an older warren left open to others are closed at start.
+import { chmodSync, closeSync, lstatSync, mkdirSync, openSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
+import { dirname, resolve } from 'node:path';
+
+/** A mode warren changed: said at start, so an operator knows an older version left the file open. */
+export interface ModeFix {
+  path: string;
+  from: number;
+  to: number;
+}
+
+/** The files SQLite keeps beside a database; each holds the database's content as much as the file itself. */
+export const SQLITE_COMPANIONS = ['-wal', '-shm', '-journal'] as const;
+
+/** The mode `mode` becomes when only its owner may use it, or undefined when that is so already (pure). */
+export function privateMode(mode: number): number | undefined {
+  const perms = mode & 0o777;
+  return perms & 0o077 ? perms & 0o700 : undefined;
+}
+
+/**
+ * Whether warren may close the folder a data file lies in to everyone but its owner (pure): not when the file
+ * was put straight into a folder that is not warren's to close (the filesystem root, the working directory, the
+ * home folder, the temporary folder).
+ */
+export function ownsFolder(dir: string, shared: { cwd: string; home: string; tmp: string }): boolean {
+  const d = resolve(dir);
+  return d !== dirname(d) && ![shared.cwd, shared.home, shared.tmp].map((s) => resolve(s)).includes(d);
+}
+
+/** Closes an existing file or folder to others (never through a symlink); undefined when nothing changed. */
+export function makePrivate(path: string): ModeFix | undefined {
+  let st;
+  try {
+    st = lstatSync(path);
+  } catch {
+    return undefined; // not there: nothing to close
+  }
+  if (st.isSymbolicLink()) return undefined;
+  const to = privateMode(st.mode);
+  if (to === undefined) return undefined;
+  chmodSync(path, to);
+  return { path, from: st.mode & 0o777, to };
+}
+
+/** The folder, created 0700 when missing (its missing parents too) and closed to others when warren's (ownsFolder). */
+export function privateFolder(dir: string): ModeFix[] {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  if (!ownsFolder(dir, { cwd: process.cwd(), home: homedir(), tmp: tmpdir() })) return [];
+  const fix = makePrivate(dir);
+  return fix ? [fix] : [];
+}
+
+/** A file created 0600 when missing (so its first mode never depends on the umask), or closed to others. */
+export function privateFile(path: string): ModeFix[] {
+  closeSync(openSync(path, 'a', 0o600));
+  const fix = makePrivate(path);
+  return fix ? [fix] : [];
+}
+
+/**
+ * A SQLite database, its folder and its companions, private before it is opened: SQLite gives a new WAL/SHM/journal
+ * the database file's own mode, so a 0600 database keeps them 0600 too; companions left by an older warren are closed.
+ */
+export function privateSqlite(path: string): ModeFix[] {
+  return [...privateFolder(dirname(path)), ...privateFile(path), ...SQLITE_COMPANIONS.flatMap((s) => makePrivate(`${path}${s}`) ?? [])];
+}
+
+/** An existing database, its companions and its folder (when warren's) closed to others; nothing is created. */
+export function closeSqlite(path: string): ModeFix[] {
+  const dir = dirname(path);
+  const folder = ownsFolder(dir, { cwd: process.cwd(), home: homedir(), tmp: tmpdir() }) ? makePrivate(dir) : undefined;
+  return [folder, ...['', ...SQLITE_COMPANIONS].map((s) => makePrivate(`${path}${s}`))].filter((f): f is ModeFix => f !== undefined);
+}
+
+/** One line for a log: which file an older warren left open, and what it is now. */
+export function describeFix(fix: ModeFix): string {
+  return `${fix.path} was readable by other users (mode ${fix.from.toString(8)}): now ${fix.to.toString(8)}`;
+}
