@@ -33,7 +33,10 @@ export async function startCliIsolation(config: WarrenConfig, secrets: SecretSou
 
 async function sweepLeftovers(users: CliUsers, graceMs: number, logger: Logger): Promise<void> {
   for (const user of await users.all()) {
-    const { killed, survivors } = await sweepUser(user, { graceMs });
+    const { killed, survivors } = await sweepUser(user, { graceMs }).catch((err: unknown) => {
+      logger.error({ err, user: user.name }, `could not look for processes of ${user.name} left by an earlier run`);
+      return { killed: [], survivors: [] };
+    });
     if (killed.length) logger.warn({ user: user.name, killed: killed.length }, `killed processes left by an earlier run of ${user.name} (a daemon that did not stop cleanly)`);
     if (survivors.length) logger.error({ user: user.name, pids: survivors }, `processes of ${user.name} left by an earlier run are still there after ${graceMs} ms`);
   }

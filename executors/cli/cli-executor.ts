@@ -198,6 +198,7 @@ export class CliExecutor implements Executor {
     // Before the run is told ended: what its user left outside the group (setsid, a double fork) is gone too.
     const swept = await userRun?.end();
     if (swept?.killed.length) note('leftovers_killed', `${swept.killed.length} process(es) of ${swept.user} outlived the CLI: killed`);
+    if (swept?.error) note('leftovers_unchecked', `processes of ${swept.user} could not be looked for: ${swept.error}`);
     if (swept?.survivors.length) note('leftovers_survived', `${swept.survivors.length} process(es) of ${swept.user} still there after ${this.#graceMs} ms: ${swept.survivors.join(', ')}`);
     const result = parser.finish(exit);
     for (const n of parser.drainNotes()) note(n.event, n.detail);

@@ -33,6 +33,8 @@ export interface SweepResult {
   killed: number[];
   /** Still there when the grace period ran out (stuck in the kernel, or forking faster than killed). */
   survivors: number[];
+  /** The process table could not be read (no /proc): nothing was swept. */
+  error?: string;
 }
 
 export interface SweepOptions {
@@ -108,7 +110,8 @@ export async function beginUserRun(user: CliUser, graceMs: number): Promise<User
         return undefined;
       }
       active.delete(user.uid);
-      const sweep = sweepUser(user, { graceMs });
+      // A sweep that cannot look (no /proc) says so; it does not turn the run's ending into a failure.
+      const sweep = sweepUser(user, { graceMs }).catch((err: unknown): SweepResult => ({ user: user.name, killed: [], survivors: [], error: err instanceof Error ? err.message : String(err) }));
       sweeping.set(user.uid, sweep);
       try {
         return await sweep;
