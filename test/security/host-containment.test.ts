@@ -59,13 +59,12 @@ async function oldHost(): Promise<Host> {
   // Every user may pass through to what is below: only warren's own modes keep the agent out.
   chmodSync(base, 0o711);
   const data = join(base, 'data');
-  mkdirSync(data, { mode: 0o755 });
-  chmodSync(data, 0o755);
   const memoryCanary = `wcanary_${randomBytes(12).toString('hex')}`;
   const memory = new SqliteMemoryStore(join(data, 'memory.sqlite'));
   await memory.write('other', [{ key: 'k1', kind: 'note', text: `other's private note ${memoryCanary}`, createdAt: Date.now() }]);
   await memory.close();
   for (const f of readdirSync(data)) chmodSync(join(data, f), 0o644);
+  chmodSync(data, 0o755); // as an older warren made it (this one closed it as the store opened)
   const workspaces = join(base, 'workspaces');
   const other = await new CliUsers(await ensureCliUser(BASE), true).forAgent('other');
   const dirs = await ensureWorkspace(workspaces, 'other', other);
@@ -94,6 +93,8 @@ function daemonOn(h: Host): WarrenProcess {
     redisUrl,
     prefix: h.prefix,
     agentsDir: h.agentsDir,
+    // A clean shutdown gives running activations this long before it aborts them.
+    workers: 'shutdown_grace: 2s',
     hub: `hub: {embedded: true, host: 127.0.0.1, port: ${h.hubPort}, db: "${join(h.data, 'hub.sqlite')}"}`,
     env: { CODER_KEY: 'sk-ant-coder-own-key', WARREN_LOG_LEVEL: 'info' },
     sections: [
@@ -168,6 +169,10 @@ describe('what a CLI agent\'s own user can reach on the host', { timeout: PROCES
     // Listing the workspaces root is refused too: agents pass through it to their own, they do not see the others.
     expect(report.probes).toEqual(Object.fromEntries(targets.map((t) => [t, 'EACCES'])));
     expect(report.probes[join(h.data, 'memory.sqlite')]).not.toBe('read'); // the older version's 0644 file included
+    // What the older version left open was closed at start, and said.
+    for (const said of [`${h.data} was readable by other users (mode 755): now 700`, `${join(h.data, 'memory.sqlite')} was readable by other users (mode 644): now 600`, `${join(h.workspaces, 'legacy')} was readable by other users (mode 755): now 700`]) {
+      expect(daemon.lines.some((l) => l.includes(said)), said).toBe(true);
+    }
 
     // Every file and folder warren made is owned by the daemon's user (root) or, in a workspace, by the agent's;
     // none is open to group or others, but the two folders agents pass through (search only).
