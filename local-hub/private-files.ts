@@ -4,7 +4,7 @@
 // and folders are made 0600/0700 whatever the umask; ones an older warren left open to others are closed at start.
 import { chmodSync, closeSync, lstatSync, mkdirSync, openSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
-import { dirname, resolve } from 'node:path';
+import { dirname, resolve, sep } from 'node:path';
 
 /** A mode warren changed: said at start, so an operator knows an older version left the file open. */
 export interface ModeFix {
@@ -23,14 +23,25 @@ export function privateMode(mode: number): number | undefined {
 }
 
 /**
- * Whether warren may close the folder a data file lies in to everyone but its owner (pure): not when the file
- * was put straight into a folder that is not warren's to close (the filesystem root, the working directory, the
- * home folder, the temporary folder).
+ * Whether warren may close the folder a data file lies in to everyone but its owner (pure): not when that folder is,
+ * or holds, one others need (the working directory, the home folder, the temporary folder, warren's own install,
+ * which CLI agents' users run `warren mcp hub` from), nor the filesystem root.
  */
-export function ownsFolder(dir: string, shared: { cwd: string; home: string; tmp: string }): boolean {
+export function ownsFolder(dir: string, shared: { cwd: string; home: string; tmp: string; install: string }): boolean {
   const d = resolve(dir);
-  return d !== dirname(d) && ![shared.cwd, shared.home, shared.tmp].map((s) => resolve(s)).includes(d);
+  const holds = (path: string): boolean => {
+    const p = resolve(path);
+    return p === d || p.startsWith(`${d}${sep}`);
+  };
+  return d !== dirname(d) && !Object.values(shared).some(holds);
 }
+
+/** The folders ownsFolder keeps open, in this process. */
+function sharedFolders(): { cwd: string; home: string; tmp: string; install: string } {
+  return { cwd: process.cwd(), home: homedir(), tmp: tmpdir(), install: INSTALL };
+}
+
+const INSTALL = resolve(import.meta.dirname, '..');
 
 /** Closes an existing file or folder to others (never through a symlink); undefined when nothing changed. */
 export function makePrivate(path: string): ModeFix | undefined {
@@ -50,7 +61,7 @@ export function makePrivate(path: string): ModeFix | undefined {
 /** The folder, created 0700 when missing (its missing parents too) and closed to others when warren's (ownsFolder). */
 export function privateFolder(dir: string): ModeFix[] {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  if (!ownsFolder(dir, { cwd: process.cwd(), home: homedir(), tmp: tmpdir() })) return [];
+  if (!ownsFolder(dir, sharedFolders())) return [];
   const fix = makePrivate(dir);
   return fix ? [fix] : [];
 }
@@ -73,7 +84,7 @@ export function privateSqlite(path: string): ModeFix[] {
 /** An existing database, its companions and its folder (when warren's) closed to others; nothing is created. */
 export function closeSqlite(path: string): ModeFix[] {
   const dir = dirname(path);
-  const folder = ownsFolder(dir, { cwd: process.cwd(), home: homedir(), tmp: tmpdir() }) ? makePrivate(dir) : undefined;
+  const folder = ownsFolder(dir, sharedFolders()) ? makePrivate(dir) : undefined;
   return [folder, ...['', ...SQLITE_COMPANIONS].map((s) => makePrivate(`${path}${s}`))].filter((f): f is ModeFix => f !== undefined);
 }
 

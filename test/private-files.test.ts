@@ -29,12 +29,18 @@ describe('the private mode of a file or folder', () => {
     expect(privateMode(mode)).toBe(want);
   });
 
-  const shared = { cwd: '/srv/project', home: '/root', tmp: '/tmp' };
+  const shared = { cwd: '/srv/project', home: '/root', tmp: '/tmp', install: '/opt/warren' };
   it.each([
     ['/srv/project/data', true],
     ['/var/lib/warren', true],
+    ['/tmp/warren-x', true],
+    ['/opt/warren/data', true],
+    ['/srv/project-data', true],
     ['/srv/project', false],
     ['/srv/project/', false],
+    ['/srv', false], // holds the working directory
+    ['/opt/warren', false], // warren's install: agents' users run its hub MCP server from there
+    ['/opt', false],
     ['/root', false],
     ['/tmp', false],
     ['/', false],
