@@ -9,7 +9,7 @@ import type { SecretSource } from './secrets.ts';
 export interface CliIsolationStart {
   /**
    * The daemon, before it runs anything: kill what runs of a daemon that did not stop cleanly (kill -9, a crash)
-   * left under agents' users. Not `warren run`: a daemon may be running agents under them right now.
+   * left under agents' users. Not `warren run`: a one-off run sweeps its agent's user when it ends.
    */
   sweepLeftovers?: boolean;
 }

@@ -128,5 +128,8 @@ describe('data files on disk', () => {
       [join(root, '.state'), '700'],
     ]);
     expect(await closeWorkspaces(join(root, 'missing'), true)).toEqual([]);
+    // Back to run_as: the roots are opened to passing again, which closes nothing, so nothing is said.
+    expect(await closeWorkspaces(root, true)).toEqual([]);
+    expect([modeOf(root), modeOf(join(root, '.state'))]).toEqual([0o711, 0o711]);
   });
 });

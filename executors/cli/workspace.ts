@@ -61,7 +61,8 @@ export async function closeWorkspaces(root: string, isolated: boolean): Promise<
       if (fix) fixes.push(fix);
     } else if ((st.mode & 0o777) !== PASS_THROUGH) {
       await chmod(dir, PASS_THROUGH);
-      fixes.push({ path: dir, from: st.mode & 0o777, to: PASS_THROUGH });
+      // Said only when it closes something: a 0700 root opened to passing (run_as newly on) exposes nothing.
+      if (st.mode & 0o066) fixes.push({ path: dir, from: st.mode & 0o777, to: PASS_THROUGH });
     }
     for (const entry of await readdir(dir, { withFileTypes: true })) {
       if (!entry.isDirectory() || (dir === base && entry.name === '.state')) continue;
