@@ -1,9 +1,14 @@
 // Ending what a CLI agent's user left behind (executors/cli/user-sweep.ts): which processes a sweep ends, as a table
 // over process tables; the loop that kills until none is left; and when a run's end sweeps at all. The sweep against
 // a real separate user, a real daemon and a real setsid leftover is test/security/host-containment.test.ts.
-import { describe, expect, it } from 'vitest';
-import { parseProcStat, parseStatusUids, type ProcessEntry } from '../agent-loop/process-table.ts';
+import { execFile, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { afterAll, describe, expect, it } from 'vitest';
+import { parseProcStat, parseStatusUids, readProcessTable, type ProcessEntry } from '../agent-loop/process-table.ts';
+import { ensureCliUser } from '../executors/cli/run-as.ts';
 import { beginUserRun, openUserRuns, sweepTargets, sweepUser } from '../executors/cli/user-sweep.ts';
+import { waitFor } from './support/hub-api.ts';
+import { processAlive } from './support/process-group.ts';
 
 const U = 990; // the agent's uid
 const SELF = 500; // the daemon
@@ -91,5 +96,35 @@ describe('when a run\'s end sweeps its user', () => {
     // A new run after the last ended sweeps again at its end.
     const c = await beginUserRun(user, 1_000);
     expect(await c.end()).toEqual({ user: user.name, killed: [], survivors: [] });
+  });
+});
+
+describe('sweeping a real separate user', () => {
+  const name = `wsw${randomBytes(3).toString('hex')}`;
+  afterAll(async () => {
+    await new Promise((r) => execFile('pkill', ['-KILL', '-u', name], r));
+    await new Promise((r) => execFile('userdel', [name], r));
+  });
+
+  it("kills its setsid leftover and spares its process another user's live process holds", async () => {
+    expect(process.getuid?.(), 'a separate user needs a root test run, as in CI').toBe(0);
+    const user = await ensureCliUser(name);
+    const asUser = { uid: user.uid, gid: user.gid, detached: true, stdio: 'ignore' as const };
+    // A leftover: setsid forks (its caller leads a group), so the sleep is orphaned to init in a new session.
+    spawn('setsid', ['sleep', '600'], asUser).unref();
+    // Held: root's shell waits for the user's sleep (as a daemon waits for its CLI).
+    const holder = spawn('sh', ['-c', `setpriv --reuid=${user.uid} --regid=${user.gid} --clear-groups sleep 601 & wait`], { detached: true, stdio: 'ignore' });
+    const sleeps = (): ProcessEntry[] => readProcessTable().filter((p) => p.uids[0] === user.uid && p.state !== 'Z');
+    const [leftover, held] = await waitFor('both sleeps', () => {
+      const mine = sleeps();
+      const orphan = mine.find((p) => p.ppid === 1);
+      const child = mine.find((p) => p.ppid === holder.pid);
+      return orphan && child ? [orphan.pid, child.pid] : undefined;
+    });
+    const result = await sweepUser(user, { graceMs: 5_000 });
+    expect(result).toEqual({ user: name, killed: [leftover], survivors: [] });
+    await waitFor('the leftover gone', () => (processAlive(leftover!) ? undefined : true), 5_000);
+    expect(processAlive(held!)).toBe(true);
+    process.kill(-holder.pid!, 'SIGKILL');
   });
 });
