@@ -123,8 +123,8 @@ describe('sweeping a real separate user', () => {
     });
     const result = await sweepUser(user, { graceMs: 5_000 });
     expect(result).toEqual({ user: name, killed: [leftover], survivors: [] });
-    await waitFor('the leftover gone', () => (processAlive(leftover!) ? undefined : true), 5_000);
-    expect(processAlive(held!)).toBe(true);
+    await waitFor('the leftover gone', () => (processAlive(leftover) ? undefined : true), 5_000);
+    expect(processAlive(held)).toBe(true);
     process.kill(-holder.pid!, 'SIGKILL');
   });
 });
