@@ -72,8 +72,11 @@ export function buildCli(): Command {
       const { assertPortsFree, hubPort } = await import('./port-check.ts');
       await assertPortsFree([hubPort(config.hub.host, port)]);
       const { startHub } = await import('../local-hub/server.ts');
+      const { printWatchLink, watchTokenPath } = await import('../local-hub/watch/operator-token.ts');
       const hub = await startHub({
         dbPath: opts.db ?? config.hub.db,
+        watchTokenFile: watchTokenPath(opts.db ?? config.hub.db),
+        onWatchLink: (link) => printWatchLink(link),
         host: config.hub.host,
         port,
         adminKey,

@@ -60,6 +60,8 @@ export interface RunningDaemon {
   hubUrl: string;
   /** The embedded hub's admin key when this process generated it (printed at start). */
   generatedAdminKey: string | undefined;
+  /** The embedded hub's watch page operator link (`/?token=…`), when the hub runs here. */
+  watchUrl: string | undefined;
   registry: AgentRegistry;
   /** The health and metrics endpoint, when enabled. */
   metricsUrl: string | undefined;
@@ -105,6 +107,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
         if (!live.fleet) throw new Error('the daemon is still starting');
         await live.fleet.setPaused(agent, paused);
       },
+      health: async () => (await live.fleet?.health?.()) ?? { redis: null, definitions_with_errors: 0 },
     };
     // Redis first (checked), then the embedded hub, redaction, the hub, memory, the executors and the store: every
     // part an activation needs, opened the way `warren run` opens them (services/composition.ts).
@@ -175,7 +178,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     // `warren status`'s reading of every agent, for /metrics and the embedded hub's watch page.
     const statusSources: StatusSources = { redis: producerConn, prefix: config.redis.prefix, minStalenessMs: config.scheduler.min_staleness, memory: services.memoryStore };
     const agentStatuses = async (): Promise<AgentStatus[]> => (await readAgentStatuses(statusSources, registry.all())).agents;
-    live.fleet = fleetSource({ sources: statusSources, definitions: () => registry.all(), state: agentState });
+    live.fleet = fleetSource({ sources: statusSources, definitions: () => registry.all(), state: agentState, brokenDefinitions: () => registry.brokenDefinitions() });
     const metrics = new WarrenMetrics({ queueCounts: () => queue.counts(), isLeader: role === 'worker' ? undefined : () => scheduler?.isLeader ?? false, subprocesses: runningSubprocessCount, agentStatuses });
 
     if (role !== 'scheduler') {
@@ -267,7 +270,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     if (runnable.size > 0) logger.info({ role, agents: runnable.size <= 50 ? [...runnable] : runnable.size, concurrency: config.workers.concurrency }, 'warren is running');
     else logger.warn({ role, not_run: Object.fromEntries(registry.notRun()), broken: registry.brokenDefinitions() }, `warren is running, but ${nothingRunnable(registry.notRun(), registry.brokenDefinitions())}`);
 
-    return { hubUrl, generatedAdminKey: services.generatedAdminKey, registry, metricsUrl, reload: () => reloader.trigger('reload'), stop };
+    return { hubUrl, generatedAdminKey: services.generatedAdminKey, watchUrl: services.watchUrl, registry, metricsUrl, reload: () => reloader.trigger('reload'), stop };
   } catch (err) {
     await stop();
     throw err;

@@ -27,6 +27,8 @@ import { SecretSource } from './secrets.ts';
 
 /** What one agent turn uses of its process's services (activation/run-turn.ts). */
 export interface TurnServices extends ContextSources {
+  /** The process's redaction: every piece of the context passes it before a model or a CLI sees it (run-turn.ts). */
+  redact: (text: string) => string;
   /** The hub: its budget answer goes into the context, and the agent's hub tools act on it. Absent: neither. */
   hub?: HubAdapter;
   /** Agents with `memory.enabled` are reminded of what fits the task. */
@@ -107,6 +109,8 @@ export interface DaemonServices extends Bundle, TurnServices {
   hubUrl: string;
   adminKey: string | undefined;
   generatedAdminKey: string | undefined;
+  /** The embedded hub's watch page operator link (`/?token=…`; printed at start), when the hub runs here. */
+  watchUrl: string | undefined;
   redactor: Redactor;
   /** Teaches the redactor the secrets the agents name (at each reload). */
   learnSecretsOf(defs: readonly AgentDefinition[]): void;
@@ -263,12 +267,27 @@ async function openDaemon(config: WarrenConfig, env: NodeJS.ProcessEnv, role: Da
   const secrets = new SecretSource({ env, dir: config.secrets.dir });
   let adminKey = secrets.get(config.hub.admin_key_env);
   let generatedAdminKey: string | undefined;
+  let watch: { url: string; token: string } | undefined;
   const moltbook = config.hub.type === 'moltbook';
   // Checked here too: WARREN_HUB_EMBEDDED applies after warren.yaml is validated.
   if (moltbook && config.hub.embedded) throw new Error('hub.embedded serves warren\'s own hub; it cannot be combined with hub.type moltbook');
   if (config.hub.embedded) {
     const { startHub } = await import('../local-hub/server.ts');
-    const embedded = await startHub({ dbPath: config.hub.db, adminKey, host: config.hub.host, port: config.hub.port, watch: config.hub.watch, watchNetworks: config.hub.watch_networks, budget: hubBudget(config.budget), fleet: role.fleet, logger: logger.child({ component: 'hub' }) });
+    const { printWatchLink, watchTokenPath } = await import('../local-hub/watch/operator-token.ts');
+    const embedded = await startHub({
+      dbPath: config.hub.db,
+      adminKey,
+      host: config.hub.host,
+      port: config.hub.port,
+      watch: config.hub.watch,
+      watchNetworks: config.hub.watch_networks,
+      watchTokenFile: watchTokenPath(config.hub.db),
+      onWatchLink: (link) => printWatchLink(link),
+      budget: hubBudget(config.budget),
+      fleet: role.fleet,
+      logger: logger.child({ component: 'hub' }),
+    });
+    watch = { url: embedded.watchUrl, token: embedded.watchToken };
     opened.add('embedded hub', 'services', SLOW_CLOSE_MS, () => embedded.close());
     hubUrl = embedded.url;
     if (!adminKey) generatedAdminKey = embedded.adminKey;
@@ -283,6 +302,8 @@ async function openDaemon(config: WarrenConfig, env: NodeJS.ProcessEnv, role: Da
   // Moltbook has no admin key: each agent acts with its own (hub.agents).
   if (!adminKey && !moltbook) throw new Error(secrets.whyMissing(config.hub.admin_key_env) ?? `the hub's admin key is not set: export ${config.hub.admin_key_env} (or run with hub.embedded: true)`);
   const redactor = redactorFor(config, env, secrets, adminKey, []);
+  // The watch page's operator token is printed once (straight to stderr); every log line masks it.
+  if (watch) redactor.learn([watch.token]);
   role.redactLogs((line) => redactor.redact(line));
   const runtime = await import('./runtime.ts');
   const { redactingWrites } = await import('./redacting-hub.ts');
@@ -331,6 +352,7 @@ async function openDaemon(config: WarrenConfig, env: NodeJS.ProcessEnv, role: Da
     secret: (name) => secrets.get(name),
     runAs,
     memory,
+    logger,
   });
   const { openStore } = await import('./open-store.ts');
   const store = openStore(config.store, env);
@@ -344,7 +366,9 @@ async function openDaemon(config: WarrenConfig, env: NodeJS.ProcessEnv, role: Da
     hubUrl,
     adminKey,
     generatedAdminKey,
+    watchUrl: watch?.url,
     redactor,
+    redact: (text) => redactor.redact(text),
     learnSecretsOf: (defs) => redactor.learn(namedSecrets(config, env, secrets, defs)),
     writes,
     agentState,
@@ -390,6 +414,7 @@ async function openRun(config: WarrenConfig, env: NodeJS.ProcessEnv, role: RunRo
     secret: (name) => secrets.get(name),
     runAs: await startCliIsolation(config, secrets, logger),
     memory,
+    logger,
     llm: {
       // In the foreground the answer is watched as it is written; the daemon follows executors.llm.stream.
       stream: role.llm.stream,
@@ -398,7 +423,7 @@ async function openRun(config: WarrenConfig, env: NodeJS.ProcessEnv, role: RunRo
       secret: (name) => secrets.get(name) || (name === role.replayedKey ? 'replayed' : undefined),
     },
   });
-  return { ...opened.bundle(secrets), ...runtime.contextSources(config, env, counters?.usedToday), hub, memory, onWarning: role.onWarning, redactor, writes: writes?.allowance, executors };
+  return { ...opened.bundle(secrets), ...runtime.contextSources(config, env, counters?.usedToday), hub, memory, onWarning: role.onWarning, redactor, redact: (text) => redactor.redact(text), writes: writes?.allowance, executors };
 }
 
 async function openDoctor(config: WarrenConfig, env: NodeJS.ProcessEnv, opened: Opened): Promise<DoctorServices> {

@@ -203,8 +203,11 @@ export async function runAgent(agentName: string, opts: RunOptions, env: NodeJS.
     if (tracing) cleanups.push(() => tracing.shutdown());
     events.emit({ type: 'activation_start', agent: def.name, executor: def.config.type });
     const task = await runTask(def, opts, hub);
-    // --explore runs on the model the daemon would use for an exploration (brain.exploration_model when set).
-    const { result, outcome } = await runTurn(services, definitionForTrigger(def, opts.explore ? 'exploration' : 'notification'), task, ac.signal, { id: activationId, events, executor: resolved.executor });
+    // --explore runs on the model the daemon would use for an exploration (brain.exploration_model when set). A
+    // prompt comes from the operator, who may see everything the agent remembers; a post's run recalls as the
+    // daemon's run for that post's author would.
+    const operator = task.kind === 'prompt' ? { audience: { kind: 'operator' as const } } : {};
+    const { result, outcome } = await runTurn(services, definitionForTrigger(def, opts.explore ? 'exploration' : 'notification'), task, ac.signal, { id: activationId, events, executor: resolved.executor, ...operator });
     if (opts.json) {
       const record: RunRecord = {
         activation_id: activationId,

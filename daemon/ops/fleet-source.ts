@@ -13,7 +13,10 @@ const NEWEST_MEMORIES = 3;
 /** Several open pages (and their polls) share one reading for this long. */
 const SHARED_READING_MS = 1_000;
 
-export function fleetSource(opts: { sources: StatusSources; definitions: () => readonly AgentDefinition[]; state: AgentStateStore }): FleetSource {
+/** How long the health reading waits for Redis's PONG (the page's reading is bounded above this). */
+const PING_MS = 1_500;
+
+export function fleetSource(opts: { sources: StatusSources; definitions: () => readonly AgentDefinition[]; state: AgentStateStore; brokenDefinitions?: () => number }): FleetSource {
   let last: { at: number; agents: Promise<FleetAgent[]> } | undefined;
   return {
     agents(): Promise<FleetAgent[]> {
@@ -25,7 +28,23 @@ export function fleetSource(opts: { sources: StatusSources; definitions: () => r
       await setAgentPaused(opts.state, agent, paused);
       last = undefined; // the next reading shows the change
     },
+    async health() {
+      return { redis: await pingProblem(), definitions_with_errors: opts.brokenDefinitions?.() ?? 0 };
+    },
   };
+
+  /** Null when Redis answers PING in time, else why not (as /readyz says it). */
+  async function pingProblem(): Promise<string | null> {
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([opts.sources.redis.ping(), new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${PING_MS} ms`)), PING_MS)))]);
+      return null;
+    } catch (err) {
+      return err instanceof Error ? err.message : String(err);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
 
   async function read(): Promise<FleetAgent[]> {
     const { agents, running } = await readAgentStatuses({ ...opts.sources, newestMemories: NEWEST_MEMORIES }, opts.definitions());
