@@ -2,7 +2,7 @@
 // their folder) belongs to the daemon's user alone: a CLI agent runs as its own user on the same host
 // (executors/cli/run-as.ts), and a 0644 database would hand it every agent's notifications and memories. New files
 // and folders are made 0600/0700 whatever the umask; ones an older warren left open to others are closed at start.
-import { chmodSync, closeSync, lstatSync, mkdirSync, openSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, lstatSync, mkdirSync, openSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, resolve, sep } from 'node:path';
 
@@ -43,6 +43,23 @@ function sharedFolders(): { cwd: string; home: string; tmp: string; install: str
 
 const INSTALL = resolve(import.meta.dirname, '..');
 
+/**
+ * The mode of an existing data folder once others can neither list nor write it, or undefined when they cannot
+ * already (pure). Search (x) is kept: CLI agents' users may have to pass through to workspaces kept inside it;
+ * every file warren keeps there is 0600 itself. Whether they may pass is decided at daemon start (folderPassage).
+ */
+export function unlistableMode(mode: number): number | undefined {
+  const perms = mode & 0o777;
+  return perms & 0o066 ? perms & ~0o066 : undefined;
+}
+
+/** The mode of a data folder others may pass through (to workspaces inside it) or not, or undefined when it is so (pure). */
+export function passageMode(mode: number, passable: boolean): number | undefined {
+  const perms = mode & 0o777;
+  const want = passable ? perms | 0o011 : perms & ~0o011;
+  return want === perms ? undefined : want;
+}
+
 /** Closes an existing file or folder to others (never through a symlink); undefined when nothing changed. */
 export function makePrivate(path: string): ModeFix | undefined {
   let st;
@@ -58,12 +75,32 @@ export function makePrivate(path: string): ModeFix | undefined {
   return { path, from: st.mode & 0o777, to };
 }
 
-/** The folder, created 0700 when missing (its missing parents too) and closed to others when warren's (ownsFolder). */
+/** The folder, created 0700 when missing (its missing parents too), unlistable by others when warren's (ownsFolder). */
 export function privateFolder(dir: string): ModeFix[] {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  if (!ownsFolder(dir, sharedFolders())) return [];
-  const fix = makePrivate(dir);
+  const fix = makeUnlistable(dir);
   return fix ? [fix] : [];
+}
+
+/** An existing folder of warren's (ownsFolder) others can no longer list or write; undefined when nothing changed. */
+function makeUnlistable(dir: string): ModeFix | undefined {
+  if (!ownsFolder(dir, sharedFolders())) return undefined;
+  const st = lstatSync(dir, { throwIfNoEntry: false });
+  const to = st?.isDirectory() ? unlistableMode(st.mode) : undefined;
+  if (to === undefined) return undefined;
+  chmodSync(dir, to);
+  return { path: dir, from: st!.mode & 0o777, to };
+}
+
+/**
+ * A data folder of warren's made passable by others or not (daemon start: passable when CLI agents' users keep
+ * their workspaces inside it). Not said: it opens or closes no listing or file, only the way through.
+ */
+export function setFolderPassage(dir: string, passable: boolean): void {
+  if (!ownsFolder(dir, sharedFolders())) return;
+  const st = lstatSync(dir, { throwIfNoEntry: false });
+  const to = st?.isDirectory() ? passageMode(st.mode, passable) : undefined;
+  if (to !== undefined) chmodSync(dir, to);
 }
 
 /** A file created 0600 when missing (so its first mode never depends on the umask), or closed to others. */
@@ -83,8 +120,7 @@ export function privateSqlite(path: string): ModeFix[] {
 
 /** An existing database, its companions and its folder (when warren's) closed to others; nothing is created. */
 export function closeSqlite(path: string): ModeFix[] {
-  const dir = dirname(path);
-  const folder = ownsFolder(dir, sharedFolders()) ? makePrivate(dir) : undefined;
+  const folder = existsSync(dirname(path)) ? makeUnlistable(dirname(path)) : undefined;
   return [folder, ...['', ...SQLITE_COMPANIONS].map((s) => makePrivate(`${path}${s}`))].filter((f): f is ModeFix => f !== undefined);
 }
 

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { closeWorkspaces } from '../executors/cli/workspace.ts';
 import { acquireDbLock } from '../local-hub/db-lock.ts';
 import { openHubDb } from '../local-hub/db.ts';
-import { ownsFolder, privateMode, type ModeFix } from '../local-hub/private-files.ts';
+import { ownsFolder, passageMode, privateMode, setFolderPassage, unlistableMode, type ModeFix } from '../local-hub/private-files.ts';
 import { SqliteMemoryStore } from '../memory/sqlite-memory-store.ts';
 
 const modeOf = (p: string): number => statSync(p).mode & 0o777;
@@ -27,6 +27,26 @@ describe('the private mode of a file or folder', () => {
     [0o100644, 0o600], // a stat mode, file type bits and all
   ])('%o becomes %s', (mode, want) => {
     expect(privateMode(mode)).toBe(want);
+  });
+
+  it.each([
+    [0o755, 0o711],
+    [0o777, 0o711],
+    [0o750, 0o710],
+    [0o711, undefined],
+    [0o700, undefined],
+  ])('a data folder %o others may not list becomes %s', (mode, want) => {
+    expect(unlistableMode(mode)).toBe(want);
+  });
+
+  it.each([
+    [0o700, true, 0o711],
+    [0o711, true, undefined],
+    [0o711, false, 0o700],
+    [0o700, false, undefined],
+    [0o710, false, 0o700],
+  ])('a data folder %o made passable (%s) becomes %s', (mode, passable, want) => {
+    expect(passageMode(mode, passable)).toBe(want);
   });
 
   const shared = { cwd: '/srv/project', home: '/root', tmp: '/tmp', install: '/opt/warren' };
@@ -79,11 +99,11 @@ describe('data files on disk', () => {
     const fixes: ModeFix[] = [];
     openHubDb(path, (f) => fixes.push(f)).close();
     expect(fixes).toEqual([
-      { path: data, from: 0o755, to: 0o700 },
+      { path: data, from: 0o755, to: 0o711 }, // unlistable; whether others may pass is the daemon's call at start
       { path, from: 0o644, to: 0o600 },
       { path: `${path}-journal`, from: 0o644, to: 0o600 },
     ]);
-    expect([modeOf(data), modeOf(path)]).toEqual([0o700, 0o600]);
+    expect([modeOf(data), modeOf(path)]).toEqual([0o711, 0o600]);
   });
 
   it("a dead hub's 0644 lock taken over is 0600", () => {
@@ -106,7 +126,15 @@ describe('data files on disk', () => {
     const fixes: ModeFix[] = [];
     await new SqliteMemoryStore(path, (f) => fixes.push(f)).close();
     expect(fixes.map((f) => f.path)).toEqual([data, path]);
-    expect([modeOf(data), modeOf(path)]).toEqual([0o700, 0o600]);
+    expect([modeOf(data), modeOf(path)]).toEqual([0o711, 0o600]);
+    // At daemon start: passable only when agents' workspaces are inside it; a later open keeps what was decided.
+    setFolderPassage(data, false);
+    expect(modeOf(data)).toBe(0o700);
+    await new SqliteMemoryStore(path).close();
+    expect(modeOf(data)).toBe(0o700);
+    setFolderPassage(data, true);
+    await new SqliteMemoryStore(path).close();
+    expect(modeOf(data)).toBe(0o711);
   });
 
   it('workspaces an older warren left open are closed at start: passable roots for isolated agents, else private', async () => {

@@ -170,7 +170,7 @@ describe('what a CLI agent\'s own user can reach on the host', { timeout: PROCES
     expect(report.probes).toEqual(Object.fromEntries(targets.map((t) => [t, 'EACCES'])));
     expect(report.probes[join(h.data, 'memory.sqlite')]).not.toBe('read'); // the older version's 0644 file included
     // What the older version left open was closed at start, and said.
-    for (const said of [`${h.data} was readable by other users (mode 755): now 700`, `${join(h.data, 'memory.sqlite')} was readable by other users (mode 644): now 600`, `${join(h.workspaces, 'legacy')} was readable by other users (mode 755): now 700`]) {
+    for (const said of [`${h.data} was readable by other users (mode 755): now 711`, `${join(h.data, 'memory.sqlite')} was readable by other users (mode 644): now 600`, `${join(h.workspaces, 'legacy')} was readable by other users (mode 755): now 700`]) {
       expect(daemon.lines.some((l) => l.includes(said)), said).toBe(true);
     }
 
