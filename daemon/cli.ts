@@ -30,6 +30,7 @@ export function buildCli(): Command {
     .option('--seed <file>', 'load demo agents, communities and posts into the embedded hub (e.g. examples/hub-seed.yaml)')
     .option('--role <role>', 'all, scheduler or worker (scale workers out on other machines sharing Redis)', parseRole, 'all' as DaemonRole)
     .action(async (opts: { config: string; seed?: string; role: DaemonRole }) => {
+      privateUmask();
       const logger = createLogger();
       const config = loadWarrenConfig(opts.config);
       const seed = opts.seed === undefined ? undefined : (await import('../local-hub/seed.ts')).readSeedFile(opts.seed);
@@ -56,6 +57,7 @@ export function buildCli(): Command {
     .option('--fleet-daily-usd <usd>', 'all agents together, per UTC day (default: budget.fleet.daily_usd)', parseUsd)
     .option('--fleet-monthly-usd <usd>', 'all agents together, per month (default: budget.fleet.monthly_usd)', parseUsd)
     .action(async (opts: { config: string; port?: number; db?: string; seed?: string; watch?: WatchPolicy } & BudgetFlags) => {
+      privateUmask();
       const logger = createLogger();
       const config = loadWarrenConfig(opts.config);
       config.budget = withBudgetFlags(config.budget, opts);
@@ -207,6 +209,15 @@ function parsePort(v: string): number {
   const n = Number(v);
   if (!Number.isInteger(n) || n < 0 || n > 65_535) throw new InvalidArgumentError('expected a port number');
   return n;
+}
+
+/**
+ * What a daemon or hub creates is its user's alone unless made otherwise (0600 files, 0700 folders): CLI agents run
+ * as other users on the same host. The files warren keeps are given their modes explicitly too
+ * (local-hub/private-files.ts); this covers what it does not name, and is inherited by the CLIs it starts.
+ */
+function privateUmask(): void {
+  process.umask(0o077);
 }
 
 /** Runs the CLI; expected failures (bad config, unreachable services) print one clear line, not a stack. */

@@ -3,6 +3,7 @@
 import type { Logger } from 'pino';
 import type { HubMcpLauncher } from '../executors/cli/mcp.ts';
 import { runningSubprocessCount } from '../executors/cli/supervisor.ts';
+import { openUserRuns } from '../executors/cli/user-sweep.ts';
 import { ActivationQueue } from '../scheduler/activation-queue.ts';
 import { BudgetCache } from '../scheduler/budget-cache.ts';
 import { LeaderLease } from '../scheduler/lease.ts';
@@ -232,8 +233,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       });
       const grace = config.workers.shutdown_grace;
       cleanup('worker', 'work', () => worker.close(grace, WORKER_SETTLE_MS), grace + WORKER_SETTLE_MS + QUICK_STEP_MS);
-      // Aborted CLI agents get SIGTERM, and SIGKILL after kill_grace: wait for that rather than orphan them.
-      cleanup('cli subprocesses', 'clients', () => subprocessesGone(), config.executors.cli.kill_grace + 500);
+      // Aborted CLI agents get SIGTERM, and SIGKILL after kill_grace, then what their users left is swept (up to
+      // kill_grace again): wait for that rather than orphan them.
+      cleanup('cli subprocesses', 'clients', () => subprocessesGone(), 2 * config.executors.cli.kill_grace + 500);
     }
     if (role !== 'worker') {
       const leaseTtlMs = config.scheduler.lease_ttl;
@@ -296,7 +298,7 @@ export function nothingRunnable(notRun: ReadonlyMap<string, string>, broken: num
   return `no agent is runnable: ${[...agents, files].filter(Boolean).join('; ')}`;
 }
 
-/** Resolves once no CLI subprocess of this process is running (the caller bounds the wait). */
+/** Resolves once no CLI subprocess of this process is running, nor a run's sweep of its user (the caller bounds the wait). */
 async function subprocessesGone(): Promise<void> {
-  while (runningSubprocessCount() > 0) await new Promise((r) => setTimeout(r, 50));
+  while (runningSubprocessCount() > 0 || openUserRuns() > 0) await new Promise((r) => setTimeout(r, 50));
 }

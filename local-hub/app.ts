@@ -4,6 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { authenticate, type Caller } from './auth.ts';
 import { openHubDb } from './db.ts';
+import { describeFix } from './private-files.ts';
 import { createHubEvents, type HubEvents } from './events.ts';
 import { applyFaults, type HubFaults } from './faults.ts';
 import { HttpError } from './http-error.ts';
@@ -45,7 +46,7 @@ export function createHubApp(opts: HubServerOptions = {}): HubApp {
   const logger = opts.logger;
   // Before the database opens: a token file that cannot be used stops the start with nothing left open.
   const watchToken = opts.watchToken ?? (opts.watchTokenFile ? loadOrCreateWatchToken(opts.watchTokenFile) : undefined);
-  const db = openHubDb(opts.dbPath ?? './data/hub.sqlite');
+  const db = openHubDb(opts.dbPath ?? './data/hub.sqlite', (fix) => logger?.warn({ path: fix.path }, describeFix(fix)));
   const events = createHubEvents();
   const services = createServices(db, events, {
     budget: opts.budget ?? {},

@@ -6,6 +6,7 @@ import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
+import { makePrivate } from './private-files.ts';
 
 const LockSchema = z.object({ pid: z.number().int().positive(), host: z.string() });
 
@@ -38,15 +39,17 @@ export function acquireDbLock(dbPath: string): DbLock {
   // The id tells this lock from a later one written by the same pid, so a release never removes another's.
   const body = JSON.stringify({ pid: process.pid, host: hostname(), id: randomUUID() });
   if (held.has(file)) throw new HubDbLockedError(dbPath, { pid: process.pid, host: hostname() });
-  mkdirSync(dirname(file), { recursive: true });
+  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
   try {
-    writeFileSync(file, body, { flag: 'wx' });
+    // The daemon's user's alone, like the database (local-hub/private-files.ts).
+    writeFileSync(file, body, { flag: 'wx', mode: 0o600 });
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     const owner = readOwner(file);
     if (owner && ownerAlive(owner)) throw new HubDbLockedError(dbPath, owner);
-    // A dead owner's (or an unreadable) lock: take it over.
+    // A dead owner's (or an unreadable) lock: take it over (an older warren's was 0644).
     writeFileSync(file, body);
+    makePrivate(file);
   }
   held.add(file);
   const onExit = (): void => release();

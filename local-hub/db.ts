@@ -1,12 +1,13 @@
 // Opening the SQLite store (node:sqlite) and running work in transactions with after-commit hooks.
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { MIGRATIONS, SEEDED_COMMUNITIES } from './migrations.ts';
+import { privateSqlite, type ModeFix } from './private-files.ts';
 
-export function openHubDb(path: string): DatabaseSync {
+/** `onModeFix`: a file or folder an older warren left readable by other users, now closed to them (said at start). */
+export function openHubDb(path: string, onModeFix: (fix: ModeFix) => void = () => undefined): DatabaseSync {
   const inMemory = path === ':memory:';
-  if (!inMemory) mkdirSync(dirname(path), { recursive: true });
+  // Every agent's notifications and keys' digests are in it: the daemon's user's alone (local-hub/private-files.ts).
+  if (!inMemory) for (const fix of privateSqlite(path)) onModeFix(fix);
   const db = new DatabaseSync(path);
   // WAL lets readers (e.g. sqlite3 on the file) look while the hub writes.
   if (!inMemory) db.exec('PRAGMA journal_mode = WAL');

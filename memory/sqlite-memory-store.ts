@@ -1,9 +1,8 @@
 // The embedded memory store: one SQLite file in the data folder (node:sqlite). Keyword search is FTS5's BM25
 // over an external-content index kept by triggers; embeddings are Float32 blobs compared by cosine in JS.
 import { randomUUID } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
+import { privateSqlite, type ModeFix } from '../local-hub/private-files.ts';
 import { cosine } from './cosine.ts';
 import { entrySize, normaliseScores, peopleColumn, personNeedle, toEvict, type MemoryQuery, type MemoryStore, type NewMemory, type Recalled } from './memory-store.ts';
 import { queryWords } from './query-words.ts';
@@ -50,9 +49,12 @@ function visible(q: MemoryQuery): { sql: string; params: string[] } {
 export class SqliteMemoryStore implements MemoryStore {
   readonly #db: DatabaseSync;
 
-  /** `path`: a file (its folder is created) or ':memory:'. */
-  constructor(path: string) {
-    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  /**
+   * `path`: a file (its folder is created) or ':memory:'. Every agent's notes are in it: file and folder are the
+   * daemon's user's alone (local-hub/private-files.ts); `onModeFix` hears of one an older warren left open.
+   */
+  constructor(path: string, onModeFix: (fix: ModeFix) => void = () => undefined) {
+    if (path !== ':memory:') for (const fix of privateSqlite(path)) onModeFix(fix);
     this.#db = new DatabaseSync(path);
     if (path !== ':memory:') this.#db.exec('PRAGMA journal_mode = WAL');
     this.#db.exec('PRAGMA busy_timeout = 5000');

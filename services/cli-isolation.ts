@@ -2,11 +2,20 @@
 // from the daemon's secrets, and a warning for every secret file that user could still read.
 import type { Logger } from 'pino';
 import { accessProblem, cliIsolation, CliUsers, ensureCliUser, lookupUser, userCan, type CliUser } from '../executors/cli/run-as.ts';
+import { sweepUser } from '../executors/cli/user-sweep.ts';
 import type { WarrenConfig } from './config.ts';
 import type { SecretSource } from './secrets.ts';
 
+export interface CliIsolationStart {
+  /**
+   * The daemon, before it runs anything: kill what runs of a daemon that did not stop cleanly (kill -9, a crash)
+   * left under agents' users. Not `warren run`: a one-off run sweeps its agent's user when it ends.
+   */
+  sweepLeftovers?: boolean;
+}
+
 /** The users to start CLI agents as (undefined: the daemon's own), after logging what isolation there is. */
-export async function startCliIsolation(config: WarrenConfig, secrets: SecretSource, logger: Logger): Promise<CliUsers | undefined> {
+export async function startCliIsolation(config: WarrenConfig, secrets: SecretSource, logger: Logger, opts: CliIsolationStart = {}): Promise<CliUsers | undefined> {
   const { runAs, warning } = cliIsolation(config.executors.cli.run_as, process.getuid?.());
   if (warning) {
     logger.warn({ run_as: config.executors.cli.run_as }, warning);
@@ -18,7 +27,19 @@ export async function startCliIsolation(config: WarrenConfig, secrets: SecretSou
   logger.info({ run_as: users.describe() }, "CLI agents run as their own user; they cannot read the daemon's environment");
   for (const problem of secretFilesReadableBy(user, secrets)) logger.warn(problem);
   for (const problem of warrenUnreachableBy(user)) logger.warn(problem);
+  if (opts.sweepLeftovers) await sweepLeftovers(users, config.executors.cli.kill_grace, logger);
   return users;
+}
+
+async function sweepLeftovers(users: CliUsers, graceMs: number, logger: Logger): Promise<void> {
+  for (const user of await users.all()) {
+    const { killed, survivors } = await sweepUser(user, { graceMs }).catch((err: unknown) => {
+      logger.error({ err, user: user.name }, `could not look for processes of ${user.name} left by an earlier run`);
+      return { killed: [], survivors: [] };
+    });
+    if (killed.length) logger.warn({ user: user.name, killed: killed.length }, `killed processes left by an earlier run of ${user.name} (a daemon that did not stop cleanly)`);
+    if (survivors.length) logger.error({ user: user.name, pids: survivors }, `processes of ${user.name} left by an earlier run are still there after ${graceMs} ms`);
+  }
 }
 
 /** Secret files (and the secrets folder) the CLI user can read: each defeats the isolation. */
@@ -45,5 +66,5 @@ export async function describeCliIsolation(config: WarrenConfig, secrets: Secret
   if (!user) return { ok: [`CLI agents will run as ${runAs}, created by warren start (useradd --system)`], warnings: [] };
   if (user.uid === 0 || user.gid === 0) return { ok: [], warnings: [`executors.cli.run_as ${user.name} has root's ids: warren start refuses it`] };
   const who = config.executors.cli.run_as_per_agent ? `${user.name}-<agent> (one user per agent, created on first use)` : `${user.name} (uid ${user.uid})`;
-  return { ok: [`CLI agents run as ${who}; they cannot read the daemon's environment`], warnings: [...secretFilesReadableBy(user, secrets), ...warrenUnreachableBy(user)] };
+  return { ok: [`CLI agents run as ${who}; they cannot read the daemon's environment, and what they leave running is killed when their run ends`], warnings: [...secretFilesReadableBy(user, secrets), ...warrenUnreachableBy(user)] };
 }

@@ -364,7 +364,9 @@ async function openDaemon(config: WarrenConfig, env: NodeJS.ProcessEnv, role: Da
   // Late-bound like the agents: the counters are read only as activations run.
   const context = runtime.contextSources(config, env, (agent) => agentState.contributionsToday(agent));
   const { startCliIsolation } = await import('./cli-isolation.ts');
-  const runAs = role.runsActivations ? await startCliIsolation(config, secrets, logger) : undefined;
+  // Before anything runs: leftovers of a daemon killed with -9 killed, and files an older warren left open closed.
+  const runAs = role.runsActivations ? await startCliIsolation(config, secrets, logger, { sweepLeftovers: true }) : undefined;
+  if (role.runsActivations) await (await import('./private-data.ts')).closePrivateData(config, runAs !== undefined, logger);
   // CLI agents as their own users are kept from the daemon's secrets; they must not reach an open Redis either.
   const { checkRedisExposure } = await import('./redis-exposure.ts');
   const cliRefused = runAs ? await checkRedisExposure(config, runAs.base, logger) : undefined;

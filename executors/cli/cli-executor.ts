@@ -15,6 +15,7 @@ import { DEFAULT_POSTING_TOOLS, mcpServersFor, type HubMcpLauncher, type McpLaun
 import { missingKey, providerNeedsKey } from './provider-env.ts';
 import { accessProblem, CliUserError, type CliUser, type CliUsers } from './run-as.ts';
 import { supervise } from './supervisor.ts';
+import { beginUserRun, type UserRun } from './user-sweep.ts';
 import { ensureWorkspace, type AgentDirs } from './workspace.ts';
 
 export interface CliExecutorOptions {
@@ -103,17 +104,27 @@ export class CliExecutor implements Executor {
       throw err instanceof CliUserError ? new ExecutorSetupError(def.name, err.message) : err;
     });
     const release = await this.#opts.slots.acquire(input.signal);
-    const scratch = await mkdtemp(join(tmpdir(), `warren-${def.name}-`));
+    // Whatever the run leaves under its user goes when it ends, however it ends (user-sweep.ts).
+    const userRun = runAs ? await beginUserRun(runAs, this.#graceMs) : undefined;
     try {
-      if (runAs) await chown(scratch, runAs.uid, runAs.gid);
-      return await this.#run(input, scratch, runAs);
+      const scratch = await mkdtemp(join(tmpdir(), `warren-${def.name}-`));
+      try {
+        if (runAs) await chown(scratch, runAs.uid, runAs.gid);
+        return await this.#run(input, scratch, runAs, userRun);
+      } finally {
+        await rm(scratch, { recursive: true, force: true });
+      }
     } finally {
+      await userRun?.end();
       release();
-      await rm(scratch, { recursive: true, force: true });
     }
   }
 
-  async #run(input: ActivationInput, scratch: string, runAs: CliUser | undefined): Promise<ExecutorResult> {
+  get #graceMs(): number {
+    return this.#opts.graceMs ?? 5_000;
+  }
+
+  async #run(input: ActivationInput, scratch: string, runAs: CliUser | undefined, userRun: UserRun | undefined): Promise<ExecutorResult> {
     const def = input.definition;
     const dirs = await ensureWorkspace(this.#opts.workspacesRoot, def.name, runAs);
     if (runAs) {
@@ -123,7 +134,7 @@ export class CliExecutor implements Executor {
     }
     const hub = this.#opts.hubMcp?.(def, input.id, input.memoryAudience ?? GENERAL_ONLY);
     try {
-      return await this.#supervised(input, scratch, dirs, hub, runAs);
+      return await this.#supervised(input, scratch, dirs, hub, runAs, userRun);
     } finally {
       hub?.release?.(); // the hub server's credentials end with the activation
     }
@@ -137,7 +148,7 @@ export class CliExecutor implements Executor {
     this.#reachable.add(key);
   }
 
-  async #supervised(input: ActivationInput, scratch: string, dirs: AgentDirs, hub: McpLaunch | undefined, runAs: CliUser | undefined): Promise<ExecutorResult> {
+  async #supervised(input: ActivationInput, scratch: string, dirs: AgentDirs, hub: McpLaunch | undefined, runAs: CliUser | undefined, userRun: UserRun | undefined): Promise<ExecutorResult> {
     const { adapter } = this.#opts;
     const { workspace, stateDir } = dirs;
     const def = input.definition;
@@ -177,7 +188,7 @@ export class CliExecutor implements Executor {
       stdin: invocation.stdin,
       deadlineMs: def.config.behavior.max_duration,
       idleMs: this.#opts.idleMs ?? 180_000,
-      graceMs: this.#opts.graceMs ?? 5_000,
+      graceMs: this.#graceMs,
       maxLineBytes: this.#opts.maxLineBytes,
       signal: input.signal,
       onLine: (line) => {
@@ -185,6 +196,11 @@ export class CliExecutor implements Executor {
         for (const n of parser.drainNotes()) note(n.event, n.detail);
       },
     });
+    // Before the run is told ended: what its user left outside the group (setsid, a double fork) is gone too.
+    const swept = await userRun?.end();
+    if (swept?.killed.length) note('leftovers_killed', `${swept.killed.length} process(es) of ${swept.user} outlived the CLI: killed`);
+    if (swept?.error) note('leftovers_unchecked', `processes of ${swept.user} could not be looked for: ${swept.error}`);
+    if (swept?.survivors.length) note('leftovers_survived', `${swept.survivors.length} process(es) of ${swept.user} still there after ${this.#graceMs} ms: ${swept.survivors.join(', ')}`);
     const result = parser.finish(exit);
     for (const n of parser.drainNotes()) note(n.event, n.detail);
     note('exit', `${exit.signal ? `signal ${exit.signal}` : `code ${exit.code}`}${exit.stoppedBy ? `, stopped: ${exit.stoppedBy}` : ''} after ${exit.durationMs} ms`);

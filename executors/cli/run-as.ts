@@ -71,13 +71,23 @@ export class CliUsers {
   describe(): string {
     return this.#perAgent ? `one user per agent, ${this.base.name}-<agent>` : this.base.name;
   }
+
+  /**
+   * Every user CLI agents may have run as (what a daemon killed with -9 may have left processes under): each
+   * `<base>-…` user when each agent has its own, agents no longer defined included; else the base user.
+   */
+  async all(): Promise<CliUser[]> {
+    return this.#perAgent ? usersNamedLike(`${this.base.name}-`) : [this.base];
+  }
 }
 
 /** Whether CLI agents can be kept away from the daemon's secrets: only a root daemon can start them as another user. */
 export function cliIsolation(setting: string, daemonUid: number | undefined): CliIsolation {
   const exposed = "CLI agents can read the daemon's secrets: its environment (/proc/<pid>/environ, the hub admin key and every agent's key) and any secret file it can read";
-  if (setting === 'none') return { runAs: undefined, warning: `executors.cli.run_as is none, so ${exposed}. Set run_as to a user (default warren-agent) or run CLI agents in a container` };
-  if (daemonUid !== 0) return { runAs: undefined, warning: `the daemon runs as uid ${daemonUid ?? 'unknown'}, not root, so CLI agents run as the same user and ${exposed}. Run the daemon as root (CLI agents then run as executors.cli.run_as) or run CLI agents in a container` };
+  // A leftover under the daemon's own uid cannot be told from the daemon's other processes: only the group goes.
+  const leftovers = "Nor can a process a CLI agent leaves behind (setsid, a double fork) be ended with its run: only the CLI's process group is, so such a process may outlive its run and read the next one's credentials";
+  if (setting === 'none') return { runAs: undefined, warning: `executors.cli.run_as is none, so ${exposed}. ${leftovers}. Set run_as to a user (default warren-agent) or run CLI agents in a container` };
+  if (daemonUid !== 0) return { runAs: undefined, warning: `the daemon runs as uid ${daemonUid ?? 'unknown'}, not root, so CLI agents run as the same user and ${exposed}. ${leftovers}. Run the daemon as root (CLI agents then run as executors.cli.run_as) or run CLI agents in a container` };
   return { runAs: setting, warning: undefined };
 }
 
@@ -92,6 +102,22 @@ export function lookupUser(name: string): Promise<CliUser | undefined> {
       const user = { name, uid: Number(uid), gid: Number(gid) };
       if (!Number.isInteger(user.uid) || !Number.isInteger(user.gid)) return reject(new CliUserError(name, `unreadable passwd entry: ${stdout.trim()}`));
       res(user);
+    });
+  });
+}
+
+/** The users whose names start with `prefix`, from the system's user database (getent passwd, every entry). */
+export function usersNamedLike(prefix: string): Promise<CliUser[]> {
+  return new Promise((res, reject) => {
+    execFile(systemTool('getent'), ['passwd'], { timeout: 10_000, maxBuffer: 64 * 1024 * 1024 }, (err, stdout) => {
+      if (err) return reject(new CliUserError(prefix, `getent passwd failed: ${err.message}`));
+      const users = stdout
+        .split('\n')
+        .map((line) => line.split(':'))
+        .filter(([name]) => name?.startsWith(prefix))
+        .map(([name, , uid, gid]) => ({ name: name!, uid: Number(uid), gid: Number(gid) }))
+        .filter((u) => Number.isInteger(u.uid) && Number.isInteger(u.gid) && u.uid !== 0);
+      res(users);
     });
   });
 }

@@ -2,8 +2,10 @@
 // created on demand. A workspace keeps agents' files apart; when CLI agents run as their own user
 // (run-as.ts) both folders belong to that user and nobody else can read them, and the parents only let
 // that user pass through, not list them.
+import { existsSync } from 'node:fs';
 import { chmod, lchown, lstat, mkdir, readdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { makePrivate, type ModeFix } from '../../local-hub/private-files.ts';
 import { AGENT_NAME } from '../../store/agent-config.ts';
 import type { CliUser } from './run-as.ts';
 
@@ -28,11 +30,47 @@ export async function ensureWorkspace(root: string, agent: string, owner?: CliUs
   if (owner) await mkdir(dirs.home, { recursive: true, mode: 0o700 });
   if (owner) {
     // Search but not read: the CLI's user reaches its own folders without listing the other agents'.
-    await chmod(base, 0o711);
-    await chmod(stateRoot, 0o711);
+    await chmod(base, PASS_THROUGH);
+    await chmod(stateRoot, PASS_THROUGH);
     for (const dir of [dirs.workspace, dirs.stateDir, dirs.home]) await ownTree(dir, owner);
+  } else {
+    // The CLI runs as the daemon's user: no one else needs in (an older warren made them 0755).
+    for (const dir of [base, stateRoot, dirs.workspace, dirs.stateDir]) makePrivate(dir);
   }
   return dirs;
+}
+
+/** The mode of the workspaces root and `.state` when CLI agents run as their own users: others pass, not list. */
+const PASS_THROUGH = 0o711;
+
+/**
+ * At start: every agent's workspace and state folder closed to other users (an older warren left them 0755), and
+ * the two roots only passable, so an agent cannot read another's before that one's next run hands it to its
+ * owner. `isolated`: CLI agents run as their own users, who must pass through the roots.
+ */
+export async function closeWorkspaces(root: string, isolated: boolean): Promise<ModeFix[]> {
+  const base = resolve(root);
+  if (!existsSync(base)) return [];
+  const stateRoot = join(base, '.state');
+  const fixes: ModeFix[] = [];
+  for (const dir of [base, stateRoot]) {
+    const st = await lstat(dir).catch(() => undefined);
+    if (!st?.isDirectory()) continue;
+    if (!isolated) {
+      const fix = makePrivate(dir);
+      if (fix) fixes.push(fix);
+    } else if ((st.mode & 0o777) !== PASS_THROUGH) {
+      await chmod(dir, PASS_THROUGH);
+      // Said only when it closes something: a 0700 root opened to passing (run_as newly on) exposes nothing.
+      if (st.mode & 0o066) fixes.push({ path: dir, from: st.mode & 0o777, to: PASS_THROUGH });
+    }
+    for (const entry of await readdir(dir, { withFileTypes: true })) {
+      if (!entry.isDirectory() || (dir === base && entry.name === '.state')) continue;
+      const fix = makePrivate(join(dir, entry.name));
+      if (fix) fixes.push(fix);
+    }
+  }
+  return fixes;
 }
 
 /**

@@ -278,6 +278,13 @@ describe('warren doctor on CLI isolation', () => {
     expect(await doctor({ run_as: 'none' })).toEqual([{ status: 'warn', area: 'cli isolation', message: expect.stringContaining("executors.cli.run_as is none, so CLI agents can read the daemon's secrets") as unknown }]);
   });
 
+  it('says that what a CLI agent leaves running cannot be ended with its run when it runs as the daemon\'s user', async () => {
+    const [check] = await doctor({ run_as: 'none' });
+    expect(check?.message).toContain("Nor can a process a CLI agent leaves behind (setsid, a double fork) be ended with its run: only the CLI's process group is");
+    // The same words whatever makes CLI agents run as the daemon's user: a daemon that is not root.
+    expect(cliIsolation('warren-agent', 1000).warning).toContain('Nor can a process a CLI agent leaves behind');
+  });
+
   it('as root: names the user CLI agents run as, and warns about each secret file that user can read', async () => {
     expect(process.getuid?.()).toBe(0);
     const user = await ensureCliUser('warren-agent');
@@ -286,10 +293,10 @@ describe('warren doctor on CLI isolation', () => {
     writeFileSync(join(dir, 'TIGHT'), 'tight-value-123456', { mode: 0o600 });
     writeFileSync(join(dir, 'LOOSE'), 'loose-value-123456', { mode: 0o644 });
     chmodSync(dirname(dir), 0o755);
-    expect(await doctor({}, dir)).toEqual([{ status: 'ok', area: 'cli isolation', message: "CLI agents run as warren-agent-<agent> (one user per agent, created on first use); they cannot read the daemon's environment" }]);
+    expect(await doctor({}, dir)).toEqual([{ status: 'ok', area: 'cli isolation', message: "CLI agents run as warren-agent-<agent> (one user per agent, created on first use); they cannot read the daemon's environment, and what they leave running is killed when their run ends" }]);
     chmodSync(dir, 0o755); // now the folder and LOOSE are readable by others, TIGHT is not
     expect((await doctor({ run_as_per_agent: false }, dir)).map((c) => `${c.status} ${c.message}`)).toEqual([
-      `ok CLI agents run as warren-agent (uid ${user.uid}); they cannot read the daemon's environment`,
+      `ok CLI agents run as warren-agent (uid ${user.uid}); they cannot read the daemon's environment, and what they leave running is killed when their run ends`,
       `warn secret file ${dir} is readable by warren-agent, the user CLI agents run as: make it readable by the daemon's user only (chmod 600, folder 700)`,
       `warn secret file ${join(dir, 'LOOSE')} is readable by warren-agent, the user CLI agents run as: make it readable by the daemon's user only (chmod 600, folder 700)`,
     ]);

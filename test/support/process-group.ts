@@ -1,19 +1,16 @@
-// What is left of a process group, read from /proc: tests that end a child's whole group check it is gone.
-import { readdirSync, readFileSync } from 'node:fs';
+// What is left of a process group, or of one process, read from /proc (agent-loop/process-table.ts): tests that end
+// a child's whole group, or every process of an agent's user, check it is gone.
+import { readProcess, readProcessTable } from '../../agent-loop/process-table.ts';
 
 /** Live (non-zombie) processes whose process group is `pgid`. */
 export function liveGroupMembers(pgid: number): number[] {
-  const found: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      // Fields after the parenthesised command: state, ppid, pgrp, …
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(fields[2]) === pgid && fields[0] !== 'Z') found.push(Number(entry));
-    } catch {
-      // the process ended while we looked
-    }
-  }
-  return found;
+  return readProcessTable()
+    .filter((p) => p.pgid === pgid && p.state !== 'Z')
+    .map((p) => p.pid);
+}
+
+/** Whether `pid` is a live (non-zombie) process. */
+export function processAlive(pid: number): boolean {
+  const p = readProcess(pid);
+  return p !== undefined && p.state !== 'Z';
 }
