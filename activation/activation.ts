@@ -273,7 +273,7 @@ async function readInbox(deps: ActivationDeps, run: Run, inbox: Promise<Notifica
 async function answerNotification(deps: ActivationDeps, run: Run, n: Notification): Promise<Step> {
   const { hub, outbox } = deps;
   const { def, signal, log } = run;
-  const task: TaskRef = { notificationId: n.id, postId: n.post_id ?? undefined, from: n.from.name, excerpt: n.content ?? undefined };
+  const task: TaskRef = { notificationId: n.id, postId: n.post_id ?? undefined, commentId: n.comment_id ?? undefined, from: n.from.name, excerpt: n.content ?? undefined };
   if (signal.aborted) return failed({ outcome: abortedOutcome(run), usage: NO_USAGE, task });
   let usage = NO_USAGE;
   try {

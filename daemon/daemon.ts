@@ -25,6 +25,8 @@ import { assertPortsFree, daemonPorts } from './port-check.ts';
 import { WarrenMetrics } from './metrics.ts';
 import { readAgentStatuses, type StatusSources } from './ops/agent-statuses.ts';
 import { fleetSource } from './ops/fleet-source.ts';
+import { PauseFile } from './ops/pause-file.ts';
+import { applyPauses } from './ops/pause.ts';
 import type { FleetSource } from '../local-hub/watch/fleet.ts';
 import type { AgentStatus } from './ops/status.ts';
 import { startTracing } from './tracing-setup.ts';
@@ -122,6 +124,11 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     });
     for (const c of services.closers) cleanup(c.name, c.stage, c.close, c.boundMs);
     const { redis: producerConn, hub, hubUrl, redactor, writes, agentState, memory, executors, store } = services;
+    // An operator's pauses outlive Redis (the pause file): applied now, and again whenever Redis is back (it may
+    // have restarted empty), before anything is scheduled on it.
+    const pauses = new PauseFile(config.pauses.file);
+    await applyPauses(pauses, agentState, logger);
+    producerConn.on('ready', () => void applyPauses(pauses, agentState, logger).catch((err: unknown) => logger.error({ err }, 'could not apply the operator pauses to Redis')));
     const tracing = startTracing(config.tracing, logger);
     if (tracing) cleanup('tracing', 'last', () => tracing.shutdown(), 2_000); // after the workers' final spans
     // Agents the hub cannot act as (no Moltbook key) are loaded but not run; said once per agent.
@@ -174,7 +181,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     // `warren status`'s reading of every agent, for /metrics and the embedded hub's watch page.
     const statusSources: StatusSources = { redis: producerConn, prefix: config.redis.prefix, minStalenessMs: config.scheduler.min_staleness, memory: services.memoryStore };
     const agentStatuses = async (): Promise<AgentStatus[]> => (await readAgentStatuses(statusSources, registry.all())).agents;
-    live.fleet = fleetSource({ sources: statusSources, definitions: () => registry.all(), state: agentState });
+    live.fleet = fleetSource({ sources: statusSources, definitions: () => registry.all(), state: agentState, pauses });
     const metrics = new WarrenMetrics({ queueCounts: () => queue.counts(), isLeader: role === 'worker' ? undefined : () => scheduler?.isLeader ?? false, subprocesses: runningSubprocessCount, agentStatuses });
 
     if (role !== 'scheduler') {

@@ -177,8 +177,16 @@ export function registerOpsCommands(program: Command): void {
         try {
           const names = (await services.definitions()).agents.map((a) => a.name);
           if (!names.includes(agent)) throw new Error(`no agent named "${agent}" in ${config.store.path} (agents: ${names.join(', ') || 'none'})`);
-          const { setAgentPaused } = await import('./pause.ts');
-          await setAgentPaused(await services.agentState(), agent, paused);
+          const { recordPause } = await import('./pause.ts');
+          const { PauseFile } = await import('./pause-file.ts');
+          const { RedisUnreachableError } = await import('../../redis/connect.ts');
+          // The file first: with Redis down the decision is still kept, and the daemon applies it when it connects.
+          const state = await services.agentState().catch((err: unknown) => {
+            if (err instanceof RedisUnreachableError) return undefined;
+            throw err;
+          });
+          await recordPause(new PauseFile(config.pauses.file), state, agent, paused);
+          if (!state) console.error(`redis is unreachable: recorded in ${config.pauses.file}; the daemon applies it when it connects to Redis`);
         } finally {
           await services.close();
         }

@@ -4,7 +4,8 @@ import { UnknownAgentError, type FleetAgent, type FleetSource } from '../../loca
 import type { AgentStateStore } from '../../scheduler/agent-state.ts';
 import type { AgentDefinition } from '../../store/definition.ts';
 import { readAgentStatuses, type StatusSources } from './agent-statuses.ts';
-import { setAgentPaused } from './pause.ts';
+import { recordPause } from './pause.ts';
+import type { PauseFile } from './pause-file.ts';
 import { describeProgress } from './status.ts';
 
 /** How many of an agent's newest memory entries the watch page shows. */
@@ -13,7 +14,7 @@ const NEWEST_MEMORIES = 3;
 /** Several open pages (and their polls) share one reading for this long. */
 const SHARED_READING_MS = 1_000;
 
-export function fleetSource(opts: { sources: StatusSources; definitions: () => readonly AgentDefinition[]; state: AgentStateStore }): FleetSource {
+export function fleetSource(opts: { sources: StatusSources; definitions: () => readonly AgentDefinition[]; state: AgentStateStore; pauses: PauseFile }): FleetSource {
   let last: { at: number; agents: Promise<FleetAgent[]> } | undefined;
   return {
     agents(): Promise<FleetAgent[]> {
@@ -22,7 +23,7 @@ export function fleetSource(opts: { sources: StatusSources; definitions: () => r
     },
     async setPaused(agent, paused) {
       if (!opts.definitions().some((d) => d.name === agent)) throw new UnknownAgentError(agent);
-      await setAgentPaused(opts.state, agent, paused);
+      await recordPause(opts.pauses, opts.state, agent, paused);
       last = undefined; // the next reading shows the change
     },
   };
