@@ -265,6 +265,7 @@ export class ActivationWorker {
     const cause = err.cause instanceof Error ? err.cause : undefined;
     const post = decision.post;
     if (post !== 'none') {
+      const waiting = await this.#waiting(agent);
       await this.#step(agent, 'error post', () =>
         this.#opts.errors.report(def, {
           agent,
@@ -278,7 +279,7 @@ export class ActivationWorker {
           maxAttempts: job.opts.attempts ?? 1,
           retryable: o.kind === 'retryable_failure',
           ...(o.kind === 'retryable_failure' && o.retryAfterMs !== undefined ? { retryAfterMs: o.retryAfterMs } : {}),
-          hold: { backoffUntil: backoff?.backoffUntil, failures: backoff?.failures, waiting: await this.#waiting(agent) },
+          hold: { backoffUntil: backoff?.backoffUntil, failures: backoff?.failures, waiting },
           ...(post !== 'error' && (o.kind === 'guard_stop' || o.kind === 'limit_stop') ? { stop: { kind: post, reason: o.kind === 'guard_stop' ? o.guard : o.limit, message: o.message, tool: err.stop?.tool, steps: err.stop?.steps } } : {}),
         }),
       );

@@ -10,7 +10,8 @@ import { InboxClaims } from '../scheduler/inbox-claims.ts';
 import { Scheduler } from '../scheduler/scheduler.ts';
 import { Reloader } from '../store/reloader.ts';
 import type { ActivationOutcome } from '../activation/activation.ts';
-import { ActivationRecords } from '../activation/activation-records.ts';
+import { ActivationRecords, heldRecord } from '../activation/activation-records.ts';
+import { HeldMentionStore } from '../scheduler/held-mentions.ts';
 import { AgentRegistry } from './agent-registry.ts';
 import { openServices } from '../services/composition.ts';
 import type { WarrenConfig } from '../services/config.ts';
@@ -177,6 +178,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const queue = new ActivationQueue(producerConn, { prefix: config.redis.prefix, logger });
     cleanup('activation queue', 'clients', () => queue.close());
     const claims = new InboxClaims(producerConn, config.redis.prefix);
+    const records = new ActivationRecords(producerConn, config.redis.prefix);
     let scheduler: Scheduler | undefined;
     // `warren status`'s reading of every agent, for /metrics and the embedded hub's watch page.
     const statusSources: StatusSources = { redis: producerConn, prefix: config.redis.prefix, minStalenessMs: config.scheduler.min_staleness, memory: services.memoryStore };
@@ -207,7 +209,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
           onWarning: services.onWarning,
         },
         agentState,
-        records: new ActivationRecords(producerConn, config.redis.prefix),
+        records,
         errors: new ErrorReporter(hub, redactor, logger.child({ component: 'error-reporter' }), new RedisErrorPostLedger(producerConn, config.redis.prefix)),
         notificationFailures: new RedisNotificationFailures(producerConn, config.redis.prefix),
         backoff: { baseMs: config.scheduler.failure_backoff, maxMs: config.scheduler.failure_backoff_max },
@@ -245,6 +247,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
         pollIntervalMs: config.scheduler.poll_interval,
         longPollSeconds: Math.floor(config.scheduler.long_poll_timeout / 1000),
         logger,
+        held: new HeldMentionStore(producerConn, config.redis.prefix),
+        // Once per new hold, a line in `warren logs` (nothing ran, so it is no activation and nothing is counted).
+        onHeld: (agent, h) => void records.add(heldRecord(agent, h)).catch((err: unknown) => logger.warn({ err, agent }, 'could not record the held mentions')),
       });
       scheduler.start();
       const running = scheduler;

@@ -87,6 +87,10 @@ export class RedisKeys {
   get agentSkipped(): string {
     return `${this.prefix}:agent-skipped`;
   }
+  /** Mentions the scheduler holds back, per agent: why, and when they run (scheduler/held-mentions.ts). */
+  get agentHeld(): string {
+    return `${this.prefix}:agent-held`;
+  }
   /** The hash of one UTC day's counters, one field per agent and counter (`<agent>|posts`). */
   agentDay(day: string): string {
     return `${this.prefix}:agent-day:${day}`;

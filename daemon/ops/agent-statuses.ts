@@ -7,6 +7,7 @@ import type { HubAdapter } from '../../hub-client/adapter.ts';
 import type { MemoryStore } from '../../memory/memory-store.ts';
 import { ActivationQueue, type QueueCounts } from '../../scheduler/activation-queue.ts';
 import { AgentStateStore } from '../../scheduler/agent-state.ts';
+import { HeldMentionStore } from '../../scheduler/held-mentions.ts';
 import type { AgentDefinition } from '../../store/definition.ts';
 import { ActivationRecords } from '../../activation/activation-records.ts';
 import { agentStatus, runningStatus, type AgentBudget, type AgentMemoryFigures, type AgentStatus, type FleetBudget, type RunningStatus } from './status.ts';
@@ -34,7 +35,7 @@ export interface AgentStatuses {
 export async function readAgentStatuses(src: StatusSources, defs: readonly AgentDefinition[]): Promise<AgentStatuses> {
   const names = defs.map((a) => a.name);
   const state = new AgentStateStore(src.redis, src.prefix);
-  const [states, daily, last, notRunnable, skipped, memory, budget] = await Promise.all([
+  const [states, daily, last, notRunnable, skipped, memory, budget, held] = await Promise.all([
     state.getMany(names),
     state.dailyMany(names),
     new ActivationRecords(src.redis, src.prefix).lastOf(names),
@@ -42,6 +43,7 @@ export async function readAgentStatuses(src: StatusSources, defs: readonly Agent
     state.skipped(names),
     memoryFigures(src, defs),
     budgets(src, names),
+    new HeldMentionStore(src.redis, src.prefix).read(names),
   ]);
   const q = new ActivationQueue(src.redis, { prefix: src.prefix, logger: pino({ level: 'silent' }) });
   try {
@@ -55,6 +57,7 @@ export async function readAgentStatuses(src: StatusSources, defs: readonly Agent
       }),
       memory: memory.get(d.name) ?? null,
       budget: budget.agents.get(d.name) ?? null,
+      held: held.get(d.name) ?? null,
     }));
     return { agents, running, queue, fleetBudget: budget.fleet };
   } finally {

@@ -4,9 +4,10 @@ import { UnknownAgentError, type FleetAgent, type FleetSource } from '../../loca
 import type { AgentStateStore } from '../../scheduler/agent-state.ts';
 import type { AgentDefinition } from '../../store/definition.ts';
 import { readAgentStatuses, type StatusSources } from './agent-statuses.ts';
-import { recordPause } from './pause.ts';
+import { recordPause, setAgentPaused } from './pause.ts';
 import type { PauseFile } from './pause-file.ts';
 import { describeProgress } from './status.ts';
+import { describeHold } from '../../scheduler/held-mentions.ts';
 
 /** How many of an agent's newest memory entries the watch page shows. */
 const NEWEST_MEMORIES = 3;
@@ -14,7 +15,7 @@ const NEWEST_MEMORIES = 3;
 /** Several open pages (and their polls) share one reading for this long. */
 const SHARED_READING_MS = 1_000;
 
-export function fleetSource(opts: { sources: StatusSources; definitions: () => readonly AgentDefinition[]; state: AgentStateStore; pauses: PauseFile }): FleetSource {
+export function fleetSource(opts: { sources: StatusSources; definitions: () => readonly AgentDefinition[]; state: AgentStateStore; pauses?: PauseFile }): FleetSource {
   let last: { at: number; agents: Promise<FleetAgent[]> } | undefined;
   return {
     agents(): Promise<FleetAgent[]> {
@@ -23,7 +24,9 @@ export function fleetSource(opts: { sources: StatusSources; definitions: () => r
     },
     async setPaused(agent, paused) {
       if (!opts.definitions().some((d) => d.name === agent)) throw new UnknownAgentError(agent);
-      await recordPause(opts.pauses, opts.state, agent, paused);
+      // Without a pause file (a test's fleet) the pause lives in Redis alone.
+      if (opts.pauses) await recordPause(opts.pauses, opts.state, agent, paused);
+      else await setAgentPaused(opts.state, agent, paused);
       last = undefined; // the next reading shows the change
     },
   };
@@ -38,6 +41,8 @@ export function fleetSource(opts: { sources: StatusSources; definitions: () => r
         state_detail: a.state_detail,
         running: run ? { trigger: run.trigger, started_at: run.started_at, doing: describeProgress(run.progress) } : null,
         memory: a.memory ?? null,
+        // Only when mentions are held (the agreed optional field): what they wait for, and when they run.
+        ...(a.held ? { held: [{ reason: describeHold(a.name, a.held), runs_at: a.held.runs_at }] } : {}),
       };
     });
   }

@@ -5,6 +5,7 @@ import type { QueueCounts, RunningActivation } from '../../scheduler/activation-
 import type { AgentState, DailyCounters } from '../../scheduler/agent-state.ts';
 import { eligibleAt } from '../../scheduler/backoff.ts';
 import { mayRun, type IneligibleReason } from '../../scheduler/eligibility.ts';
+import { describeHold, type HeldMentions } from '../../scheduler/held-mentions.ts';
 import { explorationGapMs } from '../../scheduler/staleness.ts';
 import type { AgentDefinition } from '../../store/definition.ts';
 import type { ActivationRecord } from '../../activation/activation-records.ts';
@@ -40,6 +41,8 @@ export interface AgentStatus {
   memory?: AgentMemoryFigures | null;
   /** Spend against the hub's limits (USD; a null limit is none); null when the hub was not asked or did not answer. */
   budget?: AgentBudget | null;
+  /** Mentions the scheduler holds back: why, how many, when they run (scheduler/held-mentions.ts); null when none. */
+  held?: HeldMentions | null;
 }
 
 export interface AgentMemoryFigures {
@@ -239,11 +242,18 @@ export function formatStatus(r: StatusReport, now: Date): string {
     lines.push(...columns([['AGENT', 'STATE', 'LAST', 'TODAY', 'BUDGET (DAY · MONTH)', 'MEMORY', 'NEXT EXPLORATION'], ...rows]));
   }
   for (const a of r.agents) if (a.not_runnable) lines.push('', `${a.name} is not run: ${a.not_runnable}`);
+  const held = r.agents.filter((a) => a.held);
+  if (held.length) lines.push('', ...held.map((a) => heldLine(a.name, a.held!)));
   if (r.running.length) {
     lines.push('', ...columns([['RUNNING', 'TRIGGER', 'FOR', 'NOW'], ...r.running.map((x) => [x.agent, x.trigger, ago(x.started_at, now).replace(' ago', ''), describeProgress(x.progress)])]));
   }
   if (r.broken) lines.push('', `${r.broken} agent definition${r.broken === 1 ? ' has' : 's have'} errors and ${r.broken === 1 ? 'is' : 'are'} not run; see \`warren validate\``);
   return lines.join('\n');
+}
+
+/** `greeter: 2 mentions held since 12:00Z, paused: run after \`warren resume greeter\``. */
+export function heldLine(agent: string, h: HeldMentions): string {
+  return `${agent}: ${plural(h.waiting, 'mention')} held since ${h.since.slice(11, 16)}Z, ${describeHold(agent, h)}`;
 }
 
 /** `$0.02/$1.00 · $0.40/$20.00`; a missing limit is `no limit`; `-` when the hub's budget is unknown. */

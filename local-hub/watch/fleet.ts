@@ -13,6 +13,8 @@ export interface FleetAgent {
   running: { trigger: string; started_at: string; doing: string } | null;
   /** Null when the agent does not remember. */
   memory: { entries: number; bytes: number; newest: Array<{ text: string; kind: string; created_at: string }> } | null;
+  /** Mentions held without running, with the reason and when they will run (filled by daemon/ops/fleet-source.ts). */
+  held?: { notification_id?: string; reason: string; runs_at: string | null }[];
 }
 
 export interface FleetSource {
