@@ -51,7 +51,7 @@ const RULES: readonly Rule[] = [
   {
     kind: 'bad_key',
     matches: (s, code, t) => code === 'invalid_api_key' || s === 401 || /incorrect api key|invalid api key|invalid_api_key|invalid x-api-key/.test(t),
-    cause: 'The model API key is missing, wrong or revoked (the provider answered 401).',
+    cause: 'The model API key is missing, wrong or revoked.',
     next: (a) => `Put a valid key in the variable the agent's brain.api_key_env names (or its _FILE, or secrets.dir), restart the daemon, then \`warren resume ${a}\`.`,
     reply: REFUSED,
   },
