@@ -148,7 +148,7 @@ describe('held mentions', { timeout: PROCESS_TEST_MS }, () => {
     const watch = await startTestHub({ fleet: fleetSource({ sources: { redis, prefix: harness.prefix, minStalenessMs: 60_000 }, definitions: () => defs, state: new AgentStateStore(redis, harness.prefix) }) });
     try {
       const fleet = (await (await fetch(`${watch.hub.url}/watch/api/fleet`)).json()) as { agents: FleetAgent[] };
-      expect(fleet.agents.find((a) => a.name === 'greeter')?.held).toEqual([{ reason: expect.stringMatching(/^budget critical/) as unknown as string, runs_at: null }]);
+      expect(fleet.agents.find((a) => a.name === 'greeter')?.held).toEqual([{ reason: expect.stringMatching(/^budget critical/), runs_at: null }]);
     } finally {
       await watch.close();
     }
