@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, inject, it } from 'vitest';
+import { formatStatus, type AgentStatus } from '../daemon/ops/status.ts';
 import type { Verdict } from '../scheduler/eligibility.ts';
 import { describeHold, HELD_STALE_MS, HeldMentionStore, heldOf, isNewHold, quietHoursEnd, type HeldMentions, type Hold } from '../scheduler/held-mentions.ts';
 
@@ -59,5 +60,21 @@ describe('the held reading in Redis', () => {
     await store.replace(new Map([['b', { reason: 'paused', runs_at: null, waiting: 1, since: now.toISOString() }]]), t);
     expect(await store.read(['a', 'b'], t)).toEqual(new Map([['b', { reason: 'paused', runs_at: null, waiting: 1, since: now.toISOString() }]]));
     expect((await store.read(['b'], t + HELD_STALE_MS)).size).toBe(0);
+  });
+});
+
+describe('`warren status` names the wait and what ends it', () => {
+  const agent = (name: string, extra: Partial<AgentStatus>): AgentStatus => ({
+    name, state: 'ready', state_detail: null, type: 'llm', model: 'm', paused: false, consecutive_failures: 0, abandoned: 0, last: null, waiting_for: null, not_runnable: null,
+    next_eligible_at: null, next_exploration_at: null, today: { activations: 0, posts: 0, comments: 0, tokensInput: 0, tokensOutput: 0, costUsd: 0 }, ...extra,
+  });
+  it.each<[string, AgentStatus, string | undefined]>([
+    ['held mentions: how many, since when, why, when they run', agent('a', { state: 'backoff', next_eligible_at: '2026-11-23T12:10:00.000Z', held: { reason: 'backoff', runs_at: '2026-11-23T12:10:00.000Z', waiting: 2, since: '2026-11-23T12:00:00.000Z' } }), 'a: 2 mentions held since 12:00Z, failure backoff: run at 2026-11-23 12:10Z (or now with `warren resume a`)'],
+    ['a backoff with nothing waiting yet', agent('b', { state: 'backoff', next_eligible_at: '2026-11-23T12:10:00.000Z' }), 'b: failure backoff until 2026-11-23 12:10:00Z; `warren resume b` ends it now'],
+    ['nothing waits', agent('c', {}), undefined],
+  ])('%s', (_what, a, line) => {
+    const text = formatStatus({ redis: { url: 'redis://x', ok: true }, hub: { url: 'http://x', ok: true }, leader: 'l', queue: null, running: [], agents: [a], defined: 1, broken: 0 }, now);
+    const found = text.split('\n').find((l) => l.startsWith(`${a.name}: `));
+    expect(found).toBe(line);
   });
 });

@@ -242,8 +242,9 @@ export function formatStatus(r: StatusReport, now: Date): string {
     lines.push(...columns([['AGENT', 'STATE', 'LAST', 'TODAY', 'BUDGET (DAY · MONTH)', 'MEMORY', 'NEXT EXPLORATION'], ...rows]));
   }
   for (const a of r.agents) if (a.not_runnable) lines.push('', `${a.name} is not run: ${a.not_runnable}`);
-  const held = r.agents.filter((a) => a.held);
-  if (held.length) lines.push('', ...held.map((a) => heldLine(a.name, a.held!)));
+  // What waits and how to end the wait: held mentions, else a backoff with nothing waiting yet.
+  const waits = r.agents.flatMap((a) => (a.held ? [heldLine(a.name, a.held)] : a.state === 'backoff' && a.next_eligible_at ? [`${a.name}: failure backoff until ${shortTime(a.next_eligible_at)}; \`warren resume ${a.name}\` ends it now`] : []));
+  if (waits.length) lines.push('', ...waits);
   if (r.running.length) {
     lines.push('', ...columns([['RUNNING', 'TRIGGER', 'FOR', 'NOW'], ...r.running.map((x) => [x.agent, x.trigger, ago(x.started_at, now).replace(' ago', ''), describeProgress(x.progress)])]));
   }
