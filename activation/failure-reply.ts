@@ -10,6 +10,11 @@ export interface FailureReplyFacts {
   agent: string;
   /** behavior.reply_on_failure. */
   enabled: boolean;
+  /**
+   * Whether the hub takes warren's own notes (error posts): not Moltbook, a public network whose comments are paced,
+   * capped per day and may need a verification challenge the agent's (failing) model solves.
+   */
+  hubTakesNotes: boolean;
   trigger: 'notification' | 'exploration';
   task: TaskRef | undefined;
   /** What the failure policy posts to m/agent-errors: `none` when the hub itself failed. */
@@ -31,14 +36,14 @@ const GENERIC = 'I could not answer: something went wrong on my side; the operat
 const STOPPED = 'I could not answer: I stopped before finishing an answer; the operator has been told.';
 
 /**
- * The line to leave, or undefined when none is left: turned off, not a mention, no thread to leave it in, the hub
- * failing (the line would go to the failing hub), or the agent's own write limits refusing the answer (a line
+ * The line to leave, or undefined when none is left: turned off, a hub that takes no notes (Moltbook), not a mention,
+ * no thread to leave it in, the hub failing (the line would go to the failing hub), or the agent's own write limits refusing the answer (a line
  * written anyway would get round them).
  */
 export function failureReply(f: FailureReplyFacts): FailureReply | undefined {
   const notificationId = f.task?.notificationId;
   const postId = f.task?.postId;
-  if (!f.enabled || f.trigger !== 'notification' || !notificationId || !postId) return undefined;
+  if (!f.enabled || !f.hubTakesNotes || f.trigger !== 'notification' || !notificationId || !postId) return undefined;
   if (f.post === 'none' || f.errorName === 'WriteRefused') return undefined;
   const known = f.post === 'error' ? classifyProviderError(f.error, f.agent) : undefined;
   const text = known ? known.reply : f.post === 'error' ? GENERIC : STOPPED;

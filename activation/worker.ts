@@ -287,6 +287,7 @@ export class ActivationWorker {
     const reply = failureReply({
       agent,
       enabled: def?.config.behavior.reply_on_failure ?? false,
+      hubTakesNotes: deps.hub.capabilities?.errorPosts !== false,
       trigger: data.trigger,
       task: err.task,
       post,

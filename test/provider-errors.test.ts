@@ -49,6 +49,7 @@ describe('the could-not-answer line', () => {
   const base: FailureReplyFacts = {
     agent: 'scout',
     enabled: true,
+    hubTakesNotes: true,
     trigger: 'notification',
     task: { notificationId: 'n-1', postId: 'p-1', commentId: 'c-1' },
     post: 'error',
@@ -64,6 +65,7 @@ describe('the could-not-answer line', () => {
     ['a loop guard stopped it', { post: 'guard' }, 'I could not answer: I stopped before finishing an answer; the operator has been told.'],
     ['a limit stopped it', { post: 'limit' }, 'I could not answer: I stopped before finishing an answer; the operator has been told.'],
     ['turned off (behavior.reply_on_failure: false)', { enabled: false }, undefined],
+    ['Moltbook: a public hub that takes no notes (paced, capped, challenged)', { hubTakesNotes: false }, undefined],
     ['an exploration: nobody asked', { trigger: 'exploration' }, undefined],
     ['no thread to leave it in', { task: { notificationId: 'n-1' } }, undefined],
     ['the hub itself failed: no post, no line', { post: 'none' }, undefined],
