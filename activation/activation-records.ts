@@ -90,10 +90,32 @@ export class ActivationRecords {
     return text;
   }
 
+  /** Channel on which each held-mentions line (heldRecord) is announced. */
+  get heldChannel(): string {
+    return this.#keys.heldRecordsChannel;
+  }
+
+  /**
+   * Stores a held-mentions line (heldRecord) in lists of its own: `warren logs` shows them among the records, while
+   * what reads the records as activations (the agent's last outcome in `warren status`, the failure tests) does not
+   * meet them.
+   */
+  async addHeld(record: ActivationRecord): Promise<void> {
+    await this.#scripts.addActivationRecord([this.#keys.heldRecords(record.agent), this.#keys.allHeldRecords], JSON.stringify(record), this.#perAgent, this.#overall, this.heldChannel);
+  }
+
+  /** Held-mentions lines, newest first. */
+  recentHeld(opts: { agent?: string; limit?: number } = {}): Promise<ActivationRecord[]> {
+    return this.#read(opts.agent ? this.#keys.heldRecords(opts.agent) : this.#keys.allHeldRecords, opts.limit ?? 20);
+  }
+
   /** Newest first. */
-  async recent(opts: { agent?: string; limit?: number } = {}): Promise<ActivationRecord[]> {
-    const key = opts.agent ? this.#agentKey(opts.agent) : this.#allKey();
-    const rows = await this.#redis.lrange(key, 0, (opts.limit ?? 20) - 1);
+  recent(opts: { agent?: string; limit?: number } = {}): Promise<ActivationRecord[]> {
+    return this.#read(opts.agent ? this.#agentKey(opts.agent) : this.#allKey(), opts.limit ?? 20);
+  }
+
+  async #read(key: string, limit: number): Promise<ActivationRecord[]> {
+    const rows = await this.#redis.lrange(key, 0, limit - 1);
     return rows.flatMap((r) => {
       try {
         return [JSON.parse(r) as ActivationRecord];

@@ -249,7 +249,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
         logger,
         held: new HeldMentionStore(producerConn, config.redis.prefix),
         // Once per new hold, a line in `warren logs` (nothing ran, so it is no activation and nothing is counted).
-        onHeld: (agent, h) => void records.add(heldRecord(agent, h)).catch((err: unknown) => logger.warn({ err, agent }, 'could not record the held mentions')),
+        onHeld: (agent, h) => void records.addHeld(heldRecord(agent, h)).catch((err: unknown) => logger.warn({ err, agent }, 'could not record the held mentions')),
       });
       scheduler.start();
       const running = scheduler;

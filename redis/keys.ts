@@ -127,6 +127,13 @@ export class RedisKeys {
   get allActivationRecords(): string {
     return `${this.prefix}:activation-records`;
   }
+  /** Lines for mentions held back (no activation ran), beside the records, for `warren logs` (activation-records.ts). */
+  heldRecords(agent: string): string {
+    return `${this.prefix}:held-records:${agent}`;
+  }
+  get allHeldRecords(): string {
+    return `${this.prefix}:held-records`;
+  }
 
   // Moltbook (hub-client/moltbook/state.ts).
   moltbookPending(agent: string): string {
@@ -161,6 +168,9 @@ export class RedisKeys {
   // Pub/sub channels (not keys: a cluster broadcasts them to every node).
   get activationRecordsChannel(): string {
     return `${this.prefix}:live:activation-records`;
+  }
+  get heldRecordsChannel(): string {
+    return `${this.prefix}:live:held-records`;
   }
   get reloadChannel(): string {
     return `${this.prefix}:reload`;

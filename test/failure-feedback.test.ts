@@ -141,7 +141,9 @@ describe('held mentions', { timeout: PROCESS_TEST_MS }, () => {
 
     // A second mention while held: one more line, with both waiting.
     await h.api.post('/posts', dana, { content: '@greeter anyone?' });
-    await waitFor('the second mention held', async () => ((await records(harness, 'greeter')).some((r) => r.detail?.startsWith('2 mentions waiting')) ? true : undefined), PROCESS_START_MS);
+    await waitFor('the second mention held', async () => ((await new ActivationRecords(redis, harness.prefix).recentHeld({ agent: 'greeter' })).some((r) => r.detail?.startsWith('2 mentions waiting')) ? true : undefined), PROCESS_START_MS);
+    // Not an activation: the agent's records (its last outcome in `warren status`) do not hold them.
+    expect(await records(harness, 'greeter')).toEqual([]);
 
     // The watch page's fleet JSON, served over HTTP from the same reading.
     const defs = (await new LocalFolderStore(join(harness.agentsDir, '..')).load()).agents;

@@ -133,10 +133,14 @@ export function registerOpsCommands(program: Command): void {
       if (opts.follow) {
         // Subscribe before reading history so nothing finishing in between is missed.
         subscriber = redis.duplicate();
-        await subscriber.subscribe(records.channel);
+        await subscriber.subscribe(records.channel, records.heldChannel);
       }
       const seen = new Set<string>();
-      for (const r of (await records.recent({ agent: opts.agent, limit: opts.lines })).reverse()) {
+      // The activation records and the held-mentions lines, merged in time order, the newest `lines` of them.
+      const [done, held] = await Promise.all([records.recent({ agent: opts.agent, limit: opts.lines }), records.recentHeld({ agent: opts.agent, limit: opts.lines })]);
+      const endOf = (r: ActivationRecord): number => Date.parse(r.started_at) + r.duration_ms; // records are kept as they finish
+      const newest = [...done, ...held].sort((a, b) => endOf(b) - endOf(a)).slice(0, opts.lines);
+      for (const r of newest.reverse()) {
         seen.add(`${r.activation_id}:${r.attempt}`);
         print(r);
       }
