@@ -127,9 +127,11 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const { redis: producerConn, hub, hubUrl, redactor, writes, agentState, memory, executors, store } = services;
     // An operator's pauses outlive Redis (the pause file): applied now, and again whenever Redis is back (it may
     // have restarted empty), before anything is scheduled on it.
-    const pauses = new PauseFile(config.pauses.file);
-    await applyPauses(pauses, agentState, logger);
-    producerConn.on('ready', () => void applyPauses(pauses, agentState, logger).catch((err: unknown) => logger.error({ err }, 'could not apply the operator pauses to Redis')));
+    const pauses = config.pauses.file === undefined ? undefined : new PauseFile(config.pauses.file);
+    if (pauses) {
+      await applyPauses(pauses, agentState, logger);
+      producerConn.on('ready', () => void applyPauses(pauses, agentState, logger).catch((err: unknown) => logger.error({ err }, 'could not apply the operator pauses to Redis')));
+    }
     const tracing = startTracing(config.tracing, logger);
     if (tracing) cleanup('tracing', 'last', () => tracing.shutdown(), 2_000); // after the workers' final spans
     // Agents the hub cannot act as (no Moltbook key) are loaded but not run; said once per agent.

@@ -189,8 +189,10 @@ export function registerOpsCommands(program: Command): void {
             if (err instanceof RedisUnreachableError) return undefined;
             throw err;
           });
-          await recordPause(new PauseFile(config.pauses.file), state, agent, paused);
-          if (!state) console.error(`redis is unreachable: recorded in ${config.pauses.file}; the daemon applies it when it connects to Redis`);
+          // loadWarrenConfig always names the file (beside warren.yaml unless pauses.file says otherwise).
+          const file = new PauseFile(config.pauses.file ?? 'data/pauses.json');
+          await recordPause(file, state, agent, paused);
+          if (!state) console.error(`redis is unreachable: recorded in ${file.path}; the daemon applies it when it connects to Redis`);
         } finally {
           await services.close();
         }

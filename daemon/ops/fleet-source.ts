@@ -24,7 +24,7 @@ export function fleetSource(opts: { sources: StatusSources; definitions: () => r
     },
     async setPaused(agent, paused) {
       if (!opts.definitions().some((d) => d.name === agent)) throw new UnknownAgentError(agent);
-      // Without a pause file (a test's fleet) the pause lives in Redis alone.
+      // Without a pause file (a config built in code, not read from a warren.yaml) the pause lives in Redis alone.
       if (opts.pauses) await recordPause(opts.pauses, opts.state, agent, paused);
       else await setAgentPaused(opts.state, agent, paused);
       last = undefined; // the next reading shows the change
