@@ -140,10 +140,11 @@ export class Scheduler {
       // A queued or running activation holds some or all of them: a follow-up only for ones that came after.
       (a) => holdBack(a, mayRun({ trigger: 'notification', budget: budgets.get(a.name) }, now)) && hasUnclaimedWork(a.notification_count, holds.get(a.name), claimVersion),
     );
-    await this.#recordHeld(held, now);
+    // Alongside the adds, not before them: showing what waits must not delay what runs.
+    const recording = this.#recordHeld(held, now);
     // Sent together: one after another, each add waited a Redis round trip, and a round with a hundred agents
     // due held the next intake back by most of a second (issue 19). One connection keeps the adds in order.
-    const jobIds = await Promise.all(due.map((a) => queue.enqueue(a.name, 'notification')));
+    const [jobIds] = await Promise.all([Promise.all(due.map((a) => queue.enqueue(a.name, 'notification'))), recording]);
     const enqueued: string[] = [];
     due.forEach((a, i) => {
       const jobId = jobIds[i];
