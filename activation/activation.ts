@@ -12,6 +12,7 @@ import type { Executor, ExecutorResult } from '../executors/executor.ts';
 import { assertNever, outcomeOfError, type FailureOutcome, type Outcome } from '../executors/run-outcome.ts';
 import { remainingToday } from '../prompts/budget.ts';
 import { filterFeed } from '../prompts/exploration.ts';
+import { memoryAudienceOf } from '../prompts/recall-text.ts';
 import type { AgentDefinition } from '../store/definition.ts';
 import type { ActivationJob } from '../scheduler/activation-job.ts';
 import { mayRun, type WriteOrigin } from '../scheduler/eligibility.ts';
@@ -25,12 +26,13 @@ import type { InboxClaim } from '../scheduler/inbox-claims.ts';
 import type { ReplyOutbox } from './reply-outbox.ts';
 import { partitionInbox } from './inbox-policy.ts';
 import { PhaseTimer, type PhaseTimings } from './phase-timer.ts';
+import { personAudience } from '../memory/audience.ts';
 import type { Ending as MemoryEnding } from '../memory/remember.ts';
 import { endingOf, NO_USAGE, plusUsage, type Ending, type Step, type StepFailure, type StopDetail, type TaskRef, type UsageWithCost, type WorkOutcome } from './ending.ts';
 import { runTurn, type ContextPieces, type Turn } from './run-turn.ts';
 import type { TurnServices } from '../services/composition.ts';
 
-/** The pipeline's services: a turn's (the hub, memory, the context pieces' sources) and its own. */
+/** The pipeline's services: a turn's (the hub, memory, the context pieces' sources, the redaction: also applied to an answer before it is kept in the reply outbox or posted) and its own. */
 export interface ActivationDeps extends TurnServices {
   hub: HubAdapter;
   agents: { get(name: string): AgentDefinition | undefined };
@@ -43,8 +45,6 @@ export interface ActivationDeps extends TurnServices {
   maxNotificationsPerActivation?: number;
   /** Posts offered to an exploring agent. */
   explorationFeedSize?: number;
-  /** Known secrets out of an answer before it is kept (reply outbox) or posted. */
-  redact?: (text: string) => string;
 }
 
 /** A finished activation: `outcome` is how it ended (answered, posted, no action or skipped; failures are ActivationErrors). */
@@ -300,7 +300,7 @@ async function answerNotification(deps: ActivationDeps, run: Run, n: Notificatio
       ending = { outcome: result, by: 'agent' };
       switch (result.kind) {
         case 'answered':
-          text = deps.redact ? deps.redact(result.text) : result.text;
+          text = deps.redact(result.text);
           await outbox.put(def.name, n.id, text);
           break;
         case 'posted_by_tool':
@@ -350,7 +350,8 @@ async function answerNotification(deps: ActivationDeps, run: Run, n: Notificatio
     await outbox.clear(def.name, n.id);
     // Remembered once the work is on the hub: a run that fails before this point leaves no memory.
     const postRef = post ? { id: post.id, title: post.title, community: post.community } : { id: n.post_id };
-    await run.timer.time('memory', async () => deps.memory?.remember(def, { trigger: 'notification', notification: { id: n.id, type: n.type, from: n.from.name, content: n.content }, post: postRef, ending: remembered }));
+    const audience = post ? memoryAudienceOf(def.name, { kind: 'notification', post, notification: n }) : personAudience(def.name, n.from.name, []);
+    await run.timer.time('memory', async () => deps.memory?.remember(def, { trigger: 'notification', notification: { id: n.id, type: n.type, from: n.from.name, content: n.content }, post: postRef, ending: remembered, audience }));
     await run.claim?.settle(1);
     return done({ ending, handled: [n.id], replies: text || posted ? 1 : 0, usage });
   } catch (err) {
@@ -383,7 +384,9 @@ async function explore(deps: ActivationDeps, run: Run): Promise<Step> {
     usage = plusUsage(usage, turn.result.usage);
     const result = workOf(run, turn, { usage, task });
     const remember = (ending: MemoryEnding, post?: Post): Promise<void> =>
-      run.timer.time('memory', async () => deps.memory?.remember(def, { trigger: 'exploration', activationId, post: post ? { id: post.id, title: post.title, community: post.community } : undefined, ending }));
+      run.timer.time('memory', async () =>
+        deps.memory?.remember(def, { trigger: 'exploration', activationId, post: post ? { id: post.id, title: post.title, community: post.community } : undefined, ending, audience: memoryAudienceOf(def.name, { kind: 'exploration', feed: post ? [post] : [] }) }),
+      );
     switch (result.kind) {
       case 'failed':
         return result;

@@ -5,11 +5,13 @@
 import type { EventLog } from '../agent-loop/events.ts';
 import type { ActivationInput, ExecutorResult } from '../executors/executor.ts';
 import { outcomeOfRun, type RunOutcome } from '../executors/run-outcome.ts';
+import type { MemoryAudience } from '../memory/audience.ts';
 import type { BudgetHealth } from '../hub-client/types.ts';
-import { buildActivationContext, type ActivationTask } from '../prompts/activation-context.ts';
+import type { ActivationTask } from '../prompts/activation-context.ts';
 import { remainingToday, type RemainingToday } from '../prompts/budget.ts';
 import type { ContextOptions } from '../prompts/context.ts';
-import { recallTextOf } from '../prompts/recall-text.ts';
+import { buildRedactedContext } from '../prompts/redacted-context.ts';
+import { memoryAudienceOf, recallTextOf } from '../prompts/recall-text.ts';
 import type { TurnServices } from '../services/composition.ts';
 import type { AgentDefinition } from '../store/definition.ts';
 import { PhaseTimer } from './phase-timer.ts';
@@ -30,6 +32,8 @@ export interface TurnOptions<R extends ExecutorResult> {
   pieces?: ContextPieces;
   /** Whether memory is recalled into the context (default yes). */
   recall?: boolean;
+  /** Whom the turn answers, for its memory (default: from the task, prompts/recall-text.ts). */
+  audience?: MemoryAudience;
   /** Where the turn's phases (memory, context, executor) are timed, for the activation's record. */
   timer?: PhaseTimer;
   /** The activation span's traceparent: the executor's spans continue its trace. */
@@ -49,9 +53,11 @@ export interface Turn<R extends ExecutorResult> {
 export async function runTurn<R extends ExecutorResult>(services: TurnServices, definition: AgentDefinition, task: ActivationTask, signal: AbortSignal, opts: TurnOptions<R>): Promise<Turn<R>> {
   const timer = opts.timer ?? new PhaseTimer();
   const memory = opts.recall === false ? undefined : services.memory;
-  const memories = memory ? await timer.time('memory', () => memory.recall(definition, recallTextOf(task), signal)) : [];
+  const audience = opts.audience ?? memoryAudienceOf(definition.name, task);
+  const memories = memory ? await timer.time('memory', () => memory.recall(definition, recallTextOf(task), audience, signal)) : [];
   const pieces = opts.pieces ?? (await readPieces(services, definition, signal));
-  const context = timer.timeSync('context', () => buildActivationContext(definition, task, { ...contextOptions(services, pieces), memories }));
+  // Everything a model or a CLI is given passes the redaction, here, for every executor (prompts/redacted-context.ts).
+  const context = timer.timeSync('context', () => buildRedactedContext(definition, task, { ...contextOptions(services, pieces), memories }, services.redact));
   const result = await timer.time('executor', () =>
     opts.executor.run({
       id: opts.id,
@@ -61,9 +67,10 @@ export async function runTurn<R extends ExecutorResult>(services: TurnServices, 
       signal,
       hub: services.hub,
       traceparent: opts.traceparent,
+      memoryAudience: audience,
       // A delegate is an activation of its own agent: a turn of its own, with the same services. It recalls nothing
       // (only the daemon's activations and `warren run` recall, README "Memory"); its task is its parent's words.
-      delegate: (def, text, child, childSignal) => runTurn(services, def, { kind: 'prompt', text }, childSignal, { id: child.id, events: child.events, executor: child, recall: false }).then((t) => t.result),
+      delegate: (def, text, child, childSignal) => runTurn(services, def, { kind: 'prompt', text }, childSignal, { id: child.id, events: child.events, executor: child, recall: false, audience }).then((t) => t.result),
     }),
   );
   return { result, outcome: outcomeOfRun(result) };

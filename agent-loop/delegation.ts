@@ -4,7 +4,7 @@
 // time are carved out of what the parent has left, so a child can never spend the parent's margin. The
 // child's model calls are charged to the parent's ledger; aborting the parent aborts the child.
 import { delegateToolName } from './delegate-name.ts';
-import type { EventLog } from './events.ts';
+import type { ActivationEvent, EventLog } from './events.ts';
 import type { TerminationReason } from './termination.ts';
 import { capOutput } from './tool-runner.ts';
 import type { Tool } from './tools.ts';
@@ -13,6 +13,8 @@ import type { LedgerEntry } from './usage-ledger.ts';
 export const DEFAULT_MAX_DEPTH = 2;
 /** Below this many tokens a delegate could not do anything useful: refuse instead of starting it. */
 export const MIN_DELEGATE_TOKENS = 1000;
+/** A delegate's own events kept in its parent's record (the first ones: the task, its steps, its calls). */
+export const MAX_NESTED_EVENTS = 100;
 
 export interface DelegateLimits {
   maxTokens: number;
@@ -31,6 +33,15 @@ export interface DelegateOutcome {
   error?: string;
   /** The delegate left its work undone (executors/run-outcome.ts decides; a guard or limit stop included). */
   failed: boolean;
+  /** The delegate's own events, for its parent's record. */
+  events?: readonly ActivationEvent[];
+}
+
+/** The delegate's events as its parent's record keeps them: the first MAX_NESTED_EVENTS, and how many were left out. */
+export function nestedEvents(events: readonly ActivationEvent[] | undefined): { events?: ActivationEvent[]; events_dropped?: number } {
+  if (!events?.length) return {};
+  const kept = events.slice(0, MAX_NESTED_EVENTS);
+  return { events: kept, ...(events.length > kept.length ? { events_dropped: events.length - kept.length } : {}) };
 }
 
 export interface DelegationOptions {
@@ -79,7 +90,7 @@ export function delegationTools(opts: DelegationOptions): Tool[] {
       try {
         const out = await opts.run(agent, task, limits);
         const tokens = out.ledger.reduce((s, e) => s + e.inputTokens + e.outputTokens, 0);
-        opts.events.emit({ type: 'delegation_response', id, agent, termination: out.termination, excerpt: out.text.slice(0, 200), tokens });
+        opts.events.emit({ type: 'delegation_response', id, agent, termination: out.termination, excerpt: out.text.slice(0, 200), tokens, ...nestedEvents(out.events) });
         const ok = !out.failed;
         const body = ok ? out.text || `(${agent} ended with ${out.termination} and no answer)` : `Delegation failed: ${agent} ended with ${out.termination}${out.error ? `: ${out.error}` : ''}`;
         return { status: ok ? 'ok' : 'error', content: capOutput(body, opts.resultCap ?? 8000), ledger: out.ledger };

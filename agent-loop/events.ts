@@ -25,7 +25,11 @@ export type ActivationEventBody =
   /** `full_length`: set when the output was longer than the cap, so the model saw head and tail only. */
   | { type: 'tool_result'; id: string; name: string; status: ToolResultStatus; excerpt: string; full_length?: number }
   | { type: 'delegation_request'; id: string; agent: string; task: string; depth: number; max_tokens: number; max_duration_ms: number }
-  | { type: 'delegation_response'; id: string; agent: string; termination: TerminationReason; excerpt: string; tokens: number }
+  /**
+   * `events`: what the delegate did, its own events nested (at most MAX_NESTED_EVENTS, its own delegates' nested in
+   * turn), so the parent's record shows it; `events_dropped`: how many more there were.
+   */
+  | { type: 'delegation_response'; id: string; agent: string; termination: TerminationReason; excerpt: string; tokens: number; events?: ActivationEvent[]; events_dropped?: number }
   | { type: 'delegation_error'; id: string; agent: string; message: string }
   | { type: 'compaction'; dropped_turns: number; before_tokens: number; after_tokens: number }
   /** `kind` names who warns: a guard (R2: repeat, identical_errors, failed_steps, duplicate), repair, the format or a limit. */

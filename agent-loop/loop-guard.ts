@@ -41,6 +41,11 @@ export type AfterVerdict = { kind: 'ok' } | { kind: 'nudge'; guard: BreakerName;
 /** Failures of calls that never reached a tool: the model's doing, not the tool's. */
 const NEVER_RAN: ReadonlySet<ToolResultStatus> = new Set<ToolResultStatus>(['unknown_tool', 'invalid_arguments', 'denied', 'rejected']);
 
+/** Whether a call with this result reached its tool (anything but the model's own mistakes and refusals). */
+export function reachedTool(status: ToolResultStatus): boolean {
+  return !NEVER_RAN.has(status);
+}
+
 /** A cancelled call is the run's doing (abort, deadline), neither a success nor the call's failure. */
 function isFailure(status: ToolResultStatus): boolean {
   return status !== 'ok' && status !== 'cancelled';

@@ -212,7 +212,8 @@ async function drive(start: LoopState, input: Omit<LoopInput, 'task' | 'resume'>
       { 'warren.termination': e.termination, 'warren.partial': partial, 'warren.steps': state.step, 'gen_ai.usage.input_tokens': usage.inputTokens, 'gen_ai.usage.output_tokens': usage.outputTokens, 'warren.cost_usd': costUsd },
       failed ? (e.message ?? e.termination) : undefined,
     );
-    if (e.message && failed) events.emit({ type: 'error', message: e.message });
+    // A breaker's stop was reported by its guard's loop_warning already: an error event would say it twice.
+    if (e.message && e.termination === 'error') events.emit({ type: 'error', message: e.message });
     if (e.message && (e.termination === 'max_steps' || e.termination === 'budget' || e.termination === 'deadline')) events.emit({ type: 'loop_warning', kind: 'limit', message: e.message });
     if (text || e.termination === 'final' || e.termination === 'stop_tool') events.emit({ type: 'agent_response', text, partial });
     events.emit({ type: 'activation_end', termination: e.termination, partial, usage });

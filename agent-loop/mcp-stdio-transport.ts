@@ -11,6 +11,8 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { endProcessGroup } from './process-group.ts';
 
 export const DEFAULT_KILL_GRACE_MS = 2000;
+/** After the leader exits, what it wrote last is still read before the connection counts as closed. */
+const LEADER_EXIT_GRACE_MS = 250;
 
 export interface ProcessGroupStdioOptions {
   command: string;
@@ -49,6 +51,10 @@ export class ProcessGroupStdioTransport implements Transport {
       // 'close' waits for stdout to close too, which a grandchild that inherited it holds open until it is gone.
       this.#exited = new Promise<void>((res) => child.once('close', () => res()));
       child.once('close', () => this.#emitClose());
+      // The leader (the server, or the wrapper that ran it) exiting ends the connection even while something it
+      // left behind holds stdout open: pending calls fail at once instead of waiting out tool_timeout. close()
+      // still ends the rest of the group.
+      child.once('exit', () => setTimeout(() => this.#emitClose(), LEADER_EXIT_GRACE_MS).unref());
       child.once('error', (err) => {
         reject(err);
         this.onerror?.(err);

@@ -2,8 +2,10 @@
 // (streamable HTTP) through the SDK's Client, and its tools are offered as `<server>__<tool>`. A server without
 // its grant (`mcp:<server>`) is never started. Credentials reach a stdio server only through the env its
 // config declares, resolved by name from the daemon's secrets (`${NAME}`); the daemon's environment is never
-// passed wholesale. Aborting a call sends the server `notifications/cancelled` (the SDK does, given the signal).
-// Closing ends what was opened: a stdio server's whole process group (mcp-stdio-transport.ts), an HTTP session
+// passed wholesale. Aborting a call sends the server `notifications/cancelled` (the SDK does, given the signal),
+// for that call only: never for `initialize` (the specification forbids it; an abort while connecting closes the
+// transport instead) nor for a request already answered (each request gets a signal of its own, let go once it
+// is answered, because the SDK never removes its abort listeners). Closing ends what was opened: a stdio server's whole process group (mcp-stdio-transport.ts), an HTTP session
 // with its DELETE, so neither outlives the run.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -97,16 +99,21 @@ export async function connectMcpServers(servers: readonly McpServerConfig[], opt
           : new StreamableHTTPClientTransport(new URL(s.url), { requestInit: { headers: declared.resolved }, fetch: tracedFetch }),
     };
     const { client } = connection;
+    // An abort while connecting ends the server (the pending initialize then fails at once) instead of cancelling it.
+    const abandon = (): void => void connection.transport.close();
+    opts.signal?.addEventListener('abort', abandon, { once: true });
     try {
-      const limits = { timeout: opts.connectTimeoutMs ?? 20_000, signal: opts.signal };
-      await client.connect(connection.transport, limits);
-      const listed = await client.listTools(undefined, limits);
+      const timeout = opts.connectTimeoutMs ?? 20_000;
+      await client.connect(connection.transport, { timeout });
+      const listed = await whileInFlight(opts.signal, (signal) => client.listTools(undefined, { timeout, signal }));
       open.push(connection);
       const readOnly = new Set(s.read_only_tools ?? []);
       for (const t of listed.tools) tools.push(wrapTool(client, s.name, t, opts, readOnly.has(t.name)));
     } catch (err) {
       await closeConnection(connection);
       skip(s.name, `could not connect: ${err instanceof Error ? err.message : String(err)}`);
+    } finally {
+      opts.signal?.removeEventListener('abort', abandon);
     }
   }
   return {
@@ -155,10 +162,28 @@ function wrapTool(client: Client, server: string, t: ListedTool, opts: McpConnec
     timeoutMs: callTimeoutMs,
     execute: async (args, ctx) => {
       // The SDK's own request timeout (60 s unless told) would cut a longer configured tool_timeout short.
-      const res = await client.callTool({ name: t.name, arguments: args }, undefined, { signal: ctx.signal, timeout: callTimeoutMs });
+      const res = await whileInFlight(ctx.signal, (signal) => client.callTool({ name: t.name, arguments: args }, undefined, { signal, timeout: callTimeoutMs }));
       return mapCallResult(res);
     },
   };
+}
+
+/**
+ * Runs one request with a signal of its own that follows `outer` only until the request settles: the SDK adds an
+ * abort listener per request and never removes it, so the run's signal given directly would, when the run ends,
+ * send `notifications/cancelled` for every request it ever answered.
+ */
+export async function whileInFlight<T>(outer: AbortSignal | undefined, request: (signal: AbortSignal | undefined) => Promise<T>): Promise<T> {
+  if (!outer) return request(undefined);
+  const own = new AbortController();
+  const follow = (): void => own.abort(outer.reason);
+  if (outer.aborted) follow();
+  else outer.addEventListener('abort', follow, { once: true });
+  try {
+    return await request(own.signal);
+  } finally {
+    outer.removeEventListener('abort', follow);
+  }
 }
 
 /** MCP `content[]` and `isError`, faithfully: every block in order, errors as errors (the original saw `{}`). */

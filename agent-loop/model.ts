@@ -41,10 +41,16 @@ export class ModelError extends Error {
   readonly status: number | undefined;
   readonly retryable: boolean;
   readonly retryAfterMs: number | undefined;
-  constructor(message: string, init: { status?: number; retryable: boolean; retryAfterMs?: number; cause?: unknown }) {
+  /**
+   * The answer broke after a tool call had begun streaming: the call is never replayed within the run (`retryable`
+   * is false), yet nothing ran, so the activation may be tried again when no tool ran before (next-step.ts).
+   */
+  readonly toolCallBegan: boolean;
+  constructor(message: string, init: { status?: number; retryable: boolean; retryAfterMs?: number; toolCallBegan?: boolean; cause?: unknown }) {
     super(message, { cause: init.cause });
     this.status = init.status;
     this.retryable = init.retryable;
     this.retryAfterMs = init.retryAfterMs;
+    this.toolCallBegan = init.toolCallBegan ?? false;
   }
 }

@@ -2,7 +2,7 @@
 // or end, as one typed union the driver switches over exhaustively. Every decision is a pure function of the
 // state and a few facts from outside it (the caller's signal, the deadline), in the order the loop asks.
 import { admitCall, type Limits } from './limits.ts';
-import { guardAfterResults, type BreakerName, type GuardVerdict } from './loop-guard.ts';
+import { guardAfterResults, reachedTool, type BreakerName, type GuardVerdict } from './loop-guard.ts';
 import type { LoopState } from './loop-state.ts';
 import { ModelError } from './model.ts';
 import { isRetryableError } from './retryable-error.ts';
@@ -73,6 +73,12 @@ export function afterModelFailure(state: LoopState, err: unknown, limits: Limits
   const deadline = pastDeadline(state, limits, facts);
   if (deadline) return deadline;
   if (facts.stepTimeoutMs !== undefined) return end(state, { termination: 'error', message: `step ${state.step}: the model did not answer within the step limit of ${facts.stepTimeoutMs} ms`, retryable: true });
+  // A tool call that began streaming is never replayed in this run; but when no tool ran yet, nothing was done that
+  // a new attempt would repeat, so the activation may retry (a tool that ran makes the failure final).
+  if (err instanceof ModelError && err.toolCallBegan) {
+    const ran = state.toolResults.some((r) => reachedTool(r.status));
+    return end(state, { termination: 'error', message: `${errorMessage(err)}${ran ? ' (a tool had already run: not retried)' : ' (no tool ran: the activation may retry)'}`, retryable: !ran, name: errorName(err) });
+  }
   // A provider that said when to come back (retry-after beyond what the loop waits) is heard by the queue's retry.
   return end(state, { termination: 'error', message: errorMessage(err), retryable: isRetryableError(err), retryAfterMs: err instanceof ModelError ? err.retryAfterMs : undefined, name: errorName(err) });
 }

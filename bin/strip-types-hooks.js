@@ -8,6 +8,16 @@ import { fileURLToPath } from 'node:url';
 
 const packageRoot = new URL('../', import.meta.url).href;
 
+// Node warns once per process that stripTypeScriptTypes is experimental: on every command of an installed warren,
+// about a choice of warren's, not the user's. Only that warning is dropped (here, in the thread the hooks run in).
+const emitWarning = process.emitWarning.bind(process);
+process.emitWarning = (warning, ...rest) => {
+  const type = typeof rest[0] === 'string' ? rest[0] : rest[0]?.type;
+  const text = typeof warning === 'string' ? warning : warning?.message;
+  if ((type === 'ExperimentalWarning' || warning?.name === 'ExperimentalWarning') && /stripTypeScriptTypes/.test(text ?? '')) return;
+  emitWarning(warning, ...rest);
+};
+
 export async function load(url, context, nextLoad) {
   if (url.startsWith(packageRoot) && url.endsWith('.ts') && !url.slice(packageRoot.length).includes('node_modules/')) {
     const source = await readFile(fileURLToPath(url), 'utf8');

@@ -2,7 +2,8 @@
 // Entry point of the `warren` command. It loads the TypeScript sources directly (Node strips the types), so there
 // is no build step. In a clone, on a Node too old to strip types (e.g. a system Node 20 picked up by a global
 // shebang), it re-runs itself on the Node 24 that the project pins as a devDependency. Installed as a package
-// (under node_modules, where Node refuses to strip types), it strips them through module hooks: Node >= 22.13.
+// (under node_modules, where Node refuses to strip types), it strips them through module hooks (Node >= 22.13);
+// its dependencies need Node >= 22.15 (package.json engines: the OpenTelemetry packages).
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import * as nodeModule from 'node:module';
@@ -12,14 +13,15 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const [major, minor] = process.versions.node.split('.').map(Number);
 const installed = root.split(sep).includes('node_modules');
-const canStripTypes = installed ? typeof nodeModule.stripTypeScriptTypes === 'function' && typeof nodeModule.register === 'function' : major > 22 || (major === 22 && minor >= 18);
+const atLeast = (maj, min) => major > maj || (major === maj && minor >= min);
+const canStripTypes = installed ? atLeast(22, 15) && typeof nodeModule.stripTypeScriptTypes === 'function' && typeof nodeModule.register === 'function' : atLeast(22, 18);
 
 if (!canStripTypes) {
   const pinned = join(root, 'node_modules', 'node', 'bin', 'node');
   if (installed || !existsSync(pinned)) {
     console.error(
       installed
-        ? `warren needs Node >= 22.13 (running ${process.version}): install a newer Node (Node 24 LTS is the tested one).`
+        ? `warren needs Node >= 22.15 (running ${process.version}): install a newer Node (Node 24 LTS is the tested one).`
         : `warren needs Node >= 22.18 (running ${process.version}); run 'npm ci' to install the pinned Node 24.`,
     );
     process.exit(1);

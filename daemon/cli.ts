@@ -35,9 +35,7 @@ export function buildCli(): Command {
       const seed = opts.seed === undefined ? undefined : (await import('../local-hub/seed.ts')).readSeedFile(opts.seed);
       const { startDaemon } = await import('./daemon.ts');
       const daemon = await startDaemon({ config, logger, env: process.env, seed, role: opts.role });
-      if (daemon.generatedAdminKey) {
-        logger.info(`hub admin key (generated for this run; set WARREN_HUB_ADMIN_KEY to choose one): ${daemon.generatedAdminKey}`);
-      }
+      if (daemon.generatedAdminKey) announceAdminKey(logger, config.hub.admin_key_env, { key: daemon.generatedAdminKey, path: daemon.adminKeyFile });
       onShutdownSignal(logger, () => daemon.stop());
       process.on('SIGHUP', () => {
         logger.info('SIGHUP: reloading agent definitions');
@@ -62,19 +60,22 @@ export function buildCli(): Command {
       const config = loadWarrenConfig(opts.config);
       config.budget = withBudgetFlags(config.budget, opts);
       const { SecretSource } = await import('../services/secrets.ts');
-      const adminKey = new SecretSource({ env: process.env, dir: config.secrets.dir }).get(config.hub.admin_key_env);
-      const generated = !adminKey;
+      const { keepAdminKey } = await import('../services/hub-admin-key.ts');
+      const kept = keepAdminKey({ ...config.hub, db: opts.db ?? config.hub.db }, new SecretSource({ env: process.env, dir: config.secrets.dir }));
       const { readSeedFile, applySeed } = await import('../local-hub/seed.ts');
       const seed = opts.seed === undefined ? undefined : readSeedFile(opts.seed); // a bad file fails before the hub starts
       const port = opts.port ?? config.hub.port;
       const { assertPortsFree, hubPort } = await import('./port-check.ts');
       await assertPortsFree([hubPort(config.hub.host, port)]);
       const { startHub } = await import('../local-hub/server.ts');
+      const { printWatchLink, watchTokenPath } = await import('../local-hub/watch/operator-token.ts');
       const hub = await startHub({
         dbPath: opts.db ?? config.hub.db,
+        watchTokenFile: watchTokenPath(opts.db ?? config.hub.db),
+        onWatchLink: (link) => printWatchLink(link),
         host: config.hub.host,
         port,
-        adminKey,
+        adminKey: kept.key,
         logger,
         watch: opts.watch ?? config.hub.watch,
         watchNetworks: config.hub.watch_networks,
@@ -82,7 +83,7 @@ export function buildCli(): Command {
       });
       logger.info({ url: hub.url, watch: `${hub.url}/` }, 'hub listening');
       if (seed) logger.info({ ...(await applySeed(hub.url, hub.adminKey, seed)) }, 'hub seeded');
-      if (generated) logger.info(`hub admin key (generated for this run; set ${config.hub.admin_key_env} to choose one): ${hub.adminKey}`);
+      if (kept.from !== 'env') announceAdminKey(logger, config.hub.admin_key_env, kept);
       onShutdownSignal(logger, () => hub.close());
     });
   registerHubUserCommand(hubCommand);
@@ -106,7 +107,9 @@ export function buildCli(): Command {
           (p.severity === 'error' ? console.error : console.warn)(formatProblem(shown));
         }
         const errors = problems.filter((p) => p.severity === 'error').length;
-        const where = store.location.startsWith('s3://') ? store.location : relative(process.cwd(), store.location) || '.';
+        const { LayeredStore } = await import('../store/layered-store.ts');
+        const shownLocation = (l: string): string => (l.startsWith('s3://') ? l : relative(process.cwd(), l) || '.');
+        const where = (store instanceof LayeredStore ? store.locations : [store.location]).map(shownLocation).join(' and ');
         console.log(`${agents.length} agent${agents.length === 1 ? '' : 's'} valid${errors ? `, ${errors} problem${errors === 1 ? '' : 's'}` : ''} in ${where}`);
         process.exitCode = errors ? 1 : 0;
       } finally {
@@ -140,6 +143,20 @@ export function buildCli(): Command {
   registerMcpCommand(program);
 
   return program;
+}
+
+/**
+ * Says where the operator finds a key no variable set. Kept in a file: its path (the logs never carry the key). An
+ * in-memory hub's key lives only for this run, so it is written to the terminal itself, outside the logger (whose
+ * redactor hides every known secret, this one included).
+ */
+function announceAdminKey(logger: Logger, envName: string, kept: { key: string; path?: string | undefined }): void {
+  if (kept.path !== undefined) {
+    const shown = relative(process.cwd(), kept.path) || kept.path;
+    logger.info({ file: kept.path }, `hub admin key kept in ${shown} (readable by this user only; \`warren hub user\` and \`warren status\` read it there; set ${envName} to choose one)`);
+    return;
+  }
+  process.stderr.write(`hub admin key (for this run only: the hub's database is in memory; set ${envName} to choose one): ${kept.key}\n`);
 }
 
 /**

@@ -34,6 +34,7 @@ import { startTracing } from './tracing-setup.ts';
 import { RedisReplyOutbox } from '../activation/reply-outbox.ts';
 import { closeRedis, connectRedis } from '../redis/connect.ts';
 import { subscribeReload } from './reload-signal.ts';
+import { LoadedDefinitionsPublisher } from './ops/loaded-definitions.ts';
 import { runShutdown, type ShutdownReport, type ShutdownStep } from './shutdown.ts';
 import { ActivationWorker, type ActivationStart } from '../activation/worker.ts';
 
@@ -60,8 +61,12 @@ export interface DaemonOptions {
 
 export interface RunningDaemon {
   hubUrl: string;
-  /** The embedded hub's admin key when this process generated it (printed at start). */
+  /** The embedded hub's admin key when no variable set it (generated, or kept from an earlier start). */
   generatedAdminKey: string | undefined;
+  /** The file that key is kept in (printed at start); undefined for an in-memory hub. */
+  adminKeyFile: string | undefined;
+  /** The embedded hub's watch page operator link (`/?token=…`), when the hub runs here. */
+  watchUrl: string | undefined;
   registry: AgentRegistry;
   /** The health and metrics endpoint, when enabled. */
   metricsUrl: string | undefined;
@@ -107,6 +112,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
         if (!live.fleet) throw new Error('the daemon is still starting');
         await live.fleet.setPaused(agent, paused);
       },
+      health: async () => (await live.fleet?.health?.()) ?? { redis: null, definitions_with_errors: 0 },
     };
     // Redis first (checked), then the embedded hub, redaction, the hub, memory, the executors and the store: every
     // part an activation needs, opened the way `warren run` opens them (services/composition.ts).
@@ -139,10 +145,18 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     // Asked every intake round: a hub that can act as any agent (the local hub) gets the set as it is, not a copy.
     const actable = (names: ReadonlySet<string>): ReadonlySet<string> => (hub.actsAs ? new Set([...names].filter((n) => hub.actsAs!(n))) : names);
     const registry = new AgentRegistry({ store, executors, logger });
+    const loadedDefinitions = new LoadedDefinitionsPublisher(producerConn, config.redis.prefix);
     // Definitions reload on store changes, on `warren reload` and SIGHUP; an unreachable store keeps the
     // last good ones and is retried with backoff. New agents are registered on the hub as they appear.
     const reloader = new Reloader({
       reload: async () => {
+        // Secret files first (a new agent's key in secrets.dir), known to the redactor before anything else runs.
+        try {
+          services.secrets.reread();
+        } catch (err) {
+          logger.error({ err: (err as Error).message }, 'secret files could not be read again; keeping the secrets read before');
+        }
+        services.learnSecretsOf(registry.all());
         const ok = await registry.reload();
         services.learnSecretsOf(registry.all()); // secrets named by the agents loaded now
         for (const name of registry.runnable()) {
@@ -158,6 +172,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
         }
         // Where `warren status` and `warren agents` learn which agents this daemon skips, and why.
         if (ok) await agentState.setSkipped(registry.skipped()).catch((err: unknown) => logger.warn({ err }, 'could not record which agents are skipped'));
+        // And which definitions it runs, to compare with the files on disk.
+        if (ok) await loadedDefinitions.publish(registry.all(), new Date()).catch((err: unknown) => logger.warn({ err }, 'could not record which definitions are loaded'));
         return ok;
       },
       watch: config.store.watch ? (onChange) => store.watch(onChange) : undefined,
@@ -185,7 +201,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     // `warren status`'s reading of every agent, for /metrics and the embedded hub's watch page.
     const statusSources: StatusSources = { redis: producerConn, prefix: config.redis.prefix, minStalenessMs: config.scheduler.min_staleness, memory: services.memoryStore };
     const agentStatuses = async (): Promise<AgentStatus[]> => (await readAgentStatuses(statusSources, registry.all())).agents;
-    live.fleet = fleetSource({ sources: statusSources, definitions: () => registry.all(), state: agentState, pauses });
+    live.fleet = fleetSource({ sources: statusSources, definitions: () => registry.all(), state: agentState, brokenDefinitions: () => registry.brokenDefinitions(), pauses, onDisk: async () => new Map((await store.load()).agents.map((d) => [d.name, d.hash ?? ''])) });
     const metrics = new WarrenMetrics({ queueCounts: () => queue.counts(), isLeader: role === 'worker' ? undefined : () => scheduler?.isLeader ?? false, subprocesses: runningSubprocessCount, agentStatuses });
 
     if (role !== 'scheduler') {
@@ -279,7 +295,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     if (runnable.size > 0) logger.info({ role, agents: runnable.size <= 50 ? [...runnable] : runnable.size, concurrency: config.workers.concurrency }, 'warren is running');
     else logger.warn({ role, not_run: Object.fromEntries(registry.notRun()), broken: registry.brokenDefinitions() }, `warren is running, but ${nothingRunnable(registry.notRun(), registry.brokenDefinitions())}`);
 
-    return { hubUrl, generatedAdminKey: services.generatedAdminKey, registry, metricsUrl, reload: () => reloader.trigger('reload'), stop };
+    return { hubUrl, generatedAdminKey: services.generatedAdminKey, adminKeyFile: services.adminKeyFile, watchUrl: services.watchUrl, registry, metricsUrl, reload: () => reloader.trigger('reload'), stop };
   } catch (err) {
     await stop();
     throw err;

@@ -1,5 +1,7 @@
-// Takes docs/watch-page.png: `node docs/watch-page-screenshot.js [url] [file]` against a running demo in which
-// someone mentioned @greeter (npm start, then the README's walk-through). Needs Chromium (apt-get install chromium).
+// Takes docs/watch-page.png: `node docs/watch-page-screenshot.js <operator link> [file]` against a running demo in
+// which someone mentioned @greeter (npm start, then the README's walk-through). The link is the one warren prints at
+// start (`watch page (operator link …): http://127.0.0.1:7070/?token=…`): without it the page shows only its
+// sign-in form. Needs Chromium (apt-get install chromium).
 import { chromium } from 'playwright-core';
 
 const [url = 'http://127.0.0.1:7070/', file = 'docs/watch-page.png'] = process.argv.slice(2);

@@ -3,6 +3,7 @@ import type { EventLog } from '../agent-loop/events.ts';
 import type { TokenUsage } from '../agent-loop/messages.ts';
 import type { TerminationReason } from '../agent-loop/termination.ts';
 import type { HubAdapter } from '../hub-client/adapter.ts';
+import type { MemoryAudience } from '../memory/audience.ts';
 import type { AgentDefinition } from '../store/definition.ts';
 import { NotRetryableError } from '../agent-loop/retryable-error.ts';
 
@@ -19,6 +20,8 @@ export interface ActivationInput {
   hub?: HubAdapter;
   /** W3C traceparent of the activation's span: the executor's spans (or its subprocess's) continue it. */
   traceparent?: string;
+  /** Whom the run answers: what its memory tools may find and whom its notes came from. Absent: general only. */
+  memoryAudience?: MemoryAudience;
   /**
    * Runs a delegate's turn as every activation's turn is run (activation/run-turn.ts gives one to each run it
    * starts): the delegate's own context pieces, read with its parent's services. Absent (an executor run by hand):

@@ -19,11 +19,12 @@ import { watchAsset } from './watch/assets.ts';
 import { WatchEventStream } from './watch/event-stream.ts';
 import { watchRoutes } from './watch/routes.ts';
 import { WATCH_SECURITY_HEADERS } from './watch/security-headers.ts';
+import { loadOrCreateWatchToken } from './watch/operator-token.ts';
 import { WatchSession } from './watch/session.ts';
 
 export interface HubApp {
   adminKey: string;
-  /** The watch page's token (`/?token=…` opens the page under `watch: 'any'`). */
+  /** The watch page's operator token (`/?token=…` gives the browser its session). */
   watchToken: string;
   events: HubEvents;
   faults: HubFaults;
@@ -42,6 +43,8 @@ export function createHubApp(opts: HubServerOptions = {}): HubApp {
   const adminKey = opts.adminKey ?? newAdminKey();
   const adminDigest = sha256(adminKey);
   const logger = opts.logger;
+  // Before the database opens: a token file that cannot be used stops the start with nothing left open.
+  const watchToken = opts.watchToken ?? (opts.watchTokenFile ? loadOrCreateWatchToken(opts.watchTokenFile) : undefined);
   const db = openHubDb(opts.dbPath ?? './data/hub.sqlite');
   const events = createHubEvents();
   const services = createServices(db, events, {
@@ -54,7 +57,7 @@ export function createHubApp(opts: HubServerOptions = {}): HubApp {
   if (watchPolicy !== 'off') watchRoutes(router, services, opts.fleet);
   const watchStream = new WatchEventStream(events);
   const watchRules: WatchRules = { policy: watchPolicy, names: hubNames(opts.host, opts.watchHosts) };
-  const watchSession = new WatchSession(opts.watchToken);
+  const watchSession = new WatchSession(watchToken);
   const ledger = new IdempotencyLedger(db);
   const faults: HubFaults = opts.faults ?? {};
   const maxBody = opts.maxBodyBytes ?? DEFAULT_MAX_BODY;
@@ -73,7 +76,7 @@ export function createHubApp(opts: HubServerOptions = {}): HubApp {
     applyFaults(faults, path);
     const match = router.match(method, path);
     const watching = path.startsWith('/watch/api/');
-    if (watching) checkWatch(req, method === 'GET' ? 'read' : 'write', url);
+    if (watching) checkWatch(req, method === 'GET' ? 'read' : 'write');
     const raw = await readBody(req, maxBody);
     // The watch page has no key; what it may do is decided by its routes (humans only) and the access check.
     const caller: Caller = watching ? { kind: 'admin' } : authenticate(req.headers, services.agents, adminDigest, services.now().toISOString());
@@ -122,22 +125,22 @@ export function createHubApp(opts: HubServerOptions = {}): HubApp {
     return `${actor} ${method} ${path}`;
   }
 
-  /** Throws the refusal when `req` may not use the watch page this way (see watch/access.ts). */
-  function checkWatch(req: IncomingMessage, kind: WatchRequestKind, url: URL): void {
-    const port = req.socket.localPort ?? 0;
-    const linkToken = kind === 'page' ? url.searchParams.get('token') : null;
+  /** Throws the refusal when `req` may not use the watch page this way (see watch/access.ts); else its session id, if any. */
+  function checkWatch(req: IncomingMessage, kind: WatchRequestKind): string | undefined {
+    const session = watchSession.sessionIn(header(req, 'cookie'), req.socket.localPort ?? 0);
     const refusal = watchRefusal(
       {
         kind,
         remoteAddress: req.socket.remoteAddress,
         host: header(req, 'host'),
         origin: header(req, 'origin'),
-        hasSession: watchSession.inCookies(header(req, 'cookie'), port) || watchSession.matches(linkToken),
+        hasSession: session !== undefined,
         hasPageHeader: header(req, 'x-warren-watch') === '1',
       },
       watchRules,
     );
     if (refusal) throw refusal;
+    return session;
   }
 
   /** The page, its files and its event stream: not JSON, so served before the API pipeline. */
@@ -145,25 +148,32 @@ export function createHubApp(opts: HubServerOptions = {}): HubApp {
     if (req.method !== 'GET' && req.method !== 'HEAD') return false;
     const url = new URL(req.url ?? '/', 'http://local-hub');
     const asset = watchAsset(url.pathname);
-    if (!asset && url.pathname !== '/watch/events') return false;
-    const kind: WatchRequestKind = url.pathname === '/' ? 'page' : asset ? 'asset' : 'read';
-    try {
-      checkWatch(req, kind, url);
-    } catch (err) {
-      const e = err as HttpError;
+    const probe = url.pathname === '/watch/session';
+    if (!asset && !probe && url.pathname !== '/watch/events') return false;
+    // The session probe is asked like the page: it tells the page whether to show itself or the sign-in form.
+    const kind: WatchRequestKind = url.pathname === '/' || probe ? 'page' : asset ? 'asset' : 'read';
+    const port = req.socket.localPort ?? 0;
+    const refuse = (e: HttpError): true => {
       sendJson(res, e.status, { detail: e.message }, WATCH_SECURITY_HEADERS);
       return true;
+    };
+    let session: string | undefined;
+    try {
+      session = checkWatch(req, kind);
+    } catch (err) {
+      return refuse(err as HttpError);
     }
-    const port = req.socket.localPort ?? 0;
-    if (kind === 'page' && url.searchParams.has('token')) {
-      // The link's token becomes the cookie, and the address bar (and history) lose the token.
+    if (probe) sendJson(res, 200, { signed_in: session !== undefined }, { ...WATCH_SECURITY_HEADERS, 'cache-control': 'no-store' });
+    else if (kind === 'page' && url.searchParams.has('token')) {
+      // The operator token becomes a session cookie, and the address bar (and history) lose the token.
+      if (!watchSession.matches(url.searchParams.get('token'))) return refuse(new HttpError(401, 'that is not this hub\'s operator token'));
       res.writeHead(303, { ...WATCH_SECURITY_HEADERS, location: '/', 'set-cookie': watchSession.setCookie(port), 'content-length': 0 });
       res.end();
     } else if (asset) {
-      const session: Record<string, string> = kind === 'page' ? { 'set-cookie': watchSession.setCookie(port) } : {};
-      res.writeHead(200, { ...WATCH_SECURITY_HEADERS, ...session, 'content-type': asset.type, 'content-length': asset.body.length, 'cache-control': 'no-cache' });
+      // The page carries no data and gives no session: without one it asks for the token (app.ts in the browser).
+      res.writeHead(200, { ...WATCH_SECURITY_HEADERS, 'content-type': asset.type, 'content-length': asset.body.length, 'cache-control': 'no-cache' });
       res.end(req.method === 'HEAD' ? undefined : asset.body);
-    } else watchStream.serve(req, res, WATCH_SECURITY_HEADERS);
+    } else watchStream.serve(req, res, session!, WATCH_SECURITY_HEADERS);
     return true;
   }
 

@@ -27,8 +27,12 @@ export interface HubServerOptions {
   watch?: WatchPolicy;
   /** Networks (CIDR) whose clients count as this machine for `watch: 'loopback'` (a container bridge). */
   watchNetworks?: string[];
-  /** The watch page's token (generated when absent; with `watch: 'any'` the page opens only with it). */
+  /** The watch page's operator token; without it (and without `watchTokenFile`) one is generated for this run. */
   watchToken?: string;
+  /** Where the operator token is kept across restarts (created 0600 when missing; watch/operator-token.ts). */
+  watchTokenFile?: string;
+  /** Called once at start with the operator link (`/?token=…`), unless the page is off. */
+  onWatchLink?: (link: string) => void;
   /** More names the hub is reached by (e.g. `hub.example.lan`): the watch page refuses any other Host. */
   watchHosts?: string[];
   /** The daemon beside this hub: each agent's live state and pause/resume for the watch page (watch/fleet.ts). */

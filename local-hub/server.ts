@@ -19,9 +19,9 @@ export interface RunningHub {
   url: string;
   port: number;
   adminKey: string;
-  /** The watch page's token; `watchUrl` carries it. */
+  /** The watch page's operator token; `watchUrl` carries it. */
   watchToken: string;
-  /** The watch page's address; with `watch: 'any'` it carries the token (`/?token=…`), which sets the page's cookie. */
+  /** The operator link: the page's address with the token (`/?token=…`), which gives the browser its session. */
   watchUrl: string;
   /** `agent`, `post`, `comment` and `notification`, each after its commit. */
   events: HubEvents;
@@ -63,9 +63,9 @@ export async function startHub(opts: HubServerOptions = {}): Promise<RunningHub>
   const shownHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
   let closed: Promise<void> | undefined;
   const url = `http://${shownHost}:${port}`;
-  const watchUrl = opts.watch === 'any' ? `${url}/?token=${app.watchToken}` : `${url}/`;
-  // Under `any` the page opens only with its token: say where, once, as for a generated admin key.
-  if (opts.watch === 'any' && opts.watchToken === undefined) opts.logger?.info(`watch page (open this link; it carries the page's token): ${watchUrl}`);
+  const watchUrl = `${url}/?token=${app.watchToken}`;
+  // Posting, pausing and live updates need the token: the caller says where, once (watch/operator-token.ts).
+  if (opts.watch !== 'off') opts.onWatchLink?.(watchUrl);
   return {
     url,
     port,

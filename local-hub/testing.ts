@@ -36,6 +36,14 @@ export function hubCall(baseUrl: string): HubCall {
   };
 }
 
+/** The `Cookie` header value a browser gets from the watch page's operator link (`RunningHub.watchUrl`). */
+export async function watchSessionCookie(watchUrl: string): Promise<string> {
+  const res = await fetch(watchUrl, { redirect: 'manual' });
+  const cookie = res.headers.get('set-cookie')?.split(';')[0];
+  if (res.status !== 303 || !cookie) throw new Error(`the watch link gave ${res.status} and no session`);
+  return cookie;
+}
+
 export interface TestHub {
   hub: RunningHub;
   call: HubCall;

@@ -5,6 +5,7 @@
 import type { Logger } from 'pino';
 import type { AgentDefinition } from '../store/definition.ts';
 import type { MemoryConfig } from '../store/agent-config.ts';
+import { peopleOf, visibilityOf, type MemoryAudience } from './audience.ts';
 import type { Embedder } from './embeddings-client.ts';
 import type { MemoryEntry, MemoryQuery, MemoryStore, NewMemory, Recalled } from './memory-store.ts';
 import { recallStrategy } from './recall-strategy.ts';
@@ -67,21 +68,25 @@ export class AgentMemory {
     await this.#write(def, settings, memoriesOf(settings, what, this.#now()));
   }
 
-  /** A note the agent keeps on purpose (memory_save). */
-  async save(def: AgentDefinition, key: string, text: string): Promise<boolean> {
+  /**
+   * A note the agent keeps on purpose (memory_save): it came from the run's people unless the agent saves it as
+   * general knowledge (`scope: 'general'`).
+   */
+  async save(def: AgentDefinition, key: string, text: string, audience: MemoryAudience, scope: 'conversation' | 'general' = 'conversation'): Promise<boolean> {
     const settings = memoryOf(def);
     if (!settings) return false;
-    return (await this.#write(def, settings, [{ key, kind: 'note', text, createdAt: this.#now() }])) > 0;
+    const people = peopleOf(audience, scope);
+    return (await this.#write(def, settings, [{ key, kind: 'note', text, createdAt: this.#now(), ...(people.length ? { people } : {}) }])) > 0;
   }
 
-  /** Up to max_context_items entries for the task, best first; counted as recalled. Never throws. */
-  async recall(def: AgentDefinition, taskText: string, signal?: AbortSignal): Promise<MemoryEntry[]> {
+  /** Up to max_context_items entries for the task that `audience` may see, best first; counted as recalled. Never throws. */
+  async recall(def: AgentDefinition, taskText: string, audience: MemoryAudience, signal?: AbortSignal): Promise<MemoryEntry[]> {
     const settings = memoryOf(def);
     if (!settings) return [];
     try {
       // The agent's own name (its @mention) is in nearly every task and entry: it would rank nothing.
       const query = taskText.replace(new RegExp(`@?\\b${def.name}\\b`, 'gi'), ' ');
-      const hits = await this.search(def, settings, query, settings.retrieval.max_context_items, signal);
+      const hits = await this.search(def, settings, query, settings.retrieval.max_context_items, audience, signal);
       await this.markRecalled(def.name, hits.map((h) => h.entry.id));
       return hits.map((h) => h.entry);
     } catch (err) {
@@ -95,22 +100,24 @@ export class AgentMemory {
     if (ids.length && !this.readOnly) await this.#o.store.markRecalled(agent, ids);
   }
 
-  /** The agent's entries for a query by its configured strategy (the context and memory_search). */
-  async search(def: AgentDefinition, settings: MemoryConfig, text: string, limit: number, signal?: AbortSignal): Promise<Recalled[]> {
+  /** The agent's entries `audience` may see for a query, by its configured strategy (the context and memory_search). */
+  async search(def: AgentDefinition, settings: MemoryConfig, text: string, limit: number, audience: MemoryAudience, signal?: AbortSignal): Promise<Recalled[]> {
     const threshold = settings.retrieval.relevance_threshold;
     const { strategy, fellBack } = recallStrategy(settings, this.#o.embedder !== undefined);
     if (fellBack && !this.#fallbackLogged.has(def.name)) {
       this.#fallbackLogged.add(def.name);
       this.#o.logger.warn({ agent: def.name }, 'memory.retrieval.strategy is embedding_search but warren.yaml has no memory.embeddings; recalling by keyword');
     }
+    const seen = visibilityOf(settings, audience);
+    const visibleTo = seen.all ? {} : { visibleTo: seen.person === undefined ? {} : { person: seen.person } };
     let query: MemoryQuery;
     if (strategy === 'embedding') {
       const [embedding] = await this.#o.embedder!.embed([this.#o.redact(text)], signal);
-      query = { strategy: 'embedding', embedding: embedding!, limit, threshold };
+      query = { strategy: 'embedding', embedding: embedding!, limit, threshold, ...visibleTo };
     } else if (strategy === 'keyword') {
-      query = { strategy: 'keyword', text, limit, threshold };
+      query = { strategy: 'keyword', text, limit, threshold, ...visibleTo };
     } else {
-      query = { strategy: 'recent', limit };
+      query = { strategy: 'recent', limit, ...visibleTo };
     }
     return this.#o.store.search(def.name, query);
   }

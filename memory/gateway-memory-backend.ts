@@ -29,8 +29,8 @@ export function gatewayMemoryBackend(gatewayUrl: string, token: string): MemoryT
     return parsed.data;
   };
   return {
-    async save(key, text, signal) {
-      return (await call('/memory/notes', Saved, { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': key }, body: JSON.stringify({ text }) }, signal)).saved;
+    async save(key, text, scope, signal) {
+      return (await call('/memory/notes', Saved, { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': key }, body: JSON.stringify({ text, scope }) }, signal)).saved;
     },
     async search(query, limit, signal) {
       const qs = new URLSearchParams({ q: query, ...(limit !== undefined ? { limit: String(limit) } : {}) });

@@ -42,6 +42,9 @@ export class LazyMemoryStore implements MemoryStore {
   async forgetAll(agent: string): Promise<number> {
     return (await this.#get()).forgetAll(agent);
   }
+  async forgetPerson(agent: string, person: string): Promise<number> {
+    return (await this.#get()).forgetPerson(agent, person);
+  }
   async close(): Promise<void> {
     const opened = this.#store;
     this.#store = undefined;

@@ -1,5 +1,5 @@
 // A stored entry as both stores read it back (one row shape, snake_case columns), and the entry it stands for.
-import type { MemoryEntry, MemoryKind } from './memory-store.ts';
+import { peopleOfColumn, type MemoryEntry, type MemoryKind } from './memory-store.ts';
 
 export interface MemoryRow {
   id: string;
@@ -10,6 +10,8 @@ export interface MemoryRow {
   who: string | null;
   post_id: string | null;
   community: string | null;
+  /** `|alice|bob|` (memory-store.ts peopleColumn), NULL for general knowledge. */
+  people: string | null;
   /** Epoch ms; PostgreSQL hands a bigint back as a string. */
   created_at: number | string;
   recalls: number;
@@ -26,6 +28,7 @@ export function entryOfRow(r: MemoryRow): MemoryEntry {
     ...(r.who !== null ? { who: r.who } : {}),
     ...(r.post_id !== null ? { postId: r.post_id } : {}),
     ...(r.community !== null ? { community: r.community } : {}),
+    ...(r.people !== null ? { people: peopleOfColumn(r.people) } : {}),
     createdAt: Number(r.created_at),
     recalls: Number(r.recalls),
     bytes: Number(r.bytes),

@@ -12,6 +12,11 @@ export interface NewMemory {
   text: string;
   /** Who the exchange was with, where it happened. */
   who?: string;
+  /**
+   * The people the entry came from (the thread's authors, whoever wrote to the agent): under `memory.scope:
+   * person` only their runs recall it. Absent or empty: general knowledge, recalled for everyone.
+   */
+  people?: readonly string[];
   postId?: string;
   community?: string;
   /** Milliseconds since the epoch. */
@@ -29,12 +34,16 @@ export interface MemoryEntry extends Omit<NewMemory, 'embedding'> {
   bytes: number;
 }
 
-export type MemoryQuery =
+export type MemoryQuery = (
   | { strategy: 'recent'; limit: number }
   /** Full-text ranking over the query's words; scores normalised to the best hit (1) and cut at `threshold`. */
   | { strategy: 'keyword'; text: string; limit: number; threshold?: number }
   /** Cosine similarity to `embedding`, cut at `threshold`. */
-  | { strategy: 'embedding'; embedding: readonly number[]; limit: number; threshold?: number };
+  | { strategy: 'embedding'; embedding: readonly number[]; limit: number; threshold?: number }
+) & {
+  /** Absent: every entry. Otherwise general entries, and `person`'s when given (memory/audience.ts). */
+  visibleTo?: { person?: string };
+};
 
 export interface Recalled {
   entry: MemoryEntry;
@@ -57,12 +66,14 @@ export interface MemoryStore {
   forget(agent: string, id: string): Promise<boolean>;
   /** Erases everything the agent remembers; returns how many entries went. */
   forgetAll(agent: string): Promise<number>;
+  /** Erases every entry of the agent that came from `person` (alone or with others); returns how many went. */
+  forgetPerson(agent: string, person: string): Promise<number>;
   close(): Promise<void>;
 }
 
 /** What an entry counts against `max_size_mb`: its text and fields as UTF-8, and 4 bytes per vector component. */
 export function entrySize(e: NewMemory): number {
-  const fields = [e.key, e.kind, e.text, e.who ?? '', e.postId ?? '', e.community ?? ''].join('');
+  const fields = [e.key, e.kind, e.text, e.who ?? '', e.postId ?? '', e.community ?? '', peopleColumn(e.people) ?? ''].join('');
   return Buffer.byteLength(fields, 'utf8') + 4 * (e.embedding?.length ?? 0) + 16;
 }
 
@@ -83,4 +94,23 @@ export function normaliseScores<T extends { score: number }>(hits: readonly T[],
   const best = hits.reduce((m, h) => Math.max(m, h.score), 0);
   if (best <= 0) return [];
   return hits.map((h) => ({ ...h, score: h.score / best })).filter((h) => h.score >= threshold);
+}
+
+/**
+ * The people column both stores keep: `|alice|bob|`, so one person is found with a plain substring test
+ * (`|name|`); NULL for general knowledge. Hub names hold no `|`; one that did would be dropped, not matched.
+ */
+export function peopleColumn(people: readonly string[] | undefined): string | null {
+  const names = [...new Set((people ?? []).filter((p) => p.length > 0 && !p.includes('|')))].sort();
+  return names.length ? `|${names.join('|')}|` : null;
+}
+
+/** The people of a stored column (the inverse of peopleColumn). */
+export function peopleOfColumn(column: string | null): string[] {
+  return column ? column.split('|').filter(Boolean) : [];
+}
+
+/** The substring a person's entries hold in the people column. */
+export function personNeedle(person: string): string {
+  return `|${person}|`;
 }

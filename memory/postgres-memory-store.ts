@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import type { Logger } from 'pino';
-import { entrySize, normaliseScores, toEvict, type MemoryQuery, type MemoryStore, type NewMemory, type Recalled } from './memory-store.ts';
+import { entrySize, normaliseScores, peopleColumn, personNeedle, toEvict, type MemoryQuery, type MemoryStore, type NewMemory, type Recalled } from './memory-store.ts';
 import { queryWords } from './query-words.ts';
 import { entryOfRow, type MemoryRow } from './memory-row.ts';
 
@@ -22,6 +22,7 @@ CREATE TABLE IF NOT EXISTS warren_memories (
   who TEXT,
   post_id TEXT,
   community TEXT,
+  people TEXT,
   created_at BIGINT NOT NULL,
   recalls INTEGER NOT NULL DEFAULT 0,
   bytes INTEGER NOT NULL,
@@ -57,7 +58,22 @@ interface Row extends MemoryRow {
   score?: number;
 }
 
-const COLUMNS = 'm.id, m.agent, m.key, m.kind, m.text, m.who, m.post_id, m.community, m.created_at, m.recalls, m.bytes';
+const COLUMNS = 'm.id, m.agent, m.key, m.kind, m.text, m.who, m.post_id, m.community, m.people, m.created_at, m.recalls, m.bytes';
+
+/** The SQL condition for a query's `visibleTo` (memory/audience.ts), its parameter numbered from `next`. */
+function visible(q: MemoryQuery, next: number): { sql: string; params: string[] } {
+  if (!q.visibleTo) return { sql: '', params: [] };
+  if (q.visibleTo.person === undefined) return { sql: ' AND m.people IS NULL', params: [] };
+  return { sql: ` AND (m.people IS NULL OR strpos(m.people, $${next}) > 0)`, params: [personNeedle(q.visibleTo.person)] };
+}
+
+/** Tables from before entries knew their people gain the column; an entry's `who` is its one person. */
+const PEOPLE_COLUMN = `DO $$ BEGIN
+  IF NOT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = 'warren_memories' AND column_name = 'people') THEN
+    ALTER TABLE warren_memories ADD COLUMN people TEXT;
+    UPDATE warren_memories SET people = '|' || who || '|' WHERE who IS NOT NULL AND strpos(who, '|') = 0;
+  END IF;
+END $$`;
 
 export class PostgresMemoryStore implements MemoryStore {
   readonly #pool: pg.Pool;
@@ -81,6 +97,7 @@ export class PostgresMemoryStore implements MemoryStore {
         await client.query('BEGIN');
         await client.query('SELECT pg_advisory_xact_lock($1)', [SCHEMA_LOCK]);
         await client.query(SCHEMA);
+        await client.query(PEOPLE_COLUMN);
         path = options.vector === 'off' ? 'arrays' : await takeUpPgvector(client);
         await client.query('COMMIT');
       } catch (err) {
@@ -99,17 +116,17 @@ export class PostgresMemoryStore implements MemoryStore {
 
   async write(agent: string, entries: readonly NewMemory[]): Promise<number> {
     let written = 0;
-    // One statement per batch (a round trip per entry made large imports slow); 11 parameters a row.
+    // One statement per batch (a round trip per entry made large imports slow); 12 parameters a row.
     for (let at = 0; at < entries.length; at += WRITE_BATCH) {
       const batch = entries.slice(at, at + WRITE_BATCH);
       const params: unknown[] = [];
       const rows = batch.map((e) => {
         const base = params.length;
-        params.push(randomUUID(), agent, e.key, e.kind, e.text, e.who ?? null, e.postId ?? null, e.community ?? null, e.createdAt, entrySize(e), e.embedding ? [...e.embedding] : null);
-        return `(${Array.from({ length: 11 }, (_, i) => `$${base + i + 1}`).join(', ')})`;
+        params.push(randomUUID(), agent, e.key, e.kind, e.text, e.who ?? null, e.postId ?? null, e.community ?? null, peopleColumn(e.people), e.createdAt, entrySize(e), e.embedding ? [...e.embedding] : null);
+        return `(${Array.from({ length: 12 }, (_, i) => `$${base + i + 1}`).join(', ')})`;
       });
       const r = await this.#pool.query(
-        `INSERT INTO warren_memories (id, agent, key, kind, text, who, post_id, community, created_at, bytes, embedding)
+        `INSERT INTO warren_memories (id, agent, key, kind, text, who, post_id, community, people, created_at, bytes, embedding)
          VALUES ${rows.join(', ')} ON CONFLICT (agent, key) DO NOTHING`,
         params,
       );
@@ -121,29 +138,32 @@ export class PostgresMemoryStore implements MemoryStore {
   async search(agent: string, q: MemoryQuery): Promise<Recalled[]> {
     switch (q.strategy) {
       case 'recent': {
-        const r = await this.#pool.query<Row>(`SELECT ${COLUMNS} FROM warren_memories m WHERE m.agent = $1 ORDER BY m.created_at DESC, m.id DESC LIMIT $2`, [agent, q.limit]);
+        const only = visible(q, 3);
+        const r = await this.#pool.query<Row>(`SELECT ${COLUMNS} FROM warren_memories m WHERE m.agent = $1${only.sql} ORDER BY m.created_at DESC, m.id DESC LIMIT $2`, [agent, q.limit, ...only.params]);
         return r.rows.map((row) => ({ entry: entryOfRow(row), score: 1 }));
       }
       case 'keyword': {
         const words = queryWords(q.text);
         if (words.length === 0) return [];
         // queryWords leaves letters and digits only: nothing in it is tsquery syntax.
+        const only = visible(q, 4);
         const r = await this.#pool.query<Row>(
           `SELECT ${COLUMNS}, ts_rank(m.tsv, q) AS score FROM warren_memories m, to_tsquery('english', $2) q
-           WHERE m.agent = $1 AND m.tsv @@ q ORDER BY score DESC, m.created_at DESC LIMIT $3`,
-          [agent, words.join(' | '), q.limit],
+           WHERE m.agent = $1 AND m.tsv @@ q${only.sql} ORDER BY score DESC, m.created_at DESC LIMIT $3`,
+          [agent, words.join(' | '), q.limit, ...only.params],
         );
         return normaliseScores(r.rows.map((row) => ({ entry: entryOfRow(row), score: Number(row.score) })), q.threshold);
       }
       case 'embedding': {
         if (this.embeddingPath === 'pgvector') return this.#searchVectors(agent, q);
+        const only = visible(q, 5);
         const r = await this.#pool.query<Row>(
           `SELECT ${COLUMNS}, s.score FROM warren_memories m,
              LATERAL (SELECT SUM(a::float8 * b::float8) / NULLIF(SQRT(SUM(a::float8 * a::float8)) * SQRT(SUM(b::float8 * b::float8)), 0) AS score
                       FROM unnest(m.embedding, $2::real[]) AS t(a, b)) s
-           WHERE m.agent = $1 AND m.embedding IS NOT NULL AND cardinality(m.embedding) = cardinality($2::real[]) AND s.score >= $3
+           WHERE m.agent = $1 AND m.embedding IS NOT NULL AND cardinality(m.embedding) = cardinality($2::real[]) AND s.score >= $3${only.sql}
            ORDER BY s.score DESC, m.created_at DESC LIMIT $4`,
-          [agent, [...q.embedding], q.threshold ?? -1, q.limit],
+          [agent, [...q.embedding], q.threshold ?? -1, q.limit, ...only.params],
         );
         return r.rows.map((row) => ({ entry: entryOfRow(row), score: Number(row.score) }));
       }
@@ -159,12 +179,13 @@ export class PostgresMemoryStore implements MemoryStore {
   async #searchVectors(agent: string, q: Extract<MemoryQuery, { strategy: 'embedding' }>): Promise<Recalled[]> {
     // A query pgvector refuses could match no stored vector either (the column is NULL for such arrays).
     if (!isVectorable(q.embedding)) return [];
+    const only = visible(q, 6);
     const r = await this.#pool.query<Row>(
       `SELECT ${COLUMNS}, s.score FROM warren_memories m,
          LATERAL (SELECT NULLIF(CASE WHEN vector_dims(m.embedding_vec) = $5 THEN 1 - (m.embedding_vec <=> $2::real[]::vector) END, 'NaN') AS score) s
-       WHERE m.agent = $1 AND m.embedding_vec IS NOT NULL AND s.score >= $3
+       WHERE m.agent = $1 AND m.embedding_vec IS NOT NULL AND s.score >= $3${only.sql}
        ORDER BY s.score DESC, m.created_at DESC LIMIT $4`,
-      [agent, [...q.embedding], q.threshold ?? -1, q.limit, q.embedding.length],
+      [agent, [...q.embedding], q.threshold ?? -1, q.limit, q.embedding.length, ...only.params],
     );
     return r.rows.map((row) => ({ entry: entryOfRow(row), score: Number(row.score) }));
   }
@@ -199,6 +220,11 @@ export class PostgresMemoryStore implements MemoryStore {
 
   async forgetAll(agent: string): Promise<number> {
     const r = await this.#pool.query('DELETE FROM warren_memories WHERE agent = $1', [agent]);
+    return r.rowCount ?? 0;
+  }
+
+  async forgetPerson(agent: string, person: string): Promise<number> {
+    const r = await this.#pool.query('DELETE FROM warren_memories WHERE agent = $1 AND strpos(people, $2) > 0', [agent, personNeedle(person)]);
     return r.rowCount ?? 0;
   }
 

@@ -3,6 +3,7 @@
 // Keys make writing idempotent: per notification (whichever attempt answers it), per post for the project an
 // agent took part in, per activation for an exploration.
 import type { MemoryConfig } from '../store/agent-config.ts';
+import { peopleOf, type MemoryAudience } from './audience.ts';
 import type { MemoryKind, NewMemory } from './memory-store.ts';
 
 /** How much of what was asked, and of the answer, an entry keeps. */
@@ -20,14 +21,18 @@ export interface PostRef {
   community?: string | null;
 }
 
-export type ActivationMemory =
+export type ActivationMemory = (
   | {
       trigger: 'notification';
       notification: { id: string; type: 'mention' | 'reply' | 'follow' | 'like'; from: string; content?: string | null };
       post?: PostRef;
       ending: Ending;
     }
-  | { trigger: 'exploration'; activationId: string; post?: PostRef; ending: Ending };
+  | { trigger: 'exploration'; activationId: string; post?: PostRef; ending: Ending }
+) & {
+  /** Whom the run answered: its entries record these people (memory/audience.ts). */
+  audience: MemoryAudience;
+};
 
 export function excerpt(text: string, max: number): string {
   const flat = text.replace(/\s+/g, ' ').trim();
@@ -58,6 +63,7 @@ function endingText(e: Ending): string {
 export function memoriesOf(settings: MemoryConfig, a: ActivationMemory, at: number): NewMemory[] {
   const { remember } = settings;
   const out: NewMemory[] = [];
+  const people = peopleOf(a.audience);
   const add = (key: string, kind: MemoryKind, text: string, who?: string): void => {
     out.push({
       key,
@@ -65,6 +71,7 @@ export function memoriesOf(settings: MemoryConfig, a: ActivationMemory, at: numb
       text: excerpt(text, MAX_ENTRY_CHARS),
       createdAt: at,
       ...(who ? { who } : {}),
+      ...(people.length ? { people } : {}),
       ...(a.post ? { postId: a.post.id } : {}),
       ...(a.post?.community ? { community: a.post.community } : {}),
     });

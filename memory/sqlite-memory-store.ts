@@ -5,7 +5,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { cosine } from './cosine.ts';
-import { entrySize, normaliseScores, toEvict, type MemoryQuery, type MemoryStore, type NewMemory, type Recalled } from './memory-store.ts';
+import { entrySize, normaliseScores, peopleColumn, personNeedle, toEvict, type MemoryQuery, type MemoryStore, type NewMemory, type Recalled } from './memory-store.ts';
 import { queryWords } from './query-words.ts';
 import { entryOfRow, type MemoryRow } from './memory-row.ts';
 
@@ -20,6 +20,7 @@ CREATE TABLE IF NOT EXISTS memories (
   who TEXT,
   post_id TEXT,
   community TEXT,
+  people TEXT,
   created_at INTEGER NOT NULL,
   recalls INTEGER NOT NULL DEFAULT 0,
   bytes INTEGER NOT NULL,
@@ -37,7 +38,14 @@ END;
 `;
 
 
-const COLUMNS = 'm.id, m.agent, m.key, m.kind, m.text, m.who, m.post_id, m.community, m.created_at, m.recalls, m.bytes';
+const COLUMNS = 'm.id, m.agent, m.key, m.kind, m.text, m.who, m.post_id, m.community, m.people, m.created_at, m.recalls, m.bytes';
+
+/** The SQL condition and its parameters for a query's `visibleTo` (memory/audience.ts). */
+function visible(q: MemoryQuery): { sql: string; params: string[] } {
+  if (!q.visibleTo) return { sql: '', params: [] };
+  if (q.visibleTo.person === undefined) return { sql: ' AND m.people IS NULL', params: [] };
+  return { sql: ' AND (m.people IS NULL OR instr(m.people, ?) > 0)', params: [personNeedle(q.visibleTo.person)] };
+}
 
 export class SqliteMemoryStore implements MemoryStore {
   readonly #db: DatabaseSync;
@@ -49,6 +57,17 @@ export class SqliteMemoryStore implements MemoryStore {
     if (path !== ':memory:') this.#db.exec('PRAGMA journal_mode = WAL');
     this.#db.exec('PRAGMA busy_timeout = 5000');
     this.#db.exec(SCHEMA);
+    this.#addPeople();
+  }
+
+  /** Stores from before entries knew their people gain the column; an entry's `who` is its one person. */
+  #addPeople(): void {
+    const columns = this.#db.prepare('PRAGMA table_info(memories)').all() as Array<{ name: string }>;
+    if (columns.some((c) => c.name === 'people')) return;
+    this.#transaction(() => {
+      this.#db.exec('ALTER TABLE memories ADD COLUMN people TEXT');
+      this.#db.exec("UPDATE memories SET people = '|' || who || '|' WHERE who IS NOT NULL AND instr(who, '|') = 0");
+    });
   }
 
   write(agent: string, entries: readonly NewMemory[]): Promise<number> {
@@ -57,14 +76,14 @@ export class SqliteMemoryStore implements MemoryStore {
 
   #write(agent: string, entries: readonly NewMemory[]): number {
     const insert = this.#db.prepare(
-      `INSERT OR IGNORE INTO memories (id, agent, key, kind, text, who, post_id, community, created_at, bytes, embedding)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT OR IGNORE INTO memories (id, agent, key, kind, text, who, post_id, community, people, created_at, bytes, embedding)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     let written = 0;
     this.#transaction(() => {
       for (const e of entries) {
         const blob = e.embedding ? new Uint8Array(Float32Array.from(e.embedding).buffer) : null;
-        const r = insert.run(randomUUID(), agent, e.key, e.kind, e.text, e.who ?? null, e.postId ?? null, e.community ?? null, e.createdAt, entrySize(e), blob);
+        const r = insert.run(randomUUID(), agent, e.key, e.kind, e.text, e.who ?? null, e.postId ?? null, e.community ?? null, peopleColumn(e.people), e.createdAt, entrySize(e), blob);
         written += Number(r.changes);
       }
     });
@@ -76,9 +95,10 @@ export class SqliteMemoryStore implements MemoryStore {
   }
 
   #search(agent: string, q: MemoryQuery): Recalled[] {
+    const only = visible(q);
     switch (q.strategy) {
       case 'recent': {
-        const rows = this.#db.prepare(`SELECT ${COLUMNS} FROM memories m WHERE m.agent = ? ORDER BY m.created_at DESC, m.rowid DESC LIMIT ?`).all(agent, q.limit) as unknown as MemoryRow[];
+        const rows = this.#db.prepare(`SELECT ${COLUMNS} FROM memories m WHERE m.agent = ?${only.sql} ORDER BY m.created_at DESC, m.rowid DESC LIMIT ?`).all(agent, ...only.params, q.limit) as unknown as MemoryRow[];
         return rows.map((r) => ({ entry: entryOfRow(r), score: 1 }));
       }
       case 'keyword': {
@@ -88,14 +108,14 @@ export class SqliteMemoryStore implements MemoryStore {
         // bm25() is lower for better matches.
         const rows = this.#db
           .prepare(`SELECT ${COLUMNS}, -bm25(memories_fts) AS score FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid
-                    WHERE memories_fts MATCH ? AND m.agent = ? ORDER BY score DESC, m.created_at DESC LIMIT ?`)
-          .all(match, agent, q.limit) as unknown as Array<MemoryRow & { score: number }>;
+                    WHERE memories_fts MATCH ? AND m.agent = ?${only.sql} ORDER BY score DESC, m.created_at DESC LIMIT ?`)
+          .all(match, agent, ...only.params, q.limit) as unknown as Array<MemoryRow & { score: number }>;
         return normaliseScores(rows.map((r) => ({ entry: entryOfRow(r), score: r.score })), q.threshold);
       }
       case 'embedding': {
         // Scores from the vectors alone; only the best rows are read whole (building 100,000 entries to keep 10
         // was most of the time).
-        const vectors = this.#db.prepare('SELECT rowid AS r, embedding FROM memories WHERE agent = ? AND embedding IS NOT NULL').iterate(agent) as Iterable<{ r: number; embedding: Uint8Array }>;
+        const vectors = this.#db.prepare(`SELECT m.rowid AS r, m.embedding FROM memories m WHERE m.agent = ? AND m.embedding IS NOT NULL${only.sql}`).iterate(agent, ...only.params) as Iterable<{ r: number; embedding: Uint8Array }>;
         const threshold = q.threshold ?? -1;
         const scored: Array<{ r: number; score: number }> = [];
         for (const row of vectors) {
@@ -173,6 +193,10 @@ export class SqliteMemoryStore implements MemoryStore {
 
   #forgetAll(agent: string): number {
     return Number(this.#db.prepare('DELETE FROM memories WHERE agent = ?').run(agent).changes);
+  }
+
+  forgetPerson(agent: string, person: string): Promise<number> {
+    return settled(() => Number(this.#db.prepare('DELETE FROM memories WHERE agent = ? AND instr(people, ?) > 0').run(agent, personNeedle(person)).changes));
   }
 
   #transaction(fn: () => void): void {

@@ -172,6 +172,10 @@ export class RedisKeys {
   get heldRecordsChannel(): string {
     return `${this.prefix}:live:held-records`;
   }
+  /** The definitions the daemon loaded (daemon/ops/loaded-definitions.ts): a hash, agent → its file hash and load time. */
+  get loadedDefinitions(): string {
+    return `${this.prefix}:definitions-loaded`;
+  }
   get reloadChannel(): string {
     return `${this.prefix}:reload`;
   }

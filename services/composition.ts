@@ -27,6 +27,8 @@ import { SecretSource } from './secrets.ts';
 
 /** What one agent turn uses of its process's services (activation/run-turn.ts). */
 export interface TurnServices extends ContextSources {
+  /** The process's redaction: every piece of the context passes it before a model or a CLI sees it (run-turn.ts). */
+  redact: (text: string) => string;
   /** The hub: its budget answer goes into the context, and the agent's hub tools act on it. Absent: neither. */
   hub?: HubAdapter;
   /** Agents with `memory.enabled` are reminded of what fits the task. */
@@ -106,9 +108,14 @@ export interface DaemonServices extends Bundle, TurnServices {
   /** The hub's URL and admin key: the embedded hub's when it runs here (its key generated when none was set). */
   hubUrl: string;
   adminKey: string | undefined;
+  /** The embedded hub's key when no variable set it: generated now, or kept from an earlier start in `adminKeyFile`. */
   generatedAdminKey: string | undefined;
+  /** Where that key is kept (services/hub-admin-key.ts); undefined for an in-memory hub or a key from the variable. */
+  adminKeyFile: string | undefined;
+  /** The embedded hub's watch page operator link (`/?token=…`; printed at start), when the hub runs here. */
+  watchUrl: string | undefined;
   redactor: Redactor;
-  /** Teaches the redactor the secrets the agents name (at each reload). */
+  /** Teaches the redactor the secrets the agents name and every secret file's value (at each reload, after `secrets.reread()`). */
   learnSecretsOf(defs: readonly AgentDefinition[]): void;
   writes: WriteAllowance;
   agentState: AgentStateStore;
@@ -140,6 +147,8 @@ export interface OpsServices extends Bundle {
   memoryReader(): Promise<MemoryStore | undefined>;
   /** The hub with the admin key, for the budget; undefined without one (and on Moltbook, which has none). */
   budgetHub: HubClient | undefined;
+  /** Why there is no budgetHub, for `warren status` (e.g. no admin key, and where it was looked for). */
+  noBudget: string | undefined;
 }
 
 /** Closing some services failed or outlived its bound. */
@@ -263,16 +272,38 @@ async function openDaemon(config: WarrenConfig, env: NodeJS.ProcessEnv, role: Da
   const secrets = new SecretSource({ env, dir: config.secrets.dir });
   let adminKey = secrets.get(config.hub.admin_key_env);
   let generatedAdminKey: string | undefined;
+  let adminKeyFile: string | undefined;
+  let watch: { url: string; token: string } | undefined;
   const moltbook = config.hub.type === 'moltbook';
   // Checked here too: WARREN_HUB_EMBEDDED applies after warren.yaml is validated.
   if (moltbook && config.hub.embedded) throw new Error('hub.embedded serves warren\'s own hub; it cannot be combined with hub.type moltbook');
   if (config.hub.embedded) {
     const { startHub } = await import('../local-hub/server.ts');
-    const embedded = await startHub({ dbPath: config.hub.db, adminKey, host: config.hub.host, port: config.hub.port, watch: config.hub.watch, watchNetworks: config.hub.watch_networks, budget: hubBudget(config.budget), fleet: role.fleet, logger: logger.child({ component: 'hub' }) });
+    if (!adminKey) {
+      // Kept next to the hub's database, so `warren hub user` and `warren status` find it and restarts keep it.
+      const { keepAdminKey } = await import('./hub-admin-key.ts');
+      const kept = keepAdminKey(config.hub, secrets);
+      adminKey = kept.key;
+      generatedAdminKey = kept.key;
+      adminKeyFile = kept.path;
+    }
+    const { printWatchLink, watchTokenPath } = await import('../local-hub/watch/operator-token.ts');
+    const embedded = await startHub({
+      dbPath: config.hub.db,
+      adminKey,
+      host: config.hub.host,
+      port: config.hub.port,
+      watch: config.hub.watch,
+      watchNetworks: config.hub.watch_networks,
+      watchTokenFile: watchTokenPath(config.hub.db),
+      onWatchLink: (link) => printWatchLink(link),
+      budget: hubBudget(config.budget),
+      fleet: role.fleet,
+      logger: logger.child({ component: 'hub' }),
+    });
+    watch = { url: embedded.watchUrl, token: embedded.watchToken };
     opened.add('embedded hub', 'services', SLOW_CLOSE_MS, () => embedded.close());
     hubUrl = embedded.url;
-    if (!adminKey) generatedAdminKey = embedded.adminKey;
-    adminKey = embedded.adminKey;
     logger.info({ url: hubUrl, db: config.hub.db }, 'embedded hub listening');
     if (role.seed) {
       const { applySeed } = await import('../local-hub/seed.ts');
@@ -283,6 +314,8 @@ async function openDaemon(config: WarrenConfig, env: NodeJS.ProcessEnv, role: Da
   // Moltbook has no admin key: each agent acts with its own (hub.agents).
   if (!adminKey && !moltbook) throw new Error(secrets.whyMissing(config.hub.admin_key_env) ?? `the hub's admin key is not set: export ${config.hub.admin_key_env} (or run with hub.embedded: true)`);
   const redactor = redactorFor(config, env, secrets, adminKey, []);
+  // The watch page's operator token is printed once (straight to stderr); every log line masks it.
+  if (watch) redactor.learn([watch.token]);
   role.redactLogs((line) => redactor.redact(line));
   const runtime = await import('./runtime.ts');
   const { redactingWrites } = await import('./redacting-hub.ts');
@@ -328,6 +361,7 @@ async function openDaemon(config: WarrenConfig, env: NodeJS.ProcessEnv, role: Da
     secret: (name) => secrets.get(name),
     runAs: role.runsActivations ? await startCliIsolation(config, secrets, logger) : undefined,
     memory,
+    logger,
   });
   const { openStore } = await import('./open-store.ts');
   const store = openStore(config.store, env);
@@ -341,8 +375,11 @@ async function openDaemon(config: WarrenConfig, env: NodeJS.ProcessEnv, role: Da
     hubUrl,
     adminKey,
     generatedAdminKey,
+    adminKeyFile,
+    watchUrl: watch?.url,
     redactor,
-    learnSecretsOf: (defs) => redactor.learn(namedSecrets(config, env, secrets, defs)),
+    redact: (text) => redactor.redact(text),
+    learnSecretsOf: (defs) => redactor.learn([...namedSecrets(config, env, secrets, defs), ...secrets.fileValues()]),
     writes,
     agentState,
     memory,
@@ -387,6 +424,7 @@ async function openRun(config: WarrenConfig, env: NodeJS.ProcessEnv, role: RunRo
     secret: (name) => secrets.get(name),
     runAs: await startCliIsolation(config, secrets, logger),
     memory,
+    logger,
     llm: {
       // In the foreground the answer is watched as it is written; the daemon follows executors.llm.stream.
       stream: role.llm.stream,
@@ -395,7 +433,7 @@ async function openRun(config: WarrenConfig, env: NodeJS.ProcessEnv, role: RunRo
       secret: (name) => secrets.get(name) || (name === role.replayedKey ? 'replayed' : undefined),
     },
   });
-  return { ...opened.bundle(secrets), ...runtime.contextSources(config, env, counters?.usedToday), hub, memory, onWarning: role.onWarning, redactor, writes: writes?.allowance, executors };
+  return { ...opened.bundle(secrets), ...runtime.contextSources(config, env, counters?.usedToday), hub, memory, onWarning: role.onWarning, redactor, redact: (text) => redactor.redact(text), writes: writes?.allowance, executors };
 }
 
 async function openDoctor(config: WarrenConfig, env: NodeJS.ProcessEnv, opened: Opened): Promise<DoctorServices> {
@@ -412,7 +450,16 @@ async function openOps(config: WarrenConfig, env: NodeJS.ProcessEnv, opened: Ope
   let redis: Promise<RedisClient> | undefined;
   let memory: Promise<MemoryStore | undefined> | undefined;
   let definitions: Promise<LoadResult> | undefined;
-  const adminKey = secrets.get(config.hub.admin_key_env);
+  // The variable, else the key file an embedded hub keeps beside its database (services/hub-admin-key.ts).
+  const { findAdminKey, missingAdminKeyHint } = await import('./hub-admin-key.ts');
+  let adminKey: string | undefined;
+  let noBudget: string | undefined;
+  try {
+    adminKey = findAdminKey(config.hub, secrets)?.key;
+    if (!adminKey) noBudget = missingAdminKeyHint(config.hub);
+  } catch (err) {
+    noBudget = err instanceof Error ? err.message : String(err);
+  }
   const open = {
     redis: (timeoutMs = 3_000): Promise<RedisClient> => {
       redis ??= (async () => {
@@ -453,8 +500,9 @@ async function openOps(config: WarrenConfig, env: NodeJS.ProcessEnv, opened: Ope
   };
   // The hub's budget answers with the admin key; Moltbook has none. Read quietly: a report, not a log.
   const { HubClient } = await import('../hub-client/client.ts');
-  const budgetHub = adminKey && config.hub.type !== 'moltbook' ? new HubClient({ baseUrl: config.hub.url, apiKey: adminKey, logger: pino({ level: 'silent' }) }) : undefined;
-  return { ...opened.bundle(secrets), ...open, budgetHub };
+  const moltbook = config.hub.type === 'moltbook';
+  const budgetHub = adminKey && !moltbook ? new HubClient({ baseUrl: config.hub.url, apiKey: adminKey, logger: pino({ level: 'silent' }) }) : undefined;
+  return { ...opened.bundle(secrets), ...open, budgetHub, noBudget: moltbook ? 'Moltbook keeps no budget' : noBudget };
 }
 
 /** The agents' write limits in the daemon's Redis; --post refuses to run without them. */

@@ -74,8 +74,10 @@ export const WarrenConfigSchema = z.strictObject({
     .strictObject({
       /** `local`: a folder; `s3`: an S3-compatible bucket (S3, R2, MinIO) in the same layout. */
       type: z.enum(['local', 's3']).default('local'),
-      /** The folder holding `agents/`, `skills/`, `prompts/` (type local). */
+      /** The folder holding `agents/`, `skills/`, `prompts/` (type local); `warren init agent` writes here. */
       path: z.string().default('./examples'),
+      /** More folders in the same layout, loaded before `path` (the repo's demo: ./examples); WARREN_STORE clears them. */
+      include: z.array(z.string().min(1)).default([]),
       /** `s3://bucket/prefix` (type s3). */
       url: z.string().refine((u) => parseS3Url(u) !== undefined, 'expected s3://bucket/prefix').optional(),
       /** S3 endpoint; R2: https://<account>.r2.cloudflarestorage.com, MinIO: http://host:9000; unset: AWS. */
@@ -91,6 +93,11 @@ export const WarrenConfigSchema = z.strictObject({
       poll_interval: durationMs.default(30_000),
       /** Reload on changes (fs.watch for a folder, listing poll for a bucket). */
       watch: z.boolean().default(true),
+      /**
+       * A folder store (with `watch`): how often its own files are compared (inode, size, times) as a safety net
+       * beside fs.watch; a change is loaded within about this long. 0 turns the check off.
+       */
+      check_interval: durationMs.default(2_000),
     })
     .refine((s) => s.type !== 's3' || s.url !== undefined, { message: 'store.type s3 needs store.url (s3://bucket/prefix)', path: ['url'] })
     .prefault({}),
@@ -278,6 +285,7 @@ export function loadWarrenConfig(file: string | undefined, env: NodeJS.ProcessEn
     config = WarrenConfigSchema.parse({});
   }
   config.store.path = resolve(base, config.store.path);
+  config.store.include = config.store.include.map((p) => resolve(base, p));
   config.executors.cli.workspaces = resolve(base, config.executors.cli.workspaces);
   if (config.secrets.dir !== undefined) config.secrets.dir = resolve(base, config.secrets.dir);
   config.pauses.file = resolve(base, config.pauses.file ?? './data/pauses.json');
@@ -294,6 +302,7 @@ export function loadWarrenConfig(file: string | undefined, env: NodeJS.ProcessEn
       config.store.type = 'local';
       config.store.path = resolve(env.WARREN_STORE);
     }
+    config.store.include = []; // one variable names the whole store
   }
   if (env.WARREN_HUB_PORT) {
     const port = Number(env.WARREN_HUB_PORT);

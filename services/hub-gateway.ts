@@ -13,7 +13,7 @@ import type { Logger } from 'pino';
 import { hubRefusedWrite, WriteRefused, type HubWrite, type WriteAllowance, type WriteReservation, type WriteRules } from '../scheduler/write-allowance.ts';
 import { hasGrant } from '../store/grants.ts';
 import { MEMORY_READ, MEMORY_WRITE } from '../memory/memory-grants.ts';
-import type { MemoryToolBackend } from '../memory/memory-tools.ts';
+import { isNoteScope, type MemoryToolBackend } from '../memory/memory-tools.ts';
 
 /** The hub write a forwarded route makes, or undefined for a read (pure). */
 export function gatewayWrite(method: string, pathname: string, idempotencyKey: string): HubWrite | undefined {
@@ -66,7 +66,10 @@ interface GatewayOptions {
   logger: Logger;
   /** Where writes are admitted against the agents' limits (tokens issued with rules). */
   writes?: WriteAllowance;
-  /** Applied to every body a CLI agent writes through the gateway (known secrets become [REDACTED]). */
+  /**
+   * Applied to every body a CLI agent writes through the gateway, and to every answer it reads (a thread, its inbox,
+   * a search), as the LLM loop's tool results are: known secrets become [REDACTED] (the JSON stays JSON).
+   */
   redact?: (text: string) => string;
 }
 
@@ -182,7 +185,8 @@ export class HubGateway {
       const v = upstream.headers.get(name);
       if (v !== null) out[name] = v;
     }
-    res.writeHead(upstream.status, out).end(Buffer.from(await upstream.arrayBuffer()));
+    const answer = Buffer.from(await upstream.arrayBuffer());
+    res.writeHead(upstream.status, out).end(opts.redact ? opts.redact(answer.toString('utf8')) : answer);
   }
 
   async #memory(req: IncomingMessage, res: ServerResponse, scope: Scope, needs: string, url: URL): Promise<void> {
@@ -196,18 +200,22 @@ export class HubGateway {
     const raw = await readLimited(req, MAX_MEMORY_BODY);
     if (raw === undefined) return send(res, 413, { detail: `request body over ${MAX_MEMORY_BODY} bytes` });
     let text: unknown;
+    let noteScope: unknown;
     try {
-      text = (JSON.parse(raw) as { text?: unknown } | null)?.text;
+      const body = JSON.parse(raw) as { text?: unknown; scope?: unknown } | null;
+      text = body?.text;
+      noteScope = body?.scope ?? 'conversation';
     } catch {
       return send(res, 400, { detail: 'request body is not JSON' });
     }
     const key = req.headers['idempotency-key'];
     if (typeof text !== 'string' || !text.trim()) return send(res, 400, { detail: 'a note needs a non-empty `text`' });
+    if (!isNoteScope(noteScope)) return send(res, 400, { detail: '`scope` is "conversation" or "general"' });
     if (typeof key !== 'string' || !key) return send(res, 400, { detail: 'a note needs an Idempotency-Key' });
     if (!scope.memory.save) return send(res, 403, { detail: `${scope.agent}'s memory is read-only here` });
     if (scope.saves >= MAX_SAVES_PER_TOKEN) return send(res, 429, { detail: `at most ${MAX_SAVES_PER_TOKEN} notes per activation` });
     scope.saves++;
-    const saved = await scope.memory.save(key, text);
+    const saved = await scope.memory.save(key, text, noteScope);
     return send(res, 200, { saved });
   }
 }

@@ -1,5 +1,6 @@
 // Opens the definitions store warren.yaml (or `warren validate <dir|s3://…>`) points at.
 import type { DefinitionStore } from '../store/definition.ts';
+import { LayeredStore } from '../store/layered-store.ts';
 import { LocalFolderStore } from '../store/local-store.ts';
 import { parseS3Url } from '../store/s3-location.ts';
 import { S3Store } from '../store/s3-store.ts';
@@ -9,8 +10,15 @@ export type StoreSettings = WarrenConfig['store'];
 
 /** `target` overrides the configured location: a folder path or an `s3://bucket/prefix` URL. */
 export function openStore(settings: StoreSettings, env: NodeJS.ProcessEnv, target?: string): DefinitionStore & { close?: () => void } {
+  const main = openOne(settings, env, target);
+  // `store.include`: folders read with the configured store (not with an explicit target, which is the whole store).
+  if (target !== undefined || settings.include.length === 0) return main;
+  return new LayeredStore([...settings.include.map((dir) => new LocalFolderStore(dir, { checkIntervalMs: settings.check_interval })), main]);
+}
+
+function openOne(settings: StoreSettings, env: NodeJS.ProcessEnv, target?: string): DefinitionStore & { close?: () => void } {
   const url = target ?? (settings.type === 's3' ? settings.url : undefined);
-  if (url === undefined || !url.startsWith('s3://')) return new LocalFolderStore(target ?? settings.path);
+  if (url === undefined || !url.startsWith('s3://')) return new LocalFolderStore(target ?? settings.path, { checkIntervalMs: settings.check_interval });
   const location = parseS3Url(url);
   if (!location) throw new Error(`not an S3 location: ${url} (expected s3://bucket/prefix)`);
   const accessKeyId = env[settings.access_key_id_env];

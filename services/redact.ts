@@ -1,8 +1,19 @@
-// Secret redaction for anything that leaves the process as text (error posts, activation records, logs, spans).
+// Secret redaction for anything that leaves the process as text (error posts, activation records, logs, spans) and
+// for everything a model or a CLI is given (the context, tool results, what a CLI reads through the hub gateway).
 // Known secret values are replaced wherever they appear: as they are, encoded (base64, base64url, hex, URL, JSON)
 // and split by line breaks or indentation. Well-known key shapes are caught even when the value is unknown.
+// Both are also looked for with cheap disguises undone (normalised-text.ts: full-width letters, zero-width
+// characters, `\u` escapes, quoted-printable soft breaks); a match is replaced in the original text, so text
+// around a secret reads exactly as it was written. Deliberate encodings (rot13, base32, reversed, double
+// base64…) are not caught: README "Security model" says why key scoping, not redaction, is the defence there.
+import { hasSoftBreak, normalise, spanOf, type NormaliseMode } from './normalised-text.ts';
 
 export const REDACTED = '[REDACTED]';
+
+/** How known values are searched for: split characters out as well (a value has none left either). */
+const AS_KNOWN: NormaliseMode = { splits: true, softBreaks: false };
+/** How shapes are searched for a second time: disguises undone, whitespace kept (shapes end at it). */
+const AS_SHAPES: NormaliseMode = { splits: false, softBreaks: true };
 
 /** Shorter values are not hidden: they would redact ordinary words. */
 const MIN_SECRET = 8;
@@ -78,40 +89,6 @@ export const SHAPES: readonly Shape[] = [
   },
 ];
 
-/** Line breaks and indentation a value may have been split by, raw or JSON-escaped (`\n` as two characters). */
-function isSplit(text: string, i: number): number {
-  const c = text.charCodeAt(i);
-  if (c === 32 || (c >= 9 && c <= 13)) return 1;
-  if (c === 92) {
-    const n = text.charCodeAt(i + 1);
-    if (n === 110 || n === 114 || n === 116) return 2; // \n \r \t
-  }
-  return 0;
-}
-
-/** The text without split characters, and where each of its characters was in the original. */
-function unsplit(text: string): { flat: string; at: Uint32Array | undefined } {
-  let first = -1;
-  for (let i = 0; i < text.length && first < 0; i++) if (isSplit(text, i)) first = i;
-  if (first < 0) return { flat: text, at: undefined };
-  const at = new Uint32Array(text.length);
-  const pieces: string[] = [];
-  let n = 0;
-  let runStart = 0;
-  for (let i = 0; i < text.length; ) {
-    const skip = isSplit(text, i);
-    if (skip) {
-      if (i > runStart) pieces.push(text.slice(runStart, i));
-      i += skip;
-      runStart = i;
-    } else {
-      at[n++] = i++;
-    }
-  }
-  if (runStart < text.length) pieces.push(text.slice(runStart));
-  return { flat: pieces.join(''), at };
-}
-
 /** The part of `value`'s base64 that is the same wherever it sits in a longer value, for each of the 3 alignments. */
 function base64Cores(value: Buffer): string[] {
   const cores: string[] = [];
@@ -141,7 +118,7 @@ function formsOf(secret: string): string[] {
     hex.toUpperCase(),
     ...b64,
     ...b64.map((c) => c.replace(/\+/g, '-').replace(/\//g, '_')),
-  ].map((f) => unsplit(f).flat);
+  ].map((f) => normalise(f, AS_KNOWN).flat);
 }
 
 export class Redactor {
@@ -166,43 +143,66 @@ export class Redactor {
   }
 
   redact(text: string): string {
-    let out = this.#needles.length ? this.#hideKnown(text) : text;
+    const hits = this.#needles.length ? this.#knownHits(text) : [];
+    for (const hit of disguisedShapeHits(text)) hits.push(hit);
+    let out = hits.length ? replaceSpans(text, hits) : text;
     for (const { pattern, replace } of SHAPES) out = typeof replace === 'string' ? out.replace(pattern, replace) : out.replace(pattern, replace);
     return out;
   }
 
   /**
-   * Finds every form of every known secret in the text with the split characters taken out (one indexOf scan
-   * per form), and replaces each hit in the original, split characters inside it included.
+   * Where every form of every known secret is in the text, found in the normalised text (one indexOf scan per
+   * form; a second pass without `=` soft breaks only when the text has one, as `=` may end a value).
    */
-  #hideKnown(text: string): string {
-    const { flat, at } = unsplit(text);
+  #knownHits(text: string): Array<[number, number]> {
+    const passes = [normalise(text, AS_KNOWN)];
+    if (hasSoftBreak(text)) passes.push(normalise(text, { ...AS_KNOWN, softBreaks: true }));
     const hits: Array<[number, number]> = [];
-    for (const needle of this.#needles) {
-      for (let i = flat.indexOf(needle); i !== -1; i = flat.indexOf(needle, i + needle.length)) {
-        const end = i + needle.length;
-        hits.push(at ? [at[i]!, at[end - 1]! + 1] : [i, end]);
+    for (const n of passes) {
+      for (const needle of this.#needles) {
+        for (let i = n.flat.indexOf(needle); i !== -1; i = n.flat.indexOf(needle, i + needle.length)) hits.push(spanOf(n, i, i + needle.length));
       }
     }
-    if (!hits.length) return text;
-    hits.sort((a, b) => a[0] - b[0]);
-    const parts: string[] = [];
-    let pos = 0;
-    let open: [number, number] | undefined;
-    for (const hit of hits) {
-      if (open && hit[0] <= open[1]) {
-        open[1] = Math.max(open[1], hit[1]);
-        continue;
-      }
-      if (open) {
-        parts.push(text.slice(pos, open[0]), REDACTED);
-        pos = open[1];
-      }
-      open = [hit[0], hit[1]];
-    }
-    parts.push(text.slice(pos, open![0]), REDACTED, text.slice(open![1]));
-    return parts.join('');
+    return hits;
   }
+}
+
+/**
+ * Shapes that match only once disguises are undone (a zero-width space inside an AWS key id). Matches the plain
+ * text holds as they are are left to the shapes' own replacement, which keeps labels and URL hosts.
+ */
+function disguisedShapeHits(text: string): Array<[number, number]> {
+  const n = normalise(text, AS_SHAPES);
+  if (!n.from) return [];
+  const hits: Array<[number, number]> = [];
+  for (const { pattern } of SHAPES) {
+    for (const m of n.flat.matchAll(pattern)) {
+      const span = spanOf(n, m.index, m.index + m[0].length);
+      if (text.slice(span[0], span[1]) !== m[0]) hits.push(span);
+    }
+  }
+  return hits;
+}
+
+/** The text with each span (overlapping ones merged) replaced by REDACTED. */
+function replaceSpans(text: string, hits: Array<[number, number]>): string {
+  hits.sort((a, b) => a[0] - b[0]);
+  const parts: string[] = [];
+  let pos = 0;
+  let open: [number, number] | undefined;
+  for (const hit of hits) {
+    if (open && hit[0] <= open[1]) {
+      open[1] = Math.max(open[1], hit[1]);
+      continue;
+    }
+    if (open) {
+      parts.push(text.slice(pos, open[0]), REDACTED);
+      pos = open[1];
+    }
+    open = [hit[0], hit[1]];
+  }
+  parts.push(text.slice(pos, open![0]), REDACTED, text.slice(open![1]));
+  return parts.join('');
 }
 
 const SECRET_NAME = /KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTHORIZATION/i;

@@ -53,8 +53,8 @@ export async function startHubMcp(opts: {
   if (!warrenHubMcpAvailable()) return undefined;
   const gateway = await HubGateway.start(opts);
   const launcher = warrenHubMcpLauncher({
-    credentials: (agent) => {
-      const memory = opts.memory ? agentMemoryBackend(opts.memory, agent) : undefined;
+    credentials: (agent, audience) => {
+      const memory = opts.memory ? agentMemoryBackend(opts.memory, agent, audience) : undefined;
       const grants = effectiveGrants(agent.config).filter((g) => g.startsWith('hub:') || (memory !== undefined && g.startsWith('memory:')));
       const t = gateway.issue(agent.name, grants, agent.config.behavior.max_duration + 60_000, agent.config.behavior, memory);
       return { hubUrl: gateway.url, key: t.token, grants, release: t.revoke };
@@ -83,16 +83,22 @@ export interface ExecutorsOptions {
   runAs?: CliUsers;
   /** Agents' memory: LLM agents with memory on get memory_save and memory_search. */
   memory?: AgentMemory;
+  /** Where a switch that changes every agent's behaviour (WARREN_MOCK_RESPONSES) is announced. */
+  logger?: Logger;
 }
 
 /** The executor registry: the in-process loop and the four CLIs, with warren.yaml's `executors` settings. */
 export function buildExecutors(opts: ExecutorsOptions): ExecutorRegistry {
   const { config, env } = opts;
   const secret = opts.secret ?? ((name: string): string | undefined => env[name]);
+  const mockResponses = env.WARREN_MOCK_RESPONSES ? parseMockResponses(env.WARREN_MOCK_RESPONSES) : undefined;
+  if (mockResponses) {
+    opts.logger?.warn({ replies: mockResponses.length }, 'WARREN_MOCK_RESPONSES is set: every LLM agent answers from these canned replies, never from its model (a dry run; unset it to run for real)');
+  }
   const llm = new LlmExecutor({
     secret,
     defaultApiBase: env.OPENAI_BASE_URL,
-    mockResponses: env.WARREN_MOCK_RESPONSES ? parseMockResponses(env.WARREN_MOCK_RESPONSES) : undefined,
+    mockResponses,
     ...llmSettings(config.executors.llm),
     tracePayloads: config.tracing.capture_payloads ? (text) => opts.redactor.redact(text) : undefined,
     redactToolOutput: (text) => opts.redactor.redact(text),

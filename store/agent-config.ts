@@ -146,6 +146,8 @@ const MemorySchema = z.strictObject({
     })
     .prefault({}),
   max_size_mb: z.number().positive().default(100),
+  /** Whose entries a run recalls: `person`, the threads of the one it answers plus general knowledge; `agent`, all. */
+  scope: z.enum(['person', 'agent']).default('person'),
   retrieval: z
     .strictObject({
       strategy: z.enum(['embedding_search', 'keyword', 'recent']).default('keyword'),

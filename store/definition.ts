@@ -18,6 +18,11 @@ export interface AgentDefinition {
   systemPrompt: string;
   /** Where it came from, for messages. */
   files: { config: string; prompt: string };
+  /**
+   * sha256 of config.yaml and system-prompt.md as read (hex): what `warren status` compares between the definition a
+   * daemon runs and the files on disk now. Absent for hand-built definitions (tests).
+   */
+  hash?: string;
   /** The skills and templates of the store it was loaded from; absent for hand-built definitions (tests). */
   shared?: SharedDefinitions;
 }
@@ -39,8 +44,11 @@ export interface DefinitionStore {
    * at all throws StoreUnavailableError, so the caller can keep its last good definitions.
    */
   load(): Promise<LoadResult>;
-  /** Calls `onChange` (possibly several times) when the stored files may have changed; returns a stop function. */
-  watch(onChange: () => void): () => void;
+  /**
+   * Calls `onChange` (possibly several times) when the stored files may have changed; returns a stop function.
+   * `noticed` says how, when that is worth a log line (a change the folder's watcher missed).
+   */
+  watch(onChange: (noticed?: string) => void): () => void;
 }
 
 /** The store as a whole could not be read (network down, bucket missing, folder unreadable). */

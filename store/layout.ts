@@ -32,6 +32,26 @@ const AGENT_CONFIG = /^agents\/([^/]+)\/config\.yaml$/;
 const SKILL_FILE = /^skills\/([^/]+)\/SKILL\.md$/;
 const TEMPLATE_FILE = /^prompts\/([a-z0-9_-]+)\.md$/;
 
+/**
+ * Whether a changed path (a layout key, `agents/greeter/config.yaml`) can change what the store loads: one of its
+ * own files, or a folder that holds them (an agent folder created, renamed or removed). An editor's swap and
+ * backup files, a workspace under an agent's folder, or a log file beside the store are not.
+ */
+export function isStoreKey(key: string): boolean {
+  return STORE_FOLDER.test(key) || AGENT_CONFIG.test(key) || AGENT_PROMPT.test(key) || SKILL_FILE.test(key) || TEMPLATE_FILE.test(key);
+}
+const AGENT_PROMPT = /^agents\/[^/]+\/system-prompt\.md$/;
+// Agent and skill folders are named like agents (store/agent-config.ts): no dots, so `agents/daemon.log` is no folder.
+const STORE_FOLDER = /^(agents|skills)(\/[A-Za-z0-9_-]+)?$|^prompts$/;
+
+/** The files a listing stands for, sorted: each agent's config.yaml and its system-prompt.md, each skill and template. */
+export function storeFileKeys(keys: readonly string[]): string[] {
+  return keys.flatMap((k) => {
+    const agent = AGENT_CONFIG.exec(k)?.[1];
+    return agent === undefined ? [k] : [k, `agents/${agent}/system-prompt.md`];
+  }).sort();
+}
+
 export interface LayoutKeys {
   agents: string[];
   skills: string[];
@@ -70,14 +90,18 @@ export async function loadFromReader(reader: StoreReader): Promise<LoadResult> {
   const agents: AgentDefinition[] = [];
   for (const [i, f] of files.entries()) {
     if (i > 0 && i % AGENTS_PER_TURN === 0) await nextTurn();
-    if (f.configText === undefined) continue; // deleted between listing and reading
-    const parsed = parseDefinition({
-      folder: f.folder,
-      configFile: reader.displayName(f.configKey),
-      configText: f.configText,
-      promptFile: reader.displayName(f.promptKey),
-      promptText: f.promptText,
-    });
+    const configText = f.configText;
+    if (configText === undefined) continue; // deleted between listing and reading
+    const parsed = parsedSafely(reader.displayName(f.configKey), () =>
+      parseDefinition({
+        folder: f.folder,
+        configFile: reader.displayName(f.configKey),
+        configText,
+        promptFile: reader.displayName(f.promptKey),
+        promptText: f.promptText,
+      }),
+      (failed) => ({ problems: failed }),
+    );
     problems.push(...parsed.problems);
     if (parsed.definition) agents.push({ ...parsed.definition, shared });
   }
@@ -91,7 +115,7 @@ async function loadShared(reader: StoreReader, layout: LayoutKeys, problems: Pro
     const text = skillTexts[i];
     if (text === undefined) return;
     const folder = SKILL_FILE.exec(key)?.[1] ?? '';
-    const parsed = parseSkill(reader.displayName(key), text, folder);
+    const parsed = parsedSafely(reader.displayName(key), () => parseSkill(reader.displayName(key), text, folder), (failed) => ({ problems: failed }));
     problems.push(...parsed.problems);
     if (parsed.skill) skills.set(parsed.skill.name, parsed.skill);
   });
@@ -102,4 +126,16 @@ async function loadShared(reader: StoreReader, layout: LayoutKeys, problems: Pro
     if (text !== undefined && name) templates[name] = text;
   }
   return { skills: [...skills.values()], templates };
+}
+
+/**
+ * One file's parse, whatever it throws: a file that fails is its own agent's (or skill's) problem, reported with
+ * the file and the reason, and never stops the others from loading.
+ */
+function parsedSafely<T extends { problems: Problem[] }>(file: string, parse: () => T, failed: (problems: Problem[]) => NoInfer<T>): T {
+  try {
+    return parse();
+  } catch (err) {
+    return failed([{ file, message: `could not be read: ${err instanceof Error ? err.message : String(err)}`, severity: 'error' }]);
+  }
 }

@@ -1,10 +1,34 @@
-// Agent definitions from a local folder in the store layout (store/layout.ts). Changes are noticed with
-// fs.watch, debounced, because editors write a file in several steps (truncate, write, rename).
+// Agent definitions from a local folder in the store layout (store/layout.ts). Changes are noticed two ways:
+// fs.watch, debounced (editors write a file in several steps: truncate, write, rename), filtered to the store's
+// own files; and a periodic check of those files' inode, size and times, because Node's recursive watch on Linux
+// stops reporting in-place writes to a file once it was replaced by a rename (`sed -i`, vim): the check then
+// notices the change and starts the watchers anew.
 import { existsSync, readFileSync, watch as fsWatch, type FSWatcher } from 'node:fs';
-import { readdir } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { StoreUnavailableError, type DefinitionStore, type LoadResult } from './definition.ts';
-import { loadFromReader, type StoreReader } from './layout.ts';
+import { isStoreKey, loadFromReader, storeFileKeys, type StoreReader } from './layout.ts';
+import { mapLimit } from './map-limit.ts';
+
+/** How often the store's own files are compared while watching (`store.check_interval`); 0 turns the check off. */
+export const DEFAULT_CHECK_INTERVAL_MS = 2_000;
+/** Files stat'ed at once by the check. */
+const STAT_CONCURRENCY = 16;
+
+/** Layout key → inode, size and times of the file ('-' when it is missing). */
+type FileSignatures = ReadonlyMap<string, string>;
+
+/** A file's inode, size and times; '-' when it is missing. */
+async function signatureOf(path: string): Promise<string> {
+  const st = await stat(path, { bigint: true }).catch(() => undefined);
+  return st ? `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}` : '-';
+}
+
+/** Keys whose file appeared, went or changed between two checks. */
+export function changedKeys(before: FileSignatures, after: FileSignatures): string[] {
+  const changed = [...after].filter(([k, sig]) => before.get(k) !== sig).map(([k]) => k);
+  return [...changed, ...[...before.keys()].filter((k) => !after.has(k))];
+}
 
 export class LocalFolderStore implements DefinitionStore {
   readonly location: string;
@@ -12,9 +36,10 @@ export class LocalFolderStore implements DefinitionStore {
   /** The store root, which holds `agents/`, `skills/` and `prompts/`. */
   readonly root: string;
   readonly #debounceMs: number;
+  readonly #checkIntervalMs: number;
 
   /** Accepts the store root (holding `agents/`) or the `agents` folder itself. */
-  constructor(dir: string, opts: { debounceMs?: number } = {}) {
+  constructor(dir: string, opts: { debounceMs?: number; checkIntervalMs?: number } = {}) {
     if (existsSync(join(dir, 'agents'))) {
       this.root = dir;
       this.agentsDir = join(dir, 'agents');
@@ -24,49 +49,120 @@ export class LocalFolderStore implements DefinitionStore {
     }
     this.location = this.agentsDir;
     this.#debounceMs = opts.debounceMs ?? 200;
+    this.#checkIntervalMs = opts.checkIntervalMs ?? DEFAULT_CHECK_INTERVAL_MS;
   }
 
   async load(): Promise<LoadResult> {
-    return loadFromReader(new FolderReader(this.root, this.agentsDir));
+    return loadFromReader(this.#reader());
   }
 
-  watch(onChange: () => void): () => void {
+  watch(onChange: (noticed?: string) => void): () => void {
     let timer: NodeJS.Timeout | undefined;
+    /** How the pending change was noticed, when the periodic check found it. */
+    let noticed: string | undefined;
     const watchers = new Map<string, FSWatcher>();
-    const fire = (): void => {
+    /** The store's files watchers reported since the last check, as each was when reported. */
+    const heard = new Map<string, string>();
+    const reader = this.#reader();
+    const fire = (how?: string): void => {
       arm(); // a skills/ or prompts/ folder created since start gets its own watcher
+      noticed = how ?? noticed;
       clearTimeout(timer);
-      timer = setTimeout(onChange, this.#debounceMs);
+      timer = setTimeout(() => {
+        const how = noticed;
+        noticed = undefined;
+        onChange(how);
+      }, this.#debounceMs);
     };
-    const watchDir = (dir: string, recursive: boolean): void => {
+    const watchDir = (dir: string, recursive: boolean, keyOf: (file: string) => string): void => {
       if (watchers.has(dir) || !existsSync(dir)) return;
       try {
         // Recursive watching is native on Linux since Node 20; an error (folder removed) ends that watcher.
-        const w = fsWatch(dir, { recursive }, fire);
+        const w = fsWatch(dir, { recursive }, (_event, file) => {
+          const key = file === null ? undefined : keyOf(file);
+          // Only the store's own files: a log file beside the store must not reload it at every line it writes.
+          if (key !== undefined && !isStoreKey(key)) return;
+          if (key !== undefined) void signatureOf(reader.displayName(key)).then((sig) => heard.set(key, sig));
+          fire();
+        });
         w.on('error', () => {
           w.close();
           watchers.delete(dir);
         });
         watchers.set(dir, w);
       } catch {
-        // An unwatchable folder still reloads on `warren reload` and SIGHUP.
+        // An unwatchable folder is still noticed by the periodic check, `warren reload` and SIGHUP.
       }
     };
+    let stopped = false;
     const arm = (): void => {
-      watchDir(this.agentsDir, true);
+      if (stopped) return; // a check or an event that was under way when the watch stopped
+      watchDir(this.agentsDir, true, (f) => `agents/${f}`);
       if (this.root === this.agentsDir) return;
-      watchDir(join(this.root, 'skills'), true);
-      watchDir(join(this.root, 'prompts'), true);
+      watchDir(join(this.root, 'skills'), true, (f) => `skills/${f}`);
+      watchDir(join(this.root, 'prompts'), true, (f) => `prompts/${f}`);
       // The root itself, shallowly: only to notice skills/ or prompts/ appearing (never a deep watch of a
       // root that might be a whole repository).
-      watchDir(this.root, false);
+      watchDir(this.root, false, (f) => f);
+    };
+    const rearm = (): void => {
+      for (const w of watchers.values()) w.close();
+      watchers.clear();
+      arm();
     };
     arm();
+
+    let check: NodeJS.Timeout | undefined;
+    if (this.#checkIntervalMs > 0) {
+      let last: FileSignatures | undefined;
+      let checking = false;
+      void this.#signatures().then((sigs) => (last ??= sigs));
+      check = setInterval(() => {
+        if (checking) return;
+        checking = true;
+        void this.#signatures()
+          .then((now) => {
+            // A change is the watchers' when they reported the file as it is now; a later write they missed is not.
+            const missed = last === undefined ? [] : changedKeys(last, now).filter((k) => heard.get(k) !== now.get(k));
+            if (missed.length > 0 && !stopped) {
+              // Changes no watcher reported: they went deaf (see the top of the file), so they start again.
+              rearm();
+              fire(`by the periodic check, not fs.watch (its watchers start anew): ${missed.slice(0, 5).join(', ')}${missed.length > 5 ? ` and ${missed.length - 5} more` : ''}`);
+            }
+            last = now;
+            heard.clear();
+          })
+          .finally(() => (checking = false));
+      }, this.#checkIntervalMs);
+      check.unref();
+    }
     return () => {
+      stopped = true;
       clearTimeout(timer);
+      clearInterval(check);
       for (const w of watchers.values()) w.close();
       watchers.clear();
     };
+  }
+
+  /**
+   * What the store's own files look like now, cheaply: inode, size, modification and change time of each (no
+   * reads). Any save changes its file's entry, in place or by rename.
+   */
+  async #signatures(): Promise<FileSignatures> {
+    const reader = this.#reader();
+    let keys: string[];
+    try {
+      keys = storeFileKeys(await reader.keys());
+    } catch {
+      return new Map([['', 'unavailable']]);
+    }
+    const sigs = await mapLimit(keys, STAT_CONCURRENCY, (key) => signatureOf(reader.displayName(key)));
+    return new Map(keys.map((k, i) => [k, sigs[i]!]));
+  }
+
+  #reader(): FolderReader {
+    return new FolderReader(this.root, this.agentsDir);
   }
 }
 

@@ -11,8 +11,8 @@ export interface ReloaderLogger {
 export interface ReloaderOptions {
   /** Loads and applies; resolves false when the store was unreachable (last good definitions kept). */
   reload: () => Promise<boolean>;
-  /** Subscribes to store changes; returns the unsubscribe function. */
-  watch?: (onChange: () => void) => () => void;
+  /** Subscribes to store changes (with how one was noticed, when that is worth saying); returns the unsubscribe function. */
+  watch?: (onChange: (noticed?: string) => void) => () => void;
   logger: ReloaderLogger;
   initialRetryMs?: number;
   maxRetryMs?: number;
@@ -41,7 +41,10 @@ export class Reloader {
 
   /** Starts watching the store. */
   start(): void {
-    this.#unwatch = this.#opts.watch?.(() => void this.trigger('store changed'));
+    this.#unwatch = this.#opts.watch?.((noticed) => {
+      if (noticed) this.#opts.logger.info({ noticed }, 'definitions changed on disk; reloading');
+      void this.trigger('store changed');
+    });
   }
 
   /**

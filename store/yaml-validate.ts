@@ -26,7 +26,14 @@ export function validateYaml<S extends z.ZodType>(file: string, text: string, sc
   const distinct = syntax.filter((p, i) => syntax.findIndex((q) => q.line === p.line && q.column === p.column && q.message === p.message) === i);
   if (distinct.length) return { ok: false, problems: distinct.sort((a, b) => (a.line ?? 0) - (b.line ?? 0) || (a.column ?? 0) - (b.column ?? 0)) };
 
-  const data: unknown = doc.toJS();
+  let data: unknown;
+  try {
+    data = doc.toJS();
+  } catch (err) {
+    // The yaml library refuses documents whose aliases expand too far (an alias bomb) by throwing here; it is this
+    // file's problem, never the whole store's.
+    return { ok: false, problems: [{ file, ...firstAlias(text, lineCounter), message: unreadableDocument(err), severity: 'error' }] };
+  }
   if (data === null || data === undefined) return { ok: false, problems: [{ file, line: 1, column: 1, message: 'file is empty', severity: 'error' }] };
   const parsed = schema.safeParse(data);
   if (parsed.success) return { ok: true, value: parsed.data, problems: [] };
@@ -91,4 +98,18 @@ function valueAt(data: unknown, path: readonly PropertyKey[]): unknown {
     v = (v as Record<PropertyKey, unknown>)[seg];
   }
   return v;
+}
+
+/** Why a parsed document could not become data, in words a person can act on. */
+function unreadableDocument(err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  if (/alias count/i.test(message)) return 'too many alias expansions (anchors and *aliases that repeat each other): the file is refused as a resource exhaustion risk; write the values out instead';
+  return `the YAML cannot be read: ${message}`;
+}
+
+/** Where the first `*alias` is, so the alias problem points into the file; line 1 when there is none. */
+function firstAlias(text: string, lc: LineCounter): { line: number; column: number } {
+  const at = text.search(/(^|[\s[{,:-])\*[^\s,\]}]/m);
+  if (at < 0) return { line: 1, column: 1 };
+  return pos(lc, text[at] === '*' ? at : at + 1);
 }

@@ -27,7 +27,7 @@ function world(runs: StubRun[]): { hub: MemoryHub; executor: StubExecutor; outbo
   const hub = new MemoryHub();
   const executor = new StubExecutor(runs);
   const outbox = new MemoryReplyOutbox();
-  const deps: ActivationDeps = { hub, agents: { get: (n) => (n === agent.name ? agent : undefined) }, executors: { resolve: () => ({ executor }) }, outbox, logger: pino({ level: 'silent' }) };
+  const deps: ActivationDeps = { hub, agents: { get: (n) => (n === agent.name ? agent : undefined) }, executors: { resolve: () => ({ executor }) }, outbox, logger: pino({ level: 'silent' }), redact: (text) => text };
   return { hub, executor, outbox, deps };
 }
 
@@ -197,7 +197,7 @@ describe('brain.exploration_model', () => {
   function thriftyWorld(runs: StubRun[]): { hub: MemoryHub; executor: StubExecutor; deps: ActivationDeps } {
     const hub = new MemoryHub();
     const executor = new StubExecutor(runs);
-    const deps: ActivationDeps = { hub, agents: { get: () => thrifty }, executors: { resolve: () => ({ executor }) }, outbox: new MemoryReplyOutbox(), logger: pino({ level: 'silent' }) };
+    const deps: ActivationDeps = { hub, agents: { get: () => thrifty }, executors: { resolve: () => ({ executor }) }, outbox: new MemoryReplyOutbox(), logger: pino({ level: 'silent' }), redact: (text) => text };
     return { hub, executor, deps };
   }
 

@@ -1,4 +1,5 @@
 // The shared decisions of the CLI parsers: how a supervisor stop, a no-action sentinel or a post decide the result.
+import { GENERAL_ONLY } from '../memory/audience.ts';
 import { describe, expect, it } from 'vitest';
 import { answered, stoppedOutcome } from '../executors/cli/outcome.ts';
 import { mcpServersFor } from '../executors/cli/mcp.ts';
@@ -52,7 +53,7 @@ describe('warrenHubMcpLauncher', () => {
   it('starts `warren mcp hub` for the agent and activation with its hub grants, URL and key in the environment, not argv', () => {
     const def = definition({ type: 'claude-code', capabilities: { grants: ['hub:read', 'hub:write', 'github:read'] } });
     let released = 0;
-    const launch = warrenHubMcpLauncher({ credentials: (a) => ({ hubUrl: 'http://127.0.0.1:9999', key: `token-for-${a.name}`, release: () => void released++ }), node: '/node' })(def, 'act-1');
+    const launch = warrenHubMcpLauncher({ credentials: (a) => ({ hubUrl: 'http://127.0.0.1:9999', key: `token-for-${a.name}`, release: () => void released++ }), node: '/node' })(def, 'act-1', GENERAL_ONLY);
     expect(launch.command).toBe('/node');
     expect(launch.args.slice(1)).toEqual(['mcp', 'hub', '--agent', 'coder', '--grants', 'hub:read,hub:write', '--activation', 'act-1']);
     expect(launch.args[0]).toMatch(/bin\/warren\.js$/);

@@ -65,7 +65,7 @@ describe('composition root', () => {
     const resolved = executors.resolve(boss);
     if (!('executor' in resolved)) throw new Error(resolved.unavailable);
     const events = new EventLog('act_boss');
-    const { result } = await runTurn({ ...sources, hub: new HubClient({ baseUrl: hub.url, apiKey: hub.adminKey }) }, boss, { kind: 'prompt', text: 'delegate it' }, new AbortController().signal, { id: 'act_boss', events, executor: resolved.executor });
+    const { result } = await runTurn({ ...sources, redact: (text) => text, hub: new HubClient({ baseUrl: hub.url, apiKey: hub.adminKey }) }, boss, { kind: 'prompt', text: 'delegate it' }, new AbortController().signal, { id: 'act_boss', events, executor: resolved.executor });
     expect(result).toMatchObject({ termination: 'final', text: 'done' });
 
     expect(openai.requests).toHaveLength(1);

@@ -1,6 +1,11 @@
 // `warren doctor`: CLI presence and versions against the verified ones, agents that would be skipped and
 // why, Redis and hub reachability. Real subprocesses (`--version` of the pinned CLIs and of fakes).
-import { join } from 'node:path';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
 import { describe, expect, inject, it } from 'vitest';
 import { WarrenConfigSchema } from '../services/config.ts';
 import { formatCheck, runDoctor } from '../daemon/commands/doctor.ts';
@@ -40,5 +45,37 @@ describe('warren doctor', () => {
     expect(by('hub')).toMatchObject({ status: 'fail', message: expect.stringContaining(`cannot reach http://127.0.0.1:${deadPort}`) as unknown });
     if (process.getuid?.() === 0) expect(by('root')?.message).toMatch(/refuses --dangerously-skip-permissions/);
     expect(formatCheck({ status: 'ok', area: 'redis', message: 'fine' })).toBe('ok   redis: fine');
+  });
+});
+
+describe('warren doctor and the ports warren start listens on', () => {
+  it('fails (exit 1, not "all required checks passed") when the hub port is taken, naming the setting; passes the ports check when free', async () => {
+    const holder = createServer();
+    await new Promise<void>((res) => holder.listen({ host: '127.0.0.1', port: 0 }, res));
+    const taken = (holder.address() as AddressInfo).port;
+    const dir = mkdtempSync(join(tmpdir(), 'warren-doctor-'));
+    const yaml = (port: number): string => {
+      const file = join(dir, `warren-${port}.yaml`);
+      writeFileSync(file, `hub: {embedded: true, port: ${port}, db: ":memory:"}\nredis: {url: "${inject('redisUrl')}"}\nstore: {path: "${resolve('examples')}"}\nmetrics: {port: 0}\n`);
+      return file;
+    };
+    const doctor = async (file: string): Promise<{ code: number; stdout: string }> => {
+      try {
+        return { code: 0, stdout: (await promisify(execFile)(process.execPath, [resolve('bin/warren.js'), 'doctor', '--config', file], { env: { ...process.env, WARREN_HUB_PORT: '', WARREN_METRICS_PORT: '', WARREN_HUB_EMBEDDED: '', WARREN_STORE: '' } })).stdout };
+      } catch (err) {
+        const e = err as { code: number; stdout: string };
+        return { code: e.code, stdout: e.stdout };
+      }
+    };
+    try {
+      const clash = await doctor(yaml(taken));
+      expect(clash.stdout).toMatch(new RegExp(`^fail ports: port ${taken} on 127\\.0\\.0\\.1 is already in use \\(the embedded hub: hub\\.port in warren\\.yaml or WARREN_HUB_PORT`, 'm'));
+      expect(clash.stdout).not.toMatch(/all required checks passed/);
+      expect(clash.code).toBe(1);
+    } finally {
+      await new Promise((res) => holder.close(res));
+    }
+    const free = await doctor(yaml(await freePort()));
+    expect(free.stdout).toMatch(/^ok {3}ports: free: 127\.0\.0\.1:\d+ \(the embedded hub\)$/m);
   });
 });

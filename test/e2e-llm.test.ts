@@ -98,6 +98,24 @@ describe('llm executor failures', () => {
     expect(inbox.unread_count).toBe(1);
   });
 
+  it('a stream cut after a tool call began, before any tool ran, is tried again and answered (issue 28 item 7)', async () => {
+    // Event 0 is the role, 1 the call's identity, 2.. its argument fragments: cut inside the arguments.
+    fake.enqueue({ tool_calls: [{ id: 'c1', name: 'hub_post', arguments: { content: 'x'.repeat(100) } }], cut_after_events: 3 }, 'Answered on the second attempt.');
+    h = await startHarness({
+      redisUrl,
+      agentsDir: makeAgentsDir({ oracle: { config: oracle(fake.url), prompt: 'You are {{name}}.' } }, { withGreeter: false }),
+      env: { ORACLE_API_KEY: 'sk-oracle' },
+      config: (c) => (c.executors.llm.stream = true),
+    });
+    const userKey = await h.registerUser('alice');
+    const post = await h.api.post<{ id: string }>('/posts', userKey, { content: '@oracle hello?' });
+    const harness = h;
+    expect(await waitFor('the retried answer', () => replyOf(harness, post.id, userKey, 'oracle'))).toBe('Answered on the second attempt.');
+    expect(fake.requests).toHaveLength(2);
+    expect(harness.logs.some((l) => l.includes('no tool ran: the activation may retry'))).toBe(true);
+    expect(harness.logs.some((l) => l.includes('activation failed for good'))).toBe(false);
+  });
+
   it('skips an agent whose key variable is unset, with a log line naming the variable', async () => {
     h = await startHarness({ redisUrl, agentsDir: makeAgentsDir({ oracle: { config: oracle(fake.url), prompt: 'x' } }) });
     expect([...h.daemon.registry.runnable()]).toEqual(['greeter']);

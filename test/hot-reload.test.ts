@@ -1,7 +1,7 @@
 // Definitions change under a running daemon: file edits, a broken agent fixed later, `warren reload`, and an
 // unreachable store that keeps the last good definitions.
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pino } from 'pino';
@@ -10,7 +10,8 @@ import { AgentRegistry } from '../daemon/agent-registry.ts';
 import { ExecutorRegistry } from '../services/executor-registry.ts';
 import { LlmExecutor } from '../executors/llm/llm-executor.ts';
 import { StoreUnavailableError, type DefinitionStore, type LoadResult } from '../store/definition.ts';
-import { LocalFolderStore } from '../store/local-store.ts';
+import { isStoreKey } from '../store/layout.ts';
+import { changedKeys, LocalFolderStore } from '../store/local-store.ts';
 import { Reloader, retryDelay } from '../store/reloader.ts';
 import { makeAgentsDir, startHarness, type Harness } from './support/daemon-harness.ts';
 import { waitFor, type WirePost } from './support/hub-api.ts';
@@ -83,6 +84,97 @@ describe('hot reload', () => {
     const none = spawnSync(process.execPath, [resolve('bin/warren.js'), 'reload', '--config', join(cfgDir, 'warren.yaml')], { encoding: 'utf8', env: { ...process.env, REDIS_URL: '' }, timeout: PROCESS_START_MS });
     expect(none.status).toBe(1);
     expect(none.stdout).toContain('no running daemon');
+  });
+});
+
+/** Six levels of nine aliases each: the yaml library refuses to expand it (its maxAliasCount) by throwing. */
+const ALIAS_BOMB = ['a: &a [x, x, x, x, x, x, x, x, x]', ...['b', 'c', 'd', 'e', 'f'].map((k, i) => `${k}: &${k} [${Array(9).fill(`*${'abcde'[i]}`).join(', ')}]`)].join('\n');
+
+describe('one bad file', () => {
+  it('an alias bomb in one config is that agent\'s problem: the others load, and their edits are picked up', async () => {
+    const dir = makeAgentsDir({ echo: { config: echo('before'), prompt: 'x' }, bomb: { config: `name: bomb\n${ALIAS_BOMB}\n`, prompt: 'x' } });
+    const skills = join(dir, '..', 'skills', 'boom');
+    mkdirSync(skills, { recursive: true });
+    writeFileSync(join(skills, 'SKILL.md'), `---\n${ALIAS_BOMB}\n---\nBoom.`);
+    const logs: string[] = [];
+    const logger = pino({ level: 'debug' }, { write: (l: string) => void logs.push(l) });
+    const registry = new AgentRegistry({ store: new LocalFolderStore(join(dir, '..')), executors: new ExecutorRegistry(new LlmExecutor({ secret: () => undefined })), logger });
+    expect(await registry.reload()).toBe(true); // not "store unavailable"
+    expect([...registry.runnable()].sort()).toEqual(['echo', 'greeter']);
+    const text = logs.join('\n');
+    expect(text).toMatch(/agents\/bomb\/config\.yaml:\d+:\d+: too many alias expansions/);
+    expect(text).toMatch(/skills\/boom\/SKILL\.md:\d+:\d+: too many alias expansions/);
+    expect(registry.brokenDefinitions()).toBe(2);
+
+    writeFileSync(join(dir, 'echo', 'config.yaml'), echo('after'));
+    expect(await registry.reload()).toBe(true);
+    expect(registry.get('echo')?.config.brain.responses).toEqual(['after']);
+  });
+});
+
+/** How long a save may take to be loaded: `store.check_interval` (2 s, README "Definitions store") and the debounce, with room for a busy machine. */
+const SAVE_LOADED_MS = 10_000;
+
+describe('saves the watcher misses', () => {
+  it('a save by rename, then two in place: each is loaded within seconds', async () => {
+    const dir = makeAgentsDir({ echo: { config: echo('zero'), prompt: 'x' } });
+    h = await startHarness({ redisUrl, agentsDir: dir });
+    const harness = h;
+    const file = join(dir, 'echo', 'config.yaml');
+    const loaded = (answer: string): Promise<true> => waitFor(`"${answer}" loaded`, () => (harness.daemon.registry.get('echo')?.config.brain.responses?.[0] === answer ? true : undefined), SAVE_LOADED_MS);
+    // As `sed -i` and vim save: a new file renamed over the old one.
+    writeFileSync(`${file}.tmp`, echo('renamed'));
+    renameSync(`${file}.tmp`, file);
+    await loaded('renamed');
+    // As nano and VS Code save: the same file written again. Node's recursive fs.watch no longer reports these.
+    writeFileSync(file, echo('in place'));
+    await loaded('in place');
+    // Said in the log, so a change found late is not a mystery.
+    expect(harness.logs.join('\n')).toMatch(/"noticed":"by the periodic check, not fs.watch[^"]*agents\/echo\/config\.yaml".*definitions changed on disk; reloading/);
+    writeFileSync(file, echo('in place again'));
+    await loaded('in place again');
+  });
+
+  it('changed-file detection compares inode, size and times per file', () => {
+    const before = new Map([['agents/a/config.yaml', '1:10:5:5'], ['agents/b/config.yaml', '2:10:5:5'], ['agents/c/config.yaml', '3:10:5:5']]);
+    const cases: Array<[string, Map<string, string>, string[]]> = [
+      ['nothing changed', new Map(before), []],
+      ['written in place', new Map([...before, ['agents/a/config.yaml', '1:10:6:6']]), ['agents/a/config.yaml']],
+      ['replaced by a rename', new Map([...before, ['agents/b/config.yaml', '9:10:5:7']]), ['agents/b/config.yaml']],
+      ['a file added', new Map([...before, ['agents/d/config.yaml', '4:1:1:1']]), ['agents/d/config.yaml']],
+      ['a file removed', new Map([...before].filter(([k]) => k !== 'agents/c/config.yaml')), ['agents/c/config.yaml']],
+    ];
+    for (const [what, after, changed] of cases) expect(changedKeys(before, after), what).toEqual(changed);
+  });
+});
+
+describe('what the watcher reacts to', () => {
+  it('only the store\'s own files: a log file beside the agents folder or an editor\'s swap file reloads nothing', async () => {
+    const agents = makeAgentsDir({ echo: { config: echo('x'), prompt: 'x' } });
+    const parent = join(agents, '..');
+    // The store path is the agents folder itself, so its parent (which holds the log) is watched for skills/ and prompts/.
+    const store = new LocalFolderStore(agents, { debounceMs: 50, checkIntervalMs: 100 });
+    let changes = 0;
+    const stop = store.watch(() => changes++);
+    try {
+      for (let i = 0; i < 20; i++) {
+        appendFileSync(join(parent, 'daemon.log'), `line ${i}\n`);
+        appendFileSync(join(agents, 'daemon.log'), `line ${i}\n`);
+        writeFileSync(join(agents, 'echo', '.config.yaml.swp'), `swap ${i}`);
+        mkdirSync(join(agents, 'echo', 'workspace'), { recursive: true });
+        writeFileSync(join(agents, 'echo', 'workspace', 'notes.md'), `note ${i}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      await new Promise((r) => setTimeout(r, 300)); // a few more checks and debounces: none of it was a change
+      expect(changes).toBe(0);
+      writeFileSync(join(agents, 'echo', 'system-prompt.md'), 'changed');
+      await expect.poll(() => changes, { timeout: 3_000 }).toBeGreaterThanOrEqual(1); // the store's own file is
+      expect(isStoreKey('agents/echo/system-prompt.md')).toBe(true);
+      expect(['daemon.log', 'agents/daemon.log', 'agents/echo/.config.yaml.swp', 'agents/echo/4913', 'agents/echo/workspace/notes.md', 'prompts/readme.txt', 'skills/x/notes.md'].filter(isStoreKey)).toEqual([]);
+      expect(['agents/echo', 'agents/echo/config.yaml', 'skills/late', 'skills/late/SKILL.md', 'prompts', 'prompts/notification-task.md', 'skills'].filter(isStoreKey)).toHaveLength(7);
+    } finally {
+      stop();
+    }
   });
 });
 

@@ -16,6 +16,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HubClient, HubError, HubProtocolError } from '../hub-client/index.ts';
 import { startHub, type RunningHub } from '../local-hub/server.ts';
+import { watchSessionCookie } from '../local-hub/testing.ts';
 import { Prng } from './support/prng.ts';
 
 const RUNS = 1200;
@@ -187,7 +188,7 @@ describe('local hub against malformed requests', () => {
     await call('/agents/register', ADMIN, { name: 'bob' });
     postId = (await call('/posts', aliceKey, { content: 'hello @bob' })).id!;
     commentId = (await call(`/posts/${postId}/comments`, aliceKey, { content: 'first' })).id!;
-    watchCookie = (await fetch(`${hub.url}/`)).headers.get('set-cookie')?.split(';')[0] ?? '';
+    watchCookie = await watchSessionCookie(hub.watchUrl);
   });
   afterAll(() => hub.close());
 

@@ -1,7 +1,9 @@
 // `warren hub user <name>` against a real local hub: a key for a new or returning human, and one clear line (no
 // stack) when the name is an agent's, the admin key is wrong or missing, or no hub answers.
 import { execFile } from 'node:child_process';
-import { resolve } from 'node:path';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHub, type RunningHub } from '../local-hub/server.ts';
@@ -16,9 +18,10 @@ beforeAll(async () => {
 });
 afterAll(() => hub.close());
 
-async function hubUser(name: string, env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+/** Run in a folder of its own (default warren.yaml: the hub's key file would be ./data/hub-admin-key there). */
+async function hubUser(name: string, env: Record<string, string>, cwd = mkdtempSync(join(tmpdir(), 'warren-hub-user-'))): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const r = await exec(process.execPath, [resolve('bin/warren.js'), 'hub', 'user', name], { env: { ...process.env, WARREN_HUB_URL: hub.url, WARREN_HUB_ADMIN_KEY: ADMIN, ...env } });
+    const r = await exec(process.execPath, [resolve('bin/warren.js'), 'hub', 'user', name], { cwd, env: { ...process.env, WARREN_HUB_URL: hub.url, WARREN_HUB_ADMIN_KEY: ADMIN, ...env } });
     return { code: 0, ...r };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };
@@ -47,12 +50,26 @@ describe('warren hub user', () => {
     const wrong = await hubUser('dave', { WARREN_HUB_ADMIN_KEY: 'not-the-key-0123456789' });
     expect(wrong.stderr, wrong.stderr).toMatch(/refused the admin key \(HTTP 40[13]\)/);
     const missing = await hubUser('dave', { WARREN_HUB_ADMIN_KEY: '' });
-    expect(missing.stderr).toMatch(/WARREN_HUB_ADMIN_KEY is not set/);
+    expect(missing.stderr).toMatch(/no hub admin key: set WARREN_HUB_ADMIN_KEY, or run this where the embedded hub keeps its key \(data\/hub-admin-key was not found\)/);
     const gone = await hubUser('dave', { WARREN_HUB_URL: `http://127.0.0.1:${await freePort()}` });
     expect(gone.stderr).toMatch(/no hub answers at http:\/\/127\.0\.0\.1:\d+ .*start one with `npm start` or `warren hub`/);
     for (const r of [agent, wrong, missing, gone]) {
       expect(r.code).toBe(1);
       expect(r.stderr.trim().split('\n')).toHaveLength(1);
     }
+  });
+
+  it('finds the admin key by itself in the key file beside the configured hub database; the variable wins over it', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'warren-hub-user-'));
+    mkdirSync(join(folder, 'data'));
+    writeFileSync(join(folder, 'data', 'hub-admin-key'), `${ADMIN}\n`, { mode: 0o600 });
+    const found = await hubUser('erin', { WARREN_HUB_ADMIN_KEY: '' }, folder);
+    expect(found, found.stderr).toMatchObject({ code: 0, stdout: expect.stringMatching(/^botburrow_agent_[0-9a-f]{64}\n$/) as unknown });
+    // A key file holding another hub's key: refused, and the message names the file it came from.
+    writeFileSync(join(folder, 'data', 'hub-admin-key'), 'another-hubs-key-0123456789\n');
+    const stale = await hubUser('erin', { WARREN_HUB_ADMIN_KEY: '' }, folder);
+    expect(stale.stderr).toMatch(/refused the admin key \(HTTP 403\) from data\/hub-admin-key/);
+    // The variable, when set, is used instead of the file.
+    expect(await hubUser('erin', {}, folder)).toMatchObject({ code: 0 });
   });
 });

@@ -133,7 +133,7 @@ describe('the client and an activation on warren’s hub', () => {
     const post = await t.call<{ id: string }>('POST', '/posts', { key: alice.key, body: { content: '@bob hi' } });
     const calls: string[] = [];
     const executor = new StubExecutor([{ termination: 'final', text: 'Hello Alice!' }]);
-    const deps = { hub: counted(calls), agents: { get: (n: string) => (n === 'bob' ? agent : undefined) }, executors: { resolve: () => ({ executor }) }, outbox: new MemoryReplyOutbox(), logger: pino({ level: 'silent' }) };
+    const deps = { hub: counted(calls), agents: { get: (n: string) => (n === 'bob' ? agent : undefined) }, executors: { resolve: () => ({ executor }) }, outbox: new MemoryReplyOutbox(), logger: pino({ level: 'silent' }), redact: (text: string) => text };
     const outcome = await runActivation(deps, 'act-1', job, new AbortController().signal);
     expect(outcome.outcome).toMatchObject({ kind: 'answered', text: 'Hello Alice!' });
     expect(calls).toEqual(['listNotifications', 'getPost', 'createComment', 'reportConsumption', 'markActivated']);
@@ -149,7 +149,7 @@ describe('the client and an activation on warren’s hub', () => {
     await t.call('POST', '/system/consumption', { key: t.adminKey, body: { agent_id: 'bob', tokens_input: 1, tokens_output: 1, cost_usd: 10 } });
     const calls: string[] = [];
     const executor = new StubExecutor([]);
-    const deps = { hub: counted(calls), agents: { get: () => agent }, executors: { resolve: () => ({ executor }) }, outbox: new MemoryReplyOutbox(), logger: pino({ level: 'silent' }) };
+    const deps = { hub: counted(calls), agents: { get: () => agent }, executors: { resolve: () => ({ executor }) }, outbox: new MemoryReplyOutbox(), logger: pino({ level: 'silent' }), redact: (text: string) => text };
     expect((await runActivation(deps, 'act-2', job, new AbortController().signal)).outcome).toEqual({ kind: 'skipped', reason: 'budget_critical' });
     expect(calls).toEqual(['listNotifications']);
   });

@@ -8,7 +8,10 @@ import { AgentStateStore } from '../scheduler/agent-state.ts';
 import { LocalFolderStore } from '../store/local-store.ts';
 import { makeAgentsDir } from './support/daemon-harness.ts';
 import { isLoopback } from '../local-hub/watch/access.ts';
-import { startTestHub, type TestHub } from '../local-hub/testing.ts';
+import type { FleetAgent, FleetHealth, FleetSource } from '../local-hub/watch/fleet.ts';
+import { FleetReadings } from '../local-hub/watch/fleet-readings.ts';
+import { outagesOf } from '../local-hub/watch/outages.ts';
+import { startTestHub, watchSessionCookie, type TestHub } from '../local-hub/testing.ts';
 
 let t: TestHub;
 beforeEach(async () => {
@@ -16,10 +19,14 @@ beforeEach(async () => {
 });
 afterEach(() => t.close());
 
-/** The session cookie the page gives when it loads (writes need it). */
+/** The session cookie the operator link gives (reads, the event stream and writes need it). */
 async function pageCookie(): Promise<string> {
-  const page = await fetch(`${t.hub.url}/`);
-  return page.headers.get('set-cookie')!.split(';')[0]!;
+  return watchSessionCookie(t.hub.watchUrl);
+}
+
+/** A watch page read, with the session. */
+async function watchGet(path: string): Promise<Response> {
+  return fetch(`${t.hub.url}${path}`, { headers: { cookie: await pageCookie() } });
 }
 
 async function watchPost(path: string, body: unknown, headers?: Record<string, string>): Promise<{ status: number; body: Record<string, unknown> }> {
@@ -31,7 +38,7 @@ async function watchPost(path: string, body: unknown, headers?: Record<string, s
 /** Reads a Server-Sent Events stream until `until` matches what arrived, or the time runs out. */
 async function readEvents(until: (text: string) => boolean, act: () => Promise<unknown>, ms = 2000): Promise<string> {
   const stop = new AbortController();
-  const res = await fetch(`${t.hub.url}/watch/events`, { signal: stop.signal });
+  const res = await fetch(`${t.hub.url}/watch/events`, { signal: stop.signal, headers: { cookie: await pageCookie() } });
   expect(res.headers.get('content-type')).toContain('text/event-stream');
   const reader = res.body!.getReader();
   const decoder = new TextDecoder();
@@ -133,7 +140,7 @@ describe('side panel', () => {
     for (let i = 0; i < 3; i++) await t.call('POST', '/agents/bob/activated', { key: t.adminKey });
     await t.call('POST', '/system/consumption', { key: t.adminKey, body: { agent_id: 'bob', tokens_input: 1200, tokens_output: 300, cost_usd: 0.02 } });
     await t.call('POST', '/system/consumption', { key: t.adminKey, body: { agent_id: 'bob', tokens_input: 800, tokens_output: 200, cost_usd: 0.03 } });
-    const state = (await (await fetch(`${t.hub.url}/watch/api/state`)).json()) as { agents: Array<Record<string, unknown>>; communities: string[] };
+    const state = (await (await watchGet(`/watch/api/state`)).json()) as { agents: Array<Record<string, unknown>>; communities: string[] };
     const bob = state.agents.find((a) => a.name === 'bob')!;
     expect(bob).toMatchObject({ activations_today: 3, tokens_today: { input: 2000, output: 500 }, unread_notifications: 2 });
     expect(bob.cost_today_usd).toBeCloseTo(0.05);
@@ -152,12 +159,12 @@ describe('feed', () => {
     await t.call('POST', '/posts', { key: alice.key, body: { content: 'an error', community: 'agent-errors' } });
     await t.call('POST', `/posts/${general.body.id}/comments`, { key: bob.key, body: { content: 'bob was here' } });
     const feed = async (q: string): Promise<string[]> =>
-      ((await (await fetch(`${t.hub.url}/watch/api/feed${q}`)).json()) as { posts: Array<{ content: string }> }).posts.map((p) => p.content);
+      ((await (await watchGet(`/watch/api/feed${q}`)).json()) as { posts: Array<{ content: string }> }).posts.map((p) => p.content);
     expect(await feed('')).toEqual(['an error', 'in general']);
     expect(await feed('?community=m/agent-errors')).toEqual(['an error']);
     expect(await feed('?agent=bob')).toEqual(['in general']);
     expect(await feed('?agent=nobody')).toEqual([]);
-    const full = (await (await fetch(`${t.hub.url}/watch/api/feed?agent=bob`)).json()) as { posts: Array<{ comments: Array<{ content: string }> }> };
+    const full = (await (await watchGet(`/watch/api/feed?agent=bob`)).json()) as { posts: Array<{ comments: Array<{ content: string }> }> };
     expect(full.posts[0]!.comments.map((c) => c.content)).toEqual(['bob was here']);
   });
 });
@@ -219,8 +226,8 @@ describe('watch page: the daemon beside the hub, and spend', () => {
   });
 
   it('a hub on its own says no daemon is beside it, and refuses pause and resume with what to use instead', async () => {
-    const fleet = await fetch(`${t.hub.url}/watch/api/fleet`);
-    expect(await fleet.json()).toEqual({ available: false, agents: [] });
+    const fleet = await watchGet(`/watch/api/fleet`);
+    expect(await fleet.json()).toEqual({ available: false, agents: [], stale: false, as_of: null, outages: [] });
     const r = await watchPost('/watch/api/agents/bob/pause', {});
     expect(r.status).toBe(409);
     expect(r.body.detail).toContain('warren pause');
@@ -235,14 +242,14 @@ describe('watch page: the daemon beside the hub, and spend', () => {
     const paused = async (): Promise<boolean> => (await state.getMany(['greeter'])).get('greeter')!.paused;
     try {
       t = await startTestHub({ fleet: fleetSource({ sources: { redis, prefix, minStalenessMs: 60_000 }, definitions: () => defs, state }) });
-      const fleet = (await (await fetch(`${t.hub.url}/watch/api/fleet`)).json()) as { available: boolean; agents: Array<{ name: string; state: string }> };
-      expect(fleet).toEqual({ available: true, agents: [{ name: 'greeter', state: 'ready', state_detail: null, running: null, memory: null }] });
+      const fleet = (await (await watchGet(`/watch/api/fleet`)).json()) as { available: boolean; agents: Array<{ name: string; state: string }> };
+      expect(fleet).toMatchObject({ available: true, agents: [{ name: 'greeter', state: 'ready', state_detail: null, running: null, memory: null }], stale: false, outages: [] });
       expect((await watchPost('/watch/api/agents/greeter/pause', {}, { 'content-type': 'application/json' })).status).toBe(403);
       expect((await watchPost('/watch/api/agents/greeter/pause', {}, { 'content-type': 'application/json', 'x-warren-watch': '1' })).status).toBe(401);
       expect(await paused()).toBe(false);
       expect(await watchPost('/watch/api/agents/greeter/pause', {})).toEqual({ status: 200, body: { agent: 'greeter', paused: true } });
       expect(await paused()).toBe(true);
-      expect(((await (await fetch(`${t.hub.url}/watch/api/fleet`)).json()) as { agents: Array<{ state: string }> }).agents[0]!.state).toBe('paused');
+      expect(((await (await watchGet(`/watch/api/fleet`)).json()) as { agents: Array<{ state: string }> }).agents[0]!.state).toBe('paused');
       await state.recordFailure('greeter', [600_000]);
       expect((await watchPost('/watch/api/agents/greeter/resume', {})).status).toBe(200);
       expect((await state.getMany(['greeter'])).get('greeter')).toMatchObject({ paused: false, failures: 0, backoffUntil: undefined });
@@ -258,9 +265,47 @@ describe('watch page: the daemon beside the hub, and spend', () => {
     await t.register('bob');
     await t.register('carl');
     await t.call('POST', '/system/consumption', { key: t.adminKey, body: { agent_id: 'bob', tokens_input: 1, tokens_output: 1, cost_usd: 0.95 } });
-    const state = (await (await fetch(`${t.hub.url}/watch/api/state`)).json()) as { agents: Array<{ name: string; budget: unknown }>; fleet_budget: unknown };
+    const state = (await (await watchGet(`/watch/api/state`)).json()) as { agents: Array<{ name: string; budget: unknown }>; fleet_budget: unknown };
     expect(state.fleet_budget).toEqual({ status: 'healthy', monthly_used_usd: 0.95, monthly_limit_usd: 20 });
     expect(state.agents.find((a) => a.name === 'bob')!.budget).toEqual({ status: 'throttle', daily_used_usd: 0.95, daily_limit_usd: 1, monthly_used_usd: 0.95, monthly_limit_usd: 10 });
     expect(state.agents.find((a) => a.name === 'carl')!.budget).toEqual({ status: 'healthy', daily_used_usd: 0, daily_limit_usd: null, monthly_used_usd: 0, monthly_limit_usd: 10 });
+  });
+});
+
+describe('watch page: outages', () => {
+  const fine: FleetHealth = { redis: null, definitions_with_errors: 0 };
+  it.each([
+    { why: 'all well', health: fine, reading: 'ok' as const, kinds: [], stale: false },
+    { why: 'Redis down, reading failed', health: { ...fine, redis: 'connect ECONNREFUSED' }, reading: new Error('max retries'), kinds: ['redis'], stale: true },
+    { why: 'Redis down, reading still answered (shared reading)', health: { ...fine, redis: 'no answer within 1500 ms' }, reading: 'ok' as const, kinds: ['redis'], stale: true },
+    { why: 'reading timed out, Redis fine', health: fine, reading: new Error('reading the agents took over 2500 ms'), kinds: ['daemon'], stale: true },
+    { why: 'health unknown', health: new Error('reading the daemon\'s health took over 2500 ms'), reading: 'ok' as const, kinds: ['daemon'], stale: false },
+    { why: 'definitions with errors', health: { ...fine, definitions_with_errors: 2 }, reading: 'ok' as const, kinds: ['definitions'], stale: false },
+    { why: 'both', health: { redis: 'down', definitions_with_errors: 1 }, reading: new Error('x'), kinds: ['redis', 'definitions'], stale: true },
+  ])('$why', ({ health, reading, kinds, stale }) => {
+    const r = outagesOf({ health, reading });
+    expect(r.outages.map((o) => o.kind)).toEqual(kinds);
+    expect(r.stale).toBe(stale);
+  });
+
+  it('names the count of broken definitions and what lists them', () => {
+    expect(outagesOf({ health: { redis: null, definitions_with_errors: 2 }, reading: 'ok' }).outages[0]!.text).toBe('2 agent definitions have errors and are not run: `warren validate` lists the problems.');
+  });
+
+  it('a reading that hangs is cut at its bound, and the last good one is kept, marked stale', async () => {
+    let hang = false;
+    const agents: FleetAgent[] = [{ name: 'greeter', state: 'skipped', state_detail: 'no key', running: null, memory: null }];
+    const source: FleetSource = {
+      agents: () => (hang ? new Promise<never>(() => undefined) : Promise.resolve(agents)),
+      setPaused: () => Promise.resolve(),
+      health: () => Promise.resolve(hang ? { redis: 'no answer within 1500 ms', definitions_with_errors: 0 } : { redis: null, definitions_with_errors: 0 }),
+    };
+    const readings = new FleetReadings(source, 200);
+    const first = await readings.report();
+    expect(first).toMatchObject({ available: true, agents, stale: false, outages: [] });
+    hang = true;
+    const second = await readings.report();
+    expect(second).toMatchObject({ available: true, agents, stale: true, as_of: first.as_of });
+    expect(second.outages.map((o) => o.kind)).toEqual(['redis']);
   });
 });

@@ -1,7 +1,8 @@
 // Delegation (docs/agent-loop.md R8): delegate_to_<agent> runs the delegate as its own activation; cycles and depth
 // are refused visibly; the child's budget is carved out of the parent's; aborting the parent stops the child.
 import { describe, expect, it } from 'vitest';
-import { delegationRefusal, delegationTools } from '../agent-loop/delegation.ts';
+import { delegationRefusal, delegationTools, MAX_NESTED_EVENTS, nestedEvents } from '../agent-loop/delegation.ts';
+import { formatEvents } from '../daemon/ops/logs.ts';
 import { EventLog, type ActivationEvent } from '../agent-loop/events.ts';
 import { runLoop } from '../agent-loop/loop.ts';
 import { ToolRegistry } from '../agent-loop/tools.ts';
@@ -52,6 +53,27 @@ describe('delegation', () => {
     const progress = events.flatMap((e) => (e.type === 'progress' ? [{ action: e.action, target: e.target }] : []));
     expect(progress[0]).toEqual({ action: 'delegate', target: 'agent-b' });
     expect(progress[1]).toEqual({ action: 'tool_call', target: 'budget_check' });
+  });
+
+  it("the delegate's own steps are kept in the parent's record, nested and bounded, and warren logs --events shows them (issue 28 item 4)", async () => {
+    const a = agent('agent-a', [{ tool_calls: [{ name: 'delegate_to_agent_b', arguments: { task: 'look it up' } }] }, 'done'], { delegates: ['agent-b'] });
+    const b = agent('agent-b', [{ tool_calls: [{ name: 'budget_check', arguments: {} }] }, 'found it']);
+    const { events } = await run(executorFor([a, b]), a);
+    const response = events.find((e) => e.type === 'delegation_response');
+    if (response?.type !== 'delegation_response') throw new Error('no delegation_response');
+    const nested = response.events ?? [];
+    expect(nested.every((e) => e.activation_id === 'act_parent/agent-b')).toBe(true);
+    expect(nested.find((e) => e.type === 'tool_call')).toMatchObject({ name: 'budget_check' });
+    expect(nested.find((e) => e.type === 'agent_response')).toMatchObject({ text: 'found it' });
+    const lines = formatEvents({ events });
+    const at = lines.findIndex((l) => l.includes('delegation_response'));
+    expect(lines[at]).not.toContain('"events"');
+    expect(lines.slice(at + 1).find((l) => / tool_call \{/.test(l))).toMatch(/^ {8}#\d+ tool_call \{.*"name":"budget_check"/);
+
+    // Bounded: a delegate that runs long keeps its first MAX_NESTED_EVENTS and says how many more there were.
+    const many: ActivationEvent[] = Array.from({ length: MAX_NESTED_EVENTS + 7 }, (_, i) => ({ type: 'step_start' as const, step: i + 1, max_steps: 200, seq: i + 1, activation_id: 'x', ts: '' }));
+    expect(nestedEvents(many)).toMatchObject({ events_dropped: 7 });
+    expect(nestedEvents(many).events).toHaveLength(MAX_NESTED_EVENTS);
   });
 
   it('A→B→A is refused with an error the model sees', async () => {

@@ -4,7 +4,8 @@ import { runLoop, type LoopInput } from '../agent-loop/loop.ts';
 import { backoffMs, DEFAULT_RETRY } from '../agent-loop/model-caller.ts';
 import { OpenAIChatModel } from '../executors/llm/openai-model.ts';
 import { startFakeOpenAI, type FakeOpenAI } from './fakes/openai-server.ts';
-import { events } from './support/loop-kit.ts';
+import { events, makeTool } from './support/loop-kit.ts';
+import { ToolRegistry } from '../agent-loop/tools.ts';
 
 let fake: FakeOpenAI;
 beforeAll(async () => {
@@ -94,12 +95,29 @@ describe('streams cut mid-way', () => {
     expect(fake.requests).toHaveLength(2);
   });
 
-  it('a cut after a tool call began streaming is never replayed', async () => {
+  it('a cut after a tool call began streaming is never replayed; with no tool run yet the activation may retry (issue 28 item 7)', async () => {
     // Event 0 is the role, 1 the call's identity, 2.. its argument fragments: cut inside the arguments.
     fake.enqueue({ tool_calls: [{ id: 'c1', name: 'hub_post', arguments: { content: 'x'.repeat(100) } }], cut_after_events: 3 }, 'must not be asked');
     const r = await runLoop(input({ model: streaming() }));
     expect(r.termination).toBe('error');
     expect(r.error?.message).toContain('stream broke after a tool call began');
+    expect(r.error?.message).toContain('no tool ran');
+    expect(r.error?.retryable).toBe(true);
     expect(fake.requests).toHaveLength(1);
+  });
+
+  it('the same cut after a tool already ran in the run is final: not retried', async () => {
+    const lookup = makeTool('lookup', { readOnly: true, run: () => ({ status: 'ok', content: 'found' }) });
+    fake.enqueue(
+      { tool_calls: [{ id: 'c1', name: 'lookup', arguments: { q: 'a' } }] },
+      { tool_calls: [{ id: 'c2', name: 'lookup', arguments: { q: 'b'.repeat(100) } }], cut_after_events: 3 },
+      'must not be asked',
+    );
+    const r = await runLoop(input({ model: streaming(), tools: new ToolRegistry([lookup], []) }));
+    expect(lookup.calls).toHaveLength(1);
+    expect(r.termination).toBe('error');
+    expect(r.error?.message).toContain('a tool had already run');
+    expect(r.error?.retryable).toBe(false);
+    expect(fake.requests).toHaveLength(2);
   });
 });

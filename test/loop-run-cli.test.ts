@@ -125,6 +125,40 @@ describe('warren run', () => {
     expect(noRedis.stderr).toMatch(/--post counts the agent's writes against its limits in Redis/);
   });
 
+  it('WARREN_MOCK_RESPONSES overrides any LLM agent\'s model, announced loudly; without it the real agent needs its key (issue 28 item 5)', async () => {
+    const openai = await startFakeOpenAI({ defaultReply: 'the real model answered' });
+    try {
+      const real = makeAgentsDir({ realist: { config: `name: realist\ntype: llm\nbrain:\n  provider: openai\n  model: gpt-4o-mini\n  api_base: ${openai.url}\n  api_key_env: REALIST_TEST_KEY\ncapabilities:\n  grants: [hub:read]\n`, prompt: 'You are {{name}}.' } }, { withGreeter: false });
+      const dry = await warren(['run', 'realist', '--prompt', 'hi', '--agents', real, '--json'], { ...mock('a canned dry-run answer'), REALIST_TEST_KEY: undefined });
+      expect(dry.status).toBe(0);
+      expect((JSON.parse(dry.stdout) as RunRecord).text).toBe('a canned dry-run answer');
+      expect(dry.stderr).toContain('WARREN_MOCK_RESPONSES is set: every LLM agent answers from these canned replies');
+      expect(openai.requests).toHaveLength(0);
+      const keyless = await warren(['run', 'realist', '--prompt', 'hi', '--agents', real], { REALIST_TEST_KEY: undefined });
+      expect(keyless.status).toBe(1);
+      expect(keyless.stderr).toContain('REALIST_TEST_KEY');
+      const live = await warren(['run', 'realist', '--prompt', 'hi', '--agents', real, '--json'], { REALIST_TEST_KEY: 'sk-realist' });
+      expect((JSON.parse(live.stdout) as RunRecord).text).toBe('the real model answered');
+      expect(openai.requests.length).toBeGreaterThan(0);
+    } finally {
+      await openai.close();
+    }
+  });
+
+  it("a delegate's own steps are in the run's record, nested under the delegation (issue 28 item 4)", async () => {
+    const team = makeAgentsDir({
+      boss: { config: 'name: boss\ntype: llm\nbrain:\n  provider: scripted\n  model: s\n  responses: [{tool_calls: [{name: delegate_to_helper, arguments: {task: check the budget}}]}, "helper says ok"]\ncapabilities:\n  grants: [hub:read]\n  delegates: [helper]\n', prompt: 'You are {{name}}.' },
+      helper: { config: 'name: helper\ntype: llm\nbrain:\n  provider: scripted\n  model: s\n  responses: [{tool_calls: [{name: budget_check, arguments: {}}]}, "ok"]\ncapabilities:\n  grants: [hub:read]\n', prompt: 'You are {{name}}.' },
+    }, { withGreeter: false });
+    const r = await warren(['run', 'boss', '--prompt', 'hi', '--agents', team, '--json']);
+    expect(r.status).toBe(0);
+    const response = (JSON.parse(r.stdout) as RunRecord).events.find((e) => e.type === 'delegation_response');
+    expect(response).toMatchObject({ agent: 'helper', excerpt: 'ok' });
+    const nested = response?.type === 'delegation_response' ? (response.events ?? []) : [];
+    expect(nested.map((e) => e.type)).toEqual(expect.arrayContaining(['step_start', 'tool_call', 'tool_result', 'agent_response']));
+    expect(nested.find((e) => e.type === 'tool_call')).toMatchObject({ name: 'budget_check' });
+  });
+
   it('maps outcomes to exit codes', () => {
     const run = (r: Partial<ExecutorResult> & Pick<ExecutorResult, 'termination'>): number => exitCodeFor(outcomeOfRun({ text: '', posted: false, partial: false, steps: 1, usage: { inputTokens: 0, outputTokens: 0, cachedTokens: 0 }, ...r }));
     expect([run({ termination: 'final', text: 'hi' }), run({ termination: 'stop_tool', text: 'done' }), run({ termination: 'no_action' })]).toEqual([0, 0, 0]);

@@ -129,6 +129,46 @@ describe('stdio MCP servers are killed as a process group', () => {
   });
 });
 
+describe('MCP cancellation and crashes (issue 28 item 6)', () => {
+  it('an abort cancels the call in flight only: never initialize (id 0), tools/list, or a call already answered', async () => {
+    const log = join(tmp(), 'messages.jsonl');
+    // It outlives SIGTERM (until the SIGKILL after the grace period), so it reads everything the client sent before.
+    const server: McpServerConfig = { name: 'plain', command: process.execPath, args: ['test/fakes/mcp-server.ts'], env: { FAKE_MCP_MESSAGE_LOG: log, FAKE_MCP_IGNORE_SIGTERM: '1' } };
+    const def = agent([server], [{ tool_calls: [{ name: 'plain__lookup', arguments: { q: 'x' } }] }, { tool_calls: [{ name: 'plain__slow', arguments: { ms: 15_000 } }] }, 'done']);
+    const ac = new AbortController();
+    const events = new EventLog('act_cancel', { listener: (e) => void (e.type === 'tool_call' && e.name === 'plain__slow' && setTimeout(() => ac.abort(), 200)) });
+    const r = await new LlmExecutor({ secret }).run({ id: 'act_cancel', definition: def, context: { system: 's', task: 't' }, events, signal: ac.signal });
+    expect(r.termination).toBe('aborted');
+    const messages = readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { id?: number; method: string; params?: { name?: string; requestId?: number } });
+    const slow = messages.find((m) => m.method === 'tools/call' && m.params?.name === 'slow')!;
+    const cancelled = messages.filter((m) => m.method === 'notifications/cancelled').map((m) => m.params?.requestId);
+    expect(cancelled).toEqual([slow.id]);
+    expect(messages.find((m) => m.method === 'initialize')?.id).toBe(0);
+  });
+
+  it('a server that crashes mid-call behind a helper holding its stdout fails the call at once, not at tool_timeout', async () => {
+    const dir = tmp();
+    const [helperFile, serverFile] = [join(dir, 'helper.pid'), join(dir, 'server.pid')];
+    // The helper keeps stdout open: the connection's end is the leader's exit, not the pipe's.
+    const script = `sleep 60 & echo $! > "${helperFile}"; exec "${process.execPath}" test/fakes/mcp-server.ts`;
+    const set = await connectMcpServers([{ name: 'crashy', command: 'bash', args: ['-c', script], env: { FAKE_MCP_PID_FILE: serverFile } }], { grants: ['mcp:crashy'], secret, callTimeoutMs: 60_000 });
+    expect(set.skipped).toEqual([]);
+    const [helper, server] = [await pidIn(helperFile), await pidIn(serverFile)];
+    const slow = set.tools.find((t) => t.definition.name === 'crashy__slow')!;
+    const started = Date.now();
+    const call = slow.execute({ ms: 30_000 }, { signal: new AbortController().signal, callId: 'c', idempotencyKey: 'k', step: 1 }).then(
+      () => 'answered',
+      (err: unknown) => (err instanceof Error ? err.message : String(err)),
+    );
+    await sleep(200); // the call has reached the server
+    process.kill(server, 'SIGKILL');
+    expect(await call).toMatch(/closed/i);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    await set.close();
+    expect(await goneWithin(helper, 3000)).toBe(true);
+  });
+});
+
 describe('starting stdio MCP servers', () => {
   it('an abort while a server hangs at startup ends the wait at once and kills what it started', async () => {
     const pidFile = join(tmp(), 'child.pid');

@@ -26,7 +26,7 @@ beforeAll(async () => {
   writeFileSync(join(dir, 'warren.yaml'), 'memory:\n  store: ./data/memory.sqlite\n');
   const store = new SqliteMemoryStore(join(dir, 'data', 'memory.sqlite'));
   await store.write('keeper', [
-    { key: 'a', kind: 'conversation', text: 'dana said the deploy codeword is PELICAN-42', createdAt: Date.UTC(2026, 0, 1) },
+    { key: 'a', kind: 'conversation', text: 'dana said the deploy codeword is PELICAN-42', createdAt: Date.UTC(2026, 0, 1), people: ['dana'] },
     { key: 'b', kind: 'note', text: 'standup at ten', createdAt: Date.UTC(2026, 0, 2) },
   ]);
   await store.write('other', [{ key: 'c', kind: 'note', text: 'not keeper', createdAt: Date.UTC(2026, 0, 3) }]);
@@ -39,6 +39,8 @@ describe('warren memory', () => {
     const listed = await warren('keeper');
     expect(listed.stdout).toMatch(/^keeper: 2 entries, \d+ B\n/);
     expect(listed.stdout.indexOf('standup at ten')).toBeLessThan(listed.stdout.indexOf('PELICAN-42'));
+    expect(listed.stdout).toMatch(/\[dana\] dana said the deploy codeword/);
+    expect(listed.stdout).toMatch(/\[general\] standup at ten/);
     const found = JSON.parse((await warren('keeper', '--search', 'codeword', '--json')).stdout) as { count: number; entries: Array<{ text: string }> };
     expect(found.count).toBe(2);
     expect(found.entries.map((e) => e.text)).toEqual(['dana said the deploy codeword is PELICAN-42']);
@@ -47,6 +49,24 @@ describe('warren memory', () => {
     expect((await warren('keeper', '--forget-all')).stdout).toBe('keeper: forgot 1 entry\n');
     expect((await warren('keeper')).stdout).toBe('keeper: 0 entries, 0 B\nnothing remembered\n');
     expect((await warren('other', '--recent', '1')).stdout).toContain('not keeper');
+  });
+
+  it("--forget <person> erases that person's entries only, in that agent only", async () => {
+    const store = new SqliteMemoryStore(join(dir, 'data', 'memory.sqlite'));
+    await store.write('keeper', [
+      { key: 'p1', kind: 'conversation', text: 'erin told me her birthday', createdAt: Date.UTC(2026, 0, 4), people: ['erin'] },
+      { key: 'p2', kind: 'conversation', text: 'erin and fred argued', createdAt: Date.UTC(2026, 0, 5), people: ['erin', 'fred'] },
+      { key: 'p3', kind: 'conversation', text: 'fred asked for the menu', createdAt: Date.UTC(2026, 0, 6), people: ['fred'] },
+    ]);
+    await store.write('other', [{ key: 'p4', kind: 'conversation', text: 'erin elsewhere', createdAt: Date.UTC(2026, 0, 7), people: ['erin'] }]);
+    await store.close();
+    expect(await warren('keeper', '--forget', 'erin')).toEqual({ stdout: 'keeper: forgot 2 entries from erin\n', code: 0 });
+    const left = (await warren('keeper')).stdout;
+    expect(left).toContain('fred asked for the menu');
+    expect(left).not.toContain('erin');
+    expect((await warren('other')).stdout).toContain('erin elsewhere');
+    expect(await warren('keeper', '--forget', 'erin')).toMatchObject({ code: 1 });
+    expect(JSON.parse((await warren('keeper', '--forget', 'fred', '--json')).stdout)).toEqual({ agent: 'keeper', person: 'fred', forgotten: 1 });
   });
 });
 

@@ -40,7 +40,7 @@ afterAll(async () => {
 });
 
 async function connect(def: AgentDefinition, activation: string): Promise<{ client: Client; release: () => void }> {
-  const launch = served.launcher(def, activation);
+  const launch = served.launcher(def, activation, { kind: 'operator' });
   const client = new Client({ name: 'test', version: '1' });
   await client.connect(new StdioClientTransport({ command: launch.command, args: [...launch.args], env: { ...launch.env }, stderr: 'pipe' }));
   return { client, release: () => launch.release?.() };

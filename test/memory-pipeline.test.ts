@@ -1,6 +1,7 @@
 // Memory through the activation pipeline on its unit-test seam (in-memory hub, stub executor) with the real
 // SQLite store and the daemon's Redactor: what is written after which ending, never after a failure, once per
 // notification, redacted; what the next activation is shown.
+import { GENERAL_ONLY, personAudience } from '../memory/audience.ts';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { ActivationError, runActivation, type ActivationDeps } from '../activation/activation.ts';
@@ -35,7 +36,7 @@ function world(agent: AgentDefinition, runs: StubRun[]) {
   const logs: string[] = [];
   const logger = pino({ level: 'debug' }, { write: (l: string) => void logs.push(l) });
   const memory = new AgentMemory({ store, redact: (t) => new Redactor([CANARY]).redact(t), logger });
-  const deps: ActivationDeps = { hub, agents: { get: (n) => (n === agent.name ? agent : undefined) }, executors: { resolve: () => ({ executor }) }, outbox: new MemoryReplyOutbox(), logger, memory };
+  const deps: ActivationDeps = { hub, agents: { get: (n) => (n === agent.name ? agent : undefined) }, executors: { resolve: () => ({ executor }) }, outbox: new MemoryReplyOutbox(), logger, memory, redact: (text) => text };
   return { hub, executor, store, deps, logs };
 }
 
@@ -57,7 +58,7 @@ describe('memory in the activation pipeline', () => {
     expect(conversation.text).toContain('the deploy codeword is PELICAN-42');
     expect(conversation.text).toContain('I answered: "Noted, I will remember it."');
 
-    w.hub.mention('keeper', 'erin', '@keeper what is the deploy codeword?');
+    w.hub.mention('keeper', 'dana', '@keeper what is the deploy codeword?');
     await runActivation(w.deps, 'act-2', job, signal);
     const system = w.executor.inputs[1]!.context.system;
     const section = system.slice(system.indexOf(MEMORY_HEADING));
@@ -66,7 +67,7 @@ describe('memory in the activation pipeline', () => {
     expect(section).toMatch(new RegExp(`- \\[${new Date().toISOString().slice(0, 10)}\\] dana mentioned me`));
     // The first activation saw no memory: there was none yet.
     expect(w.executor.inputs[0]!.context.system).not.toContain(MEMORY_HEADING);
-    expect((await w.store.search('keeper', { strategy: 'recent', limit: 10 })).find((h) => h.entry.kind === 'conversation' && h.entry.who === 'dana')!.entry.recalls).toBe(1);
+    expect((await w.store.search('keeper', { strategy: 'recent', limit: 10 })).find((h) => h.entry.kind === 'conversation' && h.entry.text.includes('remember:'))!.entry.recalls).toBe(1);
   });
 
   it('a run that failed before answering remembers nothing; its successful retry remembers once', async () => {
@@ -89,7 +90,7 @@ describe('memory in the activation pipeline', () => {
     const agent = agentWith({ enabled: true });
     const w = world(agent, []);
     const memory = w.deps.memory!;
-    const what = { trigger: 'notification' as const, notification: { id: 'n_1', type: 'mention' as const, from: 'dana', content: 'hi' }, post: { id: 'p_1', title: 'Hello', community: 'general' }, ending: { kind: 'answered' as const, text: 'hey' } };
+    const what = { trigger: 'notification' as const, notification: { id: 'n_1', type: 'mention' as const, from: 'dana', content: 'hi' }, post: { id: 'p_1', title: 'Hello', community: 'general' }, ending: { kind: 'answered' as const, text: 'hey' }, audience: personAudience('keeper', 'dana', []) };
     await memory.remember(agent, what);
     await memory.remember(agent, { ...what, ending: { kind: 'answered', text: 'a different retry' } });
     expect(await w.store.count('keeper')).toBe(2);
@@ -142,7 +143,7 @@ describe('memory in the activation pipeline', () => {
     const metrics = new WarrenMetrics();
     const logger = pino({ level: 'info' }, { write: (l: string) => void w.logs.push(l) });
     const memory = new AgentMemory({ store: w.store, redact: (t) => t, logger, onEvicted: (a, n) => metrics.observeMemoryEvictions(a, n) });
-    for (let i = 0; i < 5; i++) await memory.save(agent, `note-${i}`, `note ${i}: ${'x'.repeat(300)}`);
+    for (let i = 0; i < 5; i++) await memory.save(agent, `note-${i}`, `note ${i}: ${'x'.repeat(300)}`, GENERAL_ONLY);
     const usage = await memory.memoryUsage('keeper');
     expect(usage.bytes).toBeLessThanOrEqual(0.001 * 1024 * 1024);
     expect(usage.bytes).toBe(await w.store.size('keeper'));
@@ -154,6 +155,34 @@ describe('memory in the activation pipeline', () => {
     expect(await metrics.text()).toContain(`warren_memory_evictions_total{agent="keeper"} ${5 - left.length}`);
   });
 
+  it('memory.scope person (the default): what dana told is recalled for dana, not for erin; scope agent recalls it for all', async () => {
+    const told = (scope?: 'person' | 'agent') => {
+      const w = world(agentWith({ enabled: true, ...(scope ? { scope } : {}) }), [
+        { termination: 'final', text: 'Noted.' },
+        { termination: 'final', text: 'I do not know.' },
+        { termination: 'final', text: 'PELICAN-42.' },
+      ]);
+      return w;
+    };
+    const w = told();
+    w.hub.mention('keeper', 'dana', '@keeper remember: the deploy codeword is PELICAN-42');
+    await runActivation(w.deps, 'act-p1', job, signal);
+    expect((await w.store.search('keeper', { strategy: 'recent', limit: 10 })).map((h) => h.entry.people)).toEqual([['dana'], ['dana']]);
+    w.hub.mention('keeper', 'erin', '@keeper what is the deploy codeword?');
+    await runActivation(w.deps, 'act-p2', job, signal);
+    w.hub.mention('keeper', 'dana', '@keeper what is the deploy codeword?');
+    await runActivation(w.deps, 'act-p3', job, signal);
+    expect(w.executor.inputs[1]!.context.system).not.toContain('PELICAN-42');
+    expect(w.executor.inputs[2]!.context.system).toContain('PELICAN-42');
+
+    const shared = told('agent');
+    shared.hub.mention('keeper', 'dana', '@keeper remember: the deploy codeword is PELICAN-42');
+    await runActivation(shared.deps, 'act-s1', job, signal);
+    shared.hub.mention('keeper', 'erin', '@keeper what is the deploy codeword?');
+    await runActivation(shared.deps, 'act-s2', job, signal);
+    expect(shared.executor.inputs[1]!.context.system).toContain('PELICAN-42');
+  });
+
   it('embedding_search without an embeddings endpoint recalls by keyword, and says so once', async () => {
     const w = world(agentWith({ enabled: true, retrieval: { strategy: 'embedding_search' } }), [
       { termination: 'final', text: 'Noted.' },
@@ -162,9 +191,9 @@ describe('memory in the activation pipeline', () => {
     ]);
     w.hub.mention('keeper', 'dana', '@keeper remember: the deploy codeword is PELICAN-42');
     await runActivation(w.deps, 'act-9', job, signal);
-    w.hub.mention('keeper', 'erin', '@keeper the deploy codeword?');
+    w.hub.mention('keeper', 'dana', '@keeper the deploy codeword?');
     await runActivation(w.deps, 'act-10', job, signal);
-    w.hub.mention('keeper', 'erin', '@keeper the codeword again?');
+    w.hub.mention('keeper', 'dana', '@keeper the codeword again?');
     await runActivation(w.deps, 'act-11', job, signal);
     expect(w.executor.inputs[1]!.context.system).toContain('PELICAN-42');
     expect(w.logs.filter((l) => l.includes('recalling by keyword'))).toHaveLength(1);

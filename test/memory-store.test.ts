@@ -146,6 +146,88 @@ describe.each(backends)('memory store: $name', ({ open }) => {
     expect(await store.search(agent, { strategy: 'keyword', text: 'one two', limit: 5 })).toEqual([]);
     expect(await store.count(`${agent}-other`)).toBe(1);
   });
+
+  it('visibleTo: general entries for everyone, a person\'s entries only to that person, by every strategy', async () => {
+    const v = [1, 0, 0];
+    await store.write(agent, [
+      mem('dana said the codeword is pelican', { people: ['dana'], embedding: v }),
+      mem('a codeword thread with dana and erin', { people: ['erin', 'dana'], embedding: v }),
+      mem('general codeword rules', { embedding: v }),
+      // A name inside another name is not that person (`|ana|` is not in `|dana|`).
+      mem('ana said the codeword is heron', { people: ['ana'], embedding: v }),
+    ]);
+    const texts = async (visibleTo?: { person?: string }): Promise<string[][]> => {
+      const by = { ...(visibleTo ? { visibleTo } : {}), limit: 10 };
+      const runs = await Promise.all([
+        store.search(agent, { strategy: 'recent', ...by }),
+        store.search(agent, { strategy: 'keyword', text: 'codeword', ...by }),
+        store.search(agent, { strategy: 'embedding', embedding: v, ...by }),
+      ]);
+      return runs.map((hits) => hits.map((h) => h.entry.text).sort());
+    };
+    const all = ['a codeword thread with dana and erin', 'ana said the codeword is heron', 'dana said the codeword is pelican', 'general codeword rules'];
+    expect(await texts()).toEqual([all, all, all]);
+    const dana = ['a codeword thread with dana and erin', 'dana said the codeword is pelican', 'general codeword rules'];
+    expect(await texts({ person: 'dana' })).toEqual([dana, dana, dana]);
+    const erin = ['a codeword thread with dana and erin', 'general codeword rules'];
+    expect(await texts({ person: 'erin' })).toEqual([erin, erin, erin]);
+    expect(await texts({})).toEqual([['general codeword rules'], ['general codeword rules'], ['general codeword rules']]);
+    const [shared] = await store.search(agent, { strategy: 'keyword', text: 'thread', limit: 1 });
+    expect(shared!.entry.people).toEqual(['dana', 'erin']);
+  });
+
+  it("forgetPerson erases every entry a person took part in, and nothing of anyone else's or another agent's", async () => {
+    await store.write(agent, [mem('dana alone', { people: ['dana'] }), mem('dana and erin', { people: ['dana', 'erin'] }), mem('erin alone', { people: ['erin'] }), mem('general')]);
+    await store.write(`${agent}-other`, [mem('dana elsewhere', { people: ['dana'] })]);
+    expect(await store.forgetPerson(agent, 'dana')).toBe(2);
+    expect((await store.search(agent, { strategy: 'recent', limit: 10 })).map((h) => h.entry.text).sort()).toEqual(['erin alone', 'general']);
+    expect(await store.forgetPerson(agent, 'dana')).toBe(0);
+    expect(await store.count(`${agent}-other`)).toBe(1);
+  });
+});
+
+describe('memory store: entries written before they knew their people', () => {
+  // The columns of the table before `people` (warren ≤ 0.1 without memory.scope).
+  const OLD_COLUMNS = 'id TEXT NOT NULL UNIQUE, agent TEXT NOT NULL, key TEXT NOT NULL, kind TEXT NOT NULL, text TEXT NOT NULL, who TEXT, post_id TEXT, community TEXT, created_at BIGINT NOT NULL, recalls INTEGER NOT NULL DEFAULT 0, bytes INTEGER NOT NULL';
+  const OLD_ROWS = "('m1', 'keeper', 'k1', 'conversation', 'dana told me the codeword', 'dana', NULL, NULL, 1, 0, 10), ('m2', 'keeper', 'k2', 'project', 'I took part in a thread', NULL, NULL, NULL, 2, 0, 10)";
+
+  async function visibleTexts(store: MemoryStore, person: string): Promise<string[]> {
+    return (await store.search('keeper', { strategy: 'recent', limit: 10, visibleTo: { person } })).map((h) => h.entry.text).sort();
+  }
+
+  it('SQLite: the column is added; an entry with `who` belongs to that person, one without is general', async () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'warren-memory-')), 'memory.sqlite');
+    const { DatabaseSync } = await import('node:sqlite');
+    const old = new DatabaseSync(path);
+    old.exec(`CREATE TABLE memories (rowid INTEGER PRIMARY KEY, ${OLD_COLUMNS}, embedding BLOB, UNIQUE (agent, key)); INSERT INTO memories (id, agent, key, kind, text, who, post_id, community, created_at, recalls, bytes) VALUES ${OLD_ROWS}`);
+    old.close();
+    const store = await openMemoryStore(path);
+    try {
+      expect(await visibleTexts(store, 'dana')).toEqual(['I took part in a thread', 'dana told me the codeword']);
+      expect(await visibleTexts(store, 'erin')).toEqual(['I took part in a thread']);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('PostgreSQL: the same, once, however many daemons open it', async () => {
+    const db = await createTestDatabase();
+    const client = new pg.Client({ connectionString: db.url });
+    await client.connect();
+    try {
+      await client.query(`CREATE TABLE warren_memories (${OLD_COLUMNS.replace('NOT NULL UNIQUE', 'PRIMARY KEY')}, embedding REAL[], tsv TSVECTOR GENERATED ALWAYS AS (to_tsvector('english', text)) STORED, UNIQUE (agent, key)); INSERT INTO warren_memories (id, agent, key, kind, text, who, post_id, community, created_at, recalls, bytes) VALUES ${OLD_ROWS}`);
+    } finally {
+      await client.end();
+    }
+    const [one, two] = await Promise.all([PostgresMemoryStore.open(db.url, { vector: 'off' }), PostgresMemoryStore.open(db.url, { vector: 'off' })]);
+    try {
+      expect(await visibleTexts(one, 'dana')).toEqual(['I took part in a thread', 'dana told me the codeword']);
+      expect(await visibleTexts(two, 'erin')).toEqual(['I took part in a thread']);
+    } finally {
+      await Promise.all([one.close(), two.close()]);
+      await db.drop();
+    }
+  });
 });
 
 describe('memory store: postgres connections the server drops', () => {

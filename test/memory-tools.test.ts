@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { ToolRegistry } from '../agent-loop/tools.ts';
 import { Redactor, REDACTED } from '../services/redact.ts';
 import { AgentMemory } from '../memory/agent-memory.ts';
+import { personAudience, type MemoryAudience } from '../memory/audience.ts';
 import { effectiveGrants } from '../memory/memory-grants.ts';
 import { memoryTools } from '../memory/memory-tools.ts';
 import { recallWarning } from '../memory/recall-strategy.ts';
@@ -17,6 +18,8 @@ function agent(memory: AgentConfigInput['memory'], grants: string[] = ['hub:read
   return { name: 'keeper', config: AgentConfigSchema.parse({ name: 'keeper', type: 'llm', brain: { model: 'm' }, capabilities: { grants }, memory }), systemPrompt: '', files: { config: 'c', prompt: 'p' } };
 }
 const ctx = (key: string) => ({ signal: new AbortController().signal, callId: 'c', idempotencyKey: key, step: 1 });
+/** The operator's audience: every entry, notes general (the tools' own behaviour, before audiences). */
+const OPERATOR: MemoryAudience = { kind: 'operator' };
 
 describe('memory tools', () => {
   it('grants: implied by memory.enabled; listed memory grants are exactly what the agent gets; none without memory', () => {
@@ -31,9 +34,9 @@ describe('memory tools', () => {
   it('are offered only with memory on; a save is keyed by the call, redacted, and found by memory_search', async () => {
     const store = new SqliteMemoryStore(':memory:');
     const memory = new AgentMemory({ store, redact: (t) => new Redactor(['secret-value-123456']).redact(t), logger: pino({ level: 'silent' }) });
-    expect(memoryTools(memory, agent(undefined))).toEqual([]);
+    expect(memoryTools(memory, agent(undefined), OPERATOR)).toEqual([]);
     const def = agent({ enabled: true });
-    const tools = new ToolRegistry(memoryTools(memory, def), effectiveGrants(def.config));
+    const tools = new ToolRegistry(memoryTools(memory, def, OPERATOR), effectiveGrants(def.config));
     const save = tools.get('memory_save')!;
     expect(await save.execute({ text: 'Standup at 10:00; the token is secret-value-123456' }, ctx('act:1:0'))).toEqual({ status: 'ok', content: 'Saved.' });
     expect(await save.execute({ text: 'Standup at 10:00; the token is secret-value-123456' }, ctx('act:1:0'))).toEqual({ status: 'ok', content: 'Already saved.' });
@@ -47,8 +50,26 @@ describe('memory tools', () => {
     expect(entry!.entry).toMatchObject({ kind: 'note', recalls: 1 });
     // An agent that recalls by `recent` still searches by its query.
     const recent = agent({ enabled: true, retrieval: { strategy: 'recent' } });
-    await memoryTools(memory, recent)[0]!.execute({ text: 'lunch is at noon' }, ctx('act:2:0'));
-    expect((await memoryTools(memory, recent)[1]!.execute({ query: 'standup' }, ctx('act:2:1'))).content).not.toContain('lunch');
+    await memoryTools(memory, recent, OPERATOR)[0]!.execute({ text: 'lunch is at noon' }, ctx('act:2:0'));
+    expect((await memoryTools(memory, recent, OPERATOR)[1]!.execute({ query: 'standup' }, ctx('act:2:1'))).content).not.toContain('lunch');
+  });
+
+  it("memory_save keeps a note for this conversation's people, or with scope general for everyone; memory_search sees what the run may", async () => {
+    const store = new SqliteMemoryStore(':memory:');
+    const memory = new AgentMemory({ store, redact: (t) => t, logger: pino({ level: 'silent' }) });
+    const def = agent({ enabled: true });
+    const forDana = new ToolRegistry(memoryTools(memory, def, personAudience('keeper', 'dana', ['erin'])), effectiveGrants(def.config));
+    await forDana.get('memory_save')!.execute({ text: 'dana prefers the blue build' }, ctx('act:3:0'));
+    await forDana.get('memory_save')!.execute({ text: 'the blue build ships on Fridays', scope: 'general' }, ctx('act:3:1'));
+    const refused = await forDana.get('memory_save')!.execute({ text: 'x', scope: 'everyone' }, ctx('act:3:2'));
+    expect(refused.status).toBe('error');
+    expect(refused.content).toContain('`scope` is "conversation" or "general"');
+    const search = (who: string) => memoryTools(memory, def, personAudience('keeper', who, []))[1]!.execute({ query: 'blue build' }, ctx(`act:4:${who}`));
+    expect((await search('dana')).content).toContain('dana prefers the blue build');
+    expect((await search('erin')).content).toContain('dana prefers the blue build'); // erin was in that thread
+    const fred = (await search('fred')).content;
+    expect(fred).not.toContain('dana prefers');
+    expect(fred).toContain('ships on Fridays');
   });
 
   it('doctor warns of embedding_search without an embeddings endpoint, and of nothing else', () => {

@@ -1,13 +1,17 @@
 // Operating a running deployment: the ops commands (real subprocesses against the same Redis and hub),
 // pause/resume, and the health and metrics endpoint of the daemon.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterEach, describe, expect, inject, it } from 'vitest';
+import { fleetSource } from '../daemon/ops/fleet-source.ts';
+import { definitionView, loadedVersions } from '../daemon/ops/loaded-definitions.ts';
 import { agentStatus, type AgentStatus, type StatusReport } from '../daemon/ops/status.ts';
+import { AgentStateStore } from '../scheduler/agent-state.ts';
+import type { AgentDefinition } from '../store/definition.ts';
 import { SqliteMemoryStore } from '../memory/sqlite-memory-store.ts';
 import { LocalFolderStore } from '../store/local-store.ts';
 import { ActivationQueue } from '../scheduler/activation-queue.ts';
@@ -15,7 +19,7 @@ import type { AgentState } from '../scheduler/agent-state.ts';
 import { startFakeOpenAI } from './fakes/openai-server.ts';
 import { makeAgentsDir, startHarness, type Harness } from './support/daemon-harness.ts';
 import { waitFor, type WirePost } from './support/hub-api.ts';
-import { PROCESS_TEST_MS } from './support/ceilings.ts';
+import { PROCESS_START_MS, PROCESS_TEST_MS } from './support/ceilings.ts';
 import { warrenCli, type CliResult } from './support/warren-cli.ts';
 
 const redisUrl = inject('redisUrl');
@@ -232,6 +236,72 @@ describe('operations', { timeout: PROCESS_TEST_MS }, () => {
     const notReady = await fetch(`${base}/readyz`);
     expect(notReady.status).toBe(503);
     expect(((await notReady.json()) as { checks: { hub: string } }).checks.hub).not.toBe('ok');
+  });
+});
+
+describe('what the daemon runs', { timeout: PROCESS_TEST_MS }, () => {
+  it('status, agents and the watch page flag a definition that differs on disk from the one the daemon runs, until a reload', async () => {
+    const echo = (reply: string): string => `name: echo\ntype: llm\nbrain: {provider: scripted, model: m, responses: [${JSON.stringify(reply)}]}\ncapabilities: {grants: [hub:read, hub:write]}\n`;
+    // Not watching: the daemon runs what it loaded at start until told to reload.
+    h = await startHarness({ redisUrl, agentsDir: makeAgentsDir({ echo: { config: echo('first'), prompt: 'x' } }), config: (c) => (c.store.watch = false) });
+    const harness = h;
+    const report = async (): Promise<StatusReport> => JSON.parse((await warren(harness, ['status', '--json'])).stdout) as StatusReport;
+    const ran = (await report()).agents.find((a) => a.name === 'echo')!;
+    expect(ran.definition).toMatchObject({ hash: h.daemon.registry.get('echo')?.hash, differs_on_disk: false });
+    expect(Date.parse(ran.definition!.loaded_at)).not.toBeNaN();
+
+    writeFileSync(join(h.agentsDir, 'echo', 'config.yaml'), echo('second'));
+    mkdirSync(join(h.agentsDir, 'newer'));
+    writeFileSync(join(h.agentsDir, 'newer', 'config.yaml'), echo('new').replace('name: echo', 'name: newer'));
+    writeFileSync(join(h.agentsDir, 'newer', 'system-prompt.md'), 'x');
+    const stale = await report();
+    expect(stale.agents.find((a) => a.name === 'echo')?.definition).toMatchObject({ hash: ran.definition!.hash, loaded_at: ran.definition!.loaded_at, differs_on_disk: true });
+    expect(stale.agents.find((a) => a.name === 'newer')?.definition).toBeNull();
+    const human = (await warren(h, ['status'])).stdout;
+    expect(human).toMatch(/echo\s+ready DIFFERS ON DISK/);
+    expect(human).toContain('echo: its definition on disk differs from what the daemon runs');
+    expect(human).toContain('run `warren reload` or check the daemon log');
+    expect(human).toMatch(/newer: not loaded by the daemon/);
+    expect((await warren(h, ['agents'])).stdout).toMatch(/echo\s+ready DIFFERS ON DISK/);
+    // The watch page's agent rows, as the daemon fills them (its registry against the folder read anew).
+    const conn = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
+    try {
+      const store = new LocalFolderStore(h.agentsDir);
+      const fleet = fleetSource({
+        sources: { redis: conn, prefix: h.prefix, minStalenessMs: 60_000 },
+        definitions: () => harness.daemon.registry.all(),
+        state: new AgentStateStore(conn, h.prefix),
+        onDisk: async () => new Map((await store.load()).agents.map((d) => [d.name, d.hash ?? ''])),
+      });
+      expect((await fleet.agents()).find((a) => a.name === 'echo')?.definition).toMatchObject({ hash: ran.definition!.hash, differs_on_disk: true });
+    } finally {
+      conn.disconnect();
+    }
+
+    await warren(h, ['reload']);
+    await waitFor('reloaded', () => (harness.daemon.registry.get('newer') ? true : undefined), PROCESS_START_MS);
+    const fresh = await waitFor('published', async () => {
+      const r = await report();
+      return r.agents.every((a) => a.definition && !a.definition.differs_on_disk) ? r : undefined;
+    }, PROCESS_START_MS);
+    expect(fresh.agents.find((a) => a.name === 'echo')?.definition?.hash).not.toBe(ran.definition!.hash);
+    expect((await warren(h, ['status'])).stdout).not.toContain('DIFFERS ON DISK');
+  });
+
+  it('a definition keeps its load time across reloads of unchanged files; a gone one is "runs without definition"', () => {
+    const def = (name: string, hash: string): AgentDefinition => ({ name, hash, config: {} as AgentDefinition['config'], systemPrompt: '', files: { config: '', prompt: '' } });
+    const t0 = new Date('2026-01-01T00:00:00Z');
+    const t1 = new Date('2026-01-01T00:05:00Z');
+    const first = loadedVersions(new Map(), [def('a', 'h1'), def('b', 'h2')], t0);
+    const second = loadedVersions(first, [def('a', 'h1'), def('b', 'h3')], t1);
+    expect(Object.fromEntries(second)).toEqual({ a: { hash: 'h1', loaded_at: t0.toISOString() }, b: { hash: 'h3', loaded_at: t1.toISOString() } });
+    const cases: Array<[string, Parameters<typeof definitionView>[0], string | undefined, ReturnType<typeof definitionView>]> = [
+      ['same files', { hash: 'h1', loaded_at: 'x' }, 'h1', { hash: 'h1', loaded_at: 'x', differs_on_disk: false }],
+      ['edited since', { hash: 'h1', loaded_at: 'x' }, 'h2', { hash: 'h1', loaded_at: 'x', differs_on_disk: true }],
+      ['broken or gone since', { hash: 'h1', loaded_at: 'x' }, undefined, { hash: 'h1', loaded_at: 'x', differs_on_disk: true }],
+      ['never loaded', undefined, 'h1', null],
+    ];
+    for (const [what, loaded, disk, view] of cases) expect(definitionView(loaded, disk), what).toEqual(view);
   });
 });
 

@@ -2,8 +2,8 @@
 // runs from node_modules (where Node will not strip types by itself) in an empty folder: `init`, then `validate`.
 // The tarball is unpacked the way npm installs it (node_modules/warren plus its bin link); its dependencies are
 // this checkout's, linked, so the test needs no registry.
-import { execFile, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, symlinkSync } from 'node:fs';
+import { execFile, execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -44,6 +44,8 @@ describe('the npm package', () => {
     expect(init.stdout).toMatch(/created warren.yaml\ncreated definitions\/agents\/greeter/);
     const validate = await exec('npx', ['warren', 'validate'], { cwd: project, env });
     expect(validate.stdout).toBe('1 agent valid in definitions/agents\n');
+    // Type stripping is experimental in Node; an installed warren does not say so on every command.
+    expect(init.stderr + validate.stderr).not.toMatch(/ExperimentalWarning/);
 
     // The installed hub serves its API and the watch page's script (TypeScript the hub strips for the browser).
     const port = await freePort();
@@ -60,5 +62,44 @@ describe('the npm package', () => {
     } finally {
       hub.kill('SIGTERM');
     }
+  });
+});
+
+/** `>=22.15.0` → [22, 15, 0]; ranges of another shape (`^16`, `>= 4 || …`) give their first `>=` bound or nothing. */
+function lowerBound(range: string): number[] | undefined {
+  const m = />=\s*v?(\d+)(?:\.(\d+))?(?:\.(\d+))?/.exec(range);
+  return m ? [Number(m[1]), Number(m[2] ?? 0), Number(m[3] ?? 0)] : undefined;
+}
+function newer(a: number[], b: number[]): boolean {
+  const i = a.findIndex((n, k) => n !== b[k]);
+  return i >= 0 && a[i]! > b[i]!;
+}
+
+describe('the Node warren needs', () => {
+  it('engines.node is at least what every production dependency asks for', async () => {
+    const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { engines: { node: string } };
+    const ours = lowerBound(pkg.engines.node)!;
+    const { stdout } = await exec('npm', ['ls', '--omit=dev', '--all', '--parseable'], { maxBuffer: 16 * 1024 * 1024 });
+    const needs = stdout.split('\n').slice(1).filter(Boolean).flatMap((dir) => {
+      const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name: string; engines?: { node?: string } };
+      const bound = manifest.engines?.node ? lowerBound(manifest.engines.node) : undefined;
+      return bound ? [{ name: manifest.name, bound }] : [];
+    });
+    expect(needs.length).toBeGreaterThan(10);
+    expect(needs.filter((n) => newer(n.bound, ours)).map((n) => `${n.name} ${n.bound.join('.')}`)).toEqual([]);
+  });
+
+  // Where the system's Node is older than the pinned one, npm itself runs on it and used to warn EBADENGINE.
+  const oldNode = ['/usr/bin/node', '/usr/local/bin/node'].find((p) => {
+    if (!existsSync(p)) return false;
+    const [major, minor] = execFileSync(p, ['--version'], { encoding: 'utf8' }).trim().slice(1).split('.').map(Number);
+    return major! < 22 || (major === 22 && minor! < 15);
+  });
+  it.skipIf(!oldNode)('`npx warren` in the checkout on an older system Node prints no EBADENGINE warning, even the first time', async () => {
+    const cache = mkdtempSync(join(tmpdir(), 'warren-npx-cache-')); // a first run: npx links the checkout into its cache
+    const env = { ...process.env, PATH: `${dirname(oldNode!)}${delimiter}${process.env.PATH ?? ''}`, npm_config_cache: cache };
+    const { stdout, stderr } = await exec('npx', ['warren', '--help'], { cwd: resolve('.'), env });
+    expect(stdout).toMatch(/^Usage: warren/);
+    expect(stderr).not.toMatch(/EBADENGINE/);
   });
 });

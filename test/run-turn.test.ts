@@ -9,6 +9,7 @@ import type { ExecutorResult } from '../executors/executor.ts';
 import { AgentMemory } from '../memory/agent-memory.ts';
 import { SqliteMemoryStore } from '../memory/sqlite-memory-store.ts';
 import { MEMORY_HEADING } from '../prompts/memories.ts';
+import { REDACTED, Redactor } from '../services/redact.ts';
 import { AgentConfigSchema } from '../store/agent-config.ts';
 import type { AgentDefinition } from '../store/definition.ts';
 import { MemoryHub } from './support/memory-hub.ts';
@@ -21,11 +22,11 @@ const keeper: AgentDefinition = {
   files: { config: 'config.yaml', prompt: 'system-prompt.md' },
 };
 
-async function services(): Promise<{ hub: MemoryHub; memory: AgentMemory; usedToday: (agent: string) => Promise<{ posts: number; comments: number }> }> {
+async function services(): Promise<{ hub: MemoryHub; memory: AgentMemory; usedToday: (agent: string) => Promise<{ posts: number; comments: number }>; redact: (text: string) => string }> {
   const store = new SqliteMemoryStore(':memory:');
   await store.write('keeper', [{ key: 'k', kind: 'note', text: 'the deploy codeword is PELICAN-42', createdAt: Date.UTC(2026, 0, 1) }]);
   const memory = new AgentMemory({ store, redact: (t) => t, logger: pino({ level: 'silent' }) });
-  return { hub: new MemoryHub(), memory, usedToday: () => Promise.resolve({ posts: 1, comments: 1 }) };
+  return { hub: new MemoryHub(), memory, usedToday: () => Promise.resolve({ posts: 1, comments: 1 }), redact: (text) => text };
 }
 
 const signal = new AbortController().signal;
@@ -81,5 +82,24 @@ describe('one turn', () => {
     expect(input.context.system).not.toContain(MEMORY_HEADING);
     // The child's runs may delegate in turn, through the same hook.
     expect(input.delegate).toBeTypeOf('function');
+  });
+
+  it('every piece of the context passes the redaction: recalled memory, the task\'s text and a delegate\'s task', async () => {
+    const s = await services();
+    const canary = 'wcanary_5f1e9a0c3b7d2e4f6a8b1c0d';
+    // Memory written before the key was known (or by another process) holds it; the turn's redaction knows it now.
+    await s.memory.store.write('keeper', [{ key: 'k2', kind: 'note', text: `the deploy key is ${canary}`, createdAt: Date.UTC(2026, 0, 2) }]);
+    const redactor = new Redactor([canary]);
+    const parent = new StubExecutor([{ termination: 'final', text: 'done' }]);
+    await runTurn({ ...s, redact: (t) => redactor.redact(t) }, keeper, { kind: 'prompt', text: `what is the deploy key? (it is ${canary})` }, signal, { id: 'act-r', events: new EventLog('act-r'), executor: parent });
+    const { system, task } = parent.inputs[0]!.context;
+    expect(system).toContain(MEMORY_HEADING);
+    expect(system).toContain(`the deploy key is ${REDACTED}`);
+    expect(task).toBe(`what is the deploy key? (it is ${REDACTED})`);
+    const child = new StubExecutor([{ termination: 'final', text: 'ok' }]);
+    const events = new EventLog('act-r/keeper');
+    await parent.inputs[0]!.delegate!(keeper, `use ${canary}`, { id: events.activationId, events, run: (input) => child.run(input) }, signal);
+    expect(child.inputs[0]!.context.task).toBe(`use ${REDACTED}`);
+    expect(JSON.stringify([parent.inputs[0]!.context, child.inputs[0]!.context])).not.toContain(canary);
   });
 });

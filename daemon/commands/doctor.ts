@@ -53,7 +53,6 @@ export async function runDoctor(config: WarrenConfig, env: NodeJS.ProcessEnv): P
 async function doctorChecks(config: WarrenConfig, env: NodeJS.ProcessEnv, services: DoctorServices): Promise<Check[]> {
   const checks: Check[] = [];
   const { secrets, executors } = services;
-  const { LocalFolderStore } = await import('../../store/local-store.ts');
   for (const executor of executors.cli) {
     const path = executor.binaryPath();
     if (!path) {
@@ -72,7 +71,10 @@ async function doctorChecks(config: WarrenConfig, env: NodeJS.ProcessEnv, servic
     });
   }
 
-  const { agents, problems } = await new LocalFolderStore(config.store.path).load();
+  // The store as the daemon opens it: the folder or bucket, with store.include.
+  const { openStore } = await import('../../services/open-store.ts');
+  const store = openStore(config.store, env);
+  const { agents, problems } = await store.load().finally(() => store.close?.());
   const broken = problems.filter((p) => p.severity === 'error').length;
   if (broken) checks.push({ status: 'warn', area: 'agents', message: `${broken} definition problem${broken === 1 ? '' : 's'} (run warren validate)` });
   const conflicts = await hubConflicts(config, env, agents.map((a) => a.name));
@@ -90,6 +92,7 @@ async function doctorChecks(config: WarrenConfig, env: NodeJS.ProcessEnv, servic
   for (const message of isolation.ok) checks.push({ status: 'ok', area: 'cli isolation', message });
   for (const message of isolation.warnings) checks.push({ status: 'warn', area: 'cli isolation', message });
 
+  checks.push(await portsCheck(config));
   checks.push(await redisCheck(config));
   if (config.hub.type === 'moltbook') checks.push(...(await moltbookChecks(config, secrets)));
   else checks.push(await hubCheck(config));
@@ -137,6 +140,18 @@ async function hubConflicts(config: WarrenConfig, env: NodeJS.ProcessEnv, names:
     }
   }
   return out;
+}
+
+/** The ports `warren start` will listen on (hub, metrics): one taken makes the start fail, so doctor fails too. */
+async function portsCheck(config: WarrenConfig): Promise<Check> {
+  const { assertPortsFree, daemonPorts } = await import('../port-check.ts');
+  const planned = daemonPorts(config).filter((p) => p.port !== 0);
+  try {
+    await assertPortsFree(planned);
+    return { status: 'ok', area: 'ports', message: planned.length ? `free: ${planned.map((p) => `${p.host}:${p.port} (${p.what})`).join(', ')}` : 'none fixed (0 picks a free port)' };
+  } catch (err) {
+    return { status: 'fail', area: 'ports', message: err instanceof Error ? err.message : String(err) };
+  }
 }
 
 async function redisCheck(config: WarrenConfig): Promise<Check> {

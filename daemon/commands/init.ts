@@ -1,5 +1,6 @@
 // `warren init`: a warren.yaml and one example agent in a folder, so an installed warren runs at once;
-// `warren init agent <name>`: a new agent folder in the store of warren.yaml that `warren validate` accepts.
+// `warren init agent <name>`: a new agent folder in the store of warren.yaml (store.path, never store.include:
+// in the repository that is ./definitions, which git ignores, not the shipped examples/) that `warren validate` accepts.
 // Existing files are never overwritten.
 import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
@@ -71,7 +72,7 @@ export function registerInitCommand(program: Command): void {
     });
   init
     .command('agent')
-    .description('create a new agent folder in the store of warren.yaml')
+    .description('create a new agent folder in the store folder of warren.yaml (store.path)')
     .argument('<name>', '3–50 lowercase letters, digits and inner dashes')
     .option('-c, --config <file>', 'warren config file', 'warren.yaml')
     .action((name: string, opts: { config: string }) => {

@@ -17,7 +17,8 @@ const DEFAULT_RECENT = 10;
 
 function line(e: MemoryEntry): string {
   const when = new Date(e.createdAt).toISOString().slice(0, 16).replace('T', ' ');
-  return `${e.id}  ${when}  ${e.kind.padEnd(12)} ${e.text.replace(/\s+/g, ' ')}`;
+  const whose = e.people?.length ? `[${e.people.join(', ')}]` : '[general]';
+  return `${e.id}  ${when}  ${e.kind.padEnd(12)} ${whose} ${e.text.replace(/\s+/g, ' ')}`;
 }
 
 function kb(bytes: number): string {
@@ -34,8 +35,12 @@ export async function runMemoryCommand(config: WarrenConfig, agent: string, opts
       return { output: opts.json ? JSON.stringify({ agent, forgotten: n }) : `${agent}: forgot ${n} entr${n === 1 ? 'y' : 'ies'}`, exitCode: 0 };
     }
     if (opts.forget !== undefined) {
-      const gone = await store.forget(agent, opts.forget);
-      return { output: opts.json ? JSON.stringify({ agent, id: opts.forget, forgotten: gone }) : gone ? `${agent}: forgot ${opts.forget}` : `${agent}: no entry ${opts.forget}`, exitCode: gone ? 0 : 1 };
+      // An entry's id, or a person: everything the agent remembers from threads they took part in.
+      const what = opts.forget;
+      if (await store.forget(agent, what)) return { output: opts.json ? JSON.stringify({ agent, id: what, forgotten: true }) : `${agent}: forgot ${what}`, exitCode: 0 };
+      const n = await store.forgetPerson(agent, what);
+      if (opts.json) return { output: JSON.stringify(n > 0 ? { agent, person: what, forgotten: n } : { agent, id: what, forgotten: false }), exitCode: n > 0 ? 0 : 1 };
+      return n > 0 ? { output: `${agent}: forgot ${n} entr${n === 1 ? 'y' : 'ies'} from ${what}`, exitCode: 0 } : { output: `${agent}: no entry ${what}, and nothing remembered from a person of that name`, exitCode: 1 };
     }
     const limit = opts.recent ?? DEFAULT_RECENT;
     const hits = opts.search !== undefined ? await store.search(agent, { strategy: 'keyword', text: opts.search, limit }) : await store.search(agent, { strategy: 'recent', limit });
@@ -59,11 +64,11 @@ function positiveInt(v: string): number {
 export function registerMemoryCommand(program: Command): void {
   program
     .command('memory <agent>')
-    .description("what an agent remembers: the newest entries, a keyword search, or erase one or all")
+    .description("what an agent remembers: the newest entries, a keyword search, or erase an entry, a person's entries, or all")
     .option('-c, --config <file>', 'warren config file', 'warren.yaml')
     .option('--search <query>', 'keyword search (full-text ranking)')
     .option('--recent <n>', `how many entries to show (default ${DEFAULT_RECENT})`, positiveInt)
-    .option('--forget <id>', 'erase one entry')
+    .option('--forget <id|person>', "erase one entry, or every entry from a person's threads")
     .option('--forget-all', 'erase everything the agent remembers')
     .option('--json', 'print JSON')
     .action(async (agent: string, opts: MemoryCommandOptions & { config: string }) => {

@@ -153,14 +153,15 @@ export async function runAgent(agentName: string, opts: RunOptions, env: NodeJS.
     return 1;
   }
   const config = loadWarrenConfig(opts.config, env);
-  const { LocalFolderStore } = await import('../../store/local-store.ts');
+  const { openStore } = await import('../../services/open-store.ts');
   const { formatProblem } = await import('../../store/problems.ts');
-  const store = new LocalFolderStore(opts.agents ?? config.store.path);
-  const { agents, problems } = await store.load();
+  // --agents is a folder; without it, the store of warren.yaml (store.path and store.include).
+  const store = openStore(config.store, env, opts.agents);
+  const { agents, problems } = await store.load().finally(() => store.close?.());
   const def = agents.find((a) => a.name === agentName);
   if (!def) {
     for (const p of problems.filter((x) => x.severity === 'error')) console.error(formatProblem(p));
-    console.error(`warren: no valid agent named ${agentName} in ${store.agentsDir}`);
+    console.error(`warren: no valid agent named ${agentName} in ${store.location}`);
     return 1;
   }
   const { EventLog } = await import('../../agent-loop/events.ts');
@@ -203,8 +204,11 @@ export async function runAgent(agentName: string, opts: RunOptions, env: NodeJS.
     if (tracing) cleanups.push(() => tracing.shutdown());
     events.emit({ type: 'activation_start', agent: def.name, executor: def.config.type });
     const task = await runTask(def, opts, hub);
-    // --explore runs on the model the daemon would use for an exploration (brain.exploration_model when set).
-    const { result, outcome } = await runTurn(services, definitionForTrigger(def, opts.explore ? 'exploration' : 'notification'), task, ac.signal, { id: activationId, events, executor: resolved.executor });
+    // --explore runs on the model the daemon would use for an exploration (brain.exploration_model when set). A
+    // prompt comes from the operator, who may see everything the agent remembers; a post's run recalls as the
+    // daemon's run for that post's author would.
+    const operator = task.kind === 'prompt' ? { audience: { kind: 'operator' as const } } : {};
+    const { result, outcome } = await runTurn(services, definitionForTrigger(def, opts.explore ? 'exploration' : 'notification'), task, ac.signal, { id: activationId, events, executor: resolved.executor, ...operator });
     if (opts.json) {
       const record: RunRecord = {
         activation_id: activationId,

@@ -10,6 +10,7 @@ import { AgentStateStore } from '../../scheduler/agent-state.ts';
 import { HeldMentionStore } from '../../scheduler/held-mentions.ts';
 import type { AgentDefinition } from '../../store/definition.ts';
 import { ActivationRecords } from '../../activation/activation-records.ts';
+import { definitionView, readLoadedDefinitions, type LoadedDefinition } from './loaded-definitions.ts';
 import { agentStatus, runningStatus, type AgentBudget, type AgentMemoryFigures, type AgentStatus, type FleetBudget, type RunningStatus } from './status.ts';
 
 export interface StatusSources {
@@ -22,6 +23,11 @@ export interface StatusSources {
   newestMemories?: number;
   /** The hub's budget per agent; left out (null) without it, or when the hub does not answer. */
   budget?: Pick<HubAdapter, 'budgetHealth'>;
+  /**
+   * The hash of each agent's files on disk now (undefined: missing or broken), compared with what the daemon runs;
+   * by default the given definitions' own (they were read from disk: `warren status`, `warren agents`).
+   */
+  onDisk?: (name: string) => string | undefined;
 }
 
 export interface AgentStatuses {
@@ -30,12 +36,14 @@ export interface AgentStatuses {
   queue: QueueCounts;
   /** The whole fleet's spend this month against the sum of the agents' monthly limits; null when the hub was not asked. */
   fleetBudget: FleetBudget | null;
+  /** What the daemon last said it runs (daemon/ops/loaded-definitions.ts); undefined when no daemon said. */
+  loaded: ReadonlyMap<string, LoadedDefinition> | undefined;
 }
 
 export async function readAgentStatuses(src: StatusSources, defs: readonly AgentDefinition[]): Promise<AgentStatuses> {
   const names = defs.map((a) => a.name);
   const state = new AgentStateStore(src.redis, src.prefix);
-  const [states, daily, last, notRunnable, skipped, memory, budget, held] = await Promise.all([
+  const [states, daily, last, notRunnable, skipped, memory, budget, loaded, held] = await Promise.all([
     state.getMany(names),
     state.dailyMany(names),
     new ActivationRecords(src.redis, src.prefix).lastOf(names),
@@ -43,8 +51,10 @@ export async function readAgentStatuses(src: StatusSources, defs: readonly Agent
     state.skipped(names),
     memoryFigures(src, defs),
     budgets(src, names),
+    readLoadedDefinitions(src.redis, src.prefix),
     new HeldMentionStore(src.redis, src.prefix).read(names),
   ]);
+  const onDisk = src.onDisk ?? ((name: string): string | undefined => defs.find((d) => d.name === name)?.hash);
   const q = new ActivationQueue(src.redis, { prefix: src.prefix, logger: pino({ level: 'silent' }) });
   try {
     const queue = await q.counts();
@@ -57,9 +67,10 @@ export async function readAgentStatuses(src: StatusSources, defs: readonly Agent
       }),
       memory: memory.get(d.name) ?? null,
       budget: budget.agents.get(d.name) ?? null,
+      definition: definitionView(loaded?.get(d.name), onDisk(d.name)),
       held: held.get(d.name) ?? null,
     }));
-    return { agents, running, queue, fleetBudget: budget.fleet };
+    return { agents, running, queue, fleetBudget: budget.fleet, loaded };
   } finally {
     await q.close();
   }

@@ -54,16 +54,32 @@ export function registerOpsCommands(program: Command): void {
         const redisProbe = await probe(async () => void (await services.redis(2_000)));
         const hubProbe = await probe(() => hubHealthy(hub));
         let leader: string | null = null;
-        let fleet: Omit<AgentStatuses, 'queue'> & { queue: QueueCounts | null } = { agents: [], running: [], queue: null, fleetBudget: null };
+        let fleet: Omit<AgentStatuses, 'queue'> & { queue: QueueCounts | null } = { agents: [], running: [], queue: null, fleetBudget: null, loaded: undefined };
         if (redisProbe.ok) {
           const { LeaderLease } = await import('../../scheduler/lease.ts');
           fleet = await readStatuses(services, config, defs, { budget: hubProbe.ok });
           leader = await new LeaderLease(await services.redis(), { prefix: config.redis.prefix, ttlMs: config.scheduler.lease_ttl }).holder();
         }
-        const { agents, running, queue, fleetBudget } = fleet;
+        const { agents, running, queue, fleetBudget, loaded } = fleet;
         const broken = new Set(defs.problems.filter((p) => p.severity === 'error').map((p) => p.file)).size;
-        const report = { redis: { url: describeRedis(config.redis), ...redisProbe }, hub: { url: config.hub.url, ...hubProbe }, leader, queue, running, agents, defined: defs.agents.length, broken, fleet_budget: fleetBudget };
+        // What the daemon runs that the folder no longer defines validly (deleted, or broken since).
+        const runsWithoutDefinition = [...(loaded?.keys() ?? [])].filter((name) => !defs.agents.some((d) => d.name === name));
+        const report = {
+          redis: { url: describeRedis(config.redis), ...redisProbe },
+          hub: { url: config.hub.url, ...hubProbe },
+          leader,
+          queue,
+          running,
+          agents,
+          defined: defs.agents.length,
+          broken,
+          fleet_budget: fleetBudget,
+          definitions_published: loaded !== undefined,
+          runs_without_definition: runsWithoutDefinition,
+        };
         console.log(opts.json ? JSON.stringify(report, null, 2) : formatStatus(report, new Date()));
+        // Budgets show `-` without the hub's admin key: say why, and what to set.
+        if (!opts.json && !services.budgetHub && services.noBudget && agents.length) console.log(`\nbudget: - ${services.noBudget}`);
         process.exitCode = redisProbe.ok ? 0 : 1;
       } finally {
         await services.close();
@@ -97,13 +113,17 @@ export function registerOpsCommands(program: Command): void {
         paused: byName.get(d.name)?.paused ?? null,
         state: byName.get(d.name)?.state ?? null,
         state_detail: byName.get(d.name)?.state_detail ?? null,
+        definition: byName.get(d.name)?.definition ?? null,
       }));
       if (opts.json) console.log(JSON.stringify(rows, null, 2));
       else {
         const { columns, stateCell } = await import('./status.ts');
-        const table = rows.map((r) => [r.name, r.state ? stateCell({ state: r.state, state_detail: r.state_detail }) : 'unknown (redis down)', r.type, r.model ?? '-', `discovery ${r.discovery ? 'on' : 'off'}`, r.grants.join(' ')]);
+        const table = rows.map((r) => [r.name, `${r.state ? stateCell({ state: r.state, state_detail: r.state_detail }) : 'unknown (redis down)'}${r.definition?.differs_on_disk ? ' DIFFERS ON DISK' : ''}`, r.type, r.model ?? '-', `discovery ${r.discovery ? 'on' : 'off'}`, r.grants.join(' ')]);
         for (const line of columns([['AGENT', 'STATE', 'TYPE', 'MODEL', 'DISCOVERY', 'GRANTS'], ...table])) console.log(line);
         for (const r of rows) if (r.state === 'skipped' || r.state === 'name_taken') console.log(`\n${r.name} is not run: ${r.state_detail}`);
+        const { driftNotice } = await import('./loaded-definitions.ts');
+        const drift = rows.flatMap((r) => driftNotice(r.name, r.definition, statuses?.loaded !== undefined) ?? []);
+        if (drift.length) console.log(['', ...drift].join('\n'));
       }
       const errors = defs.problems.filter((p) => p.severity === 'error');
       if (errors.length) console.error(`${new Set(errors.map((p) => p.file)).size} definition(s) with errors are left out; run \`warren validate\``);

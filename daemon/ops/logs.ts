@@ -1,5 +1,6 @@
 // `warren logs`: activation records as one line each (or JSON lines), newest last, optionally followed live.
 import type { ActivationRecord } from '../../activation/activation-records.ts';
+import type { ActivationEvent } from '../../agent-loop/events.ts';
 
 /** e.g. `2026-11-23 07:13:06Z greeter notification replied (final) 1.2s 120+6 tok $0.0001 act-12-lx3` */
 export function formatRecordLine(r: ActivationRecord): string {
@@ -14,11 +15,18 @@ export function formatRecordLine(r: ActivationRecord): string {
   return `${at} ${r.agent} ${r.trigger} ${r.outcome}${r.reason ? ` (${r.reason})` : ''} ${(r.duration_ms / 1000).toFixed(1)}s ${tokens}${cost}${did ? ` ${did}` : ''}${retry}${abandoned} ${r.activation_id}${error}${detail}`;
 }
 
-/** The events of a record, indented under its line (`warren logs --events`). */
-export function formatEvents(r: ActivationRecord): string[] {
-  return r.events.map((e) => {
-    const { seq, type, ts: _ts, activation_id: _id, ...rest } = e;
-    const detail = Object.keys(rest).length ? ` ${JSON.stringify(rest)}` : '';
-    return `    #${seq} ${type}${detail}`;
+/**
+ * The events of a record, indented under its line (`warren logs --events`); a delegate's own events, kept in its
+ * delegation_response, indented under that.
+ */
+export function formatEvents(r: Pick<ActivationRecord, 'events'>, indent = '    '): string[] {
+  return r.events.flatMap((e) => {
+    const { seq, type, ts: _ts, activation_id: id, ...rest } = e;
+    const { events: nested, ...shown } = rest as typeof rest & { events?: ActivationEvent[] };
+    const detail = Object.keys(shown).length ? ` ${JSON.stringify(shown)}` : '';
+    const line = `${indent}#${seq} ${type}${detail}`;
+    if (!nested) return [line];
+    const dropped = e.type === 'delegation_response' && e.events_dropped ? [`${indent}    … ${e.events_dropped} more events of ${id}/${e.agent}`] : [];
+    return [line, ...formatEvents({ events: nested }, `${indent}    `), ...dropped];
   });
 }

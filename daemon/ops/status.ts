@@ -11,6 +11,7 @@ import type { AgentDefinition } from '../../store/definition.ts';
 import type { ActivationRecord } from '../../activation/activation-records.ts';
 import { LiveProgressSchema, type LiveProgress } from '../../activation/live-progress.ts';
 import { RedisUnreachableError } from '../../redis/connect.ts';
+import { driftNotice, type DefinitionView } from './loaded-definitions.ts';
 
 /** What an agent is doing or waiting for, one of these at a time (agentStatus says which wins). */
 export type AgentStateKind = 'ready' | 'running' | 'paused' | 'quiet_hours' | 'backoff' | 'failing' | 'skipped' | 'name_taken';
@@ -41,6 +42,8 @@ export interface AgentStatus {
   memory?: AgentMemoryFigures | null;
   /** Spend against the hub's limits (USD; a null limit is none); null when the hub was not asked or did not answer. */
   budget?: AgentBudget | null;
+  /** The definition the daemon runs (file hash, since when) and whether the files on disk differ; null when no daemon loaded it. */
+  definition?: DefinitionView | null;
   /** Mentions the scheduler holds back: why, how many, when they run (scheduler/held-mentions.ts); null when none. */
   held?: HeldMentions | null;
 }
@@ -90,6 +93,10 @@ export interface StatusReport {
   broken: number;
   /** The fleet's spend this month, from the hub; null when the hub was not asked (no admin key here) or did not answer. */
   fleet_budget?: FleetBudget | null;
+  /** Whether a daemon said which definitions it runs (daemon/ops/loaded-definitions.ts). */
+  definitions_published?: boolean;
+  /** Agents the daemon runs whose definition on disk is gone or has errors. */
+  runs_without_definition?: string[];
 }
 
 /** The waits `warren status` shows: those that hold back any run, whatever its trigger. */
@@ -237,11 +244,16 @@ export function formatStatus(r: StatusReport, now: Date): string {
       const last = a.last ? `${a.last.outcome} ${a.last.reason ? `(${a.last.reason}) ` : ''}${ago(a.last.at, now)}` : 'never ran';
       const today = `${plural(a.today.activations, 'run')}, ${a.today.tokensInput + a.today.tokensOutput} tok, $${a.today.costUsd.toFixed(4)}`;
       const next = a.next_exploration_at === null ? 'discovery off' : Date.parse(a.next_exploration_at) <= now.getTime() ? 'when idle' : shortTime(a.next_exploration_at);
-      return [a.name, stateCell(a), last, today, budgetCell(a.budget), memoryCell(a.memory), next];
+      return [a.name, `${stateCell(a)}${a.definition?.differs_on_disk ? ' DIFFERS ON DISK' : ''}`, last, today, budgetCell(a.budget), memoryCell(a.memory), next];
     });
     lines.push(...columns([['AGENT', 'STATE', 'LAST', 'TODAY', 'BUDGET (DAY · MONTH)', 'MEMORY', 'NEXT EXPLORATION'], ...rows]));
   }
   for (const a of r.agents) if (a.not_runnable) lines.push('', `${a.name} is not run: ${a.not_runnable}`);
+  const drift = [
+    ...r.agents.flatMap((a) => (a.definition === undefined ? [] : (driftNotice(a.name, a.definition, r.definitions_published ?? false) ?? []))),
+    ...(r.runs_without_definition ?? []).map((name) => `${name}: the daemon runs it, but its definition on disk is gone or has errors: see \`warren validate\` and the daemon log`),
+  ];
+  if (drift.length) lines.push('', ...drift);
   // What waits and how to end the wait: held mentions, else a backoff with nothing waiting yet.
   const waits = r.agents.flatMap((a) => (a.held ? [heldLine(a.name, a.held)] : a.state === 'backoff' && a.next_eligible_at ? [`${a.name}: failure backoff until ${shortTime(a.next_eligible_at)}; \`warren resume ${a.name}\` ends it now`] : []));
   if (waits.length) lines.push('', ...waits);

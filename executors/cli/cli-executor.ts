@@ -6,6 +6,7 @@ import { chown, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
 import { ExecutorSetupError, type ActivationInput, type Executor, type ExecutorResult } from '../executor.ts';
+import { GENERAL_ONLY } from '../../memory/audience.ts';
 import type { AgentDefinition } from '../../store/definition.ts';
 import type { CliAdapter } from './adapter.ts';
 import { buildChildEnv } from './child-env.ts';
@@ -120,7 +121,7 @@ export class CliExecutor implements Executor {
       // Each activation has a new scratch folder in the same parent: checked once per parent.
       this.#assertReachable(def.name, runAs, scratch, dirname(scratch), 'the temporary folder', "set the daemon's TMPDIR to a folder others may search");
     }
-    const hub = this.#opts.hubMcp?.(def, input.id);
+    const hub = this.#opts.hubMcp?.(def, input.id, input.memoryAudience ?? GENERAL_ONLY);
     try {
       return await this.#supervised(input, scratch, dirs, hub, runAs);
     } finally {

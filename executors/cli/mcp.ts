@@ -1,5 +1,6 @@
 // MCP servers handed to a CLI: warren's hub server (acting as the agent) and the agent's own stdio and HTTP
 // servers, in one neutral shape that each CLI adapter renders into its own configuration syntax.
+import type { MemoryAudience } from '../../memory/audience.ts';
 import type { AgentDefinition } from '../../store/definition.ts';
 import { effectiveGrants } from '../../memory/memory-grants.ts';
 
@@ -16,7 +17,8 @@ export type McpServerSpec = ({ kind: 'stdio' } & McpLaunch & { name: string }) |
  * Builds the launch command of warren's hub MCP server for one agent (e.g. `warren mcp hub --agent <name>`).
  * Supplied by the daemon; without one, CLI agents cannot post themselves and the daemon posts their answer.
  */
-export type HubMcpLauncher = (agent: AgentDefinition, activationId: string) => McpLaunch & { release?: () => void };
+/** `audience`: whom the activation answers, for the memory tools the server reaches through the gateway. */
+export type HubMcpLauncher = (agent: AgentDefinition, activationId: string, audience: MemoryAudience) => McpLaunch & { release?: () => void };
 
 /** The server name the hub MCP server gets in every CLI's configuration; tool names are prefixed with it. */
 export const HUB_MCP_NAME = 'hub';

@@ -4,6 +4,7 @@ import { noActionTool, taskCompleteTool } from '../../agent-loop/builtin-tools.t
 import { hubTools } from '../../agent-loop/hub-tools.ts';
 import type { AgentMemory } from '../../memory/agent-memory.ts';
 import { effectiveGrants } from '../../memory/memory-grants.ts';
+import { GENERAL_ONLY } from '../../memory/audience.ts';
 import { memoryTools } from '../../memory/memory-tools.ts';
 import { delegationTools } from '../../agent-loop/delegation.ts';
 import { EventLog } from '../../agent-loop/events.ts';
@@ -28,7 +29,7 @@ export interface LlmExecutorOptions {
   secret: (name: string) => string | undefined;
   /** Endpoint for agents without `brain.api_base` (the daemon passes OPENAI_BASE_URL). */
   defaultApiBase?: string;
-  /** WARREN_MOCK_RESPONSES: overrides the canned replies of scripted agents. */
+  /** WARREN_MOCK_RESPONSES: every LLM agent answers from these replies instead of its model (a dry run). */
   mockResponses?: readonly ScriptedReply[];
   stream?: boolean;
   /** USD per 1M tokens by model; default the table of docs/agent-loop.md R9. */
@@ -98,8 +99,9 @@ export class LlmExecutor implements Executor {
   /** Why this agent cannot run here, or undefined when it can. Checked at load so such agents are skipped loudly. */
   missingRequirement(def: AgentDefinition): string | undefined {
     const brain = def.config.brain;
+    if (this.#opts.mockResponses) return undefined; // no model is asked: no key is needed
     if (brain.provider === 'scripted') {
-      return this.#opts.mockResponses || brain.responses?.length ? undefined : 'scripted provider without brain.responses (or WARREN_MOCK_RESPONSES)';
+      return brain.responses?.length ? undefined : 'scripted provider without brain.responses (or WARREN_MOCK_RESPONSES)';
     }
     return this.#opts.secret(brain.api_key_env) ? undefined : `its key variable ${brain.api_key_env} (brain.api_key_env) is not set`;
   }
@@ -121,7 +123,7 @@ export class LlmExecutor implements Executor {
         ...extra.tools,
         ...mcp.tools,
         ...this.#delegationTools(input, d.chain),
-        ...(this.#opts.memory ? memoryTools(this.#opts.memory, input.definition) : []),
+        ...(this.#opts.memory ? memoryTools(this.#opts.memory, input.definition, input.memoryAudience ?? GENERAL_ONLY) : []),
         taskCompleteTool,
         noActionTool,
       ];
@@ -179,7 +181,7 @@ export class LlmExecutor implements Executor {
         const r = input.delegate
           ? await input.delegate(def, task, child, limits.signal)
           : await child.run({ id: child.id, definition: def, context: buildActivationContext(def, { kind: 'prompt', text: task }), events, signal: limits.signal, hub: input.hub });
-        return { text: r.text, termination: r.termination, ledger: r.ledger, error: r.error?.message, failed: isFailure(outcomeOfRun(r)) };
+        return { text: r.text, termination: r.termination, ledger: r.ledger, error: r.error?.message, failed: isFailure(outcomeOfRun(r)), events: events.events };
       },
     });
   }
@@ -197,7 +199,8 @@ export class LlmExecutor implements Executor {
     const brain = def.config.brain;
     const missing = this.missingRequirement(def);
     if (missing) throw new ExecutorSetupError(def.name, missing);
-    if (brain.provider === 'scripted') return new ScriptedChatModel(this.#opts.mockResponses ?? brain.responses ?? []);
+    if (this.#opts.mockResponses) return new ScriptedChatModel(this.#opts.mockResponses);
+    if (brain.provider === 'scripted') return new ScriptedChatModel(brain.responses ?? []);
     const baseURL = brain.api_base ?? this.#opts.defaultApiBase;
     const apiKey = this.#opts.secret(brain.api_key_env) ?? '';
     // Keyed by the variable's name and value, so a rotated key gets a new client.

@@ -50,12 +50,12 @@ export class OpenAIChatModel implements ChatModel {
           const res = await collectStream(stream, req, () => idle.touch());
           // The SDK ends an aborted stream quietly: what came before a cancel or a stall is not an answer.
           if (req.signal?.aborted) throw new ModelError('model call aborted', { retryable: false });
-          if (idle.fired) throw new ModelError('stalled', { retryable: res.toolCalls.length === 0 });
+          if (idle.fired) throw new ModelError('stalled', { retryable: res.toolCalls.length === 0, toolCallBegan: res.toolCalls.length > 0 });
           return res;
         } catch (err) {
           if (idle.fired && !req.signal?.aborted) {
             const began = err instanceof ModelError && !err.retryable; // a tool call had begun: never replayed blindly
-            throw new ModelError(`model stream stalled: no data for ${this.#timeoutMs} ms${began ? ' after a tool call began' : ''}`, { retryable: !began, cause: err });
+            throw new ModelError(`model stream stalled: no data for ${this.#timeoutMs} ms${began ? ' after a tool call began' : ''}`, { retryable: !began, toolCallBegan: began, cause: err });
           }
           throw err;
         } finally {
@@ -134,7 +134,7 @@ async function collectStream(stream: AsyncIterable<ChatCompletionChunk>, req: Mo
     // it is never replayed blindly (docs/agent-loop.md R12), so the failure is final.
     if (calls.size > 0) {
       const e = toModelError(err);
-      throw new ModelError(`stream broke after a tool call began: ${e.message}`, { status: e.status, retryable: false, cause: err });
+      throw new ModelError(`stream broke after a tool call began: ${e.message}`, { status: e.status, retryable: false, toolCallBegan: true, cause: err });
     }
     throw err;
   }

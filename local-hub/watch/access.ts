@@ -2,14 +2,16 @@
 // - by default only this machine may open it (`loopback`); a hub published on a network opts in with `any`;
 // - the Host (and Origin, when sent) must be a name of this hub: a page on another site whose name was pointed
 //   at 127.0.0.1 (DNS rebinding) sends its own name and is refused;
-// - writing needs the page's session (a cookie the page was given) and the page's header; with `any`, reading
-//   needs the session too, and the session is only given for the token printed at start.
+// - the page itself and its scripts are public code and carry no data; everything else (reading, the event
+//   stream, writing) needs the operator's session, given only for the operator token (printed at start, kept in
+//   a file only the daemon's user can read: operator-token.ts). Any local process, an agent's user among them,
+//   can reach a loopback port, so being on this machine is not enough. Writing also needs the page's header.
 import { BlockList, isIP } from 'node:net';
 import { HttpError } from '../http-error.ts';
 
 export type WatchPolicy = 'loopback' | 'any' | 'off';
 
-/** `asset`: the page's CSS and script (public code); `page`: the HTML, where the session is given. */
+/** `asset`: the page's CSS and script; `page`: the HTML (both public code); `read`: data and the event stream. */
 export type WatchRequestKind = 'asset' | 'page' | 'read' | 'write';
 
 export interface WatchRequestFacts {
@@ -17,7 +19,7 @@ export interface WatchRequestFacts {
   remoteAddress: string | undefined;
   host: string | undefined;
   origin: string | undefined;
-  /** A valid session cookie, or (for the page) the valid token in the link. */
+  /** A valid session cookie (session.ts). */
   hasSession: boolean;
   /** The `X-Warren-Watch: 1` header the page's own script sends (a cross-site form cannot). */
   hasPageHeader: boolean;
@@ -89,6 +91,9 @@ function originHost(origin: string): string | undefined {
   }
 }
 
+/** Why a request without the operator session is refused (401: the page then shows its sign-in form). */
+export const NEEDS_TOKEN = "the watch page needs the operator token: open the link warren printed at start, or paste the token from the hub's watch-token file";
+
 /** Undefined when the request may go ahead; otherwise the refusal to send. */
 export function watchRefusal(f: WatchRequestFacts, rules: WatchRules): HttpError | undefined {
   if (rules.policy === 'off') return new HttpError(404, 'the watch page is turned off on this hub');
@@ -97,12 +102,8 @@ export function watchRefusal(f: WatchRequestFacts, rules: WatchRules): HttpError
   }
   if (!knownHost(f.host === undefined ? undefined : hostName(f.host), rules.names)) return new HttpError(403, `Host ${JSON.stringify(f.host ?? '')} is not a name of this hub`);
   if (f.origin !== undefined && !knownHost(originHost(f.origin), rules.names)) return new HttpError(403, `Origin ${JSON.stringify(f.origin)} is not this hub`);
-  if (f.kind === 'asset') return undefined;
-  if (f.kind === 'write') {
-    if (!f.hasPageHeader) return new HttpError(403, 'watch page writes need the X-Warren-Watch header');
-    if (!f.hasSession) return new HttpError(401, 'watch page writes need the session the page gives: reload the page');
-    return undefined;
-  }
-  if (rules.policy === 'any' && !f.hasSession) return new HttpError(401, 'this watch page needs its token: open the link the hub printed at start');
+  if (f.kind === 'asset' || f.kind === 'page') return undefined;
+  if (f.kind === 'write' && !f.hasPageHeader) return new HttpError(403, 'watch page writes need the X-Warren-Watch header');
+  if (!f.hasSession) return new HttpError(401, NEEDS_TOKEN);
   return undefined;
 }

@@ -1,7 +1,9 @@
 // The watch page in the browser: loads the feed and the agents panel, then follows the hub's Server-Sent Events.
 // Served with its types stripped; it uses only the DOM. Hub text goes in through textContent, or as Markdown
 // through markdown.ts (raw HTML off, an allow-list after). Each agent's live state comes from the daemon beside
-// the hub (/watch/api/fleet), polled while the page is open.
+// the hub (/watch/api/fleet), polled while the page is open, with the daemon's outages (Redis down, definitions
+// with errors) as banners and the last known states marked stale. Without the operator's session (given by the
+// link printed at start) the hub answers 401 and the page asks for the token instead.
 import { renderMarkdown } from './markdown.ts';
 
 interface AgentRef {
@@ -44,10 +46,19 @@ interface FleetAgent {
   state_detail: string | null;
   running: { trigger: string; started_at: string; doing: string } | null;
   memory: { entries: number; bytes: number; newest: Array<{ text: string; kind: string; created_at: string }> } | null;
+  definition?: { hash: string; loaded_at: string; differs_on_disk: boolean } | null;
+  held?: { notification_id?: string; reason: string; runs_at: string | null }[];
+}
+interface Outage {
+  kind: string;
+  text: string;
 }
 interface Fleet {
   available: boolean;
   agents: FleetAgent[];
+  stale: boolean;
+  as_of: string | null;
+  outages: Outage[];
 }
 interface WatchState {
   agents: AgentPanelRow[];
@@ -76,7 +87,11 @@ const composerContent = $<HTMLTextAreaElement>('composer-content');
 const composerError = $<HTMLSpanElement>('composer-error');
 const agentsList = $<HTMLUListElement>('agents');
 const banner = $<HTMLDivElement>('banner');
+const outagesBox = $<HTMLDivElement>('outages');
+const signin = $<HTMLFormElement>('signin');
+const layout = $<HTMLElement>('layout');
 const fleetBudget = $<HTMLParagraphElement>('fleet-budget');
+const fleetStale = $<HTMLParagraphElement>('fleet-stale');
 
 /** Which agents took part in each shown thread (for the agent filter when comments arrive). */
 const participants = new Map<string, Set<string>>();
@@ -121,10 +136,32 @@ class HubUnreachable extends Error {
   }
 }
 
-/** Shows or hides the banner saying the hub cannot be reached. */
+/** The hub answered 401: this browser has no operator session (see signIn). */
+class SignedOut extends Error {
+  constructor(detail: string) {
+    super(detail);
+    this.name = 'SignedOut';
+  }
+}
+
+let hubReachable = true;
+/** Shows or hides the banner saying the hub cannot be reached; while it cannot, what the page shows is stale. */
 function setReachable(reachable: boolean): void {
   banner.hidden = reachable;
   if (!reachable) banner.textContent = 'The hub is not reachable. Is warren still running? This page reconnects by itself when it is back.';
+  if (hubReachable !== reachable) {
+    hubReachable = reachable;
+    renderAgents();
+    showLive();
+  }
+}
+
+/** Without a session the page shows only the sign-in form (the form's GET /?token= gives the session). */
+function signIn(): void {
+  signin.hidden = false;
+  layout.hidden = true;
+  live.dataset.state = 'closed';
+  live.textContent = 'signed out';
 }
 
 async function api<T>(path: string, init?: { method: 'POST'; body: unknown }): Promise<T> {
@@ -143,6 +180,10 @@ async function api<T>(path: string, init?: { method: 'POST'; body: unknown }): P
   }
   setReachable(true);
   const body = (await res.json().catch(() => ({}))) as T & { detail?: string };
+  if (res.status === 401) {
+    signIn();
+    throw new SignedOut(body.detail ?? 'signed out');
+  }
   if (!res.ok) throw new Error(body.detail ?? `${res.status} ${res.statusText}`);
   return body;
 }
@@ -321,7 +362,37 @@ function fillSelect(select: HTMLSelectElement, values: string[]): void {
 
 /** The hub's figures (panel) and the daemon's live state (fleet), as last read; the cards are drawn from both. */
 let panelRows: AgentPanelRow[] = [];
-let fleet: Fleet = { available: false, agents: [] };
+let fleet: Fleet = { available: false, agents: [], stale: false, as_of: null, outages: [] };
+/** Whether the event stream is open now. */
+let streamOpen = false;
+
+/** The live marker: never "live" while Redis is down (nothing is scheduled or run) or the hub is gone. */
+function showLive(): void {
+  if (!layout.hidden && !hubReachable) {
+    live.dataset.state = 'closed';
+    live.textContent = 'hub down';
+  } else if (fleet.outages.some((o) => o.kind === 'redis')) {
+    live.dataset.state = 'degraded';
+    live.textContent = 'Redis down';
+  } else if (streamOpen) {
+    live.dataset.state = 'open';
+    live.textContent = 'live';
+  } else if (live.dataset.state !== 'connecting') {
+    live.dataset.state = 'closed';
+    live.textContent = 'reconnecting…';
+  }
+}
+
+/** One banner per outage the daemon reports (outages.ts on the hub decides them). */
+function renderOutages(): void {
+  outagesBox.replaceChildren(
+    ...fleet.outages.map((o) => {
+      const node = el('div', 'outage', o.text);
+      node.dataset.kind = o.kind;
+      return node;
+    }),
+  );
+}
 
 const STATE_LABELS: Record<string, string> = {
   ready: 'ready',
@@ -351,7 +422,21 @@ function renderAgents(): void {
   // Agents the daemon defines but the hub never saw (skipped before registering) are shown too.
   const names = [...panelRows.filter((a) => a.type !== 'human').map((a) => a.name), ...fleet.agents.map((a) => a.name).filter((n) => !panelRows.some((r) => r.name === n))];
   const rows = new Map(panelRows.map((r) => [r.name, r]));
-  agentsList.replaceChildren(...names.map((name) => agentCard(name, rows.get(name), live.get(name))));
+  // Last known, not now: the daemon could not read them (Redis down) or the hub is gone.
+  const stale = fleet.available && (fleet.stale || !hubReachable);
+  agentsList.dataset.stale = String(stale);
+  fleetStale.hidden = !stale;
+  fleetStale.textContent = stale ? `States as last seen${fleet.as_of ? ` at ${new Date(fleet.as_of).toLocaleTimeString()}` : ''}, not now.` : '';
+  agentsList.replaceChildren(
+    ...names.map((name) => {
+      const card = agentCard(name, rows.get(name), live.get(name));
+      if (stale) {
+        card.classList.add('stale');
+        card.dataset.stale = 'true';
+      }
+      return card;
+    }),
+  );
 }
 
 function agentCard(name: string, a: AgentPanelRow | undefined, f: FleetAgent | undefined): HTMLLIElement {
@@ -368,6 +453,12 @@ function agentCard(name: string, a: AgentPanelRow | undefined, f: FleetAgent | u
   item.append(head);
   if (f?.running) item.append(factLine('running', `running now: ${f.running.doing} (${f.running.trigger})`));
   if (f?.state_detail) item.append(factLine('state detail', f.state === 'skipped' || f.state === 'name_taken' ? `not run: ${f.state_detail}` : f.state_detail));
+  if (f?.definition?.differs_on_disk) item.append(factLine('definition', 'its file on disk differs from the definition running: `warren reload` applies it', 'flag'));
+  if (f?.held?.length) {
+    const first = f.held[0]!;
+    const when = first.runs_at ? `, runs ${timeLabelAhead(first.runs_at)}` : '';
+    item.append(factLine('held', `${f.held.length} mention${f.held.length === 1 ? '' : 's'} held: ${first.reason}${when}`, 'flag'));
+  }
   if (f && fleet.available && f.state !== 'skipped' && f.state !== 'name_taken') item.append(pauseButton(name, f.state === 'paused'));
 
   const facts = el('dl');
@@ -402,8 +493,14 @@ function agentCard(name: string, a: AgentPanelRow | undefined, f: FleetAgent | u
   return item;
 }
 
-function factLine(label: string, text: string): HTMLDivElement {
-  const line = el('div', 'agent-line', text);
+/** A time ahead ("at 14:05:00"), for when held mentions will run. */
+function timeLabelAhead(iso: string): string {
+  const t = new Date(iso);
+  return t.getTime() <= Date.now() ? 'now' : `at ${t.toLocaleTimeString()}`;
+}
+
+function factLine(label: string, text: string, extraClass?: string): HTMLDivElement {
+  const line = el('div', extraClass ? `agent-line ${extraClass}` : 'agent-line', text);
   line.dataset.fact = label;
   return line;
 }
@@ -448,7 +545,9 @@ async function refreshState(): Promise<void> {
 
 async function refreshFleet(): Promise<void> {
   fleet = await api<Fleet>('/watch/api/fleet');
+  renderOutages();
   renderAgents();
+  showLive();
 }
 
 /** How often the agents' live state is read while the page is open. */
@@ -457,13 +556,15 @@ const FLEET_POLL_MS = 2_000;
 // ---- live updates ----
 
 /** Everything the page shows, read again: at start and after the event stream reconnects (events meanwhile were missed). */
-function loadAll(): void {
-  void Promise.all([refreshState(), reload(), refreshFleet()]).then(
+function loadAll(): Promise<boolean> {
+  return Promise.all([refreshState(), reload(), refreshFleet()]).then(
     () => {
       composerError.textContent = '';
+      return true;
     },
     (err: unknown) => {
-      if (!(err instanceof HubUnreachable)) composerError.textContent = `could not load the hub: ${errorText(err)}`;
+      if (!(err instanceof HubUnreachable) && !(err instanceof SignedOut)) composerError.textContent = `could not load the hub: ${errorText(err)}`;
+      return !(err instanceof SignedOut);
     },
   );
 }
@@ -472,19 +573,25 @@ function connect(): void {
   const source = new EventSource('/watch/events');
   let lost = false;
   source.addEventListener('open', () => {
-    live.dataset.state = 'open';
-    live.textContent = 'live';
+    streamOpen = true;
     setReachable(true);
-    if (lost) loadAll();
+    showLive();
+    if (lost) void loadAll();
     lost = false;
   });
   source.addEventListener('error', () => {
     lost = true;
-    live.dataset.state = 'closed';
-    live.textContent = 'reconnecting…';
-    // A closed stream with no answer to a plain request means the hub itself is gone.
+    streamOpen = false;
+    showLive();
+    // A closed stream with no answer to a plain request means the hub itself is gone; a 401 that the session is.
     void fetch('/watch/api/fleet', { headers: { accept: 'application/json' } }).then(
-      () => setReachable(true),
+      (res) => {
+        setReachable(true);
+        if (res.status === 401) {
+          source.close();
+          signIn();
+        }
+      },
       () => setReachable(false),
     );
   });
@@ -520,9 +627,29 @@ for (const select of [filterCommunity, filterAgent]) select.addEventListener('ch
 setInterval(() => {
   for (const t of document.querySelectorAll<HTMLTimeElement>('time[datetime]')) t.textContent = timeLabel(t.dateTime);
 }, 30_000);
-setInterval(() => void refreshFleet().catch(() => undefined), FLEET_POLL_MS);
+setInterval(() => {
+  if (layout.hidden) return;
+  refreshFleet().catch(() => {
+    // Unreachable: the banner says so and the cards stay as last known, marked stale (setReachable).
+  });
+}, FLEET_POLL_MS);
 
-connect();
-loadAll();
+// The page shows itself and opens the event stream only with a session; without one, the sign-in form.
+function start(): void {
+  fetch('/watch/session', { headers: { accept: 'application/json' } })
+    .then((res) => res.json() as Promise<{ signed_in: boolean }>)
+    .then(
+      async ({ signed_in }) => {
+        setReachable(true);
+        if (!signed_in) return signIn();
+        if (await loadAll()) connect();
+      },
+      () => {
+        setReachable(false);
+        setTimeout(start, FLEET_POLL_MS); // the hub is not up yet: try again
+      },
+    );
+}
+start();
 
 export {};

@@ -12,9 +12,16 @@ const HEARTBEAT_MS = 15_000;
 export const MAX_STREAM_BUFFER_BYTES = 1024 * 1024;
 /** Open streams at once; one more is answered 503. Far more than the pages a person keeps open. */
 export const MAX_STREAM_CLIENTS = 64;
+/**
+ * Open streams of one session (one browser's login, session.ts); one more is answered 429. Enough for the tabs a
+ * person keeps open, and far below the cap above, so one session cannot lock the others out.
+ */
+export const MAX_STREAMS_PER_SESSION = 8;
 
 export class WatchEventStream {
   readonly #clients = new Set<ServerResponse>();
+  /** Open streams per session id. */
+  readonly #perSession = new Map<string, number>();
   readonly #unsubscribe: Array<() => void> = [];
   readonly #heartbeat: NodeJS.Timeout;
 
@@ -32,14 +39,19 @@ export class WatchEventStream {
     return this.#clients.size;
   }
 
-  /** `headers`: what every watch answer carries (security headers). */
-  serve(req: IncomingMessage, res: ServerResponse, headers: Record<string, string> = {}): void {
-    if (this.#clients.size >= MAX_STREAM_CLIENTS) {
-      const body = JSON.stringify({ detail: `too many open event streams (at most ${MAX_STREAM_CLIENTS})` });
-      res.writeHead(503, { ...headers, 'content-type': 'application/json; charset=utf-8', 'retry-after': '5', connection: 'close' });
-      res.end(body);
-      return;
-    }
+  /** Open streams of `session`. */
+  clientsOf(session: string): number {
+    return this.#perSession.get(session) ?? 0;
+  }
+
+  /** `session`: the caller's session id (app.ts admits only callers with one); `headers`: what every watch answer carries (security headers). */
+  serve(req: IncomingMessage, res: ServerResponse, session: string, headers: Record<string, string> = {}): void {
+    const refuse = (status: number, detail: string): void => {
+      res.writeHead(status, { ...headers, 'content-type': 'application/json; charset=utf-8', 'retry-after': '5', connection: 'close' });
+      res.end(JSON.stringify({ detail }));
+    };
+    if (this.clientsOf(session) >= MAX_STREAMS_PER_SESSION) return refuse(429, `too many open event streams for this session (at most ${MAX_STREAMS_PER_SESSION}): close other watch tabs`);
+    if (this.#clients.size >= MAX_STREAM_CLIENTS) return refuse(503, `too many open event streams (at most ${MAX_STREAM_CLIENTS})`);
     res.writeHead(200, {
       ...headers,
       'content-type': 'text/event-stream; charset=utf-8',
@@ -50,7 +62,18 @@ export class WatchEventStream {
     // `retry` tells the browser how soon to reconnect after the hub restarts.
     res.write('retry: 1000\n: connected\n\n');
     this.#clients.add(res);
-    req.once('close', () => this.#clients.delete(res));
+    this.#perSession.set(session, this.clientsOf(session) + 1);
+    let counted = true;
+    const release = (): void => {
+      if (!counted) return;
+      counted = false;
+      this.#clients.delete(res);
+      const left = this.clientsOf(session) - 1;
+      if (left > 0) this.#perSession.set(session, left);
+      else this.#perSession.delete(session);
+    };
+    req.once('close', release);
+    res.once('close', release);
   }
 
   /** Ends every open stream (the hub is closing). */
@@ -59,6 +82,7 @@ export class WatchEventStream {
     for (const off of this.#unsubscribe) off();
     for (const res of this.#clients) res.end();
     this.#clients.clear();
+    this.#perSession.clear();
   }
 
   #broadcast(event: string, payload: unknown): void {
@@ -77,6 +101,6 @@ export class WatchEventStream {
 
   #drop(res: ServerResponse): void {
     this.#clients.delete(res);
-    res.destroy();
+    res.destroy(); // its 'close' releases the session's count
   }
 }

@@ -13,14 +13,26 @@ export interface FleetAgent {
   running: { trigger: string; started_at: string; doing: string } | null;
   /** Null when the agent does not remember. */
   memory: { entries: number; bytes: number; newest: Array<{ text: string; kind: string; created_at: string }> } | null;
-  /** Mentions held without running, with the reason and when they will run (filled by daemon/ops/fleet-source.ts). */
+  /** What the daemon runs vs the definition file on disk (filled by daemon/ops/fleet-source.ts). */
+  definition?: { hash: string; loaded_at: string; differs_on_disk: boolean } | null;
+  /** Mentions held without running, with why and when they will run (filled by daemon/ops/fleet-source.ts). */
   held?: { notification_id?: string; reason: string; runs_at: string | null }[];
+}
+
+/** What the daemon knows of its own health, for the page's outage banners (watch/outages.ts). */
+export interface FleetHealth {
+  /** Null when Redis answers; else why not. */
+  redis: string | null;
+  /** Agent definitions that failed to load (`warren validate` lists them). */
+  definitions_with_errors: number;
 }
 
 export interface FleetSource {
   agents(): Promise<FleetAgent[]>;
   /** As `warren pause` / `warren resume` do it; rejects with UnknownAgentError for a name the daemon does not define. */
   setPaused(agent: string, paused: boolean): Promise<void>;
+  /** Redis and the definitions as the daemon sees them now; may reject or hang (the caller bounds it). Absent: nothing known. */
+  health?(): Promise<FleetHealth>;
 }
 
 export class UnknownAgentError extends Error {

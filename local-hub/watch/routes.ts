@@ -13,6 +13,7 @@ import type { HubServices } from '../services.ts';
 import { intParam, optionalParam, parseBody } from '../validation.ts';
 import { postView, type AgentRow } from '../views.ts';
 import { UnknownAgentError, type FleetSource } from './fleet.ts';
+import { FleetReadings } from './fleet-readings.ts';
 import { agentPanel, fleetBudget } from './panel.ts';
 
 export const DEFAULT_HUMAN = 'human';
@@ -41,8 +42,9 @@ export function watchRoutes(r: Router, s: HubServices, fleet?: FleetSource): voi
 
   r.get('/watch/api/state', () => ok({ agents: agentPanel(s), fleet_budget: fleetBudget(s), communities: s.communities.list().map((c) => c.name) }));
 
-  // Each agent's live state from the daemon beside this hub; `available: false` on a hub started on its own.
-  r.get('/watch/api/fleet', async () => ok({ available: fleet !== undefined, agents: fleet ? await fleet.agents() : [] }));
+  // Each agent's live state from the daemon beside this hub, with its outages; `available: false` on a hub started on its own.
+  const readings = new FleetReadings(fleet);
+  r.get('/watch/api/fleet', async () => ok(await readings.report()));
 
   for (const [action, paused] of [
     ['pause', true],

@@ -122,7 +122,7 @@ describe('watch page for operators, in Chromium', () => {
     await new AgentStateStore(conn, prefix).recordFailure('flaky', [600_000]);
     await new AgentStateStore(conn, prefix).recordFailure('wobbly', [1_000], { at: Date.now() - 3_600_000 });
 
-    await page.goto(daemon.hubUrl);
+    await page.goto(daemon.watchUrl!);
     await page.locator('#live[data-state="open"]').waitFor({ timeout: 10_000 });
     // Running now: the step and what it waits on, as `warren status` describes the worker's live progress.
     await card('slowpoke').locator('[data-fact="running"]', { hasText: 'step 2/10' }).waitFor({ timeout: 20_000 });
@@ -260,7 +260,7 @@ describe('watch page when the hub goes away, in Chromium', () => {
     try {
       const hubApi = hubCall(hub.url);
       const key = (await hubApi<{ api_key: string }>('POST', '/agents/register', { key: opts.adminKey, body: { name: 'erin', type: 'human' } })).body.api_key;
-      await p.goto(hub.url);
+      await p.goto(hub.watchUrl);
       await p.locator('#live[data-state="open"]').waitFor({ timeout: 10_000 });
       expect(await p.locator('#banner').isHidden()).toBe(true);
 

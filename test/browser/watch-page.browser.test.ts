@@ -5,6 +5,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestHub, type TestHub } from '../../local-hub/testing.ts';
+import type { FleetSource } from '../../local-hub/watch/fleet.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ARTIFACTS = new URL('../artifacts/', import.meta.url);
@@ -17,6 +18,7 @@ const consoleErrors: string[] = [];
 beforeAll(async () => {
   if (!existsSync(CHROMIUM)) throw new Error(`the browser test needs Chromium at ${CHROMIUM}: apt-get install chromium (or set CHROMIUM_PATH)`);
   t = await startTestHub();
+  mkdirSync(ARTIFACTS, { recursive: true });
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-background-networking'] });
   page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   page.on('console', (msg) => {
@@ -39,8 +41,17 @@ describe('watch page in Chromium', () => {
     await t.call('POST', '/system/consumption', { key: t.adminKey, body: { agent_id: 'bob', tokens_input: 1500, tokens_output: 250, cost_usd: 0.0123 } });
     await t.call('POST', '/agents/bob/activated', { key: t.adminKey });
 
+    // Without the operator's session the page asks for the token and shows nothing else.
     await page.goto(t.hub.url);
+    await page.locator('#signin').waitFor({ state: 'visible', timeout: 5000 });
+    expect(await page.locator('#layout').isHidden()).toBe(true);
+    expect(await page.context().cookies()).toEqual([]);
+    await page.screenshot({ path: new URL('watch-signin.png', ARTIFACTS).pathname });
+    // The token pasted into the form gives the session (as the printed link does) and the page opens.
+    await page.fill('#signin-token', t.hub.watchToken);
+    await page.click('#signin button[type="submit"]');
     await page.locator('#live[data-state="open"]').waitFor({ timeout: 5000 });
+    expect(new URL(page.url()).search).toBe(''); // the token left the address bar
     // The page's session is a cookie its script cannot read (HttpOnly); writing below works only with it.
     expect((await page.context().cookies()).map((c) => [c.httpOnly, c.sameSite])).toEqual([[true, 'Strict']]);
     expect(await page.evaluate(() => document.cookie)).toBe('');
@@ -101,5 +112,33 @@ describe('watch page in Chromium', () => {
     await page.screenshot({ path: new URL('watch-page.png', ARTIFACTS).pathname, fullPage: true });
     expect(consoleErrors).toEqual([]);
     console.log(`watch page: API post appeared after ${appearedMs} ms`);
+  });
+});
+
+describe('watch page agent rows from the daemon, in Chromium', () => {
+  it('flags a definition that differs on disk and says which mentions are held, why and until when', async () => {
+    const runsAt = new Date(Date.now() + 3_600_000).toISOString();
+    // The fields the daemon fills (daemon/ops/fleet-source.ts); the page only shows them.
+    const fleet: FleetSource = {
+      agents: () => Promise.resolve([
+        { name: 'drifter', state: 'ready', state_detail: null, running: null, memory: null, definition: { hash: 'abc', loaded_at: new Date().toISOString(), differs_on_disk: true } },
+        { name: 'waiter', state: 'quiet_hours', state_detail: 'until 08:00 UTC', running: null, memory: null, definition: { hash: 'def', loaded_at: new Date().toISOString(), differs_on_disk: false }, held: [{ notification_id: 'n1', reason: 'quiet hours', runs_at: runsAt }, { reason: 'quiet hours', runs_at: runsAt }] },
+      ]),
+      setPaused: () => Promise.resolve(),
+    };
+    const hub = await startTestHub({ fleet });
+    const p = await browser.newPage({ viewport: { width: 1280, height: 700 } });
+    try {
+      await p.goto(hub.hub.watchUrl);
+      const drifter = p.locator('li.agent[data-agent="drifter"]');
+      await drifter.locator('[data-fact="definition"]').waitFor({ timeout: 5000 });
+      expect(await drifter.locator('[data-fact="definition"]').textContent()).toContain('differs from the definition running');
+      const waiter = p.locator('li.agent[data-agent="waiter"]');
+      expect(await waiter.locator('[data-fact="definition"]').count()).toBe(0);
+      expect(await waiter.locator('[data-fact="held"]').textContent()).toMatch(/^2 mentions held: quiet hours, runs at .+$/);
+    } finally {
+      await p.close();
+      await hub.close();
+    }
   });
 });

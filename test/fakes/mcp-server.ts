@@ -1,7 +1,8 @@
 // A test MCP server (docs/agent-loop.md R15) over stdio or streamable HTTP, with a read-only tool, a mutating tool,
 // a slow tool that notices cancellation (or, asked to, ignores it), a failing tool, and `env` (what its process
 // environment holds). Run `node test/fakes/mcp-server.ts` for stdio (FAKE_MCP_PID_FILE: where it writes its pid,
-// so a test can see it outlive its wrapper; FAKE_MCP_IGNORE_SIGTERM: it does); startFakeMcpHttp() for HTTP on 127.0.0.1. It logs to stderr only.
+// so a test can see it outlive its wrapper; FAKE_MCP_IGNORE_SIGTERM: it does; FAKE_MCP_MESSAGE_LOG: where it logs
+// every message it receives); startFakeMcpHttp() for HTTP on 127.0.0.1. It logs to stderr only.
 import { randomUUID } from 'node:crypto';
 import { appendFileSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
@@ -9,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { readBody } from './read-body.ts';
 
 export interface FakeMcpState {
@@ -142,5 +143,15 @@ if (import.meta.main) {
   // A server that will not stop politely: only SIGKILL ends it.
   if (process.env.FAKE_MCP_IGNORE_SIGTERM) process.on('SIGTERM', () => undefined);
   const state = newState();
-  await createFakeMcpServer(state).connect(new StdioServerTransport());
+  const transport = new StdioServerTransport();
+  await createFakeMcpServer(state).connect(transport);
+  // FAKE_MCP_MESSAGE_LOG: every message the client sent, one JSON line each (what a test cannot see over stdio).
+  const messageLog = process.env.FAKE_MCP_MESSAGE_LOG;
+  const handle = transport.onmessage;
+  if (messageLog && handle) {
+    transport.onmessage = (message: JSONRPCMessage) => {
+      appendFileSync(messageLog, `${JSON.stringify(message)}\n`);
+      handle(message);
+    };
+  }
 }

@@ -1,7 +1,7 @@
 // Finding 8: numbers and nesting from a request are bounded at the edge. Huge numbers, deep JSON and deep
 // metadata get a 4xx whose detail names the field, never a 500, and a refused report leaves the totals alone.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startTestHub, type TestHub } from '../../local-hub/testing.ts';
+import { startTestHub, watchSessionCookie, type TestHub } from '../../local-hub/testing.ts';
 
 let t: TestHub;
 beforeEach(async () => {
@@ -50,8 +50,7 @@ describe('nesting depth of bodies', () => {
   });
 
   it('a watch page write with deep JSON is a 400 too', async () => {
-    const page = await fetch(`${t.hub.url}/`);
-    const cookie = page.headers.get('set-cookie')?.split(';')[0] ?? '';
+    const cookie = await watchSessionCookie(t.hub.watchUrl);
     const res = await fetch(`${t.hub.url}/watch/api/posts`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-warren-watch': '1', cookie }, body: `{"content":${deep(100_000, '"x"')}}` });
     expect(res.status).toBe(400);
     expect(((await res.json()) as { detail: string }).detail).toContain('content');
@@ -94,7 +93,7 @@ describe('amounts in consumption reports', () => {
     const health = await t.call<{ daily_used: number; monthly_used: number; collective: { total_used_usd: number } }>('GET', '/system/budget-health', { key: t.adminKey, query: { agent_id: 'alice' } });
     expect(health.status).toBe(200);
     expect([health.body.daily_used, health.body.monthly_used, health.body.collective.total_used_usd]).toEqual([0.25, 0.25, 0.25]);
-    const state = (await (await fetch(`${t.hub.url}/watch/api/state`)).json()) as { agents: Array<{ name: string; cost_today_usd: number; tokens_today: { input: number } }> };
+    const state = (await (await fetch(`${t.hub.url}/watch/api/state`, { headers: { cookie: await watchSessionCookie(t.hub.watchUrl) } })).json()) as { agents: Array<{ name: string; cost_today_usd: number; tokens_today: { input: number } }> };
     const alice = state.agents.find((a) => a.name === 'alice')!;
     expect(alice.cost_today_usd).toBe(0.25);
     expect(alice.tokens_today.input).toBe(10);

@@ -198,6 +198,11 @@ describe('well-known shapes, unknown values', () => {
     ['redis://:hunter2hunter2@cache:6379/0', `redis://${REDACTED}@cache:6379/0`],
     ['git clone https://x-access-token:abc123def@github.com/org/repo.git', `git clone https://${REDACTED}@github.com/org/repo.git`],
     ['amqp://guest:p@ss@word@mq.local/vhost', `amqp://${REDACTED}@mq.local/vhost`],
+    // Database URLs as a human pastes them (issue 26): other schemes, encoded passwords, a query after the host.
+    ['mongodb+srv://admin:Sup3rS3cret@cluster0.abcd.mongodb.net/db', `mongodb+srv://${REDACTED}@cluster0.abcd.mongodb.net/db`],
+    ['mysql://root:pw123456@localhost:3306/app', `mysql://${REDACTED}@localhost:3306/app`],
+    ['postgresql://app:p%40ss%2Fword@db.internal/prod?sslmode=require', `postgresql://${REDACTED}@db.internal/prod?sslmode=require`],
+    ['DATABASE_URL=postgres://app:hunter2hunter2@db/prod', `DATABASE_URL=postgres://${REDACTED}@db/prod`],
   ])('URL credentials: %s keeps scheme and host', (input, expected) => {
     expect(new Redactor([]).redact(input)).toBe(expected);
   });
@@ -207,6 +212,9 @@ describe('well-known shapes, unknown values', () => {
     ['AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY', `AWS_SECRET_ACCESS_KEY=${REDACTED}`],
     ['client_secret: 9f8e7d6c5b4a', `client_secret: ${REDACTED}`],
     ['Authorization: Basic c3ZjOmh1bnRlcjI=', `Authorization: ${REDACTED}`],
+    // Database passwords outside a URL's user part: a JDBC query parameter, an ADO.NET connection string.
+    ['jdbc:postgresql://db:5432/prod?user=app&password=hunter2hunter2', `jdbc:postgresql://db:5432/prod?user=app&password=${REDACTED}`],
+    ['Server=db;Database=prod;User Id=app;Password=hunter2hunter2;', `Server=db;Database=prod;User Id=app;Password=${REDACTED};`],
   ])('labelled values: %s', (input, expected) => {
     expect(new Redactor([]).redact(input)).toBe(expected);
   });

@@ -2,7 +2,7 @@
 // process of its user can read in /proc/<pid>/environ). The loading rules, then a real `warren start` whose
 // hub admin key lives only in a file: it runs, and its environment does not hold the key.
 import { randomBytes, randomUUID } from 'node:crypto';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, inject, it } from 'vitest';
@@ -60,6 +60,27 @@ describe('SecretSource', () => {
     expect(s.whyMissing('TF_CLI_CONFIG')).toMatch(/names \/nonexistent\/.terraformrc/);
     expect(s.whyMissing('UNSET')).toBeUndefined();
     expect(() => new SecretSource({ env: {}, dir: '/nonexistent/secrets' })).toThrow(SecretFileError);
+  });
+
+  it('reread picks up a file added, changed or removed since, and an unreadable folder changes nothing', () => {
+    const dir = secretsDir({ OLD_KEY: 'old-value-1234', GONE_KEY: 'gone-value-1234' });
+    const named = join(dir, '..', 'named');
+    writeFileSync(named, 'named-before-1234');
+    const s = new SecretSource({ env: { NAMED_FILE: named }, dir });
+    expect(s.get('NEW_KEY')).toBeUndefined();
+    writeFileSync(join(dir, 'NEW_KEY'), 'new-value-5678\n');
+    writeFileSync(join(dir, 'OLD_KEY'), 'old-value-changed');
+    rmSync(join(dir, 'GONE_KEY'));
+    writeFileSync(named, 'named-after-5678');
+    expect(s.get('NEW_KEY')).toBeUndefined(); // nothing changes until asked to
+    s.reread();
+    expect([s.get('NEW_KEY'), s.get('OLD_KEY'), s.get('GONE_KEY'), s.get('NAMED')]).toEqual(['new-value-5678', 'old-value-changed', undefined, 'named-after-5678']);
+    expect(s.fileValues().sort()).toEqual(['named-after-5678', 'new-value-5678', 'old-value-changed']);
+    expect(s.paths()).toContain(join(dir, 'NEW_KEY'));
+
+    renameSync(dir, `${dir}-moved`);
+    expect(() => s.reread()).toThrow(SecretFileError);
+    expect(s.get('NEW_KEY')).toBe('new-value-5678');
   });
 
   it('secrets.dir in warren.yaml is relative to the file', () => {

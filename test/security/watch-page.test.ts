@@ -1,10 +1,19 @@
 // Finding 6: the watch page. Another site cannot read or write through it (Host and Origin must be names of
-// this hub: DNS rebinding is refused), it cannot be framed, writing needs the session the page was given, and
-// a page opened to the network (`watch: 'any'`) needs the token printed at start.
+// this hub: DNS rebinding is refused), it cannot be framed, and its data, event stream and writes need the
+// operator's session, which only the operator token (the link printed at start) gives (issue 26 finding 2: a
+// local process, an agent's user among them, got the session from GET /; see watch-operator.test.ts).
+import { chmodSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startTestHub, type TestHub } from '../../local-hub/testing.ts';
+import { startTestHub, watchSessionCookie, type TestHub } from '../../local-hub/testing.ts';
 import { hostName, hubNames, watchRefusal, type WatchRequestFacts } from '../../local-hub/watch/access.ts';
+import { watchTokenPath } from '../../local-hub/watch/operator-token.ts';
+import { PROCESS_START_MS } from '../support/ceilings.ts';
+import { freePort } from '../support/free-port.ts';
+import { waitFor } from '../support/hub-api.ts';
 
 interface Raw {
   status: number;
@@ -48,31 +57,34 @@ async function postCount(): Promise<number> {
 describe('Host and Origin (DNS rebinding)', () => {
   it('refuses every watch request whose Host is another name, and writes nothing', async () => {
     const evil = { host: `rebound.example:${t.hub.port}` };
-    for (const path of ['/', '/watch/app.js', '/watch/api/state', '/watch/api/feed', '/watch/events']) {
+    for (const path of ['/', '/watch/app.js', '/watch/session', '/watch/api/state', '/watch/api/feed', '/watch/events']) {
       const r = await raw(t.hub.url, 'GET', path, evil);
       expect([path, r.status]).toEqual([path, 403]);
     }
-    const page = await raw(t.hub.url, 'GET', '/');
-    const w = await raw(t.hub.url, 'POST', '/watch/api/posts', { ...WRITE, ...evil, cookie: cookieOf(page) }, JSON.stringify({ content: 'rebound' }));
+    const cookie = await watchSessionCookie(t.hub.watchUrl);
+    for (const path of ['/watch/api/state', '/watch/events']) expect([path, (await raw(t.hub.url, 'GET', path, { ...evil, cookie })).status]).toEqual([path, 403]);
+    const w = await raw(t.hub.url, 'POST', '/watch/api/posts', { ...WRITE, ...evil, cookie }, JSON.stringify({ content: 'rebound' }));
     expect(w.status).toBe(403);
     expect(await postCount()).toBe(0);
   });
 
   it('accepts the loopback names, the address itself and a configured name', async () => {
-    for (const host of [`127.0.0.1:${t.hub.port}`, `localhost:${t.hub.port}`, 'localhost', '127.0.0.1']) expect([host, (await raw(t.hub.url, 'GET', '/watch/api/state', { host })).status]).toEqual([host, 200]);
+    const cookie = await watchSessionCookie(t.hub.watchUrl);
+    for (const host of [`127.0.0.1:${t.hub.port}`, `localhost:${t.hub.port}`, 'localhost', '127.0.0.1']) expect([host, (await raw(t.hub.url, 'GET', '/watch/api/state', { host, cookie })).status]).toEqual([host, 200]);
     const named = await startTestHub({ watchHosts: ['hub.example.lan'] });
     try {
-      expect((await raw(named.hub.url, 'GET', '/watch/api/state', { host: `hub.example.lan:${named.hub.port}` })).status).toBe(200);
-      expect((await raw(named.hub.url, 'GET', '/watch/api/state', { host: 'other.example.lan' })).status).toBe(403);
+      const theirs = await watchSessionCookie(named.hub.watchUrl);
+      expect((await raw(named.hub.url, 'GET', '/watch/api/state', { host: `hub.example.lan:${named.hub.port}`, cookie: theirs })).status).toBe(200);
+      expect((await raw(named.hub.url, 'GET', '/watch/api/state', { host: 'other.example.lan', cookie: theirs })).status).toBe(403);
     } finally {
       await named.close();
     }
   });
 
   it('refuses another Origin, reading or writing, even with the session', async () => {
-    const cookie = cookieOf(await raw(t.hub.url, 'GET', '/'));
+    const cookie = await watchSessionCookie(t.hub.watchUrl);
     for (const origin of ['http://rebound.example', `http://rebound.example:${t.hub.port}`, 'null', 'file://', 'https://evil.test']) {
-      expect([origin, (await raw(t.hub.url, 'GET', '/watch/api/state', { origin })).status]).toEqual([origin, 403]);
+      expect([origin, (await raw(t.hub.url, 'GET', '/watch/api/state', { origin, cookie })).status]).toEqual([origin, 403]);
       const w = await raw(t.hub.url, 'POST', '/watch/api/posts', { ...WRITE, origin, cookie }, JSON.stringify({ content: 'cross-origin' }));
       expect([origin, w.status]).toEqual([origin, 403]);
     }
@@ -84,7 +96,7 @@ describe('Host and Origin (DNS rebinding)', () => {
 
 describe('security headers', () => {
   it('every watch answer forbids framing and sniffing and carries a CSP limited to the hub itself', async () => {
-    for (const path of ['/', '/watch/app.js', '/watch/style.css', '/watch/api/state', '/watch/events', '/watch/api/nope']) {
+    for (const path of ['/', '/watch/app.js', '/watch/style.css', '/watch/session', '/watch/api/state', '/watch/events', '/watch/api/nope']) {
       const r = await raw(t.hub.url, 'GET', path);
       expect([path, r.headers['x-frame-options'], r.headers['x-content-type-options']]).toEqual([path, 'DENY', 'nosniff']);
       const csp = String(r.headers['content-security-policy']);
@@ -96,24 +108,42 @@ describe('security headers', () => {
   });
 });
 
-describe('the page session', () => {
-  it('is an HttpOnly, SameSite=Strict cookie given with the page, and writing needs it', async () => {
+describe('the operator session', () => {
+  it('GET / hands out none; the operator link gives an HttpOnly, SameSite=Strict cookie; reads, the event stream and writes need it', async () => {
     const page = await raw(t.hub.url, 'GET', '/');
-    const setCookie = String(page.headers['set-cookie']);
+    expect(page.status).toBe(200);
+    expect(page.headers['set-cookie']).toBeUndefined();
+    for (const path of ['/watch/api/state', '/watch/api/feed', '/watch/api/fleet', '/watch/events']) expect([path, (await raw(t.hub.url, 'GET', path)).status]).toEqual([path, 401]);
+    const body = JSON.stringify({ content: 'from a local process without the token' });
+    expect((await raw(t.hub.url, 'POST', '/watch/api/posts', WRITE, body)).status).toBe(401);
+    expect((await raw(t.hub.url, 'POST', '/watch/api/agents/bob/pause', WRITE, '{}')).status).toBe(401);
+    expect((await raw(t.hub.url, 'GET', '/?token=wrong')).status).toBe(401);
+    // The page asks whether it has a session before showing anything (the sign-in form when not).
+    expect(JSON.parse((await raw(t.hub.url, 'GET', '/watch/session')).text)).toEqual({ signed_in: false });
+
+    expect(t.hub.watchUrl).toBe(`${t.hub.url}/?token=${t.hub.watchToken}`);
+    const link = await raw(t.hub.url, 'GET', `/?token=${t.hub.watchToken}`);
+    expect(link.status).toBe(303);
+    expect(link.headers.location).toBe('/'); // the token leaves the address bar
+    const setCookie = String(link.headers['set-cookie']);
     expect(setCookie).toMatch(/HttpOnly/);
     expect(setCookie).toMatch(/SameSite=Strict/);
-    const body = JSON.stringify({ content: 'from a local process without the page' });
-    expect((await raw(t.hub.url, 'POST', '/watch/api/posts', WRITE, body)).status).toBe(401);
-    const forged = `${cookieOf(page).split('=')[0]}=${'A'.repeat(43)}`;
+    expect(setCookie).not.toContain(t.hub.watchToken); // a session, not the token itself
+    const cookie = cookieOf(link);
+    const forged = `${cookie.split('=')[0]}=${'A'.repeat(22)}.${'B'.repeat(43)}`;
     expect((await raw(t.hub.url, 'POST', '/watch/api/posts', { ...WRITE, cookie: forged }, body)).status).toBe(401);
+    expect((await raw(t.hub.url, 'GET', '/watch/api/state', { cookie: forged })).status).toBe(401);
     expect(await postCount()).toBe(0);
-    expect((await raw(t.hub.url, 'POST', '/watch/api/posts', { ...WRITE, cookie: cookieOf(page) }, body)).status).toBe(201);
+    expect(JSON.parse((await raw(t.hub.url, 'GET', '/watch/session', { cookie })).text)).toEqual({ signed_in: true });
+    expect((await raw(t.hub.url, 'GET', '/watch/api/state', { cookie })).status).toBe(200);
+    expect((await raw(t.hub.url, 'GET', '/watch/events', { cookie })).status).toBe(200);
+    expect((await raw(t.hub.url, 'POST', '/watch/api/posts', { ...WRITE, cookie }, body)).status).toBe(201);
   });
 
   it("another hub's session does not open this one", async () => {
     const other = await startTestHub();
     try {
-      const theirs = cookieOf(await raw(other.hub.url, 'GET', '/'));
+      const theirs = await watchSessionCookie(other.hub.watchUrl);
       const value = theirs.split('=')[1]!;
       const body = JSON.stringify({ content: 'borrowed session' });
       expect((await raw(t.hub.url, 'POST', '/watch/api/posts', { ...WRITE, cookie: theirs }, body)).status).toBe(401);
@@ -122,22 +152,44 @@ describe('the page session', () => {
       await other.close();
     }
   });
+
+  it('the token is kept in a file only its owner can read, and re-used by the next start', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'warren-watch-token-'));
+    const file = watchTokenPath(join(dir, 'data', 'hub.sqlite'))!;
+    expect(file).toBe(join(dir, 'data', 'watch-token'));
+    expect(watchTokenPath(':memory:')).toBeUndefined();
+    const links: string[] = [];
+    const first = await startTestHub({ watchTokenFile: file, onWatchLink: (l) => links.push(l) });
+    const cookie = await watchSessionCookie(first.hub.watchUrl);
+    await first.close();
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(readFileSync(file, 'utf8').trim()).toBe(first.hub.watchToken);
+    // A file others could read is narrowed before use.
+    chmodSync(file, 0o644);
+    const second = await startTestHub({ watchTokenFile: file, port: first.hub.port, onWatchLink: (l) => links.push(l) });
+    try {
+      expect(statSync(file).mode & 0o777).toBe(0o600);
+      expect(second.hub.watchToken).toBe(first.hub.watchToken);
+      expect(links).toEqual([first.hub.watchUrl, second.hub.watchUrl]);
+      // The session outlives the restart: the same token signs it.
+      expect((await raw(second.hub.url, 'GET', '/watch/api/state', { cookie })).status).toBe(200);
+    } finally {
+      await second.close();
+    }
+    writeFileSync(file, 'short\n');
+    await expect(startTestHub({ watchTokenFile: file })).rejects.toThrow(`watch token file ${file}: does not hold a token`);
+  });
 });
 
 describe("a page opened to the network (watch: 'any')", () => {
-  it('needs the token printed at start for the page, its data, its events and its writes', async () => {
+  it('serves the page shell to anyone, but its data, events and writes only with the session the token gives', async () => {
     const open = await startTestHub({ watch: 'any' });
     try {
       const base = open.hub.url;
-      expect(open.hub.watchUrl).toBe(`${base}/?token=${open.hub.watchToken}`);
-      for (const path of ['/', '/watch/api/state', '/watch/api/feed', '/watch/events', '/?token=wrong']) expect([path, (await raw(base, 'GET', path)).status]).toEqual([path, 401]);
+      expect((await raw(base, 'GET', '/')).status).toBe(200);
+      for (const path of ['/watch/api/state', '/watch/api/feed', '/watch/events', '/?token=wrong']) expect([path, (await raw(base, 'GET', path)).status]).toEqual([path, 401]);
       expect((await raw(base, 'POST', '/watch/api/posts', WRITE, JSON.stringify({ content: 'no token' }))).status).toBe(401);
-
-      const link = await raw(base, 'GET', `/?token=${open.hub.watchToken}`);
-      expect(link.status).toBe(303);
-      expect(link.headers.location).toBe('/'); // the token leaves the address bar
-      const cookie = cookieOf(link);
-      expect((await raw(base, 'GET', '/', { cookie })).status).toBe(200);
+      const cookie = await watchSessionCookie(open.hub.watchUrl);
       expect((await raw(base, 'GET', '/watch/api/state', { cookie })).status).toBe(200);
       expect((await raw(base, 'GET', '/watch/events', { cookie })).status).toBe(200);
       expect((await raw(base, 'POST', '/watch/api/posts', { ...WRITE, cookie }, JSON.stringify({ content: 'with the token' }))).status).toBe(201);
@@ -166,19 +218,48 @@ describe('the access rule', () => {
   });
 
   it('decides by policy, address, Host, Origin, page header and session', () => {
-    expect(status({})).toBe(200);
-    expect(status({}, 'off')).toBe(404);
-    expect(status({ remoteAddress: '10.0.0.5' })).toBe(403);
+    expect(status({ hasSession: true })).toBe(200);
+    expect(status({})).toBe(401); // reading needs the session, on this machine too
+    expect(status({ kind: 'page' })).toBe(200); // the page and its scripts are public code
+    expect(status({ kind: 'asset' })).toBe(200);
+    expect(status({ hasSession: true }, 'off')).toBe(404);
+    expect(status({ remoteAddress: '10.0.0.5', hasSession: true })).toBe(403);
     expect(status({ remoteAddress: '10.0.0.5', host: '10.0.0.1:7070', hasSession: true }, 'any')).toBe(200); // an address is never a rebound name
-    expect(status({ host: undefined })).toBe(403);
-    expect(status({ host: 'evil.test' })).toBe(403);
-    expect(status({ origin: 'http://evil.test' })).toBe(403);
-    expect(status({ origin: 'http://localhost:7070' })).toBe(200);
+    expect(status({ host: undefined, hasSession: true })).toBe(403);
+    expect(status({ host: 'evil.test', hasSession: true })).toBe(403);
+    expect(status({ origin: 'http://evil.test', hasSession: true })).toBe(403);
+    expect(status({ origin: 'http://localhost:7070', hasSession: true })).toBe(200);
     expect(status({ kind: 'write', hasSession: true })).toBe(403); // no page header
     expect(status({ kind: 'write', hasPageHeader: true })).toBe(401); // no session
     expect(status({ kind: 'write', hasPageHeader: true, hasSession: true })).toBe(200);
-    expect(status({ kind: 'page' }, 'any')).toBe(401);
-    expect(status({ kind: 'asset' }, 'any')).toBe(200);
-    expect(status({ kind: 'page', hasSession: true }, 'any')).toBe(200);
+    expect(status({ remoteAddress: '10.0.0.5', host: '10.0.0.1:7070', kind: 'page' }, 'any')).toBe(200);
+    expect(status({ remoteAddress: '10.0.0.5', host: '10.0.0.1:7070' }, 'any')).toBe(401);
+  });
+});
+
+describe('warren hub on its own', () => {
+  it('keeps the operator token beside its database (0600) and prints the link once, on stderr only', { timeout: PROCESS_START_MS + 10_000 }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'warren-hub-token-'));
+    const port = await freePort();
+    const child = spawn(process.execPath, [resolve('bin/warren.js'), 'hub', '--port', String(port), '--db', join(dir, 'hub.sqlite')], {
+      env: { ...process.env, WARREN_HUB_ADMIN_KEY: 'watch-hub-cli-admin', WARREN_LOG_LEVEL: 'debug' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    try {
+      const line = await waitFor('the operator link', () => stderr.split('\n').find((l) => l.startsWith('watch page (operator link')), PROCESS_START_MS);
+      const token = readFileSync(join(dir, 'watch-token'), 'utf8').trim();
+      expect(statSync(join(dir, 'watch-token')).mode & 0o777).toBe(0o600);
+      expect(line).toMatch(new RegExp(`: http://127\\.0\\.0\\.1:${port}/\\?token=${token}$`));
+      const cookie = await watchSessionCookie(`http://127.0.0.1:${port}/?token=${token}`);
+      expect((await raw(`http://127.0.0.1:${port}`, 'GET', '/watch/api/state', { cookie })).status).toBe(200);
+      expect(stdout).not.toContain(token); // the log (debug, every request) never carries it
+      expect(stderr.split(token).length - 1).toBe(1);
+    } finally {
+      child.kill('SIGKILL');
+    }
   });
 });

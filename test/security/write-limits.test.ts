@@ -219,6 +219,7 @@ describe('the pipeline’s own reply', () => {
     outbox: new RedisReplyOutbox(redis, p),
     writes: new WriteAllowance(redis, p),
     logger: pino({ level: 'silent' }),
+    redact: (text: string) => text,
   });
 
   it('a thread that has had its answers: nothing reaches the hub, the notification is handled, no failure', async () => {

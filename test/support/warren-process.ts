@@ -19,6 +19,8 @@ export interface DaemonSettings {
   /** Extra warren.yaml text merged under the generated sections (YAML flow maps, one per section). */
   workers?: string;
   scheduler?: string;
+  /** Extra `store:` entries (YAML flow map text), e.g. `watch: false`. */
+  store?: string;
   env?: Record<string, string>;
   /** More top-level warren.yaml sections, one per line (e.g. `executors: {cli: {…}}`). */
   sections?: string[];
@@ -48,7 +50,7 @@ export function startWarren(s: DaemonSettings): WarrenProcess {
     [
       s.hub ?? `hub: {url: "${s.hubUrl}", embedded: false}`,
       `redis: {url: "${s.redisUrl}"${s.redisCluster ? `, cluster: [${s.redisCluster.map((u) => `"${u}"`).join(', ')}]` : ''}, prefix: ${s.prefix}}`,
-      `store: {path: "${s.agentsDir}"}`,
+      `store: {path: "${s.agentsDir}"${s.store ? `, ${s.store}` : ''}}`,
       `scheduler: {poll_interval: 50ms, exploration_interval: 0, lease_ttl: 1s${s.scheduler ? `, ${s.scheduler}` : ''}}`,
       `workers: {concurrency: 25, lock_duration: 2s, stalled_interval: 1s${s.workers ? `, ${s.workers}` : ''}}`,
       `metrics: {port: 0}`,
@@ -56,10 +58,16 @@ export function startWarren(s: DaemonSettings): WarrenProcess {
       '',
     ].join('\n'),
   );
-  const child = spawn(process.execPath, [WARREN, 'start', '--config', config, '--role', s.role ?? 'all'], {
+  return spawnWarren(['start', '--config', config, '--role', s.role ?? 'all'], {
     env: { ...process.env, REDIS_URL: '', WARREN_HUB_ADMIN_KEY: s.adminKey, WARREN_LOG_LEVEL: 'debug', ...s.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    config,
   });
+}
+
+/** `node bin/warren.js <args>` as a real subprocess, its output collected line by line. */
+export function spawnWarren(args: string[], opts: { env: NodeJS.ProcessEnv; cwd?: string; config: string }): WarrenProcess {
+  const { config } = opts;
+  const child = spawn(process.execPath, [WARREN, ...args], { env: opts.env, cwd: opts.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   const lines: string[] = [];
   const waiters: Array<{ pattern: RegExp; resolve: (l: string) => void }> = [];
   const onData = (buf: Buffer): void => {
