@@ -9,7 +9,7 @@ import { ActivationRecords } from '../activation/activation-records.ts';
 import { fleetSource } from '../daemon/ops/fleet-source.ts';
 import type { StatusReport } from '../daemon/ops/status.ts';
 import type { FleetAgent } from '../local-hub/watch/fleet.ts';
-import { startTestHub } from '../local-hub/testing.ts';
+import { startTestHub, watchSessionCookie } from '../local-hub/testing.ts';
 import { AgentStateStore } from '../scheduler/agent-state.ts';
 import { LocalFolderStore } from '../store/local-store.ts';
 import { PROCESS_START_MS, PROCESS_TEST_MS } from './support/ceilings.ts';
@@ -149,7 +149,8 @@ describe('held mentions', { timeout: PROCESS_TEST_MS }, () => {
     const defs = (await new LocalFolderStore(join(harness.agentsDir, '..')).load()).agents;
     const watch = await startTestHub({ fleet: fleetSource({ sources: { redis, prefix: harness.prefix, minStalenessMs: 60_000 }, definitions: () => defs, state: new AgentStateStore(redis, harness.prefix) }) });
     try {
-      const fleet = (await (await fetch(`${watch.hub.url}/watch/api/fleet`)).json()) as { agents: FleetAgent[] };
+      // Read as the page reads it: with the session the operator link gives.
+      const fleet = (await (await fetch(`${watch.hub.url}/watch/api/fleet`, { headers: { cookie: await watchSessionCookie(watch.hub.watchUrl) } })).json()) as { agents: FleetAgent[] };
       const held = fleet.agents.find((a) => a.name === 'greeter')?.held;
       expect(held).toHaveLength(1);
       expect(held![0]!.reason).toMatch(/^budget critical: run when the hub's budget allows again/);
