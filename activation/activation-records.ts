@@ -5,6 +5,7 @@ import { redisScripts, type RedisClient, type RedisScripts } from '../redis/scri
 import type { ActivationEvent } from '../agent-loop/events.ts';
 import type { OutcomeKind } from '../executors/run-outcome.ts';
 import type { PhaseTimings } from './phase-timer.ts';
+import { describeHold, type HeldMentions } from '../scheduler/held-mentions.ts';
 
 export interface ActivationRecord {
   activation_id: string;
@@ -26,10 +27,36 @@ export interface ActivationRecord {
   error?: string;
   /** Notifications given up on by this activation's failure (marked read unanswered). */
   abandoned?: string[];
+  /** What a held mention waits for, in words (`held-…` records: the scheduler held the mentions back, nothing ran). */
+  detail?: string;
   events: ActivationEvent[];
 }
 
 const MAX_EVENTS = 200;
+
+/**
+ * The record `warren logs` shows for mentions the scheduler holds back (scheduler/held-mentions.ts), once per new
+ * hold: outcome `skipped`, reason `held: <why>`, and when they run. Nothing ran, so nothing is counted.
+ */
+export function heldRecord(agent: string, held: HeldMentions, now: Date = new Date()): ActivationRecord {
+  const n = held.waiting;
+  return {
+    activation_id: `held-${agent}-${now.getTime().toString(36)}`,
+    agent,
+    trigger: 'notification',
+    outcome: 'skipped',
+    reason: `held: ${held.reason}`,
+    started_at: now.toISOString(),
+    duration_ms: 0,
+    usage: { input_tokens: 0, output_tokens: 0, cached_tokens: 0, cost_usd: 0 },
+    replies: 0,
+    posts: 0,
+    handled_notifications: 0,
+    attempt: 1,
+    detail: `${n} mention${n === 1 ? '' : 's'} waiting; ${describeHold(agent, held)}`,
+    events: [],
+  };
+}
 
 export class ActivationRecords {
   readonly #redis: RedisClient;
@@ -63,10 +90,32 @@ export class ActivationRecords {
     return text;
   }
 
+  /** Channel on which each held-mentions line (heldRecord) is announced. */
+  get heldChannel(): string {
+    return this.#keys.heldRecordsChannel;
+  }
+
+  /**
+   * Stores a held-mentions line (heldRecord) in lists of its own: `warren logs` shows them among the records, while
+   * what reads the records as activations (the agent's last outcome in `warren status`, the failure tests) does not
+   * meet them.
+   */
+  async addHeld(record: ActivationRecord): Promise<void> {
+    await this.#scripts.addActivationRecord([this.#keys.heldRecords(record.agent), this.#keys.allHeldRecords], JSON.stringify(record), this.#perAgent, this.#overall, this.heldChannel);
+  }
+
+  /** Held-mentions lines, newest first. */
+  recentHeld(opts: { agent?: string; limit?: number } = {}): Promise<ActivationRecord[]> {
+    return this.#read(opts.agent ? this.#keys.heldRecords(opts.agent) : this.#keys.allHeldRecords, opts.limit ?? 20);
+  }
+
   /** Newest first. */
-  async recent(opts: { agent?: string; limit?: number } = {}): Promise<ActivationRecord[]> {
-    const key = opts.agent ? this.#agentKey(opts.agent) : this.#allKey();
-    const rows = await this.#redis.lrange(key, 0, (opts.limit ?? 20) - 1);
+  recent(opts: { agent?: string; limit?: number } = {}): Promise<ActivationRecord[]> {
+    return this.#read(opts.agent ? this.#agentKey(opts.agent) : this.#allKey(), opts.limit ?? 20);
+  }
+
+  async #read(key: string, limit: number): Promise<ActivationRecord[]> {
+    const rows = await this.#redis.lrange(key, 0, limit - 1);
     return rows.flatMap((r) => {
       try {
         return [JSON.parse(r) as ActivationRecord];

@@ -15,7 +15,7 @@ import { filterFeed } from '../prompts/exploration.ts';
 import { memoryAudienceOf } from '../prompts/recall-text.ts';
 import type { AgentDefinition } from '../store/definition.ts';
 import type { ActivationJob } from '../scheduler/activation-job.ts';
-import { mayRun } from '../scheduler/eligibility.ts';
+import { mayRun, type WriteOrigin } from '../scheduler/eligibility.ts';
 import { WriteRefused, type WriteAllowance } from '../scheduler/write-allowance.ts';
 import { outcomeOfRefusal } from './failure-policy.ts';
 import { definitionForTrigger } from './activation-model.ts';
@@ -273,7 +273,7 @@ async function readInbox(deps: ActivationDeps, run: Run, inbox: Promise<Notifica
 async function answerNotification(deps: ActivationDeps, run: Run, n: Notification): Promise<Step> {
   const { hub, outbox } = deps;
   const { def, signal, log } = run;
-  const task: TaskRef = { notificationId: n.id, postId: n.post_id ?? undefined, from: n.from.name, excerpt: n.content ?? undefined };
+  const task: TaskRef = { notificationId: n.id, postId: n.post_id ?? undefined, commentId: n.comment_id ?? undefined, from: n.from.name, excerpt: n.content ?? undefined };
   if (signal.aborted) return failed({ outcome: abortedOutcome(run), usage: NO_USAGE, task });
   let usage = NO_USAGE;
   try {
@@ -323,9 +323,10 @@ async function answerNotification(deps: ActivationDeps, run: Run, n: Notificatio
       const postId = n.post_id;
       const key = notificationReplyKey(n.id);
       const reply = text;
+      // A reply to a mention: min_interval_seconds does not delay it (scheduler/eligibility.ts minIntervalMs).
       const comment = await replyWithinLimits(deps, run, postId, key, () =>
         run.timer.time('post', () => hub.createComment({ agent: def.name, postId, content: reply, parentId: n.comment_id ?? null, markRead: [n.id] }, { idempotencyKey: key, signal })),
-      );
+      'reply_to_mention');
       switch (comment.kind) {
         case 'posted':
           readWithReply = comment.reply.marked_read !== undefined;
@@ -469,9 +470,9 @@ function workOf(run: Run, turn: Turn<ExecutorResult>, at: { usage: UsageWithCost
 type Reply<T> = { kind: 'posted'; reply: T } | { kind: 'refused' } | { kind: 'failed'; failure: Omit<StepFailure, 'usage'> };
 
 /** The pipeline's own reply, admitted against the agent's limits (a reply the hub refuses gives its reservation back). */
-async function replyWithinLimits<T>(deps: ActivationDeps, run: Run, postId: string, idempotencyKey: string, post: () => Promise<T>): Promise<Reply<T>> {
+async function replyWithinLimits<T>(deps: ActivationDeps, run: Run, postId: string, idempotencyKey: string, post: () => Promise<T>, origin: WriteOrigin = 'own_initiative'): Promise<Reply<T>> {
   try {
-    return { kind: 'posted', reply: deps.writes ? await deps.writes.guard(run.def.name, run.def.config.behavior, { kind: 'comment', postId, idempotencyKey }, post) : await post() };
+    return { kind: 'posted', reply: deps.writes ? await deps.writes.guard(run.def.name, run.def.config.behavior, { kind: 'comment', postId, idempotencyKey, origin }, post) : await post() };
   } catch (err) {
     if (!(err instanceof WriteRefused)) throw err;
     const refused = outcomeOfRefusal(err.limit, err.message, err.retryAfterMs);

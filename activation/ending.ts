@@ -17,6 +17,8 @@ export function plusUsage(a: UsageWithCost, b: TokenUsage & { costUsd?: number }
 export interface TaskRef {
   notificationId?: string;
   postId?: string;
+  /** The comment that mentioned the agent, when the mention was one (a reply in the thread goes under it). */
+  commentId?: string;
   from?: string;
   excerpt?: string;
 }

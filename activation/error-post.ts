@@ -3,6 +3,7 @@
 // stack frames relative to the project, never the host's absolute paths.
 import { fileURLToPath } from 'node:url';
 import type { Redactor } from '../services/redact.ts';
+import { classifyProviderError } from './provider-errors.ts';
 
 /** The project root (this file lives in daemon/). */
 const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -15,7 +16,7 @@ export interface FailureReport {
   trigger: 'notification' | 'exploration';
   /** The notification or post being worked on, when known. */
   task?: { notificationId?: string; postId?: string; from?: string; excerpt?: string };
-  error: { name: string; message: string; stack?: string };
+  error: { name: string; message: string; stack?: string; status?: number; code?: string };
   executor: string;
   model?: string;
   attempts: number;
@@ -23,6 +24,22 @@ export interface FailureReport {
   retryable: boolean;
   /** Set when a loop guard or a hard limit ended the run: the post is the short kind. */
   stop?: { kind: 'guard' | 'limit'; reason: string; message: string; tool?: string; steps?: number };
+  /** What holds the agent back now: the backoff's end (epoch ms) and failures in a row, mentions waiting. */
+  hold?: { backoffUntil?: number; failures?: number; waiting?: number };
+}
+
+/** `2026-11-23 07:13Z`. */
+function minuteOf(ms: number): string {
+  return `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')}Z`;
+}
+
+/** The "## Waiting" section: until when the agent waits, how much work waits with it, and how to end the wait. */
+export function waitingLines(agent: string, hold: FailureReport['hold']): string[] {
+  const lines = ['## Waiting'];
+  if (hold?.backoffUntil !== undefined) lines.push(`- Backoff until ${minuteOf(hold.backoffUntil)}${hold.failures ? ` (${hold.failures} failure${hold.failures === 1 ? '' : 's'} in a row)` : ''}; the agent runs nothing before then.`);
+  if (hold?.waiting !== undefined) lines.push(`- Mentions waiting: ${hold.waiting} unread notification${hold.waiting === 1 ? '' : 's'}; they run after the backoff.`);
+  lines.push(`- Once the cause is fixed, \`warren resume ${agent}\` ends the backoff now; \`warren status\` shows the wait.`);
+  return lines;
 }
 
 export interface ErrorPost {
@@ -71,6 +88,13 @@ const STOP_TITLES: Record<string, string> = {
   deadline: 'Time limit reached',
 };
 
+/** A recognised provider error's cause and next step; otherwise the likely causes by the message. */
+function diagnosis(r: FailureReport): string[] {
+  const known = classifyProviderError({ status: r.error.status, code: r.error.code, message: r.error.message }, r.agent);
+  if (known) return ['## What happened', `- ${known.cause}`, '', '## What to do', `- ${known.next}`];
+  return ['## Possible causes', ...possibleCauses(r.error.message).map((c) => `- ${c}`)];
+}
+
 export function formatErrorPost(r: FailureReport, redactor: Redactor, opts: { redactUserContent: boolean }): ErrorPost {
   const task =
     r.trigger === 'notification'
@@ -93,6 +117,7 @@ export function formatErrorPost(r: FailureReport, redactor: Redactor, opts: { re
       '',
       s.kind === 'guard' ? 'No answer was posted. The notification stays unread and is tried again after the backoff.' : 'The run ended without an answer. The notification stays unread and is tried again after the backoff.',
     ];
+    lines.push('', ...waitingLines(r.agent, r.hold));
     return { title: redactor.redact(`🟠 ${STOP_TITLES[s.reason] ?? 'Run stopped'}: ${r.agent}`), content: redactor.redact(lines.join('\n')) };
   }
   const stack = relativeStack(r.error.stack);
@@ -113,8 +138,9 @@ export function formatErrorPost(r: FailureReport, redactor: Redactor, opts: { re
     '## What I tried',
     `- ${r.attempts} of ${r.maxAttempts} attempt${r.maxAttempts === 1 ? '' : 's'}; ${r.retryable ? 'retryable errors were retried with backoff' : 'not retryable, so not retried'}.`,
     '',
-    '## Possible causes',
-    ...possibleCauses(r.error.message).map((c) => `- ${c}`),
+    ...diagnosis(r),
+    '',
+    ...waitingLines(r.agent, r.hold),
   ];
   return { title: redactor.redact(`🔴 Activation Failed: ${r.agent}`), content: redactor.redact(lines.join('\n')) };
 }

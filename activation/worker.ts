@@ -18,7 +18,8 @@ import { activate, type ActivationDeps, type ActivationError, type ActivationOut
 import type { ActivationRecord, ActivationRecords } from './activation-records.ts';
 import type { ErrorReporter } from './error-reporter.ts';
 import { decideFailure, DEFAULT_GIVE_UP_AFTER, resetsBackoff, shouldGiveUp, type FailureDecision } from './failure-policy.ts';
-import { markReadKey } from '../policy/idempotency-keys.ts';
+import { failureReplyKey, markReadKey } from '../policy/idempotency-keys.ts';
+import { failureReply, type FailureReply } from './failure-reply.ts';
 import { mayRun } from '../scheduler/eligibility.ts';
 import type { NotificationFailures } from './notification-failures.ts';
 import { definitionForTrigger } from './activation-model.ts';
@@ -264,23 +265,36 @@ export class ActivationWorker {
     const cause = err.cause instanceof Error ? err.cause : undefined;
     const post = decision.post;
     if (post !== 'none') {
+      const waiting = await this.#waiting(agent);
       await this.#step(agent, 'error post', () =>
         this.#opts.errors.report(def, {
           agent,
           activationId,
           trigger: data.trigger,
           task: err.task,
-          error: { name: err.errorName ?? cause?.name ?? 'Error', message: o.message, stack: cause?.stack },
+          error: { name: err.errorName ?? cause?.name ?? 'Error', message: o.message, stack: cause?.stack, ...providerFacts(cause) },
           executor: def?.config.type ?? 'unknown',
           model: def && definitionForTrigger(def, data.trigger).config.brain.model,
           attempts: attempt,
           maxAttempts: job.opts.attempts ?? 1,
           retryable: o.kind === 'retryable_failure',
           ...(o.kind === 'retryable_failure' && o.retryAfterMs !== undefined ? { retryAfterMs: o.retryAfterMs } : {}),
+          hold: { backoffUntil: backoff?.backoffUntil, failures: backoff?.failures, waiting },
           ...(post !== 'error' && (o.kind === 'guard_stop' || o.kind === 'limit_stop') ? { stop: { kind: post, reason: o.kind === 'guard_stop' ? o.guard : o.limit, message: o.message, tool: err.stop?.tool, steps: err.stop?.steps } } : {}),
         }),
       );
     }
+    const reply = failureReply({
+      agent,
+      enabled: def?.config.behavior.reply_on_failure ?? false,
+      hubTakesNotes: deps.hub.capabilities?.errorPosts !== false,
+      trigger: data.trigger,
+      task: err.task,
+      post,
+      errorName: err.errorName,
+      error: { message: o.message, ...providerFacts(cause) },
+    });
+    if (reply) await this.#step(agent, 'could-not-answer reply', () => this.#replyOnFailure(agent, reply));
     await this.#step(agent, 'activation record', () =>
       this.#store({
         ...emptyRecord(activationId, data, started, attempt),
@@ -292,6 +306,28 @@ export class ActivationWorker {
         events: err.events,
       }),
     );
+  }
+
+  /**
+   * The agent's one line in the thread it could not answer, once per notification: claimed in Redis first (a later
+   * failure on the same notification, hours on, leaves no second line), keyed by the notification at the hub.
+   * Written by warren for the agent, not by the agent: it is not counted against the agent's write limits.
+   */
+  async #replyOnFailure(agent: string, r: FailureReply): Promise<void> {
+    if (!(await this.#opts.agentState.once(`could-not-answer:${agent}:${r.notificationId}`, FAILURE_REPLY_MEMORY_MS))) return;
+    const content = this.#opts.redactor.redact(r.text);
+    await this.#opts.deps.hub.createComment({ agent, postId: r.postId, parentId: r.parentId, content }, { idempotencyKey: failureReplyKey(r.notificationId) });
+    this.#logger.info({ agent, notification: r.notificationId, post: r.postId }, 'told the thread the mention could not be answered');
+  }
+
+  /** How many notifications of the agent are unread (the mentions waiting out its backoff); undefined when the hub cannot say. */
+  async #waiting(agent: string): Promise<number | undefined> {
+    try {
+      const page = await this.#opts.deps.hub.listNotifications(agent, { unreadOnly: true, limit: 1, signal: AbortSignal.timeout(2_000) });
+      return page.unreadCount;
+    } catch {
+      return undefined;
+    }
   }
 
   async #store(record: ActivationRecord): Promise<void> {
@@ -318,6 +354,20 @@ export class ActivationWorker {
   }
 }
 
+/**
+ * The HTTP status and error code of a model provider's refusal, read off the error and its causes (a ModelError
+ * carries the status; the SDK's error under it the code), for the error post's recognition of provider errors.
+ */
+function providerFacts(err: Error | undefined): { status?: number; code?: string } {
+  const out: { status?: number; code?: string } = {};
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) {
+    const { status, code } = e as { status?: unknown; code?: unknown };
+    if (out.status === undefined && typeof status === 'number') out.status = status;
+    if (out.code === undefined && typeof code === 'string' && /^[a-z_]+$/.test(code)) out.code = code;
+  }
+  return out;
+}
+
 /** An error as BullMQ will keep it (failedReason, stacktrace): the redacted message, no frames, no host paths. */
 function forBullmq(message: string, retryAfterMs?: number): Error {
   const err = Object.assign(new Error(message), retryAfterMs !== undefined ? { retryAfterMs } : {});
@@ -330,6 +380,9 @@ function forBullmq(message: string, retryAfterMs?: number): Error {
 const bullmqSafe = new WeakSet<Error>();
 
 const DISCONNECT_BOUND_MS = 500;
+
+/** How long a notification's could-not-answer line is remembered as left (longer than any backoff and give-up). */
+const FAILURE_REPLY_MEMORY_MS = 30 * 86_400_000;
 
 /** Whether `p` settles (either way) within `ms`; it keeps running if not. */
 async function settlesWithin(p: Promise<unknown>, ms: number): Promise<boolean> {

@@ -11,7 +11,8 @@ import { InboxClaims } from '../scheduler/inbox-claims.ts';
 import { Scheduler } from '../scheduler/scheduler.ts';
 import { Reloader } from '../store/reloader.ts';
 import type { ActivationOutcome } from '../activation/activation.ts';
-import { ActivationRecords } from '../activation/activation-records.ts';
+import { ActivationRecords, heldRecord } from '../activation/activation-records.ts';
+import { HeldMentionStore } from '../scheduler/held-mentions.ts';
 import { AgentRegistry } from './agent-registry.ts';
 import { openServices } from '../services/composition.ts';
 import type { WarrenConfig } from '../services/config.ts';
@@ -26,6 +27,8 @@ import { assertPortsFree, daemonPorts } from './port-check.ts';
 import { WarrenMetrics } from './metrics.ts';
 import { readAgentStatuses, type StatusSources } from './ops/agent-statuses.ts';
 import { fleetSource } from './ops/fleet-source.ts';
+import { PauseFile } from './ops/pause-file.ts';
+import { applyPauses } from './ops/pause.ts';
 import type { FleetSource } from '../local-hub/watch/fleet.ts';
 import type { AgentStatus } from './ops/status.ts';
 import { startTracing } from './tracing-setup.ts';
@@ -129,6 +132,13 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     });
     for (const c of services.closers) cleanup(c.name, c.stage, c.close, c.boundMs);
     const { redis: producerConn, hub, hubUrl, redactor, writes, agentState, memory, executors, store } = services;
+    // An operator's pauses outlive Redis (the pause file): applied now, and again whenever Redis is back (it may
+    // have restarted empty), before anything is scheduled on it.
+    const pauses = config.pauses.file === undefined ? undefined : new PauseFile(config.pauses.file);
+    if (pauses) {
+      await applyPauses(pauses, agentState, logger);
+      producerConn.on('ready', () => void applyPauses(pauses, agentState, logger).catch((err: unknown) => logger.error({ err }, 'could not apply the operator pauses to Redis')));
+    }
     const tracing = startTracing(config.tracing, logger);
     if (tracing) cleanup('tracing', 'last', () => tracing.shutdown(), 2_000); // after the workers' final spans
     // Agents the hub cannot act as (no Moltbook key) are loaded but not run; said once per agent.
@@ -187,11 +197,12 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const queue = new ActivationQueue(producerConn, { prefix: config.redis.prefix, logger });
     cleanup('activation queue', 'clients', () => queue.close());
     const claims = new InboxClaims(producerConn, config.redis.prefix);
+    const records = new ActivationRecords(producerConn, config.redis.prefix);
     let scheduler: Scheduler | undefined;
     // `warren status`'s reading of every agent, for /metrics and the embedded hub's watch page.
     const statusSources: StatusSources = { redis: producerConn, prefix: config.redis.prefix, minStalenessMs: config.scheduler.min_staleness, memory: services.memoryStore };
     const agentStatuses = async (): Promise<AgentStatus[]> => (await readAgentStatuses(statusSources, registry.all())).agents;
-    live.fleet = fleetSource({ sources: statusSources, definitions: () => registry.all(), state: agentState, brokenDefinitions: () => registry.brokenDefinitions(), onDisk: async () => new Map((await store.load()).agents.map((d) => [d.name, d.hash ?? ''])) });
+    live.fleet = fleetSource({ sources: statusSources, definitions: () => registry.all(), state: agentState, brokenDefinitions: () => registry.brokenDefinitions(), pauses, onDisk: async () => new Map((await store.load()).agents.map((d) => [d.name, d.hash ?? ''])) });
     const metrics = new WarrenMetrics({ queueCounts: () => queue.counts(), isLeader: role === 'worker' ? undefined : () => scheduler?.isLeader ?? false, subprocesses: runningSubprocessCount, agentStatuses });
 
     if (role !== 'scheduler') {
@@ -217,7 +228,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
           onWarning: services.onWarning,
         },
         agentState,
-        records: new ActivationRecords(producerConn, config.redis.prefix),
+        records,
         errors: new ErrorReporter(hub, redactor, logger.child({ component: 'error-reporter' }), new RedisErrorPostLedger(producerConn, config.redis.prefix)),
         notificationFailures: new RedisNotificationFailures(producerConn, config.redis.prefix),
         backoff: { baseMs: config.scheduler.failure_backoff, maxMs: config.scheduler.failure_backoff_max },
@@ -256,6 +267,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
         pollIntervalMs: config.scheduler.poll_interval,
         longPollSeconds: Math.floor(config.scheduler.long_poll_timeout / 1000),
         logger,
+        held: new HeldMentionStore(producerConn, config.redis.prefix),
+        // Once per new hold, a line in `warren logs` (nothing ran, so it is no activation and nothing is counted).
+        onHeld: (agent, h) => void records.addHeld(heldRecord(agent, h)).catch((err: unknown) => logger.warn({ err, agent }, 'could not record the held mentions')),
       });
       scheduler.start();
       const running = scheduler;

@@ -53,6 +53,14 @@ export function notificationReplyKey(notificationId: string): string {
   return `notification:${notificationId}:reply`;
 }
 
+/**
+ * The one short line an agent leaves in a thread when it could not answer the notification (activation/failure-reply.ts):
+ * keyed by the notification, so however often its activations fail, the hub keeps one such line.
+ */
+export function failureReplyKey(notificationId: string): string {
+  return `notification:${notificationId}:could-not-answer`;
+}
+
 /** Marking notifications read, by what is marked: any attempt marking the same set sends the same request. */
 export function markReadKey(notificationIds: readonly string[]): string {
   return `warren:read:${digest([...notificationIds].sort().join(','))}`;

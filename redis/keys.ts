@@ -87,6 +87,10 @@ export class RedisKeys {
   get agentSkipped(): string {
     return `${this.prefix}:agent-skipped`;
   }
+  /** Mentions the scheduler holds back, per agent: why, and when they run (scheduler/held-mentions.ts). */
+  get agentHeld(): string {
+    return `${this.prefix}:agent-held`;
+  }
   /** The hash of one UTC day's counters, one field per agent and counter (`<agent>|posts`). */
   agentDay(day: string): string {
     return `${this.prefix}:agent-day:${day}`;
@@ -123,6 +127,13 @@ export class RedisKeys {
   get allActivationRecords(): string {
     return `${this.prefix}:activation-records`;
   }
+  /** Lines for mentions held back (no activation ran), beside the records, for `warren logs` (activation-records.ts). */
+  heldRecords(agent: string): string {
+    return `${this.prefix}:held-records:${agent}`;
+  }
+  get allHeldRecords(): string {
+    return `${this.prefix}:held-records`;
+  }
 
   // Moltbook (hub-client/moltbook/state.ts).
   moltbookPending(agent: string): string {
@@ -157,6 +168,9 @@ export class RedisKeys {
   // Pub/sub channels (not keys: a cluster broadcasts them to every node).
   get activationRecordsChannel(): string {
     return `${this.prefix}:live:activation-records`;
+  }
+  get heldRecordsChannel(): string {
+    return `${this.prefix}:live:held-records`;
   }
   /** The definitions the daemon loaded (daemon/ops/loaded-definitions.ts): a hash, agent → its file hash and load time. */
   get loadedDefinitions(): string {

@@ -83,3 +83,16 @@ export function mayRun(facts: EligibilityFacts, now: Date): Verdict {
   if (facts.budget !== undefined && !budgetAllows(facts.budget, facts.trigger)) return { eligible: false, reason: 'budget', budget: facts.budget };
   return ELIGIBLE;
 }
+
+/** What a write answers: a mention addressed to the agent (the pipeline's reply to its notification), or anything else. */
+export type WriteOrigin = 'reply_to_mention' | 'own_initiative';
+
+/**
+ * The least gap `behavior.limits.min_interval_seconds` keeps before a write (ms). It paces what an agent does on its
+ * own (exploration replies, posts, writes through hub tools); the pipeline's reply to a person who addressed the agent
+ * is not delayed by it (it used to hold the second answer of a conversation back by a minute). Such a reply still
+ * counts as the agent's last write, and every other limit (daily, per thread) still applies to it.
+ */
+export function minIntervalMs(minIntervalSeconds: number, origin: WriteOrigin): number {
+  return origin === 'reply_to_mention' ? 0 : minIntervalSeconds * 1000;
+}

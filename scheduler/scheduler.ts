@@ -11,7 +11,8 @@ import type { ActivationQueue } from './activation-queue.ts';
 import type { AgentHold, AgentStateStore } from './agent-state.ts';
 import { eligibleAt } from './backoff.ts';
 import type { BudgetCache } from './budget-cache.ts';
-import { mayRun } from './eligibility.ts';
+import { mayRun, type Verdict } from './eligibility.ts';
+import { describeHold, heldOf, isNewHold, type HeldMentions, type HeldMentionStore, type Hold } from './held-mentions.ts';
 import { hasUnclaimedWork, type InboxClaims } from './inbox-claims.ts';
 import type { LeaderLease } from './lease.ts';
 import { selectInboxWork } from './intake.ts';
@@ -41,6 +42,10 @@ export interface SchedulerOptions {
   lease: LeaderLease;
   leaseTtlMs: number;
   logger: Logger;
+  /** Where the mentions held back each round are kept for `warren status` and the watch page; none: not kept. */
+  held?: HeldMentionStore;
+  /** Told once per new hold (a new reason, more mentions waiting): the daemon records it for `warren logs`. */
+  onHeld?: (agent: string, held: HeldMentions) => void;
 }
 
 export class Scheduler {
@@ -56,6 +61,10 @@ export class Scheduler {
   #consecutiveFailures = 0;
   /** Whether the last intake saw any agent with work (then the next one waits pollIntervalMs). */
   #sawWork = true;
+  /** The mentions held back at the last round, by agent (what is news in the next). */
+  #held = new Map<string, HeldMentions>();
+  /** Whether this scheduler has written the held reading once (a former leader's may still be there). */
+  #heldWritten = false;
   /** Set once the hub answers 404 on the long-poll: plain polling from then on. */
   #longPollUnsupported = false;
   readonly #abort = new AbortController();
@@ -115,18 +124,27 @@ export class Scheduler {
     const names = candidates.map((a) => a.name);
     const [states, holds] = await Promise.all([agentState.holdMany(names), this.#opts.claims.heldByMany(names)]);
     const now = new Date();
-    // Paused, quiet, failing or out-of-budget agents wait; their notifications stay unread meanwhile.
-    const eligible = candidates.filter((a) => this.#mayRunNotifications(a.name, states.get(a.name), now));
+    // Paused, quiet, failing or out-of-budget agents wait; their notifications stay unread meanwhile, and are shown
+    // as held (why, and when they run).
+    const held = new Map<string, { hold: Hold; waiting: number }>();
+    const holdBack = (a: AgentWithWork, verdict: Verdict): boolean => {
+      const hold = heldOf(verdict, this.#opts.definition(a.name)?.config.behavior.quiet_hours, now);
+      if (hold) held.set(a.name, { hold, waiting: a.notification_count });
+      return verdict.eligible;
+    };
+    const eligible = candidates.filter((a) => holdBack(a, this.#notificationVerdict(a.name, states.get(a.name), now)));
     // The budget is asked only of those (a hub call each, when not cached), then decided on by itself.
     const budgets = await this.#opts.budget.statusMany(eligible.map((a) => a.name));
     const t2 = Date.now();
     const due = eligible.filter(
       // A queued or running activation holds some or all of them: a follow-up only for ones that came after.
-      (a) => mayRun({ trigger: 'notification', budget: budgets.get(a.name) }, now).eligible && hasUnclaimedWork(a.notification_count, holds.get(a.name), claimVersion),
+      (a) => holdBack(a, mayRun({ trigger: 'notification', budget: budgets.get(a.name) }, now)) && hasUnclaimedWork(a.notification_count, holds.get(a.name), claimVersion),
     );
+    // Alongside the adds, not before them: showing what waits must not delay what runs.
+    const recording = this.#recordHeld(held, now);
     // Sent together: one after another, each add waited a Redis round trip, and a round with a hundred agents
     // due held the next intake back by most of a second (issue 19). One connection keeps the adds in order.
-    const jobIds = await Promise.all(due.map((a) => queue.enqueue(a.name, 'notification')));
+    const [jobIds] = await Promise.all([Promise.all(due.map((a) => queue.enqueue(a.name, 'notification'))), recording]);
     const enqueued: string[] = [];
     due.forEach((a, i) => {
       const jobId = jobIds[i];
@@ -140,8 +158,35 @@ export class Scheduler {
     return enqueued;
   }
 
-  #mayRunNotifications(name: string, state: AgentHold | undefined, now: Date): boolean {
-    return mayRun({ trigger: 'notification', paused: state?.paused, backoffUntil: state?.backoffUntil, quietHours: this.#opts.definition(name)?.config.behavior.quiet_hours }, now).eligible;
+  #notificationVerdict(name: string, state: AgentHold | undefined, now: Date): Verdict {
+    return mayRun({ trigger: 'notification', paused: state?.paused, backoffUntil: state?.backoffUntil, quietHours: this.#opts.definition(name)?.config.behavior.quiet_hours }, now);
+  }
+
+  /**
+   * This round's held mentions: each new hold (a new reason, more mentions waiting) logged and told once, and the
+   * reading kept for `warren status` and the watch page. Its failure is logged: it only shows, it decides nothing.
+   */
+  async #recordHeld(held: ReadonlyMap<string, { hold: Hold; waiting: number }>, now: Date): Promise<void> {
+    const { logger, onHeld } = this.#opts;
+    const next = new Map<string, HeldMentions>();
+    for (const [agent, { hold, waiting }] of held) {
+      const before = this.#held.get(agent);
+      const entry: HeldMentions = {
+        reason: hold.reason,
+        runs_at: hold.runsAt === null ? null : new Date(hold.runsAt).toISOString(),
+        waiting,
+        since: before && before.reason === hold.reason ? before.since : now.toISOString(),
+      };
+      if (isNewHold(before, entry)) {
+        logger.info({ agent, reason: entry.reason, runs_at: entry.runs_at, waiting }, `mentions held: ${describeHold(agent, entry)}`);
+        onHeld?.(agent, entry);
+      }
+      next.set(agent, entry);
+    }
+    const changed = next.size > 0 || this.#held.size > 0 || !this.#heldWritten;
+    this.#held = next;
+    this.#heldWritten = true;
+    if (changed) await this.#opts.held?.replace(next, now.getTime()).catch((err: unknown) => logger.warn({ err }, 'could not record the held mentions'));
   }
 
   /**

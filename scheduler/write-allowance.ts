@@ -8,6 +8,7 @@ import { HubError } from '../hub-client/errors.ts';
 import { isRetryableStatus } from '../policy/retryable-status.ts';
 import type { AgentConfig } from '../store/agent-config.ts';
 import { utcDay } from './agent-state.ts';
+import { minIntervalMs, type WriteOrigin } from './eligibility.ts';
 import { RedisKeys } from '../redis/keys.ts';
 import { redisScripts, type RedisScripts, type RedisClient, type ReserveWriteCode } from '../redis/scripts.ts';
 
@@ -20,7 +21,7 @@ const THREAD_TTL_SECONDS = 30 * 86_400;
 export type WriteLimit = 'can_create_posts' | 'max_daily_posts' | 'max_daily_comments' | 'max_responses_per_thread' | 'min_interval_seconds';
 
 /** What an agent is about to write. `idempotencyKey` is the one the hub call carries. */
-export type HubWrite = { kind: 'post'; idempotencyKey: string } | { kind: 'comment'; postId: string; idempotencyKey: string };
+export type HubWrite = { kind: 'post'; idempotencyKey: string } | { kind: 'comment'; postId: string; idempotencyKey: string; origin?: WriteOrigin };
 
 /** The part of an agent's behavior that governs its writes. */
 export type WriteRules = Pick<AgentConfig['behavior'], 'can_create_posts' | 'limits'>;
@@ -120,7 +121,7 @@ export class WriteAllowance {
       rules.can_create_posts ? 1 : 0,
       daily,
       l.max_responses_per_thread,
-      l.min_interval_seconds * 1000,
+      minIntervalMs(l.min_interval_seconds, write.kind === 'comment' ? (write.origin ?? 'own_initiative') : 'own_initiative'),
       now,
       RESERVATION_TTL_MS,
       DAY_TTL_SECONDS,

@@ -222,6 +222,12 @@ export const WarrenConfigSchema = z.strictObject({
     .prefault({}),
   /** Where secrets come from besides the environment (services/secrets.ts): a file per variable name. */
   secrets: z.strictObject({ dir: z.string().min(1).optional() }).prefault({}),
+  // operator-b (issue 27.6): an operator's `warren pause` outlives Redis (README "Operations").
+  /**
+   * Where `warren pause` keeps the paused agents (mode 0600), re-applied to Redis at start and on every reconnect.
+   * A warren.yaml gets `./data/pauses.json` beside it when unset; a config built in code (tests, benchmarks) none.
+   */
+  pauses: z.strictObject({ file: z.string().min(1).optional() }).prefault({}),
   /** OpenTelemetry traces (activation → invoke_agent → step → chat / execute_tool), exported over OTLP/HTTP. */
   tracing: z
     .strictObject({
@@ -305,6 +311,7 @@ export function loadWarrenConfig(file: string | undefined, env: NodeJS.ProcessEn
   config.store.include = config.store.include.map((p) => resolve(base, p));
   config.executors.cli.workspaces = resolve(base, config.executors.cli.workspaces);
   if (config.secrets.dir !== undefined) config.secrets.dir = resolve(base, config.secrets.dir);
+  config.pauses.file = resolve(base, config.pauses.file ?? './data/pauses.json');
   if (config.hub.db !== ':memory:') config.hub.db = resolve(base, config.hub.db);
   if (!isPostgresUrl(config.memory.store) && config.memory.store !== ':memory:') config.memory.store = resolve(base, config.memory.store);
   // Before REDIS_URL: a password in the file's URL is judged by the file's mode; one in the environment is not.

@@ -94,6 +94,11 @@ const BehaviorSchema = z.strictObject({
   max_tokens: z.number().int().min(1000).default(100_000),
   max_duration: duration.default(300_000),
   can_create_posts: z.boolean().default(true),
+  /**
+   * When a mention fails for good, leave one short, non-secret line in its thread ("I could not answer: …; the operator
+   * has been told"), once per notification. Not counted against limits (README "When things fail").
+   */
+  reply_on_failure: z.boolean().default(true),
   quiet_hours: z
     .strictObject({
       start: z.string().regex(HHMM, 'expected HH:MM'),

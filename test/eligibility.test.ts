@@ -2,7 +2,7 @@
 // verdict with its reason out. The intake round, the exploration round, the worker, the activation (budget) and
 // `warren status` all ask this one function; the rows say what each of them passes.
 import { describe, expect, it } from 'vitest';
-import { mayRun, type EligibilityFacts, type StalenessFacts, type Verdict } from '../scheduler/eligibility.ts';
+import { mayRun, minIntervalMs, type EligibilityFacts, type StalenessFacts, type Verdict, type WriteOrigin } from '../scheduler/eligibility.ts';
 
 const now = new Date('2026-11-23T12:00:00Z');
 const t = (minutesFromNow: number): number => now.getTime() + minutesFromNow * 60_000;
@@ -54,7 +54,21 @@ describe('may this agent run now', () => {
     // `warren status`: not runnable comes first.
     ['not runnable here', { trigger: 'notification', notRunnable: 'the goose CLI is not installed here', paused: true }, { eligible: false, reason: 'not_runnable', detail: 'the goose CLI is not installed here' }],
     ['its hub name is a human\'s', { trigger: 'notification', notRunnable: 'the hub name "greeter" belongs to a human', backoffUntil: t(5) }, { eligible: false, reason: 'not_runnable', detail: 'the hub name "greeter" belongs to a human' }],
+    // A mention right after the agent answered: the intake round passes no staleness facts for a notification, so
+    // min_interval_seconds never holds a mention back (docs/scheduling.md: it paces what an agent does on its own).
+    ['a notification a second after the last run', { trigger: 'notification', paused: false, backoffUntil: undefined }, yes],
   ])('%s', (_what, facts, verdict) => {
     expect(mayRun(facts, now)).toEqual(verdict);
+  });
+});
+
+describe('what min_interval_seconds delays', () => {
+  it.each<[string, number, WriteOrigin, number]>([
+    // [what, min_interval_seconds, the write's origin, the least gap before it in ms]
+    ['the reply to a person who addressed the agent is not delayed', 60, 'reply_to_mention', 0],
+    ['an exploration reply, a post or a tool\'s write is paced', 60, 'own_initiative', 60_000],
+    ['a zero interval paces nothing', 0, 'own_initiative', 0],
+  ])('%s', (_what, seconds, origin, gap) => {
+    expect(minIntervalMs(seconds, origin)).toBe(gap);
   });
 });

@@ -49,11 +49,12 @@ describe('error post', () => {
     retryable: false,
   };
 
-  it('follows the hub layout: task, error, context, stack, what was tried, causes', () => {
+  it('follows the hub layout: task, error, context, stack, what was tried, what happened and what to do, the wait', () => {
     const post = formatErrorPost(report, new Redactor([CANARY]), { redactUserContent: true });
     expect(post.title).toBe('🔴 Activation Failed: greeter');
     const headings = post.content.split('\n').filter((l) => l.startsWith('## '));
-    expect(headings).toEqual(['## Task', '## Error', '## Context', '## Stack trace', '## What I tried', '## Possible causes']);
+    // A 401 is a recognised provider error (activation/provider-errors.ts): its cause and next step, not guesses.
+    expect(headings).toEqual(['## Task', '## Error', '## Context', '## Stack trace', '## What I tried', '## What happened', '## What to do', '## Waiting']);
     expect(post.content).toContain('- Kind: notification n-1');
     expect(post.content).toContain('- Class: ModelError');
     expect(post.content).toContain('- Model: gpt-4o-mini');
@@ -70,6 +71,21 @@ describe('error post', () => {
     const shown = formatErrorPost(report, new Redactor([CANARY]), { redactUserContent: false });
     expect(shown.content).toContain('- Content: please review my private notes');
     expect(JSON.stringify(shown)).not.toContain(CANARY);
+  });
+
+  it('an error it does not recognise keeps the possible causes', () => {
+    const post = formatErrorPost({ ...report, error: { name: 'Error', message: 'spawn claude ENOENT' } }, new Redactor([]), { redactUserContent: true });
+    expect(post.content).toContain('## Possible causes\n- A command or file the executor needs is missing on this machine.');
+    expect(post.content).not.toContain('## What to do');
+  });
+
+  it('says until when the agent waits, how many mentions wait, and that `warren resume` ends the wait', () => {
+    const post = formatErrorPost({ ...report, hold: { backoffUntil: Date.parse('2026-11-23T07:23:00Z'), failures: 1, waiting: 2 } }, new Redactor([]), { redactUserContent: true });
+    expect(post.content).toContain('## Waiting\n- Backoff until 2026-11-23 07:23Z (1 failure in a row); the agent runs nothing before then.\n- Mentions waiting: 2 unread notifications; they run after the backoff.\n- Once the cause is fixed, `warren resume greeter` ends the backoff now; `warren status` shows the wait.');
+    // A guard stop's short post says the same.
+    const stop = formatErrorPost({ ...report, stop: { kind: 'guard', reason: 'loop_detected', message: 'same call 3 times' }, hold: { waiting: 1 } }, new Redactor([]), { redactUserContent: true });
+    expect(stop.content).toContain('- Mentions waiting: 1 unread notification;');
+    expect(stop.content).toContain('`warren resume greeter`');
   });
 
   it('names likely causes by what the error says', () => {

@@ -1,10 +1,9 @@
 // Operating a running deployment: the ops commands (real subprocesses against the same Redis and hub),
 // pause/resume, and the health and metrics endpoint of the daemon.
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterEach, describe, expect, inject, it } from 'vitest';
@@ -21,10 +20,10 @@ import { startFakeOpenAI } from './fakes/openai-server.ts';
 import { makeAgentsDir, startHarness, type Harness } from './support/daemon-harness.ts';
 import { waitFor, type WirePost } from './support/hub-api.ts';
 import { PROCESS_START_MS, PROCESS_TEST_MS } from './support/ceilings.ts';
+import { warrenCli, type CliResult } from './support/warren-cli.ts';
 
 const redisUrl = inject('redisUrl');
 const WARREN = resolve('bin/warren.js');
-const run = promisify(execFile);
 let h: Harness | undefined;
 afterEach(async () => {
   await h?.stop();
@@ -32,16 +31,8 @@ afterEach(async () => {
 });
 
 /** Runs `warren <args>` against the harness's hub, Redis prefix and agents (async: the daemon shares this thread). */
-async function warren(harness: Harness, args: string[], env: Record<string, string> = {}, moreYaml = ''): Promise<{ code: number; stdout: string; stderr: string }> {
-  const file = join(harness.agentsDir, '..', 'warren.yaml');
-  writeFileSync(file, `hub: {url: "${harness.hub.url}"}\nredis: {url: "${redisUrl}", prefix: ${harness.prefix}}\nstore: {path: agents}\nscheduler: {min_staleness: 1m}\n${moreYaml}`);
-  try {
-    const r = await run(process.execPath, [WARREN, ...args, '--config', file], { timeout: PROCESS_START_MS, env: { ...process.env, REDIS_URL: '', ...env } });
-    return { code: 0, stdout: r.stdout, stderr: r.stderr };
-  } catch (err) {
-    const e = err as { code?: number; stdout?: string; stderr?: string };
-    return { code: typeof e.code === 'number' ? e.code : -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
-  }
+function warren(harness: Harness, args: string[], env: Record<string, string> = {}, moreYaml = ''): Promise<CliResult> {
+  return warrenCli({ hubUrl: harness.hub.url, redisUrl, prefix: harness.prefix, agentsDir: harness.agentsDir }, args, env, moreYaml);
 }
 
 async function greeterReplyCount(harness: Harness, postId: string): Promise<number> {

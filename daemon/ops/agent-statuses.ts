@@ -7,6 +7,7 @@ import type { HubAdapter } from '../../hub-client/adapter.ts';
 import type { MemoryStore } from '../../memory/memory-store.ts';
 import { ActivationQueue, type QueueCounts } from '../../scheduler/activation-queue.ts';
 import { AgentStateStore } from '../../scheduler/agent-state.ts';
+import { HeldMentionStore } from '../../scheduler/held-mentions.ts';
 import type { AgentDefinition } from '../../store/definition.ts';
 import { ActivationRecords } from '../../activation/activation-records.ts';
 import { definitionView, readLoadedDefinitions, type LoadedDefinition } from './loaded-definitions.ts';
@@ -42,7 +43,7 @@ export interface AgentStatuses {
 export async function readAgentStatuses(src: StatusSources, defs: readonly AgentDefinition[]): Promise<AgentStatuses> {
   const names = defs.map((a) => a.name);
   const state = new AgentStateStore(src.redis, src.prefix);
-  const [states, daily, last, notRunnable, skipped, memory, budget, loaded] = await Promise.all([
+  const [states, daily, last, notRunnable, skipped, memory, budget, loaded, held] = await Promise.all([
     state.getMany(names),
     state.dailyMany(names),
     new ActivationRecords(src.redis, src.prefix).lastOf(names),
@@ -51,6 +52,7 @@ export async function readAgentStatuses(src: StatusSources, defs: readonly Agent
     memoryFigures(src, defs),
     budgets(src, names),
     readLoadedDefinitions(src.redis, src.prefix),
+    new HeldMentionStore(src.redis, src.prefix).read(names),
   ]);
   const onDisk = src.onDisk ?? ((name: string): string | undefined => defs.find((d) => d.name === name)?.hash);
   const q = new ActivationQueue(src.redis, { prefix: src.prefix, logger: pino({ level: 'silent' }) });
@@ -66,6 +68,7 @@ export async function readAgentStatuses(src: StatusSources, defs: readonly Agent
       memory: memory.get(d.name) ?? null,
       budget: budget.agents.get(d.name) ?? null,
       definition: definitionView(loaded?.get(d.name), onDisk(d.name)),
+      held: held.get(d.name) ?? null,
     }));
     return { agents, running, queue, fleetBudget: budget.fleet, loaded };
   } finally {

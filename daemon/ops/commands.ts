@@ -153,10 +153,14 @@ export function registerOpsCommands(program: Command): void {
       if (opts.follow) {
         // Subscribe before reading history so nothing finishing in between is missed.
         subscriber = redis.duplicate();
-        await subscriber.subscribe(records.channel);
+        await subscriber.subscribe(records.channel, records.heldChannel);
       }
       const seen = new Set<string>();
-      for (const r of (await records.recent({ agent: opts.agent, limit: opts.lines })).reverse()) {
+      // The activation records and the held-mentions lines, merged in time order, the newest `lines` of them.
+      const [done, held] = await Promise.all([records.recent({ agent: opts.agent, limit: opts.lines }), records.recentHeld({ agent: opts.agent, limit: opts.lines })]);
+      const endOf = (r: ActivationRecord): number => Date.parse(r.started_at) + r.duration_ms; // records are kept as they finish
+      const newest = [...done, ...held].sort((a, b) => endOf(b) - endOf(a)).slice(0, opts.lines);
+      for (const r of newest.reverse()) {
         seen.add(`${r.activation_id}:${r.attempt}`);
         print(r);
       }
@@ -197,8 +201,18 @@ export function registerOpsCommands(program: Command): void {
         try {
           const names = (await services.definitions()).agents.map((a) => a.name);
           if (!names.includes(agent)) throw new Error(`no agent named "${agent}" in ${config.store.path} (agents: ${names.join(', ') || 'none'})`);
-          const { setAgentPaused } = await import('./pause.ts');
-          await setAgentPaused(await services.agentState(), agent, paused);
+          const { recordPause } = await import('./pause.ts');
+          const { PauseFile } = await import('./pause-file.ts');
+          const { RedisUnreachableError } = await import('../../redis/connect.ts');
+          // The file first: with Redis down the decision is still kept, and the daemon applies it when it connects.
+          const state = await services.agentState().catch((err: unknown) => {
+            if (err instanceof RedisUnreachableError) return undefined;
+            throw err;
+          });
+          // loadWarrenConfig always names the file (beside warren.yaml unless pauses.file says otherwise).
+          const file = new PauseFile(config.pauses.file ?? 'data/pauses.json');
+          await recordPause(file, state, agent, paused);
+          if (!state) console.error(`redis is unreachable: recorded in ${file.path}; the daemon applies it when it connects to Redis`);
         } finally {
           await services.close();
         }

@@ -4,8 +4,10 @@ import { UnknownAgentError, type FleetAgent, type FleetSource } from '../../loca
 import type { AgentStateStore } from '../../scheduler/agent-state.ts';
 import type { AgentDefinition } from '../../store/definition.ts';
 import { readAgentStatuses, type StatusSources } from './agent-statuses.ts';
-import { setAgentPaused } from './pause.ts';
+import { recordPause, setAgentPaused } from './pause.ts';
+import type { PauseFile } from './pause-file.ts';
 import { describeProgress } from './status.ts';
+import { describeHold } from '../../scheduler/held-mentions.ts';
 
 /** How many of an agent's newest memory entries the watch page shows. */
 const NEWEST_MEMORIES = 3;
@@ -26,6 +28,8 @@ export function fleetSource(opts: {
   brokenDefinitions?: () => number;
   /** Hash of each agent's files on disk now (the store read anew), to flag a definition that differs from what runs. */
   onDisk?: () => Promise<ReadonlyMap<string, string>>;
+  /** Where pauses are kept beside Redis (pauses.file); none: in Redis alone. */
+  pauses?: PauseFile;
 }): FleetSource {
   let last: { at: number; agents: Promise<FleetAgent[]> } | undefined;
   let disk: { at: number; hashes: Promise<ReadonlyMap<string, string> | undefined> } | undefined;
@@ -42,7 +46,9 @@ export function fleetSource(opts: {
     },
     async setPaused(agent, paused) {
       if (!opts.definitions().some((d) => d.name === agent)) throw new UnknownAgentError(agent);
-      await setAgentPaused(opts.state, agent, paused);
+      // Without a pause file (a config built in code, not read from a warren.yaml) the pause lives in Redis alone.
+      if (opts.pauses) await recordPause(opts.pauses, opts.state, agent, paused);
+      else await setAgentPaused(opts.state, agent, paused);
       last = undefined; // the next reading shows the change
     },
     async health() {
@@ -78,6 +84,8 @@ export function fleetSource(opts: {
         memory: a.memory ?? null,
         // Only when a daemon said what it runs (the field is optional on the page's rows).
         ...(a.definition ? { definition: a.definition } : {}),
+        // Only when mentions are held (the agreed optional field): what they wait for, and when they run.
+        ...(a.held ? { held: [{ reason: describeHold(a.name, a.held), runs_at: a.held.runs_at }] } : {}),
       };
     });
   }

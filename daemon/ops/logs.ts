@@ -11,7 +11,8 @@ export function formatRecordLine(r: ActivationRecord): string {
   const retry = r.attempt > 1 ? ` attempt ${r.attempt}` : '';
   const error = r.error ? ` — ${r.error}` : '';
   const abandoned = r.abandoned?.length ? ` abandoned ${r.abandoned.join(', ')}` : '';
-  return `${at} ${r.agent} ${r.trigger} ${r.outcome}${r.reason ? ` (${r.reason})` : ''} ${(r.duration_ms / 1000).toFixed(1)}s ${tokens}${cost}${did ? ` ${did}` : ''}${retry}${abandoned} ${r.activation_id}${error}`;
+  const detail = r.detail ? ` — ${r.detail}` : '';
+  return `${at} ${r.agent} ${r.trigger} ${r.outcome}${r.reason ? ` (${r.reason})` : ''} ${(r.duration_ms / 1000).toFixed(1)}s ${tokens}${cost}${did ? ` ${did}` : ''}${retry}${abandoned} ${r.activation_id}${error}${detail}`;
 }
 
 /**

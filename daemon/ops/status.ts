@@ -5,6 +5,7 @@ import type { QueueCounts, RunningActivation } from '../../scheduler/activation-
 import type { AgentState, DailyCounters } from '../../scheduler/agent-state.ts';
 import { eligibleAt } from '../../scheduler/backoff.ts';
 import { mayRun, type IneligibleReason } from '../../scheduler/eligibility.ts';
+import { describeHold, type HeldMentions } from '../../scheduler/held-mentions.ts';
 import { explorationGapMs } from '../../scheduler/staleness.ts';
 import type { AgentDefinition } from '../../store/definition.ts';
 import type { ActivationRecord } from '../../activation/activation-records.ts';
@@ -43,6 +44,8 @@ export interface AgentStatus {
   budget?: AgentBudget | null;
   /** The definition the daemon runs (file hash, since when) and whether the files on disk differ; null when no daemon loaded it. */
   definition?: DefinitionView | null;
+  /** Mentions the scheduler holds back: why, how many, when they run (scheduler/held-mentions.ts); null when none. */
+  held?: HeldMentions | null;
 }
 
 export interface AgentMemoryFigures {
@@ -251,11 +254,19 @@ export function formatStatus(r: StatusReport, now: Date): string {
     ...(r.runs_without_definition ?? []).map((name) => `${name}: the daemon runs it, but its definition on disk is gone or has errors: see \`warren validate\` and the daemon log`),
   ];
   if (drift.length) lines.push('', ...drift);
+  // What waits and how to end the wait: held mentions, else a backoff with nothing waiting yet.
+  const waits = r.agents.flatMap((a) => (a.held ? [heldLine(a.name, a.held)] : a.state === 'backoff' && a.next_eligible_at ? [`${a.name}: failure backoff until ${shortTime(a.next_eligible_at)}; \`warren resume ${a.name}\` ends it now`] : []));
+  if (waits.length) lines.push('', ...waits);
   if (r.running.length) {
     lines.push('', ...columns([['RUNNING', 'TRIGGER', 'FOR', 'NOW'], ...r.running.map((x) => [x.agent, x.trigger, ago(x.started_at, now).replace(' ago', ''), describeProgress(x.progress)])]));
   }
   if (r.broken) lines.push('', `${r.broken} agent definition${r.broken === 1 ? ' has' : 's have'} errors and ${r.broken === 1 ? 'is' : 'are'} not run; see \`warren validate\``);
   return lines.join('\n');
+}
+
+/** `greeter: 2 mentions held since 12:00Z, paused: run after \`warren resume greeter\``. */
+export function heldLine(agent: string, h: HeldMentions): string {
+  return `${agent}: ${plural(h.waiting, 'mention')} held since ${h.since.slice(11, 16)}Z, ${describeHold(agent, h)}`;
 }
 
 /** `$0.02/$1.00 · $0.40/$20.00`; a missing limit is `no limit`; `-` when the hub's budget is unknown. */
