@@ -5,6 +5,7 @@ import { redisScripts, type RedisClient, type RedisScripts } from '../redis/scri
 import type { ActivationEvent } from '../agent-loop/events.ts';
 import type { OutcomeKind } from '../executors/run-outcome.ts';
 import type { PhaseTimings } from './phase-timer.ts';
+import type { OversizedOutput } from '../policy/output-bounds.ts';
 
 export interface ActivationRecord {
   activation_id: string;
@@ -26,6 +27,8 @@ export interface ActivationRecord {
   error?: string;
   /** Notifications given up on by this activation's failure (marked read unanswered). */
   abandoned?: string[];
+  /** An `oversized` failure: which output passed which bound, how many bytes were read, and its head. */
+  oversized?: OversizedOutput;
   events: ActivationEvent[];
 }
 

@@ -3,6 +3,7 @@ import OpenAI from 'openai';
 import type { ChatCompletionChunk, ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import type { ChatMessage, ToolCall } from '../../agent-loop/messages.ts';
 import { ModelError, type ChatModel, type ModelRequest, type ModelResponse } from '../../agent-loop/model.ts';
+import { OutputMeter, OversizedOutputError } from '../../agent-loop/oversized-output.ts';
 import { isRetryableStatus } from '../../policy/retryable-status.ts';
 import type { FetchFn } from './cassette.ts';
 import { poolFetch } from './pool-fetch.ts';
@@ -127,9 +128,12 @@ async function collectStream(stream: AsyncIterable<ChatCompletionChunk>, req: Mo
   let model = req.model;
   let usage = { inputTokens: 0, outputTokens: 0, cachedTokens: 0 };
   const calls = new Map<number, { id: string; name: string; args: string }>();
+  // Read against the bounds: the piece that passes one ends the read, and leaving the loop aborts the request.
+  const meter = req.bounds ? new OutputMeter(req.bounds) : undefined;
   try {
     await readChunks();
   } catch (err) {
+    if (err instanceof OversizedOutputError) throw err;
     // A tool call that was partly streamed may already have been acted on by a proxy or logged as made:
     // it is never replayed blindly (docs/agent-loop.md R12), so the failure is final.
     if (calls.size > 0) {
@@ -155,6 +159,7 @@ async function collectStream(stream: AsyncIterable<ChatCompletionChunk>, req: Mo
       const delta = field(choice, 'delta');
       const piece = text(field(delta, 'content'));
       if (piece) {
+        meter?.answer(piece, () => content + piece);
         content += piece;
         req.onDelta?.(piece);
       }
@@ -165,8 +170,12 @@ async function collectStream(stream: AsyncIterable<ChatCompletionChunk>, req: Mo
         const call = calls.get(index) ?? { id: '', name: '', args: '' };
         const fn = field(d, 'function');
         call.id = text(field(d, 'id')) || call.id;
-        call.name += text(field(fn, 'name'));
-        call.args += text(field(fn, 'arguments'));
+        const name = text(field(fn, 'name'));
+        const args = text(field(fn, 'arguments'));
+        // The name counts with the arguments: a provider streaming a runaway name is bounded too.
+        meter?.toolArgument(index, name + args, () => call.args + args);
+        call.name += name;
+        call.args += args;
         calls.set(index, call);
       }
       finishReason = text(field(choice, 'finish_reason')) || finishReason;
