@@ -146,7 +146,7 @@ function boundedEvent(e: ActivationEvent, cut: (t: string) => string): Activatio
       // Any other text an event carries (a message, a task, an excerpt, a CLI's detail) is cut the same way.
       let out: ActivationEvent | undefined;
       for (const [k, v] of Object.entries(e)) {
-        if (typeof v === 'string' && v.length > RECORD_FIELD_CHARS) out = { ...(out ?? e), [k]: cut(v) } as ActivationEvent;
+        if (typeof v === 'string' && v.length > RECORD_FIELD_CHARS) out = { ...(out ?? e), [k]: cut(v) };
       }
       return out ?? e;
     }
