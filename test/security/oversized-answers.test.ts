@@ -18,6 +18,7 @@ import { parseLenientJson } from '../../agent-loop/json-repair.ts';
 import { parseTextToolCalls } from '../../agent-loop/tool-call-parser.ts';
 import { claudeCodeAdapter } from '../../executors/cli/claude-code.ts';
 import { CliExecutor } from '../../executors/cli/cli-executor.ts';
+import { bodyCapBytes } from '../../executors/llm/openai-model.ts';
 import { Semaphore } from '../../executors/cli/concurrency.ts';
 import { outcomeOfRun } from '../../executors/run-outcome.ts';
 import { DEFAULT_OUTPUT_BOUNDS } from '../../policy/output-bounds.ts';
@@ -176,13 +177,16 @@ describe('a 10 MB model answer', () => {
     expect(modelCalls() - calls).toBe(1);
   }, 120_000);
 
-  it('not streamed: the same typed failure, one model call, nothing of it in Redis', async () => {
+  it('not streamed: its body read up to a cap only, the same typed failure, one model call, nothing of it in Redis', async () => {
     answers({ content: 'Hello.' }, { content: 'z'.repeat(10 * MB) });
     h = await start(false);
     const alice = await h.registerUser('alice');
     const calls = await warmUp(h, alice);
     const { record, notificationId } = await mentionUntilRecord(h, alice);
-    expect(record).toMatchObject({ outcome: 'oversized', oversized: { what: 'answer', length: 10 * MB, cut: false } });
+    // The body is read only up to its cap (bodyCapBytes: the bounds with room for JSON's escaping), then cancelled.
+    expect(record).toMatchObject({ outcome: 'oversized', oversized: { what: 'answer', limit: DEFAULT_OUTPUT_BOUNDS.answerBytes, cut: true } });
+    expect(record.oversized!.length).toBeGreaterThan(bodyCapBytes(DEFAULT_OUTPUT_BOUNDS));
+    expect(record.oversized!.length).toBeLessThan(bodyCapBytes(DEFAULT_OUTPUT_BOUNDS) + 1 * MB);
     await expectSettled(h, record, notificationId);
     await expectBoundedRedis(h);
     await new Promise((r) => setTimeout(r, AFTER_BACKOFF_MS));
