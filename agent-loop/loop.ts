@@ -10,7 +10,7 @@ import { initialState, withModelCall, type LoopState, type ToolResultEntry } fro
 import type { ChatMessage, TokenUsage } from './messages.ts';
 import { callWithRetries, DEFAULT_RETRY, type RetryPolicy } from './model-caller.ts';
 import type { ChatModel, ModelResponse, ToolDefinition } from './model.ts';
-import type { ModelOutputBounds } from './oversized-output.ts';
+import { OversizedOutputError, oversizedUsage, type ModelOutputBounds } from './oversized-output.ts';
 import type { OversizedOutput } from '../policy/output-bounds.ts';
 import { assertNever, crashed, errorMessage, type Ending, type WrapUpReason } from './next-step.ts';
 import { takeStep, type StepDeps } from './step.ts';
@@ -152,6 +152,7 @@ async function drive(start: LoopState, input: Omit<LoopInput, 'task' | 'resume'>
   };
 
   const callModel = async (state: LoopState, messages: ChatMessage[], opts: { wrapUp: boolean; maxTokens: number; signal: AbortSignal; retry: RetryPolicy; span: SpanHandle }): Promise<{ state: LoopState; response: ModelResponse }> => {
+    const started = Date.now();
     const res = await callWithRetries(
       input.model,
       [input.modelName, ...(input.fallbackModels ?? [])],
@@ -167,7 +168,14 @@ async function drive(start: LoopState, input: Omit<LoopInput, 'task' | 'resume'>
       events,
       opts.retry,
       { parent: opts.span.context, options: input.trace },
-    );
+    ).catch((err: unknown) => {
+      // The provider was paid for what it wrote before the cut: an estimate of it goes on the run's ledger (step.ts).
+      if (err instanceof OversizedOutputError) {
+        const usage = oversizedUsage(err, estimatePromptTokens(messages, mode === 'native' ? definitions : []));
+        err.charge = ledgerEntry({ ...usage, model: input.modelName, estimate: true, latencyMs: Date.now() - started, attempt: 1, wrapUp: opts.wrapUp }, prices);
+      }
+      throw err;
+    });
     const u = res.response.usage;
     const next = withModelCall(state, ledgerEntry({ ...u, model: res.response.model || res.model, estimate: false, latencyMs: res.latencyMs, attempt: res.attempt, wrapUp: opts.wrapUp }, prices));
     events.emit({ type: 'model_result', usage: u, finish_reason: res.response.finishReason });

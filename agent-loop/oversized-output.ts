@@ -2,7 +2,9 @@
 // meter a streamed answer is read through (it throws the moment a bound is passed, so the rest is never read), and
 // the same check for an answer that came in whole.
 import { excerptOf, overBound, oversizeMessage, utf8Bytes, type OutputBounds, type OversizedOutput, type Oversize } from '../policy/output-bounds.ts';
+import type { TokenUsage } from './messages.ts';
 import { ModelError, type ModelResponse } from './model.ts';
+import type { LedgerEntry } from './usage-ledger.ts';
 
 /** What a model call may return: its answer text and each tool call's arguments. */
 export type ModelOutputBounds = Pick<OutputBounds, 'answerBytes' | 'toolArgumentBytes'>;
@@ -11,6 +13,8 @@ export type ModelOutputBounds = Pick<OutputBounds, 'answerBytes' | 'toolArgument
 export class OversizedOutputError extends ModelError {
   override readonly name = 'OversizedOutputError';
   readonly output: OversizedOutput;
+  /** What the cut call is estimated to have cost, set by the loop that made it (the provider was paid for it). */
+  charge: LedgerEntry | undefined;
   constructor(oversize: Oversize, text: string) {
     super(oversizeMessage(oversize), { retryable: false });
     this.output = { ...oversize, excerpt: excerptOf(text) };
@@ -54,4 +58,9 @@ export function oversizeOfResponse(res: ModelResponse, bounds: ModelOutputBounds
     if (over) return new OversizedOutputError(over, raw);
   }
   return undefined;
+}
+
+/** The tokens a cut call is estimated to have cost: its prompt, and what was read of its output at 4 bytes a token. */
+export function oversizedUsage(err: OversizedOutputError, promptTokens: number): TokenUsage {
+  return { inputTokens: promptTokens, outputTokens: Math.ceil(err.output.length / 4), cachedTokens: 0 };
 }

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { boundedRecord, MAX_RECORD_CHARS, RECORD_FIELD_CHARS, type ActivationRecord } from '../activation/activation-records.ts';
 import type { ActivationEvent, ActivationEventBody } from '../agent-loop/events.ts';
-import { OutputMeter, OversizedOutputError, oversizeOfResponse } from '../agent-loop/oversized-output.ts';
+import { OutputMeter, OversizedOutputError, oversizedUsage, oversizeOfResponse } from '../agent-loop/oversized-output.ts';
 import { boundedAnswer } from '../executors/cli/outcome.ts';
 import { AgentConfigSchema } from '../store/agent-config.ts';
 import { DEFAULT_OUTPUT_BOUNDS, excerptOf, overBound, oversizeMessage } from '../policy/output-bounds.ts';
@@ -62,6 +62,13 @@ describe('the meter of a streamed answer', () => {
       expect((err as OversizedOutputError).retryable).toBe(false);
       expect((err as OversizedOutputError).output).toEqual({ what: 'tool_argument', limit: 6, length: 8, cut: true, excerpt: '{"a":12}' });
     }
+  });
+});
+
+describe('the cost of a cut call', () => {
+  it('is its prompt and what was read of its output, at 4 bytes a token', () => {
+    const err = new OversizedOutputError({ what: 'answer', limit: 8, length: 10, cut: true }, 'x');
+    expect(oversizedUsage(err, 120)).toEqual({ inputTokens: 120, outputTokens: 3, cachedTokens: 0 });
   });
 });
 

@@ -166,6 +166,9 @@ describe('a 10 MB model answer', () => {
     expect(record.oversized!.length).toBeLessThanOrEqual(DEFAULT_OUTPUT_BOUNDS.answerBytes + 4 * 1024);
     expect(record.oversized!.excerpt).toMatch(/^x{2000}…$/);
     expect(record.error).toMatch(/behavior\.limits\.max_answer_bytes/);
+    // The provider was paid for what it wrote before the cut: its estimate is counted, not lost with the failure.
+    expect(record.usage.output_tokens).toBeGreaterThanOrEqual(DEFAULT_OUTPUT_BOUNDS.answerBytes / 4);
+    expect(record.usage.cost_usd).toBeGreaterThan(0);
     await expectSettled(h, record, notificationId);
     await expectBoundedRedis(h);
     await expectLagBounded(lag);
