@@ -81,12 +81,12 @@ async function start(stream: boolean): Promise<Harness> {
 
 /** The event loop's delays from now on, sampled every 10 ms. */
 /**
- * The issue's bound on the longest stall, beyond the machine's own noise (an idle thread's delay over the same
- * window, test/support/event-loop-lag.ts): on a quiet machine that is a few ms; a loaded one deschedules both.
+ * The issue's bound on the longest stall, beyond the machine's own noise (test/support/event-loop-lag.ts: an idle
+ * thread over the same window, this thread over a quiet second before it): a few ms on a quiet machine.
  */
 async function expectLagBounded(probe: LagProbe): Promise<void> {
   const { maxMs, noiseMs } = await probe.stop();
-  expect(maxMs, `the longest the event loop was held (an idle thread saw ${noiseMs.toFixed(1)} ms)`).toBeLessThan(MAX_LAG_MS + noiseMs);
+  expect(maxMs, `the longest the event loop was held (the machine's noise: ${noiseMs.toFixed(1)} ms)`).toBeLessThan(MAX_LAG_MS + noiseMs);
 }
 
 /** Every key of the deployment with the bytes Redis uses for it. */
@@ -262,7 +262,7 @@ describe('a CLI answer of 3 MB', () => {
 
 describe('the lag probe', () => {
   it('sees a stall of the main thread (so a bound on it can fail)', async () => {
-    const probe = await startLagProbe();
+    const probe = await startLagProbe(0);
     await new Promise((r) => setTimeout(r, 30));
     const until = performance.now() + 300;
     while (performance.now() < until) {

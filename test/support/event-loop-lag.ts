@@ -6,7 +6,11 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 
 export interface LagProbe {
-  /** Ends the window: the main thread's longest delay and the idle thread's, in ms. */
+  /**
+   * Ends the window: the main thread's longest delay in it, and the noise, in ms: the longer of the idle thread's
+   * over the window and the main thread's own over a quiet second before it (a busy thread is preempted for longer
+   * than an idle one that only wakes up).
+   */
   stop(): Promise<{ maxMs: number; noiseMs: number }>;
 }
 
@@ -19,8 +23,13 @@ parentPort.postMessage('ready');
 parentPort.on('message', () => { h.disable(); parentPort.postMessage(h.max / 1e6); });
 `;
 
-/** Starts both monitors, sampling every 10 ms; resolves once the idle thread is measuring. */
-export async function startLagProbe(): Promise<LagProbe> {
+/** Measures the main thread's quiet delay for `baselineMs`, then starts both monitors (sampling every 10 ms). */
+export async function startLagProbe(baselineMs = 1_000): Promise<LagProbe> {
+  const quiet = monitorEventLoopDelay({ resolution: 10 });
+  quiet.enable();
+  await new Promise((resolve) => setTimeout(resolve, baselineMs));
+  quiet.disable();
+  const baseline = quiet.max / 1e6;
   const worker = new Worker(IDLE_THREAD, { eval: true });
   worker.unref(); // a test that fails before stop() must not be kept alive by it
   await new Promise<void>((resolve, reject) => {
@@ -38,7 +47,7 @@ export async function startLagProbe(): Promise<LagProbe> {
         worker.postMessage('stop');
       });
       await worker.terminate();
-      return { maxMs: main.max / 1e6, noiseMs };
+      return { maxMs: main.max / 1e6, noiseMs: Math.max(noiseMs, baseline) };
     },
   };
 }
