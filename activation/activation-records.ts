@@ -6,6 +6,7 @@ import type { ActivationEvent } from '../agent-loop/events.ts';
 import type { OutcomeKind } from '../executors/run-outcome.ts';
 import type { PhaseTimings } from './phase-timer.ts';
 import { describeHold, type HeldMentions } from '../scheduler/held-mentions.ts';
+import type { OversizedOutput } from '../policy/output-bounds.ts';
 
 export interface ActivationRecord {
   activation_id: string;
@@ -29,6 +30,10 @@ export interface ActivationRecord {
   abandoned?: string[];
   /** What a held mention waits for, in words (`held-…` records: the scheduler held the mentions back, nothing ran). */
   detail?: string;
+  /** Events left out to keep the record within MAX_RECORD_CHARS (from the middle of the run). */
+  events_dropped?: number;
+  /** An `oversized` failure: which output passed which bound, how many bytes were read, and its head. */
+  oversized?: OversizedOutput;
   events: ActivationEvent[];
 }
 
@@ -57,6 +62,11 @@ export function heldRecord(agent: string, held: HeldMentions, now: Date = new Da
     events: [],
   };
 }
+/** Characters of one text of a stored record (an answer, a tool call's arguments, a message): its head is kept. */
+export const RECORD_FIELD_CHARS = 2_000;
+
+/** The most one stored record takes, in characters of its JSON text: events past it are left out from the middle. */
+export const MAX_RECORD_CHARS = 64 * 1024;
 
 export class ActivationRecords {
   readonly #redis: RedisClient;
@@ -83,9 +93,7 @@ export class ActivationRecords {
    * same way in every field), serialised once. Returns what was stored.
    */
   async add(record: ActivationRecord, redact: (text: string) => string = (t) => t): Promise<string> {
-    // Long runs keep their first and last events: how it started and how it ended.
-    const events = record.events.length > MAX_EVENTS ? [...record.events.slice(0, MAX_EVENTS / 2), ...record.events.slice(-MAX_EVENTS / 2)] : record.events;
-    const text = redact(JSON.stringify(events === record.events ? record : { ...record, events }));
+    const text = redact(JSON.stringify(boundedRecord(record, redact)));
     await this.#scripts.addActivationRecord([this.#agentKey(record.agent), this.#allKey()], text, this.#perAgent, this.#overall, this.channel);
     return text;
   }
@@ -145,5 +153,50 @@ export class ActivationRecords {
 
   #allKey(): string {
     return this.#keys.allActivationRecords;
+  }
+}
+
+/**
+ * The record as stored: every long text cut to its head (with its full length), and the events that fit in
+ * MAX_RECORD_CHARS, the first and the last ones (how it started and how it ended). A text is redacted before it is
+ * cut, so a secret at the cut is not left half shown.
+ */
+export function boundedRecord(record: ActivationRecord, redact: (text: string) => string = (t) => t): ActivationRecord {
+  const cut = (t: string): string => (t.length > RECORD_FIELD_CHARS ? `${redact(t).slice(0, RECORD_FIELD_CHARS)}…` : t);
+  const head = { ...record, events: [] as ActivationEvent[], ...(record.error !== undefined ? { error: cut(record.error) } : {}) };
+  let budget = MAX_RECORD_CHARS - JSON.stringify(head).length;
+  const candidates = record.events.length > MAX_EVENTS ? [...record.events.slice(0, MAX_EVENTS / 2), ...record.events.slice(-MAX_EVENTS / 2)] : record.events;
+  const events = candidates.map((e) => boundedEvent(e, cut));
+  const sizes = events.map((e) => JSON.stringify(e).length + 1);
+  // From both ends towards the middle, while they fit.
+  const keep = new Array<boolean>(events.length).fill(false);
+  for (let lo = 0, hi = events.length - 1, fromStart = true; lo <= hi; fromStart = !fromStart) {
+    const i = fromStart ? lo++ : hi--;
+    if (sizes[i]! > budget) break;
+    budget -= sizes[i]!;
+    keep[i] = true;
+  }
+  const kept = events.filter((_, i) => keep[i]);
+  const dropped = record.events.length - kept.length;
+  return { ...head, events: kept, ...(dropped > 0 ? { events_dropped: dropped } : {}) };
+}
+
+/** One event with its long texts cut: the answer and the tool call's arguments keep their full length beside them. */
+function boundedEvent(e: ActivationEvent, cut: (t: string) => string): ActivationEvent {
+  switch (e.type) {
+    case 'agent_response':
+      return e.text.length > RECORD_FIELD_CHARS ? { ...e, text: cut(e.text), full_length: e.text.length } : e;
+    case 'tool_call': {
+      const json = JSON.stringify(e.arguments);
+      return json.length > RECORD_FIELD_CHARS ? { ...e, arguments: {}, arguments_excerpt: cut(json), full_length: json.length } : e;
+    }
+    default: {
+      // Any other text an event carries (a message, a task, an excerpt, a CLI's detail) is cut the same way.
+      let out: ActivationEvent | undefined;
+      for (const [k, v] of Object.entries(e)) {
+        if (typeof v === 'string' && v.length > RECORD_FIELD_CHARS) out = { ...(out ?? e), [k]: cut(v) };
+      }
+      return out ?? e;
+    }
   }
 }

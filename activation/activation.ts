@@ -460,6 +460,7 @@ function workOf(run: Run, turn: Turn<ExecutorResult>, at: { usage: UsageWithCost
       return failed({ outcome: abortedOutcome(run), ...at });
     case 'retryable_failure':
     case 'terminal_failure':
+    case 'oversized':
       return failed({ outcome: ended, ...at, errorName: turn.result.error?.name });
     default:
       return assertNever(ended);

@@ -20,6 +20,8 @@ export type FailureDecision =
       backoff: { kind: 'count'; notBeforeMs?: number } | { kind: 'pause'; pauseMs: number };
       /** Counts toward giving up on the notification being answered. */
       countNotification: boolean;
+      /** Give up on the notification now, whatever its count (marked read unanswered, recorded): trying again cannot help. */
+      giveUpNow?: true;
       /** What goes to m/agent-errors, if anything. */
       post: ErrorPostKind | 'none';
     };
@@ -50,6 +52,9 @@ export function decideFailure(o: FailureOutcome, ctx: AttemptContext): FailureDe
     }
     case 'terminal_failure':
       return { kind: 'final', backoff: { kind: 'count' }, countNotification: true, post: 'error' };
+    case 'oversized':
+      // The same thread would get the same wall of output, paid for again: the notification is settled now.
+      return { kind: 'final', backoff: { kind: 'count' }, countNotification: true, giveUpNow: true, post: 'error' };
     case 'guard_stop':
       // Deterministic enough that an immediate retry would loop again: final at once, later runs follow the backoff.
       return { kind: 'final', backoff: { kind: 'count' }, countNotification: true, post: 'guard' };
@@ -76,6 +81,7 @@ export function resetsBackoff(o: Outcome): boolean {
     case 'limit_stop':
     case 'retryable_failure':
     case 'terminal_failure':
+    case 'oversized':
     case 'aborted':
       return false;
     default:

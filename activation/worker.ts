@@ -249,7 +249,7 @@ export class ActivationWorker {
     if (decision.countNotification && notificationId) {
       await this.#step(agent, 'notification failure count', async () => {
         const failures = await this.#opts.notificationFailures.increment(agent, notificationId);
-        if (!shouldGiveUp(failures, this.#opts.giveUpAfter ?? DEFAULT_GIVE_UP_AFTER)) return;
+        if (!decision.giveUpNow && !shouldGiveUp(failures, this.#opts.giveUpAfter ?? DEFAULT_GIVE_UP_AFTER)) return;
         // Given up on: read, so it no longer brings the agent back; recorded, so the operator sees it. The count
         // is cleared only once it is read, so a failed attempt at giving up is made again next time.
         await deps.hub.markRead(agent, [notificationId], { idempotencyKey: markReadKey([notificationId]) });
@@ -303,6 +303,7 @@ export class ActivationWorker {
         usage: { input_tokens: usage.inputTokens, output_tokens: usage.outputTokens, cached_tokens: usage.cachedTokens, cost_usd: usage.costUsd },
         error: redactor.redact(o.message),
         ...(abandoned.length ? { abandoned } : {}),
+        ...(o.kind === 'oversized' ? { oversized: o.output } : {}),
         events: err.events,
       }),
     );

@@ -21,7 +21,8 @@ export type ActivationEventBody =
   | { type: 'model_retry'; model: string; attempt: number; delay_ms: number; message: string }
   | { type: 'model_fallback'; from: string; to: string; message: string }
   | { type: 'progress'; step: number; max_steps: number; action: 'tool_call' | 'delegate'; target: string }
-  | { type: 'tool_call'; id: string; name: string; arguments: Record<string, unknown> }
+  /** In a stored record, arguments over 2,000 characters of JSON are `{}` with `arguments_excerpt` and `full_length`. */
+  | { type: 'tool_call'; id: string; name: string; arguments: Record<string, unknown>; arguments_excerpt?: string; full_length?: number }
   /** `full_length`: set when the output was longer than the cap, so the model saw head and tail only. */
   | { type: 'tool_result'; id: string; name: string; status: ToolResultStatus; excerpt: string; full_length?: number }
   | { type: 'delegation_request'; id: string; agent: string; task: string; depth: number; max_tokens: number; max_duration_ms: number }
@@ -35,7 +36,8 @@ export type ActivationEventBody =
   /** `kind` names who warns: a guard (R2: repeat, identical_errors, failed_steps, duplicate), repair, the format or a limit. */
   | { type: 'loop_warning'; kind: 'repeat' | 'identical_errors' | 'failed_steps' | 'duplicate' | 'format' | 'repair' | 'limit'; message: string }
   | { type: 'budget_update'; used_tokens: number; max_tokens: number; cost_usd: number }
-  | { type: 'agent_response'; text: string; partial: boolean }
+  /** `full_length`: set in a stored record whose `text` is the head of a longer answer. */
+  | { type: 'agent_response'; text: string; partial: boolean; full_length?: number }
   | { type: 'error'; message: string }
   /** Something a CLI executor saw in its subprocess's output (tool calls, MCP status, rate limits). */
   | { type: 'cli_event'; cli: string; event: string; detail?: string }

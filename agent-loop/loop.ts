@@ -10,6 +10,8 @@ import { initialState, withModelCall, type LoopState, type ToolResultEntry } fro
 import type { ChatMessage, TokenUsage } from './messages.ts';
 import { callWithRetries, DEFAULT_RETRY, type RetryPolicy } from './model-caller.ts';
 import type { ChatModel, ModelResponse, ToolDefinition } from './model.ts';
+import { OversizedOutputError, oversizedUsage, type ModelOutputBounds } from './oversized-output.ts';
+import type { OversizedOutput } from '../policy/output-bounds.ts';
 import { assertNever, crashed, errorMessage, type Ending, type WrapUpReason } from './next-step.ts';
 import { takeStep, type StepDeps } from './step.ts';
 import type { TerminationReason } from './termination.ts';
@@ -40,6 +42,8 @@ export interface LoopInput {
   toolMode?: ToolMode;
   prices?: PriceTable;
   retry?: RetryPolicy;
+  /** The most answer text and tool-call arguments one model call may return (behavior.limits.max_*_bytes). */
+  outputBounds?: ModelOutputBounds;
   /** Tool output cap in characters (default 16,000). */
   outputCap?: number;
   toolTimeoutMs?: number;
@@ -82,7 +86,7 @@ export interface LoopResult {
   /** A tool wrote to the hub as the agent. */
   posted: boolean;
   /** Set when termination is `error`; `retryable` tells the caller whether trying again may help, `retryAfterMs` when. */
-  error?: { message: string; retryable: boolean; retryAfterMs?: number; name?: string };
+  error?: { message: string; retryable: boolean; retryAfterMs?: number; name?: string; oversized?: OversizedOutput };
 }
 
 /** A fresh run: from the task, or from a stored conversation (`resume`). */
@@ -148,6 +152,7 @@ async function drive(start: LoopState, input: Omit<LoopInput, 'task' | 'resume'>
   };
 
   const callModel = async (state: LoopState, messages: ChatMessage[], opts: { wrapUp: boolean; maxTokens: number; signal: AbortSignal; retry: RetryPolicy; span: SpanHandle }): Promise<{ state: LoopState; response: ModelResponse }> => {
+    const started = Date.now();
     const res = await callWithRetries(
       input.model,
       [input.modelName, ...(input.fallbackModels ?? [])],
@@ -158,11 +163,19 @@ async function drive(start: LoopState, input: Omit<LoopInput, 'task' | 'resume'>
         temperature: input.temperature,
         maxTokens: opts.maxTokens,
         signal: opts.signal,
+        ...(input.outputBounds ? { bounds: input.outputBounds } : {}),
       },
       events,
       opts.retry,
       { parent: opts.span.context, options: input.trace },
-    );
+    ).catch((err: unknown) => {
+      // The provider was paid for what it wrote before the cut: an estimate of it goes on the run's ledger (step.ts).
+      if (err instanceof OversizedOutputError) {
+        const usage = oversizedUsage(err, estimatePromptTokens(messages, mode === 'native' ? definitions : []));
+        err.charge = ledgerEntry({ ...usage, model: input.modelName, estimate: true, latencyMs: Date.now() - started, attempt: 1, wrapUp: opts.wrapUp }, prices);
+      }
+      throw err;
+    });
     const u = res.response.usage;
     const next = withModelCall(state, ledgerEntry({ ...u, model: res.response.model || res.model, estimate: false, latencyMs: res.latencyMs, attempt: res.attempt, wrapUp: opts.wrapUp }, prices));
     events.emit({ type: 'model_result', usage: u, finish_reason: res.response.finishReason });
@@ -228,7 +241,7 @@ async function drive(start: LoopState, input: Omit<LoopInput, 'task' | 'resume'>
       ledger: [...state.ledger],
       toolResults: [...state.toolResults],
       posted: state.posted,
-      ...(e.termination === 'error' || e.termination === 'aborted' ? { error: { message: e.message ?? e.termination, retryable: e.retryable ?? true, ...(e.retryAfterMs !== undefined ? { retryAfterMs: e.retryAfterMs } : {}), ...(e.name ? { name: e.name } : {}) } } : {}),
+      ...(e.termination === 'error' || e.termination === 'aborted' ? { error: { message: e.message ?? e.termination, retryable: e.retryable ?? true, ...(e.retryAfterMs !== undefined ? { retryAfterMs: e.retryAfterMs } : {}), ...(e.name ? { name: e.name } : {}), ...(e.oversized ? { oversized: e.oversized } : {}) } } : {}),
     };
   };
 

@@ -6,6 +6,7 @@ import { backoffDelayMs } from '../policy/exponential-backoff.ts';
 import type { EventLog } from './events.ts';
 import { ModelError, type ChatModel, type ModelRequest, type ModelResponse } from './model.ts';
 import type { Context } from '@opentelemetry/api';
+import { oversizeOfResponse } from './oversized-output.ts';
 import { StreamProgress } from './stream-progress.ts';
 import { endSpan, payloadAttributes, startSpan, type TraceOptions } from './tracing.ts';
 
@@ -62,6 +63,9 @@ export async function callWithRetries(model: ChatModel, models: readonly string[
         : undefined;
       try {
         const response = await model.complete({ ...req, model: name, onDelta: (t) => progress.push(t) });
+        // A streamed answer is bounded as it is read; one that came in whole (or from any other ChatModel) here.
+        const oversized = req.bounds && oversizeOfResponse(response, req.bounds);
+        if (oversized) throw oversized;
         progress.flush();
         endSpan(span, {
           'gen_ai.response.model': response.model,

@@ -18,6 +18,8 @@ export interface ModelRequest {
   temperature?: number;
   maxTokens?: number;
   signal?: AbortSignal;
+  /** The most answer text and tool-call arguments read (agent-loop/oversized-output.ts); absent: unbounded. */
+  bounds?: { answerBytes: number; toolArgumentBytes: number };
   /** Called with each streamed text fragment, when the model streams. */
   onDelta?: (text: string) => void;
 }
@@ -37,7 +39,7 @@ export interface ChatModel {
 
 /** A model call that failed; `retryable` follows policy/retryable-status.ts for a status (docs/agent-loop.md R12). */
 export class ModelError extends Error {
-  override readonly name = 'ModelError';
+  override readonly name: string = 'ModelError';
   readonly status: number | undefined;
   readonly retryable: boolean;
   readonly retryAfterMs: number | undefined;

@@ -5,6 +5,8 @@ import { admitCall, type Limits } from './limits.ts';
 import { guardAfterResults, reachedTool, type BreakerName, type GuardVerdict } from './loop-guard.ts';
 import type { LoopState } from './loop-state.ts';
 import { ModelError } from './model.ts';
+import { OversizedOutputError } from './oversized-output.ts';
+import type { OversizedOutput } from '../policy/output-bounds.ts';
 import { isRetryableError } from './retryable-error.ts';
 import { isNoActionSentinel, type TerminationReason } from './termination.ts';
 import type { ToolResultRecord } from './tool-runner.ts';
@@ -22,6 +24,8 @@ export interface Ending {
   retryable?: boolean;
   retryAfterMs?: number;
   name?: string;
+  /** The model's output passed a bound (agent-loop/oversized-output.ts): what, how much, its head. */
+  oversized?: OversizedOutput;
 }
 
 export type Next =
@@ -80,7 +84,7 @@ export function afterModelFailure(state: LoopState, err: unknown, limits: Limits
     return end(state, { termination: 'error', message: `${errorMessage(err)}${ran ? ' (a tool had already run: not retried)' : ' (no tool ran: the activation may retry)'}`, retryable: !ran, name: errorName(err) });
   }
   // A provider that said when to come back (retry-after beyond what the loop waits) is heard by the queue's retry.
-  return end(state, { termination: 'error', message: errorMessage(err), retryable: isRetryableError(err), retryAfterMs: err instanceof ModelError ? err.retryAfterMs : undefined, name: errorName(err) });
+  return end(state, { termination: 'error', message: errorMessage(err), retryable: isRetryableError(err), retryAfterMs: err instanceof ModelError ? err.retryAfterMs : undefined, name: errorName(err), ...(err instanceof OversizedOutputError ? { oversized: err.output } : {}) });
 }
 
 /** A reply without tool calls is the answer (R2), a "tool_calls" finish without calls and an empty reply too. */

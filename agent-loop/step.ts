@@ -12,7 +12,8 @@ import { markDuplicates, type PlannedCall } from './duplicate-calls.ts';
 import type { EventLog } from './events.ts';
 import { estimatePromptTokens, stepNote, type Limits } from './limits.ts';
 import { guardBeforeCalls } from './loop-guard.ts';
-import type { LoopState, PendingCall, PendingStep } from './loop-state.ts';
+import { withModelCall, type LoopState, type PendingCall, type PendingStep } from './loop-state.ts';
+import { OversizedOutputError } from './oversized-output.ts';
 import type { ChatMessage } from './messages.ts';
 import type { ModelResponse, ToolDefinition } from './model.ts';
 import { afterModelFailure, afterReply, afterResults, beforeStep, crashed, overBudget, type Next, type RunFacts } from './next-step.ts';
@@ -102,7 +103,9 @@ async function modelTurn(state: LoopState, deps: StepDeps): Promise<ModelTurn> {
     try {
       ({ state: s, response } = await deps.callModel(s, messages, scope));
     } catch (err) {
-      return { kind: 'next', next: afterModelFailure(s, err, limits, { ...deps.facts(), ...(scope.signal.aborted ? { stepTimeoutMs: scope.timeoutMs } : {}) }) };
+      // A call cut for its size was still paid for: its estimated cost counts (loop.ts sets it).
+      const charged = err instanceof OversizedOutputError && err.charge ? withModelCall(s, err.charge) : s;
+      return { kind: 'next', next: afterModelFailure(charged, err, limits, { ...deps.facts(), ...(scope.signal.aborted ? { stepTimeoutMs: scope.timeoutMs } : {}) }) };
     }
 
     const { raws, callIds } = callsOf(response, mode, s.callIds, config.registry.names());

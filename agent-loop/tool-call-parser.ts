@@ -22,8 +22,31 @@ export interface RawToolCall {
 
 type Call = Omit<RawToolCall, 'id'>;
 
-/** Any fenced block: its info string's first word and its body. */
-const FENCE = /```[ \t]*([\w-]*)[^\n]*\r?\n([\s\S]*?)```/g;
+/** A fenced block: where it starts and ends, its info string's first word and its body. */
+interface Fence {
+  at: number;
+  end: number;
+  info: string;
+  body: string;
+}
+
+/**
+ * Every fenced block (```info…\n body ```), as `/```[ \t]*([\w-]*)[^\n]*\r?\n([\s\S]*?)```/g` finds them, by
+ * indexOf: that regex rescanned the rest of a line at every opener, seconds on a 64 KiB reply of openers.
+ */
+function fences(content: string): Fence[] {
+  const out: Fence[] = [];
+  for (let at = content.indexOf('```'); at !== -1; ) {
+    const newline = content.indexOf('\n', at + 3);
+    if (newline === -1) break; // no later opener has a line end either
+    const close = content.indexOf('```', newline + 1);
+    if (close === -1) break; // nor a closing fence
+    const info = /^[ \t]*([\w-]*)/.exec(content.slice(at + 3, newline))?.[1] ?? '';
+    out.push({ at, end: close + 3, info, body: content.slice(newline + 1, close) });
+    at = content.indexOf('```', close + 3);
+  }
+  return out;
+}
 const FORGE_BLOCK = /<tool>([\s\S]*?)<\/tool>/g;
 /** Forge's server name for the agent's own (built-in) tools. */
 const FORGE_LOCAL = 'local';
@@ -34,17 +57,29 @@ const FORGE_LOCAL = 'local';
  */
 export function parseTextToolCalls(content: string, nextId: () => string, isTool: (name: string) => boolean): RawToolCall[] {
   const found: Array<{ at: number; calls: Call[] }> = [];
-  for (const m of content.matchAll(FENCE)) {
-    const body = m[2] ?? '';
-    if (m[1] === 'tool_call' || m[1] === 'tool_calls') found.push({ at: m.index, calls: firstCalls(body) });
-    else if (m[1] === 'delegate') found.push({ at: m.index, calls: delegationFrom(body) });
+  const blocks = fences(content);
+  for (const f of blocks) {
+    if (f.info === 'tool_call' || f.info === 'tool_calls') found.push({ at: f.at, calls: firstCalls(f.body) });
+    else if (f.info === 'delegate') found.push({ at: f.at, calls: delegationFrom(f.body) });
   }
   // A <tool> block quoted inside a fence (```xml, say) is a sample: fences are blanked before looking.
-  const unfenced = content.replace(FENCE, (block) => ' '.repeat(block.length));
+  const unfenced = blank(content, blocks);
   for (const m of unfenced.matchAll(FORGE_BLOCK)) found.push({ at: m.index, calls: forgeCall(m[1] ?? '', isTool) });
   const calls = found.sort((a, b) => a.at - b.at).flatMap((f) => f.calls);
   if (calls.length) return calls.map((c) => ({ ...c, id: nextId() }));
   return wholeReplyCalls(content).map((c) => ({ ...c, id: nextId() }));
+}
+
+/** `content` with each block's characters turned to spaces (offsets kept). */
+function blank(content: string, blocks: readonly Fence[]): string {
+  const parts: string[] = [];
+  let from = 0;
+  for (const b of blocks) {
+    parts.push(content.slice(from, b.at), ' '.repeat(b.end - b.at));
+    from = b.end;
+  }
+  parts.push(content.slice(from));
+  return parts.join('');
 }
 
 /** Seed 001: the reply is one `{"tool_calls": […]}` object and nothing else (a cut-off end is repaired). */

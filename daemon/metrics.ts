@@ -30,7 +30,7 @@ export class WarrenMetrics {
   constructor(sources: MetricsSources = {}) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: 'warren_process_' });
-    this.#activations = new Counter({ name: 'warren_activations_total', help: 'Finished activations by agent, trigger and outcome (answered, posted_by_tool, no_action, skipped, guard_stop, limit_stop, retryable_failure, terminal_failure, aborted).', labelNames: ['agent', 'trigger', 'outcome'], registers });
+    this.#activations = new Counter({ name: 'warren_activations_total', help: 'Finished activations by agent, trigger and outcome (answered, posted_by_tool, no_action, skipped, guard_stop, limit_stop, retryable_failure, terminal_failure, oversized, aborted).', labelNames: ['agent', 'trigger', 'outcome'], registers });
     this.#duration = new Histogram({
       name: 'warren_activation_duration_seconds',
       // No agent label: 12 series per agent would be ~280,000 at 10,000 agents; per-agent figures are counters.

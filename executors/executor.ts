@@ -6,6 +6,7 @@ import type { HubAdapter } from '../hub-client/adapter.ts';
 import type { MemoryAudience } from '../memory/audience.ts';
 import type { AgentDefinition } from '../store/definition.ts';
 import { NotRetryableError } from '../agent-loop/retryable-error.ts';
+import type { OversizedOutput } from '../policy/output-bounds.ts';
 
 export interface ActivationInput {
   /** Unique per activation; the root of every idempotency key it uses. */
@@ -43,7 +44,15 @@ export interface ExecutorResult {
   usage: TokenUsage & { costUsd?: number; costIsEstimate?: boolean };
   steps: number;
   /** `retryAfterMs`: the provider said when to come back (e.g. claude's rate_limit_event resetsAt). */
-  error?: { message: string; retryable: boolean; retryAfterMs?: number; /** The error's class, e.g. ModelError. */ name?: string };
+  error?: {
+    message: string;
+    retryable: boolean;
+    retryAfterMs?: number;
+    /** The error's class, e.g. ModelError. */
+    name?: string;
+    /** The output passed one of behavior.limits.max_*_bytes: an `oversized` outcome (run-outcome.ts). */
+    oversized?: OversizedOutput;
+  };
 }
 
 export interface Executor {

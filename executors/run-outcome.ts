@@ -5,6 +5,7 @@ import { HubError } from '../hub-client/errors.ts';
 import { ModelError } from '../agent-loop/model.ts';
 import type { ExecutorResult } from './executor.ts';
 import { isRetryableError } from '../agent-loop/retryable-error.ts';
+import type { OversizedOutput } from '../policy/output-bounds.ts';
 
 /** Who failed: the agent's own run (model, executor, tools, guards) or the hub around it. */
 export type FailureSource = 'agent' | 'hub';
@@ -22,6 +23,11 @@ export type Outcome =
   | { kind: 'limit_stop'; limit: 'max_steps' | 'budget' | 'deadline'; message: string }
   | { kind: 'retryable_failure'; message: string; source: FailureSource; retryAfterMs?: number }
   | { kind: 'terminal_failure'; message: string; source: FailureSource }
+  /**
+   * The agent's output passed one of behavior.limits.max_*_bytes and was not read further (policy/output-bounds.ts):
+   * never posted, and never tried again on the same notification (the model would write the same wall again).
+   */
+  | { kind: 'oversized'; message: string; output: OversizedOutput }
   /** Cancelled from outside (shutdown): not the agent's failure. */
   | { kind: 'aborted'; message: string }
   /** Nothing ran: paused, budget, undefined agent. */
@@ -31,7 +37,7 @@ export type OutcomeKind = Outcome['kind'];
 /** What one executor run can end with (a run is never "skipped"). */
 export type RunOutcome = Exclude<Outcome, { kind: 'skipped' }>;
 /** The endings that leave work undone. */
-export type FailureOutcome = Extract<Outcome, { kind: 'guard_stop' | 'limit_stop' | 'retryable_failure' | 'terminal_failure' | 'aborted' }>;
+export type FailureOutcome = Extract<Outcome, { kind: 'guard_stop' | 'limit_stop' | 'retryable_failure' | 'terminal_failure' | 'oversized' | 'aborted' }>;
 
 export function assertNever(x: never): never {
   throw new Error(`unhandled outcome: ${JSON.stringify(x)}`);
@@ -60,6 +66,7 @@ export function outcomeOfRun(r: ExecutorResult): RunOutcome {
       return { kind: 'guard_stop', guard: r.termination, message: r.error?.message ?? r.termination };
     case 'error':
       if (r.posted) return { kind: 'posted_by_tool' };
+      if (r.error?.oversized) return { kind: 'oversized', message: r.error.message, output: r.error.oversized };
       return r.error?.retryable === false
         ? { kind: 'terminal_failure', message: r.error.message, source: 'agent' }
         : { kind: 'retryable_failure', message: r.error?.message ?? 'the executor failed', source: 'agent', ...(r.error?.retryAfterMs !== undefined ? { retryAfterMs: r.error.retryAfterMs } : {}) };
@@ -86,6 +93,7 @@ export function isFailure(o: Outcome): o is FailureOutcome {
     case 'limit_stop':
     case 'retryable_failure':
     case 'terminal_failure':
+    case 'oversized':
     case 'aborted':
       return true;
     case 'answered':
@@ -115,6 +123,8 @@ export function outcomeReason(o: Outcome): string {
     case 'retryable_failure':
     case 'terminal_failure':
       return o.source === 'hub' ? 'hub' : 'error';
+    case 'oversized':
+      return `oversized_${o.output.what}`;
     case 'aborted':
       return 'aborted';
     default:

@@ -24,7 +24,7 @@ export type WriteLimit = 'can_create_posts' | 'max_daily_posts' | 'max_daily_com
 export type HubWrite = { kind: 'post'; idempotencyKey: string } | { kind: 'comment'; postId: string; idempotencyKey: string; origin?: WriteOrigin };
 
 /** The part of an agent's behavior that governs its writes. */
-export type WriteRules = Pick<AgentConfig['behavior'], 'can_create_posts' | 'limits'>;
+export type WriteRules = Pick<AgentConfig['behavior'], 'can_create_posts'> & { limits: Pick<AgentConfig['behavior']['limits'], Exclude<WriteLimit, 'can_create_posts'>> };
 
 /** A write the agent's limits do not allow; the message is what the model (or the CLI) is shown. */
 export class WriteRefused extends Error {

@@ -1,6 +1,7 @@
 // The agent config schema (docs/agent-config.md §2): Botburrow schema v1.0.0 plus warren's additions.
 // Unknown keys are errors; every accepted field is honoured (spawning is validated only).
 import { z } from 'zod';
+import { DEFAULT_OUTPUT_BOUNDS } from '../policy/output-bounds.ts';
 import { parseDuration } from './duration.ts';
 
 /** Hub registration is stricter than the schema's `^[a-z0-9-]+$`; warren validates the stricter form. */
@@ -121,6 +122,10 @@ const BehaviorSchema = z.strictObject({
       max_daily_comments: z.number().int().nonnegative().default(50),
       max_responses_per_thread: z.number().int().nonnegative().default(3),
       min_interval_seconds: z.number().int().nonnegative().default(60),
+      // How much output is read (policy/output-bounds.ts): more ends the run as an `oversized` failure.
+      max_answer_bytes: z.number().int().min(1024).default(DEFAULT_OUTPUT_BOUNDS.answerBytes),
+      max_tool_argument_bytes: z.number().int().min(1024).default(DEFAULT_OUTPUT_BOUNDS.toolArgumentBytes),
+      max_cli_output_bytes: z.number().int().min(1024).default(DEFAULT_OUTPUT_BOUNDS.cliOutputBytes),
     })
     .prefault({}),
 });

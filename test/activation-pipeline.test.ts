@@ -139,6 +139,9 @@ describe('outcomes and the failure policy (pure)', () => {
     expect(outcomeOfRun(result({ termination: 'loop_detected', posted: true }))).toEqual({ kind: 'posted_by_tool' });
     expect(outcomeOfRun(result({ termination: 'deadline' })).kind).toBe('limit_stop');
     expect(outcomeOfRun(result({ termination: 'error', error: { message: 'x', retryable: true, retryAfterMs: 5 } }))).toEqual({ kind: 'retryable_failure', message: 'x', source: 'agent', retryAfterMs: 5 });
+    const output = { what: 'tool_argument', limit: 10, length: 12, cut: true, excerpt: '{"a' } as const;
+    expect(outcomeOfRun(result({ termination: 'error', error: { message: 'too big', retryable: false, oversized: output } }))).toEqual({ kind: 'oversized', message: 'too big', output });
+    expect(outcomeOfRun(result({ termination: 'error', posted: true, error: { message: 'too big', retryable: false, oversized: output } }))).toEqual({ kind: 'posted_by_tool' });
   });
 
   it('classifies thrown errors by their type, not by duck typing', () => {
@@ -162,6 +165,10 @@ describe('outcomes and the failure policy (pure)', () => {
     expect(decideFailure({ kind: 'guard_stop', guard: 'loop_detected', message: 'x' }, { attempt: 1, maxAttempts: 3 })).toMatchObject({ kind: 'final', post: 'guard' });
     expect(decideFailure({ kind: 'limit_stop', limit: 'max_steps', message: 'x' }, { attempt: 1, maxAttempts: 3 })).toMatchObject({ kind: 'final', post: 'limit' });
     expect(decideFailure({ kind: 'aborted', message: 'x' }, { attempt: 1, maxAttempts: 3 })).toEqual({ kind: 'cancelled' });
+    // An oversized answer would be written again: final at once, and its notification given up on now.
+    const oversized = { kind: 'oversized', message: 'x', output: { what: 'answer', limit: 10, length: 11, cut: true, excerpt: 'x' } } as const;
+    expect(decideFailure(oversized, { attempt: 1, maxAttempts: 3 })).toEqual({ kind: 'final', backoff: { kind: 'count' }, countNotification: true, giveUpNow: true, post: 'error' });
+    expect(resetsBackoff(oversized)).toBe(false);
     expect([1, 2, 3].map((n) => shouldGiveUp(n, 3))).toEqual([false, false, true]);
   });
 

@@ -63,6 +63,7 @@ export function exitCodeFor(o: RunOutcome): 0 | 1 | 2 {
       return 2;
     case 'retryable_failure':
     case 'terminal_failure':
+    case 'oversized':
     case 'aborted':
       return 1;
     default:

@@ -14,6 +14,7 @@ import type { Semaphore } from './concurrency.ts';
 import { DEFAULT_POSTING_TOOLS, mcpServersFor, type HubMcpLauncher, type McpLaunch } from './mcp.ts';
 import { missingKey, providerNeedsKey } from './provider-env.ts';
 import { accessProblem, CliUserError, type CliUser, type CliUsers } from './run-as.ts';
+import { boundedAnswer } from './outcome.ts';
 import { supervise } from './supervisor.ts';
 import { beginUserRun, type UserRun } from './user-sweep.ts';
 import { ensureWorkspace, type AgentDirs } from './workspace.ts';
@@ -190,6 +191,7 @@ export class CliExecutor implements Executor {
       idleMs: this.#opts.idleMs ?? 180_000,
       graceMs: this.#graceMs,
       maxLineBytes: this.#opts.maxLineBytes,
+      maxOutputBytes: def.config.behavior.limits.max_cli_output_bytes,
       signal: input.signal,
       onLine: (line) => {
         parser.line(line);
@@ -201,7 +203,8 @@ export class CliExecutor implements Executor {
     if (swept?.killed.length) note('leftovers_killed', `${swept.killed.length} process(es) of ${swept.user} outlived the CLI: killed`);
     if (swept?.error) note('leftovers_unchecked', `processes of ${swept.user} could not be looked for: ${swept.error}`);
     if (swept?.survivors.length) note('leftovers_survived', `${swept.survivors.length} process(es) of ${swept.user} still there after ${this.#graceMs} ms: ${swept.survivors.join(', ')}`);
-    const result = parser.finish(exit);
+    // An answer over behavior.limits.max_answer_bytes is never posted: an `oversized` failure instead.
+    const result = boundedAnswer(parser.finish(exit), def.config.behavior.limits.max_answer_bytes);
     for (const n of parser.drainNotes()) note(n.event, n.detail);
     note('exit', `${exit.signal ? `signal ${exit.signal}` : `code ${exit.code}`}${exit.stoppedBy ? `, stopped: ${exit.stoppedBy}` : ''} after ${exit.durationMs} ms`);
     if (result.error) input.events.emit({ type: 'error', message: result.error.message });

@@ -2,6 +2,7 @@
 import { ZERO_USAGE } from '../../agent-loop/messages.ts';
 import { isNoActionSentinel } from '../../agent-loop/termination.ts';
 import type { ExecutorResult } from '../executor.ts';
+import { excerptOf, overBound, oversizeMessage, utf8Bytes, type Oversize } from '../../policy/output-bounds.ts';
 import type { CliNote } from './adapter.ts';
 import type { SupervisedExit } from './supervisor.ts';
 
@@ -20,7 +21,7 @@ export const NO_USAGE: CliUsage = { ...ZERO_USAGE };
 export function stoppedOutcome(exit: SupervisedExit, usage: CliUsage, steps: number, posted = false): ExecutorResult | undefined {
   const base = { text: '', posted: false, partial: true, usage, steps };
   if (exit.spawnError) return { ...base, termination: 'error', error: { message: `could not start the CLI: ${exit.spawnError}`, retryable: false } };
-  if (posted && (exit.stoppedBy === 'aborted' || exit.stoppedBy === 'deadline' || exit.stoppedBy === 'idle')) return { ...base, posted: true, termination: 'deadline' };
+  if (posted && (exit.stoppedBy === 'aborted' || exit.stoppedBy === 'deadline' || exit.stoppedBy === 'idle' || exit.stoppedBy === 'output_too_large')) return { ...base, posted: true, termination: 'deadline' };
   switch (exit.stoppedBy) {
     case undefined:
       return undefined;
@@ -35,7 +36,23 @@ export function stoppedOutcome(exit: SupervisedExit, usage: CliUsage, steps: num
     case 'line_too_long':
     case 'parser_error':
       return { ...base, termination: 'error', error: { message: `output rejected: ${exit.detail ?? exit.stoppedBy}`, retryable: false } };
+    case 'output_too_large':
+      return oversizedResult({ what: 'cli_output', limit: exit.maxOutputBytes ?? exit.stdoutBytes, length: exit.stdoutBytes, cut: true }, exit.stdoutHead, usage, steps);
   }
+}
+
+/**
+ * A run whose answer passed behavior.limits.max_answer_bytes is an `oversized` failure instead (never posted);
+ * any other result is kept as it is.
+ */
+export function boundedAnswer(result: ExecutorResult, maxAnswerBytes: number): ExecutorResult {
+  if (result.termination !== 'final' || result.posted) return result;
+  const over = overBound('answer', utf8Bytes(result.text), maxAnswerBytes);
+  return over ? oversizedResult(over, result.text, result.usage, result.steps) : result;
+}
+
+function oversizedResult(over: Oversize, text: string, usage: CliUsage, steps: number): ExecutorResult {
+  return { text: '', posted: false, termination: 'error', partial: true, usage, steps, error: { message: oversizeMessage(over), retryable: false, name: 'OversizedOutput', oversized: { ...over, excerpt: excerptOf(text) } } };
 }
 
 /** The end of a successful run: posted through the hub, a no-action sentinel, or text for the daemon to post. */

@@ -25,6 +25,8 @@ export interface SuperviseOptions {
   graceMs: number;
   /** One stdout line longer than this fails the run (default 8 MiB). */
   maxLineBytes?: number;
+  /** All of stdout past this many bytes stops the run (`output_too_large`) before the excess is read (behavior.limits.max_cli_output_bytes). */
+  maxOutputBytes?: number;
   stderrTailBytes?: number;
   signal?: AbortSignal;
   /** Each complete stdout line, in order. Exceptions thrown here stop the run like a runaway line. */
@@ -32,7 +34,7 @@ export interface SuperviseOptions {
 }
 
 /** Why the supervisor stopped the child; absent when it exited by itself. */
-export type StopReason = 'aborted' | 'deadline' | 'idle' | 'line_too_long' | 'parser_error';
+export type StopReason = 'aborted' | 'deadline' | 'idle' | 'line_too_long' | 'output_too_large' | 'parser_error';
 
 export interface SupervisedExit {
   pid: number | undefined;
@@ -44,8 +46,16 @@ export interface SupervisedExit {
   /** The child could not be started at all (ENOENT, EACCES). */
   spawnError?: string;
   stderrTail: string;
+  /** Bytes of stdout read (at most maxOutputBytes plus the chunk that passed it), and the head of them. */
+  stdoutBytes: number;
+  stdoutHead: string;
+  /** The bound stdout was read against (SuperviseOptions.maxOutputBytes), when there was one. */
+  maxOutputBytes?: number;
   durationMs: number;
 }
+
+/** Bytes of stdout kept as its head, for the record of a run stopped for too much output. */
+const STDOUT_HEAD_BYTES = 2_000;
 
 export const DEFAULT_MAX_LINE_BYTES = 8 * 1024 * 1024;
 
@@ -60,6 +70,9 @@ export function supervise(opts: SuperviseOptions): Promise<SupervisedExit> {
   const started = Date.now();
   const splitter = new LineSplitter(opts.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES);
   const stderr = new TailBuffer(opts.stderrTailBytes ?? 8 * 1024);
+  let stdoutBytes = 0;
+  const head: Buffer[] = [];
+  let headBytes = 0;
 
   return new Promise<SupervisedExit>((resolve) => {
     // detached: the child leads a new process group, so one kill(-pid) reaches every shell, MCP server and
@@ -94,7 +107,8 @@ export function supervise(opts: SuperviseOptions): Promise<SupervisedExit> {
       for (const t of timers) clearTimeout(t);
       clearTimeout(idleTimer);
       opts.signal?.removeEventListener('abort', onAbort);
-      resolve({ pid, code: exited?.code ?? null, signal: exited?.signal ?? null, stoppedBy, detail, stderrTail: stderr.text(), durationMs: Date.now() - started, ...extra });
+      const stdoutHead = Buffer.concat(head).toString('utf8');
+      resolve({ pid, code: exited?.code ?? null, signal: exited?.signal ?? null, stoppedBy, detail, stderrTail: stderr.text(), stdoutBytes, stdoutHead, ...(opts.maxOutputBytes !== undefined ? { maxOutputBytes: opts.maxOutputBytes } : {}), durationMs: Date.now() - started, ...extra });
     };
 
     /**
@@ -137,6 +151,14 @@ export function supervise(opts: SuperviseOptions): Promise<SupervisedExit> {
     child.stdout?.on('data', (chunk: Buffer) => {
       alive();
       if (stoppedBy) return; // after a stop, output is drained and ignored
+      stdoutBytes += chunk.length;
+      if (headBytes < STDOUT_HEAD_BYTES) {
+        const part = chunk.subarray(0, STDOUT_HEAD_BYTES - headBytes);
+        head.push(Buffer.from(part));
+        headBytes += part.length;
+      }
+      // The chunk that passes the bound is not parsed: what is held stays within it.
+      if (opts.maxOutputBytes !== undefined && stdoutBytes > opts.maxOutputBytes) return stop('output_too_large', `more than ${opts.maxOutputBytes} bytes of output`);
       try {
         for (const line of splitter.push(chunk)) opts.onLine(line);
       } catch (err) {

@@ -145,6 +145,7 @@ export class LlmExecutor implements Executor {
         prices: this.#opts.prices,
         retry: this.#opts.retry,
         contextWindowTokens: this.#opts.contextWindows?.[config.brain.model],
+        outputBounds: { answerBytes: config.behavior.limits.max_answer_bytes, toolArgumentBytes: config.behavior.limits.max_tool_argument_bytes },
         outputCap: this.#opts.toolOutputCap,
         toolTimeoutMs: this.#opts.toolTimeoutMs,
         stepTimeoutMs: this.#opts.stepTimeoutMs,

@@ -1,8 +1,9 @@
 // ChatModel over the real `openai` SDK: any OpenAI-compatible endpoint, JSON or SSE streaming.
 import OpenAI from 'openai';
-import type { ChatCompletionChunk, ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
+import type { ChatCompletion, ChatCompletionChunk, ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import type { ChatMessage, ToolCall } from '../../agent-loop/messages.ts';
 import { ModelError, type ChatModel, type ModelRequest, type ModelResponse } from '../../agent-loop/model.ts';
+import { OutputMeter, OversizedOutputError, type ModelOutputBounds } from '../../agent-loop/oversized-output.ts';
 import { isRetryableStatus } from '../../policy/retryable-status.ts';
 import type { FetchFn } from './cassette.ts';
 import { poolFetch } from './pool-fetch.ts';
@@ -62,7 +63,9 @@ export class OpenAIChatModel implements ChatModel {
           idle.stop();
         }
       }
-      const res = await this.#client.chat.completions.create(params, { signal: req.signal });
+      // With bounds, the body is read against a cap (a 10 MB answer is never held whole), then parsed as the SDK would.
+      const call = this.#client.chat.completions.create(params, { signal: req.signal });
+      const res = (req.bounds ? await readBoundedJson(await call.asResponse(), req.bounds, req.signal) : await call) as Partial<ChatCompletion> | undefined;
       // The SDK types the body but does not check it: every field is taken as untrusted (wrong types count as absent).
       const choice = Array.isArray(res?.choices) ? (res.choices[0] as unknown) : undefined;
       const message = field(choice, 'message');
@@ -127,9 +130,12 @@ async function collectStream(stream: AsyncIterable<ChatCompletionChunk>, req: Mo
   let model = req.model;
   let usage = { inputTokens: 0, outputTokens: 0, cachedTokens: 0 };
   const calls = new Map<number, { id: string; name: string; args: string }>();
+  // Read against the bounds: the piece that passes one ends the read, and leaving the loop aborts the request.
+  const meter = req.bounds ? new OutputMeter(req.bounds) : undefined;
   try {
     await readChunks();
   } catch (err) {
+    if (err instanceof OversizedOutputError) throw err;
     // A tool call that was partly streamed may already have been acted on by a proxy or logged as made:
     // it is never replayed blindly (docs/agent-loop.md R12), so the failure is final.
     if (calls.size > 0) {
@@ -155,6 +161,7 @@ async function collectStream(stream: AsyncIterable<ChatCompletionChunk>, req: Mo
       const delta = field(choice, 'delta');
       const piece = text(field(delta, 'content'));
       if (piece) {
+        meter?.answer(piece, () => content + piece);
         content += piece;
         req.onDelta?.(piece);
       }
@@ -165,12 +172,61 @@ async function collectStream(stream: AsyncIterable<ChatCompletionChunk>, req: Mo
         const call = calls.get(index) ?? { id: '', name: '', args: '' };
         const fn = field(d, 'function');
         call.id = text(field(d, 'id')) || call.id;
-        call.name += text(field(fn, 'name'));
-        call.args += text(field(fn, 'arguments'));
+        const name = text(field(fn, 'name'));
+        const args = text(field(fn, 'arguments'));
+        // The name counts with the arguments: a provider streaming a runaway name is bounded too.
+        meter?.toolArgument(index, name + args, () => call.args + args);
+        call.name += name;
+        call.args += args;
         calls.set(index, call);
       }
       finishReason = text(field(choice, 'finish_reason')) || finishReason;
     }
+  }
+}
+
+/**
+ * How much of a non-streamed body is read: the bounded answer and arguments with room for JSON's escaping and the
+ * envelope. The precise bounds are checked on what it holds (agent-loop/model-caller.ts).
+ */
+export function bodyCapBytes(b: ModelOutputBounds): number {
+  return 4 * (b.answerBytes + b.toolArgumentBytes) + 64 * 1024;
+}
+
+/** A JSON body read up to bodyCapBytes; past it the read is cancelled and the call is an OversizedOutputError. */
+async function readBoundedJson(res: Response, bounds: ModelOutputBounds, signal: AbortSignal | undefined): Promise<unknown> {
+  const cap = bodyCapBytes(bounds);
+  const parts: Uint8Array[] = [];
+  let bytes = 0;
+  const reader = res.body?.getReader();
+  if (!reader) return undefined;
+  for (;;) {
+    if (signal?.aborted) {
+      await reader.cancel().catch(() => undefined);
+      throw new ModelError('model call aborted', { retryable: false });
+    }
+    let chunk: ReadableStreamReadResult<Uint8Array>;
+    try {
+      chunk = await reader.read();
+    } catch (err) {
+      // The caller's signal cuts the body too: a cancel, not a network failure.
+      if (signal?.aborted) throw new ModelError('model call aborted', { retryable: false, cause: err });
+      throw err;
+    }
+    const { done, value } = chunk;
+    if (done) break;
+    bytes += value.byteLength;
+    if (bytes > cap) {
+      await reader.cancel().catch(() => undefined);
+      const head = Buffer.concat(parts.slice(0, 1)).toString('utf8');
+      throw new OversizedOutputError({ what: 'answer', limit: bounds.answerBytes, length: bytes, cut: true }, head);
+    }
+    parts.push(value);
+  }
+  try {
+    return JSON.parse(Buffer.concat(parts, bytes).toString('utf8')) as unknown;
+  } catch (err) {
+    throw new ModelError(`model answer is not JSON: ${err instanceof Error ? err.message : String(err)}`, { retryable: false, cause: err });
   }
 }
 

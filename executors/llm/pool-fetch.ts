@@ -10,6 +10,9 @@ import type { FetchFn } from './cassette.ts';
 // Timeouts are the SDK's (its own abort) and the stream watchdog's: undici's defaults would cut a long answer.
 const dispatcher = new Agent({ headersTimeout: 0, bodyTimeout: 0, keepAliveTimeout: 30_000 });
 
+/** Bodies up to this size (by their content-length) are read whole. */
+const WHOLE_BODY_BYTES = 1024 * 1024;
+
 /** Statuses whose responses have no body (a Response must not be given one). */
 const NO_BODY = new Set([101, 103, 204, 205, 304]);
 
@@ -32,9 +35,12 @@ export const poolFetch: FetchFn = async (input, init) => {
     headers.delete('content-encoding');
     headers.delete('content-length');
   }
-  // An event stream is handed on as it arrives (streamed answers); anything else is read whole, which is cheaper.
+  // An event stream is handed on as it arrives (streamed answers), and so is a large body or one of unknown length,
+  // so its reader can stop at a bound (openai-model.ts); a small one is read whole, which is cheaper.
   const streamed = headers.get('content-type')?.includes('text/event-stream') ?? false;
-  const payload = streamed ? (Readable.toWeb(decoded) as ReadableStream<Uint8Array<ArrayBuffer>>) : await readAll(decoded);
+  const length = Number(headers.get('content-length') ?? NaN);
+  const small = decoded === res.body && Number.isFinite(length) && length <= WHOLE_BODY_BYTES;
+  const payload = streamed || !small ? (Readable.toWeb(decoded) as ReadableStream<Uint8Array<ArrayBuffer>>) : await readAll(decoded);
   return new Response(payload, { status: res.statusCode, statusText: '', headers });
 };
 

@@ -16,6 +16,11 @@ export interface FakeReply {
   finish_reason?: 'stop' | 'tool_calls' | 'length' | 'content_filter';
   /** Omitted: estimated deterministically as characters / 4. */
   usage?: { prompt_tokens: number; completion_tokens: number; cached_tokens?: number };
+  /**
+   * Streaming only: characters per content or arguments fragment (default: at most 16, at least three pieces). A
+   * large answer is cut and sent lazily, one fragment per event, so the fake itself never blocks the event loop.
+   */
+  fragment_chars?: number;
   /** Streaming only: drop the connection after this many SSE events (a network cut mid-stream). */
   cut_after_events?: number;
   /** Streaming only: after this many SSE events, go quiet with the connection open (a stalled stream). */
@@ -183,7 +188,7 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
     }
     const turn = buildTurn(reply, body, n);
     if (!body.stream) return sendJson(res, 200, completionObject(turn));
-    await streamTurn(res, turn, body.stream_options?.include_usage === true, gone.signal, reply.cut_after_events, reply.stall_after_events);
+    await streamTurn(res, turn, body.stream_options?.include_usage === true, gone.signal, reply.cut_after_events, reply.stall_after_events, reply.fragment_chars);
   }
 
   await new Promise<void>((resolve, reject) => {
@@ -259,29 +264,33 @@ function completionObject(t: Turn): unknown {
 }
 
 /** SSE as OpenAI sends it: role first, content and arguments in fragments, finish, optional usage chunk, [DONE]. */
-async function streamTurn(res: ServerResponse, t: Turn, includeUsage: boolean, gone: AbortSignal, cutAfter?: number, stallAfter?: number): Promise<void> {
+async function streamTurn(res: ServerResponse, t: Turn, includeUsage: boolean, gone: AbortSignal, cutAfter?: number, stallAfter?: number, fragmentChars?: number): Promise<void> {
   res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
-  const events: string[] = [];
-  const send = (choices: unknown[], usage: Turn['usage'] | null = null): void => {
-    // With include_usage OpenAI puts `usage: null` on every chunk but the last.
-    const chunk = { id: t.id, object: 'chat.completion.chunk', created: t.created, model: t.model, system_fingerprint: 'fp_fake', choices, ...(includeUsage ? { usage } : {}) };
-    events.push(`data: ${JSON.stringify(chunk)}\n\n`);
-  };
-  const delta = (d: Record<string, unknown>, finish: string | null = null): void => send([{ index: 0, delta: d, logprobs: null, finish_reason: finish }]);
-
-  delta({ role: 'assistant', content: t.content === null ? null : '', refusal: null });
-  for (const piece of fragments(t.content ?? '')) delta({ content: piece });
-  t.calls.forEach((c, index) => {
-    // Identity (id, type, name) only on a call's first delta; later deltas carry just index + an arguments fragment.
-    delta({ tool_calls: [{ index, id: c.id, type: 'function', function: { name: c.function.name, arguments: '' } }] });
-    for (const piece of fragments(c.function.arguments)) delta({ tool_calls: [{ index, function: { arguments: piece } }] });
-  });
-  delta({}, t.finish);
-  if (includeUsage) send([], t.usage);
-  events.push('data: [DONE]\n\n');
+  const pieces = (s: string): Iterable<string> => (fragmentChars ? slices(s, fragmentChars) : fragments(s));
+  // Made as they are sent: a 10 MB answer is never held as events.
+  function* events(): Generator<string> {
+    const send = (choices: unknown[], usage: Turn['usage'] | null = null): string => {
+      // With include_usage OpenAI puts `usage: null` on every chunk but the last.
+      const chunk = { id: t.id, object: 'chat.completion.chunk', created: t.created, model: t.model, system_fingerprint: 'fp_fake', choices, ...(includeUsage ? { usage } : {}) };
+      return `data: ${JSON.stringify(chunk)}\n\n`;
+    };
+    const delta = (d: Record<string, unknown>, finish: string | null = null): string => send([{ index: 0, delta: d, logprobs: null, finish_reason: finish }]);
+    yield delta({ role: 'assistant', content: t.content === null ? null : '', refusal: null });
+    for (const piece of pieces(t.content ?? '')) yield delta({ content: piece });
+    for (const [index, c] of t.calls.entries()) {
+      // Identity (id, type, name) only on a call's first delta; later deltas carry just index + an arguments fragment.
+      yield delta({ tool_calls: [{ index, id: c.id, type: 'function', function: { name: c.function.name, arguments: '' } }] });
+      for (const piece of pieces(c.function.arguments)) yield delta({ tool_calls: [{ index, function: { arguments: piece } }] });
+    }
+    yield delta({}, t.finish);
+    if (includeUsage) yield send([], t.usage);
+    yield 'data: [DONE]\n\n';
+  }
 
   // One event per macrotask, so the SDK really parses an incremental stream (and can abort mid-way).
-  for (const [i, event] of events.entries()) {
+  let i = -1;
+  for (const event of events()) {
+    i++;
     if (gone.aborted) return;
     if (cutAfter !== undefined && i >= cutAfter) {
       res.destroy();
@@ -296,6 +305,16 @@ async function streamTurn(res: ServerResponse, t: Turn, includeUsage: boolean, g
     await new Promise((resolve) => setImmediate(resolve));
   }
   res.end();
+}
+
+/** `size` characters at a time, lazily; a surrogate pair is never split. */
+function* slices(s: string, size: number): Generator<string> {
+  for (let i = 0; i < s.length; ) {
+    let end = Math.min(s.length, i + size);
+    if (end < s.length && /[\uD800-\uDBFF]/.test(s[end - 1]!)) end++;
+    yield s.slice(i, end);
+    i = end;
+  }
 }
 
 /** At least three pieces when the text allows, at most 16 characters each; split on code points, never mid-emoji. */

@@ -22,7 +22,7 @@ export function activation(def: AgentDefinition, opts: { signal?: AbortSignal; t
 }
 
 export function exitOf(code: number | null, extra: Partial<SupervisedExit> = {}): SupervisedExit {
-  return { pid: 1234, code, signal: null, stderrTail: '', durationMs: 10, ...extra };
+  return { pid: 1234, code, signal: null, stderrTail: '', stdoutBytes: 0, stdoutHead: '', durationMs: 10, ...extra };
 }
 
 /** Feeds a fixture file line by line (as the supervisor would) and returns the parser. */
