@@ -40,9 +40,43 @@ export const poolFetch: FetchFn = async (input, init) => {
   const streamed = headers.get('content-type')?.includes('text/event-stream') ?? false;
   const length = Number(headers.get('content-length') ?? NaN);
   const small = decoded === res.body && Number.isFinite(length) && length <= WHOLE_BODY_BYTES;
-  const payload = streamed || !small ? (Readable.toWeb(decoded) as ReadableStream<Uint8Array<ArrayBuffer>>) : await readAll(decoded);
+  const payload = streamed || !small ? pulled(decoded) : await readAll(decoded);
   return new Response(payload, { status: res.statusCode, statusText: '', headers });
 };
+
+/**
+ * The body as a web stream read on demand. Not `Readable.toWeb`: when the reader cancels early (the SDK drops an
+ * error body it retries past; a bound stops an answer), the Node stream may still push data, and toWeb's enqueue
+ * on the closed controller throws where nothing can catch it, an uncaught exception in the daemon.
+ */
+function pulled(body: Readable): ReadableStream<Uint8Array<ArrayBuffer>> {
+  const chunks = body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  let done = false;
+  return new ReadableStream<Uint8Array<ArrayBuffer>>({
+    async pull(controller) {
+      try {
+        const next = await chunks.next();
+        if (done) return;
+        if (next.done) {
+          done = true;
+          controller.close();
+        } else {
+          const b = next.value;
+          controller.enqueue(new Uint8Array(b.buffer as ArrayBuffer, b.byteOffset, b.length));
+        }
+      } catch (err) {
+        if (!done) {
+          done = true;
+          controller.error(err);
+        }
+      }
+    },
+    cancel() {
+      done = true;
+      body.destroy();
+    },
+  });
+}
 
 async function readAll(body: Readable): Promise<Uint8Array<ArrayBuffer>> {
   const chunks: Buffer[] = [];
