@@ -57,6 +57,7 @@ export function possibleCauses(message: string): string[] {
   if (/timed? ?out|deadline|max_duration|abort/.test(m)) causes.push('The activation ran out of time (behavior.max_duration) or was cancelled.');
   if (/enoent|not found|no such file|spawn/.test(m)) causes.push('A command or file the executor needs is missing on this machine.');
   if (/econnrefused|enotfound|network|fetch failed|socket/.test(m)) causes.push('A network connection failed (hub, model endpoint or MCP server).');
+  if (/max_(answer|tool_argument|cli_output)_bytes/.test(m)) causes.push('The answer, a tool call or the CLI\'s output was larger than behavior.limits allows (a runaway model or tool); raise the limit only if such sizes are expected.');
   if (causes.length === 0) causes.push('Unclear from the error alone; see the activation record (`warren logs --agent <name>`).');
   return causes;
 }

@@ -137,9 +137,10 @@ describe('claude-code agent through the daemon', () => {
     const harness = h;
     const error = await waitFor('the error post', async () => {
       const page = await harness.api.get<{ posts: Array<{ content: string; author: { name: string } }> }>('/posts?community=agent-errors', harness.adminKey);
-      return page.posts.find((p) => p.author.name === 'coder' && p.content.includes('exceeded'));
+      return page.posts.find((p) => p.author.name === 'coder' && p.content.includes('max_cli_output_bytes'));
     }, 30_000);
-    expect(error.content).toMatch(/output rejected: a line of output exceeded 8388608 bytes/);
+    // The output bound (4 MiB by default) stops the CLI before its line reaches the 8 MiB line limit.
+    expect(error.content).toMatch(/the CLI's output passed behavior\.limits\.max_cli_output_bytes \(4194304 bytes\)/);
     const hello = await h.api.post<{ id: string }>('/posts', userKey, { content: '@greeter hello' });
     const reply = await waitFor('greeter reply', async () => {
       const c = await commentsBy(harness, hello.id, userKey, 'greeter');

@@ -91,6 +91,7 @@ describe('error post', () => {
   it('names likely causes by what the error says', () => {
     expect(possibleCauses('HTTP 429 Too Many Requests')).toEqual(['The model provider is rate limiting this key.']);
     expect(possibleCauses('connect ECONNREFUSED 127.0.0.1:9')[0]).toMatch(/network connection failed/);
+    expect(possibleCauses("the CLI's output passed behavior.limits.max_cli_output_bytes (4194304 bytes)")).toEqual([expect.stringMatching(/larger than behavior\.limits allows/) as string]);
     expect(possibleCauses('something odd')[0]).toMatch(/warren logs --agent/);
   });
 });
