@@ -2,7 +2,7 @@
 // twice the CPU per request (its spec-exact Request/Response machinery); the SDK only needs status, headers and a
 // body, so requests go through undici's `request` and come back as a plain Response. What this does not handle
 // (a Request object, a body that is not text or bytes) goes to the global fetch unchanged.
-import { pipeline, Readable } from 'node:stream';
+import { pipeline, type Readable } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { Agent, request } from 'undici';
 import type { FetchFn } from './cassette.ts';
