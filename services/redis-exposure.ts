@@ -39,21 +39,30 @@ export function redisExposure(f: ExposureFacts): Exposure {
   return { refuse: true, reason: `${open}. CLI agents are not started; ${OPT_OUT}` };
 }
 
-/** The facts, read: a PING without credentials, the socket's and the password file's permissions for `user`. */
-export async function checkRedisExposure(config: WarrenConfig, user: CliUser, logger: Logger): Promise<string | undefined> {
+/**
+ * The facts, read: a PING without credentials, the socket's and the password file's permissions for `user` (a
+ * user not created yet, as `warren doctor` may find it: named only, its permissions taken as another user's).
+ */
+export async function readRedisExposure(config: WarrenConfig, user: CliUser | { name: string }): Promise<Exposure> {
   const { describeRedis, pingWithoutCredentials } = await import('../redis/connect.ts');
   const { parseRedisUrl } = await import('../redis/connection-options.ts');
   const socket = config.redis.cluster ? undefined : parseRedisUrl(config.redis.url).path;
   const passwordFile = config.redis.password_file;
-  const exposure = redisExposure({
+  const real = 'uid' in user ? user : undefined;
+  return redisExposure({
     answer: await pingWithoutCredentials(config.redis),
     // Connecting to a Unix socket takes write permission on it (and passage through its folders).
-    socketReachable: socket === undefined ? undefined : userCan(user, socket, ['-w']),
-    readablePasswordFile: passwordFile !== undefined && userCan(user, passwordFile, ['-r']) ? passwordFile : undefined,
+    socketReachable: socket === undefined || !real ? undefined : userCan(real, socket, ['-w']),
+    readablePasswordFile: passwordFile !== undefined && real && userCan(real, passwordFile, ['-r']) ? passwordFile : undefined,
     allowUnauthenticated: config.redis.allow_unauthenticated,
     where: describeRedis(config.redis),
     user: user.name,
   });
+}
+
+/** At start: the exposure read and logged; the reason CLI agents are not started, or undefined when they may. */
+export async function checkRedisExposure(config: WarrenConfig, user: CliUser, logger: Logger): Promise<string | undefined> {
+  const exposure = await readRedisExposure(config, user);
   if (exposure.refuse) {
     logger.error(exposure.reason);
     return exposure.reason;

@@ -48,6 +48,21 @@ describe('warren doctor', () => {
   });
 });
 
+describe('warren doctor and a Redis that answers without credentials', () => {
+  it.runIf(process.getuid?.() === 0)('says, as warren start decides, that CLI agents would not start beside it, and the opt-out turns that into a warning', async () => {
+    const config = (allow: boolean) => WarrenConfigSchema.parse({
+      hub: { url: 'http://127.0.0.1:9', embedded: false },
+      redis: { url: inject('redisUrl'), allow_unauthenticated: allow },
+      store: { path: join(import.meta.dirname, '..', 'examples') },
+    });
+    // The suite's private Redis takes no password; the examples define CLI agents.
+    const open = (await runDoctor(config(false), { PATH: process.env.PATH })).find((c) => c.area === 'redis exposure');
+    expect(open).toMatchObject({ status: 'fail', message: expect.stringMatching(/answers without credentials[\s\S]*requirepass[\s\S]*CLI agents are not started/) as unknown });
+    const allowed = (await runDoctor(config(true), { PATH: process.env.PATH })).find((c) => c.area === 'redis exposure');
+    expect(allowed).toMatchObject({ status: 'warn', message: expect.stringContaining('redis.allow_unauthenticated is set') as unknown });
+  });
+});
+
 describe('warren doctor and the ports warren start listens on', () => {
   it('fails (exit 1, not "all required checks passed") when the hub port is taken, naming the setting; passes the ports check when free', async () => {
     const holder = createServer();

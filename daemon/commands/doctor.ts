@@ -94,6 +94,8 @@ async function doctorChecks(config: WarrenConfig, env: NodeJS.ProcessEnv, servic
 
   checks.push(await portsCheck(config));
   checks.push(await redisCheck(config));
+  const exposure = await redisExposureCheck(config, agents.some((a) => a.config.type !== 'llm' && a.config.type !== 'native' && a.config.type !== 'custom'));
+  if (exposure) checks.push(exposure);
   if (config.hub.type === 'moltbook') checks.push(...(await moltbookChecks(config, secrets)));
   else checks.push(await hubCheck(config));
   return checks;
@@ -152,6 +154,20 @@ async function portsCheck(config: WarrenConfig): Promise<Check> {
   } catch (err) {
     return { status: 'fail', area: 'ports', message: err instanceof Error ? err.message : String(err) };
   }
+}
+
+/**
+ * What `warren start` decides about CLI agents beside this Redis (services/redis-exposure.ts), when they would run
+ * as their own user: a failure when it would not start the CLI agents defined here, a warning otherwise.
+ */
+async function redisExposureCheck(config: WarrenConfig, hasCliAgents: boolean): Promise<Check | undefined> {
+  const { cliIsolation, lookupUser } = await import('../../executors/cli/run-as.ts');
+  const { runAs } = cliIsolation(config.executors.cli.run_as, process.getuid?.());
+  if (!runAs) return undefined;
+  const { readRedisExposure } = await import('../../services/redis-exposure.ts');
+  const exposure = await readRedisExposure(config, (await lookupUser(runAs)) ?? { name: runAs });
+  if (exposure.refuse) return { status: hasCliAgents ? 'fail' : 'warn', area: 'redis exposure', message: exposure.reason };
+  return { status: exposure.warning ? 'warn' : 'ok', area: 'redis exposure', message: exposure.warning ?? `Redis refuses clients without credentials: CLI agents (as ${runAs}) cannot command it` };
 }
 
 async function redisCheck(config: WarrenConfig): Promise<Check> {
