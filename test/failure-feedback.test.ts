@@ -170,8 +170,12 @@ describe('held mentions', { timeout: PROCESS_TEST_MS }, () => {
     await waitFor('the first answer', async () => ((await commentsBy(harness, post.id, 'chatty')).length === 1 ? true : undefined), PROCESS_START_MS);
     await h.api.post(`/posts/${post.id}/comments`, dana, { content: '@chatty and a second one' });
     await waitFor('the second answer', async () => ((await commentsBy(harness, post.id, 'chatty')).length === 2 ? true : undefined), PROCESS_START_MS);
-    // Answered at the first attempt: no min_interval refusal sent it back to the queue.
-    const answered = (await records(harness, 'chatty')).filter((r) => r.outcome === 'answered');
+    // Answered at the first attempt: no min_interval refusal sent it back to the queue. The record is written when
+    // the activation ends, after its comment is on the hub: waited for, not read at once.
+    const answered = await waitFor('both records', async () => {
+      const done = (await records(harness, 'chatty')).filter((r) => r.outcome === 'answered');
+      return done.length === 2 ? done : undefined;
+    }, PROCESS_START_MS);
     expect(answered.map((r) => r.attempt)).toEqual([1, 1]);
     expect(harness.logs.join('\n')).not.toContain('min_interval_seconds');
   });
