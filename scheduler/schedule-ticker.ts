@@ -17,13 +17,13 @@ export interface ScheduledTask {
   source: 'schedule';
   name: string;
   text: string;
+  /** The tick's time: the run is for it (and the inbox orders tasks by it). */
   createdAt: number;
-  meta: { tick: string };
 }
 
 /** The part of the task inbox a ticker writes to. */
 export interface ScheduleTaskSink {
-  add(agent: string, task: ScheduledTask): Promise<'added' | 'duplicate'>;
+  add(agent: string, task: ScheduledTask): Promise<'added' | 'duplicate' | 'full'>;
 }
 
 export interface ScheduleTickerOptions {
@@ -121,13 +121,23 @@ export class ScheduleTicker {
         try {
           const d = decideTicks({ spec: schedule, checkedThrough: reading?.checkedThrough, now, hold });
           if (d.kind === 'held') continue;
+          let full = false;
           for (const tick of d.fire) {
-            const added = (await this.#opts.inbox.add(def.name, this.#task(schedule.name, schedule.task, tick, now))) === 'added';
+            const result = await this.#opts.inbox.add(def.name, this.#task(schedule.name, schedule.task, tick));
+            if (result === 'full') {
+              // The agent has as many tasks waiting as it may: this tick is tried again next round (and counts as
+              // missed once it is older than ON_TIME_MS), said once.
+              full = true;
+              if (await agentState.once(`schedule-full:${field}:${tick}`, MISSED_NOTE_TTL_MS)) logger.warn({ agent: def.name, schedule: schedule.name, tick: new Date(tick).toISOString() }, `schedule ${field}: the agent's task inbox is full; the tick waits`);
+              break;
+            }
+            const added = result === 'added';
             // A duplicate was queued by whoever added it (or is queued again by the scheduler's pending-task round).
             if (added) await this.#opts.queue.enqueue(def.name, 'task');
             out.push({ agent: def.name, schedule: schedule.name, tick, added });
             if (added) logger.info({ agent: def.name, schedule: schedule.name, tick: new Date(tick).toISOString() }, 'scheduled task queued');
           }
+          if (full) continue;
           const last = d.fire.at(-1);
           if (last !== undefined && last > (reading?.lastFired ?? 0)) fired.set(field, last);
           if (d.kind === 'due' && d.missed !== undefined && (await agentState.once(`schedule-missed:${field}:${d.missed}`, MISSED_NOTE_TTL_MS))) {
@@ -146,8 +156,8 @@ export class ScheduleTicker {
     return out;
   }
 
-  #task(name: string, text: string, tick: number, now: number): ScheduledTask {
-    return { id: scheduleTaskId(name, tick), source: 'schedule', name, text: this.#opts.redact(text), createdAt: now, meta: { tick: new Date(tick).toISOString() } };
+  #task(name: string, text: string, tick: number): ScheduledTask {
+    return { id: scheduleTaskId(name, tick), source: 'schedule', name, text: this.#opts.redact(text), createdAt: tick };
   }
 
   /**
