@@ -13,6 +13,8 @@ import { Reloader } from '../store/reloader.ts';
 import type { ActivationOutcome } from '../activation/activation.ts';
 import { ActivationRecords, heldRecord } from '../activation/activation-records.ts';
 import { HeldMentionStore } from '../scheduler/held-mentions.ts';
+import { TaskInbox, type TaskSource } from '../scheduler/task-inbox.ts';
+import type { TaskEndingHandler } from '../activation/activation.ts';
 import { AgentRegistry } from './agent-registry.ts';
 import { openServices } from '../services/composition.ts';
 import type { WarrenConfig } from '../services/config.ts';
@@ -198,6 +200,10 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     cleanup('activation queue', 'clients', () => queue.close());
     const claims = new InboxClaims(producerConn, config.redis.prefix);
     const records = new ActivationRecords(producerConn, config.redis.prefix);
+    // Work from outside the hub (schedules, webhooks, A2A callers, approvals) waits here until answered; each
+    // source that must hear how its task ended registers a handler below.
+    const tasks = new TaskInbox(producerConn, config.redis.prefix);
+    const taskEndings: Partial<Record<TaskSource, TaskEndingHandler>> = {};
     let scheduler: Scheduler | undefined;
     // `warren status`'s reading of every agent, for /metrics and the embedded hub's watch page.
     const statusSources: StatusSources = { redis: producerConn, prefix: config.redis.prefix, minStalenessMs: config.scheduler.min_staleness, memory: services.memoryStore };
@@ -226,6 +232,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
           cliAvailable: services.cliAvailable,
           usedToday: services.usedToday,
           onWarning: services.onWarning,
+          tasks,
+          taskEndings,
         },
         agentState,
         records,
@@ -270,6 +278,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
         held: new HeldMentionStore(producerConn, config.redis.prefix),
         // Once per new hold, a line in `warren logs` (nothing ran, so it is no activation and nothing is counted).
         onHeld: (agent, h) => void records.addHeld(heldRecord(agent, h)).catch((err: unknown) => logger.warn({ err, agent }, 'could not record the held mentions')),
+        tasks,
       });
       scheduler.start();
       const running = scheduler;
