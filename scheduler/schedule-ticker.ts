@@ -10,21 +10,7 @@ import type { AgentStateStore } from './agent-state.ts';
 import { mayRun } from './eligibility.ts';
 import { decideTicks, type TickHold } from './schedule-ticks.ts';
 import { scheduleField, type ScheduleStateStore } from './schedule-state.ts';
-
-/** A schedule's tick as the inbox keeps it (scheduler/task-inbox.ts AgentTask). */
-export interface ScheduledTask {
-  id: string;
-  source: 'schedule';
-  name: string;
-  text: string;
-  /** The tick's time: the run is for it (and the inbox orders tasks by it). */
-  createdAt: number;
-}
-
-/** The part of the task inbox a ticker writes to. */
-export interface ScheduleTaskSink {
-  add(agent: string, task: ScheduledTask): Promise<'added' | 'duplicate' | 'full'>;
-}
+import type { AgentTask, TaskInbox } from './task-inbox.ts';
 
 export interface ScheduleTickerOptions {
   /** The loaded definitions (read each round: schedules reload with them). */
@@ -33,7 +19,7 @@ export interface ScheduleTickerOptions {
   runnable: () => ReadonlySet<string>;
   state: ScheduleStateStore;
   agentState: Pick<AgentStateStore, 'holdMany' | 'once'>;
-  inbox: ScheduleTaskSink;
+  inbox: Pick<TaskInbox, 'add'>;
   queue: Pick<ActivationQueue, 'enqueue'>;
   /** The process's redaction: a task text goes to Redis and into a prompt. */
   redact: (text: string) => string;
@@ -113,7 +99,7 @@ export class ScheduleTicker {
     for (const def of ticking) {
       // Paused or in quiet hours: the ticks wait (mayRun, the one decision; a backoff does not hold a tick: its task
       // waits in the inbox like any other work).
-      const verdict = mayRun({ trigger: 'notification', paused: holds.get(def.name)?.paused, quietHours: def.config.behavior.quiet_hours }, new Date(now));
+      const verdict = mayRun({ trigger: 'task', paused: holds.get(def.name)?.paused, quietHours: def.config.behavior.quiet_hours }, new Date(now));
       const hold: TickHold | undefined = !verdict.eligible && (verdict.reason === 'paused' || verdict.reason === 'quiet_hours') ? verdict.reason : undefined;
       for (const schedule of def.config.schedules) {
         const field = scheduleField(def.name, schedule.name);
@@ -153,10 +139,12 @@ export class ScheduleTicker {
       }
     }
     await state.record(checked, fired);
+    logger.debug({ now: new Date(now).toISOString(), schedules: fields.length, queued: out.filter((t) => t.added).length }, 'schedule round');
     return out;
   }
 
-  #task(name: string, text: string, tick: number): ScheduledTask {
+  /** A tick's task: its time is when it came (the inbox orders by it, and the run is told it). */
+  #task(name: string, text: string, tick: number): AgentTask {
     return { id: scheduleTaskId(name, tick), source: 'schedule', name, text: this.#opts.redact(text), createdAt: tick };
   }
 
