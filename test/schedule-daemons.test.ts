@@ -9,6 +9,11 @@ import type { ActivationOutcome } from '../activation/activation.ts';
 import { startDaemon, type RunningDaemon } from '../daemon/daemon.ts';
 import { createLogger } from '../daemon/logger.ts';
 import { startHub, type RunningHub } from '../local-hub/server.ts';
+import { startTestHub, watchSessionCookie } from '../local-hub/testing.ts';
+import type { FleetAgent } from '../local-hub/watch/fleet.ts';
+import { readAgentStatuses } from '../daemon/ops/agent-statuses.ts';
+import { fleetSource } from '../daemon/ops/fleet-source.ts';
+import { formatStatus } from '../daemon/ops/status.ts';
 import { ActivationQueue } from '../scheduler/activation-queue.ts';
 import { AgentStateStore } from '../scheduler/agent-state.ts';
 import { TaskInbox } from '../scheduler/task-inbox.ts';
@@ -126,6 +131,22 @@ describe('schedules in daemons', { timeout: PROCESS_TEST_MS }, () => {
     // Each tick queued by one daemon only.
     const queued = f.daemons.flatMap((d) => d.logs.filter((l) => l.includes('"msg":"scheduled task queued"')));
     expect(queued).toHaveLength(10);
+
+    // `warren status` and the watch page: the last tick queued, and the next one (from now, the real clock).
+    const defs = f.daemons[0]!.daemon.registry.all();
+    const sources = { redis: f.redis, prefix: f.config.redis.prefix, minStalenessMs: 60_000 };
+    const status = await readAgentStatuses(sources, defs);
+    const schedules = status.agents.find((a) => a.name === 'ticker')?.schedules;
+    expect(schedules).toMatchObject([{ name: 'every-minute', cron: '* * * * *', timezone: 'UTC', missed: 'skip', last_at: ticks[9] }]);
+    expect(Date.parse(schedules![0]!.next_at)).toBeGreaterThan(Date.now() - 1_000);
+    expect(formatStatus({ redis: { url: redisUrl, ok: true }, hub: { url: 'hub', ok: true }, leader: null, queue: null, running: [], agents: status.agents, defined: 1, broken: 0 }, new Date())).toContain(`ticker/every-minute  * * * * * UTC`);
+    const watch = await startTestHub({ fleet: fleetSource({ sources, definitions: () => defs, state: new AgentStateStore(f.redis, f.config.redis.prefix) }) });
+    cleanups.push(() => watch.close());
+    // Read as the page reads it: with the session the operator link gives.
+    const fleetJson = (await (await fetch(`${watch.hub.url}/watch/api/fleet`, { headers: { cookie: await watchSessionCookie(watch.hub.watchUrl) } })).json()) as { agents: FleetAgent[] };
+    const shown = fleetJson.agents.find((a) => a.name === 'ticker')?.schedules;
+    expect(shown).toEqual([{ name: 'every-minute', cron: '* * * * *', timezone: 'UTC', next_at: expect.any(String), last_at: ticks[9] }]);
+    expect(Date.parse(shown![0]!.next_at)).toBeGreaterThanOrEqual(Date.parse(schedules![0]!.next_at));
   });
 
   it('a tick during a pause is held; a long pause: run_once runs it once at resume, skip not at all', async () => {
