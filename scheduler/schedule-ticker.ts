@@ -8,7 +8,7 @@ import type { AgentDefinition } from '../store/definition.ts';
 import type { ActivationQueue } from './activation-queue.ts';
 import type { AgentStateStore } from './agent-state.ts';
 import { mayRun } from './eligibility.ts';
-import { decideTicks, type TickHold } from './schedule-ticks.ts';
+import { decideTicks, nextTick, type TickHold } from './schedule-ticks.ts';
 import { scheduleField, type ScheduleStateStore } from './schedule-state.ts';
 import type { AgentTask, TaskInbox } from './task-inbox.ts';
 
@@ -25,8 +25,6 @@ export interface ScheduleTickerOptions {
   redact: (text: string) => string;
   /** Epoch ms now; Date.now in production. */
   clock?: () => number;
-  /** How often a round runs. */
-  intervalMs?: number;
   logger: Logger;
 }
 
@@ -55,6 +53,11 @@ export class ScheduleTicker {
   #stopped = true;
   /** The schedules of the last round, to forget those no longer defined when the set changes. */
   #fields: string | undefined;
+  /**
+   * Per schedule, its next tick after a time this ticker decided at (`from`): until then no tick is due, and a round
+   * skips reading the cron (reading one costs about a millisecond; a round looks at every schedule every second).
+   */
+  readonly #quietUntil = new Map<string, { spec: string; from: number; until: number }>();
 
   constructor(opts: ScheduleTickerOptions) {
     this.#opts = opts;
@@ -78,7 +81,7 @@ export class ScheduleTicker {
     this.#timer = setTimeout(() => {
       this.#round = this.round()
         .catch((err: unknown) => this.#opts.logger.warn({ err }, 'schedule round failed; will retry'))
-        .finally(() => this.#next(this.#opts.intervalMs ?? ROUND_MS));
+        .finally(() => this.#next(ROUND_MS));
     }, delayMs);
   }
 
@@ -104,8 +107,16 @@ export class ScheduleTicker {
       for (const schedule of def.config.schedules) {
         const field = scheduleField(def.name, schedule.name);
         const reading = readings.get(field);
+        const spec = `${schedule.cron}\t${schedule.timezone}`;
+        const quiet = this.#quietUntil.get(field);
+        const through = reading?.checkedThrough;
+        // No tick in (checkedThrough, now]: what decideTicks would say, without reading the cron.
+        if (!hold && quiet?.spec === spec && through !== undefined && through >= quiet.from && now < quiet.until) {
+          checked.set(field, now);
+          continue;
+        }
         try {
-          const d = decideTicks({ spec: schedule, checkedThrough: reading?.checkedThrough, now, hold });
+          const d = decideTicks({ spec: schedule, checkedThrough: through, now, hold });
           if (d.kind === 'held') continue;
           let full = false;
           for (const tick of d.fire) {
@@ -132,6 +143,7 @@ export class ScheduleTicker {
           }
           // Only after its tasks are in the inbox: a round cut short here decides the same ticks again (same ids).
           checked.set(field, d.checkedThrough);
+          this.#quietUntil.set(field, { spec, from: d.checkedThrough, until: nextTick(schedule, d.checkedThrough) });
         } catch (err) {
           // One broken schedule never stops the others; it is decided again next round.
           logger.warn({ err, agent: def.name, schedule: schedule.name }, 'could not queue a scheduled task');

@@ -49,7 +49,6 @@ export interface TickFacts {
   now: number;
   /** Set while the agent may not run: nothing fires and the ticks wait, to be judged once the hold ends. */
   hold?: TickHold;
-  onTimeMs?: number;
 }
 
 export type TickDecision =
@@ -66,8 +65,8 @@ export type TickDecision =
 export function decideTicks(f: TickFacts): TickDecision {
   if (f.checkedThrough === undefined) return { kind: 'first_seen', fire: [], checkedThrough: f.now };
   if (f.hold) return { kind: 'held', hold: f.hold, fire: [] };
-  // Missed: a tick in (checkedThrough, missedUntil], older than onTimeMs; the newest of them is the one `run_once` runs.
-  const missedUntil = f.now - (f.onTimeMs ?? ON_TIME_MS) - 1;
+  // Missed: a tick in (checkedThrough, missedUntil], older than ON_TIME_MS; the newest of them is the one `run_once` runs.
+  const missedUntil = f.now - ON_TIME_MS - 1;
   const from = Math.max(f.checkedThrough, missedUntil);
   const onTime = f.now > from ? ticksBetween(f.spec, from, f.now) : [];
   const missed = f.checkedThrough < missedUntil ? lastTickAtOrBefore(f.spec, missedUntil) : undefined;
