@@ -145,7 +145,7 @@ describe('schedules in daemons', { timeout: PROCESS_TEST_MS }, () => {
     // Read as the page reads it: with the session the operator link gives.
     const fleetJson = (await (await fetch(`${watch.hub.url}/watch/api/fleet`, { headers: { cookie: await watchSessionCookie(watch.hub.watchUrl) } })).json()) as { agents: FleetAgent[] };
     const shown = fleetJson.agents.find((a) => a.name === 'ticker')?.schedules;
-    expect(shown).toEqual([{ name: 'every-minute', cron: '* * * * *', timezone: 'UTC', next_at: expect.any(String), last_at: ticks[9] }]);
+    expect(shown?.map(({ next_at: _next, ...rest }) => rest)).toEqual([{ name: 'every-minute', cron: '* * * * *', timezone: 'UTC', last_at: ticks[9] }]);
     expect(Date.parse(shown![0]!.next_at)).toBeGreaterThanOrEqual(Date.parse(schedules![0]!.next_at));
   });
 
