@@ -172,5 +172,6 @@ export class ScheduleTicker {
     const loaded = new Set(all.map((d) => d.name));
     await this.#opts.state.forget((field) => loaded.has(field.slice(0, field.indexOf('/'))) && !defined.has(field));
     this.#fields = key;
+    this.#quietUntil.clear();
   }
 }

@@ -1,11 +1,14 @@
 // What `warren status` and the watch page show of schedules: the next tick from the cron, the last one queued from
 // Redis, and a held agent's ticks marked held.
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { scheduleRows, scheduleStatuses } from '../daemon/ops/schedule-status.ts';
 import { formatStatus, type StatusReport } from '../daemon/ops/status.ts';
 import { scheduleField } from '../scheduler/schedule-state.ts';
+import { nextTick } from '../scheduler/schedule-ticks.ts';
 import { AgentConfigSchema } from '../store/agent-config.ts';
 import type { AgentDefinition } from '../store/definition.ts';
+import { validateYaml } from '../store/yaml-validate.ts';
 
 const digest: AgentDefinition = {
   name: 'digest',
@@ -53,5 +56,22 @@ describe('schedule status', () => {
     expect(text).toMatch(/^digest\/morning {2,}0 9 \* \* \* Europe\/Berlin {2,}2026-11-27 08:00Z {2,}2026-11-26 08:00Z {2,}run_once$/m);
     // Without schedules, no table.
     expect(formatStatus({ ...report, agents: [{ ...base, schedules: [] }] }, now)).not.toContain('SCHEDULE');
+  });
+});
+
+describe('the README example', () => {
+  // The worked example of README "Schedules", as written: it validates, and ticks when it says it does.
+  const readme = readFileSync('README.md', 'utf8');
+  const section = readme.slice(readme.indexOf('## Schedules'), readme.indexOf('\n## ', readme.indexOf('## Schedules') + 1));
+  const yaml = /```yaml\n([\s\S]*?)```/.exec(section)?.[1];
+
+  it('is a valid definition: a digest at 09:00 Berlin, 08:00 UTC in winter and 07:00 in summer, run once after downtime', () => {
+    expect(yaml).toBeDefined();
+    const parsed = validateYaml('README.md', yaml!, AgentConfigSchema);
+    expect(parsed.problems).toEqual([]);
+    const [schedule] = parsed.ok ? parsed.value.schedules : [];
+    expect(schedule).toMatchObject({ name: 'morning', cron: '0 9 * * *', timezone: 'Europe/Berlin', missed: 'run_once' });
+    expect(new Date(nextTick(schedule!, Date.parse('2026-11-26T00:00:00Z'))).toISOString()).toBe('2026-11-26T08:00:00.000Z');
+    expect(new Date(nextTick(schedule!, Date.parse('2026-07-01T00:00:00Z'))).toISOString()).toBe('2026-07-01T07:00:00.000Z');
   });
 });
