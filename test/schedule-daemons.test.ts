@@ -20,7 +20,7 @@ import { TaskInbox } from '../scheduler/task-inbox.ts';
 import { WarrenConfigSchema, type WarrenConfig } from '../services/config.ts';
 import { PROCESS_TEST_MS } from './support/ceilings.ts';
 import { makeAgentsDir } from './support/daemon-harness.ts';
-import { waitFor } from './support/hub-api.ts';
+import { hubCaller, waitFor } from './support/hub-api.ts';
 
 const redisUrl = inject('redisUrl');
 const cleanups: Array<() => Promise<unknown>> = [];
@@ -43,6 +43,7 @@ ${schedule}
 }
 
 interface Fleet {
+  hub: RunningHub;
   config: WarrenConfig;
   clock: { now: number };
   outcomes: ActivationOutcome[];
@@ -59,7 +60,8 @@ interface Fleet {
 async function fleet(agents: Record<string, string>, start: string): Promise<Fleet> {
   const hub: RunningHub = await startHub({ dbPath: ':memory:', port: 0, adminKey: `admin-${randomUUID()}` });
   cleanups.push(() => hub.close());
-  const agentsDir = makeAgentsDir(Object.fromEntries(Object.entries(agents).map(([n, s]) => [n, { config: agentYaml(n, s), prompt: 'You are {{name}}.' }])), { withGreeter: false });
+  // A value that is a whole config.yaml is taken as it is; otherwise it is the `schedules:` list of a scripted agent.
+  const agentsDir = makeAgentsDir(Object.fromEntries(Object.entries(agents).map(([n, s]) => [n, { config: s.startsWith('name:') ? s : agentYaml(n, s), prompt: 'You are {{name}}.' }])), { withGreeter: false });
   const config = WarrenConfigSchema.parse({
     hub: { url: hub.url, embedded: false },
     redis: { url: redisUrl, prefix: `sched-${randomUUID().slice(0, 8)}`, allow_unauthenticated: true },
@@ -71,6 +73,7 @@ async function fleet(agents: Record<string, string>, start: string): Promise<Fle
   const redis = new Redis(redisUrl);
   cleanups.push(() => redis.quit());
   const f: Fleet = {
+    hub,
     config,
     clock: { now: at(start) },
     outcomes: [],
@@ -197,5 +200,37 @@ describe('schedules in daemons', { timeout: PROCESS_TEST_MS }, () => {
     await settled(f, 'oncer');
     expect(f.runs('oncer')).toEqual(['2026-11-26T08:00:00.000Z']);
     expect(f.runs('skipper')).toEqual([]);
+  });
+
+  it('the daily digest of the README at 09:00 Berlin: one post on the hub at the tick, with two daemons', async () => {
+    const digest = `name: digest
+type: llm
+brain:
+  provider: scripted
+  model: m
+  responses:
+    - tool_calls: [{name: hub_post, arguments: {title: Digest, content: "Today in m/general: quiet.", community: m/general}}]
+    - Posted the digest.
+capabilities: {grants: [hub:read, hub:write]}
+schedules:
+  - name: morning
+    cron: "0 9 * * *"
+    timezone: Europe/Berlin
+    task: Post a short digest of m/general to m/general with hub_post.
+    missed: run_once
+`;
+    const f = await fleet({ digest }, '2026-11-26T07:59:58Z'); // 08:59:58 in Berlin
+    await Promise.all([f.start(), f.start()]);
+    await f.roundsAtNow();
+    const api = hubCaller(f.hub.url);
+    const posts = async (): Promise<Array<{ title: string; author: { name: string } }>> => (await api.get<{ posts: Array<{ title: string; author: { name: string } }> }>('/posts?community=m/general&limit=50', f.hub.adminKey)).posts.filter((p) => p.author.name === 'digest');
+    expect(await posts()).toEqual([]);
+    f.clock.now = at('2026-11-26T08:00:00.300Z');
+    await waitFor('the digest on the hub', async () => ((await posts()).length > 0 ? true : undefined), WAIT_MS);
+    f.clock.now += 60_000;
+    await f.roundsAtNow();
+    await settled(f, 'digest');
+    expect((await posts()).map((p) => p.title)).toEqual(['Digest']);
+    expect(f.runs('digest')).toEqual(['2026-11-26T08:00:00.000Z']);
   });
 });
