@@ -57,9 +57,11 @@ export class ScheduleStateStore {
   /** Drops what is kept of the schedules `gone` picks (no longer defined). */
   async forget(gone: (field: string) => boolean): Promise<void> {
     const [checked, fired] = await Promise.all([this.#redis.hkeys(this.#checked), this.#redis.hkeys(this.#fired)]);
+    const [oldChecked, oldFired] = [checked.filter(gone), fired.filter(gone)];
+    if (oldChecked.length === 0 && oldFired.length === 0) return;
     const m = this.#redis.multi();
-    if (checked.some(gone)) m.hdel(this.#checked, ...checked.filter(gone));
-    if (fired.some(gone)) m.hdel(this.#fired, ...fired.filter(gone));
+    if (oldChecked.length) m.hdel(this.#checked, ...oldChecked);
+    if (oldFired.length) m.hdel(this.#fired, ...oldFired);
     await m.exec();
   }
 }
