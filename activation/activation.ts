@@ -53,7 +53,19 @@ export interface ActivationDeps extends TurnServices {
    * the task is settled, so a crash in between tells again (at least once; the handler keys on the task's id).
    */
   taskEndings?: Partial<Record<TaskSource, TaskEndingHandler>>;
+  /**
+   * Told when a turn starts on a task, by the task's source (the A2A server marks it WORKING); its signal aborts
+   * the turn when the task's owner cancels it (an A2A CancelTask), and the task then ends as cancelled.
+   */
+  taskStarts?: Partial<Record<TaskSource, TaskStartHandler>>;
 }
+
+/** A task's turn as its source watches it: `cancelled` aborts the turn; `close` once the turn is over. */
+export interface TaskWatch {
+  cancelled: AbortSignal;
+  close(): void;
+}
+export type TaskStartHandler = (agent: string, task: AgentTask, activationId: string) => Promise<TaskWatch>;
 
 /** How a task ended, as its source hears it: an answer (maybe empty), or why it failed for good. */
 export type TaskEnded = { kind: 'answered'; text: string; activationId: string } | { kind: 'failed'; message: string; activationId: string };
@@ -418,8 +430,21 @@ async function answerTask(deps: ActivationDeps, run: Run): Promise<Step> {
       await end({ kind: 'failed', message, activationId });
       return done({ ending: { outcome: { kind: 'no_action', reason: 'task_given_up' }, by: 'pipeline' } });
     }
-    const turn = await takeTurn(deps, run, { kind: 'task', task });
+    const watch = await deps.taskStarts?.[task.source]?.(def.name, task, activationId);
+    let turn;
+    try {
+      const signal = watch ? AbortSignal.any([run.signal, watch.cancelled]) : run.signal;
+      turn = await takeTurn(deps, { ...run, signal }, { kind: 'task', task });
+    } finally {
+      watch?.close();
+    }
     usage = plusUsage(usage, turn.result.usage);
+    if (watch?.cancelled.aborted) {
+      // Cancelled by its owner: over for good, whatever the turn made of the abort.
+      await end({ kind: 'failed', message: 'cancelled by its caller', activationId });
+      log.info({ task: task.id, source: task.source }, 'task cancelled');
+      return done({ ending: { outcome: { kind: 'no_action', reason: 'task_cancelled' }, by: 'pipeline' }, usage });
+    }
     const result = workOf(run, turn, { usage, task: ref });
     if (result.kind === 'failed') {
       const outcome = result.failure.outcome;

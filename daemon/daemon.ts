@@ -29,6 +29,7 @@ import { RedisNotificationFailures } from '../activation/notification-failures.t
 import { startHealthServer } from './health-server.ts';
 import { assertPortsFree, daemonPorts, ingressPort, portErrorOf } from './port-check.ts';
 import { Ingress, type IngressRoute } from './ingress/ingress-server.ts';
+import { a2aCardUrls, startA2A } from './a2a/a2a-server.ts';
 import { WarrenMetrics } from './metrics.ts';
 import { readAgentStatuses, type StatusSources } from './ops/agent-statuses.ts';
 import { fleetSource } from './ops/fleet-source.ts';
@@ -219,6 +220,11 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     // source that must hear how its task ended registers a handler below.
     const tasks = new TaskInbox(producerConn, config.redis.prefix);
     const taskEndings: Partial<Record<TaskSource, TaskEndingHandler>> = {};
+    // Agents served over A2A (a2a.serve): their callers' tasks come in on the ingress and end through the inbox.
+    const a2a = await startA2A({ config, secrets: services.secrets, redis: producerConn, agents: registry, inbox: tasks, queue, redact: (text) => redactor.redact(text), logger: logger.child({ component: 'a2a' }) });
+    cleanup('a2a news connection', 'connections', () => a2a.close());
+    ingressRoutes.push(a2a.route);
+    taskEndings.a2a = a2a.turns.end;
     let scheduler: Scheduler | undefined;
     // `warren status`'s reading of every agent, for /metrics and the embedded hub's watch page.
     const statusSources: StatusSources = { redis: producerConn, prefix: config.redis.prefix, minStalenessMs: config.scheduler.min_staleness, memory: services.memoryStore };
@@ -249,6 +255,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
           onWarning: services.onWarning,
           tasks,
           taskEndings,
+          taskStarts: { a2a: a2a.turns.start },
         },
         agentState,
         records,
@@ -318,6 +325,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       throw portErrorOf(ingressPort(config), err);
     });
     ingressFromReloads = true;
+    if (ingress.url) for (const url of a2aCardUrls(registry.all(), ingress.url)) logger.info({ card: url }, 'serving an agent over A2A');
     let metricsUrl: string | undefined;
     if (config.metrics.enabled) {
       const server = await startHealthServer({

@@ -210,6 +210,23 @@ export class RedisKeys {
   get loadedDefinitions(): string {
     return `${this.prefix}:definitions-loaded`;
   }
+  // A2A tasks served by the agents (daemon/a2a/*).
+  /** One A2A task: its body and state, agent, caller and times (a hash). */
+  a2aTask(taskId: string): string {
+    return `${this.prefix}:a2a-task:${taskId}`;
+  }
+  /** Every A2A task by when it came (a zset), for ListTasks and status. */
+  get a2aTasks(): string {
+    return `${this.prefix}:a2a-tasks`;
+  }
+  /** Tasks an agent took from A2A callers on one UTC day (a counter). */
+  a2aDay(agent: string, day: string): string {
+    return `${this.prefix}:a2a-day:${agent}:${day}`;
+  }
+  /** Where a task's news (working, ended, cancel asked) reaches every daemon. */
+  get a2aChannel(): string {
+    return `${this.prefix}:a2a`;
+  }
   get reloadChannel(): string {
     return `${this.prefix}:reload`;
   }

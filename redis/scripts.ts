@@ -79,6 +79,7 @@ const SCRIPTS = {
   warrenTaskSettle: { lua: lua('task-settle'), keys: 5 },
   warrenTaskRelease: { lua: lua('task-release'), keys: 1 },
   warrenTasksWaiting: { lua: lua('tasks-waiting'), keys: 1 },
+  warrenA2aTaskSave: { lua: lua('a2a-task-save'), keys: 2 },
 } as const;
 
 type ScriptName = keyof typeof SCRIPTS;
@@ -209,6 +210,11 @@ export class RedisScripts {
   /** lua/task-settle.lua: true when the task was still there. */
   async taskSettle(keys: readonly [pending: string, bodies: string, claims: string, seen: string, agents: string], id: string, agent: string, seenTtlMs: number): Promise<boolean> {
     return knownCode('task-settle', await this.#run.warrenTaskSettle(...keys, id, agent, seenTtlMs), BOOLEAN_CODES) === 1;
+  }
+
+  /** lua/a2a-task-save.lua: true when the state was written (never over an ended task, never backwards). */
+  async a2aTaskSave(keys: readonly [task: string, index: string], id: string, body: string, state: number, rank: number, agent: string, caller: string, now: number, ttlMs: number): Promise<boolean> {
+    return knownCode('a2a-task-save', await this.#run.warrenA2aTaskSave(...keys, id, body, state, rank, agent, caller, now, ttlMs), BOOLEAN_CODES) === 1;
   }
 
   /** lua/task-release.lua: true when `activationId` held the task and let it go. */

@@ -259,6 +259,21 @@ export const WarrenConfigSchema = z.strictObject({
       port: z.number().int().min(0).max(65_535).default(7071),
     })
     .prefault({}),
+  /**
+   * Who may send tasks to the agents that serve A2A: each caller's bearer key from a variable or a file (hashed once
+   * read). With none, only loopback callers are served, without a key.
+   */
+  a2a: z
+    .strictObject({
+      callers: z
+        .array(
+          z
+            .strictObject({ name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, 'expected letters, digits, dots, dashes and underscores'), key_env: envName.optional(), key_file: z.string().min(1).optional() })
+            .refine((c) => (c.key_env === undefined) !== (c.key_file === undefined), { message: 'expected exactly one of key_env and key_file', path: ['key_env'] }),
+        )
+        .default([]),
+    })
+    .prefault({}),
   /** The operations endpoint: /healthz, /readyz and /metrics (Prometheus). Loopback unless deliberately exposed. */
   metrics: z
     .strictObject({

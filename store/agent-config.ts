@@ -188,6 +188,26 @@ const SchedulesSchema = z.array(ScheduleSchema).superRefine((schedules, ctx) => 
   });
 });
 
+// (warren) Serves the agent over A2A on the daemon's ingress (`/a2a/<agent>/`): its card lists `skills`; each
+// caller's task is a task of the agent's inbox, and at most `max_daily_tasks` a day are taken (more are REJECTED).
+const A2AServeSchema = z.strictObject({
+  serve: z.boolean().default(false),
+  skills: z
+    .array(
+      z.strictObject({
+        id: z.string().regex(/^[a-z0-9]([a-z0-9_-]*[a-z0-9])?$/, 'expected lowercase letters, digits, inner dashes and underscores').max(64),
+        name: z.string().min(1).max(100),
+        description: z.string().min(1).max(1_000),
+        tags: z.array(z.string().min(1).max(50)).max(20).default([]),
+        examples: z.array(z.string().min(1).max(500)).max(10).default([]),
+      }),
+    )
+    .max(50)
+    .default([]),
+  max_daily_tasks: z.number().int().nonnegative().default(50),
+});
+export type A2AServeConfig = z.infer<typeof A2AServeSchema>;
+
 /** Keys of the original runner that are accepted with a warning and ignored. */
 export const LEGACY_KEYS = ['network', 'system_prompt', 'r2_path'] as const;
 
@@ -205,6 +225,7 @@ export const AgentConfigSchema = z.strictObject({
   memory: MemorySchema.optional(),
   cache_ttl: z.number().int().min(30).max(3600).default(300),
   schedules: SchedulesSchema.default([]),
+  a2a: A2AServeSchema.optional(),
   network: z.unknown().optional(),
   system_prompt: z.unknown().optional(),
   r2_path: z.unknown().optional(),

@@ -1,0 +1,150 @@
+// The SDK's AgentExecutor for a warren agent: a caller's message becomes a task of the agent's task inbox (the same
+// queue, limits, budget, quiet hours and failure policy as its other work), and the executor then only relays what
+// the store says of the task (WORKING, then the end with its answer) to the caller's request. Whatever daemon runs
+// the turn writes its progress to the store (a2a-task-turns.ts); a daemon that dies mid-request loses the stream,
+// not the task: GetTask or SubscribeToTask from any daemon finds it.
+import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk';
+import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server';
+import type { Logger } from 'pino';
+import type { TaskInbox } from '../../scheduler/task-inbox.ts';
+import type { ActivationQueue } from '../../scheduler/activation-queue.ts';
+import { RedisKeys } from '../../redis/keys.ts';
+import type { RedisClient } from '../../redis/scripts.ts';
+import type { A2ANews } from './a2a-news.ts';
+import { callerOf, stateRank, TERMINAL_STATES, type RedisA2ATaskStore } from './a2a-task-store.ts';
+
+/** Most characters of a caller's message the agent is given: a task, not a document. */
+export const A2A_TASK_MAX_CHARS = 8_000;
+/** A waiting request reads the store again this often even when no news came (news lost while reconnecting). */
+const RECHECK_MS = 5_000;
+
+export interface A2AExecutorDeps {
+  agent: string;
+  maxDailyTasks: number;
+  store: RedisA2ATaskStore;
+  news: A2ANews;
+  inbox: Pick<TaskInbox, 'add'>;
+  queue: Pick<ActivationQueue, 'enqueue'>;
+  redis: RedisClient;
+  prefix: string;
+  redact: (text: string) => string;
+  logger: Logger;
+}
+
+/** The text parts of a message, joined; what the agent reads. Pure. */
+export function messageText(message: Message | undefined): string {
+  return (message?.parts ?? [])
+    .map((p) => (p.content?.$case === 'text' ? p.content.value : p.content?.$case === 'data' ? JSON.stringify(p.content.value) : ''))
+    .filter((t) => t.length > 0)
+    .join('\n');
+}
+
+/** An agent's message of one text part (a status's reason, an answer). */
+export function agentMessage(task: Pick<Task, 'id' | 'contextId'>, text: string, messageId: string): Message {
+  return { messageId, contextId: task.contextId, taskId: task.id, role: Role.ROLE_AGENT, parts: [{ content: { $case: 'text', value: text }, metadata: undefined, filename: '', mediaType: 'text/plain' }], metadata: undefined, extensions: [], referenceTaskIds: [] };
+}
+
+/** `task` ended in `state` with `reason` said to its caller. Pure. */
+export function ended(task: Task, state: TaskState, reason: string, now: Date): Task {
+  return { ...task, status: { state, message: agentMessage(task, reason, `${task.id}:status:${state}`), timestamp: now.toISOString() } };
+}
+
+export class WarrenAgentExecutor implements AgentExecutor {
+  readonly #d: A2AExecutorDeps;
+  /** Requests of this daemon waiting for a task's end: stopped by a cancel. */
+  readonly #waits = new Map<string, () => void>();
+
+  constructor(deps: A2AExecutorDeps) {
+    this.#d = deps;
+  }
+
+  async execute(ctx: RequestContext, bus: ExecutionEventBus): Promise<void> {
+    const d = this.#d;
+    const caller = callerOf(ctx.context);
+    const now = new Date();
+    const text = d.redact(messageText(ctx.userMessage)).slice(0, A2A_TASK_MAX_CHARS);
+    const task: Task = ctx.task ?? { id: ctx.taskId, contextId: ctx.contextId, status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: now.toISOString() }, artifacts: [], history: [ctx.userMessage], metadata: { agent: d.agent, caller } };
+    if (ctx.task) {
+      // Warren's tasks end in one turn: a follow-up message to an open task is not taken.
+      bus.publish(AgentEvent.task(ended(task, TaskState.TASK_STATE_REJECTED, 'this agent answers each task in one turn; send a new message (without a task id) for more', now)));
+      return bus.finished();
+    }
+    if (!text.trim()) {
+      bus.publish(AgentEvent.task(ended(task, TaskState.TASK_STATE_REJECTED, 'the message has no text part; send the task as text', now)));
+      return bus.finished();
+    }
+    const refusal = await this.#overDailyLimit(now);
+    if (refusal) {
+      d.logger.info({ agent: d.agent, caller, task: task.id }, 'A2A task rejected: over the daily limit');
+      bus.publish(AgentEvent.task(ended(task, TaskState.TASK_STATE_REJECTED, refusal, now)));
+      return bus.finished();
+    }
+    // Stored before the inbox has it: the turn that marks it WORKING finds it.
+    await d.store.write(task, d.agent, caller);
+    const added = await d.inbox.add(d.agent, { id: `a2a:${task.id}`, source: 'a2a', name: caller, text, createdAt: now.getTime(), meta: { taskId: task.id, contextId: task.contextId } });
+    if (added === 'full') {
+      const rejected = ended(task, TaskState.TASK_STATE_REJECTED, `agent ${d.agent} has too many tasks waiting; try again later`, now);
+      await d.store.write(rejected, d.agent, caller);
+      bus.publish(AgentEvent.task(rejected));
+      return bus.finished();
+    }
+    bus.publish(AgentEvent.task(task));
+    d.logger.info({ agent: d.agent, caller, task: task.id }, 'A2A task accepted');
+    await d.queue.enqueue(d.agent, 'task').catch((err: unknown) => d.logger.warn({ err, agent: d.agent }, 'could not queue the A2A task now; the scheduler round will'));
+    await this.#relay(task, bus);
+  }
+
+  async cancelTask(taskId: string, bus: ExecutionEventBus): Promise<void> {
+    const stored = await this.#d.store.read(taskId);
+    this.#waits.get(taskId)?.();
+    const task = stored?.task ?? { id: taskId, contextId: '', status: undefined, artifacts: [], history: [], metadata: undefined };
+    bus.publish(AgentEvent.statusUpdate({ taskId, contextId: task.contextId, status: ended(task, TaskState.TASK_STATE_CANCELED, 'cancelled by its caller', new Date()).status, metadata: undefined }));
+    bus.finished();
+  }
+
+  /** The day's refusal, or undefined when the task is counted in. */
+  async #overDailyLimit(now: Date): Promise<string | undefined> {
+    const d = this.#d;
+    const key = new RedisKeys(d.prefix).a2aDay(d.agent, now.toISOString().slice(0, 10));
+    const [[, count]] = ((await d.redis.multi().incr(key).pexpire(key, 2 * 86_400_000).exec()) ?? []) as [[unknown, number]];
+    if (count <= d.maxDailyTasks) return undefined;
+    await d.redis.decr(key); // a refused task is not one of the day's
+    return `agent ${d.agent} has taken its ${d.maxDailyTasks} A2A tasks for today (a2a.max_daily_tasks); try again after midnight UTC`;
+  }
+
+  /** Streams the task's news from the store to the request until it ends (or is cancelled here). */
+  async #relay(task: Task, bus: ExecutionEventBus): Promise<void> {
+    const d = this.#d;
+    let rank = stateRank(task.status?.state);
+    let wake: () => void = () => undefined;
+    let stopped = false;
+    const stopListening = d.news.listen(task.id, () => wake());
+    this.#waits.set(task.id, () => {
+      stopped = true;
+      wake();
+    });
+    try {
+      while (!stopped) {
+        const nudged = new Promise<void>((resolve) => {
+          wake = resolve;
+          setTimeout(resolve, RECHECK_MS).unref();
+        });
+        const got = await d.store.read(task.id);
+        const now = got?.task;
+        if (now && stateRank(now.status?.state) > rank) {
+          rank = stateRank(now.status?.state);
+          const over = now.status !== undefined && TERMINAL_STATES.includes(now.status.state);
+          // The answer comes as the artifact, before the status that ends the task.
+          if (over) for (const a of now.artifacts) bus.publish(AgentEvent.artifactUpdate({ taskId: task.id, contextId: task.contextId, artifact: a, append: false, lastChunk: true, metadata: undefined }));
+          bus.publish(AgentEvent.statusUpdate({ taskId: task.id, contextId: task.contextId, status: now.status, metadata: undefined }));
+          if (over) break;
+        }
+        await nudged;
+      }
+    } finally {
+      stopListening();
+      this.#waits.delete(task.id);
+    }
+    if (!stopped) bus.finished();
+  }
+}

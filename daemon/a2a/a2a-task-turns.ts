@@ -1,0 +1,77 @@
+// The worker's side of an A2A task, in whichever daemon runs it: the turn's start marks the task WORKING (and
+// listens for its caller's cancel, which aborts the turn), its end writes COMPLETED with the answer as the artifact,
+// or FAILED with the reason. Both go through the store's forward-only write, so a retried or doubled turn
+// (SIGKILL mid-task) answers the caller once; each change is then announced to the daemon holding the request.
+import { TaskState, type Task } from '@a2a-js/sdk';
+import type { Logger } from 'pino';
+import type { TaskEnded, TaskEndingHandler, TaskStartHandler, TaskWatch } from '../../activation/activation.ts';
+import type { AgentTask } from '../../scheduler/task-inbox.ts';
+import { agentMessage, ended } from './a2a-executor.ts';
+import type { A2ANews } from './a2a-news.ts';
+import { TERMINAL_STATES, type RedisA2ATaskStore } from './a2a-task-store.ts';
+
+export interface A2ATaskTurnsDeps {
+  store: RedisA2ATaskStore;
+  news: A2ANews;
+  logger: Logger;
+}
+
+/** The task as it ends: the answer as one artifact (ids derived from the task: the same on every retry). Pure. */
+export function endedTask(task: Task, how: TaskEnded, now: Date): Task {
+  if (how.kind === 'failed') return ended(task, TaskState.TASK_STATE_FAILED, how.message, now);
+  const answer = agentMessage(task, how.text, `${task.id}:answer`);
+  return {
+    ...task,
+    artifacts: [{ artifactId: `${task.id}:answer`, name: 'answer', description: 'the agent\'s answer', parts: answer.parts, metadata: undefined, extensions: [] }],
+    status: { state: TaskState.TASK_STATE_COMPLETED, message: answer, timestamp: now.toISOString() },
+  };
+}
+
+export class A2ATaskTurns {
+  readonly #d: A2ATaskTurnsDeps;
+
+  constructor(deps: A2ATaskTurnsDeps) {
+    this.#d = deps;
+  }
+
+  /** activation deps' `taskStarts.a2a`. */
+  readonly start: TaskStartHandler = async (agent, task) => {
+    const { store, news, logger } = this.#d;
+    const cancel = new AbortController();
+    const taskId = a2aTaskId(task);
+    const stop = news.listen(taskId, (n) => {
+      if (n.kind === 'cancel') cancel.abort();
+    });
+    const watch: TaskWatch = { cancelled: cancel.signal, close: stop };
+    const got = await store.read(taskId);
+    if (!got) {
+      logger.warn({ agent, task: taskId }, 'an A2A task is not in the store (expired?); it runs without a caller to tell');
+      return watch;
+    }
+    const state = got.task.status?.state;
+    // Cancelled (or ended) while it waited: the turn is not run.
+    if (state !== undefined && TERMINAL_STATES.includes(state)) cancel.abort();
+    else if (state !== TaskState.TASK_STATE_WORKING) {
+      const working: Task = { ...got.task, status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: new Date().toISOString() } };
+      if (await store.write(working, got.agent, got.caller)) await news.publish({ kind: 'changed', taskId });
+    }
+    return watch;
+  };
+
+  /** activation deps' `taskEndings.a2a`. */
+  readonly end: TaskEndingHandler = async (agent, task, how) => {
+    const { store, news, logger } = this.#d;
+    const taskId = a2aTaskId(task);
+    const got = await store.read(taskId);
+    if (!got) return void logger.warn({ agent, task: taskId }, 'an A2A task ended but is not in the store (expired?); its caller is not told');
+    const written = await store.write(endedTask(got.task, how, new Date()), got.agent, got.caller);
+    if (!written) return; // it ended before (answered by an earlier run, or cancelled): told once
+    logger.info({ agent, task: taskId, caller: got.caller, outcome: how.kind }, 'A2A task ended');
+    await news.publish({ kind: 'changed', taskId });
+  };
+}
+
+/** The A2A task id behind an inbox task (`a2a:<taskId>`). */
+function a2aTaskId(task: AgentTask): string {
+  return task.meta?.taskId ?? task.id.replace(/^a2a:/, '');
+}

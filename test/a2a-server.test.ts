@@ -1,0 +1,127 @@
+// Warren's agents as A2A servers, through the real daemon and the A2A SDK's own client: the card is fetched (with
+// its bearer scheme), SendMessage is answered through the agent's task inbox, SendStreamingMessage streams WORKING
+// then COMPLETED with the answer as the artifact, GetTask answers from a second daemon of the fleet, a caller
+// without a key gets 401, and a caller over the agent's daily limit gets a REJECTED task with the reason.
+import { TaskState, type Task } from '@a2a-js/sdk';
+import { afterEach, describe, expect, inject, it } from 'vitest';
+import { a2aClient, textMessage } from './support/a2a-caller.ts';
+import { makeAgentsDir, startHarness, type Harness } from './support/daemon-harness.ts';
+import { waitFor } from './support/hub-api.ts';
+
+const redisUrl = inject('redisUrl');
+const harnesses: Harness[] = [];
+afterEach(async () => {
+  for (const h of harnesses.splice(0).reverse()) await h.stop();
+});
+
+const clerk = (opts: { maxDaily?: number; responses?: string[] } = {}): string => `name: clerk
+description: Summarises deploys.
+type: llm
+brain: {provider: scripted, model: m, responses: ${JSON.stringify(opts.responses ?? ['Build 4711 is green.'])}}
+capabilities: {grants: [hub:read]}
+a2a:
+  serve: true
+  max_daily_tasks: ${opts.maxDaily ?? 50}
+  skills:
+    - {id: summarise, name: Summarise, description: Summarises a deploy, tags: [deploys]}
+`;
+
+async function start(opts: { config?: string; callers?: Record<string, string>; prefix?: string } = {}): Promise<Harness> {
+  const callers = Object.entries(opts.callers ?? {});
+  const h = await startHarness({
+    redisUrl,
+    agentsDir: makeAgentsDir({ clerk: { config: opts.config ?? clerk(), prompt: 'You are a clerk.' } }, { withGreeter: false }),
+    env: Object.fromEntries(callers.map(([name, key]) => [`A2A_KEY_${name.toUpperCase()}`, key])),
+    config: (c) => {
+      c.a2a.callers = callers.map(([name]) => ({ name, key_env: `A2A_KEY_${name.toUpperCase()}` }));
+      if (opts.prefix) c.redis.prefix = opts.prefix;
+    },
+  });
+  harnesses.push(h);
+  return h;
+}
+
+const base = (h: Harness): string => `${h.daemon.ingressUrl!}/a2a/clerk/`;
+const answerOf = (t: Task): string => t.artifacts.flatMap((a) => a.parts).map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('');
+
+describe('A2A server', () => {
+  it('serves the card, answers SendMessage through the task inbox, and logs the card URL at start', async () => {
+    const h = await start();
+    const card = (await (await fetch(`${base(h)}.well-known/agent-card.json`)).json()) as { name: string; skills: { id: string }[]; supportedInterfaces: { url: string; protocolVersion: string }[] };
+    expect(card.skills.map((s) => s.id)).toEqual(['summarise']);
+    expect(card.supportedInterfaces[0]).toMatchObject({ url: base(h), protocolVersion: '1.0' });
+    expect(h.logs.join('')).toContain(`${base(h)}.well-known/agent-card.json`);
+
+    const client = await a2aClient(base(h));
+    const result = await client.sendMessage(textMessage('Summarise the deploy of build 4711.'));
+    const task = result as Task;
+    expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(answerOf(task)).toBe('Build 4711 is green.');
+    // It ran as a task activation with the caller's text.
+    const run = h.outcomes.find((o) => o.trigger === 'task')!;
+    expect(JSON.stringify(run.events.find((e) => e.type === 'user_message'))).toContain('build 4711');
+    // GetTask gives the same end.
+    const again = await client.getTask({ tenant: '', id: task.id });
+    expect(again.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(answerOf(again)).toBe('Build 4711 is green.');
+  });
+
+  it('SendStreamingMessage streams the task, WORKING, then the answer as the artifact and COMPLETED', async () => {
+    const h = await start();
+    const client = await a2aClient(base(h));
+    const seen: string[] = [];
+    let artifact = '';
+    for await (const e of client.sendMessageStream(textMessage('Summarise build 4711.'))) {
+      const p = e.payload;
+      if (p?.$case === 'task') seen.push(`task:${TaskState[p.value.status!.state]}`);
+      if (p?.$case === 'statusUpdate') seen.push(TaskState[p.value.status!.state]);
+      if (p?.$case === 'artifactUpdate') {
+        seen.push('artifact');
+        artifact = p.value.artifact!.parts.map((x) => (x.content?.$case === 'text' ? x.content.value : '')).join('');
+      }
+    }
+    expect(seen).toEqual(['task:TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING', 'artifact', 'TASK_STATE_COMPLETED']);
+    expect(artifact).toBe('Build 4711 is green.');
+  });
+
+  it('GetTask answers from a second daemon of the fleet', async () => {
+    const first = await start();
+    const second = await start({ prefix: first.prefix });
+    const task = (await (await a2aClient(base(first))).sendMessage(textMessage('Summarise build 4711.'))) as Task;
+    expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    const fromSecond = await (await a2aClient(base(second))).getTask({ tenant: '', id: task.id });
+    expect(fromSecond.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(answerOf(fromSecond)).toBe('Build 4711 is green.');
+  });
+
+  it('with callers configured: the card declares the bearer scheme, no key gets 401, a wrong key 401, a good key is served', async () => {
+    const key = `a2a-key-${Math.random().toString(36).slice(2)}`;
+    const h = await start({ callers: { ci: key } });
+    const bare = await fetch(`${base(h)}.well-known/agent-card.json`);
+    expect(bare.status).toBe(401);
+    const rpc = await fetch(base(h), { method: 'POST', headers: { 'content-type': 'application/json', 'a2a-version': '1.0', authorization: 'Bearer nope' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id: 'x' } }) });
+    expect(rpc.status).toBe(401);
+    const card = (await (await fetch(`${base(h)}.well-known/agent-card.json`, { headers: { authorization: `Bearer ${key}` } })).json()) as { securitySchemes: Record<string, { httpAuthSecurityScheme?: { scheme: string } }> };
+    expect(Object.keys(card.securitySchemes)).toEqual(['bearer']);
+    expect(card.securitySchemes.bearer!.httpAuthSecurityScheme?.scheme).toBe('Bearer');
+    await expect(a2aClient(base(h))).rejects.toThrow(/401/);
+    const task = (await (await a2aClient(base(h), key)).sendMessage(textMessage('Summarise build 4711.'))) as Task;
+    expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    // The key is in no log line.
+    expect(h.logs.join('')).not.toContain(key);
+  });
+
+  it('a caller over the agent\'s daily limit gets a REJECTED task naming the limit', async () => {
+    const h = await start({ config: clerk({ maxDaily: 1, responses: ['First.', 'Second.'] }) });
+    const client = await a2aClient(base(h));
+    const first = (await client.sendMessage(textMessage('One.'))) as Task;
+    expect(first.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    const second = (await client.sendMessage(textMessage('Two.'))) as Task;
+    expect(second.status?.state).toBe(TaskState.TASK_STATE_REJECTED);
+    const reason = second.status?.message?.parts.map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('');
+    expect(reason).toMatch(/a2a\.max_daily_tasks/);
+    // Only the first ran.
+    await waitFor('the first task\'s activation', () => h.outcomes.some((o) => o.trigger === 'task') || undefined, 30_000);
+    expect(h.outcomes.filter((o) => o.trigger === 'task')).toHaveLength(1);
+  });
+});
