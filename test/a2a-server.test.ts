@@ -17,7 +17,7 @@ afterEach(async () => {
 const clerk = (opts: { maxDaily?: number; responses?: string[] } = {}): string => `name: clerk
 description: Summarises deploys.
 type: llm
-brain: {provider: scripted, model: m, responses: ${JSON.stringify(opts.responses ?? ['Build 4711 is green.'])}}
+brain: {provider: scripted, model: m, responses: ${JSON.stringify(opts.responses ?? ['Build 4711 is green.', 'Build 4712 is green.'])}}
 capabilities: {grants: [hub:read]}
 a2a:
   serve: true
@@ -60,6 +60,10 @@ describe('A2A server', () => {
     // It ran as a task activation with the caller's text.
     const run = h.outcomes.find((o) => o.trigger === 'task')!;
     expect(JSON.stringify(run.events.find((e) => e.type === 'user_message'))).toContain('build 4711');
+    // The README's plain JSON-RPC call is answered too.
+    const raw = await fetch(base(h), { method: 'POST', headers: { 'content-type': 'application/json', 'A2A-Version': '1.0' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: { messageId: 'm-1', role: 'ROLE_USER', parts: [{ text: 'Summarise the deploy of build 4712.' }] } } }) });
+    const rpc = (await raw.json()) as { result?: { task?: { status?: { state?: string } } } };
+    expect(rpc.result?.task?.status?.state).toBe('TASK_STATE_COMPLETED');
     // GetTask gives the same end.
     const again = await client.getTask({ tenant: '', id: task.id });
     expect(again.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
