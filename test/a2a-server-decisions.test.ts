@@ -1,0 +1,43 @@
+// The A2A server's pure decisions: who is calling (keys by hash, loopback without callers), and a task state's rank
+// (the store never moves a task back, never rewrites its end).
+import { TaskState } from '@a2a-js/sdk';
+import { describe, expect, it } from 'vitest';
+import { checkCaller, hashKey, type KnownCaller } from '../daemon/a2a/a2a-callers.ts';
+import { stateName, stateRank } from '../daemon/a2a/a2a-task-store.ts';
+
+const ci: KnownCaller = { name: 'ci', keyHash: hashKey('ci-key') };
+
+describe('checkCaller', () => {
+  it.each([
+    { callers: [], auth: undefined, from: '127.0.0.1', want: { ok: true, caller: 'loopback' } },
+    { callers: [], auth: undefined, from: '::ffff:127.0.0.1', want: { ok: true, caller: 'loopback' } },
+    { callers: [], auth: undefined, from: '::1', want: { ok: true, caller: 'loopback' } },
+    { callers: [], auth: 'Bearer ci-key', from: '10.0.0.5', want: { ok: false } },
+    { callers: [ci], auth: undefined, from: '127.0.0.1', want: { ok: false } },
+    { callers: [ci], auth: 'Bearer wrong', from: '127.0.0.1', want: { ok: false } },
+    { callers: [ci], auth: 'Basic Y2k6a2V5', from: '127.0.0.1', want: { ok: false } },
+    { callers: [ci], auth: 'Bearer ci-key', from: '10.0.0.5', want: { ok: true, caller: 'ci' } },
+    { callers: [ci], auth: 'bearer ci-key', from: '10.0.0.5', want: { ok: true, caller: 'ci' } },
+  ])('callers $callers.length, $auth from $from', ({ callers, auth, from, want }) => {
+    expect(checkCaller(callers, auth, from)).toMatchObject(want);
+  });
+});
+
+describe('stateRank', () => {
+  it.each([
+    [TaskState.TASK_STATE_UNSPECIFIED, 1],
+    [TaskState.TASK_STATE_SUBMITTED, 1],
+    [TaskState.TASK_STATE_WORKING, 2],
+    [TaskState.TASK_STATE_INPUT_REQUIRED, 2],
+    [TaskState.TASK_STATE_AUTH_REQUIRED, 2],
+    [TaskState.TASK_STATE_COMPLETED, 3],
+    [TaskState.TASK_STATE_FAILED, 3],
+    [TaskState.TASK_STATE_CANCELED, 3],
+    [TaskState.TASK_STATE_REJECTED, 3],
+  ])('%s ranks %s', (state, rank) => {
+    expect(stateRank(state)).toBe(rank);
+  });
+  it('names states for people', () => {
+    expect(stateName(TaskState.TASK_STATE_INPUT_REQUIRED)).toBe('input_required');
+  });
+});
