@@ -29,7 +29,7 @@ import { RedisNotificationFailures } from '../activation/notification-failures.t
 import { startHealthServer } from './health-server.ts';
 import { assertPortsFree, daemonPorts, ingressPort, portErrorOf } from './port-check.ts';
 import { Ingress, type IngressRoute } from './ingress/ingress-server.ts';
-import { a2aCardUrls, startA2A } from './a2a/a2a-server.ts';
+import { A2A_TASKS_COUNTED, a2aCardUrls, startA2A } from './a2a/a2a-server.ts';
 import { WarrenMetrics } from './metrics.ts';
 import { readAgentStatuses, type StatusSources } from './ops/agent-statuses.ts';
 import { fleetSource } from './ops/fleet-source.ts';
@@ -230,7 +230,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const statusSources: StatusSources = { redis: producerConn, prefix: config.redis.prefix, minStalenessMs: config.scheduler.min_staleness, memory: services.memoryStore };
     const agentStatuses = async (): Promise<AgentStatus[]> => (await readAgentStatuses(statusSources, registry.all())).agents;
     live.fleet = fleetSource({ sources: statusSources, definitions: () => registry.all(), state: agentState, brokenDefinitions: () => registry.brokenDefinitions(), pauses, onDisk: async () => new Map((await store.load()).agents.map((d) => [d.name, d.hash ?? ''])) });
-    const metrics = new WarrenMetrics({ queueCounts: () => queue.counts(), isLeader: role === 'worker' ? undefined : () => scheduler?.isLeader ?? false, subprocesses: runningSubprocessCount, agentStatuses });
+    const metrics = new WarrenMetrics({ queueCounts: () => queue.counts(), isLeader: role === 'worker' ? undefined : () => scheduler?.isLeader ?? false, subprocesses: runningSubprocessCount, agentStatuses, a2aTasks: () => a2a.store.recent(A2A_TASKS_COUNTED) });
 
     if (role !== 'scheduler') {
       const worker = new ActivationWorker({

@@ -16,6 +16,8 @@ export interface MetricsSources {
   subprocesses?: () => number;
   /** Every agent's status (daemon/ops/agent-statuses.ts, as `warren status` reads it); read once per scrape. */
   agentStatuses?: () => Promise<AgentStatus[]>;
+  /** The A2A tasks kept in Redis (the last 7 days, newest first), for their count by agent and state. */
+  a2aTasks?: () => Promise<Array<{ agent: string; state: string }>>;
 }
 
 export class WarrenMetrics {
@@ -73,6 +75,26 @@ export class WarrenMetrics {
       });
     }
     if (sources.agentStatuses) this.#agentGauges(sources.agentStatuses);
+    const { a2aTasks } = sources;
+    if (a2aTasks) {
+      new Gauge({
+        name: 'warren_a2a_tasks',
+        help: 'A2A tasks kept (the last 7 days) by agent and state (submitted, working, completed, failed, canceled, rejected).',
+        labelNames: ['agent', 'state'],
+        registers,
+        async collect() {
+          this.reset();
+          const counts = new Map<string, { agent: string; state: string; n: number }>();
+          for (const t of await a2aTasks()) {
+            const k = `${t.agent}|${t.state}`;
+            const c = counts.get(k) ?? { agent: t.agent, state: t.state, n: 0 };
+            c.n++;
+            counts.set(k, c);
+          }
+          for (const c of counts.values()) this.set({ agent: c.agent, state: c.state }, c.n);
+        },
+      });
+    }
     new Gauge({
       name: 'warren_executor_subprocesses',
       help: 'Executor subprocesses (coding-agent CLIs) running now.',

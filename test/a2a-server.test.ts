@@ -68,6 +68,9 @@ describe('A2A server', () => {
     const again = await client.getTask({ tenant: '', id: task.id });
     expect(again.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
     expect(answerOf(again)).toBe('Build 4711 is green.');
+    // The metrics count them by state.
+    const metrics = await (await fetch(`${h.daemon.metricsUrl!}/metrics`)).text();
+    expect(metrics).toContain('warren_a2a_tasks{agent="clerk",state="completed"} 2');
   });
 
   it('SendStreamingMessage streams the task, WORKING, then the answer as the artifact and COMPLETED', async () => {

@@ -15,6 +15,9 @@ import { A2ARoute, servesA2A } from './a2a-route.ts';
 import { RedisA2ATaskStore } from './a2a-task-store.ts';
 import { A2ATaskTurns } from './a2a-task-turns.ts';
 
+/** Most A2A tasks the metrics and status read (the newest). */
+export const A2A_TASKS_COUNTED = 1_000;
+
 export interface A2AServerOptions {
   config: WarrenConfig;
   secrets: Pick<SecretSource, 'get'>;
