@@ -51,7 +51,7 @@ async function statusPosts(harness: { api: Harness['api']; adminKey: string }): 
   return (await harness.api.get<{ posts: StatusPost[] }>('/posts?community=agent-status&limit=100', harness.adminKey)).posts;
 }
 
-const ev = (body: ActivationEvent extends infer E ? (E extends ActivationEvent ? Omit<E, 'seq' | 'activation_id' | 'ts'> : never) : never): ActivationEvent => ({ ...body, seq: 1, activation_id: 'act-1', ts: '2026-11-26T00:00:00Z' }) as ActivationEvent;
+const ev = (body: ActivationEvent extends infer E ? (E extends ActivationEvent ? Omit<E, 'seq' | 'activation_id' | 'ts'> : never) : never): ActivationEvent => ({ ...body, seq: 1, activation_id: 'act-1', ts: '2026-11-26T00:00:00Z' });
 
 describe('the decisions', () => {
   it.each([
