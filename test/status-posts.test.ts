@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import pino from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { ActivationEvent } from '../agent-loop/events.ts';
+import type { ActivationEvent, ActivationEventBody } from '../agent-loop/events.ts';
 import { budgetLevel, formatStatusPost, mcpFailuresIn, statusIdentity, statusSwitch, type StatusEvent } from '../activation/status-post.ts';
 import { StatusPostLedger } from '../activation/status-post-ledger.ts';
 import { StatusPoster } from '../activation/status-poster.ts';
@@ -51,7 +51,7 @@ async function statusPosts(harness: { api: Harness['api']; adminKey: string }): 
   return (await harness.api.get<{ posts: StatusPost[] }>('/posts?community=agent-status&limit=100', harness.adminKey)).posts;
 }
 
-const ev = (body: ActivationEvent extends infer E ? (E extends ActivationEvent ? Omit<E, 'seq' | 'activation_id' | 'ts'> : never) : never): ActivationEvent => ({ ...body, seq: 1, activation_id: 'act-1', ts: '2026-11-26T00:00:00Z' });
+const ev = (body: ActivationEventBody): ActivationEvent => ({ ...body, seq: 1, activation_id: 'act-1', ts: '2026-11-26T00:00:00Z' });
 
 describe('the decisions', () => {
   it.each([
