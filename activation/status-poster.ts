@@ -39,7 +39,8 @@ export class StatusPoster {
     const seen = `${agent}\u0000${level}`;
     if (this.#budgetSeen.get(seen) === day) return undefined;
     const result = await this.#post({ kind: 'budget', agent, level, status, day, figures: health });
-    if (!('skipped' in result && result.skipped === 'failed')) this.#budgetSeen.set(seen, day);
+    // Posted here or by another daemon: not claimed again today. A failed or switched-off post is asked again.
+    if ('posted' in result || result.skipped === 'claimed') this.#budgetSeen.set(seen, day);
     return result;
   }
 
@@ -79,8 +80,10 @@ export class StatusPoster {
     if (!this.#enabled(e.agent, e.kind)) return { skipped: 'disabled' };
     const identity = statusIdentity(e);
     if (!(await this.#ledger.claim(identity, statusWindowMs(e.kind)))) return { skipped: 'claimed' };
-    const post = formatStatusPost(e);
     try {
+      // A run knows only the status: the figures are asked for once the post is this daemon's to make.
+      if (e.kind === 'budget' && !e.figures) e = { ...e, figures: await this.#hub.budgetHealth(e.agent).catch(() => undefined) };
+      const post = formatStatusPost(e);
       const created = await this.#hub.createPost(
         { agent: e.agent, community: STATUS_COMMUNITY, title: this.#redactor.redact(post.title), content: this.#redactor.redact(post.content) },
         { idempotencyKey: statusPostKey(identity) },

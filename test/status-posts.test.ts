@@ -133,6 +133,14 @@ describe('two posters on one Redis (two daemons)', () => {
       // The next threshold is an event of its own.
       expect(await one.budget('spender', 'critical', undefined, now)).toMatchObject({ posted: expect.any(String) as string });
       expect(await two.budget('spender', 'critical', undefined, now)).toEqual({ skipped: 'claimed' });
+      // A post the hub refused is not claimed: the next sight of the event posts it.
+      hub.faults.failWith5xx = true;
+      const flaky = new StatusPoster(new HubClient({ baseUrl: hub.url, apiKey: hub.adminKey, retry: { attempts: 1, baseDelayMs: 1, maxDelayMs: 1 } }), new Redactor([]), pino({ level: 'silent' }), new StatusPostLedger(redis, prefix), { get: () => definition });
+      const tomorrow = new Date(now.getTime() + 86_400_000);
+      expect(await flaky.budget('spender', 'warning', undefined, tomorrow)).toEqual({ skipped: 'failed' });
+      hub.faults.failWith5xx = false;
+      expect(await one.budget('spender', 'warning', undefined, tomorrow)).toMatchObject({ posted: expect.any(String) as string });
+      expect(await statusPosts({ api: hubCaller(hub.url), adminKey: hub.adminKey })).toHaveLength(3);
     } finally {
       await hub.close();
     }
