@@ -190,6 +190,10 @@ describe('through the daemon', { timeout: PROCESS_TEST_MS }, () => {
     expect(refused.content).toContain('was refused by the upstream');
     for (const p of posts) expect(`${p.title}\n${p.content}`).not.toContain(canary);
     expect(h.logs.join('')).not.toContain(canary);
+    // The reason is in the activation records too (the event), redacted as they are stored.
+    const records = JSON.stringify(await new ActivationRecords(redis, h.prefix).recent({ agent: 'tinker', limit: 10 }));
+    expect(records).toContain('was refused by the upstream');
+    expect(records).not.toContain(canary);
   });
 
   it('a budget past its warning, then its critical threshold: one post each, with the figures; post_summaries switches them', async () => {
