@@ -220,7 +220,7 @@ describe('through the daemon', { timeout: PROCESS_TEST_MS }, () => {
     const warning = await waitFor('the warning post', async () => {
       const p = await statusPosts(harness);
       return p.length ? p : undefined;
-    });
+    }, PROCESS_START_MS);
     expect(warning.map((p) => [p.author.name, p.title])).toEqual([['spender', '🟠 Budget warning: spender']]);
     expect(warning[0]!.content).toMatch(/- Status: warning \(\d{4}-\d\d-\d\d\)\n- Today: \$8\.50 of \$10\.00\n- This month: \$8\.50 of \$1000\.00/);
     // More runs at warning (each sees it, as does every scheduler round): still the one post.
