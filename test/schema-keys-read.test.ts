@@ -126,6 +126,12 @@ const READERS: Readonly<Record<string, { file: string; reads: string }>> = {
   'memory.retrieval.relevance_threshold': { file: 'memory/agent-memory.ts', reads: 'settings.retrieval.relevance_threshold' },
 
   cache_ttl: { file: 'store/s3-store.ts', reads: 'a.config.cache_ttl' },
+  schedules: { file: 'scheduler/schedule-ticker.ts', reads: 'd.config.schedules' },
+  'schedules[].name': { file: 'scheduler/schedule-ticker.ts', reads: 'scheduleField(def.name, schedule.name)' },
+  'schedules[].cron': { file: 'scheduler/schedule-ticker.ts', reads: 'schedule.cron' },
+  'schedules[].timezone': { file: 'scheduler/schedule-ticker.ts', reads: 'schedule.timezone' },
+  'schedules[].task': { file: 'scheduler/schedule-ticker.ts', reads: 'schedule.task' },
+  'schedules[].missed': { file: 'scheduler/schedule-ticks.ts', reads: "f.spec.missed === 'run_once'" },
   // The original runner's keys: read to say they are ignored (a warning at load).
   network: { file: 'store/parse-definition.ts', reads: 'LEGACY_KEYS' },
   system_prompt: { file: 'store/parse-definition.ts', reads: 'LEGACY_KEYS' },
