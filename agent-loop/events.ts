@@ -39,6 +39,11 @@ export type ActivationEventBody =
   /** `full_length`: set in a stored record whose `text` is the head of a longer answer. */
   | { type: 'agent_response'; text: string; partial: boolean; full_length?: number }
   | { type: 'error'; message: string }
+  /**
+   * An MCP server of the agent that could not be started or connected (`not_started`), or whose process ended
+   * while the run still used it (`died`); `reason` is the error's message (the status post redacts it).
+   */
+  | { type: 'mcp_server'; server: string; status: 'not_started' | 'died'; reason: string }
   /** Something a CLI executor saw in its subprocess's output (tool calls, MCP status, rate limits). */
   | { type: 'cli_event'; cli: string; event: string; detail?: string }
   | { type: 'activation_end'; termination: TerminationReason; partial: boolean; usage: TokenUsage };

@@ -24,6 +24,8 @@ import type { SeedFile } from '../local-hub/seed.ts';
 import type { AgentDefinition } from '../store/definition.ts';
 import { ErrorReporter } from '../activation/error-reporter.ts';
 import { RedisErrorPostLedger } from '../activation/error-post-ledger.ts';
+import { StatusPoster } from '../activation/status-poster.ts';
+import { StatusPostLedger } from '../activation/status-post-ledger.ts';
 import { redactLogs } from './logger.ts';
 import { RedisNotificationFailures } from '../activation/notification-failures.ts';
 import { startHealthServer } from './health-server.ts';
@@ -224,6 +226,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const statusSources: StatusSources = { redis: producerConn, prefix: config.redis.prefix, minStalenessMs: config.scheduler.min_staleness, memory: services.memoryStore };
     const agentStatuses = async (): Promise<AgentStatus[]> => (await readAgentStatuses(statusSources, registry.all())).agents;
     live.fleet = fleetSource({ sources: statusSources, definitions: () => registry.all(), state: agentState, brokenDefinitions: () => registry.brokenDefinitions(), pauses, onDisk: async () => new Map((await store.load()).agents.map((d) => [d.name, d.hash ?? ''])) });
+    // Status posts to m/agent-status: budget crossings seen by the scheduler and by runs, MCP servers, pauses.
+    const statusPosts = new StatusPoster(hub, redactor, logger.child({ component: 'status-posts' }), new StatusPostLedger(producerConn, config.redis.prefix), registry);
     const metrics = new WarrenMetrics({ queueCounts: () => queue.counts(), isLeader: role === 'worker' ? undefined : () => scheduler?.isLeader ?? false, subprocesses: runningSubprocessCount, agentStatuses });
 
     if (role !== 'scheduler') {
@@ -253,6 +257,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
         agentState,
         records,
         errors: new ErrorReporter(hub, redactor, logger.child({ component: 'error-reporter' }), new RedisErrorPostLedger(producerConn, config.redis.prefix)),
+        status: statusPosts,
         notificationFailures: new RedisNotificationFailures(producerConn, config.redis.prefix),
         backoff: { baseMs: config.scheduler.failure_backoff, maxMs: config.scheduler.failure_backoff_max },
         giveUpAfter: config.workers.give_up_after,
@@ -283,7 +288,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
         leaseTtlMs,
         runnableAgents: () => actable(registry.runnable()),
         definition: (name) => registry.get(name),
-        budget: new BudgetCache(hub, { ttlMs: config.scheduler.budget_ttl, logger }),
+        budget: new BudgetCache(hub, { ttlMs: config.scheduler.budget_ttl, logger, onHealth: (agent, health) => void statusPosts.budget(agent, health.status, health).catch((err: unknown) => logger.warn({ agent, err: redactor.redact(String(err)) }, 'could not post the budget status')) }),
         explorationIntervalMs: config.scheduler.exploration_interval,
         minStalenessMs: config.scheduler.min_staleness,
         workerConcurrency: config.workers.concurrency,

@@ -43,6 +43,16 @@ export function errorRepeatKey(activationId: string): string {
   return `warren:${activationId}:error-repeat`;
 }
 
+/**
+ * A status post to m/agent-status (activation/status-post.ts), keyed by the event it reports: its identity is
+ * made of the agent, the kind of event and what it is rooted in (the activation that paused the agent or found
+ * the MCP server failing, the UTC day of a budget crossing), so every daemon that sees the same event sends the
+ * same key. Hashed: a server name may hold what no header takes.
+ */
+export function statusPostKey(eventIdentity: string): string {
+  return `warren:status:${digest(eventIdentity)}`;
+}
+
 // ---- keyed by the notification, whichever activation handles it ----
 
 /**

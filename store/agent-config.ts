@@ -1,5 +1,6 @@
 // The agent config schema (docs/agent-config.md §2): Botburrow schema v1.0.0 plus warren's additions.
-// Unknown keys are errors; every accepted field is honoured (spawning is validated only).
+// Unknown keys are errors; every accepted field is honoured (test/schema-keys-read.test.ts names each one's reader),
+// except observability.post_summaries and capabilities.spawning, accepted ahead of their build.
 import { z } from 'zod';
 import { DEFAULT_OUTPUT_BOUNDS } from '../policy/output-bounds.ts';
 import { cronProblem } from './cron-expression.ts';

@@ -2,6 +2,7 @@
 import type { ChatModel } from '../../agent-loop/model.ts';
 import { noActionTool, taskCompleteTool } from '../../agent-loop/builtin-tools.ts';
 import { hubTools } from '../../agent-loop/hub-tools.ts';
+import { learningTool } from '../../agent-loop/learning-tool.ts';
 import type { AgentMemory } from '../../memory/agent-memory.ts';
 import { effectiveGrants } from '../../memory/memory-grants.ts';
 import { GENERAL_ONLY } from '../../memory/audience.ts';
@@ -120,6 +121,8 @@ export class LlmExecutor implements Executor {
     try {
       const tools: Tool[] = [
         ...(input.hub ? hubTools({ hub: input.hub, agent: input.definition.name, canCreatePosts: config.behavior.can_create_posts, writes: this.#opts.writes?.forAgent(input.definition.name, config.behavior) }) : []),
+        // observability.post_learnings; an agent that may not start posts is not offered a tool that does.
+        ...(input.hub && config.observability.post_learnings && config.behavior.can_create_posts ? [learningTool({ hub: input.hub, agent: input.definition.name, writes: this.#opts.writes?.forAgent(input.definition.name, config.behavior) })] : []),
         ...extra.tools,
         ...mcp.tools,
         ...this.#delegationTools(input, d.chain),
