@@ -134,7 +134,9 @@ export class AgentCardCache {
   async #request(url: string, cached: CachedCard | undefined, signal: AbortSignal | undefined): Promise<CachedCard> {
     const timeout = AbortSignal.timeout(this.#timeoutMs);
     const res = await this.#fetch(url, {
-      headers: { accept: 'application/json', 'A2A-Version': '1.0', ...(cached?.etag ? { 'if-none-match': cached.etag } : {}) },
+      // The explicit max-age=0: fetch would add `no-cache` to a conditional request, and servers such as express
+      // then answer 200 whatever the ETag.
+      headers: { accept: 'application/json', 'A2A-Version': '1.0', ...(cached?.etag ? { 'if-none-match': cached.etag, 'cache-control': 'max-age=0' } : {}) },
       signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
     }).catch((err: unknown) => {
       throw new AgentCardError(url, `unreachable (${timeout.aborted ? `no answer in ${this.#timeoutMs} ms` : causeOf(err)})`);

@@ -38,15 +38,19 @@ export async function bearerOf(auth: RemoteDelegate['auth'], secret: (name: stri
 }
 
 /** A client of the SDK for one card, every request carrying the bearer token (the card's own URL gets none). */
-export async function clientFor(card: CachedCard, token: string | undefined, fetchFn: typeof fetch = fetch): Promise<Client> {
-  const authed: typeof fetch = (input, init) => {
+export async function clientFor(card: CachedCard, token: string | undefined, fetchFn: typeof fetch = fetch): Promise<{ client: Client; refused: () => number | undefined }> {
+  // The SDK reports a 401 on a stream as a bare "unexpected error": the status is kept here to say what it was.
+  let refused: number | undefined;
+  const authed: typeof fetch = async (input, init) => {
     const headers = new Headers(init?.headers);
     if (token) headers.set('authorization', `Bearer ${token}`);
-    return fetchFn(input, { ...init, headers });
+    const res = await fetchFn(input, { ...init, headers });
+    if (res.status === 401 || res.status === 403) refused = res.status;
+    return res;
   };
   const legacyCompat = { enabled: true };
   const factory = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { transports: [new JsonRpcTransportFactory({ fetchImpl: authed, legacyCompat }), new RestTransportFactory({ fetchImpl: authed, legacyCompat })] }));
-  return factory.createFromAgentCard(card.card);
+  return { client: await factory.createFromAgentCard(card.card), refused: () => refused };
 }
 
 export interface RemoteCallRequest {
@@ -88,6 +92,8 @@ export class RemoteCall {
     if (earlier) {
       this.known.reattached = true;
       this.#seeTask(earlier);
+      // A follow-up the remote agent has not taken up yet: the question on the task is the one it answers.
+      if (this.#req.taskId && earlier.history.at(-1)?.messageId === this.#req.messageId) this.#resumed();
       if (this.#settled()) return this.#reply();
       return this.#req.streaming ? this.#follow(this.#client.resubscribeTask({ tenant: '', id: earlier.id }, { signal }), signal) : this.#poll(signal);
     }
@@ -103,11 +109,17 @@ export class RemoteCall {
     };
     this.known.contextId = message.contextId || undefined;
     const request = { tenant: '', message, configuration: undefined, metadata: {} };
-    if (this.#req.streaming) return this.#follow(this.#client.sendMessageStream(request, { signal }), signal);
+    if (this.#req.streaming) return this.#follow(this.#client.sendMessageStream(request, { signal }), signal, this.#req.taskId !== undefined);
     const result = await this.#client.sendMessage(request, { signal });
     if ('messageId' in result) return { kind: 'message', text: textOfMessage(result) };
     this.#seeTask(result);
     return this.#settled() ? this.#reply() : this.#poll(signal);
+  }
+
+  /** The task took the answer to its question: until it says more, it is working again. */
+  #resumed(): void {
+    this.known.state = 'working';
+    this.known.statusText = '';
   }
 
   /**
@@ -150,12 +162,17 @@ export class RemoteCall {
     return res.tasks.filter((t) => t.contextId === this.#req.newContextId);
   }
 
-  async #follow(stream: AsyncGenerator<StreamResponse>, signal: AbortSignal): Promise<RemoteReply> {
+  /** `followUp`: the stream opens with the task as it was, still showing the question this message answers. */
+  async #follow(stream: AsyncGenerator<StreamResponse>, signal: AbortSignal, followUp = false): Promise<RemoteReply> {
+    let snapshot = followUp;
     for await (const { payload } of stream) {
       if (!payload) continue;
       if (payload.$case === 'message' && !this.known.taskId) return { kind: 'message', text: textOfMessage(payload.value) };
-      if (payload.$case === 'task') this.#seeTask(payload.value);
-      else if (payload.$case === 'statusUpdate') {
+      if (payload.$case === 'task') {
+        this.#seeTask(payload.value);
+        if (snapshot) this.#resumed();
+        snapshot = false;
+      } else if (payload.$case === 'statusUpdate') {
         this.known.taskId ??= payload.value.taskId;
         this.known.contextId = payload.value.contextId || this.known.contextId;
         this.#seeStatus(payload.value.status);
@@ -203,11 +220,20 @@ export class RemoteCall {
 }
 
 
-/** An artifact update: a new artifact, a replacement, or more parts for one (`append`). */
+/** An artifact update: a new artifact, a replacement, or more parts for one (`append`: streamed text runs on). */
 function mergeArtifact(list: Artifact[], a: Artifact, append: boolean): void {
   const i = list.findIndex((x) => x.artifactId === a.artifactId);
   if (i < 0) list.push(a);
-  else list[i] = append ? { ...list[i]!, parts: [...list[i]!.parts, ...a.parts] } : a;
+  else if (!append) list[i] = a;
+  else {
+    const parts = [...list[i]!.parts];
+    for (const p of a.parts) {
+      const last = parts.at(-1);
+      if (last?.content?.$case === 'text' && p.content?.$case === 'text') parts[parts.length - 1] = { ...last, content: { $case: 'text', value: last.content.value + p.content.value } };
+      else parts.push(p);
+    }
+    list[i] = { ...list[i]!, parts };
+  }
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {

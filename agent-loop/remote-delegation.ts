@@ -83,12 +83,13 @@ function remoteTool(d: RemoteDelegate, described: CachedCard | undefined, opts: 
       const limitMs = Math.min(d.timeout, remaining.ms);
       opts.events.emit({ type: 'delegation_request', id, agent: d.name, task: text, depth: opts.chain.length, max_tokens: remaining.tokens, max_duration_ms: limitMs, remote: d.card_url });
 
-      let card: CachedCard;
       let call: RemoteCall;
+      let refused: () => number | undefined;
       try {
-        card = await opts.cards.get(d.card_url, ctx.signal);
-        const client = await clientFor(card, await bearerOf(d.auth, opts.secret), opts.fetch);
-        call = new RemoteCall(client, { text, messageId: a2aMessageId(ctx.idempotencyKey), newContextId: a2aContextId(ctx.idempotencyKey), taskId, contextId, streaming: d.streaming && card.summary.streaming });
+        const card = await opts.cards.get(d.card_url, ctx.signal);
+        const http = await clientFor(card, await bearerOf(d.auth, opts.secret), opts.fetch);
+        refused = http.refused;
+        call = new RemoteCall(http.client, { text, messageId: a2aMessageId(ctx.idempotencyKey), newContextId: a2aContextId(ctx.idempotencyKey), taskId, contextId, streaming: d.streaming && card.summary.streaming });
       } catch (err) {
         return fail(err instanceof AgentCardError ? `${d.name} cannot be reached: ${err.message}` : `${d.name}: ${errorText(err)}`);
       }
@@ -98,6 +99,8 @@ function remoteTool(d: RemoteDelegate, described: CachedCard | undefined, opts: 
       try {
         reply = await call.run(signal);
       } catch (err) {
+        const status = refused();
+        if (status) return fail(`${d.name} refused the call (HTTP ${status}): check its auth (capabilities.delegates, ${d.auth ? Object.keys(d.auth)[0] : 'no auth set'})`);
         if (!signal.aborted) return fail(`${d.name}: ${errorText(err)}`);
         // Aborted, out of time or stopped at the step's limit: the remote task is not left running.
         const cancel = await call.cancel();
