@@ -51,7 +51,7 @@ const ofType = <T extends ActivationEvent['type']>(events: readonly ActivationEv
 
 describe('remote delegation (A2A)', () => {
   it('blocking: the task is sent with SendMessage, the COMPLETED artifact is the tool result, events in the seed order', async () => {
-    const p = await peer({ streaming: false, behaviour: async (t) => t.complete(`echo: ${t.text}`) });
+    const p = await peer({ streaming: false, behaviour: (t) => t.complete(`echo: ${t.text}`) });
     const def = agent([delegateCall({ task: 'say hello' }), 'The echo said hello.'], { card_url: p.url, streaming: false });
     const { result, events } = await run(def);
     expect(result).toMatchObject({ termination: 'final', text: 'The echo said hello.' });
@@ -69,7 +69,7 @@ describe('remote delegation (A2A)', () => {
 
   it('streaming: WORKING and artifact chunks arrive over SendStreamingMessage; the appended chunks are the result', async () => {
     const p = await peer({
-      behaviour: async (t) => {
+      behaviour: (t) => {
         t.working('thinking');
         t.artifact('part one, ', { id: 'a' });
         t.artifact('part two', { id: 'a', append: true });
@@ -82,7 +82,7 @@ describe('remote delegation (A2A)', () => {
   });
 
   it('the tool is described from the card: its name, description and skills', async () => {
-    const p = await peer({ name: 'Weather desk', description: 'Knows the weather.', skills: [{ id: 'fc', name: 'Forecast', description: 'A forecast for a city.', examples: ['weather in Oslo'] }], behaviour: async (t) => t.complete('x') });
+    const p = await peer({ name: 'Weather desk', description: 'Knows the weather.', skills: [{ id: 'fc', name: 'Forecast', description: 'A forecast for a city.', examples: ['weather in Oslo'] }], behaviour: (t) => t.complete('x') });
     const [tool] = await remoteDelegationTools({ delegates: [RemoteDelegateSchema.parse({ name: 'echo', card_url: p.url })], chain: ['asker'], events: new EventLog('a'), cards: new AgentCardCache(), secret: () => undefined });
     expect(tool!.definition.name).toBe('delegate_to_echo');
     expect(tool!.definition.description).toContain('Weather desk: Knows the weather.');
@@ -93,7 +93,7 @@ describe('remote delegation (A2A)', () => {
   it.each([true, false])('INPUT_REQUIRED (streaming %s): the question and the ids come back; a follow-up call with them continues the same remote task', async (streaming) => {
     const p = await peer({
       streaming,
-      behaviour: async (t) => {
+      behaviour: (t) => {
         if (!t.followUp) t.ask('Which city?');
         else t.complete(`Sunny in ${t.text}`);
       },
@@ -126,7 +126,7 @@ describe('remote delegation (A2A)', () => {
       ['fail', 'failed the task: the tank is empty'],
       ['reject', 'rejected the task: the tank is empty'],
     ] as const) {
-      const p = await peer({ behaviour: async (t) => t[how]('the tank is empty') });
+      const p = await peer({ behaviour: (t) => t[how]('the tank is empty') });
       const { events } = await run(agent([delegateCall({ task: 'fill it' }), 'I could not.'], { card_url: p.url }));
       const result = ofType(events, 'tool_result')[0]!;
       expect(result).toMatchObject({ status: 'error' });
@@ -158,7 +158,7 @@ describe('remote delegation (A2A)', () => {
   });
 
   it('a retried call (same activation, step and call) reattaches to the task its first attempt started: no second remote task', async () => {
-    const p = await peer({ behaviour: async (t) => t.complete(`done: ${t.text}`) });
+    const p = await peer({ behaviour: (t) => t.complete(`done: ${t.text}`) });
     const def = agent([delegateCall({ task: 'once only' }), 'ok'], { card_url: p.url });
     await run(def, { id: 'act-retry' });
     const { events } = await run(def, { id: 'act-retry' });
@@ -168,14 +168,14 @@ describe('remote delegation (A2A)', () => {
   });
 
   it('without the grant a2a:<name> the tool is not offered, and a call is denied', async () => {
-    const p = await peer({ behaviour: async (t) => t.complete('x') });
+    const p = await peer({ behaviour: (t) => t.complete('x') });
     const { events } = await run(agent([delegateCall({ task: 'hi' }), 'ok'], { card_url: p.url }, []));
     expect(ofType(events, 'tool_result')[0]).toMatchObject({ status: 'denied' });
     expect(p.turns).toHaveLength(0);
   });
 
   it('the bearer token (a variable, or a file) goes with every call; a missing one is an error naming the setting', async () => {
-    const p = await peer({ token: 'peer-secret-token', behaviour: async (t) => t.complete('authorised') });
+    const p = await peer({ token: 'peer-secret-token', behaviour: (t) => t.complete('authorised') });
     const viaEnv = await run(agent([delegateCall({ task: 'hi' }), 'ok'], { card_url: p.url, auth: { bearer_env: 'PEER_TOKEN' } }), { id: 'act-env', secret: (n) => (n === 'PEER_TOKEN' ? 'peer-secret-token' : undefined) });
     expect(ofType(viaEnv.events, 'tool_result')[0]).toMatchObject({ status: 'ok', excerpt: 'authorised' });
     const file = join(tmpdir(), `a2a-token-${process.pid}-${Date.now()}`);
@@ -191,7 +191,7 @@ describe('remote delegation (A2A)', () => {
   });
 
   it('the task sent and the answer read pass the redactor', async () => {
-    const p = await peer({ behaviour: async (t) => t.complete(`I was told "${t.text}" and my key is sk-remote-leak`) });
+    const p = await peer({ behaviour: (t) => t.complete(`I was told "${t.text}" and my key is sk-remote-leak`) });
     const redact = (t: string): string => t.replaceAll('hunter2', '[REDACTED]').replaceAll('sk-remote-leak', '[REDACTED]');
     const { events } = await run(agent([delegateCall({ task: 'the password is hunter2' }), 'ok'], { card_url: p.url }), { redact });
     expect(p.turns[0]!.text).toBe('the password is [REDACTED]');
@@ -203,7 +203,7 @@ describe('remote delegation (A2A)', () => {
   });
 
   it('the card is fetched once and kept; asked again when old, with its ETag, and a 304 keeps it', async () => {
-    const p = await peer({ behaviour: async (t) => t.complete('x') });
+    const p = await peer({ behaviour: (t) => t.complete('x') });
     let now = 0;
     const cards = new AgentCardCache({ now: () => now, maxAgeMs: 60_000 });
     const def = agent([delegateCall({ task: 'a' }), 'ok'], { card_url: p.url });
@@ -217,7 +217,7 @@ describe('remote delegation (A2A)', () => {
   });
 
   it('an unreachable card is a tool error naming the URL and the cause, never a crash; the run goes on', async () => {
-    const p = await peer({ behaviour: async (t) => t.complete('x') });
+    const p = await peer({ behaviour: (t) => t.complete('x') });
     const url = p.url;
     await p.close();
     const { result, events } = await run(agent([delegateCall({ task: 'hi' }), 'went on without it'], { card_url: url }));

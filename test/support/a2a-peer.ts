@@ -28,8 +28,8 @@ export interface Turn {
   readonly cancelled: Promise<void>;
 }
 
-/** What the peer's executor does with a turn; it returns when the turn is over. */
-export type Behaviour = (turn: Turn) => Promise<void>;
+/** What the peer's executor does with a turn; it returns (or its promise settles) when the turn is over. */
+export type Behaviour = (turn: Turn) => Promise<void> | void;
 
 export interface A2aPeer {
   /** The agent's base URL (its card is at .well-known/agent-card.json below it). */
@@ -151,12 +151,13 @@ export async function startA2aPeer(opts: PeerOptions): Promise<A2aPeer> {
       }
     },
     // Cooperative, as A2A asks: the executor learns of it and the task ends CANCELED.
-    cancelTask: async (taskId, bus) => {
+    cancelTask: (taskId, bus) => {
       peer.cancels.push(taskId);
       const task = peer.turns.find((t) => t.taskId === taskId);
       bus.publish(AgentEvent.statusUpdate({ taskId, contextId: task?.contextId ?? '', status: { state: TaskState.TASK_STATE_CANCELED, timestamp: new Date().toISOString(), message: undefined }, metadata: {} }));
       cancelHooks.get(taskId)?.();
       notify();
+      return Promise.resolve();
     },
   };
   const requestHandler = new RecordingHandler(peer.calls, card, new InMemoryTaskStore(), executor);
