@@ -19,10 +19,13 @@ function startEcho(env: Record<string, string> = {}): Promise<string> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('the echo agent did not start')), PROCESS_START_MS);
     let out = '';
-    child.stdout!.on('data', (b: Buffer) => {
+    child.stdout.on('data', (b: Buffer) => {
       out += b.toString();
       const m = /A2A echo agent on (\S+)/.exec(out);
-      if (m) (clearTimeout(timer), resolve(m[1]!));
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
     });
     child.on('exit', (code) => reject(new Error(`the echo agent exited with ${code}`)));
   });
