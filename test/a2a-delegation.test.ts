@@ -12,6 +12,8 @@ import { runLoop } from '../agent-loop/loop.ts';
 import { remoteDelegationTools } from '../agent-loop/remote-delegation.ts';
 import { ToolRegistry } from '../agent-loop/tools.ts';
 import { LlmExecutor } from '../executors/llm/llm-executor.ts';
+import { WarrenConfigSchema } from '../services/config.ts';
+import { knownSecrets } from '../services/known-secrets.ts';
 import { AgentConfigSchema, RemoteDelegateSchema, type ScriptedReply } from '../store/agent-config.ts';
 import type { AgentDefinition } from '../store/definition.ts';
 import { startA2aPeer, type A2aPeer, type PeerOptions } from './support/a2a-peer.ts';
@@ -200,6 +202,14 @@ describe('remote delegation (A2A)', () => {
     const recorded = events.filter((e) => e.type.startsWith('delegation_') || e.type === 'tool_result');
     expect(recorded).toHaveLength(3);
     expect(JSON.stringify(recorded)).not.toMatch(/hunter2|sk-remote-leak/);
+  });
+
+  it("the delegate's token, from its variable or its file, is a secret the redactor knows", () => {
+    const file = join(tmpdir(), `a2a-token-${process.pid}-${Date.now()}-r`);
+    writeFileSync(file, 'file-token-9x\n', { mode: 0o600 });
+    const def = (auth: Record<string, string>): AgentDefinition => ({ ...agent([], { card_url: 'http://127.0.0.1:1/', auth }), name: 'asker' });
+    const known = knownSecrets({ PEER_TOKEN: 'env-token-7q' }, WarrenConfigSchema.parse({}), [def({ bearer_env: 'PEER_TOKEN' }), def({ bearer_file: file })]);
+    expect(known).toEqual(expect.arrayContaining(['env-token-7q', 'file-token-9x']));
   });
 
   it('the card is fetched once and kept; asked again when old, with its ETag, and a 304 keeps it', async () => {
