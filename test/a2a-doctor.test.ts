@@ -18,7 +18,8 @@ const asker = (name: string, delegate: string): { config: string; prompt: string
   prompt: 'You are {{name}}.',
 });
 
-describe('warren doctor: remote delegates', () => {
+// Doctor runs every check (CLI versions by subprocess, Redis, the hub): seconds on a quiet machine, more on a busy one.
+describe('warren doctor: remote delegates', { timeout: 120_000 }, () => {
   it('ok with the right token, a failure naming the cause with a wrong or missing one, and for a card that cannot be read', async () => {
     const p: A2aPeer = await startA2aPeer({ token: 'the-right-token', name: 'Echo desk', behaviour: () => undefined });
     cleanups.push(() => p.close());
