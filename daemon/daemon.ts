@@ -43,6 +43,7 @@ import { RedisReplyOutbox } from '../activation/reply-outbox.ts';
 import { closeRedis, connectRedis } from '../redis/connect.ts';
 import { subscribeReload } from './reload-signal.ts';
 import { LoadedDefinitionsPublisher } from './ops/loaded-definitions.ts';
+import { checkRemoteDelegates } from '../agent-loop/a2a-check.ts';
 import { runShutdown, type ShutdownReport, type ShutdownStep } from './shutdown.ts';
 import { ActivationWorker, type ActivationStart } from '../activation/worker.ts';
 
@@ -201,6 +202,10 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     });
     await reloader.trigger('start');
     reloader.start();
+    // Remote (A2A) delegates' cards, read once now: one that cannot be read is a clear warning, never a stop.
+    void checkRemoteDelegates(registry.all(), { cards: executors.remoteCards, secret: (n) => services.secrets.get(n) }).then((checks) => {
+      for (const c of checks) logger[c.status === 'ok' ? 'info' : 'warn']({ agent: c.agent, delegate: c.delegate }, c.message);
+    });
     cleanup('definitions reloader', 'work', () => reloader.stop());
 
     const workerConn = connectRedis(config.redis, 'worker', logger);

@@ -121,3 +121,19 @@ export function hubToolWriteKey(callKey: string): string {
 export function moltbookLedgerKey(agent: string, where: string, contentHash: string): string {
   return `content:${agent}:${where}:${contentHash}`;
 }
+
+// ---- A2A: a remote delegation's message (agent-loop/remote-delegation.ts) ----
+
+/**
+ * The message a remote delegation call sends, from its call's key. A2A servers do not deduplicate by message id,
+ * so a retried call finds its first task by the context id below instead, and checks a follow-up by this id in
+ * the task's history.
+ */
+export function a2aMessageId(callKey: string): string {
+  return `warren:${callKey}:a2a`;
+}
+
+/** The context a remote delegation call opens for a new task: the remote side lists it, so a retry finds its task. */
+export function a2aContextId(callKey: string): string {
+  return `warren:${callKey}:a2a-context`;
+}
