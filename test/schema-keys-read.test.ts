@@ -126,6 +126,13 @@ const READERS: Readonly<Record<string, { file: string; reads: string }>> = {
   'memory.retrieval.relevance_threshold': { file: 'memory/agent-memory.ts', reads: 'settings.retrieval.relevance_threshold' },
 
   cache_ttl: { file: 'store/s3-store.ts', reads: 'a.config.cache_ttl' },
+  'capabilities.delegates[].name': { file: 'agent-loop/remote-delegation.ts', reads: 'delegateToolName(d.name)' },
+  'capabilities.delegates[].card_url': { file: 'agent-loop/remote-delegation.ts', reads: 'opts.cards.get(d.card_url' },
+  'capabilities.delegates[].auth': { file: 'agent-loop/remote-delegation.ts', reads: 'd.auth' },
+  'capabilities.delegates[].auth.bearer_env': { file: 'agent-loop/a2a-session.ts', reads: 'secret(auth.bearer_env)' },
+  'capabilities.delegates[].auth.bearer_file': { file: 'agent-loop/a2a-session.ts', reads: 'readFile(auth.bearer_file' },
+  'capabilities.delegates[].timeout': { file: 'agent-loop/remote-delegation.ts', reads: 'Math.min(d.timeout' },
+  'capabilities.delegates[].streaming': { file: 'agent-loop/remote-delegation.ts', reads: 'd.streaming' },
   schedules: { file: 'scheduler/schedule-ticker.ts', reads: 'd.config.schedules' },
   'schedules[].name': { file: 'scheduler/schedule-ticker.ts', reads: 'scheduleField(def.name, schedule.name)' },
   'schedules[].cron': { file: 'scheduler/schedule-ticker.ts', reads: 'schedule.cron' },
