@@ -24,6 +24,8 @@ import type { SeedFile } from '../local-hub/seed.ts';
 import type { AgentDefinition } from '../store/definition.ts';
 import { ErrorReporter } from '../activation/error-reporter.ts';
 import { RedisErrorPostLedger } from '../activation/error-post-ledger.ts';
+import { StatusPoster } from '../activation/status-poster.ts';
+import { StatusPostLedger } from '../activation/status-post-ledger.ts';
 import { redactLogs } from './logger.ts';
 import { RedisNotificationFailures } from '../activation/notification-failures.ts';
 import { startHealthServer } from './health-server.ts';
@@ -42,6 +44,7 @@ import { RedisReplyOutbox } from '../activation/reply-outbox.ts';
 import { closeRedis, connectRedis } from '../redis/connect.ts';
 import { subscribeReload } from './reload-signal.ts';
 import { LoadedDefinitionsPublisher } from './ops/loaded-definitions.ts';
+import { checkRemoteDelegates } from '../agent-loop/a2a-check.ts';
 import { runShutdown, type ShutdownReport, type ShutdownStep } from './shutdown.ts';
 import { ActivationWorker, type ActivationStart } from '../activation/worker.ts';
 
@@ -200,6 +203,10 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     });
     await reloader.trigger('start');
     reloader.start();
+    // Remote (A2A) delegates' cards, read once now: one that cannot be read is a clear warning, never a stop.
+    void checkRemoteDelegates(registry.all(), { cards: executors.remoteCards, secret: (n) => services.secrets.get(n) }).then((checks) => {
+      for (const c of checks) logger[c.status === 'ok' ? 'info' : 'warn']({ agent: c.agent, delegate: c.delegate }, c.message);
+    });
     cleanup('definitions reloader', 'work', () => reloader.stop());
 
     const workerConn = connectRedis(config.redis, 'worker', logger);
@@ -230,6 +237,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const statusSources: StatusSources = { redis: producerConn, prefix: config.redis.prefix, minStalenessMs: config.scheduler.min_staleness, memory: services.memoryStore };
     const agentStatuses = async (): Promise<AgentStatus[]> => (await readAgentStatuses(statusSources, registry.all())).agents;
     live.fleet = fleetSource({ sources: statusSources, definitions: () => registry.all(), state: agentState, brokenDefinitions: () => registry.brokenDefinitions(), pauses, onDisk: async () => new Map((await store.load()).agents.map((d) => [d.name, d.hash ?? ''])) });
+    // Status posts to m/agent-status: budget crossings seen by the scheduler and by runs, MCP servers, pauses.
+    const statusPosts = new StatusPoster(hub, redactor, logger.child({ component: 'status-posts' }), new StatusPostLedger(producerConn, config.redis.prefix), registry);
     const metrics = new WarrenMetrics({ queueCounts: () => queue.counts(), isLeader: role === 'worker' ? undefined : () => scheduler?.isLeader ?? false, subprocesses: runningSubprocessCount, agentStatuses, a2aTasks: () => a2a.store.recent(A2A_TASKS_COUNTED) });
 
     if (role !== 'scheduler') {
@@ -260,6 +269,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
         agentState,
         records,
         errors: new ErrorReporter(hub, redactor, logger.child({ component: 'error-reporter' }), new RedisErrorPostLedger(producerConn, config.redis.prefix)),
+        status: statusPosts,
         notificationFailures: new RedisNotificationFailures(producerConn, config.redis.prefix),
         backoff: { baseMs: config.scheduler.failure_backoff, maxMs: config.scheduler.failure_backoff_max },
         giveUpAfter: config.workers.give_up_after,
@@ -290,7 +300,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
         leaseTtlMs,
         runnableAgents: () => actable(registry.runnable()),
         definition: (name) => registry.get(name),
-        budget: new BudgetCache(hub, { ttlMs: config.scheduler.budget_ttl, logger }),
+        budget: new BudgetCache(hub, { ttlMs: config.scheduler.budget_ttl, logger, onHealth: (agent, health) => void statusPosts.budget(agent, health.status, health).catch((err: unknown) => logger.warn({ agent, err: redactor.redact(String(err)) }, 'could not post the budget status')) }),
         explorationIntervalMs: config.scheduler.exploration_interval,
         minStalenessMs: config.scheduler.min_staleness,
         workerConcurrency: config.workers.concurrency,

@@ -1,4 +1,5 @@
 // Picks the executor for an agent's `type`, and says why an agent cannot run here.
+import type { AgentCardCache } from '../agent-loop/a2a-card.ts';
 import type { Executor } from '../executors/executor.ts';
 import type { CliExecutor } from '../executors/cli/cli-executor.ts';
 import type { LlmExecutor } from '../executors/llm/llm-executor.ts';
@@ -20,6 +21,11 @@ export class ExecutorRegistry {
   /** The CLI executors of this build (`warren doctor` checks their binaries and versions). */
   get cli(): readonly CliExecutor[] {
     return [...this.#cli.values()];
+  }
+
+  /** The cards of remote (A2A) delegates the LLM executor's calls read (the start's check and doctor read them too). */
+  get remoteCards(): AgentCardCache {
+    return this.#llm.cards;
   }
 
   /** A question to the agent's own model, when it has one (an llm agent); undefined for the others. */

@@ -1,5 +1,6 @@
 // The agent config schema (docs/agent-config.md §2): Botburrow schema v1.0.0 plus warren's additions.
-// Unknown keys are errors; every accepted field is honoured (spawning is validated only).
+// Unknown keys are errors; every accepted field is honoured (test/schema-keys-read.test.ts names each one's reader),
+// except observability.post_summaries and capabilities.spawning, accepted ahead of their build.
 import { z } from 'zod';
 import { DEFAULT_OUTPUT_BOUNDS } from '../policy/output-bounds.ts';
 import { cronProblem } from './cron-expression.ts';
@@ -63,6 +64,27 @@ const McpServerSchema = z.union(
 
 const GRANT = /^[a-z0-9_-]+:[A-Za-z0-9_*|.-]+(:[A-Za-z0-9_*|./-]+)*$/;
 
+const ENV_NAME = /^[A-Z][A-Z0-9_]*$/;
+
+// (warren) A remote delegate: an agent of another runtime reached over A2A (agent-loop/remote-delegation.ts). Its
+// bearer token is named, never written here: a variable (or NAME_FILE, secrets.dir) or a file of its own.
+export const RemoteDelegateSchema = z.strictObject({
+  name: z.string().regex(AGENT_NAME, 'expected a name: lowercase letters, digits and inner dashes'),
+  /** The agent card's URL, or the agent's base URL (its card is then at `.well-known/agent-card.json` below it). */
+  card_url: z.url({ protocol: /^https?$/, error: 'expected the http(s) URL of the agent card or of the agent' }),
+  auth: z
+    .union([z.strictObject({ bearer_env: z.string().regex(ENV_NAME, 'expected the NAME of an environment variable, like PEER_TOKEN') }), z.strictObject({ bearer_file: z.string().min(1) })], {
+      error: 'expected {bearer_env: NAME} or {bearer_file: /path/to/token}',
+    })
+    .optional(),
+  /** How long one call may wait for the remote task (bounded by what the run has left). */
+  timeout: duration.default(300_000),
+  /** Follow the task over SSE when the card offers streaming; false: a blocking SendMessage. */
+  streaming: z.boolean().default(true),
+});
+export type RemoteDelegate = z.infer<typeof RemoteDelegateSchema>;
+const LocalDelegateSchema = z.string().regex(AGENT_NAME, 'expected an agent name: lowercase letters, digits and inner dashes');
+
 export const CapabilitiesSchema = z.strictObject({
   grants: z.array(z.string().regex(GRANT, 'expected a grant like service:scope[:resource]')).default([]),
   skills: z.array(z.string().min(1)).default([]),
@@ -76,7 +98,19 @@ export const CapabilitiesSchema = z.strictObject({
     })
     .default({ enabled: false, allowed_commands: [], blocked_patterns: [], timeout_seconds: 120 }),
   spawning: z.strictObject({ can_propose: z.boolean().default(false), allowed_templates: z.array(z.string()).default([]) }).optional(),
-  delegates: z.array(z.string().regex(AGENT_NAME, 'expected an agent name: lowercase letters, digits and inner dashes')).default([]),
+  /** Local agents by name, remote A2A agents as {name, card_url, auth, timeout, streaming}. */
+  delegates: z
+    .array(z.union([LocalDelegateSchema, RemoteDelegateSchema], { error: 'expected an agent name or a remote agent {name, card_url, auth?, timeout?, streaming?}' }))
+    .default([])
+    .superRefine((list, ctx) => {
+      const seen = new Set<string>();
+      for (const [i, d] of list.entries()) {
+        const name = typeof d === 'string' ? d : d.name;
+        // Both would be `delegate_to_<name>`: the model could not tell them apart.
+        if (seen.has(name.replace(/-/g, '_'))) ctx.addIssue({ code: 'custom', path: [i], message: `delegate "${name}" is listed twice` });
+        seen.add(name.replace(/-/g, '_'));
+      }
+    }),
 });
 
 const InterestsSchema = z.strictObject({

@@ -2,11 +2,14 @@
 import type { ChatModel } from '../../agent-loop/model.ts';
 import { noActionTool, taskCompleteTool } from '../../agent-loop/builtin-tools.ts';
 import { hubTools } from '../../agent-loop/hub-tools.ts';
+import { learningTool } from '../../agent-loop/learning-tool.ts';
 import type { AgentMemory } from '../../memory/agent-memory.ts';
 import { effectiveGrants } from '../../memory/memory-grants.ts';
 import { GENERAL_ONLY } from '../../memory/audience.ts';
 import { memoryTools } from '../../memory/memory-tools.ts';
 import { delegationTools } from '../../agent-loop/delegation.ts';
+import { AgentCardCache } from '../../agent-loop/a2a-card.ts';
+import { remoteDelegationTools } from '../../agent-loop/remote-delegation.ts';
 import { EventLog } from '../../agent-loop/events.ts';
 import { runLoop, type LoopResult } from '../../agent-loop/loop.ts';
 import { connectMcpServers } from '../../agent-loop/mcp-tools.ts';
@@ -60,6 +63,8 @@ export interface LlmExecutorOptions {
   writes?: WriteAllowance;
   /** Agents with memory on get memory_save and memory_search (memory/memory-tools.ts). */
   memory?: AgentMemory;
+  /** The cards of remote (A2A) delegates, shared by every activation; default one of its own. */
+  cards?: AgentCardCache;
   /** Extra tools for every agent (tests; MCP tools are added per agent). */
   extraTools?: (input: ActivationInput) => Promise<{ tools: Tool[]; close: () => Promise<void> }>;
 }
@@ -91,9 +96,16 @@ export class LlmExecutor implements Executor {
   readonly #opts: LlmExecutorOptions;
   /** One client per endpoint and key: an SDK client per activation cost memory at 1,000 in flight. */
   readonly #clients = new Map<string, OpenAIChatModel>();
+  readonly #cards: AgentCardCache;
 
   constructor(opts: LlmExecutorOptions) {
     this.#opts = opts;
+    this.#cards = opts.cards ?? new AgentCardCache();
+  }
+
+  /** The cards of remote delegates, as this executor's calls read them (the daemon's start warning, doctor). */
+  get cards(): AgentCardCache {
+    return this.#cards;
   }
 
   /** Why this agent cannot run here, or undefined when it can. Checked at load so such agents are skipped loudly. */
@@ -120,9 +132,12 @@ export class LlmExecutor implements Executor {
     try {
       const tools: Tool[] = [
         ...(input.hub ? hubTools({ hub: input.hub, agent: input.definition.name, canCreatePosts: config.behavior.can_create_posts, writes: this.#opts.writes?.forAgent(input.definition.name, config.behavior) }) : []),
+        // observability.post_learnings; an agent that may not start posts is not offered a tool that does.
+        ...(input.hub && config.observability.post_learnings && config.behavior.can_create_posts ? [learningTool({ hub: input.hub, agent: input.definition.name, writes: this.#opts.writes?.forAgent(input.definition.name, config.behavior) })] : []),
         ...extra.tools,
         ...mcp.tools,
         ...this.#delegationTools(input, d.chain),
+        ...(await this.#remoteDelegationTools(input, d.chain)),
         ...(this.#opts.memory ? memoryTools(this.#opts.memory, input.definition, input.memoryAudience ?? GENERAL_ONLY) : []),
         taskCompleteTool,
         noActionTool,
@@ -161,7 +176,7 @@ export class LlmExecutor implements Executor {
 
   #delegationTools(input: ActivationInput, chain: string[]): Tool[] {
     const agents = this.#opts.agents;
-    const delegates = input.definition.config.capabilities.delegates;
+    const delegates = input.definition.config.capabilities.delegates.filter((d) => typeof d === 'string');
     if (!agents || !delegates.length) return [];
     return delegationTools({
       delegates,
@@ -185,6 +200,13 @@ export class LlmExecutor implements Executor {
         return { text: r.text, termination: r.termination, ledger: r.ledger, error: r.error?.message, failed: isFailure(outcomeOfRun(r)), events: events.events };
       },
     });
+  }
+
+  /** Remote (A2A) delegates: no definitions here, their cards say what they are. */
+  async #remoteDelegationTools(input: ActivationInput, chain: string[]): Promise<Tool[]> {
+    const delegates = input.definition.config.capabilities.delegates.filter((d) => typeof d !== 'string');
+    if (!delegates.length) return [];
+    return remoteDelegationTools({ delegates, chain, maxDepth: this.#opts.maxDelegationDepth, events: input.events, cards: this.#cards, secret: this.#opts.secret, redact: this.#opts.redactToolOutput, signal: input.signal });
   }
 
   /**
