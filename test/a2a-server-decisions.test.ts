@@ -4,6 +4,7 @@ import { TaskState } from '@a2a-js/sdk';
 import { describe, expect, it } from 'vitest';
 import { checkCaller, hashKey, type KnownCaller } from '../daemon/a2a/a2a-callers.ts';
 import { stateName, stateRank } from '../daemon/a2a/a2a-task-store.ts';
+import { a2aTaskRows } from '../daemon/ops/status.ts';
 
 const ci: KnownCaller = { name: 'ci', keyHash: hashKey('ci-key') };
 
@@ -39,5 +40,18 @@ describe('stateRank', () => {
   });
   it('names states for people', () => {
     expect(stateName(TaskState.TASK_STATE_INPUT_REQUIRED)).toBe('input_required');
+  });
+});
+
+describe('a2aTaskRows (warren status)', () => {
+  const now = new Date('2026-11-26T12:00:00Z');
+  const at = (s: number): number => now.getTime() - s * 1000;
+  it.each([
+    { state: 'completed', createdAt: at(60), updatedAt: at(57.5), took: '2.5s' },
+    { state: 'working', createdAt: at(4), updatedAt: at(3), took: '4.0s so far' },
+    { state: 'rejected', createdAt: at(10), updatedAt: at(10), took: '0.0s' },
+  ])('$state took $took', ({ state, createdAt, updatedAt, took }) => {
+    const [row] = a2aTaskRows([{ id: 't-1', agent: 'clerk', caller: 'ci', state, createdAt, updatedAt }], now);
+    expect(row!.slice(0, 5)).toEqual(['t-1', 'clerk', 'ci', state, took]);
   });
 });

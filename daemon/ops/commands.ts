@@ -8,6 +8,7 @@ import type { LoadResult } from '../../store/definition.ts';
 import type { QueueCounts } from '../../scheduler/activation-queue.ts';
 import type { ActivationRecord } from '../../activation/activation-records.ts';
 import type { AgentStatuses, StatusSources } from './agent-statuses.ts';
+import type { A2ATaskSummary } from '../a2a/a2a-task-store.ts';
 import type { WarrenConfig } from '../../services/config.ts';
 import type { OpsServices } from '../../services/composition.ts';
 import { loadWarrenConfig } from '../../services/config.ts';
@@ -15,6 +16,9 @@ import { loadWarrenConfig } from '../../services/config.ts';
 interface Common {
   config: string;
 }
+
+/** The newest A2A tasks `warren status` lists. */
+const STATUS_A2A_TASKS = 10;
 
 /** The ops commands' services (services/composition.ts, role `ops`): Redis, agent state, the store, readers. */
 async function opsServices(config: WarrenConfig): Promise<OpsServices> {
@@ -54,11 +58,14 @@ export function registerOpsCommands(program: Command): void {
         const redisProbe = await probe(async () => void (await services.redis(2_000)));
         const hubProbe = await probe(() => hubHealthy(hub));
         let leader: string | null = null;
+        let a2aTasks: A2ATaskSummary[] | undefined;
         let fleet: Omit<AgentStatuses, 'queue'> & { queue: QueueCounts | null } = { agents: [], running: [], queue: null, fleetBudget: null, loaded: undefined };
         if (redisProbe.ok) {
           const { LeaderLease } = await import('../../scheduler/lease.ts');
           fleet = await readStatuses(services, config, defs, { budget: hubProbe.ok });
           leader = await new LeaderLease(await services.redis(), { prefix: config.redis.prefix, ttlMs: config.scheduler.lease_ttl }).holder();
+          const { RedisA2ATaskStore } = await import('../a2a/a2a-task-store.ts');
+          a2aTasks = await new RedisA2ATaskStore(await services.redis(), config.redis.prefix).recent(STATUS_A2A_TASKS);
         }
         const { agents, running, queue, fleetBudget, loaded } = fleet;
         const broken = new Set(defs.problems.filter((p) => p.severity === 'error').map((p) => p.file)).size;
@@ -76,6 +83,7 @@ export function registerOpsCommands(program: Command): void {
           fleet_budget: fleetBudget,
           definitions_published: loaded !== undefined,
           runs_without_definition: runsWithoutDefinition,
+          a2a_tasks: a2aTasks,
         };
         console.log(opts.json ? JSON.stringify(report, null, 2) : formatStatus(report, new Date()));
         // Budgets show `-` without the hub's admin key: say why, and what to set.

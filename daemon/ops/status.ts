@@ -13,6 +13,7 @@ import { LiveProgressSchema, type LiveProgress } from '../../activation/live-pro
 import { RedisUnreachableError } from '../../redis/connect.ts';
 import { driftNotice, type DefinitionView } from './loaded-definitions.ts';
 import { scheduleRows, type ScheduleStatus } from './schedule-status.ts';
+import type { A2ATaskSummary } from '../a2a/a2a-task-store.ts';
 
 /** What an agent is doing or waiting for, one of these at a time (agentStatus says which wins). */
 export type AgentStateKind = 'ready' | 'running' | 'paused' | 'quiet_hours' | 'backoff' | 'failing' | 'skipped' | 'name_taken';
@@ -100,6 +101,8 @@ export interface StatusReport {
   definitions_published?: boolean;
   /** Agents the daemon runs whose definition on disk is gone or has errors. */
   runs_without_definition?: string[];
+  /** The newest A2A tasks (caller, state, duration); absent when Redis is down. */
+  a2a_tasks?: A2ATaskSummary[];
 }
 
 /** The waits `warren status` shows: those that hold back any run, whatever its trigger. */
@@ -262,11 +265,21 @@ export function formatStatus(r: StatusReport, now: Date): string {
   if (waits.length) lines.push('', ...waits);
   const schedules = scheduleRows(r.agents);
   if (schedules.length) lines.push('', ...columns([['SCHEDULE', 'CRON', 'NEXT', 'LAST', 'MISSED'], ...schedules]));
+  if (r.a2a_tasks?.length) lines.push('', ...columns([['A2A TASK', 'AGENT', 'CALLER', 'STATE', 'TOOK', 'CAME'], ...a2aTaskRows(r.a2a_tasks, now)]));
   if (r.running.length) {
     lines.push('', ...columns([['RUNNING', 'TRIGGER', 'FOR', 'NOW'], ...r.running.map((x) => [x.agent, x.trigger, ago(x.started_at, now).replace(' ago', ''), describeProgress(x.progress)])]));
   }
   if (r.broken) lines.push('', `${r.broken} agent definition${r.broken === 1 ? ' has' : 's have'} errors and ${r.broken === 1 ? 'is' : 'are'} not run; see \`warren validate\``);
   return lines.join('\n');
+}
+
+/** One row per A2A task: id, agent, caller, state, how long it took (or has run so far), when it came. Pure. */
+export function a2aTaskRows(tasks: readonly A2ATaskSummary[], now: Date): string[][] {
+  return tasks.map((t) => {
+    const open = ['submitted', 'working', 'input_required', 'auth_required'].includes(t.state);
+    const tookMs = Math.max(0, (open ? now.getTime() : t.updatedAt) - t.createdAt);
+    return [t.id, t.agent, t.caller, t.state, `${(tookMs / 1000).toFixed(1)}s${open ? ' so far' : ''}`, ago(new Date(t.createdAt).toISOString(), now)];
+  });
 }
 
 /** `greeter: 2 mentions held since 12:00Z, paused: run after \`warren resume greeter\``. */
