@@ -188,6 +188,8 @@ const MemorySchema = z.strictObject({
   max_size_mb: z.number().positive().default(100),
   /** Whose entries a run recalls: `person`, the threads of the one it answers plus general knowledge; `agent`, all. */
   scope: z.enum(['person', 'agent']).default('person'),
+  /** After a run that remembered an exchange, the agent's model turns it into short facts (memory/distiller.ts). */
+  distill: z.boolean().default(false),
   retrieval: z
     .strictObject({
       strategy: z.enum(['embedding_search', 'keyword', 'recent']).default('keyword'),

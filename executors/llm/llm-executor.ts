@@ -16,7 +16,8 @@ import { connectMcpServers } from '../../agent-loop/mcp-tools.ts';
 import type { RetryPolicy } from '../../agent-loop/model-caller.ts';
 import { resolveToolMode } from '../../agent-loop/tool-modes.ts';
 import { ToolRegistry, type Tool } from '../../agent-loop/tools.ts';
-import { DEFAULT_PRICES, type Price, type PriceTable } from '../../agent-loop/usage-ledger.ts';
+import { costOf, DEFAULT_PRICES, type Price, type PriceTable } from '../../agent-loop/usage-ledger.ts';
+import type { DistillReply, DistillRequest } from '../../memory/distiller.ts';
 import type { WriteAllowance } from '../../scheduler/write-allowance.ts';
 import type { ScriptedReply } from '../../store/agent-config.ts';
 import type { AgentDefinition } from '../../store/definition.ts';
@@ -216,6 +217,15 @@ export class LlmExecutor implements Executor {
   async ask(def: AgentDefinition, question: string, signal?: AbortSignal): Promise<string | undefined> {
     const res = await this.#model(def).complete({ model: def.config.brain.model, messages: [{ role: 'user', content: question }], temperature: 0, maxTokens: 20, signal });
     return res.content ?? undefined;
+  }
+
+  /**
+   * One request to the agent's own model beside its turn (memory distillation: memory/distiller.ts), no tools:
+   * its answer, its usage and what it cost by the price table, so the activation is charged for it.
+   */
+  async complete(def: AgentDefinition, req: DistillRequest): Promise<DistillReply> {
+    const res = await this.#model(def).complete({ model: req.model, messages: req.messages, temperature: 0, maxTokens: req.maxTokens, signal: req.signal });
+    return { content: res.content, usage: res.usage, costUsd: costOf(res.model || req.model, res.usage, this.#opts.prices ?? DEFAULT_PRICES) };
   }
 
   #model(def: AgentDefinition): ChatModel {
