@@ -27,6 +27,8 @@ import { RedisNotificationFailures } from '../activation/notification-failures.t
 import { startHealthServer } from './health-server.ts';
 import { assertPortsFree, daemonPorts, ingressPort, portErrorOf } from './port-check.ts';
 import { Ingress, type IngressRoute } from './ingress/ingress-server.ts';
+import { HookRateLimit } from './webhooks/hook-rate-limit.ts';
+import { webhookRoute } from './webhooks/webhook-route.ts';
 import { WarrenMetrics } from './metrics.ts';
 import { readAgentStatuses, type StatusSources } from './ops/agent-statuses.ts';
 import { fleetSource } from './ops/fleet-source.ts';
@@ -215,6 +217,18 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     // source that must hear how its task ended registers a handler below.
     const tasks = new TaskInbox(producerConn, config.redis.prefix);
     const taskEndings: Partial<Record<TaskSource, TaskEndingHandler>> = {};
+    // Inbound webhooks: a signed delivery becomes a task (the scheduler's task round runs it).
+    ingressRoutes.push(
+      webhookRoute({
+        definition: (name) => registry.get(name),
+        secrets: services.secrets,
+        tasks,
+        rateLimit: new HookRateLimit(producerConn, config.redis.prefix),
+        redact: (text) => redactor.redact(text),
+        learnSecret: (value) => redactor.learn([value]),
+        logger: logger.child({ component: 'webhooks' }),
+      }),
+    );
     let scheduler: Scheduler | undefined;
     // `warren status`'s reading of every agent, for /metrics and the embedded hub's watch page.
     const statusSources: StatusSources = { redis: producerConn, prefix: config.redis.prefix, minStalenessMs: config.scheduler.min_staleness, memory: services.memoryStore };
