@@ -83,13 +83,15 @@ describe('outbound events', () => {
     const r = await receiver([500, 200]);
     const { inbox } = await start(r.url, 5);
     await inbox.add('clerk', task());
-    const ofTask = (): Received[] => r.got.filter((g) => g.event.type === 'activation.finished' && g.event.data.trigger === 'task');
+    const answered = await waitFor('the task answered', () => h!.outcomes.find((o) => o.trigger === 'task' && o.outcome.kind === 'answered'), 60_000);
+    const activationId = answered.activationId;
+    // Other activations (a task round that found the task taken) send events of their own ids: only this one's counts.
+    const ofTask = (): Received[] => r.got.filter((g) => g.id === `activation.finished:${activationId}`);
     await waitFor('the event taken after a retry', () => ofTask().some((g) => g.status === 200) || undefined, 60_000);
     const finished = ofTask();
     expect(finished.map((g) => g.status)).toEqual([500, 200]);
     expect(finished.every((g) => g.signed)).toBe(true);
     expect(new Set(finished.map((g) => g.id)).size).toBe(1);
-    const activationId = h!.outcomes.find((o) => o.trigger === 'task')!.activationId;
     expect(finished[0]!.id).toBe(`activation.finished:${activationId}`);
     expect(finished[0]!.event).toMatchObject({ id: finished[0]!.id, agent: 'clerk', data: { activation_id: activationId, trigger: 'task', outcome: 'answered' } });
     expect(h!.logs.join('\n')).not.toContain(SECRET);
@@ -101,8 +103,8 @@ describe('outbound events', () => {
     await inbox.add('clerk', task());
     const reader = new OutboundEvents({ connection: redis, prefix: h!.prefix, fleetTargets: () => [], agentTargets: () => [], secrets: { get: () => undefined }, learnSecret: () => {}, attempts: 1, retryBaseMs: 1, logger: pino({ level: 'silent' }) });
     try {
-      await waitFor('the task activation', () => h!.outcomes.find((o) => o.trigger === 'task'), 60_000);
-      const eventId = `activation.finished:${h!.outcomes.find((o) => o.trigger === 'task')!.activationId}`;
+      await waitFor('the task activation', () => h!.outcomes.find((o) => o.trigger === 'task' && o.outcome.kind === 'answered'), 60_000);
+      const eventId = `activation.finished:${h!.outcomes.find((o) => o.trigger === 'task' && o.outcome.kind === 'answered')!.activationId}`;
       const dead = await waitFor('the dead letter', async () => (await reader.deadLetters()).find((d) => d.eventId === eventId), 60_000);
       expect(dead).toMatchObject({ url: r.url, attempts: 2, reason: `${r.url} answered 503` });
       expect(r.got.filter((g) => g.id === eventId)).toHaveLength(2);
