@@ -31,6 +31,9 @@ import { RedisNotificationFailures } from '../activation/notification-failures.t
 import { startHealthServer } from './health-server.ts';
 import { assertPortsFree, daemonPorts, ingressPort, portErrorOf } from './port-check.ts';
 import { Ingress, type IngressRoute } from './ingress/ingress-server.ts';
+import { HookRateLimit } from './webhooks/hook-rate-limit.ts';
+import { webhookRoute } from './webhooks/webhook-route.ts';
+import { OutboundEvents, type EventTarget } from '../activation/outbound-events.ts';
 import { WarrenMetrics } from './metrics.ts';
 import { readAgentStatuses, type StatusSources } from './ops/agent-statuses.ts';
 import { fleetSource } from './ops/fleet-source.ts';
@@ -226,6 +229,39 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     // source that must hear how its task ended registers a handler below.
     const tasks = new TaskInbox(producerConn, config.redis.prefix);
     const taskEndings: Partial<Record<TaskSource, TaskEndingHandler>> = {};
+    // Inbound webhooks: a signed delivery becomes a task (the scheduler's task round runs it).
+    ingressRoutes.push(
+      webhookRoute({
+        definition: (name) => registry.get(name),
+        secrets: services.secrets,
+        tasks,
+        rateLimit: new HookRateLimit(producerConn, config.redis.prefix),
+        redact: (text) => redactor.redact(text),
+        learnSecret: (value) => redactor.learn([value]),
+        logger: logger.child({ component: 'webhooks' }),
+      }),
+    );
+    // Outbound events (warren.yaml `events:` for the fleet, a definition's `events:` for its agent): queued, never
+    // waited for by an activation; sent by every daemon that runs activations.
+    const eventsConn = role === 'scheduler' ? undefined : connectRedis(config.redis, 'worker', logger);
+    if (eventsConn) cleanup('redis events connection', 'connections', () => closeRedis(eventsConn, QUICK_STEP_MS / 2));
+    const targetsOf = (urls: readonly string[], secret: { secret_env?: string; secret_file?: string }): EventTarget[] => urls.map((url) => ({ url, secret }));
+    const events = new OutboundEvents({
+      connection: producerConn,
+      workerConnection: eventsConn,
+      prefix: config.redis.prefix,
+      fleetTargets: () => targetsOf(config.events.urls, config.events),
+      agentTargets: (agent) => {
+        const e = registry.get(agent)?.config.events;
+        return e ? targetsOf(e.urls, e) : [];
+      },
+      secrets: services.secrets,
+      learnSecret: (value) => redactor.learn([value]),
+      attempts: config.events.attempts,
+      retryBaseMs: config.events.retry_base,
+      logger: logger.child({ component: 'events' }),
+    });
+    cleanup('outbound events', 'clients', () => events.close());
     let scheduler: Scheduler | undefined;
     // `warren status`'s reading of every agent, for /metrics and the embedded hub's watch page.
     const statusSources: StatusSources = { redis: producerConn, prefix: config.redis.prefix, minStalenessMs: config.scheduler.min_staleness, memory: services.memoryStore };
@@ -269,7 +305,19 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
         redactor,
         logger,
         onOutcome: opts.onOutcome,
-        onRecord: (r) => metrics.observe(r),
+        onRecord: (r) => {
+          metrics.observe(r);
+          if (r.outcome === 'skipped') return;
+          const failed = r.error !== undefined;
+          void events.publish({
+            type: failed ? 'activation.failed' : 'activation.finished',
+            agent: r.agent,
+            identity: r.activation_id,
+            data: { activation_id: r.activation_id, trigger: r.trigger, outcome: r.outcome, reason: r.reason, started_at: r.started_at, duration_ms: r.duration_ms, attempt: r.attempt, replies: r.replies, posts: r.posts, usage: r.usage, ...(failed ? { error: r.error } : {}) },
+          });
+        },
+        onHeldByFailure: (held) =>
+          void events.publish({ type: 'agent.paused', agent: held.agent, identity: held.activationId, data: { activation_id: held.activationId, until: new Date(held.until).toISOString(), failures: held.failures, reason: held.reason } }),
         onStart: (s) => {
           metrics.observeLag(s.trigger, s.startedAt - s.enqueuedAt);
           opts.onActivationStart?.(s);

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { DEFAULT_OUTPUT_BOUNDS } from '../policy/output-bounds.ts';
 import { cronProblem } from './cron-expression.ts';
 import { parseDuration } from './duration.ts';
+import { templateProblem } from './webhook-template.ts';
 
 /** Hub registration is stricter than the schema's `^[a-z0-9-]+$`; warren validates the stricter form. */
 export const AGENT_NAME = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/;
@@ -227,6 +228,39 @@ const SchedulesSchema = z.array(ScheduleSchema).superRefine((schedules, ctx) => 
 /** Keys of the original runner that are accepted with a warning and ignored. */
 export const LEGACY_KEYS = ['network', 'system_prompt', 'r2_path'] as const;
 
+/** (warren) Where a secret comes from: a variable of the daemon (or its `_FILE`, or secrets.dir), or a file. */
+const SecretRefShape = {
+  secret_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected the NAME of an environment variable, like GITHUB_WEBHOOK_SECRET').optional(),
+  secret_file: z.string().min(1).optional(),
+};
+function oneSecret(v: { secret_env?: string; secret_file?: string }, ctx: z.RefinementCtx): void {
+  if ((v.secret_env === undefined) === (v.secret_file === undefined)) ctx.addIssue({ code: 'custom', path: ['secret_env'], message: 'give exactly one of secret_env or secret_file' });
+}
+
+/** (warren) An inbound webhook: `POST /hooks/<agent>/<name>` on the ingress, signed with the secret; `task` is its template. */
+export const WebhookSchema = z
+  .strictObject({
+    name: z.string().regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/, 'expected lowercase letters, digits and inner dashes').max(64),
+    ...SecretRefShape,
+    task: z.string().min(1).superRefine((t, ctx) => {
+      const problem = templateProblem(t);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    }),
+    /** Deliveries accepted per minute (across all daemons); more are answered 429. */
+    per_minute: z.number().int().min(1).max(10_000).default(60),
+  })
+  .superRefine(oneSecret);
+export type WebhookConfig = z.infer<typeof WebhookSchema>;
+
+/** (warren) Outbound events: signed JSON POSTs to `urls` as activations end, approvals are asked, the agent is held by failures. */
+export const EventsSchema = z
+  .strictObject({
+    urls: z.array(z.url()).min(1),
+    ...SecretRefShape,
+  })
+  .superRefine(oneSecret);
+export type EventsConfig = z.infer<typeof EventsSchema>;
+
 export const AgentConfigSchema = z.strictObject({
   version: z.string().regex(/^\d+\.\d+\.\d+$/, 'expected a version like 1.0.0').default('1.0.0'),
   name: z.string().regex(AGENT_NAME, 'expected 3–50 lowercase letters, digits and inner dashes').min(3).max(50),
@@ -240,6 +274,17 @@ export const AgentConfigSchema = z.strictObject({
   observability: ObservabilitySchema.prefault({}),
   memory: MemorySchema.optional(),
   cache_ttl: z.number().int().min(30).max(3600).default(300),
+  webhooks: z
+    .array(WebhookSchema)
+    .default([])
+    .superRefine((hooks, ctx) => {
+      const seen = new Set<string>();
+      hooks.forEach((h, i) => {
+        if (seen.has(h.name)) ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `webhook ${h.name} is named twice` });
+        seen.add(h.name);
+      });
+    }),
+  events: EventsSchema.optional(),
   schedules: SchedulesSchema.default([]),
   network: z.unknown().optional(),
   system_prompt: z.unknown().optional(),
