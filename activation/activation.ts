@@ -405,7 +405,8 @@ async function answerTask(deps: ActivationDeps, run: Run): Promise<Step> {
     log.error({ err }, 'a task could not be read back; dropped');
     return done({ ending: { outcome: { kind: 'no_action', reason: 'task_unreadable' }, by: 'pipeline' } });
   }
-  if (!claimed) return done({ ending: { outcome: { kind: 'no_action', reason: 'no_task' }, by: 'pipeline' } });
+  // Another activation got to it first (the task round queued this one before that one claimed): nothing ran.
+  if (!claimed) return { kind: 'skipped', reason: 'no_task' };
   const { task } = claimed;
   const ref: TaskRef = { taskId: task.id, source: task.source, from: task.name, excerpt: task.text.slice(0, 200) };
   const end = async (ended: TaskEnded): Promise<void> => {
