@@ -19,6 +19,7 @@ import { mayRun } from '../scheduler/eligibility.ts';
 import type { WriteAllowance } from '../scheduler/write-allowance.ts';
 import { replyWithinLimits } from './pipeline-reply.ts';
 import { keepPausedRun, type ApprovalKeeping } from './approval-pause.ts';
+import { carryOutApproval } from './approval-resume.ts';
 import { definitionForTrigger } from './activation-model.ts';
 import type { ExecutorRegistry } from '../services/executor-registry.ts';
 import { parseExplorationAnswer } from './exploration-answer.ts';
@@ -430,6 +431,14 @@ async function answerTask(deps: ActivationDeps, run: Run): Promise<Step> {
       await end({ kind: 'failed', message, activationId });
       return done({ ending: { outcome: { kind: 'no_action', reason: 'task_given_up' }, by: 'pipeline' } });
     }
+    if (task.source === 'approval') {
+      // A decided approval: the paused run goes on, or a held write is made (approval-resume.ts).
+      const step = await carryOutApproval(deps, run, task.name);
+      const failedFor = step.kind === 'failed' ? step.failure.outcome : undefined;
+      if (!failedFor) await end({ kind: 'answered', text: '', activationId });
+      else if (failedFor.kind !== 'retryable_failure' && failedFor.kind !== 'aborted') await end({ kind: 'failed', message: failedFor.message, activationId });
+      return step;
+    }
     const turn = await takeTurn(deps, run, { kind: 'task', task });
     usage = plusUsage(usage, turn.result.usage);
     const result = workOf(run, turn, { usage, task: ref });
@@ -438,6 +447,13 @@ async function answerTask(deps: ActivationDeps, run: Run): Promise<Step> {
       // What may pass keeps the claim: the retry (the same activation) gets the task back.
       if (outcome.kind !== 'retryable_failure' && outcome.kind !== 'aborted') await end({ kind: 'failed', message: outcome.message, activationId });
       return result;
+    }
+    if (result.kind === 'awaiting_approval') {
+      // The task is answered by the run that goes on after the decision; this one keeps it as a request.
+      const request = await keepPausedRun(deps.approvals, def, activationId, turn.result, { kind: 'task', taskId: task.id, source: task.source, name: task.name }, deps.redact);
+      log.info({ task: task.id, approval: request.id }, 'task waits for approval');
+      await deps.tasks!.settle(def.name, task.id);
+      return done({ ending: { outcome: result, by: 'agent' }, usage });
     }
     const text = result.kind === 'answered' ? deps.redact(result.text) : '';
     await end({ kind: 'answered', text, activationId });

@@ -4,21 +4,12 @@
 // it. The sweep, run by every daemon now and then, denies what timed out and hands every decided request whose
 // work is not done to the inbox again (adding a task is idempotent by its id), so a decision written by a process
 // that died before the task was added, or a task lost with a whole Redis failover, is carried out all the same.
+import type { AgentTask, TaskAdded } from './task-inbox.ts';
 import type { ApprovalStore, ApprovalDecisionRecord, ApprovalEntry, DecideResult, DecidedBy } from './approval-store.ts';
-
-/** The task an approval becomes (the shape of scheduler/task-inbox.ts's AgentTask). */
-export interface ApprovalTask {
-  id: string;
-  source: 'approval';
-  name: string;
-  text: string;
-  createdAt: number;
-  meta?: Record<string, string>;
-}
 
 /** The two things the desk needs of the task inbox and the queue. */
 export interface ApprovalWorkSink {
-  add(agent: string, task: ApprovalTask): Promise<'added' | 'duplicate'>;
+  add(agent: string, task: AgentTask): Promise<TaskAdded>;
   /** Enqueues the agent's 'task' activation (absent where only Redis is open: the scheduler's round enqueues it). */
   enqueue?(agent: string): Promise<unknown>;
 }
@@ -29,7 +20,7 @@ export function approvalTaskId(approvalId: string): string {
 }
 
 /** The task a decided request becomes (pure): its text says what was decided, for records and logs. */
-export function approvalTask(entry: ApprovalEntry & { decision: ApprovalDecisionRecord }): ApprovalTask {
+export function approvalTask(entry: ApprovalEntry & { decision: ApprovalDecisionRecord }): AgentTask {
   const { request, decision } = entry;
   const names = request.calls.map((c) => c.name).join(', ');
   return {
@@ -86,8 +77,9 @@ export class ApprovalDesk {
     return { timedOut: denied, handedOn };
   }
 
-  async #handOn(entry: ApprovalEntry & { decision: ApprovalDecisionRecord }): Promise<'added' | 'duplicate'> {
+  async #handOn(entry: ApprovalEntry & { decision: ApprovalDecisionRecord }): Promise<TaskAdded> {
     const added = await this.#sink.add(entry.request.agent, approvalTask(entry));
+    // `full`: the agent has its most tasks waiting; the next sweep hands it on again.
     if (added === 'added') await this.#sink.enqueue?.(entry.request.agent);
     return added;
   }

@@ -20,7 +20,7 @@ const Call = z.strictObject({ id: z.string(), name: z.string(), arguments: z.str
 export const ApprovalOriginSchema = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('notification'), notificationId: z.string(), postId: z.string(), commentId: z.string().nullable(), from: z.string() }),
   z.strictObject({ kind: z.literal('exploration'), feedPostIds: z.array(z.string()) }),
-  z.strictObject({ kind: z.literal('task'), taskId: z.string() }),
+  z.strictObject({ kind: z.literal('task'), taskId: z.string(), source: z.string(), name: z.string() }),
 ]);
 export type ApprovalOrigin = z.infer<typeof ApprovalOriginSchema>;
 
@@ -129,6 +129,11 @@ export class ApprovalStore {
     if (set === 'OK') return { kind: 'decided', entry: { request: entry.request, decision } };
     const first = await this.get(id);
     return { kind: 'already', entry: { request: entry.request, decision: first!.decision! } };
+  }
+
+  /** Whether the request's work is still to do (waiting, or decided and not yet carried out). */
+  async isOpen(id: string): Promise<boolean> {
+    return (await this.#redis.zscore(this.#keys.approvalsOpen, id)) !== null;
   }
 
   /** The work the request held is done: it leaves the open set; request and decision are kept a while to be read. */
