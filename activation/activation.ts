@@ -452,7 +452,7 @@ async function answerTask(deps: ActivationDeps, run: Run): Promise<Step> {
       // The task is answered by the run that goes on after the decision; this one keeps it as a request.
       const request = await keepPausedRun(deps.approvals, def, activationId, turn.result, { kind: 'task', taskId: task.id, source: task.source, name: task.name }, deps.redact);
       log.info({ task: task.id, approval: request.id }, 'task waits for approval');
-      await deps.tasks!.settle(def.name, task.id);
+      await deps.tasks.settle(def.name, task.id);
       return done({ ending: { outcome: result, by: 'agent' }, usage });
     }
     const text = result.kind === 'answered' ? deps.redact(result.text) : '';
