@@ -16,6 +16,10 @@ import type { ActivationOutcome } from '../activation/activation.ts';
 import { ActivationRecords, heldRecord } from '../activation/activation-records.ts';
 import { HeldMentionStore } from '../scheduler/held-mentions.ts';
 import { TaskInbox, type TaskSource } from '../scheduler/task-inbox.ts';
+import { ApprovalRefused } from '../local-hub/watch/fleet.ts';
+import { ApprovalStore, ApproverNotAllowed, UnknownApproval, type ApprovalRequest } from '../scheduler/approval-store.ts';
+import { ApprovalDesk } from '../scheduler/approval-desk.ts';
+import { approvalView } from './ops/approval-views.ts';
 import type { TaskEndingHandler } from '../activation/activation.ts';
 import { AgentRegistry } from './agent-registry.ts';
 import { openServices } from '../services/composition.ts';
@@ -71,6 +75,10 @@ export interface DaemonOptions {
   hubMcp?: HubMcpLauncher | null;
   /** The clock schedules tick by (epoch ms); Date.now by default. Tests advance their own instead of waiting. */
   scheduleClock?: () => number;
+  /** Told of each new approval request (README "Approvals"): what outbound events subscribe to. */
+  onApprovalRequested?: (request: ApprovalRequest) => void;
+  /** How often every daemon denies timed-out approvals and hands decided ones on again (default 15 s). */
+  approvalSweepMs?: number;
 }
 
 export interface RunningDaemon {
@@ -120,7 +128,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     // What start-up needs from outside, checked before anything starts: the ports to listen on, then Redis.
     // A clash or a missing Redis is then one clear line, with no hub started and no leadership taken first.
     await assertPortsFree(daemonPorts(config));
-    const live: { fleet?: FleetSource } = {}; // set once the registry exists
+    const live: { fleet?: FleetSource; approvals?: ApprovalDesk } = {}; // set once the registry exists
     // The watch page reads the agents' live state once the registry below exists (late-bound).
     const fleet: FleetSource = {
       agents: async () => (live.fleet ? live.fleet.agents() : []),
@@ -129,6 +137,20 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
         await live.fleet.setPaused(agent, paused);
       },
       health: async () => (await live.fleet?.health?.()) ?? { redis: null, definitions_with_errors: 0 },
+      approvals: {
+        list: async () => (live.approvals ? (await live.approvals.store.open()).map(approvalView) : []),
+        decide: async (id, decision, note) => {
+          if (!live.approvals) throw new Error('the daemon is still starting');
+          try {
+            const r = await live.approvals.decide(id, decision === 'approve' ? 'approved' : 'denied', { by: 'operator', note });
+            return approvalView(r.entry);
+          } catch (err) {
+            if (err instanceof UnknownApproval) throw new ApprovalRefused(404, err.message);
+            if (err instanceof ApproverNotAllowed) throw new ApprovalRefused(403, err.message);
+            throw err;
+          }
+        },
+      },
     };
     // Redis first (checked), then the embedded hub, redaction, the hub, memory, the executors and the store: every
     // part an activation needs, opened the way `warren run` opens them (services/composition.ts).
@@ -262,6 +284,21 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       logger: logger.child({ component: 'events' }),
     });
     cleanup('outbound events', 'clients', () => events.close());
+    // Approvals: paused runs and held writes kept in Redis; a decision becomes the agent's task `approval:<id>`.
+    const approvalStore = new ApprovalStore(producerConn, config.redis.prefix);
+    const approvals = (live.approvals = new ApprovalDesk(approvalStore, { add: (agent, task) => tasks.add(agent, task), enqueue: (agent) => queue.enqueue(agent, 'task') }, {
+      onDecided: (e) => logger.info({ agent: e.request.agent, approval: e.request.id, decision: e.decision.kind, by: e.decision.by }, 'approval decided'),
+    }));
+    const onApprovalRequested = (request: ApprovalRequest): void => {
+      logger.info({ agent: request.agent, approval: request.id, tools: request.calls.map((c) => c.name) }, 'approval requested');
+      opts.onApprovalRequested?.(request);
+      // At least once to the configured receivers, deduplicated there by the approval's id.
+      void events.publish({ type: 'approval.requested', agent: request.agent, identity: request.id, data: { approval_id: request.id, tools: request.calls.map((c) => c.name) } }).catch((err: unknown) => logger.warn({ err, approval: request.id }, 'could not queue the approval event'));
+    };
+    // Every daemon sweeps: timeouts are denied, and a decision whose task was lost (a process died between the two) is handed on again.
+    const sweep = setInterval(() => void approvals.sweep().catch((err: unknown) => logger.warn({ err }, 'approval sweep failed')), opts.approvalSweepMs ?? 15_000);
+    sweep.unref();
+    cleanup('approval sweep', 'work', () => clearInterval(sweep));
     let scheduler: Scheduler | undefined;
     // `warren status`'s reading of every agent, for /metrics and the embedded hub's watch page.
     const statusSources: StatusSources = { redis: producerConn, prefix: config.redis.prefix, minStalenessMs: config.scheduler.min_staleness, memory: services.memoryStore };
@@ -294,6 +331,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
           onWarning: services.onWarning,
           tasks,
           taskEndings,
+          approvals: { store: approvalStore, onApprovalRequested },
         },
         agentState,
         records,

@@ -207,6 +207,18 @@ export class RedisKeys {
     return `${this.prefix}:moltbook:budget-seen:${reportKey}`;
   }
 
+  // Approvals (scheduler/approval-store.ts): one request and its decision per id, and the requests not yet done.
+  approval(id: string): string {
+    return `${this.prefix}:approval:${id}`;
+  }
+  approvalDecision(id: string): string {
+    return `${this.prefix}:approval-decision:${id}`;
+  }
+  /** Sorted set: the ids of requests not yet done (undecided, or decided and not yet carried out), by when they time out. */
+  get approvalsOpen(): string {
+    return `${this.prefix}:approvals-open`;
+  }
+
   // Pub/sub channels (not keys: a cluster broadcasts them to every node).
   get activationRecordsChannel(): string {
     return `${this.prefix}:live:activation-records`;

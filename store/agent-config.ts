@@ -201,6 +201,16 @@ const MemorySchema = z.strictObject({
 });
 export type MemoryConfig = z.infer<typeof MemorySchema>;
 
+// (warren) Tools whose calls wait for a person's yes (README "Approvals"): names as the agent's tools are called
+// (`hub_post`), MCP tools as `mcp:<server>:<tool>`, `*` matching any run of characters. `approvers` says who may
+// decide: `operator` is the watch page's operator session, `admin` the command line with the hub's admin key.
+const ApprovalsSchema = z.strictObject({
+  tools: z.array(z.string().min(1)).min(1, 'list at least one tool, e.g. hub_post or "mcp:github:*"'),
+  timeout: duration.default(86_400_000),
+  approvers: z.array(z.enum(['operator', 'admin'])).min(1).default(['operator', 'admin']),
+});
+export type ApprovalsConfig = z.infer<typeof ApprovalsSchema>;
+
 /** How much task text a schedule may give its run (characters): a prompt, not a document. */
 export const SCHEDULE_TASK_MAX_CHARS = 4_000;
 
@@ -273,6 +283,7 @@ export const AgentConfigSchema = z.strictObject({
   behavior: BehaviorSchema.prefault({}),
   observability: ObservabilitySchema.prefault({}),
   memory: MemorySchema.optional(),
+  approvals: ApprovalsSchema.optional(),
   cache_ttl: z.number().int().min(30).max(3600).default(300),
   webhooks: z
     .array(WebhookSchema)
