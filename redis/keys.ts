@@ -165,6 +165,11 @@ export class RedisKeys {
     return `${this.prefix}:moltbook:budget-seen:${reportKey}`;
   }
 
+  /** A request pacer's bucket (hub-client/request-pacer.ts), e.g. `moltbook:agent:<name>` or `moltbook:host:<host>`. */
+  pace(bucket: string): string {
+    return `${this.prefix}:pace:${bucket}`;
+  }
+
   // Pub/sub channels (not keys: a cluster broadcasts them to every node).
   get activationRecordsChannel(): string {
     return `${this.prefix}:live:activation-records`;
