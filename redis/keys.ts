@@ -148,6 +148,10 @@ export class RedisKeys {
   moltbookChallengeFailures(agent: string): string {
     return `${this.prefix}:moltbook:challenge-failures:${agent}`;
   }
+  /** Posts the agent has commented on (exploration does not offer them again). */
+  moltbookAnswered(agent: string): string {
+    return `${this.prefix}:moltbook:answered:${agent}`;
+  }
   /** When the agent last posted or commented (the cooldowns of hub-client/moltbook/write-limits.ts). */
   moltbookLastWrite(agent: string, kind: 'post' | 'comment'): string {
     return `${this.prefix}:moltbook:last-${kind}:${agent}`;

@@ -64,6 +64,18 @@ export class MoltbookState {
     await this.#redis.multi().sadd(handled, ...ids).expire(handled, HANDLED_TTL_SECONDS).hdel(this.#keys.moltbookPending(agent), ...ids).exec();
   }
 
+  /** A post the agent commented on: exploration skips it (a model call would only end in a duplicate). */
+  async markAnswered(agent: string, postId: string): Promise<void> {
+    const key = this.#keys.moltbookAnswered(agent);
+    await this.#redis.multi().sadd(key, postId).expire(key, HANDLED_TTL_SECONDS).exec();
+  }
+
+  async answered(agent: string, postIds: readonly string[]): Promise<Set<string>> {
+    if (postIds.length === 0) return new Set();
+    const flags = await this.#redis.smismember(this.#keys.moltbookAnswered(agent), ...postIds);
+    return new Set(postIds.filter((_, i) => flags[i] === 1));
+  }
+
   async ledger(key: string): Promise<LedgerEntry | undefined> {
     const v = await this.#redis.get(this.#keys.moltbookWrite(key));
     return v ? (JSON.parse(v) as LedgerEntry) : undefined;
