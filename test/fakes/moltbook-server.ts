@@ -112,8 +112,10 @@ export interface FakeMoltbookOptions {
 }
 
 export interface RateLimits {
-  /** Requests a minute per IP (counted before authentication, so all keys of one address share it). */
+  /** Requests per IP in requestWindowMs (counted before authentication, so all keys of one address share it). */
   requestsPerMinute: number;
+  /** The general limiter's window: a minute on the server; shorter in a test that waits out a 429. */
+  requestWindowMs: number;
   /** Posts per key in postWindowMs. */
   posts: number;
   postWindowMs: number;
@@ -121,7 +123,7 @@ export interface RateLimits {
   commentsPerHour: number;
 }
 
-export const OPEN_SOURCE_LIMITS: RateLimits = { requestsPerMinute: 100, posts: 1, postWindowMs: 30 * 60_000, commentsPerHour: 50 };
+export const OPEN_SOURCE_LIMITS: RateLimits = { requestsPerMinute: 100, requestWindowMs: 60_000, posts: 1, postWindowMs: 30 * 60_000, commentsPerHour: 50 };
 
 /** At most this many comments in one answer (the open-source server's default page). */
 export const COMMENT_PAGE_MAX = 100;
@@ -264,7 +266,7 @@ export async function startFakeMoltbook(opts: FakeMoltbookOptions = {}): Promise
     const tooMany = (retryAfter: number, error: string): void =>
       send(429, { success: false, error, hint: `Try again in ${retryAfter} seconds`, retryAfter }, { 'retry-after': String(retryAfter), 'x-ratelimit-remaining': '0' });
     // The general limiter runs before authentication: the key is not known yet, so it counts per address.
-    const ipWait = limits ? limited(`ip:${req.socket.remoteAddress ?? '?'}`, limits.requestsPerMinute, 60_000) : undefined;
+    const ipWait = limits ? limited(`ip:${req.socket.remoteAddress ?? '?'}`, limits.requestsPerMinute, limits.requestWindowMs) : undefined;
     if (ipWait !== undefined) return tooMany(ipWait, 'Rate limit exceeded');
     const raw = await readBody(req);
     let body: Record<string, unknown> = {};
