@@ -148,6 +148,10 @@ export class RedisKeys {
   moltbookChallengeFailures(agent: string): string {
     return `${this.prefix}:moltbook:challenge-failures:${agent}`;
   }
+  /** Per DM conversation of the agent, the newest message time seen (hub-client/moltbook/direct-messages.ts). */
+  moltbookDmSeen(agent: string): string {
+    return `${this.prefix}:moltbook:dm-seen:${agent}`;
+  }
   /** Posts the agent has commented on (exploration does not offer them again). */
   moltbookAnswered(agent: string): string {
     return `${this.prefix}:moltbook:answered:${agent}`;

@@ -200,6 +200,27 @@ describe('warren on Moltbook as real servers behave', () => {
   });
 });
 
+describe('Moltbook DMs and the hub tools real clients use (item 8)', () => {
+  it('answers a direct message in its conversation, once, and the next one too', { timeout: 60_000 }, async () => {
+    molt = await startFakeMoltbook({ challenges: false });
+    const pinchy = molt.addAgent('pinchy');
+    molt.addAgent('alice');
+    const conv = molt.dm('alice', 'pinchy', 'Psst, pinchy: when do you molt?');
+    const h = await start({ pinchy: pinchy.key });
+    const replied = (n: number) => (): true | undefined => (molt!.dmsIn(conv.id).filter((m) => m.from === 'pinchy').length >= n ? true : undefined);
+    await waitFor('pinchy answered the DM', replied(1), 20_000);
+    molt.dm('alice', 'pinchy', 'And how long does it take?');
+    await waitFor('pinchy answered the second DM', replied(2), 20_000);
+    await sleep(1_000); // more polls: nothing more to answer
+    expect(molt.dmsIn(conv.id).map((m) => m.from)).toEqual(['alice', 'pinchy', 'alice', 'pinchy']);
+    expect(molt.dmsIn(conv.id)[1]!.message).toBe('Molting is mostly patience.');
+    // The model saw the conversation as the thread it answers.
+    expect(model.requests.some((r) => r.rawBody.includes('when do you molt?'))).toBe(true);
+    expect(h.outcomes.flatMap((o) => o.handled)).toEqual(molt.dmsIn(conv.id).filter((m) => m.from === 'alice').map((m) => `dm:pinchy:${conv.id}:${m.id}`));
+    expect(molt.requests.filter((r) => r.path.startsWith('/notifications/read-by-post'))).toEqual([]);
+  });
+});
+
 describe('Moltbook writes checked before they are sent (item 5)', () => {
   const adapter = (f: FakeMoltbook, agent: string): MoltbookAdapter =>
     new MoltbookAdapter({ baseUrl: f.url, keys: new Map([[agent, f.addAgent(agent).key]]), redis, prefix: `molt-${randomUUID().slice(0, 8)}`, writeLimits: { established: { postGapMs: 0, commentGapMs: 0, commentsPerDay: 50 }, newAgent: { postGapMs: 0, commentGapMs: 0, commentsPerDay: 20 } } });

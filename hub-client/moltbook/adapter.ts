@@ -32,6 +32,7 @@ import { PaceAborted, PaceWaitTooLong, RequestPacer } from '../request-pacer.ts'
 import { agentBucket, bucketOf429, bucketsOf, DEFAULT_RATE, hostBucket, type Rate, type RequestKind } from './buckets.ts';
 import { contentHash, MoltbookState, type LedgerEntry } from './state.ts';
 import { invalidComment, invalidPost } from './write-checks.ts';
+import { isConversation, MoltbookDirectMessages } from './direct-messages.ts';
 import { createdAtOf, flattenComments, HomeSchema, pageInfoOf, toPost, unwrapMoltbookList, unwrapMoltbookObject, verificationOf, WireCommentSchema, WirePostSchema, type Home, type Verification, type WireComment } from './wire.ts';
 import { mentionId, mentionsIn, postOfNotification, workOnThread } from './work.ts';
 import { commentsLeft, DEFAULT_AGE_LIMITS, limitsForAge, writeVerdict, type AgeLimits, type WriteLimits } from './write-limits.ts';
@@ -129,6 +130,7 @@ export class MoltbookAdapter implements HubAdapter {
   readonly #writeLimits: AgeLimits;
   readonly #askModel: ChallengeModel | undefined;
   readonly #communities: (agent: string) => readonly string[];
+  readonly #dms: MoltbookDirectMessages;
 
   constructor(opts: MoltbookAdapterOptions) {
     this.baseUrl = opts.baseUrl.replace(/\/+$/, '');
@@ -147,6 +149,7 @@ export class MoltbookAdapter implements HubAdapter {
     this.#writeLimits = opts.writeLimits ?? DEFAULT_AGE_LIMITS;
     this.#askModel = opts.askModel;
     this.#communities = opts.communities ?? (() => []);
+    this.#dms = new MoltbookDirectMessages((agent, r) => this.#call(agent, 'read', r), this.#state);
     this.#budget = new LocalBudgetLedger(opts.redis, opts.prefix, opts.budget ?? {}, this.#now);
   }
 
@@ -329,6 +332,11 @@ export class MoltbookAdapter implements HubAdapter {
     if ((this.#mentionsNextAt.get(agent) ?? 0) <= now && (!this.#mentionsNextAt.has(agent) || (await this.#mayPoll(agent)))) {
       this.#mentionsNextAt.set(agent, now + this.#homeIntervalMs * (0.8 + this.#random() * 0.4));
       await this.#scanMentions(agent, signal);
+      try {
+        await this.#dms.scan(agent, signal);
+      } catch (err) {
+        this.#logger?.warn({ agent, err }, 'could not look for direct messages');
+      }
     }
     try {
       return (home?.count ?? 0) + (await this.#state.pendingCount(agent));
@@ -395,7 +403,8 @@ export class MoltbookAdapter implements HubAdapter {
     await this.#state.markHandled(agent, notificationIds);
     this.#homes.delete(agent);
     const left = await this.#state.pending(agent);
-    const posts = new Set(notificationIds.flatMap((id) => postOfNotification(id) ?? []));
+    // A DM conversation was marked read on Moltbook when it was read; only comment threads have read state to set.
+    const posts = new Set(notificationIds.flatMap((id) => postOfNotification(id) ?? []).filter((p) => !isConversation(p)));
     for (const postId of posts) {
       if (left.some((n) => n.post_id === postId)) continue;
       // Marking the post read covers every comment on it: first make sure none arrived since it was listed.
@@ -431,6 +440,7 @@ export class MoltbookAdapter implements HubAdapter {
   async createComment(comment: NewComment, opts: WriteOptions = {}): Promise<Comment> {
     const { agent, postId, content } = comment;
     invalidComment(content, agent, postId);
+    if (isConversation(postId)) return this.#dms.send(agent, postId, content, comment.parentId ?? null, opts.idempotencyKey ?? moltbookLedgerKey(agent, postId, contentHash(content)), opts.signal);
     const hash = contentHash(content);
     const wkey = opts.idempotencyKey ?? moltbookLedgerKey(agent, postId, hash);
     const parentId = comment.parentId ?? null;
@@ -629,6 +639,7 @@ export class MoltbookAdapter implements HubAdapter {
   // ---- reads ----
 
   async getPost(id: string, opts: { includeComments?: boolean; signal?: AbortSignal } = {}): Promise<Post> {
+    if (isConversation(id)) return this.#dms.thread(id, opts.signal);
     const { agent, key } = await this.#readKey();
     const post = await this.#getPost(agent, id, opts.signal, key);
     this.#postAuthors.set(post.id, post.author.name);

@@ -13,7 +13,8 @@ const LEDGER_TTL_SECONDS = 7 * 86_400;
 export interface LedgerEntry {
   state: 'sending' | 'unverified' | 'done';
   agent: string;
-  kind: 'comment' | 'post';
+  /** `message`: a DM sent into a conversation. */
+  kind: 'comment' | 'post' | 'message';
   postId?: string;
   contentHash: string;
   /** The created comment or post, once known. */
@@ -74,6 +75,16 @@ export class MoltbookState {
     if (postIds.length === 0) return new Set();
     const flags = await this.#redis.smismember(this.#keys.moltbookAnswered(agent), ...postIds);
     return new Set(postIds.filter((_, i) => flags[i] === 1));
+  }
+
+  /** The newest message time (ISO) seen in each of the agent's DM conversations. */
+  async dmSeen(agent: string, conversationId: string): Promise<string | undefined> {
+    return (await this.#redis.hget(this.#keys.moltbookDmSeen(agent), conversationId)) ?? undefined;
+  }
+
+  async setDmSeen(agent: string, conversationId: string, at: string): Promise<void> {
+    const key = this.#keys.moltbookDmSeen(agent);
+    await this.#redis.multi().hset(key, conversationId, at).expire(key, HANDLED_TTL_SECONDS).exec();
   }
 
   async ledger(key: string): Promise<LedgerEntry | undefined> {

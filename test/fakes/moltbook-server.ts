@@ -59,6 +59,13 @@ export interface FakeChallenge {
   target: { kind: 'post' | 'comment'; id: string };
 }
 
+/** An approved DM conversation (requests and their owners' approval are out of scope: tests start approved ones). */
+export interface FakeConversation {
+  id: string;
+  agentIds: [string, string];
+  messages: Array<{ id: string; fromId: string; message: string; createdAt: string; readBy: Set<string> }>;
+}
+
 interface Notice {
   agentId: string;
   postId: string;
@@ -145,6 +152,12 @@ export interface FakeMoltbook {
   failNextCommentAfterCreate(): void;
   /** The key stops working: every request with it answers 401. */
   revoke(agentName: string): void;
+  /** A DM from one agent to another in their (approved) conversation, made if need be; returns the conversation. */
+  dm(fromName: string, toName: string, message: string): FakeConversation;
+  /** The messages of a conversation, oldest first, with their senders' names. */
+  dmsIn(conversationId: string): Array<{ id: string; from: string; message: string }>;
+  /** Votes, follows and subscriptions made through the API, by agent name. */
+  social: { votes: Array<{ agent: string; kind: 'post' | 'comment'; id: string; direction: 'up' | 'down' }>; follows: Array<{ agent: string; name: string }>; subscriptions: Array<{ agent: string; submolt: string }> };
   /** /home of the agent answers `status` (a server error) until set to undefined. */
   failHome(agentName: string, status: number | undefined): void;
   close(): Promise<void>;
@@ -161,6 +174,8 @@ export async function startFakeMoltbook(opts: FakeMoltbookOptions = {}): Promise
   const revoked = new Set<string>();
   let envelope: Envelope = opts.envelope ?? 'named';
   const failingHomes = new Map<string, number>();
+  const conversations = new Map<string, FakeConversation>();
+  const social: FakeMoltbook['social'] = { votes: [], follows: [], subscriptions: [] };
   const limits: RateLimits | undefined = opts.rateLimits === false ? undefined : { ...OPEN_SOURCE_LIMITS, ...opts.rateLimits };
   /** Sliding windows of request times, by limiter and key (an IP or an API key). */
   const windows = new Map<string, number[]>();
@@ -406,6 +421,72 @@ export async function startFakeMoltbook(opts: FakeMoltbookOptions = {}): Promise
       else publishComment(comments.get(ch.target.id)!);
       return send(200, { success: true, message: 'Verified; your content is published.' });
     }
+    // Votes, follows, subscriptions, the personalised feed and comment search, as the published API documents them.
+    if ((m = /^\/(posts|comments)\/([^/]+)\/(upvote|downvote)$/.exec(path)) && method === 'POST') {
+      const kind = m[1] === 'posts' ? 'post' : 'comment';
+      const exists = kind === 'post' ? posts.get(m[2]!)?.verified : comments.get(m[2]!)?.verified;
+      if (!exists) return fail(404, kind === 'post' ? 'Post not found' : 'Comment not found');
+      social.votes.push({ agent: agent.name, kind, id: m[2]!, direction: m[3] === 'upvote' ? 'up' : 'down' });
+      return send(200, { success: true, message: m[3] === 'upvote' ? 'Upvoted!' : 'Downvoted' });
+    }
+    if ((m = /^\/agents\/([^/]+)\/follow$/.exec(path)) && method === 'POST') {
+      const target = [...agents.values()].find((a) => a.name === decodeURIComponent(m![1]!));
+      if (!target) return fail(404, 'Agent not found');
+      if (target.id === agent.id) return fail(400, 'You cannot follow yourself');
+      social.follows.push({ agent: agent.name, name: target.name });
+      return send(200, { success: true, action: 'followed' });
+    }
+    if ((m = /^\/submolts\/([^/]+)\/subscribe$/.exec(path)) && method === 'POST') {
+      social.subscriptions.push({ agent: agent.name, submolt: decodeURIComponent(m[1]!) });
+      return send(200, { success: true, action: 'subscribed' });
+    }
+    if (method === 'GET' && path === '/feed') {
+      const followed = new Set(social.follows.filter((f) => f.agent === agent.name).map((f) => byName(f.name).id));
+      const subscribed = new Set(social.subscriptions.filter((x) => x.agent === agent.name).map((x) => x.submolt));
+      const limit = Math.min(50, Number(url.searchParams.get('limit') ?? 25) || 25);
+      const list = [...posts.values()].filter((p) => p.verified && (followed.has(p.authorId) || subscribed.has(p.submolt))).sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+      return send(200, ok('posts', list.slice(0, limit).map(wirePost)));
+    }
+    if (method === 'GET' && path === '/search') {
+      const q = (url.searchParams.get('q') ?? '').toLowerCase();
+      const type = url.searchParams.get('type') ?? 'all';
+      const results: Array<Record<string, unknown>> = [];
+      if (type === 'all' || type === 'posts') for (const p of posts.values()) if (p.verified && `${p.title} ${p.content}`.toLowerCase().includes(q)) results.push({ type: 'post', ...wirePost(p) });
+      if (type === 'all' || type === 'comments') for (const c of comments.values()) if (c.verified && c.content.toLowerCase().includes(q)) results.push({ type: 'comment', ...wireComment(c) });
+      return send(200, { success: true, query: q, type, results, count: results.length });
+    }
+    // DMs (consent-based; only approved conversations here): check, list, read (marks read), send.
+    const mineConv = (id: string): FakeConversation | undefined => {
+      const c = conversations.get(id);
+      return c && c.agentIds.includes(agent.id) ? c : undefined;
+    };
+    const other = (c: FakeConversation): string => authorOf(c.agentIds.find((x) => x !== agent.id)!).name;
+    const unreadIn = (c: FakeConversation): number => c.messages.filter((x) => x.fromId !== agent.id && !x.readBy.has(agent.id)).length;
+    if (method === 'GET' && path === '/agents/dm/check') {
+      const withUnread = [...conversations.values()].filter((c) => c.agentIds.includes(agent.id) && unreadIn(c) > 0);
+      const total = withUnread.reduce((n, c) => n + unreadIn(c), 0);
+      return send(200, { success: true, has_activity: total > 0, summary: `0 pending requests, ${total} unread messages`, requests: { count: 0, items: [] }, messages: { total_unread: total, conversations_with_unread: withUnread.length } });
+    }
+    if (method === 'GET' && path === '/agents/dm/conversations') {
+      const items = [...conversations.values()].filter((c) => c.agentIds.includes(agent.id)).map((c) => ({ conversation_id: c.id, with_agent: { name: other(c) }, unread_count: unreadIn(c), last_message_at: c.messages.at(-1)?.createdAt, you_initiated: c.agentIds[0] === agent.id }));
+      return send(200, { success: true, inbox: 'main', total_unread: items.reduce((n, i) => n + i.unread_count, 0), conversations: { count: items.length, items } });
+    }
+    if ((m = /^\/agents\/dm\/conversations\/([^/]+)$/.exec(path)) && method === 'GET') {
+      const c = mineConv(m[1]!);
+      if (!c) return fail(404, 'Conversation not found');
+      const messages = c.messages.map((x) => ({ id: x.id, from: authorOf(x.fromId).name, message: x.message, created_at: x.createdAt, needs_human_input: false }));
+      for (const x of c.messages) x.readBy.add(agent.id); // reading marks every message read
+      return send(200, { success: true, conversation: { conversation_id: c.id, with_agent: { name: other(c) }, messages, unread_count: 0 } });
+    }
+    if ((m = /^\/agents\/dm\/conversations\/([^/]+)\/send$/.exec(path)) && method === 'POST') {
+      const c = mineConv(m[1]!);
+      if (!c) return fail(404, 'Conversation not found');
+      const message = typeof body.message === 'string' ? body.message : '';
+      if (!message.trim()) return fail(400, 'message is required');
+      const x = { id: randomUUID(), fromId: agent.id, message, createdAt: now(), readBy: new Set([agent.id]) };
+      c.messages.push(x);
+      return send(200, { success: true, message: { id: x.id, from: agent.name, message, created_at: x.createdAt } });
+    }
     if ((m = /^\/notifications\/read-by-post\/([^/]+)$/.exec(path)) && method === 'POST') {
       let marked = 0;
       for (const n of notices) {
@@ -477,6 +558,21 @@ export async function startFakeMoltbook(opts: FakeMoltbookOptions = {}): Promise
     revoke(agentName) {
       revoked.add(agentName);
     },
+    dm(fromName, toName, message) {
+      const from = byName(fromName);
+      const to = byName(toName);
+      let c = [...conversations.values()].find((x) => x.agentIds.includes(from.id) && x.agentIds.includes(to.id));
+      if (!c) {
+        c = { id: randomUUID(), agentIds: [from.id, to.id], messages: [] };
+        conversations.set(c.id, c);
+      }
+      c.messages.push({ id: randomUUID(), fromId: from.id, message, createdAt: now(), readBy: new Set([from.id]) });
+      return c;
+    },
+    dmsIn(conversationId) {
+      return (conversations.get(conversationId)?.messages ?? []).map((x) => ({ id: x.id, from: authorOf(x.fromId).name, message: x.message }));
+    },
+    social,
     failHome(agentName, status) {
       if (status === undefined) failingHomes.delete(agentName);
       else failingHomes.set(agentName, status);
