@@ -8,6 +8,7 @@ import { Redis } from 'ioredis';
 import type { WarrenConfig } from '../services/config.ts';
 import { MoltbookAdapter } from '../hub-client/moltbook/adapter.ts';
 import { MoltbookInvalidWrite } from '../hub-client/moltbook/write-checks.ts';
+import { bucketOf429, bucketsOf } from '../hub-client/moltbook/buckets.ts';
 import { startFakeOpenAI, type FakeOpenAI } from './fakes/openai-server.ts';
 import { startFakeMoltbook, type FakeMoltbook } from './fakes/moltbook-server.ts';
 import { makeAgentsDir } from './support/daemon-harness.ts';
@@ -34,7 +35,7 @@ afterEach(async () => {
   model.reset();
 });
 
-const lobster = (name: string, extra = ''): string => `name: ${name}
+const lobster = (name: string, extra = '', grants = 'hub:read, hub:write'): string => `name: ${name}
 description: A friendly lobster.
 type: llm
 brain:
@@ -43,12 +44,12 @@ brain:
   api_base: ${model.url}
   api_key_env: MODEL_KEY
 capabilities:
-  grants: [hub:read, hub:write]
+  grants: [${grants}]
 behavior: {limits: {min_interval_seconds: 0}${extra ? `, ${extra}` : ''}}
 `;
 
-async function start(agents: Record<string, string>, opts: { extra?: string; interests?: string; config?: (c: WarrenConfig) => void } = {}): Promise<MoltbookHarness> {
-  const defs = Object.fromEntries(Object.keys(agents).map((n) => [n, { config: lobster(n, opts.extra) + (opts.interests ?? ''), prompt: 'You are {{name}}.' }]));
+async function start(agents: Record<string, string>, opts: { extra?: string; interests?: string; grants?: Record<string, string>; config?: (c: WarrenConfig) => void } = {}): Promise<MoltbookHarness> {
+  const defs = Object.fromEntries(Object.keys(agents).map((n) => [n, { config: lobster(n, opts.extra, opts.grants?.[n]) + (opts.interests ?? ''), prompt: 'You are {{name}}.' }]));
   const h = await startMoltbookHarness({ redisUrl, agentsDir: makeAgentsDir(defs, { withGreeter: false }), moltbook: molt!, agents, env: { MODEL_KEY: 'sk-model' }, config: opts.config });
   harnesses.push(h);
   return h;
@@ -218,6 +219,71 @@ describe('Moltbook DMs and the hub tools real clients use (item 8)', () => {
     expect(model.requests.some((r) => r.rawBody.includes('when do you molt?'))).toBe(true);
     expect(h.outcomes.flatMap((o) => o.handled)).toEqual(molt.dmsIn(conv.id).filter((m) => m.from === 'alice').map((m) => `dm:pinchy:${conv.id}:${m.id}`));
     expect(molt.requests.filter((r) => r.path.startsWith('/notifications/read-by-post'))).toEqual([]);
+  });
+});
+
+describe('Moltbook social hub tools (item 8)', () => {
+  it('lets an agent vote, follow, subscribe, read its feed and search comments through hub tools, within its grants', { timeout: 60_000 }, async () => {
+    molt = await startFakeMoltbook({ challenges: false });
+    const pinchy = molt.addAgent('pinchy');
+    const snappy = molt.addAgent('snappy');
+    molt.addAgent('alice');
+    const tide = molt.post('alice', { title: 'Tide pools', content: 'It is molt season.', submolt: 'tidepools' });
+    molt.comment('alice', molt.post('pinchy', { title: 'Hello', content: 'hi' }).id, 'pinchy, do you like tide pools?');
+    molt.comment('alice', molt.post('snappy', { title: 'Hello', content: 'hi' }).id, 'snappy, do you like tide pools?');
+    model.setResponder((r) => {
+      if (r.rawBody.includes('"role":"tool"')) return 'I do, they are lovely.';
+      return {
+        tool_calls: [
+          { name: 'hub_vote', arguments: { target: 'post', id: tide.id, direction: 'up' } },
+          { name: 'hub_follow', arguments: { agent: 'alice' } },
+          { name: 'hub_subscribe', arguments: { community: 'm/tidepools' } },
+          { name: 'hub_feed', arguments: {} },
+          { name: 'hub_search_comments', arguments: { query: 'tide pools' } },
+        ],
+      };
+    });
+    // snappy may read the hub but not write to it: its votes, follows and subscriptions are refused by its grants.
+    const h = await start({ pinchy: pinchy.key, snappy: snappy.key }, { grants: { snappy: 'hub:read' } });
+    await waitFor('both ran', () => (['pinchy', 'snappy'].every((a) => h.outcomes.some((o) => o.agent === a)) ? true : undefined), 30_000);
+    expect(model.requests.some((r) => r.rawBody.includes('"hub_vote"') && r.rawBody.includes('"hub_search_comments"'))).toBe(true);
+    expect(molt.social.votes).toEqual([{ agent: 'pinchy', kind: 'post', id: tide.id, direction: 'up' }]);
+    expect(molt.social.follows).toEqual([{ agent: 'pinchy', name: 'alice' }]);
+    expect(molt.social.subscriptions).toEqual([{ agent: 'pinchy', submolt: 'tidepools' }]);
+    for (const agent of ['pinchy', 'snappy']) {
+      expect(molt.requests.some((r) => r.agent === agent && r.path.startsWith('/feed'))).toBe(true);
+      expect(molt.requests.some((r) => r.agent === agent && r.path.startsWith('/search') && r.path.includes('type=comments'))).toBe(true);
+    }
+    // What the search found reached the model as the tool's result.
+    expect(model.requests.some((r) => r.rawBody.includes('pinchy, do you like tide pools?') && r.rawBody.includes('"role":"tool"'))).toBe(true);
+  });
+});
+
+describe('Moltbook one-off actions and pacing buckets', () => {
+  it('votes at most once per idempotency key (a second vote could take the first back), and again after a refusal', async () => {
+    molt = await startFakeMoltbook({ challenges: false });
+    const hub = new MoltbookAdapter({ baseUrl: molt.url, keys: new Map([['pinchy', molt.addAgent('pinchy').key]]), redis, prefix: `molt-${randomUUID().slice(0, 8)}` });
+    molt.addAgent('alice');
+    const post = molt.post('alice', { title: 'Vote me', content: 'please' });
+    await hub.vote('pinchy', { kind: 'post', id: post.id }, 'up', { idempotencyKey: 'warren:a1:step:1:call:0' });
+    await hub.vote('pinchy', { kind: 'post', id: post.id }, 'up', { idempotencyKey: 'warren:a1:step:1:call:0' }); // a retried activation
+    expect(molt.social.votes).toHaveLength(1);
+    const refused = await hub.vote('pinchy', { kind: 'comment', id: 'no-such-comment' }, 'down', { idempotencyKey: 'warren:a2:step:1:call:0' }).catch((e: unknown) => e);
+    expect(refused).toMatchObject({ status: 404 });
+    const c = molt.comment('alice', post.id, 'now it exists');
+    await hub.vote('pinchy', { kind: 'comment', id: c.id }, 'down', { idempotencyKey: 'warren:a3:step:1:call:0' });
+    expect(molt.social.votes.map((v) => [v.kind, v.direction])).toEqual([['post', 'up'], ['comment', 'down']]);
+  });
+
+  it.each([
+    { kind: 'read', hostRate: undefined, buckets: ['moltbook:agent:pinchy'], on429: 'moltbook:agent:pinchy' },
+    { kind: 'read', hostRate: { perMinute: 90, burst: 15 }, buckets: ['moltbook:agent:pinchy', 'moltbook:host:h'], on429: 'moltbook:host:h' },
+    { kind: 'comment', hostRate: undefined, buckets: ['moltbook:agent:pinchy', 'moltbook:agent:pinchy:comment'], on429: 'moltbook:agent:pinchy:comment' },
+    { kind: 'post', hostRate: { perMinute: 90, burst: 15 }, buckets: ['moltbook:agent:pinchy', 'moltbook:agent:pinchy:post', 'moltbook:host:h'], on429: 'moltbook:agent:pinchy:post' },
+  ] as const)('paces a $kind (host paced: $hostRate) by $buckets; its 429 holds $on429', ({ kind, hostRate, buckets, on429 }) => {
+    const scope = { agent: 'pinchy', kind, host: 'h', keyRate: { perMinute: 60, burst: 10 }, ...(hostRate ? { hostRate } : {}) };
+    expect(bucketsOf(scope).map((b) => b.key)).toEqual(buckets);
+    expect(bucketOf429(scope)).toBe(on429);
   });
 });
 

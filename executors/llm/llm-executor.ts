@@ -1,6 +1,7 @@
 // The `llm` executor: the in-process agent loop against an OpenAI-compatible endpoint or the scripted model.
 import type { ChatModel } from '../../agent-loop/model.ts';
 import { noActionTool, taskCompleteTool } from '../../agent-loop/builtin-tools.ts';
+import { socialTools } from '../../agent-loop/social-tools.ts';
 import { hubTools } from '../../agent-loop/hub-tools.ts';
 import type { AgentMemory } from '../../memory/agent-memory.ts';
 import { effectiveGrants } from '../../memory/memory-grants.ts';
@@ -120,6 +121,7 @@ export class LlmExecutor implements Executor {
     try {
       const tools: Tool[] = [
         ...(input.hub ? hubTools({ hub: input.hub, agent: input.definition.name, canCreatePosts: config.behavior.can_create_posts, writes: this.#opts.writes?.forAgent(input.definition.name, config.behavior) }) : []),
+        ...(input.hub ? socialTools(input.hub, input.definition.name) : []),
         ...extra.tools,
         ...mcp.tools,
         ...this.#delegationTools(input, d.chain),

@@ -19,6 +19,7 @@ import type {
   WriteOptions,
 } from '../adapter.ts';
 import { HubError } from '../errors.ts';
+import type { FeedPost, FoundComment, HubSocial, SocialWrite } from '../social.ts';
 import { sleep } from '../http.ts';
 import { type Agent, type AgentWithWork, type BudgetHealth, type Comment, type Community, type KeyRotation, type NotificationCount, type Post, type RegisteredAgent, type StaleAgent } from '../types.ts';
 import type { BudgetConfig } from '../../local-hub/budget-rules.ts';
@@ -37,7 +38,14 @@ import { createdAtOf, flattenComments, HomeSchema, pageInfoOf, toPost, unwrapMol
 import { mentionId, mentionsIn, postOfNotification, workOnThread } from './work.ts';
 import { commentsLeft, DEFAULT_AGE_LIMITS, limitsForAge, writeVerdict, type AgeLimits, type WriteLimits } from './write-limits.ts';
 
-export const MOLTBOOK_CAPABILITIES: HubCapabilities = { longPoll: false, budget: false, idempotencyKeys: false, registration: false, errorPosts: false };
+export const MOLTBOOK_CAPABILITIES: HubCapabilities = {
+  longPoll: false,
+  budget: false,
+  idempotencyKeys: false,
+  registration: false,
+  errorPosts: false,
+  social: ['vote', 'follow', 'feed', 'subscribe', 'search_comments', 'direct_messages'],
+};
 
 /** A challenge the solver would not answer, or answered wrongly: the content is not published. */
 export class MoltbookChallengeError extends HubError {
@@ -101,9 +109,10 @@ interface CachedHome {
 
 const notOffered = (what: string): HubError => new HubError({ method: '-', path: what, detail: `Moltbook does not offer ${what} to agents`, retryable: false });
 
-export class MoltbookAdapter implements HubAdapter {
+export class MoltbookAdapter implements HubAdapter, HubSocial {
   readonly baseUrl: string;
   readonly capabilities = MOLTBOOK_CAPABILITIES;
+  readonly social: HubSocial = this;
   readonly #keys: ReadonlyMap<string, string>;
   readonly #state: MoltbookState;
   readonly #pacer: RequestPacer;
@@ -634,6 +643,57 @@ export class MoltbookAdapter implements HubAdapter {
     await this.#state.challengePassed(agent);
     await this.#state.setLedger(wkey, { ...entry, state: 'done' });
     this.#logger?.info({ agent, kind: entry.kind, id: entry.id }, 'Moltbook challenge solved and verified');
+  }
+
+  // ---- social (hub-client/social.ts) ----
+
+  /** A one-off POST (vote, follow, subscribe) at most once per idempotency key: a claim first, never sent twice. */
+  async #once(agent: string, path: string, opts: SocialWrite): Promise<void> {
+    const wkey = opts.idempotencyKey;
+    if (wkey && !(await this.#state.claimAction(wkey))) {
+      this.#logger?.info({ agent, path, key: wkey }, 'already done (or under way) for this call; not sent again');
+      return;
+    }
+    try {
+      await this.#call(agent, 'read', { method: 'POST', path, signal: opts.signal });
+    } catch (err) {
+      // Refused (4xx): nothing happened, a retry may try again; otherwise it may have happened and stays claimed.
+      if (wkey && err instanceof HubError && err.status !== undefined && err.status < 500) await this.#state.forgetLedger(wkey);
+      throw err;
+    }
+  }
+
+  vote(agent: string, target: { kind: 'post' | 'comment'; id: string }, direction: 'up' | 'down', opts: SocialWrite = {}): Promise<void> {
+    return this.#once(agent, `/${target.kind === 'post' ? 'posts' : 'comments'}/${encodeURIComponent(target.id)}/${direction === 'up' ? 'upvote' : 'downvote'}`, opts);
+  }
+
+  follow(agent: string, name: string, opts: SocialWrite = {}): Promise<void> {
+    return this.#once(agent, `/agents/${encodeURIComponent(name)}/follow`, opts);
+  }
+
+  subscribe(agent: string, community: string, opts: SocialWrite = {}): Promise<void> {
+    return this.#once(agent, `/submolts/${encodeURIComponent(community.replace(/^m\//, ''))}/subscribe`, opts);
+  }
+
+  async feed(agent: string, query: { sort?: 'new' | 'hot' | 'top'; limit?: number; signal?: AbortSignal } = {}): Promise<FeedPost[]> {
+    const body = await this.#call(agent, 'read', { method: 'GET', path: '/feed', query: { sort: query.sort ?? 'new', limit: query.limit ?? 15 }, signal: query.signal });
+    return (unwrapMoltbookList(body, ['posts']) ?? []).flatMap((p) => {
+      const w = WirePostSchema.safeParse(p);
+      if (!w.success) return [];
+      const post = toPost(w.data);
+      return [{ id: post.id, title: post.title ?? null, author: post.author.name, community: post.community ?? null, content: post.content }];
+    });
+  }
+
+  async searchComments(agent: string, q: string, query: { limit?: number; signal?: AbortSignal } = {}): Promise<FoundComment[]> {
+    const body = await this.#call(agent, 'read', { method: 'GET', path: '/search', query: { q, type: 'comments', limit: query.limit ?? 10 }, signal: query.signal });
+    return (unwrapMoltbookList(body, ['results', 'comments']) ?? []).flatMap((c) => {
+      const w = WireCommentSchema.safeParse(c);
+      if (!w.success || !w.data.post_id) return [];
+      const postId = w.data.post_id;
+      const [flat] = flattenComments([{ ...w.data, replies: [] }], postId);
+      return flat ? [{ id: flat.id, post_id: postId, author: flat.author.name, content: flat.content }] : [];
+    });
   }
 
   // ---- reads ----

@@ -96,6 +96,11 @@ export class MoltbookState {
     await this.#redis.set(this.#keys.moltbookWrite(key), JSON.stringify(e), 'EX', LEDGER_TTL_SECONDS);
   }
 
+  /** Claims a one-off action (a vote, a follow) by its key: false when it was claimed before (done, or maybe). */
+  async claimAction(key: string): Promise<boolean> {
+    return (await this.#redis.set(this.#keys.moltbookWrite(key), JSON.stringify({ state: 'sending' }), 'EX', LEDGER_TTL_SECONDS, 'NX')) !== null;
+  }
+
   async forgetLedger(key: string): Promise<void> {
     await this.#redis.del(this.#keys.moltbookWrite(key));
   }
