@@ -1,5 +1,6 @@
 // What `warren status` and `warren logs` read: one record per finished activation, kept in Redis with a
 // bounded history (per agent and overall), and announced on a channel for `warren logs --follow`.
+import type { ActivationJob } from '../scheduler/activation-job.ts';
 import { RedisKeys } from '../redis/keys.ts';
 import { redisScripts, type RedisClient, type RedisScripts } from '../redis/scripts.ts';
 import type { ActivationEvent } from '../agent-loop/events.ts';
@@ -11,7 +12,7 @@ import type { OversizedOutput } from '../policy/output-bounds.ts';
 export interface ActivationRecord {
   activation_id: string;
   agent: string;
-  trigger: 'notification' | 'exploration';
+  trigger: ActivationJob['trigger'];
   /** How it ended (executors/run-outcome.ts). */
   outcome: OutcomeKind;
   /** Why, in a word or two: the executor's termination reason, `budget_critical`, the error class… */

@@ -23,6 +23,7 @@ import type { ExecutorRegistry } from '../services/executor-registry.ts';
 import { parseExplorationAnswer } from './exploration-answer.ts';
 import { activatedKey, consumptionKey, explorationReplyKey, markReadKey, notificationReplyKey } from '../policy/idempotency-keys.ts';
 import type { InboxClaim } from '../scheduler/inbox-claims.ts';
+import { TaskUnreadable, type AgentTask, type TaskInbox, type TaskSource } from '../scheduler/task-inbox.ts';
 import type { ReplyOutbox } from './reply-outbox.ts';
 import { partitionInbox } from './inbox-policy.ts';
 import { PhaseTimer, type PhaseTimings } from './phase-timer.ts';
@@ -45,7 +46,21 @@ export interface ActivationDeps extends TurnServices {
   maxNotificationsPerActivation?: number;
   /** Posts offered to an exploring agent. */
   explorationFeedSize?: number;
+  /** Where `task` activations take their work (scheduler/task-inbox.ts); without it they find none. */
+  tasks?: Pick<TaskInbox, 'next' | 'settle'>;
+  /**
+   * Told how a task ended, by the task's source (the A2A server answers its caller, a schedule may post): before
+   * the task is settled, so a crash in between tells again (at least once; the handler keys on the task's id).
+   */
+  taskEndings?: Partial<Record<TaskSource, TaskEndingHandler>>;
 }
+
+/** How a task ended, as its source hears it: an answer (maybe empty), or why it failed for good. */
+export type TaskEnded = { kind: 'answered'; text: string; activationId: string } | { kind: 'failed'; message: string; activationId: string };
+export type TaskEndingHandler = (agent: string, task: AgentTask, ended: TaskEnded) => Promise<void>;
+
+/** Activations that may claim one task before it is given up on (each crashed or timed out holding it). */
+export const TASK_CLAIMS_BEFORE_GIVING_UP = 3;
 
 /** A finished activation: `outcome` is how it ended (answered, posted, no action or skipped; failures are ActivationErrors). */
 export interface ActivationOutcome {
@@ -201,7 +216,19 @@ async function activation(deps: ActivationDeps, activationId: string, job: Activ
   const run: Run = { def: definitionForTrigger(def, job.trigger), executor: resolved.executor, activationId, events, signal, jobSignal, log, timer, pieces, claim, traceparent: opts.traceparent };
   let steps: Step[];
   try {
-    steps = job.trigger === 'exploration' ? [await explore(deps, run)] : await answerInbox(deps, run, inbox!);
+    switch (job.trigger) {
+      case 'exploration':
+        steps = [await explore(deps, run)];
+        break;
+      case 'task':
+        steps = [await answerTask(deps, run)];
+        break;
+      case 'notification':
+        steps = await answerInbox(deps, run, inbox!);
+        break;
+      default:
+        steps = assertNever(job.trigger);
+    }
   } finally {
     limit.dispose();
   }
@@ -356,6 +383,56 @@ async function answerNotification(deps: ActivationDeps, run: Run, n: Notificatio
     return done({ ending, handled: [n.id], replies: text || posted ? 1 : 0, usage });
   } catch (err) {
     return thrown(run, err, { task, usage });
+  }
+}
+
+/**
+ * A task from the task inbox: the one this activation holds (a retry gets it back), the agent's turn on it, its
+ * source told how it ended, and only then the task settled. A failure that may pass (a provider outage, the
+ * deadline) keeps the claim for the retry; one that will not is told as the task's failure.
+ */
+async function answerTask(deps: ActivationDeps, run: Run): Promise<Step> {
+  const { def, activationId, log } = run;
+  if (!deps.tasks) return done({ ending: { outcome: { kind: 'no_action', reason: 'no_task' }, by: 'pipeline' } });
+  let claimed;
+  try {
+    // Held a while past the run's own deadline: a live run keeps it, a crashed one lets it go to the next.
+    claimed = await deps.tasks.next(def.name, activationId, 2 * def.config.behavior.max_duration + 60_000);
+  } catch (err) {
+    if (!(err instanceof TaskUnreadable)) return thrown(run, err, { usage: NO_USAGE });
+    log.error({ err }, 'a task could not be read back; dropped');
+    return done({ ending: { outcome: { kind: 'no_action', reason: 'task_unreadable' }, by: 'pipeline' } });
+  }
+  if (!claimed) return done({ ending: { outcome: { kind: 'no_action', reason: 'no_task' }, by: 'pipeline' } });
+  const { task } = claimed;
+  const ref: TaskRef = { taskId: task.id, source: task.source, from: task.name, excerpt: task.text.slice(0, 200) };
+  const end = async (ended: TaskEnded): Promise<void> => {
+    await deps.taskEndings?.[task.source]?.(def.name, task, ended);
+    await deps.tasks!.settle(def.name, task.id);
+  };
+  let usage = NO_USAGE;
+  try {
+    if (claimed.claims > TASK_CLAIMS_BEFORE_GIVING_UP) {
+      const message = `given up after ${claimed.claims - 1} activations ended without answering it`;
+      log.warn({ task: task.id, claims: claimed.claims - 1 }, `task ${message}`);
+      await end({ kind: 'failed', message, activationId });
+      return done({ ending: { outcome: { kind: 'no_action', reason: 'task_given_up' }, by: 'pipeline' } });
+    }
+    const turn = await takeTurn(deps, run, { kind: 'task', task });
+    usage = plusUsage(usage, turn.result.usage);
+    const result = workOf(run, turn, { usage, task: ref });
+    if (result.kind === 'failed') {
+      const outcome = result.failure.outcome;
+      // What may pass keeps the claim: the retry (the same activation) gets the task back.
+      if (outcome.kind !== 'retryable_failure' && outcome.kind !== 'aborted') await end({ kind: 'failed', message: outcome.message, activationId });
+      return result;
+    }
+    const text = result.kind === 'answered' ? deps.redact(result.text) : '';
+    await end({ kind: 'answered', text, activationId });
+    log.info({ task: task.id, source: task.source, outcome: result.kind }, 'task answered');
+    return done({ ending: { outcome: result, by: 'agent' }, posts: result.kind === 'posted_by_tool' ? 1 : 0, usage });
+  } catch (err) {
+    return thrown(run, err, { task: ref, usage });
   }
 }
 

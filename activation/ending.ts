@@ -21,6 +21,9 @@ export interface TaskRef {
   commentId?: string;
   from?: string;
   excerpt?: string;
+  /** A task from the task inbox (scheduler/task-inbox.ts): its id and where it came from. */
+  taskId?: string;
+  source?: string;
 }
 
 /** What stopped a run, for the short guard and limit posts. */

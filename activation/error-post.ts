@@ -1,6 +1,7 @@
 // The post a final activation failure leaves in m/agent-errors: the full layout for errors, a short one for a
 // guard or limit stop. Everything in it passes through the redactor; user content only when the agent allows it;
 // stack frames relative to the project, never the host's absolute paths.
+import type { ActivationJob } from '../scheduler/activation-job.ts';
 import { fileURLToPath } from 'node:url';
 import type { Redactor } from '../services/redact.ts';
 import { classifyProviderError } from './provider-errors.ts';
@@ -13,9 +14,9 @@ export const ERRORS_COMMUNITY = 'agent-errors';
 export interface FailureReport {
   agent: string;
   activationId: string;
-  trigger: 'notification' | 'exploration';
+  trigger: ActivationJob['trigger'];
   /** The notification or post being worked on, when known. */
-  task?: { notificationId?: string; postId?: string; from?: string; excerpt?: string };
+  task?: { notificationId?: string; postId?: string; from?: string; excerpt?: string; taskId?: string; source?: string };
   error: { name: string; message: string; stack?: string; status?: number; code?: string };
   executor: string;
   model?: string;
@@ -100,7 +101,9 @@ export function formatErrorPost(r: FailureReport, redactor: Redactor, opts: { re
   const task =
     r.trigger === 'notification'
       ? [`- Kind: notification${r.task?.notificationId ? ` ${r.task.notificationId}` : ''}`, r.task?.postId ? `- Post: ${r.task.postId}` : undefined, r.task?.from ? `- From: ${r.task.from}` : undefined]
-      : ['- Kind: exploration', r.task?.postId ? `- Post: ${r.task.postId}` : undefined];
+      : r.trigger === 'task'
+        ? [`- Kind: task${r.task?.source ? ` (${r.task.source}${r.task.from ? ` ${r.task.from}` : ''})` : ''}`, r.task?.taskId ? `- Task: ${r.task.taskId}` : undefined]
+        : ['- Kind: exploration', r.task?.postId ? `- Post: ${r.task.postId}` : undefined];
   if (r.task?.excerpt) task.push(`- Content: ${opts.redactUserContent ? '[redacted: user_content]' : r.task.excerpt.replace(/\s+/g, ' ').slice(0, 200)}`);
   if (r.stop) {
     // A guard or limit stop is the agent's behaviour, not a crash: what stopped, where, after how much.

@@ -2,6 +2,7 @@
 // where, and what it says. The person who mentioned the agent learns that it failed instead of meeting silence; the
 // line says nothing of the error itself (no key, no message, no model), only its kind. The worker posts it once per
 // notification (failureReplyKey), after the failure is handled.
+import type { ActivationJob } from '../scheduler/activation-job.ts';
 import { classifyProviderError } from './provider-errors.ts';
 import type { ErrorPostKind } from './failure-policy.ts';
 import type { TaskRef } from './ending.ts';
@@ -15,7 +16,7 @@ export interface FailureReplyFacts {
    * capped per day and may need a verification challenge the agent's (failing) model solves.
    */
   hubTakesNotes: boolean;
-  trigger: 'notification' | 'exploration';
+  trigger: ActivationJob['trigger'];
   task: TaskRef | undefined;
   /** What the failure policy posts to m/agent-errors: `none` when the hub itself failed. */
   post: ErrorPostKind | 'none';

@@ -13,6 +13,8 @@ import { Reloader } from '../store/reloader.ts';
 import type { ActivationOutcome } from '../activation/activation.ts';
 import { ActivationRecords, heldRecord } from '../activation/activation-records.ts';
 import { HeldMentionStore } from '../scheduler/held-mentions.ts';
+import { TaskInbox, type TaskSource } from '../scheduler/task-inbox.ts';
+import type { TaskEndingHandler } from '../activation/activation.ts';
 import { AgentRegistry } from './agent-registry.ts';
 import { openServices } from '../services/composition.ts';
 import type { WarrenConfig } from '../services/config.ts';
@@ -23,7 +25,8 @@ import { RedisErrorPostLedger } from '../activation/error-post-ledger.ts';
 import { redactLogs } from './logger.ts';
 import { RedisNotificationFailures } from '../activation/notification-failures.ts';
 import { startHealthServer } from './health-server.ts';
-import { assertPortsFree, daemonPorts } from './port-check.ts';
+import { assertPortsFree, daemonPorts, ingressPort, portErrorOf } from './port-check.ts';
+import { Ingress, type IngressRoute } from './ingress/ingress-server.ts';
 import { WarrenMetrics } from './metrics.ts';
 import { readAgentStatuses, type StatusSources } from './ops/agent-statuses.ts';
 import { fleetSource } from './ops/fleet-source.ts';
@@ -71,6 +74,8 @@ export interface RunningDaemon {
   registry: AgentRegistry;
   /** The health and metrics endpoint, when enabled. */
   metricsUrl: string | undefined;
+  /** The ingress listener (webhooks, A2A) once it is open. */
+  readonly ingressUrl: string | undefined;
   /** Reloads the agent definitions now (SIGHUP, `warren reload`); resolves when applied or deferred to a retry. */
   reload(): Promise<void>;
   /** Stops everything within workers.shutdown_grace + SHUTDOWN_SLACK_MS, whatever Redis and the hub do; never rejects. */
@@ -146,6 +151,13 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     // Asked every intake round: a hub that can act as any agent (the local hub) gets the set as it is, not a copy.
     const actable = (names: ReadonlySet<string>): ReadonlySet<string> => (hub.actsAs ? new Set([...names].filter((n) => hub.actsAs!(n))) : names);
     const registry = new AgentRegistry({ store, executors, logger });
+    // The outside world's way in (webhooks, A2A): features mount their routes below; it opens once a loaded agent
+    // needs one (ingress.enabled auto), first at the end of the start, then as reloads bring such agents.
+    const ingressRoutes: IngressRoute[] = [];
+    const ingress = new Ingress({ ...config.ingress, routes: ingressRoutes, logger: logger.child({ component: 'ingress' }) });
+    let ingressFromReloads = false;
+    // First of all at a stop: nothing new comes in while work drains.
+    cleanup('ingress', 'work', () => ingress.close());
     const loadedDefinitions = new LoadedDefinitionsPublisher(producerConn, config.redis.prefix);
     // Definitions reload on store changes, on `warren reload` and SIGHUP; an unreachable store keeps the
     // last good ones and is retried with backoff. New agents are registered on the hub as they appear.
@@ -175,6 +187,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
         if (ok) await agentState.setSkipped(registry.skipped()).catch((err: unknown) => logger.warn({ err }, 'could not record which agents are skipped'));
         // And which definitions it runs, to compare with the files on disk.
         if (ok) await loadedDefinitions.publish(registry.all(), new Date()).catch((err: unknown) => logger.warn({ err }, 'could not record which definitions are loaded'));
+        if (ok && ingressFromReloads) await ingress.open(registry.all()).catch((err: unknown) => logger.error({ err: portErrorOf(ingressPort(config), err) }, 'the ingress could not open; webhooks and A2A are not served'));
         return ok;
       },
       watch: config.store.watch ? (onChange) => store.watch(onChange) : undefined,
@@ -198,6 +211,10 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     cleanup('activation queue', 'clients', () => queue.close());
     const claims = new InboxClaims(producerConn, config.redis.prefix);
     const records = new ActivationRecords(producerConn, config.redis.prefix);
+    // Work from outside the hub (schedules, webhooks, A2A callers, approvals) waits here until answered; each
+    // source that must hear how its task ended registers a handler below.
+    const tasks = new TaskInbox(producerConn, config.redis.prefix);
+    const taskEndings: Partial<Record<TaskSource, TaskEndingHandler>> = {};
     let scheduler: Scheduler | undefined;
     // `warren status`'s reading of every agent, for /metrics and the embedded hub's watch page.
     const statusSources: StatusSources = { redis: producerConn, prefix: config.redis.prefix, minStalenessMs: config.scheduler.min_staleness, memory: services.memoryStore };
@@ -226,6 +243,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
           cliAvailable: services.cliAvailable,
           usedToday: services.usedToday,
           onWarning: services.onWarning,
+          tasks,
+          taskEndings,
         },
         agentState,
         records,
@@ -270,11 +289,17 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
         held: new HeldMentionStore(producerConn, config.redis.prefix),
         // Once per new hold, a line in `warren logs` (nothing ran, so it is no activation and nothing is counted).
         onHeld: (agent, h) => void records.addHeld(heldRecord(agent, h)).catch((err: unknown) => logger.warn({ err, agent }, 'could not record the held mentions')),
+        tasks,
       });
       scheduler.start();
       const running = scheduler;
       cleanup('scheduler', 'work', () => running.stop(), 2_000);
     }
+    // A port that cannot be had fails the start, as the other ports do.
+    await ingress.open(registry.all()).catch((err: unknown) => {
+      throw portErrorOf(ingressPort(config), err);
+    });
+    ingressFromReloads = true;
     let metricsUrl: string | undefined;
     if (config.metrics.enabled) {
       const server = await startHealthServer({
@@ -297,7 +322,19 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     if (runnable.size > 0) logger.info({ role, agents: runnable.size <= 50 ? [...runnable] : runnable.size, concurrency: config.workers.concurrency }, 'warren is running');
     else logger.warn({ role, not_run: Object.fromEntries(registry.notRun()), broken: registry.brokenDefinitions() }, `warren is running, but ${nothingRunnable(registry.notRun(), registry.brokenDefinitions())}`);
 
-    return { hubUrl, generatedAdminKey: services.generatedAdminKey, adminKeyFile: services.adminKeyFile, watchUrl: services.watchUrl, registry, metricsUrl, reload: () => reloader.trigger('reload'), stop };
+    return {
+      hubUrl,
+      generatedAdminKey: services.generatedAdminKey,
+      adminKeyFile: services.adminKeyFile,
+      watchUrl: services.watchUrl,
+      registry,
+      metricsUrl,
+      get ingressUrl() {
+        return ingress.url;
+      },
+      reload: () => reloader.trigger('reload'),
+      stop,
+    };
   } catch (err) {
     await stop();
     throw err;

@@ -54,6 +54,8 @@ function tryListen(host: string, port: number): Promise<NodeJS.ErrnoException | 
 export function daemonPorts(config: WarrenConfig): PlannedPort[] {
   const out: PlannedPort[] = [];
   if (config.hub.embedded) out.push({ what: 'the embedded hub', host: config.hub.host, port: config.hub.port, setting: 'hub.port in warren.yaml or WARREN_HUB_PORT' });
+  // `auto` opens only when an agent needs it (checked then): a daemon whose agents need none never clashes on it.
+  if (config.ingress.enabled === true) out.push(ingressPort(config));
   if (config.metrics.enabled) out.push({ what: 'health and metrics', host: config.metrics.host, port: config.metrics.port, setting: 'metrics.port in warren.yaml or WARREN_METRICS_PORT' });
   return out;
 }
@@ -61,4 +63,17 @@ export function daemonPorts(config: WarrenConfig): PlannedPort[] {
 /** The port `warren hub` listens on. */
 export function hubPort(host: string, port: number): PlannedPort {
   return { what: 'the hub', host, port, setting: '--port, hub.port in warren.yaml or WARREN_HUB_PORT' };
+}
+
+/** The ingress listener's port, as a person moves it. */
+export function ingressPort(config: WarrenConfig): PlannedPort {
+  return { what: 'the ingress (webhooks, A2A)', host: config.ingress.host, port: config.ingress.port, setting: 'ingress.port in warren.yaml or WARREN_INGRESS_PORT' };
+}
+
+/** A listen error as the PortInUseError `assertPortsFree` would have given, when it is one of those. */
+export function portErrorOf(planned: PlannedPort, err: unknown): unknown {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  if (code === 'EADDRINUSE') return new PortInUseError(planned, 'is already in use', 'Another program (perhaps another warren) holds it: stop it, or choose another port.');
+  if (code === 'EACCES') return new PortInUseError(planned, 'may not be used by this user', 'Choose a port above 1023.');
+  return err;
 }

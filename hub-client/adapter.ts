@@ -94,7 +94,7 @@ export interface ConsumptionReport {
   toolType?: string;
   durationSeconds?: number;
   activationId?: string;
-  taskType?: 'notification' | 'exploration' | 'discovery';
+  taskType?: 'notification' | 'task' | 'exploration' | 'discovery';
   taskPriority?: 'high' | 'normal' | 'low';
   metadata?: Record<string, unknown>;
 }

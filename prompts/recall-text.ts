@@ -17,6 +17,9 @@ export function memoryAudienceOf(agent: string, task: ActivationTask): MemoryAud
       return publicAudience(agent, task.feed.map((p) => p.author.name));
     case 'prompt':
       return publicAudience(agent, []);
+    case 'task':
+      // An A2A caller is someone the agent talks with: its own entries, as a person's; a schedule or a webhook names no one.
+      return task.task.source === 'a2a' ? personAudience(agent, `a2a:${task.task.name}`, []) : publicAudience(agent, []);
     default: {
       const never: never = task;
       throw new Error(`unknown task ${JSON.stringify(never)}`);
@@ -32,6 +35,8 @@ export function recallTextOf(task: ActivationTask): string {
       return task.feed.map((p) => `${p.title ?? ''}\n${p.content}`).join('\n');
     case 'prompt':
       return task.text;
+    case 'task':
+      return task.task.text;
     default: {
       const never: never = task;
       throw new Error(`unknown task ${JSON.stringify(never)}`);

@@ -25,6 +25,8 @@ export function redactedTask(task: ActivationTask, redact: Redact): ActivationTa
       return { ...task, feed: task.feed.map((p) => redactedPost(p, redact)) };
     case 'prompt':
       return { ...task, text: redact(task.text) };
+    case 'task':
+      return { ...task, task: { ...task.task, text: redact(task.task.text) } };
     default: {
       const never: never = task;
       throw new Error(`unknown task kind ${JSON.stringify(never)}`);

@@ -110,6 +110,33 @@ export class RedisKeys {
     return `${this.prefix}:thread-responses:${thread}`;
   }
 
+  // Tasks from outside the hub (scheduler/task-inbox.ts): schedules, webhooks, A2A, approvals.
+  /** An agent's tasks waiting or running, ordered by when they came (a zset). */
+  tasks(agent: string): string {
+    return `${this.tasksPrefix}${agent}`;
+  }
+  get tasksPrefix(): string {
+    return `${this.prefix}:tasks:`;
+  }
+  /** The tasks' bodies, by id (a hash). */
+  taskBodies(agent: string): string {
+    return `${this.prefix}:task-bodies:${agent}`;
+  }
+  /** Who holds which task (a hash: id -> "activation|until|claims"). */
+  taskClaims(agent: string): string {
+    return `${this.taskClaimsPrefix}${agent}`;
+  }
+  get taskClaimsPrefix(): string {
+    return `${this.prefix}:task-claims:`;
+  }
+  /** A task id seen (hashed: ids carry caller-chosen text). */
+  taskSeen(agent: string, taskId: string): string {
+    return `${this.prefix}:task-seen:${agent}:${createHash('sha256').update(taskId).digest('hex').slice(0, 32)}`;
+  }
+  get agentsWithTasks(): string {
+    return `${this.prefix}:agents-with-tasks`;
+  }
+
   // The activation pipeline's memory (daemon/*).
   outbox(agent: string, notificationId: string): string {
     return `${this.prefix}:outbox:${agent}:${notificationId}`;

@@ -51,6 +51,7 @@ function knownCode<C extends number>(script: string, reply: unknown, known: read
 export type ReserveWriteCode = 1 | 0 | -1 | -2 | -3 | -4 | -5;
 const RESERVE_WRITE_CODES: readonly ReserveWriteCode[] = [1, 0, -1, -2, -3, -4, -5];
 const CLAIM_CODES = [1, -1] as const;
+const TASK_ADD_CODES = [1, 0, -1] as const;
 const BOOLEAN_CODES = [0, 1] as const;
 
 const lua = (name: string): string => readFileSync(new URL(`./lua/${name}.lua`, import.meta.url), 'utf8');
@@ -77,6 +78,11 @@ const SCRIPTS = {
   warrenPaceTake: { lua: lua('pace-take'), keys: undefined },
   warrenPacePenalise: { lua: lua('pace-penalise'), keys: 1 },
   warrenPaceObserve: { lua: lua('pace-observe'), keys: 1 },
+  warrenTaskAdd: { lua: lua('task-add'), keys: 4 },
+  warrenTaskNext: { lua: lua('task-next'), keys: 3 },
+  warrenTaskSettle: { lua: lua('task-settle'), keys: 5 },
+  warrenTaskRelease: { lua: lua('task-release'), keys: 1 },
+  warrenTasksWaiting: { lua: lua('tasks-waiting'), keys: 1 },
 } as const;
 
 type ScriptName = keyof typeof SCRIPTS;
@@ -209,5 +215,33 @@ export class RedisScripts {
   /** lua/pace-observe.lua: the server's remaining allowance and reset folded into the bucket. */
   async paceObserve(key: string, remaining: number, resetAt: number, now: number, burst: number): Promise<void> {
     knownCode('pace-observe', await this.#run.warrenPaceObserve(key, remaining, Math.ceil(resetAt), now, burst), [1]);
+  }
+
+  /** lua/task-add.lua: 1 added, 0 its id was seen before, -1 the agent has as many tasks waiting as it may. */
+  async taskAdd(keys: readonly [pending: string, bodies: string, seen: string, agents: string], id: string, createdAt: number, body: string, agent: string, seenTtlMs: number, mostPending: number): Promise<1 | 0 | -1> {
+    return knownCode('task-add', await this.#run.warrenTaskAdd(...keys, id, createdAt, body, agent, seenTtlMs, mostPending), TASK_ADD_CODES);
+  }
+
+  /** lua/task-next.lua: the task `activationId` holds (claimed now or before), with how many activations claimed it. */
+  async taskNext(keys: readonly [pending: string, bodies: string, claims: string], activationId: string, now: number, claimTtlMs: number): Promise<{ id: string; body: string | null; claims: number } | undefined> {
+    const reply = await this.#run.warrenTaskNext(...keys, activationId, now, claimTtlMs);
+    if (reply === null) return undefined;
+    if (!Array.isArray(reply) || typeof reply[0] !== 'string' || typeof reply[2] !== 'number') throw new UnexpectedScriptReply('task-next', reply, []);
+    return { id: reply[0], body: typeof reply[1] === 'string' ? reply[1] : null, claims: reply[2] };
+  }
+
+  /** lua/task-settle.lua: true when the task was still there. */
+  async taskSettle(keys: readonly [pending: string, bodies: string, claims: string, seen: string, agents: string], id: string, agent: string, seenTtlMs: number): Promise<boolean> {
+    return knownCode('task-settle', await this.#run.warrenTaskSettle(...keys, id, agent, seenTtlMs), BOOLEAN_CODES) === 1;
+  }
+
+  /** lua/task-release.lua: true when `activationId` held the task and let it go. */
+  async taskRelease(claims: string, id: string, activationId: string): Promise<boolean> {
+    return knownCode('task-release', await this.#run.warrenTaskRelease(claims, id, activationId), BOOLEAN_CODES) === 1;
+  }
+
+  /** lua/tasks-waiting.lua: the agents with a task nobody holds. */
+  async tasksWaiting(agents: string, pendingPrefix: string, claimsPrefix: string, now: number): Promise<string[]> {
+    return (await this.#run.warrenTasksWaiting(agents, pendingPrefix, claimsPrefix, now)) as string[];
   }
 }

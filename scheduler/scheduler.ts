@@ -16,6 +16,7 @@ import { describeHold, heldOf, isNewHold, type HeldMentions, type HeldMentionSto
 import { hasUnclaimedWork, type InboxClaims } from './inbox-claims.ts';
 import type { LeaderLease } from './lease.ts';
 import { selectInboxWork } from './intake.ts';
+import type { TaskInbox } from './task-inbox.ts';
 import { contributionsLeft, explorationGapMs, idleCapacity, pickStalest, type ExplorationCandidate } from './staleness.ts';
 
 export interface SchedulerOptions {
@@ -46,6 +47,8 @@ export interface SchedulerOptions {
   held?: HeldMentionStore;
   /** Told once per new hold (a new reason, more mentions waiting): the daemon records it for `warren logs`. */
   onHeld?: (agent: string, held: HeldMentions) => void;
+  /** Work from outside the hub (schedules, webhooks, A2A, approvals): agents holding some are queued each round. */
+  tasks?: Pick<TaskInbox, 'agentsWithTasks'>;
 }
 
 export class Scheduler {
@@ -53,6 +56,8 @@ export class Scheduler {
   #timer: NodeJS.Timeout | undefined;
   #exploreTimer: NodeJS.Timeout | undefined;
   #exploring: Promise<unknown> | undefined;
+  #taskTimer: NodeJS.Timeout | undefined;
+  #tasking: Promise<unknown> | undefined;
   #leaseTimer: NodeJS.Timeout | undefined;
   #leader = false;
   #running: Promise<void> | undefined;
@@ -79,6 +84,7 @@ export class Scheduler {
     this.#leaseTimer = setInterval(() => void this.#renewLease(), Math.max(50, Math.floor(this.#opts.leaseTtlMs / 3)));
     void this.#renewLease().then(() => this.#schedule(0));
     if (this.#opts.explorationIntervalMs > 0) this.#scheduleExploration();
+    if (this.#opts.tasks) this.#scheduleTasks();
   }
 
   get isLeader(): boolean {
@@ -90,8 +96,9 @@ export class Scheduler {
     this.#abort.abort(); // ends a held long-poll at once
     clearTimeout(this.#timer);
     clearTimeout(this.#exploreTimer);
+    clearTimeout(this.#taskTimer);
     clearInterval(this.#leaseTimer);
-    await Promise.all([this.#running, this.#exploring]);
+    await Promise.all([this.#running, this.#exploring, this.#tasking]);
     // Hand over at once instead of making the others wait out the lease.
     if (this.#leader) await this.#opts.lease.release().catch(() => undefined);
     this.#leader = false;
@@ -159,7 +166,7 @@ export class Scheduler {
   }
 
   #notificationVerdict(name: string, state: AgentHold | undefined, now: Date): Verdict {
-    return mayRun({ trigger: 'notification', paused: state?.paused, backoffUntil: state?.backoffUntil, quietHours: this.#opts.definition(name)?.config.behavior.quiet_hours }, now);
+    return mayRun({ ...this.#holdFacts(name, state), trigger: 'notification' }, now);
   }
 
   /**
@@ -281,6 +288,45 @@ export class Scheduler {
       if (l !== undefined) out.set(n, l);
     });
     return out;
+  }
+
+  /**
+   * One task round: each agent with a task nobody holds gets a `task` activation, unless paused, backing off, in
+   * quiet hours or out of budget (the task waits; it is not dropped). Its own timer: the intake round may be held
+   * on the hub's long-poll for half a minute, and a task should not wait for the hub.
+   */
+  async taskTick(now = new Date()): Promise<string[]> {
+    const { tasks, queue, agentState, logger } = this.#opts;
+    if (!this.#leader || !tasks) return [];
+    const runnable = this.#opts.runnableAgents();
+    const names = (await tasks.agentsWithTasks(now.getTime())).filter((n) => runnable.has(n));
+    if (names.length === 0) return [];
+    const states = await agentState.holdMany(names);
+    const eligible = names.filter((n) => mayRun({ ...this.#holdFacts(n, states.get(n)), trigger: 'task' }, now).eligible);
+    const budgets = await this.#opts.budget.statusMany(eligible);
+    const due = eligible.filter((n) => mayRun({ trigger: 'task', budget: budgets.get(n) }, now).eligible);
+    const jobIds = await Promise.all(due.map((n) => queue.enqueue(n, 'task')));
+    const enqueued = due.filter((n, i) => {
+      const jobId = jobIds[i];
+      if (!jobId || this.#lastJob.get(n) === jobId) return false;
+      this.#lastJob.set(n, jobId);
+      return true;
+    });
+    if (enqueued.length) logger.debug({ agents: enqueued }, 'task activations enqueued');
+    return enqueued;
+  }
+
+  #holdFacts(name: string, state: AgentHold | undefined): Omit<Parameters<typeof mayRun>[0], 'trigger'> {
+    return { paused: state?.paused, backoffUntil: state?.backoffUntil, quietHours: this.#opts.definition(name)?.config.behavior.quiet_hours };
+  }
+
+  #scheduleTasks(): void {
+    if (this.#stopped) return;
+    this.#taskTimer = setTimeout(() => {
+      this.#tasking = this.taskTick()
+        .catch((err: unknown) => this.#opts.logger.warn({ err }, 'task round failed; will retry'))
+        .finally(() => this.#scheduleTasks());
+    }, this.#opts.pollIntervalMs);
   }
 
   #scheduleExploration(): void {

@@ -250,6 +250,17 @@ export const WarrenConfigSchema = z.strictObject({
       embeddings: z.strictObject({ api_base: z.url(), model: z.string().min(1), api_key_env: envName.optional() }).optional(),
     })
     .prefault({}),
+  /**
+   * Where the outside world reaches the agents: webhooks (`/hooks/<agent>/<name>`) and A2A (`/a2a/<agent>/`).
+   * Loopback unless deliberately exposed. `auto` opens it once a loaded agent has webhooks or serves A2A.
+   */
+  ingress: z
+    .strictObject({
+      enabled: z.union([z.boolean(), z.literal('auto')]).default('auto'),
+      host: z.string().default('127.0.0.1'),
+      port: z.number().int().min(0).max(65_535).default(7071),
+    })
+    .prefault({}),
   /** The operations endpoint: /healthz, /readyz and /metrics (Prometheus). Loopback unless deliberately exposed. */
   metrics: z
     .strictObject({
@@ -294,7 +305,7 @@ export function hubBudget(b: WarrenConfig['budget']): BudgetConfig {
 
 /**
  * Loads warren.yaml (paths in it are relative to the file), then applies the environment overrides
- * REDIS_URL, WARREN_ALLOW_OPEN_REDIS, WARREN_STORE, WARREN_HUB_PORT, WARREN_HUB_HOST, WARREN_HUB_EMBEDDED, WARREN_HUB_URL, WARREN_HUB_WATCH, WARREN_HUB_WATCH_NETWORKS, WARREN_METRICS_HOST and WARREN_METRICS_PORT. A missing file means all defaults.
+ * REDIS_URL, WARREN_ALLOW_OPEN_REDIS, WARREN_STORE, WARREN_HUB_PORT, WARREN_HUB_HOST, WARREN_HUB_EMBEDDED, WARREN_HUB_URL, WARREN_HUB_WATCH, WARREN_HUB_WATCH_NETWORKS, WARREN_METRICS_HOST, WARREN_METRICS_PORT, WARREN_INGRESS_HOST and WARREN_INGRESS_PORT. A missing file means all defaults.
  */
 export function loadWarrenConfig(file: string | undefined, env: NodeJS.ProcessEnv = process.env): WarrenConfig {
   let config: WarrenConfig;
@@ -353,6 +364,12 @@ export function loadWarrenConfig(file: string | undefined, env: NodeJS.ProcessEn
     const port = Number(env.WARREN_METRICS_PORT);
     if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new Error(`WARREN_METRICS_PORT must be a port number, got "${env.WARREN_METRICS_PORT}"`);
     config.metrics.port = port;
+  }
+  if (env.WARREN_INGRESS_HOST) config.ingress.host = env.WARREN_INGRESS_HOST;
+  if (env.WARREN_INGRESS_PORT) {
+    const port = Number(env.WARREN_INGRESS_PORT);
+    if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new Error(`WARREN_INGRESS_PORT must be a port number, got "${env.WARREN_INGRESS_PORT}"`);
+    config.ingress.port = port;
   }
   return config;
 }

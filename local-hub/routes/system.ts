@@ -22,7 +22,7 @@ const ConsumptionBody = z.looseObject({
   tool_type: z.string().max(200).nullish(),
   duration_seconds: amount(MAX_DURATION_SECONDS).nullish(),
   activation_id: z.string().max(500).nullish(),
-  task_type: z.enum(['notification', 'exploration', 'discovery']).nullish(),
+  task_type: z.enum(['notification', 'task', 'exploration', 'discovery']).nullish(),
   task_priority: z.enum(['high', 'normal', 'low']).nullish(),
   metadata: z.record(z.string(), z.unknown()).nullish(),
 });

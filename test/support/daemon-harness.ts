@@ -64,6 +64,7 @@ export async function startHarness(opts: {
     scheduler: { poll_interval: '50ms' },
     workers: { concurrency: 4, shutdown_grace: '2s' },
     metrics: { port: 0 },
+    ingress: { port: 0 },
     // Beside the agents, where a warren.yaml written there (test/ops.test.ts) finds it too: never the repo's ./data.
     pauses: { file: join(opts.agentsDir, '..', 'data', 'pauses.json') },
   });

@@ -56,6 +56,8 @@ export function startWarren(s: DaemonSettings): WarrenProcess {
       `scheduler: {poll_interval: 50ms, exploration_interval: 0, lease_ttl: 1s${s.scheduler ? `, ${s.scheduler}` : ''}}`,
       `workers: {concurrency: 25, lock_duration: 2s, stalled_interval: 1s${s.workers ? `, ${s.workers}` : ''}}`,
       `metrics: {port: 0}`,
+      // Any free port for the ingress (webhooks, A2A), unless the test configures it itself.
+      ...((s.sections ?? []).some((l) => l.startsWith('ingress:')) ? [] : ['ingress: {port: 0}']),
       ...(s.sections ?? []),
       '',
     ].join('\n'),
