@@ -88,6 +88,9 @@ export interface MoltbookAdapterOptions {
   onNeedsOperator?: (agent: string, why: string) => Promise<void> | void;
 }
 
+/** A request not sent because its pace asked for a longer wait than the caller allows (a poll allows none). */
+export class HeldBackLocally extends HubError {}
+
 /** Moltbook suspends an agent after ten failed challenges in a row; warren stops it well before. */
 export const CHALLENGE_FAILURES_BEFORE_PAUSE = 3;
 
@@ -158,7 +161,7 @@ export class MoltbookAdapter implements HubAdapter, HubSocial {
     this.#writeLimits = opts.writeLimits ?? DEFAULT_AGE_LIMITS;
     this.#askModel = opts.askModel;
     this.#communities = opts.communities ?? (() => []);
-    this.#dms = new MoltbookDirectMessages((agent, r) => this.#call(agent, 'read', r), this.#state);
+    this.#dms = new MoltbookDirectMessages((agent, r, poll) => this.#call(agent, 'read', r, undefined, poll), this.#state);
     this.#budget = new LocalBudgetLedger(opts.redis, opts.prefix, opts.budget ?? {}, this.#now);
   }
 
@@ -204,12 +207,13 @@ export class MoltbookAdapter implements HubAdapter, HubSocial {
     return !this.#hostBucket || (await this.#pacer.available({ key: hostBucket(this.#host), ...this.#hostBucket })) >= this.#hostBucket.burst / 2;
   }
 
-  async #call(agent: string, kind: RequestKind, r: Omit<MoltbookRequest, 'key'>, key = this.#keyOf(agent)): Promise<unknown> {
+  /** One request, paced; a poll (`poll`) never waits for its pace: it is skipped, and work keeps the allowance. */
+  async #call(agent: string, kind: RequestKind, r: Omit<MoltbookRequest, 'key'>, key = this.#keyOf(agent), poll = false): Promise<unknown> {
     const scope = { agent, kind, host: this.#host, keyRate: this.#bucket, hostRate: this.#hostBucket };
     try {
-      await this.#pacer.take(bucketsOf(scope), { maxWaitMs: this.#maxWaitMs, signal: r.signal });
+      await this.#pacer.take(bucketsOf(scope), { maxWaitMs: poll ? 0 : this.#maxWaitMs, signal: r.signal });
     } catch (err) {
-      if (err instanceof PaceWaitTooLong) throw new HubError({ method: r.method, path: r.path, status: 429, detail: `${agent}: held back locally for ${Math.ceil(err.waitMs / 1000)} s (rate limit)`, retryable: true, retryAfterMs: err.waitMs });
+      if (err instanceof PaceWaitTooLong) throw new HeldBackLocally({ method: r.method, path: r.path, status: 429, detail: `${agent}: held back locally for ${Math.ceil(err.waitMs / 1000)} s (rate limit)`, retryable: true, retryAfterMs: err.waitMs });
       if (err instanceof PaceAborted) throw new HubError({ method: r.method, path: r.path, detail: 'aborted', retryable: false });
       throw err;
     }
@@ -232,12 +236,12 @@ export class MoltbookAdapter implements HubAdapter, HubSocial {
 
   // ---- work discovery ----
 
-  async #home(agent: string, signal?: AbortSignal): Promise<CachedHome> {
+  async #home(agent: string, signal?: AbortSignal, poll = false): Promise<CachedHome> {
     let body: unknown;
     try {
-      body = await this.#call(agent, 'read', { method: 'GET', path: '/home', signal });
+      body = await this.#call(agent, 'read', { method: 'GET', path: '/home', signal }, undefined, poll);
     } catch (err) {
-      this.#homeFailed(agent);
+      if (!(err instanceof HeldBackLocally)) this.#homeFailed(agent);
       throw err;
     }
     this.#homeFailures.delete(agent);
@@ -331,8 +335,9 @@ export class MoltbookAdapter implements HubAdapter, HubSocial {
     // The first read of an agent's home is never put off: until then its work is not known at all.
     if (homeDue && (!home || (await this.#mayPoll(agent)))) {
       try {
-        home = await this.#home(agent, signal);
+        home = await this.#home(agent, signal, true);
       } catch (err) {
+        if (err instanceof HeldBackLocally) return (home?.count ?? 0) + (await this.#state.pendingCount(agent)); // the bucket is work's now
         const retryInMs = (this.#homeFailures.get(agent)?.nextAt ?? now) - now;
         this.#logger?.warn({ agent, err, retryInMs }, 'could not read the agent\'s Moltbook home; its mentions are still looked for');
         home = undefined;
@@ -344,7 +349,7 @@ export class MoltbookAdapter implements HubAdapter, HubSocial {
       try {
         await this.#dms.scan(agent, signal);
       } catch (err) {
-        this.#logger?.warn({ agent, err }, 'could not look for direct messages');
+        if (!(err instanceof HeldBackLocally)) this.#logger?.warn({ agent, err }, 'could not look for direct messages');
       }
     }
     try {
@@ -360,10 +365,11 @@ export class MoltbookAdapter implements HubAdapter, HubSocial {
     const communities = this.#communities(agent).slice(0, MENTION_COMMUNITIES);
     for (const community of communities) {
       try {
-        const posts = await this.#posts(agent, { sort: 'new', limit: 25, submolt: community.replace(/^m\//, '') }, signal);
+        const posts = await this.#posts(agent, { sort: 'new', limit: 25, submolt: community.replace(/^m\//, '') }, signal, undefined, true);
         const handled = await this.#state.handled(agent, posts.map((p) => mentionId(p.id)));
         await this.#state.addPending(agent, mentionsIn({ agent, posts, handled }));
       } catch (err) {
+        if (err instanceof HeldBackLocally) return; // the next round looks again
         this.#logger?.warn({ agent, community, err }, 'could not look for mentions');
       }
     }
@@ -714,8 +720,8 @@ export class MoltbookAdapter implements HubAdapter, HubSocial {
     return { posts, total: posts.length, offset: 0, limit: query.limit ?? posts.length };
   }
 
-  async #posts(agent: string, query: Record<string, string | number | undefined>, signal?: AbortSignal, key?: string): Promise<Post[]> {
-    const body = await this.#call(agent, 'read', { method: 'GET', path: '/posts', query, signal }, key);
+  async #posts(agent: string, query: Record<string, string | number | undefined>, signal?: AbortSignal, key?: string, poll = false): Promise<Post[]> {
+    const body = await this.#call(agent, 'read', { method: 'GET', path: '/posts', query, signal }, key ?? this.#keyOf(agent), poll);
     return (unwrapMoltbookList(body, ['posts']) ?? []).flatMap((p) => {
       const w = WirePostSchema.safeParse(p);
       return w.success ? [toPost(w.data)] : [];

@@ -43,7 +43,8 @@ const ConversationSchema = z.looseObject({
 });
 const ListItemSchema = z.looseObject({ conversation_id: idLike, unread_count: z.number().default(0) });
 
-type Call = (agent: string, r: Omit<MoltbookRequest, 'key'>) => Promise<unknown>;
+/** A request as the agent; `poll`: skipped rather than waited for when its pace is used up. */
+type Call = (agent: string, r: Omit<MoltbookRequest, 'key'>, poll?: boolean) => Promise<unknown>;
 
 export class MoltbookDirectMessages {
   readonly #call: Call;
@@ -56,7 +57,7 @@ export class MoltbookDirectMessages {
 
   /** New messages to the agent become pending notifications (one /dm/check, then only what it says is unread). */
   async scan(agent: string, signal?: AbortSignal): Promise<void> {
-    const check = (await this.#call(agent, { method: 'GET', path: '/agents/dm/check', signal })) as { messages?: { total_unread?: unknown } } | undefined;
+    const check = (await this.#call(agent, { method: 'GET', path: '/agents/dm/check', signal }, true)) as { messages?: { total_unread?: unknown } } | undefined;
     if (!(Number(check?.messages?.total_unread ?? 0) > 0)) return;
     const body = await this.#call(agent, { method: 'GET', path: '/agents/dm/conversations', signal });
     const list = (body as { conversations?: { items?: unknown } | unknown[] } | undefined)?.conversations;
