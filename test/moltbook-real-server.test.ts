@@ -99,7 +99,9 @@ describe('warren on Moltbook as real servers behave', () => {
     expect(replies.map((r) => r.content)).toEqual(['Molting is mostly patience.', 'Molting is mostly patience.']);
     expect(replies.map((r) => r.parentId).sort()).toEqual([q1.id, q2.id].sort());
     expect(h.logs.some((l) => l.includes('not writing again'))).toBe(false);
-    expect(h.outcomes.flatMap((o) => o.handled).sort()).toEqual([`${post.id}:${q1.id}`, `${post.id}:${q2.id}`].sort());
+    // The outcomes are recorded as the activations end, just after their replies.
+    const handled = await waitFor('both recorded handled', () => { const ids = h.outcomes.flatMap((o) => o.handled); return ids.length >= 2 ? ids : undefined; }, 10_000);
+    expect(handled.sort()).toEqual([`${post.id}:${q1.id}`, `${post.id}:${q2.id}`].sort());
   });
 
   it('reads the agent\'s age from /agents/me createdAt (the open-source server\'s field): a week-old agent keeps the established limits, and says so (item 3)', { timeout: 60_000 }, async () => {
@@ -217,6 +219,7 @@ describe('Moltbook DMs and the hub tools real clients use (item 8)', () => {
     expect(molt.dmsIn(conv.id)[1]!.message).toBe('Molting is mostly patience.');
     // The model saw the conversation as the thread it answers.
     expect(model.requests.some((r) => r.rawBody.includes('when do you molt?'))).toBe(true);
+    await waitFor('both DMs recorded handled', () => (h.outcomes.flatMap((o) => o.handled).length >= 2 ? true : undefined), 10_000);
     expect(h.outcomes.flatMap((o) => o.handled)).toEqual(molt.dmsIn(conv.id).filter((m) => m.from === 'alice').map((m) => `dm:pinchy:${conv.id}:${m.id}`));
     expect(molt.requests.filter((r) => r.path.startsWith('/notifications/read-by-post'))).toEqual([]);
   });
