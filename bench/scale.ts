@@ -1,7 +1,10 @@
 // Scale: 10,000 agent definitions in one daemon: how long they take to load and how much memory they hold,
 // the CPU time of one exploration round over all of them (real Redis, real hub), and how fairly
 // staleness-first exploration spreads turns over a simulated period.
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { AgentConfigSchema } from '../store/agent-config.ts';
+import { validateWithPositions, validateYaml } from '../store/yaml-validate.ts';
 import { pino } from 'pino';
 import { ExecutorRegistry } from '../services/executor-registry.ts';
 import { AgentRegistry } from '../daemon/agent-registry.ts';
@@ -83,6 +86,16 @@ export async function scale(): Promise<Record<string, unknown>> {
     global.gc?.();
     const rss = process.memoryUsage().rss;
     if (registry.runnable().size !== AGENTS) throw new Error(`only ${registry.runnable().size} of ${AGENTS} agents loaded`);
+    // The YAML step of the load side by side: the fast path (store/yaml-validate.ts) and the positional parser alone.
+    const texts = names.map((n) => readFileSync(join(root!, 'agents', n, 'config.yaml'), 'utf8'));
+    const parseCpu = (validate: typeof validateYaml): number => {
+      const c0 = process.cpuUsage();
+      for (const t of texts) if (!validate('config.yaml', t, AgentConfigSchema).ok) throw new Error('a bench definition did not validate');
+      const c = process.cpuUsage(c0);
+      return (c.user + c.system) / 1e6;
+    };
+    const yamlFastS = parseCpu(validateYaml);
+    const yamlPositionalS = parseCpu(validateWithPositions);
 
     await registerAgents(world, names, 32); // so budget checks are real answers, not 404s
     const conn = connectRedis(world.redis.url, 'producer', logger);
@@ -146,6 +159,7 @@ export async function scale(): Promise<Record<string, unknown>> {
       load_s: round(loadMs / 1000, 2),
       // Steadier than the wall time on a shared machine (loading is CPU-bound).
       load_cpu_s: round((loadCpu.user + loadCpu.system) / 1e6, 2),
+      yaml_cpu_s: { fast_path: round(yamlFastS, 2), positional_only: round(yamlPositionalS, 2) },
       rss_mb: round(rss / 2 ** 20),
       rss_growth_mb: round((rss - rssBefore) / 2 ** 20),
       exploration_tick_cpu_ms: { mean: round(cpu.mean), p50: round(cpu.p50), max: round(cpu.max) },
@@ -157,6 +171,8 @@ export async function scale(): Promise<Record<string, unknown>> {
     printTable(`scale — ${AGENTS} agent definitions in one daemon`, [
       ['load time (s)', figures.load_s, TARGETS.load],
       ['load CPU (s)', figures.load_cpu_s],
+      ['YAML parse + validate CPU, fast path (s)', figures.yaml_cpu_s.fast_path],
+      ['YAML parse + validate CPU, positional parser only (s)', figures.yaml_cpu_s.positional_only],
       ['RSS after load (MB)', figures.rss_mb, TARGETS.rss],
       ['exploration round CPU, mean (ms)', figures.exploration_tick_cpu_ms.mean, TARGETS.round],
       ['exploration round CPU, p50 (ms)', figures.exploration_tick_cpu_ms.p50],

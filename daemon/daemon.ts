@@ -9,6 +9,8 @@ import { BudgetCache } from '../scheduler/budget-cache.ts';
 import { LeaderLease } from '../scheduler/lease.ts';
 import { InboxClaims } from '../scheduler/inbox-claims.ts';
 import { Scheduler } from '../scheduler/scheduler.ts';
+import { ScheduleStateStore } from '../scheduler/schedule-state.ts';
+import { ScheduleTicker } from '../scheduler/schedule-ticker.ts';
 import { Reloader } from '../store/reloader.ts';
 import type { ActivationOutcome } from '../activation/activation.ts';
 import { ActivationRecords, heldRecord } from '../activation/activation-records.ts';
@@ -61,6 +63,8 @@ export interface DaemonOptions {
    * null: none, the daemon posts CLI agents' answers.
    */
   hubMcp?: HubMcpLauncher | null;
+  /** The clock schedules tick by (epoch ms); Date.now by default. Tests advance their own instead of waiting. */
+  scheduleClock?: () => number;
 }
 
 export interface RunningDaemon {
@@ -294,6 +298,20 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       scheduler.start();
       const running = scheduler;
       cleanup('scheduler', 'work', () => running.stop(), 2_000);
+      // Schedules tick in every scheduling daemon, leader or not: the inbox adds a tick's task once.
+      const ticker = new ScheduleTicker({
+        definitions: () => registry.all(),
+        runnable: () => actable(registry.runnable()),
+        state: new ScheduleStateStore(producerConn, config.redis.prefix),
+        agentState,
+        inbox: tasks,
+        queue,
+        redact: (text) => redactor.redact(text),
+        clock: opts.scheduleClock,
+        logger: logger.child({ component: 'schedules' }),
+      });
+      ticker.start();
+      cleanup('schedule ticker', 'work', () => ticker.stop(), 2_000);
     }
     // A port that cannot be had fails the start, as the other ports do.
     await ingress.open(registry.all()).catch((err: unknown) => {

@@ -91,6 +91,13 @@ export class RedisKeys {
   get agentHeld(): string {
     return `${this.prefix}:agent-held`;
   }
+  /** Schedules (scheduler/schedule-state.ts): up to when each was looked at, and its last tick queued; field `<agent>/<schedule>`. */
+  get scheduleChecked(): string {
+    return `${this.prefix}:schedule-checked`;
+  }
+  get scheduleFired(): string {
+    return `${this.prefix}:schedule-fired`;
+  }
   /** The hash of one UTC day's counters, one field per agent and counter (`<agent>|posts`). */
   agentDay(day: string): string {
     return `${this.prefix}:agent-day:${day}`;

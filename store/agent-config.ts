@@ -2,6 +2,7 @@
 // Unknown keys are errors; every accepted field is honoured (spawning is validated only).
 import { z } from 'zod';
 import { DEFAULT_OUTPUT_BOUNDS } from '../policy/output-bounds.ts';
+import { cronProblem } from './cron-expression.ts';
 import { parseDuration } from './duration.ts';
 
 /** Hub registration is stricter than the schema's `^[a-z0-9-]+$`; warren validates the stricter form. */
@@ -163,6 +164,30 @@ const MemorySchema = z.strictObject({
 });
 export type MemoryConfig = z.infer<typeof MemorySchema>;
 
+/** How much task text a schedule may give its run (characters): a prompt, not a document. */
+export const SCHEDULE_TASK_MAX_CHARS = 4_000;
+
+// (warren) Runs at fixed times (scheduler/schedule-ticks.ts): each tick of `cron` in `timezone` is one task for the
+// agent, with `task` as its prompt. `missed`: what a tick that fell while no daemon ran (or the agent was paused or
+// in its quiet hours) becomes: `skip`, nothing; `run_once`, one run of the newest such tick.
+const ScheduleSchema = z.strictObject({
+  name: z.string().regex(/^[a-z0-9]([a-z0-9_-]*[a-z0-9])?$/, 'expected lowercase letters, digits, inner dashes and underscores').max(50),
+  cron: z.string().superRefine((expr, ctx) => {
+    const problem = cronProblem(expr);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  }),
+  timezone: z.string().refine(isTimeZone, 'expected an IANA time zone such as Europe/Berlin').default('UTC'),
+  task: z.string().trim().min(1, 'expected the task text the run is given').max(SCHEDULE_TASK_MAX_CHARS, `expected at most ${SCHEDULE_TASK_MAX_CHARS} characters`),
+  missed: z.enum(['skip', 'run_once']).default('skip'),
+});
+export type ScheduleConfig = z.infer<typeof ScheduleSchema>;
+
+const SchedulesSchema = z.array(ScheduleSchema).superRefine((schedules, ctx) => {
+  schedules.forEach((s, i) => {
+    if (schedules.findIndex((o) => o.name === s.name) < i) ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `duplicate schedule name "${s.name}" (each schedule of an agent needs its own)` });
+  });
+});
+
 /** Keys of the original runner that are accepted with a warning and ignored. */
 export const LEGACY_KEYS = ['network', 'system_prompt', 'r2_path'] as const;
 
@@ -179,6 +204,7 @@ export const AgentConfigSchema = z.strictObject({
   observability: ObservabilitySchema.prefault({}),
   memory: MemorySchema.optional(),
   cache_ttl: z.number().int().min(30).max(3600).default(300),
+  schedules: SchedulesSchema.default([]),
   network: z.unknown().optional(),
   system_prompt: z.unknown().optional(),
   r2_path: z.unknown().optional(),

@@ -11,6 +11,7 @@ import { HeldMentionStore } from '../../scheduler/held-mentions.ts';
 import type { AgentDefinition } from '../../store/definition.ts';
 import { ActivationRecords } from '../../activation/activation-records.ts';
 import { definitionView, readLoadedDefinitions, type LoadedDefinition } from './loaded-definitions.ts';
+import { readScheduleStatuses } from './schedule-status.ts';
 import { agentStatus, runningStatus, type AgentBudget, type AgentMemoryFigures, type AgentStatus, type FleetBudget, type RunningStatus } from './status.ts';
 
 export interface StatusSources {
@@ -43,7 +44,8 @@ export interface AgentStatuses {
 export async function readAgentStatuses(src: StatusSources, defs: readonly AgentDefinition[]): Promise<AgentStatuses> {
   const names = defs.map((a) => a.name);
   const state = new AgentStateStore(src.redis, src.prefix);
-  const [states, daily, last, notRunnable, skipped, memory, budget, loaded, held] = await Promise.all([
+  const now = new Date();
+  const [states, daily, last, notRunnable, skipped, memory, budget, loaded, held, schedules] = await Promise.all([
     state.getMany(names),
     state.dailyMany(names),
     new ActivationRecords(src.redis, src.prefix).lastOf(names),
@@ -53,13 +55,13 @@ export async function readAgentStatuses(src: StatusSources, defs: readonly Agent
     budgets(src, names),
     readLoadedDefinitions(src.redis, src.prefix),
     new HeldMentionStore(src.redis, src.prefix).read(names),
+    readScheduleStatuses(src.redis, src.prefix, defs, now),
   ]);
   const onDisk = src.onDisk ?? ((name: string): string | undefined => defs.find((d) => d.name === name)?.hash);
   const q = new ActivationQueue(src.redis, { prefix: src.prefix, logger: pino({ level: 'silent' }) });
   try {
     const queue = await q.counts();
     const running = (await q.running()).map(runningStatus);
-    const now = new Date();
     const agents = defs.map((d) => ({
       ...agentStatus(d, states.get(d.name), last.get(d.name), daily.get(d.name)!, src.minStalenessMs, now, notRunnable.get(d.name), {
         skipped: skipped.get(d.name),
@@ -69,6 +71,7 @@ export async function readAgentStatuses(src: StatusSources, defs: readonly Agent
       budget: budget.agents.get(d.name) ?? null,
       definition: definitionView(loaded?.get(d.name), onDisk(d.name)),
       held: held.get(d.name) ?? null,
+      schedules: schedules.get(d.name) ?? [],
     }));
     return { agents, running, queue, fleetBudget: budget.fleet, loaded };
   } finally {

@@ -86,6 +86,8 @@ export function fleetSource(opts: {
         ...(a.definition ? { definition: a.definition } : {}),
         // Only when mentions are held (the agreed optional field): what they wait for, and when they run.
         ...(a.held ? { held: [{ reason: describeHold(a.name, a.held), runs_at: a.held.runs_at }] } : {}),
+        // Only for an agent with schedules (an optional field, like held).
+        ...(a.schedules?.length ? { schedules: a.schedules.map(({ name, cron, timezone, next_at, last_at }) => ({ name, cron, timezone, next_at, last_at })) } : {}),
       };
     });
   }

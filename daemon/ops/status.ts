@@ -12,6 +12,7 @@ import type { ActivationRecord } from '../../activation/activation-records.ts';
 import { LiveProgressSchema, type LiveProgress } from '../../activation/live-progress.ts';
 import { RedisUnreachableError } from '../../redis/connect.ts';
 import { driftNotice, type DefinitionView } from './loaded-definitions.ts';
+import { scheduleRows, type ScheduleStatus } from './schedule-status.ts';
 
 /** What an agent is doing or waiting for, one of these at a time (agentStatus says which wins). */
 export type AgentStateKind = 'ready' | 'running' | 'paused' | 'quiet_hours' | 'backoff' | 'failing' | 'skipped' | 'name_taken';
@@ -46,6 +47,8 @@ export interface AgentStatus {
   definition?: DefinitionView | null;
   /** Mentions the scheduler holds back: why, how many, when they run (scheduler/held-mentions.ts); null when none. */
   held?: HeldMentions | null;
+  /** Its schedules' next and last run (daemon/ops/schedule-status.ts); empty when it has none. */
+  schedules?: ScheduleStatus[];
 }
 
 export interface AgentMemoryFigures {
@@ -257,6 +260,8 @@ export function formatStatus(r: StatusReport, now: Date): string {
   // What waits and how to end the wait: held mentions, else a backoff with nothing waiting yet.
   const waits = r.agents.flatMap((a) => (a.held ? [heldLine(a.name, a.held)] : a.state === 'backoff' && a.next_eligible_at ? [`${a.name}: failure backoff until ${shortTime(a.next_eligible_at)}; \`warren resume ${a.name}\` ends it now`] : []));
   if (waits.length) lines.push('', ...waits);
+  const schedules = scheduleRows(r.agents);
+  if (schedules.length) lines.push('', ...columns([['SCHEDULE', 'CRON', 'NEXT', 'LAST', 'MISSED'], ...schedules]));
   if (r.running.length) {
     lines.push('', ...columns([['RUNNING', 'TRIGGER', 'FOR', 'NOW'], ...r.running.map((x) => [x.agent, x.trigger, ago(x.started_at, now).replace(' ago', ''), describeProgress(x.progress)])]));
   }

@@ -48,6 +48,7 @@ interface FleetAgent {
   memory: { entries: number; bytes: number; newest: Array<{ text: string; kind: string; created_at: string }> } | null;
   definition?: { hash: string; loaded_at: string; differs_on_disk: boolean } | null;
   held?: { notification_id?: string; reason: string; runs_at: string | null }[];
+  schedules?: { name: string; cron: string; timezone: string; next_at: string; last_at: string | null }[];
 }
 interface Outage {
   kind: string;
@@ -459,6 +460,7 @@ function agentCard(name: string, a: AgentPanelRow | undefined, f: FleetAgent | u
     const when = first.runs_at ? `, runs ${timeLabelAhead(first.runs_at)}` : '';
     item.append(factLine('held', `${f.held.length} mention${f.held.length === 1 ? '' : 's'} held: ${first.reason}${when}`, 'flag'));
   }
+  for (const s of f?.schedules ?? []) item.append(scheduleLine(s, f!.state));
   if (f && fleet.available && f.state !== 'skipped' && f.state !== 'name_taken') item.append(pauseButton(name, f.state === 'paused'));
 
   const facts = el('dl');
@@ -491,6 +493,15 @@ function agentCard(name: string, a: AgentPanelRow | undefined, f: FleetAgent | u
     item.append(list);
   }
   return item;
+}
+
+/** One schedule: `digest (0 9 * * * Europe/Berlin): next Thu 09:00, last Wed 09:00`, held while paused or quiet. */
+function scheduleLine(s: NonNullable<FleetAgent['schedules']>[number], state: string): HTMLDivElement {
+  const when = (iso: string): string => new Date(iso).toLocaleString(undefined, { weekday: 'short', hour: '2-digit', minute: '2-digit' });
+  const held = state === 'paused' ? ' (held: paused)' : state === 'quiet_hours' ? ' (held: quiet hours)' : '';
+  const line = factLine('schedule', `schedule ${s.name} (${s.cron} ${s.timezone}): next ${when(s.next_at)}${held}, last ${s.last_at ? when(s.last_at) : 'never'}`);
+  line.dataset.schedule = s.name;
+  return line;
 }
 
 /** A time ahead ("at 14:05:00"), for when held mentions will run. */

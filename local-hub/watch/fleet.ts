@@ -17,6 +17,8 @@ export interface FleetAgent {
   definition?: { hash: string; loaded_at: string; differs_on_disk: boolean } | null;
   /** Mentions held without running, with why and when they will run (filled by daemon/ops/fleet-source.ts). */
   held?: { notification_id?: string; reason: string; runs_at: string | null }[];
+  /** Its schedules: cron, zone, the next tick and the last one queued (filled by daemon/ops/fleet-source.ts). */
+  schedules?: { name: string; cron: string; timezone: string; next_at: string; last_at: string | null }[];
 }
 
 /** What the daemon knows of its own health, for the page's outage banners (watch/outages.ts). */
