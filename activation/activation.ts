@@ -378,7 +378,9 @@ async function answerNotification(deps: ActivationDeps, run: Run, n: Notificatio
     // Remembered once the work is on the hub: a run that fails before this point leaves no memory.
     const postRef = post ? { id: post.id, title: post.title, community: post.community } : { id: n.post_id };
     const audience = post ? memoryAudienceOf(def.name, { kind: 'notification', post, notification: n }) : personAudience(def.name, n.from.name, []);
-    await run.timer.time('memory', async () => deps.memory?.remember(def, { trigger: 'notification', notification: { id: n.id, type: n.type, from: n.from.name, content: n.content }, post: postRef, ending: remembered, audience }));
+    // With memory.distill, the agent's model distils the exchange within what the turn left of behavior.max_tokens, charged here.
+    const distilled = await run.timer.time('memory', async () => deps.memory?.remember(def, { trigger: 'notification', notification: { id: n.id, type: n.type, from: n.from.name, content: n.content }, post: postRef, ending: remembered, audience }, { spent: usage.inputTokens + usage.outputTokens, signal }));
+    if (distilled) usage = plusUsage(usage, distilled);
     await run.claim?.settle(1);
     return done({ ending, handled: [n.id], replies: text || posted ? 1 : 0, usage });
   } catch (err) {
@@ -461,9 +463,9 @@ async function explore(deps: ActivationDeps, run: Run): Promise<Step> {
     usage = plusUsage(usage, turn.result.usage);
     const result = workOf(run, turn, { usage, task });
     const remember = (ending: MemoryEnding, post?: Post): Promise<void> =>
-      run.timer.time('memory', async () =>
-        deps.memory?.remember(def, { trigger: 'exploration', activationId, post: post ? { id: post.id, title: post.title, community: post.community } : undefined, ending, audience: memoryAudienceOf(def.name, { kind: 'exploration', feed: post ? [post] : [] }) }),
-      );
+      run.timer.time('memory', async () => {
+        await deps.memory?.remember(def, { trigger: 'exploration', activationId, post: post ? { id: post.id, title: post.title, community: post.community } : undefined, ending, audience: memoryAudienceOf(def.name, { kind: 'exploration', feed: post ? [post] : [] }) });
+      });
     switch (result.kind) {
       case 'failed':
         return result;

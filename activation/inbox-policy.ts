@@ -4,6 +4,7 @@ import type { Notification } from '../hub-client/types.ts';
 export interface RespondFlags {
   respond_to_mentions: boolean;
   respond_to_replies: boolean;
+  respond_to_dms: boolean;
 }
 
 /** Oldest first, so a conversation is answered in the order it happened. */
@@ -12,7 +13,7 @@ export function partitionInbox(notifications: readonly Notification[], flags: Re
   const ignorable: Notification[] = [];
   const sorted = [...notifications].sort((a, b) => Date.parse(a.created_at) - Date.parse(b.created_at));
   for (const n of sorted) {
-    const wanted = (n.type === 'mention' && flags.respond_to_mentions) || (n.type === 'reply' && flags.respond_to_replies);
+    const wanted = (n.type === 'mention' && flags.respond_to_mentions) || (n.type === 'reply' && flags.respond_to_replies) || (n.type === 'dm' && flags.respond_to_dms);
     (wanted ? actionable : ignorable).push(n);
   }
   return { actionable, ignorable };

@@ -26,6 +26,7 @@ import { definitionForTrigger } from './activation-model.ts';
 import { ProgressPublisher } from './live-progress.ts';
 import type { PhaseTimings } from './phase-timer.ts';
 import type { Redactor } from '../services/redact.ts';
+import type { StatusPoster } from './status-poster.ts';
 
 /** What the worker reads of an agent as an activation starts (AgentStateStore.activationStart). */
 type ActivationStartFacts = Awaited<ReturnType<AgentStateStore['activationStart']>>;
@@ -52,6 +53,8 @@ export interface ActivationWorkerOptions {
   agentState: AgentStateStore;
   records: ActivationRecords;
   errors: ErrorReporter;
+  /** Status posts to m/agent-status (budget, MCP servers, paused and resumed); absent: none. */
+  status?: StatusPoster;
   /** Terminal failures per notification, for giving up on one after `giveUpAfter`. */
   notificationFailures: NotificationFailures;
   /** The agent's wait after terminal failures (default: 10 min, doubling, at most 6 h). */
@@ -64,6 +67,8 @@ export interface ActivationWorkerOptions {
   onOutcome?: (outcome: ActivationOutcome) => void;
   /** Observes each record as it is stored, failures included (metrics). */
   onRecord?: (record: ActivationRecord) => void;
+  /** The agent is held back by a final failure (backoff or a pause) until `until` (epoch ms): for outbound events. */
+  onHeldByFailure?: (held: { agent: string; activationId: string; until: number; failures?: number; reason: string }) => void;
   /** Observes each activation as it starts, with how long it waited in the queue (metrics). */
   onStart?: (start: ActivationStart) => void;
 }
@@ -167,6 +172,7 @@ export class ActivationWorker {
         await agentState.recordActivated(data.agent, usage, { resetBackoff: resetsBackoff(outcome.outcome) });
       }),
       this.#step(data.agent, 'activation record', () => this.#store(recordOf(outcome, started, attempt))),
+      this.#statusAfter(data.agent, activationId, outcome.events, outcome.budget, resetsBackoff(outcome.outcome)),
     ]);
     this.#opts.onOutcome?.(outcome);
     return { activation_id: activationId, outcome: outcome.outcome.kind, reason: outcome.reason };
@@ -200,6 +206,17 @@ export class ActivationWorker {
     await this.#step(data.agent, 'activation record', () => this.#store({ ...emptyRecord(activationId, data, started, attempt), outcome: 'skipped', reason }));
     this.#opts.onOutcome?.({ activationId, agent: data.agent, trigger: data.trigger, outcome: { kind: 'skipped', reason }, reason, handled: [], replies: 0, posts: 0, usage: { ...ZERO_USAGE, costUsd: 0 }, budget: 'healthy', events: [], timings: {} });
     return { activation_id: activationId, outcome: 'skipped', reason };
+  }
+
+  /** What an activation's end tells m/agent-status: the budget it saw, MCP servers that failed, a pause it ended. */
+  async #statusAfter(agent: string, activationId: string, events: ActivationOutcome['events'], budget: ActivationOutcome['budget'] | undefined, ranWell: boolean): Promise<void> {
+    const status = this.#opts.status;
+    if (!status) return;
+    await Promise.all([
+      budget ? this.#step(agent, 'budget status post', () => status.budget(agent, budget)) : undefined,
+      this.#step(agent, 'MCP status post', () => status.mcpServers(agent, activationId, events)),
+      ranWell ? this.#step(agent, 'resumed status post', () => status.ranWell(agent)) : undefined,
+    ]);
   }
 
   /** One side effect of bookkeeping: its failure is logged (redacted) and does not stop the others. */
@@ -244,6 +261,13 @@ export class ActivationWorker {
           return assertNever(b);
       }
     });
+    const [paused, status] = [backoff, this.#opts.status];
+    await Promise.all([
+      paused && status ? this.#step(agent, 'paused status post', () => status.paused(agent, activationId, paused)) : undefined,
+      this.#statusAfter(agent, activationId, err.events, undefined, false),
+    ]);
+    const heldUntil = backoff?.backoffUntil ?? (decision.backoff.kind === 'pause' ? Date.now() + decision.backoff.pauseMs : undefined);
+    if (heldUntil !== undefined && heldUntil > Date.now()) this.#opts.onHeldByFailure?.({ agent, activationId, until: heldUntil, failures: backoff?.failures, reason: o.kind });
     const abandoned: string[] = [];
     const notificationId = err.task?.notificationId;
     if (decision.countNotification && notificationId) {

@@ -25,12 +25,14 @@ export type ActivationEventBody =
   | { type: 'tool_call'; id: string; name: string; arguments: Record<string, unknown>; arguments_excerpt?: string; full_length?: number }
   /** `full_length`: set when the output was longer than the cap, so the model saw head and tail only. */
   | { type: 'tool_result'; id: string; name: string; status: ToolResultStatus; excerpt: string; full_length?: number }
-  | { type: 'delegation_request'; id: string; agent: string; task: string; depth: number; max_tokens: number; max_duration_ms: number }
+  /** `remote`: the card URL of a remote (A2A) delegate. */
+  | { type: 'delegation_request'; id: string; agent: string; task: string; depth: number; max_tokens: number; max_duration_ms: number; remote?: string }
   /**
    * `events`: what the delegate did, its own events nested (at most MAX_NESTED_EVENTS, its own delegates' nested in
-   * turn), so the parent's record shows it; `events_dropped`: how many more there were.
+   * turn), so the parent's record shows it; `events_dropped`: how many more there were. `remote`: a remote (A2A)
+   * delegate's task as it left it (`reattached`: a retried call found the task its first attempt started).
    */
-  | { type: 'delegation_response'; id: string; agent: string; termination: TerminationReason; excerpt: string; tokens: number; events?: ActivationEvent[]; events_dropped?: number }
+  | { type: 'delegation_response'; id: string; agent: string; termination: TerminationReason; excerpt: string; tokens: number; events?: ActivationEvent[]; events_dropped?: number; remote?: RemoteTaskRef }
   | { type: 'delegation_error'; id: string; agent: string; message: string }
   | { type: 'compaction'; dropped_turns: number; before_tokens: number; after_tokens: number }
   /** `kind` names who warns: a guard (R2: repeat, identical_errors, failed_steps, duplicate), repair, the format or a limit. */
@@ -39,9 +41,22 @@ export type ActivationEventBody =
   /** `full_length`: set in a stored record whose `text` is the head of a longer answer. */
   | { type: 'agent_response'; text: string; partial: boolean; full_length?: number }
   | { type: 'error'; message: string }
+  /**
+   * An MCP server of the agent that could not be started or connected (`not_started`), or whose process ended
+   * while the run still used it (`died`); `reason` is the error's message (the status post redacts it).
+   */
+  | { type: 'mcp_server'; server: string; status: 'not_started' | 'died'; reason: string }
   /** Something a CLI executor saw in its subprocess's output (tool calls, MCP status, rate limits). */
   | { type: 'cli_event'; cli: string; event: string; detail?: string }
   | { type: 'activation_end'; termination: TerminationReason; partial: boolean; usage: TokenUsage };
+
+/** A remote delegate's task, by the ids a follow-up call continues it with. */
+export interface RemoteTaskRef {
+  task_id: string;
+  context_id: string;
+  state: string;
+  reattached: boolean;
+}
 
 export type ActivationEvent = ActivationEventBody & { seq: number; activation_id: string; ts: string };
 

@@ -18,21 +18,23 @@ export interface HubToolOptions {
 
 const obj = (properties: Record<string, unknown>, required: string[]): Record<string, unknown> => ({ type: 'object', properties, required, additionalProperties: false });
 
+/** A tool's hub write, admitted against the agent's limits first: the model sees a refusal as the call's result (it can still answer in text), never as a crash. */
+export async function admittedWrite(writes: AgentWrites | undefined, w: HubWrite, act: () => Promise<ToolOutcome>): Promise<ToolOutcome> {
+  try {
+    return await (writes ? writes.guard(w, act) : act());
+  } catch (err) {
+    if (err instanceof WriteRefused) return { status: 'error', content: err.message };
+    throw err;
+  }
+}
+
 export function hubTools(opts: HubToolOptions): Tool[] {
   const { hub, agent } = opts;
   const ok = (v: unknown): ToolOutcome => ({ status: 'ok', content: JSON.stringify(v) });
   const str = (a: Record<string, unknown>, k: string): string | undefined => (typeof a[k] === 'string' ? a[k] : undefined);
   const num = (a: Record<string, unknown>, k: string): number | undefined => (typeof a[k] === 'number' ? a[k] : undefined);
   const write = (ctx: ToolContext): { idempotencyKey: string; signal: AbortSignal } => ({ idempotencyKey: hubToolWriteKey(ctx.idempotencyKey), signal: ctx.signal });
-  // The model sees a refused write as the call's result (it can still answer in text), never as a crash.
-  const admitted = async (w: HubWrite, act: () => Promise<ToolOutcome>): Promise<ToolOutcome> => {
-    try {
-      return await (opts.writes ? opts.writes.guard(w, act) : act());
-    } catch (err) {
-      if (err instanceof WriteRefused) return { status: 'error', content: err.message };
-      throw err;
-    }
-  };
+  const admitted = (w: HubWrite, act: () => Promise<ToolOutcome>): Promise<ToolOutcome> => admittedWrite(opts.writes, w, act);
 
   const tools: Tool[] = [
     {

@@ -107,11 +107,19 @@ export async function connectMcpServers(servers: readonly McpServerConfig[], opt
       await client.connect(connection.transport, { timeout });
       const listed = await whileInFlight(opts.signal, (signal) => client.listTools(undefined, { timeout, signal }));
       open.push(connection);
+      // A stdio server whose process ends before the run closes it died under the run (status posts count it).
+      const name = s.name;
+      client.onclose = () => {
+        if (!connection.closing) opts.events?.emit({ type: 'mcp_server', server: name, status: 'died', reason: 'the server process exited while the run was using it' });
+      };
       const readOnly = new Set(s.read_only_tools ?? []);
       for (const t of listed.tools) tools.push(wrapTool(client, s.name, t, opts, readOnly.has(t.name)));
     } catch (err) {
       await closeConnection(connection);
-      skip(s.name, `could not connect: ${err instanceof Error ? err.message : String(err)}`);
+      const reason = err instanceof Error ? err.message : String(err);
+      skip(s.name, `could not connect: ${reason}`);
+      // Unless the run itself was ending: a server the abort cut off did not fail.
+      if (!opts.signal?.aborted) opts.events?.emit({ type: 'mcp_server', server: s.name, status: 'not_started', reason });
     } finally {
       opts.signal?.removeEventListener('abort', abandon);
     }
@@ -128,10 +136,13 @@ export async function connectMcpServers(servers: readonly McpServerConfig[], opt
 interface Connection {
   client: Client;
   transport: ProcessGroupStdioTransport | StreamableHTTPClientTransport;
+  /** Set when warren closes it: the end that follows is no death. */
+  closing?: boolean;
 }
 
 /** Never throws and is bounded: an HTTP session is ended (its DELETE), then the transport is closed. */
 async function closeConnection(c: Connection): Promise<void> {
+  c.closing = true;
   if (c.transport instanceof StreamableHTTPClientTransport) {
     let timer: NodeJS.Timeout | undefined;
     const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, SESSION_END_WAIT_MS)));

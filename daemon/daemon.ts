@@ -24,11 +24,16 @@ import type { SeedFile } from '../local-hub/seed.ts';
 import type { AgentDefinition } from '../store/definition.ts';
 import { ErrorReporter } from '../activation/error-reporter.ts';
 import { RedisErrorPostLedger } from '../activation/error-post-ledger.ts';
+import { StatusPoster } from '../activation/status-poster.ts';
+import { StatusPostLedger } from '../activation/status-post-ledger.ts';
 import { redactLogs } from './logger.ts';
 import { RedisNotificationFailures } from '../activation/notification-failures.ts';
 import { startHealthServer } from './health-server.ts';
 import { assertPortsFree, daemonPorts, ingressPort, portErrorOf } from './port-check.ts';
 import { Ingress, type IngressRoute } from './ingress/ingress-server.ts';
+import { HookRateLimit } from './webhooks/hook-rate-limit.ts';
+import { webhookRoute } from './webhooks/webhook-route.ts';
+import { OutboundEvents, type EventTarget } from '../activation/outbound-events.ts';
 import { WarrenMetrics } from './metrics.ts';
 import { readAgentStatuses, type StatusSources } from './ops/agent-statuses.ts';
 import { fleetSource } from './ops/fleet-source.ts';
@@ -41,6 +46,7 @@ import { RedisReplyOutbox } from '../activation/reply-outbox.ts';
 import { closeRedis, connectRedis } from '../redis/connect.ts';
 import { subscribeReload } from './reload-signal.ts';
 import { LoadedDefinitionsPublisher } from './ops/loaded-definitions.ts';
+import { checkRemoteDelegates } from '../agent-loop/a2a-check.ts';
 import { runShutdown, type ShutdownReport, type ShutdownStep } from './shutdown.ts';
 import { ActivationWorker, type ActivationStart } from '../activation/worker.ts';
 
@@ -199,6 +205,10 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     });
     await reloader.trigger('start');
     reloader.start();
+    // Remote (A2A) delegates' cards, read once now: one that cannot be read is a clear warning, never a stop.
+    void checkRemoteDelegates(registry.all(), { cards: executors.remoteCards, secret: (n) => services.secrets.get(n) }).then((checks) => {
+      for (const c of checks) logger[c.status === 'ok' ? 'info' : 'warn']({ agent: c.agent, delegate: c.delegate }, c.message);
+    });
     cleanup('definitions reloader', 'work', () => reloader.stop());
 
     const workerConn = connectRedis(config.redis, 'worker', logger);
@@ -219,11 +229,46 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     // source that must hear how its task ended registers a handler below.
     const tasks = new TaskInbox(producerConn, config.redis.prefix);
     const taskEndings: Partial<Record<TaskSource, TaskEndingHandler>> = {};
+    // Inbound webhooks: a signed delivery becomes a task (the scheduler's task round runs it).
+    ingressRoutes.push(
+      webhookRoute({
+        definition: (name) => registry.get(name),
+        secrets: services.secrets,
+        tasks,
+        rateLimit: new HookRateLimit(producerConn, config.redis.prefix),
+        redact: (text) => redactor.redact(text),
+        learnSecret: (value) => redactor.learn([value]),
+        logger: logger.child({ component: 'webhooks' }),
+      }),
+    );
+    // Outbound events (warren.yaml `events:` for the fleet, a definition's `events:` for its agent): queued, never
+    // waited for by an activation; sent by every daemon that runs activations.
+    const eventsConn = role === 'scheduler' ? undefined : connectRedis(config.redis, 'worker', logger);
+    if (eventsConn) cleanup('redis events connection', 'connections', () => closeRedis(eventsConn, QUICK_STEP_MS / 2));
+    const targetsOf = (urls: readonly string[], secret: { secret_env?: string; secret_file?: string }): EventTarget[] => urls.map((url) => ({ url, secret }));
+    const events = new OutboundEvents({
+      connection: producerConn,
+      workerConnection: eventsConn,
+      prefix: config.redis.prefix,
+      fleetTargets: () => targetsOf(config.events.urls, config.events),
+      agentTargets: (agent) => {
+        const e = registry.get(agent)?.config.events;
+        return e ? targetsOf(e.urls, e) : [];
+      },
+      secrets: services.secrets,
+      learnSecret: (value) => redactor.learn([value]),
+      attempts: config.events.attempts,
+      retryBaseMs: config.events.retry_base,
+      logger: logger.child({ component: 'events' }),
+    });
+    cleanup('outbound events', 'clients', () => events.close());
     let scheduler: Scheduler | undefined;
     // `warren status`'s reading of every agent, for /metrics and the embedded hub's watch page.
     const statusSources: StatusSources = { redis: producerConn, prefix: config.redis.prefix, minStalenessMs: config.scheduler.min_staleness, memory: services.memoryStore };
     const agentStatuses = async (): Promise<AgentStatus[]> => (await readAgentStatuses(statusSources, registry.all())).agents;
     live.fleet = fleetSource({ sources: statusSources, definitions: () => registry.all(), state: agentState, brokenDefinitions: () => registry.brokenDefinitions(), pauses, onDisk: async () => new Map((await store.load()).agents.map((d) => [d.name, d.hash ?? ''])) });
+    // Status posts to m/agent-status: budget crossings seen by the scheduler and by runs, MCP servers, pauses.
+    const statusPosts = new StatusPoster(hub, redactor, logger.child({ component: 'status-posts' }), new StatusPostLedger(producerConn, config.redis.prefix), registry);
     const metrics = new WarrenMetrics({ queueCounts: () => queue.counts(), isLeader: role === 'worker' ? undefined : () => scheduler?.isLeader ?? false, subprocesses: runningSubprocessCount, agentStatuses });
 
     if (role !== 'scheduler') {
@@ -253,13 +298,26 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
         agentState,
         records,
         errors: new ErrorReporter(hub, redactor, logger.child({ component: 'error-reporter' }), new RedisErrorPostLedger(producerConn, config.redis.prefix)),
+        status: statusPosts,
         notificationFailures: new RedisNotificationFailures(producerConn, config.redis.prefix),
         backoff: { baseMs: config.scheduler.failure_backoff, maxMs: config.scheduler.failure_backoff_max },
         giveUpAfter: config.workers.give_up_after,
         redactor,
         logger,
         onOutcome: opts.onOutcome,
-        onRecord: (r) => metrics.observe(r),
+        onRecord: (r) => {
+          metrics.observe(r);
+          if (r.outcome === 'skipped') return;
+          const failed = r.error !== undefined;
+          void events.publish({
+            type: failed ? 'activation.failed' : 'activation.finished',
+            agent: r.agent,
+            identity: r.activation_id,
+            data: { activation_id: r.activation_id, trigger: r.trigger, outcome: r.outcome, reason: r.reason, started_at: r.started_at, duration_ms: r.duration_ms, attempt: r.attempt, replies: r.replies, posts: r.posts, usage: r.usage, ...(failed ? { error: r.error } : {}) },
+          });
+        },
+        onHeldByFailure: (held) =>
+          void events.publish({ type: 'agent.paused', agent: held.agent, identity: held.activationId, data: { activation_id: held.activationId, until: new Date(held.until).toISOString(), failures: held.failures, reason: held.reason } }),
         onStart: (s) => {
           metrics.observeLag(s.trigger, s.startedAt - s.enqueuedAt);
           opts.onActivationStart?.(s);
@@ -283,7 +341,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
         leaseTtlMs,
         runnableAgents: () => actable(registry.runnable()),
         definition: (name) => registry.get(name),
-        budget: new BudgetCache(hub, { ttlMs: config.scheduler.budget_ttl, logger }),
+        budget: new BudgetCache(hub, { ttlMs: config.scheduler.budget_ttl, logger, onHealth: (agent, health) => void statusPosts.budget(agent, health.status, health).catch((err: unknown) => logger.warn({ agent, err: redactor.redact(String(err)) }, 'could not post the budget status')) }),
         explorationIntervalMs: config.scheduler.exploration_interval,
         minStalenessMs: config.scheduler.min_staleness,
         workerConcurrency: config.workers.concurrency,

@@ -58,8 +58,8 @@ export const PostSchema = z.looseObject({
 });
 export type Post = z.infer<typeof PostSchema>;
 
-/** The notification types warren acts on; anything else is skipped with a warning (§10). */
-export const KNOWN_NOTIFICATION_TYPES = ['mention', 'reply', 'follow', 'like'] as const;
+/** The notification types warren acts on (`dm`: a direct message, from a hub that has them); anything else is skipped with a warning (§10). */
+export const KNOWN_NOTIFICATION_TYPES = ['mention', 'reply', 'follow', 'like', 'dm'] as const;
 export type NotificationType = (typeof KNOWN_NOTIFICATION_TYPES)[number];
 
 export const NotificationSchema = z

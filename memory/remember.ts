@@ -24,7 +24,7 @@ export interface PostRef {
 export type ActivationMemory = (
   | {
       trigger: 'notification';
-      notification: { id: string; type: 'mention' | 'reply' | 'follow' | 'like'; from: string; content?: string | null };
+      notification: { id: string; type: 'mention' | 'reply' | 'follow' | 'like' | 'dm'; from: string; content?: string | null };
       post?: PostRef;
       ending: Ending;
     }

@@ -43,6 +43,16 @@ export function errorRepeatKey(activationId: string): string {
   return `warren:${activationId}:error-repeat`;
 }
 
+/**
+ * A status post to m/agent-status (activation/status-post.ts), keyed by the event it reports: its identity is
+ * made of the agent, the kind of event and what it is rooted in (the activation that paused the agent or found
+ * the MCP server failing, the UTC day of a budget crossing), so every daemon that sees the same event sends the
+ * same key. Hashed: a server name may hold what no header takes.
+ */
+export function statusPostKey(eventIdentity: string): string {
+  return `warren:status:${digest(eventIdentity)}`;
+}
+
 // ---- keyed by the notification, whichever activation handles it ----
 
 /**
@@ -110,4 +120,20 @@ export function hubToolWriteKey(callKey: string): string {
  */
 export function moltbookLedgerKey(agent: string, where: string, contentHash: string): string {
   return `content:${agent}:${where}:${contentHash}`;
+}
+
+// ---- A2A: a remote delegation's message (agent-loop/remote-delegation.ts) ----
+
+/**
+ * The message a remote delegation call sends, from its call's key. A2A servers do not deduplicate by message id,
+ * so a retried call finds its first task by the context id below instead, and checks a follow-up by this id in
+ * the task's history.
+ */
+export function a2aMessageId(callKey: string): string {
+  return `warren:${callKey}:a2a`;
+}
+
+/** The context a remote delegation call opens for a new task: the remote side lists it, so a retry finds its task. */
+export function a2aContextId(callKey: string): string {
+  return `warren:${callKey}:a2a-context`;
 }

@@ -34,6 +34,7 @@ const TYPE_LABELS: Record<Notification['type'], string> = {
   reply: 'Someone replied to you',
   follow: 'Someone followed you',
   like: 'Someone liked your post',
+  dm: 'Someone sent you a direct message',
 };
 
 /** The agent's system-prompt.md with {{name}} and {{description}} filled; the default template when empty. */

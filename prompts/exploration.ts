@@ -59,7 +59,12 @@ function renderRole(def: AgentDefinition): string {
     .join('\n');
 }
 
+/** The question/discussion preference, then how sure the agent must be to answer (discovery.min_confidence). */
 function renderPreference(discovery: AgentConfig['behavior']['discovery']): string {
+  return `${renderKinds(discovery)} Answer only when you are at least ${Math.round(discovery.min_confidence * 100)}% sure your contribution is right and useful.`;
+}
+
+function renderKinds(discovery: AgentConfig['behavior']['discovery']): string {
   if (discovery.respond_to_questions && !discovery.respond_to_discussions) return 'Prefer questions to discussions: answer questions, leave open-ended discussions alone.';
   if (!discovery.respond_to_questions && discovery.respond_to_discussions) return 'Prefer discussions to questions: join conversations, leave plain questions to others.';
   if (!discovery.respond_to_questions) return 'Do not answer questions or join discussions unless asked directly.';

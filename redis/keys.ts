@@ -155,6 +155,14 @@ export class RedisKeys {
   errorPosts(agent: string, fingerprint: string): string {
     return `${this.prefix}:error-posts:${agent}:${createHash('sha256').update(fingerprint).digest('hex').slice(0, 24)}`;
   }
+  /** A status post claimed (activation/status-post-ledger.ts), by the event's identity, hashed as error posts are. */
+  statusPost(identity: string): string {
+    return `${this.prefix}:status-posts:${createHash('sha256').update(identity).digest('hex').slice(0, 24)}`;
+  }
+  /** Agents paused by their failures, with the activation that paused them: the pause a "resumed" post closes. */
+  get statusPaused(): string {
+    return `${this.prefix}:status-paused`;
+  }
   activationRecords(agent: string): string {
     return `${this.prefix}:activation-records:${agent}`;
   }

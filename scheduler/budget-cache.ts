@@ -2,18 +2,21 @@
 // when the hub cannot say, the agent is treated as healthy and the error is logged.
 import type { Logger } from 'pino';
 import type { HubAdapter } from '../hub-client/adapter.ts';
-import type { BudgetStatus } from '../hub-client/types.ts';
+import type { BudgetHealth, BudgetStatus } from '../hub-client/types.ts';
 
 export class BudgetCache {
   readonly #hub: Pick<HubAdapter, 'budgetHealth'>;
   readonly #ttlMs: number;
   readonly #logger: Logger;
   readonly #known = new Map<string, { status: BudgetStatus; until: number }>();
+  readonly #onHealth: ((agent: string, health: BudgetHealth) => void) | undefined;
 
-  constructor(hub: Pick<HubAdapter, 'budgetHealth'>, opts: { ttlMs: number; logger: Logger }) {
+  /** `onHealth`: sees each answer of the hub (status posts on a threshold crossing). */
+  constructor(hub: Pick<HubAdapter, 'budgetHealth'>, opts: { ttlMs: number; logger: Logger; onHealth?: (agent: string, health: BudgetHealth) => void }) {
     this.#hub = hub;
     this.#ttlMs = opts.ttlMs;
     this.#logger = opts.logger;
+    this.#onHealth = opts.onHealth;
   }
 
   async status(agent: string, now = Date.now()): Promise<BudgetStatus> {
@@ -21,7 +24,9 @@ export class BudgetCache {
     if (known && known.until > now) return known.status;
     let status: BudgetStatus = 'healthy';
     try {
-      status = (await this.#hub.budgetHealth(agent)).status;
+      const health = await this.#hub.budgetHealth(agent);
+      status = health.status;
+      this.#onHealth?.(agent, health);
     } catch (err) {
       this.#logger.warn({ agent, err }, 'budget health unavailable; treating the agent as healthy');
     }

@@ -261,6 +261,22 @@ export const WarrenConfigSchema = z.strictObject({
       port: z.number().int().min(0).max(65_535).default(7071),
     })
     .prefault({}),
+  /**
+   * Outbound events for the whole fleet (an agent's own `events:` adds its URLs): signed JSON POSTs, retried from
+   * their own queue `attempts` times with exponential backoff from `retry_base`, then kept as dead letters.
+   */
+  events: z
+    .strictObject({
+      urls: z.array(z.url()).default([]),
+      secret_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).optional(),
+      secret_file: z.string().min(1).optional(),
+      attempts: z.number().int().min(1).max(30).default(8),
+      retry_base: durationMs.default(2_000),
+    })
+    .superRefine((v, ctx) => {
+      if (v.urls.length > 0 && (v.secret_env === undefined) === (v.secret_file === undefined)) ctx.addIssue({ code: 'custom', path: ['secret_env'], message: 'events.urls need exactly one of secret_env or secret_file' });
+    })
+    .prefault({}),
   /** The operations endpoint: /healthz, /readyz and /metrics (Prometheus). Loopback unless deliberately exposed. */
   metrics: z
     .strictObject({

@@ -1,7 +1,9 @@
 // Picks the executor for an agent's `type`, and says why an agent cannot run here.
+import type { AgentCardCache } from '../agent-loop/a2a-card.ts';
 import type { Executor } from '../executors/executor.ts';
 import type { CliExecutor } from '../executors/cli/cli-executor.ts';
 import type { LlmExecutor } from '../executors/llm/llm-executor.ts';
+import type { DistillReply, DistillRequest } from '../memory/distiller.ts';
 import { executorTypeOf } from '../store/agent-config.ts';
 import type { AgentDefinition } from '../store/definition.ts';
 
@@ -22,10 +24,21 @@ export class ExecutorRegistry {
     return [...this.#cli.values()];
   }
 
+  /** The cards of remote (A2A) delegates the LLM executor's calls read (the start's check and doctor read them too). */
+  get remoteCards(): AgentCardCache {
+    return this.#llm.cards;
+  }
+
   /** A question to the agent's own model, when it has one (an llm agent); undefined for the others. */
   async ask(def: AgentDefinition, question: string, signal?: AbortSignal): Promise<string | undefined> {
     if (executorTypeOf(def.config) !== 'llm' || this.#llm.missingRequirement(def)) return undefined;
     return this.#llm.ask(def, question, signal);
+  }
+
+  /** A request to the agent's own model with its usage and cost (memory distillation); undefined for agents without one here. */
+  async complete(def: AgentDefinition, req: DistillRequest): Promise<DistillReply | undefined> {
+    if (executorTypeOf(def.config) !== 'llm' || this.#llm.missingRequirement(def)) return undefined;
+    return this.#llm.complete(def, req);
   }
 
   /** The executor for this agent, or a reason it has none. */

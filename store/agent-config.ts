@@ -1,9 +1,11 @@
 // The agent config schema (docs/agent-config.md §2): Botburrow schema v1.0.0 plus warren's additions.
-// Unknown keys are errors; every accepted field is honoured (spawning is validated only).
+// Unknown keys are errors; every accepted field is honoured (test/schema-keys-read.test.ts names each one's reader),
+// except observability.post_summaries and capabilities.spawning, accepted ahead of their build.
 import { z } from 'zod';
 import { DEFAULT_OUTPUT_BOUNDS } from '../policy/output-bounds.ts';
 import { cronProblem } from './cron-expression.ts';
 import { parseDuration } from './duration.ts';
+import { templateProblem } from './webhook-template.ts';
 
 /** Hub registration is stricter than the schema's `^[a-z0-9-]+$`; warren validates the stricter form. */
 export const AGENT_NAME = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/;
@@ -63,6 +65,27 @@ const McpServerSchema = z.union(
 
 const GRANT = /^[a-z0-9_-]+:[A-Za-z0-9_*|.-]+(:[A-Za-z0-9_*|./-]+)*$/;
 
+const ENV_NAME = /^[A-Z][A-Z0-9_]*$/;
+
+// (warren) A remote delegate: an agent of another runtime reached over A2A (agent-loop/remote-delegation.ts). Its
+// bearer token is named, never written here: a variable (or NAME_FILE, secrets.dir) or a file of its own.
+export const RemoteDelegateSchema = z.strictObject({
+  name: z.string().regex(AGENT_NAME, 'expected a name: lowercase letters, digits and inner dashes'),
+  /** The agent card's URL, or the agent's base URL (its card is then at `.well-known/agent-card.json` below it). */
+  card_url: z.url({ protocol: /^https?$/, error: 'expected the http(s) URL of the agent card or of the agent' }),
+  auth: z
+    .union([z.strictObject({ bearer_env: z.string().regex(ENV_NAME, 'expected the NAME of an environment variable, like PEER_TOKEN') }), z.strictObject({ bearer_file: z.string().min(1) })], {
+      error: 'expected {bearer_env: NAME} or {bearer_file: /path/to/token}',
+    })
+    .optional(),
+  /** How long one call may wait for the remote task (bounded by what the run has left). */
+  timeout: duration.default(300_000),
+  /** Follow the task over SSE when the card offers streaming; false: a blocking SendMessage. */
+  streaming: z.boolean().default(true),
+});
+export type RemoteDelegate = z.infer<typeof RemoteDelegateSchema>;
+const LocalDelegateSchema = z.string().regex(AGENT_NAME, 'expected an agent name: lowercase letters, digits and inner dashes');
+
 export const CapabilitiesSchema = z.strictObject({
   grants: z.array(z.string().regex(GRANT, 'expected a grant like service:scope[:resource]')).default([]),
   skills: z.array(z.string().min(1)).default([]),
@@ -76,7 +99,19 @@ export const CapabilitiesSchema = z.strictObject({
     })
     .default({ enabled: false, allowed_commands: [], blocked_patterns: [], timeout_seconds: 120 }),
   spawning: z.strictObject({ can_propose: z.boolean().default(false), allowed_templates: z.array(z.string()).default([]) }).optional(),
-  delegates: z.array(z.string().regex(AGENT_NAME, 'expected an agent name: lowercase letters, digits and inner dashes')).default([]),
+  /** Local agents by name, remote A2A agents as {name, card_url, auth, timeout, streaming}. */
+  delegates: z
+    .array(z.union([LocalDelegateSchema, RemoteDelegateSchema], { error: 'expected an agent name or a remote agent {name, card_url, auth?, timeout?, streaming?}' }))
+    .default([])
+    .superRefine((list, ctx) => {
+      const seen = new Set<string>();
+      for (const [i, d] of list.entries()) {
+        const name = typeof d === 'string' ? d : d.name;
+        // Both would be `delegate_to_<name>`: the model could not tell them apart.
+        if (seen.has(name.replace(/-/g, '_'))) ctx.addIssue({ code: 'custom', path: [i], message: `delegate "${name}" is listed twice` });
+        seen.add(name.replace(/-/g, '_'));
+      }
+    }),
 });
 
 const InterestsSchema = z.strictObject({
@@ -154,6 +189,8 @@ const MemorySchema = z.strictObject({
   max_size_mb: z.number().positive().default(100),
   /** Whose entries a run recalls: `person`, the threads of the one it answers plus general knowledge; `agent`, all. */
   scope: z.enum(['person', 'agent']).default('person'),
+  /** After a run that remembered an exchange, the agent's model turns it into short facts (memory/distiller.ts). */
+  distill: z.boolean().default(false),
   retrieval: z
     .strictObject({
       strategy: z.enum(['embedding_search', 'keyword', 'recent']).default('keyword'),
@@ -191,6 +228,39 @@ const SchedulesSchema = z.array(ScheduleSchema).superRefine((schedules, ctx) => 
 /** Keys of the original runner that are accepted with a warning and ignored. */
 export const LEGACY_KEYS = ['network', 'system_prompt', 'r2_path'] as const;
 
+/** (warren) Where a secret comes from: a variable of the daemon (or its `_FILE`, or secrets.dir), or a file. */
+const SecretRefShape = {
+  secret_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected the NAME of an environment variable, like GITHUB_WEBHOOK_SECRET').optional(),
+  secret_file: z.string().min(1).optional(),
+};
+function oneSecret(v: { secret_env?: string; secret_file?: string }, ctx: z.RefinementCtx): void {
+  if ((v.secret_env === undefined) === (v.secret_file === undefined)) ctx.addIssue({ code: 'custom', path: ['secret_env'], message: 'give exactly one of secret_env or secret_file' });
+}
+
+/** (warren) An inbound webhook: `POST /hooks/<agent>/<name>` on the ingress, signed with the secret; `task` is its template. */
+export const WebhookSchema = z
+  .strictObject({
+    name: z.string().regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/, 'expected lowercase letters, digits and inner dashes').max(64),
+    ...SecretRefShape,
+    task: z.string().min(1).superRefine((t, ctx) => {
+      const problem = templateProblem(t);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    }),
+    /** Deliveries accepted per minute (across all daemons); more are answered 429. */
+    per_minute: z.number().int().min(1).max(10_000).default(60),
+  })
+  .superRefine(oneSecret);
+export type WebhookConfig = z.infer<typeof WebhookSchema>;
+
+/** (warren) Outbound events: signed JSON POSTs to `urls` as activations end, approvals are asked, the agent is held by failures. */
+export const EventsSchema = z
+  .strictObject({
+    urls: z.array(z.url()).min(1),
+    ...SecretRefShape,
+  })
+  .superRefine(oneSecret);
+export type EventsConfig = z.infer<typeof EventsSchema>;
+
 export const AgentConfigSchema = z.strictObject({
   version: z.string().regex(/^\d+\.\d+\.\d+$/, 'expected a version like 1.0.0').default('1.0.0'),
   name: z.string().regex(AGENT_NAME, 'expected 3–50 lowercase letters, digits and inner dashes').min(3).max(50),
@@ -204,6 +274,17 @@ export const AgentConfigSchema = z.strictObject({
   observability: ObservabilitySchema.prefault({}),
   memory: MemorySchema.optional(),
   cache_ttl: z.number().int().min(30).max(3600).default(300),
+  webhooks: z
+    .array(WebhookSchema)
+    .default([])
+    .superRefine((hooks, ctx) => {
+      const seen = new Set<string>();
+      hooks.forEach((h, i) => {
+        if (seen.has(h.name)) ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `webhook ${h.name} is named twice` });
+        seen.add(h.name);
+      });
+    }),
+  events: EventsSchema.optional(),
   schedules: SchedulesSchema.default([]),
   network: z.unknown().optional(),
   system_prompt: z.unknown().optional(),

@@ -37,6 +37,10 @@ export function parseDefinition(raw: RawAgentFiles): { definition?: AgentDefinit
       problems.push({ file: raw.configFile, field: key, message: `legacy key "${key}" is ignored`, severity: 'warning' });
     }
   }
+  // A later major version of the schema may mean keys differently: refused, not guessed at.
+  if (!config.version.startsWith('1.')) {
+    problems.push({ file: raw.configFile, field: 'version', message: `schema version ${config.version} is not one this warren reads (1.x)`, severity: 'error' });
+  }
   if (config.type === 'custom') {
     problems.push({ file: raw.configFile, field: 'type', message: 'type "custom" is deprecated; it runs as "llm"', severity: 'warning' });
   }

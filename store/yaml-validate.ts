@@ -17,7 +17,7 @@ export function validateYaml<S extends z.ZodType>(file: string, text: string, sc
   const fast = fastParse(text);
   if (fast.ok) {
     const parsed = schema.safeParse(fast.data);
-    if (parsed.success) return { ok: true, value: parsed.data as z.infer<S>, problems: [] };
+    if (parsed.success) return { ok: true, value: parsed.data, problems: [] };
   }
   return validateWithPositions(file, text, schema);
 }

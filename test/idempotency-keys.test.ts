@@ -4,6 +4,8 @@
 import { describe, expect, it } from 'vitest';
 import { canonicalJson } from '../agent-loop/loop-guard.ts';
 import {
+  a2aContextId,
+  a2aMessageId,
   activatedKey,
   consumptionKey,
   errorPostKey,
@@ -40,6 +42,8 @@ describe('idempotency keys', () => {
     ['a warren mcp hub started by hand, without an activation', () => standaloneMcpRoot('bee', 4242, 1_700_000_000_000), 'mcp-bee-4242-loyw3v28'],
     ['the Moltbook ledger of a comment given no key', () => moltbookLedgerKey('bee', 'p9', 'h1'), 'content:bee:p9:h1'],
     ['the Moltbook ledger of a post given no key', () => moltbookLedgerKey('bee', 'post', 'h1'), 'content:bee:post:h1'],
+    ['the A2A message of a remote delegation from that call', () => a2aMessageId(toolCallKey('act-7-lx3', 3, 2)), 'warren:act-7-lx3:3:2:a2a'],
+    ['the context its new remote task is opened in (a retry lists it)', () => a2aContextId(toolCallKey('act-7-lx3', 3, 2)), 'warren:act-7-lx3:3:2:a2a-context'],
   ])('%s', (_what, make, key) => {
     expect(make()).toBe(key);
     expect(make()).toBe(make()); // never random: made again, the same key

@@ -47,12 +47,12 @@ describe('inbox policy', () => {
     id, type, post_id: 'p', comment_id: null, from: { id: 'a', name: 'alice' }, content: '', created_at: at, read: false,
   });
   it('answers mentions and replies oldest first, and sets aside what the agent does not respond to', () => {
-    const inbox = [n('2', 'reply', '2026-01-01T00:02:00Z'), n('1', 'mention', '2026-01-01T00:01:00Z'), n('3', 'like', '2026-01-01T00:00:00Z')];
-    const all = partitionInbox(inbox, { respond_to_mentions: true, respond_to_replies: true });
-    expect(all.actionable.map((x) => x.id)).toEqual(['1', '2']);
+    const inbox = [n('2', 'reply', '2026-01-01T00:02:00Z'), n('1', 'mention', '2026-01-01T00:01:00Z'), n('3', 'like', '2026-01-01T00:00:00Z'), n('4', 'dm', '2026-01-01T00:03:00Z')];
+    const all = partitionInbox(inbox, { respond_to_mentions: true, respond_to_replies: true, respond_to_dms: true });
+    expect(all.actionable.map((x) => x.id)).toEqual(['1', '2', '4']);
     expect(all.ignorable.map((x) => x.id)).toEqual(['3']);
-    const mentionsOnly = partitionInbox(inbox, { respond_to_mentions: true, respond_to_replies: false });
+    const mentionsOnly = partitionInbox(inbox, { respond_to_mentions: true, respond_to_replies: false, respond_to_dms: false });
     expect(mentionsOnly.actionable.map((x) => x.id)).toEqual(['1']);
-    expect(mentionsOnly.ignorable.map((x) => x.id).sort()).toEqual(['2', '3']);
+    expect(mentionsOnly.ignorable.map((x) => x.id).sort()).toEqual(['2', '3', '4']);
   });
 });

@@ -1,6 +1,6 @@
 // `warren doctor`: what this machine can run. Installed CLIs and their versions against the verified ones,
 // the root-and-bypass caveat, agents that will be skipped (and why: missing key, missing CLI, a hub name that
-// belongs to a human), and whether Redis and the hub answer. Each check prints one line; the exit code is 1 when something required fails.
+// belongs to a human), remote (A2A) delegates' cards and auth, and whether Redis and the hub answer. Each check prints one line; the exit code is 1 when something required fails.
 import { execFile } from 'node:child_process';
 import type { Command } from 'commander';
 import { pino } from 'pino';
@@ -86,6 +86,10 @@ async function doctorChecks(config: WarrenConfig, env: NodeJS.ProcessEnv, servic
     const memoryWarning = recallWarning(def.config.memory, config.memory.embeddings !== undefined);
     if (memoryWarning) checks.push({ status: 'warn', area: `agent ${def.name}`, message: memoryWarning });
   }
+
+  // Remote (A2A) delegates: each card fetched, and a call made with the token to see that it is let in.
+  const { checkRemoteDelegates } = await import('../../agent-loop/a2a-check.ts');
+  for (const c of await checkRemoteDelegates(agents, { cards: executors.remoteCards, secret: (n) => secrets.get(n), probeAuth: true })) checks.push({ status: c.status, area: `agent ${c.agent}`, message: c.message });
 
   // After the agents: their keys have been asked for, so the files holding them are checked too.
   const isolation = await describeCliIsolation(config, secrets);

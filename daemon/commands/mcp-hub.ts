@@ -15,6 +15,8 @@ export interface McpHubOptions {
   grants: readonly string[];
   /** The activation served (the CLI executor passes it); without one, this server process is the root of its keys. */
   activationId?: string;
+  /** Offer post_learning (the agent's observability.post_learnings). */
+  learnings?: boolean;
 }
 
 export function registerMcpCommand(program: Command): void {
@@ -25,11 +27,12 @@ export function registerMcpCommand(program: Command): void {
     .requiredOption('--agent <name>', 'the agent the tools act as')
     .option('--grants <list>', 'comma-separated grants', 'hub:read,hub:write')
     .option('--activation <id>', 'the activation this server serves: the root of its hub writes\' idempotency keys')
-    .action(async (opts: { agent: string; grants: string; activation?: string }) => {
+    .option('--learnings', 'offer post_learning: posts to m/agent-learnings (the agent\'s observability.post_learnings)')
+    .action(async (opts: { agent: string; grants: string; activation?: string; learnings?: boolean }) => {
       const key = process.env.WARREN_HUB_KEY ?? process.env.WARREN_HUB_ADMIN_KEY;
       if (!key) throw new Error('warren mcp hub needs WARREN_HUB_KEY (the agent key) or WARREN_HUB_ADMIN_KEY');
       const hubUrl = process.env.WARREN_HUB_URL ?? 'http://127.0.0.1:7070';
-      await serveHubMcp({ agent: opts.agent, hubUrl, key, grants: opts.grants.split(',').map((g) => g.trim()).filter(Boolean), activationId: opts.activation });
+      await serveHubMcp({ agent: opts.agent, hubUrl, key, grants: opts.grants.split(',').map((g) => g.trim()).filter(Boolean), activationId: opts.activation, learnings: opts.learnings === true });
     });
 }
 
@@ -38,6 +41,7 @@ export async function serveHubMcp(opts: McpHubOptions, hubOverride?: HubAdapter)
   const { StdioServerTransport } = await import('@modelcontextprotocol/sdk/server/stdio.js');
   const { CallToolRequestSchema, ListToolsRequestSchema } = await import('@modelcontextprotocol/sdk/types.js');
   const { hubTools } = await import('../../agent-loop/hub-tools.ts');
+  const { learningTool } = await import('../../agent-loop/learning-tool.ts');
   const { hasGrant } = await import('../../store/grants.ts');
   const { HubClient } = await import('../../hub-client/client.ts');
   const { memoryToolsOver } = await import('../../memory/memory-tools.ts');
@@ -46,7 +50,7 @@ export async function serveHubMcp(opts: McpHubOptions, hubOverride?: HubAdapter)
   const hub = hubOverride ?? new HubClient({ baseUrl: opts.hubUrl, apiKey: opts.key });
   // memory_save / memory_search only when granted: their backend is the daemon's gateway (the key is its token).
   const withMemory = opts.grants.some((g) => g.startsWith('memory:'));
-  const tools = [...hubTools({ hub, agent: opts.agent }), ...(withMemory ? memoryToolsOver(gatewayMemoryBackend(opts.hubUrl, opts.key)) : [])];
+  const tools = [...hubTools({ hub, agent: opts.agent }), ...(opts.learnings ? [learningTool({ hub, agent: opts.agent })] : []), ...(withMemory ? memoryToolsOver(gatewayMemoryBackend(opts.hubUrl, opts.key)) : [])];
   const allowed = (grant: string | undefined): boolean => grant === undefined || hasGrant(opts.grants, grant);
   const activationId = opts.activationId ?? standaloneMcpRoot(opts.agent, process.pid, Date.now());
 

@@ -63,6 +63,10 @@ export function claudeInvocation(ctx: InvocationContext, opts: ClaudeCodeOptions
   if (brain.fallback_models.length) args.push('--fallback-model', brain.fallback_models.join(','));
   const allowed = claudeAllowedTools(ctx.definition, ctx.mcpServers);
   if (allowed.length) args.push('--allowedTools', allowed.join(' '));
+  const shell = ctx.definition.config.capabilities.shell;
+  // Deny rules win over allow rules: a blocked pattern stays blocked whatever allowed_commands says.
+  if (shell.enabled && shell.blocked_patterns.length) args.push('--disallowedTools', shell.blocked_patterns.map((p) => `Bash(${p})`).join(' '));
+  const shellTimeout = shell.enabled ? String(shell.timeout_seconds * 1000) : undefined;
   return {
     args,
     stdin: ctx.context.task,
@@ -73,6 +77,8 @@ export function claudeInvocation(ctx: InvocationContext, opts: ClaudeCodeOptions
       CLAUDE_CONFIG_DIR: join(ctx.stateDir, 'claude'),
       DISABLE_AUTOUPDATER: '1',
       CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+      // capabilities.shell.timeout_seconds: how long one shell command may run, asked for or not.
+      ...(shellTimeout ? { BASH_DEFAULT_TIMEOUT_MS: shellTimeout, BASH_MAX_TIMEOUT_MS: shellTimeout } : {}),
     },
     files: { [systemFile]: ctx.context.system, [mcpFile]: JSON.stringify(claudeMcpConfig(ctx.mcpServers)) },
   };

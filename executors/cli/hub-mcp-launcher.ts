@@ -26,11 +26,16 @@ export function warrenHubMcpLauncher(opts: WarrenHubMcpOptions): HubMcpLauncher 
     const { hubUrl, key, grants, release } = opts.credentials(agent, audience);
     return {
       command: opts.node ?? process.execPath,
-      args: [join(ROOT, 'bin', 'warren.js'), 'mcp', 'hub', '--agent', agent.name, '--grants', (grants ?? agent.config.capabilities.grants.filter((g) => g.startsWith('hub:'))).join(','), '--activation', activationId],
+      args: [join(ROOT, 'bin', 'warren.js'), 'mcp', 'hub', '--agent', agent.name, '--grants', (grants ?? agent.config.capabilities.grants.filter((g) => g.startsWith('hub:'))).join(','), '--activation', activationId, ...(offersLearnings(agent) ? ['--learnings'] : [])],
       env: { WARREN_HUB_URL: hubUrl, WARREN_HUB_KEY: key },
       release,
     };
   };
+}
+
+/** observability.post_learnings: the server offers post_learning (not to an agent that may not start posts). */
+function offersLearnings(agent: AgentDefinition): boolean {
+  return agent.config.observability.post_learnings && agent.config.behavior.can_create_posts;
 }
 
 /**

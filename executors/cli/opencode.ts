@@ -24,7 +24,9 @@ export const OPENCODE_KEY_VAR = 'WARREN_OPENCODE_API_KEY';
 /** Permission rules from the agent's grants and shell settings: deny unless granted. */
 export function opencodePermission(def: AgentDefinition): Record<string, unknown> {
   const { grants, shell } = def.config.capabilities;
-  const bash: Record<string, string> | string = shell.enabled && shell.allowed_commands.length ? Object.fromEntries([['*', 'deny'], ...shell.allowed_commands.map((c) => [`${c} *`, 'allow'] as const)]) : 'deny';
+  // The last matching rule wins: blocked patterns come after the allowed commands.
+  const bash: Record<string, string> | string =
+    shell.enabled && shell.allowed_commands.length ? Object.fromEntries([['*', 'deny'], ...shell.allowed_commands.map((c) => [`${c} *`, 'allow'] as const), ...shell.blocked_patterns.map((p) => [p, 'deny'] as const)]) : 'deny';
   return {
     edit: grants.includes('filesystem:write') || grants.includes('filesystem:*') ? 'allow' : 'deny',
     bash,

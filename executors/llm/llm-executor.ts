@@ -3,18 +3,22 @@ import type { ChatModel } from '../../agent-loop/model.ts';
 import { noActionTool, taskCompleteTool } from '../../agent-loop/builtin-tools.ts';
 import { socialTools } from '../../agent-loop/social-tools.ts';
 import { hubTools } from '../../agent-loop/hub-tools.ts';
+import { learningTool } from '../../agent-loop/learning-tool.ts';
 import type { AgentMemory } from '../../memory/agent-memory.ts';
 import { effectiveGrants } from '../../memory/memory-grants.ts';
 import { GENERAL_ONLY } from '../../memory/audience.ts';
 import { memoryTools } from '../../memory/memory-tools.ts';
 import { delegationTools } from '../../agent-loop/delegation.ts';
+import { AgentCardCache } from '../../agent-loop/a2a-card.ts';
+import { remoteDelegationTools } from '../../agent-loop/remote-delegation.ts';
 import { EventLog } from '../../agent-loop/events.ts';
 import { runLoop, type LoopResult } from '../../agent-loop/loop.ts';
 import { connectMcpServers } from '../../agent-loop/mcp-tools.ts';
 import type { RetryPolicy } from '../../agent-loop/model-caller.ts';
 import { resolveToolMode } from '../../agent-loop/tool-modes.ts';
 import { ToolRegistry, type Tool } from '../../agent-loop/tools.ts';
-import { DEFAULT_PRICES, type Price, type PriceTable } from '../../agent-loop/usage-ledger.ts';
+import { costOf, DEFAULT_PRICES, type Price, type PriceTable } from '../../agent-loop/usage-ledger.ts';
+import type { DistillReply, DistillRequest } from '../../memory/distiller.ts';
 import type { WriteAllowance } from '../../scheduler/write-allowance.ts';
 import type { ScriptedReply } from '../../store/agent-config.ts';
 import type { AgentDefinition } from '../../store/definition.ts';
@@ -61,6 +65,8 @@ export interface LlmExecutorOptions {
   writes?: WriteAllowance;
   /** Agents with memory on get memory_save and memory_search (memory/memory-tools.ts). */
   memory?: AgentMemory;
+  /** The cards of remote (A2A) delegates, shared by every activation; default one of its own. */
+  cards?: AgentCardCache;
   /** Extra tools for every agent (tests; MCP tools are added per agent). */
   extraTools?: (input: ActivationInput) => Promise<{ tools: Tool[]; close: () => Promise<void> }>;
 }
@@ -92,9 +98,16 @@ export class LlmExecutor implements Executor {
   readonly #opts: LlmExecutorOptions;
   /** One client per endpoint and key: an SDK client per activation cost memory at 1,000 in flight. */
   readonly #clients = new Map<string, OpenAIChatModel>();
+  readonly #cards: AgentCardCache;
 
   constructor(opts: LlmExecutorOptions) {
     this.#opts = opts;
+    this.#cards = opts.cards ?? new AgentCardCache();
+  }
+
+  /** The cards of remote delegates, as this executor's calls read them (the daemon's start warning, doctor). */
+  get cards(): AgentCardCache {
+    return this.#cards;
   }
 
   /** Why this agent cannot run here, or undefined when it can. Checked at load so such agents are skipped loudly. */
@@ -122,9 +135,12 @@ export class LlmExecutor implements Executor {
       const tools: Tool[] = [
         ...(input.hub ? hubTools({ hub: input.hub, agent: input.definition.name, canCreatePosts: config.behavior.can_create_posts, writes: this.#opts.writes?.forAgent(input.definition.name, config.behavior) }) : []),
         ...(input.hub ? socialTools(input.hub, input.definition.name) : []),
+        // observability.post_learnings; an agent that may not start posts is not offered a tool that does.
+        ...(input.hub && config.observability.post_learnings && config.behavior.can_create_posts ? [learningTool({ hub: input.hub, agent: input.definition.name, writes: this.#opts.writes?.forAgent(input.definition.name, config.behavior) })] : []),
         ...extra.tools,
         ...mcp.tools,
         ...this.#delegationTools(input, d.chain),
+        ...(await this.#remoteDelegationTools(input, d.chain)),
         ...(this.#opts.memory ? memoryTools(this.#opts.memory, input.definition, input.memoryAudience ?? GENERAL_ONLY) : []),
         taskCompleteTool,
         noActionTool,
@@ -163,7 +179,7 @@ export class LlmExecutor implements Executor {
 
   #delegationTools(input: ActivationInput, chain: string[]): Tool[] {
     const agents = this.#opts.agents;
-    const delegates = input.definition.config.capabilities.delegates;
+    const delegates = input.definition.config.capabilities.delegates.filter((d) => typeof d === 'string');
     if (!agents || !delegates.length) return [];
     return delegationTools({
       delegates,
@@ -189,6 +205,13 @@ export class LlmExecutor implements Executor {
     });
   }
 
+  /** Remote (A2A) delegates: no definitions here, their cards say what they are. */
+  async #remoteDelegationTools(input: ActivationInput, chain: string[]): Promise<Tool[]> {
+    const delegates = input.definition.config.capabilities.delegates.filter((d) => typeof d !== 'string');
+    if (!delegates.length) return [];
+    return remoteDelegationTools({ delegates, chain, maxDepth: this.#opts.maxDelegationDepth, events: input.events, cards: this.#cards, secret: this.#opts.secret, redact: this.#opts.redactToolOutput, signal: input.signal });
+  }
+
   /**
    * One question to the agent's own model (its brain's endpoint, key and model), no tools and no context: what
    * a hub asks when it needs a short answer the model can give (a Moltbook challenge the solver is unsure of).
@@ -196,6 +219,15 @@ export class LlmExecutor implements Executor {
   async ask(def: AgentDefinition, question: string, signal?: AbortSignal): Promise<string | undefined> {
     const res = await this.#model(def).complete({ model: def.config.brain.model, messages: [{ role: 'user', content: question }], temperature: 0, maxTokens: 20, signal });
     return res.content ?? undefined;
+  }
+
+  /**
+   * One request to the agent's own model beside its turn (memory distillation: memory/distiller.ts), no tools:
+   * its answer, its usage and what it cost by the price table, so the activation is charged for it.
+   */
+  async complete(def: AgentDefinition, req: DistillRequest): Promise<DistillReply> {
+    const res = await this.#model(def).complete({ model: req.model, messages: req.messages, temperature: 0, maxTokens: req.maxTokens, signal: req.signal });
+    return { content: res.content, usage: res.usage, costUsd: costOf(res.model || req.model, res.usage, this.#opts.prices ?? DEFAULT_PRICES) };
   }
 
   #model(def: AgentDefinition): ChatModel {
