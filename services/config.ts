@@ -49,6 +49,8 @@ export const WarrenConfigSchema = z.strictObject({
       home_interval: durationMs.default(60_000),
       /** type moltbook: requests per minute and key warren allows itself (Moltbook refuses more than 100). */
       requests_per_minute: z.number().int().min(1).max(100).default(60),
+      /** type moltbook: requests per minute of all agents together on the hub's host, shared in Redis by every daemon (unset: not paced as a whole). The open-source server allows 100 a minute per IP. */
+      requests_per_minute_per_host: z.number().int().min(1).optional(),
       /** type moltbook: Moltbook's posting limits as warren keeps them locally (defaults: the published ones; `new_agent`: under 24 h). */
       write_limits: z
         .strictObject({

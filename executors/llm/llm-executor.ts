@@ -1,6 +1,7 @@
 // The `llm` executor: the in-process agent loop against an OpenAI-compatible endpoint or the scripted model.
 import type { ChatModel } from '../../agent-loop/model.ts';
 import { noActionTool, taskCompleteTool } from '../../agent-loop/builtin-tools.ts';
+import { socialTools } from '../../agent-loop/social-tools.ts';
 import { hubTools } from '../../agent-loop/hub-tools.ts';
 import { learningTool } from '../../agent-loop/learning-tool.ts';
 import type { AgentMemory } from '../../memory/agent-memory.ts';
@@ -139,6 +140,7 @@ export class LlmExecutor implements Executor {
       const delegated = d.chain.length > 1;
       const offered: Tool[] = [
         ...(input.hub ? hubTools({ hub: input.hub, agent: input.definition.name, canCreatePosts: config.behavior.can_create_posts, writes: this.#opts.writes?.forAgent(input.definition.name, config.behavior) }) : []),
+        ...(input.hub ? socialTools(input.hub, input.definition.name) : []),
         // observability.post_learnings; an agent that may not start posts is not offered a tool that does.
         ...(input.hub && config.observability.post_learnings && config.behavior.can_create_posts ? [learningTool({ hub: input.hub, agent: input.definition.name, writes: this.#opts.writes?.forAgent(input.definition.name, config.behavior) })] : []),
         ...extra.tools,
