@@ -15,9 +15,11 @@ import { filterFeed } from '../prompts/exploration.ts';
 import { memoryAudienceOf } from '../prompts/recall-text.ts';
 import type { AgentDefinition } from '../store/definition.ts';
 import type { ActivationJob } from '../scheduler/activation-job.ts';
-import { mayRun, type WriteOrigin } from '../scheduler/eligibility.ts';
-import { WriteRefused, type WriteAllowance } from '../scheduler/write-allowance.ts';
-import { outcomeOfRefusal } from './failure-policy.ts';
+import { mayRun } from '../scheduler/eligibility.ts';
+import type { WriteAllowance } from '../scheduler/write-allowance.ts';
+import { replyWithinLimits } from './pipeline-reply.ts';
+import { keepPausedRun, type ApprovalKeeping } from './approval-pause.ts';
+import { carryOutApproval } from './approval-resume.ts';
 import { definitionForTrigger } from './activation-model.ts';
 import type { ExecutorRegistry } from '../services/executor-registry.ts';
 import { parseExplorationAnswer } from './exploration-answer.ts';
@@ -46,6 +48,8 @@ export interface ActivationDeps extends TurnServices {
   maxNotificationsPerActivation?: number;
   /** Posts offered to an exploring agent. */
   explorationFeedSize?: number;
+  /** Where runs that stop for approval are kept (README "Approvals"); absent: such a run fails (ApprovalsUnavailable). */
+  approvals?: ApprovalKeeping;
   /** Where `task` activations take their work (scheduler/task-inbox.ts); without it they find none. */
   tasks?: Pick<TaskInbox, 'next' | 'settle'>;
   /**
@@ -349,6 +353,15 @@ async function answerNotification(deps: ActivationDeps, run: Run, n: Notificatio
         case 'no_action':
           remembered = result;
           break;
+        case 'awaiting_approval': {
+          // Kept until someone decides; read now, so the mention does not wake the agent again meanwhile. The run
+          // that goes on after the decision answers it, under this notification's reply key (approval-resume.ts).
+          const request = await keepPausedRun(deps.approvals, def, run.activationId, turn.result, { kind: 'notification', notificationId: n.id, postId: n.post_id, commentId: n.comment_id ?? null, from: n.from.name }, deps.redact);
+          log.info({ notification: n.id, approval: request.id, tools: result.tools }, 'waiting for approval');
+          await run.timer.time('mark_read', () => hub.markRead(def.name, [n.id], { idempotencyKey: markReadKey([n.id]), signal }));
+          await run.claim?.settle(1);
+          return done({ ending, handled: [n.id], usage });
+        }
         default:
           return assertNever(result);
       }
@@ -363,7 +376,7 @@ async function answerNotification(deps: ActivationDeps, run: Run, n: Notificatio
       const key = notificationReplyKey(n.id);
       const reply = text;
       // A reply to a mention: min_interval_seconds does not delay it (scheduler/eligibility.ts minIntervalMs).
-      const comment = await replyWithinLimits(deps, run, postId, key, () =>
+      const comment = await replyWithinLimits(deps.writes, run.def, postId, key, () =>
         run.timer.time('post', () => hub.createComment({ agent: def.name, postId, content: reply, parentId: n.comment_id ?? null, markRead: [n.id] }, { idempotencyKey: key, signal })),
       'reply_to_mention');
       switch (comment.kind) {
@@ -374,8 +387,8 @@ async function answerNotification(deps: ActivationDeps, run: Run, n: Notificatio
           break;
         case 'refused':
           text = '';
-          ending = { outcome: { kind: 'no_action', reason: 'max_responses_per_thread' }, by: 'pipeline' };
-          remembered = ending.outcome;
+          remembered = { kind: 'no_action', reason: 'max_responses_per_thread' };
+          ending = { outcome: remembered, by: 'pipeline' };
           log.info({ notification: n.id, post: n.post_id }, 'not replied: the agent has answered this thread as often as its limits allow');
           break;
         case 'failed':
@@ -390,7 +403,9 @@ async function answerNotification(deps: ActivationDeps, run: Run, n: Notificatio
     // Remembered once the work is on the hub: a run that fails before this point leaves no memory.
     const postRef = post ? { id: post.id, title: post.title, community: post.community } : { id: n.post_id };
     const audience = post ? memoryAudienceOf(def.name, { kind: 'notification', post, notification: n }) : personAudience(def.name, n.from.name, []);
-    await run.timer.time('memory', async () => deps.memory?.remember(def, { trigger: 'notification', notification: { id: n.id, type: n.type, from: n.from.name, content: n.content }, post: postRef, ending: remembered, audience }));
+    // With memory.distill, the agent's model distils the exchange within what the turn left of behavior.max_tokens, charged here.
+    const distilled = await run.timer.time('memory', async () => deps.memory?.remember(def, { trigger: 'notification', notification: { id: n.id, type: n.type, from: n.from.name, content: n.content }, post: postRef, ending: remembered, audience }, { spent: usage.inputTokens + usage.outputTokens, signal }));
+    if (distilled) usage = plusUsage(usage, distilled);
     await run.claim?.settle(1);
     return done({ ending, handled: [n.id], replies: text || posted ? 1 : 0, usage });
   } catch (err) {
@@ -415,7 +430,8 @@ async function answerTask(deps: ActivationDeps, run: Run): Promise<Step> {
     log.error({ err }, 'a task could not be read back; dropped');
     return done({ ending: { outcome: { kind: 'no_action', reason: 'task_unreadable' }, by: 'pipeline' } });
   }
-  if (!claimed) return done({ ending: { outcome: { kind: 'no_action', reason: 'no_task' }, by: 'pipeline' } });
+  // Another activation got to it first (the task round queued this one before that one claimed): nothing ran.
+  if (!claimed) return { kind: 'skipped', reason: 'no_task' };
   const { task } = claimed;
   const ref: TaskRef = { taskId: task.id, source: task.source, from: task.name, excerpt: task.text.slice(0, 200) };
   const end = async (ended: TaskEnded): Promise<void> => {
@@ -429,6 +445,14 @@ async function answerTask(deps: ActivationDeps, run: Run): Promise<Step> {
       log.warn({ task: task.id, claims: claimed.claims - 1 }, `task ${message}`);
       await end({ kind: 'failed', message, activationId });
       return done({ ending: { outcome: { kind: 'no_action', reason: 'task_given_up' }, by: 'pipeline' } });
+    }
+    if (task.source === 'approval') {
+      // A decided approval: the paused run goes on, or a held write is made (approval-resume.ts).
+      const step = await carryOutApproval(deps, run, task.name);
+      const failedFor = step.kind === 'failed' ? step.failure.outcome : undefined;
+      if (!failedFor) await end({ kind: 'answered', text: '', activationId });
+      else if (failedFor.kind !== 'retryable_failure' && failedFor.kind !== 'aborted') await end({ kind: 'failed', message: failedFor.message, activationId });
+      return step;
     }
     const watch = await deps.taskStarts?.[task.source]?.(def.name, task, activationId);
     let turn;
@@ -451,6 +475,13 @@ async function answerTask(deps: ActivationDeps, run: Run): Promise<Step> {
       // What may pass keeps the claim: the retry (the same activation) gets the task back.
       if (outcome.kind !== 'retryable_failure' && outcome.kind !== 'aborted') await end({ kind: 'failed', message: outcome.message, activationId });
       return result;
+    }
+    if (result.kind === 'awaiting_approval') {
+      // The task is answered by the run that goes on after the decision; this one keeps it as a request.
+      const request = await keepPausedRun(deps.approvals, def, activationId, turn.result, { kind: 'task', taskId: task.id, source: task.source, name: task.name }, deps.redact);
+      log.info({ task: task.id, approval: request.id }, 'task waits for approval');
+      await deps.tasks.settle(def.name, task.id);
+      return done({ ending: { outcome: result, by: 'agent' }, usage });
     }
     const text = result.kind === 'answered' ? deps.redact(result.text) : '';
     await end({ kind: 'answered', text, activationId });
@@ -486,9 +517,9 @@ async function explore(deps: ActivationDeps, run: Run): Promise<Step> {
     usage = plusUsage(usage, turn.result.usage);
     const result = workOf(run, turn, { usage, task });
     const remember = (ending: MemoryEnding, post?: Post): Promise<void> =>
-      run.timer.time('memory', async () =>
-        deps.memory?.remember(def, { trigger: 'exploration', activationId, post: post ? { id: post.id, title: post.title, community: post.community } : undefined, ending, audience: memoryAudienceOf(def.name, { kind: 'exploration', feed: post ? [post] : [] }) }),
-      );
+      run.timer.time('memory', async () => {
+        await deps.memory?.remember(def, { trigger: 'exploration', activationId, post: post ? { id: post.id, title: post.title, community: post.community } : undefined, ending, audience: memoryAudienceOf(def.name, { kind: 'exploration', feed: post ? [post] : [] }) });
+      });
     switch (result.kind) {
       case 'failed':
         return result;
@@ -499,6 +530,11 @@ async function explore(deps: ActivationDeps, run: Run): Promise<Step> {
         log.info({ why: result.reason }, 'exploration ended without a post');
         await remember(result);
         return done({ ending: { outcome: result, by: 'agent' }, usage });
+      case 'awaiting_approval': {
+        const request = await keepPausedRun(deps.approvals, def, activationId, turn.result, { kind: 'exploration', feedPostIds: feed.map((p) => p.id) }, deps.redact);
+        log.info({ approval: request.id, tools: result.tools }, 'waiting for approval');
+        return done({ ending: { outcome: result, by: 'agent' }, usage });
+      }
       case 'answered':
         break;
       default:
@@ -514,7 +550,7 @@ async function explore(deps: ActivationDeps, run: Run): Promise<Step> {
     task = { postId: answer.postId };
     // Keyed by the activation: a retry of this exploration replays the same comment instead of adding one.
     const key = explorationReplyKey(activationId, answer.postId);
-    const comment = await replyWithinLimits(deps, run, answer.postId, key, () =>
+    const comment = await replyWithinLimits(deps.writes, run.def, answer.postId, key, () =>
       run.timer.time('post', () => hub.createComment({ agent: def.name, postId: answer.postId, content: answer.content }, { idempotencyKey: key, signal })),
     );
     switch (comment.kind) {
@@ -554,6 +590,7 @@ function workOf(run: Run, turn: Turn<ExecutorResult>, at: { usage: UsageWithCost
     case 'answered':
     case 'posted_by_tool':
     case 'no_action':
+    case 'awaiting_approval':
       return ended;
     case 'guard_stop':
     case 'limit_stop':
@@ -569,20 +606,6 @@ function workOf(run: Run, turn: Turn<ExecutorResult>, at: { usage: UsageWithCost
   }
 }
 
-/** A pipeline reply: posted, refused because the thread has had all the answers the agent may give, or refused for now. */
-type Reply<T> = { kind: 'posted'; reply: T } | { kind: 'refused' } | { kind: 'failed'; failure: Omit<StepFailure, 'usage'> };
-
-/** The pipeline's own reply, admitted against the agent's limits (a reply the hub refuses gives its reservation back). */
-async function replyWithinLimits<T>(deps: ActivationDeps, run: Run, postId: string, idempotencyKey: string, post: () => Promise<T>, origin: WriteOrigin = 'own_initiative'): Promise<Reply<T>> {
-  try {
-    return { kind: 'posted', reply: deps.writes ? await deps.writes.guard(run.def.name, run.def.config.behavior, { kind: 'comment', postId, idempotencyKey, origin }, post) : await post() };
-  } catch (err) {
-    if (!(err instanceof WriteRefused)) throw err;
-    const refused = outcomeOfRefusal(err.limit, err.message, err.retryAfterMs);
-    if (refused.kind === 'handled') return { kind: 'refused' };
-    return { kind: 'failed', failure: { outcome: refused, cause: err, errorName: err.name } };
-  }
-}
 
 /** Cancelled by the worker (shutdown) is an abort; cut by the activation's own max_duration it is a failure to retry. */
 function abortedOutcome(run: Run): FailureOutcome {

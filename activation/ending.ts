@@ -33,7 +33,7 @@ export interface StopDetail {
 }
 
 /** The endings of a step that did its work. */
-export type WorkOutcome = Extract<Outcome, { kind: 'answered' | 'posted_by_tool' | 'no_action' }>;
+export type WorkOutcome = Extract<Outcome, { kind: 'answered' | 'posted_by_tool' | 'no_action' | 'awaiting_approval' }>;
 
 /** The endings of an activation that did not fail. */
 export type EndedOutcome = Exclude<Outcome, FailureOutcome>;

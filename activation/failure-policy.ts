@@ -73,6 +73,7 @@ export function resetsBackoff(o: Outcome): boolean {
   switch (o.kind) {
     case 'answered':
     case 'posted_by_tool':
+    case 'awaiting_approval':
       return true;
     case 'no_action':
       return o.reason !== 'nothing_to_do' && o.reason !== 'empty_feed';

@@ -67,6 +67,8 @@ export interface ActivationWorkerOptions {
   onOutcome?: (outcome: ActivationOutcome) => void;
   /** Observes each record as it is stored, failures included (metrics). */
   onRecord?: (record: ActivationRecord) => void;
+  /** The agent is held back by a final failure (backoff or a pause) until `until` (epoch ms): for outbound events. */
+  onHeldByFailure?: (held: { agent: string; activationId: string; until: number; failures?: number; reason: string }) => void;
   /** Observes each activation as it starts, with how long it waited in the queue (metrics). */
   onStart?: (start: ActivationStart) => void;
 }
@@ -264,6 +266,8 @@ export class ActivationWorker {
       paused && status ? this.#step(agent, 'paused status post', () => status.paused(agent, activationId, paused)) : undefined,
       this.#statusAfter(agent, activationId, err.events, undefined, false),
     ]);
+    const heldUntil = backoff?.backoffUntil ?? (decision.backoff.kind === 'pause' ? Date.now() + decision.backoff.pauseMs : undefined);
+    if (heldUntil !== undefined && heldUntil > Date.now()) this.#opts.onHeldByFailure?.({ agent, activationId, until: heldUntil, failures: backoff?.failures, reason: o.kind });
     const abandoned: string[] = [];
     const notificationId = err.task?.notificationId;
     if (decision.countNotification && notificationId) {

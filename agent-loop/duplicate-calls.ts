@@ -22,14 +22,22 @@ export interface DuplicateCall {
   message: string;
 }
 
+/** A call a person denied (approval-gate.ts): not run, answered with `message` as a `denied` result. */
+export interface DeniedCall {
+  kind: 'denied';
+  call: ToolCall;
+  tool: Tool;
+  message: string;
+}
+
 /** A call as the step hands it to the runner. */
-export type PlannedCall = PreparedCall | DuplicateCall;
+export type PlannedCall = PreparedCall | DuplicateCall | DeniedCall;
 
 /**
  * The reply's calls with repeated changes marked. `past` is the activation's results so far, in order;
  * `isHubWrite` says whether a tool of that name (today's registry) writes to the hub.
  */
-export function markDuplicates(calls: readonly PreparedCall[], past: readonly { call: ToolCall; status: ToolResultStatus }[], isHubWrite: (name: string) => boolean): PlannedCall[] {
+export function markDuplicates(calls: readonly PreparedCall[], past: readonly { call: ToolCall; status: ToolResultStatus }[], isHubWrite: (name: string) => boolean): Array<PreparedCall | DuplicateCall> {
   // Only the last hub write counts, and only when it succeeded: after another write (post x, post y, post x)
   // the same call may mean something again, and after a failure an identical call is a retry.
   const lastChange = [...past].reverse().find((r) => REACHED_THE_TOOL.has(r.status) && isHubWrite(r.call.name));

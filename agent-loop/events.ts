@@ -36,7 +36,7 @@ export type ActivationEventBody =
   | { type: 'delegation_error'; id: string; agent: string; message: string }
   | { type: 'compaction'; dropped_turns: number; before_tokens: number; after_tokens: number }
   /** `kind` names who warns: a guard (R2: repeat, identical_errors, failed_steps, duplicate), repair, the format or a limit. */
-  | { type: 'loop_warning'; kind: 'repeat' | 'identical_errors' | 'failed_steps' | 'duplicate' | 'format' | 'repair' | 'limit'; message: string }
+  | { type: 'loop_warning'; kind: 'repeat' | 'identical_errors' | 'failed_steps' | 'duplicate' | 'format' | 'repair' | 'limit' | 'approval'; message: string }
   | { type: 'budget_update'; used_tokens: number; max_tokens: number; cost_usd: number }
   /** `full_length`: set in a stored record whose `text` is the head of a longer answer. */
   | { type: 'agent_response'; text: string; partial: boolean; full_length?: number }

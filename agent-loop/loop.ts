@@ -3,6 +3,7 @@
 // spans, the model calls and the tool runner, handed to each step as its deps, and the one ending of every
 // run, never an exception. A run starts fresh (runLoop) or goes on from a state captured earlier, maybe in
 // another process (resumeLoop); the state is plain data (loop-state.ts).
+import type { ApprovalGate, ApprovalPause } from './approval-gate.ts';
 import type { EventLog } from './events.ts';
 import { contextOf, endSpan, payloadAttributes, startSpan, type SpanHandle, type TraceOptions } from './tracing.ts';
 import { estimatePromptTokens, wrapUpReplyTokens, wrapUpTimeReserveMs, wrapUpTokenReserve, WRAP_UP_PROMPT, type Limits } from './limits.ts';
@@ -68,6 +69,13 @@ export interface LoopInput {
    * not end the run, and between a step's reply and its tool calls. Plain data: keep it, serialise it, never change it.
    */
   onCheckpoint?: (state: LoopState) => void;
+  /** Calls that wait for a person's yes (the run ends `awaiting_approval` before them), and decisions on pending ones. */
+  approval?: ApprovalGate;
+  /**
+   * The activation whose idempotency keys the tool calls use (default: the events' activation). A run resumed
+   * after an approval keeps the paused activation's, so the approved call has the key it would have had.
+   */
+  keyRoot?: string;
 }
 
 export interface LoopResult {
@@ -87,6 +95,8 @@ export interface LoopResult {
   posted: boolean;
   /** Set when termination is `error`; `retryable` tells the caller whether trying again may help, `retryAfterMs` when. */
   error?: { message: string; retryable: boolean; retryAfterMs?: number; name?: string; oversized?: OversizedOutput };
+  /** Set when termination is `awaiting_approval`: the state to go on from and the calls that wait. */
+  paused?: ApprovalPause;
 }
 
 /** A fresh run: from the task, or from a stored conversation (`resume`). */
@@ -186,7 +196,7 @@ async function drive(start: LoopState, input: Omit<LoopInput, 'task' | 'resume'>
   const checkpoint = (state: LoopState): void => input.onCheckpoint?.({ ...state, elapsedMs: start.elapsedMs + (Date.now() - startedAt) });
 
   const deps: StepDeps = {
-    config: { limits, mode, system, registry, definitions, contextWindowTokens: input.contextWindowTokens ?? 128_000, noActionSentinels: input.noActionSentinels, redact: input.redact },
+    config: { limits, mode, system, registry, definitions, contextWindowTokens: input.contextWindowTokens ?? 128_000, noActionSentinels: input.noActionSentinels, redact: input.redact, approval: input.approval },
     events,
     facts: () => ({ aborted: input.signal.aborted, pastDeadline: deadline.signal.aborted }),
     openStep: (step) => ({
@@ -199,7 +209,7 @@ async function drive(start: LoopState, input: Omit<LoopInput, 'task' | 'resume'>
       runToolCalls(calls, {
         registry,
         signal: runSignal,
-        activationId: events.activationId,
+        activationId: input.keyRoot ?? events.activationId,
         step: state.step,
         maxSteps: limits.maxSteps,
         events,
@@ -213,7 +223,7 @@ async function drive(start: LoopState, input: Omit<LoopInput, 'task' | 'resume'>
     checkpoint,
   };
 
-  const finish = (state: LoopState, e: Ending, partial: boolean): LoopResult => {
+  const finish = (state: LoopState, e: Ending, partial: boolean, paused?: ApprovalPause): LoopResult => {
     clearTimeout(deadlineTimer);
     const text = (e.text ?? '').trim();
     closeStep();
@@ -241,6 +251,7 @@ async function drive(start: LoopState, input: Omit<LoopInput, 'task' | 'resume'>
       ledger: [...state.ledger],
       toolResults: [...state.toolResults],
       posted: state.posted,
+      ...(paused ? { paused } : {}),
       ...(e.termination === 'error' || e.termination === 'aborted' ? { error: { message: e.message ?? e.termination, retryable: e.retryable ?? true, ...(e.retryAfterMs !== undefined ? { retryAfterMs: e.retryAfterMs } : {}), ...(e.name ? { name: e.name } : {}), ...(e.oversized ? { oversized: e.oversized } : {}) } } : {}),
     };
   };
@@ -275,6 +286,12 @@ async function drive(start: LoopState, input: Omit<LoopInput, 'task' | 'resume'>
           return await wrapUp(state, next.reason, next.message);
         case 'end':
           return finish(state, next.ending, false);
+        case 'await_approval': {
+          // The state as any process may go on from it: its run time so far included.
+          const kept = { ...state, elapsedMs: start.elapsedMs + (Date.now() - startedAt) };
+          events.emit({ type: 'loop_warning', kind: 'approval', message: `waiting for approval: ${next.calls.map((c) => c.name).join(', ')}` });
+          return finish(kept, { termination: 'awaiting_approval' }, false, { state: kept, calls: next.calls });
+        }
         default:
           return assertNever(next);
       }

@@ -31,7 +31,9 @@ export interface Ending {
 export type Next =
   | { kind: 'continue'; state: LoopState }
   | { kind: 'wrap_up'; state: LoopState; reason: WrapUpReason; message: string }
-  | { kind: 'end'; state: LoopState; ending: Ending };
+  | { kind: 'end'; state: LoopState; ending: Ending }
+  /** The step's calls wait for approval: none ran; the state still holds them as pending. */
+  | { kind: 'await_approval'; state: LoopState; calls: readonly ToolCall[] };
 
 /** What a decision knows from outside the state. */
 export interface RunFacts {

@@ -7,6 +7,7 @@
 //
 // A call to a tool that does not exist is a call like any other for the guards, the events and the results;
 // only its name never goes back to the provider (its result is a note to the model instead of a tool message).
+import { callsAwaiting, deniedMessage, type ApprovalGate } from './approval-gate.ts';
 import { compactHistory } from './compaction.ts';
 import { markDuplicates, type PlannedCall } from './duplicate-calls.ts';
 import type { EventLog } from './events.ts';
@@ -38,6 +39,8 @@ export interface StepConfig {
   noActionSentinels?: readonly string[];
   /** Applied to every tool result before the model (and the record) sees it. */
   redact?: (text: string) => string;
+  /** Calls that wait for a person's yes, and the decisions on the pending ones. */
+  approval?: ApprovalGate;
 }
 
 /** One step's span, signal (the run's, cut by step_timeout when set) and end. */
@@ -65,7 +68,11 @@ export interface StepDeps {
 
 /** A step from `state`: the model's turn unless calls are pending, then the tools' turn. */
 export async function takeStep(state: LoopState, deps: StepDeps): Promise<Next> {
-  if (state.pending) return toolTurn(state, state.pending, deps, deps.openStep(state.step));
+  if (state.pending) {
+    const waiting = callsAwaiting(state.pending, deps.config.approval);
+    if (waiting.length) return { kind: 'await_approval', state, calls: waiting };
+    return toolTurn(state, state.pending, deps, deps.openStep(state.step));
+  }
   const stop = beforeStep(state, deps.config.limits, deps.facts());
   if (stop) return stop;
   const turn = await modelTurn(state, deps);
@@ -75,6 +82,9 @@ export async function takeStep(state: LoopState, deps: StepDeps): Promise<Next> 
   } catch (err) {
     return { kind: 'end', state: turn.state, ending: crashed(err, deps.facts()) };
   }
+  // Checkpointed with its calls pending: a run that waits for approval goes on from exactly here.
+  const waiting = callsAwaiting(turn.pending, deps.config.approval);
+  if (waiting.length) return { kind: 'await_approval', state: turn.state, calls: waiting };
   return toolTurn(turn.state, turn.pending, deps, turn.scope);
 }
 
@@ -143,7 +153,7 @@ async function toolTurn(state: LoopState, pending: PendingStep, deps: StepDeps, 
   try {
     const { verdict } = pending;
     const ran = await deps.runTools(
-      pending.calls.map((c) => preparedOf(c, config.registry)),
+      pending.calls.map((c) => preparedOf(c, config.registry, config.approval)),
       s,
       scope,
       verdict.kind === 'loop_detected' ? `Rejected: ${verdict.message}.` : undefined,
@@ -178,16 +188,18 @@ function withResults(state: LoopState, results: readonly ToolResultRecord[], ech
 }
 
 /** A planned call as the state keeps it: without its tool. */
-function pendingOf(p: PlannedCall): PendingCall {
+function pendingOf(p: Exclude<PlannedCall, { kind: 'denied' }>): PendingCall {
   return p.kind === 'ready' ? { kind: 'ready', call: p.call } : { kind: p.kind, call: p.call, message: p.message };
 }
 
 /** A pending call with its tool again, from this run's registry. */
-function preparedOf(c: PendingCall, registry: ToolRegistry): PlannedCall {
+function preparedOf(c: PendingCall, registry: ToolRegistry, approval: ApprovalGate | undefined): PlannedCall {
   if (c.kind === 'unknown') return { kind: 'unknown', call: c.call, message: c.message };
   const tool = registry.get(c.call.name);
   // Only a run resumed with other tools than the one that stopped can miss one.
   if (!tool) return { kind: 'unknown', call: c.call, message: `call ${c.call.id}: the tool ${c.call.name} is no longer offered.` };
+  const decision = c.kind === 'ready' ? approval?.decisions?.[c.call.id] : undefined;
+  if (decision?.kind === 'denied') return { kind: 'denied', call: c.call, tool, message: deniedMessage(c.call.name, decision.note) };
   return c.kind === 'ready' ? { kind: 'ready', call: c.call, tool, repairs: [] } : { kind: c.kind, call: c.call, tool, message: c.message };
 }
 

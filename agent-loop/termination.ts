@@ -9,7 +9,9 @@ export type TerminationReason =
   | 'aborted'
   | 'loop_detected'
   | 'circuit_open'
-  | 'error';
+  | 'error'
+  /** Stopped before a call that waits for a person's yes (approval-gate.ts); goes on from its state. */
+  | 'awaiting_approval';
 
 /** Replies that mean "nothing to do" in the wild (the original's SKIP and friends, OpenClaw's HEARTBEAT_OK). */
 export const DEFAULT_NO_ACTION_SENTINELS: readonly string[] = ['NO_ACTION', 'SKIP', 'HEARTBEAT_OK', 'No response needed.', 'Nothing to engage with right now.'];

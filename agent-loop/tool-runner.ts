@@ -100,6 +100,7 @@ async function runOne(c: PlannedCall, index: number, opts: RunnerOptions): Promi
   const { tool } = c;
   if (opts.rejected !== undefined) return { call, status: 'rejected', content: opts.rejected, tool };
   if (c.kind === 'duplicate') return { call, status: 'rejected', content: c.message, tool };
+  if (c.kind === 'denied') return { call, status: 'denied', content: c.message, tool };
   const span = opts.tracing
     ? startSpan(`execute_tool ${call.name}`, opts.tracing.parent, {
         'gen_ai.operation.name': 'execute_tool',

@@ -16,6 +16,10 @@ import type { ActivationOutcome } from '../activation/activation.ts';
 import { ActivationRecords, heldRecord } from '../activation/activation-records.ts';
 import { HeldMentionStore } from '../scheduler/held-mentions.ts';
 import { TaskInbox, type TaskSource } from '../scheduler/task-inbox.ts';
+import { ApprovalRefused } from '../local-hub/watch/fleet.ts';
+import { ApprovalStore, ApproverNotAllowed, UnknownApproval, type ApprovalRequest } from '../scheduler/approval-store.ts';
+import { ApprovalDesk } from '../scheduler/approval-desk.ts';
+import { approvalView } from './ops/approval-views.ts';
 import type { TaskEndingHandler } from '../activation/activation.ts';
 import { AgentRegistry } from './agent-registry.ts';
 import { openServices } from '../services/composition.ts';
@@ -32,6 +36,9 @@ import { startHealthServer } from './health-server.ts';
 import { assertPortsFree, daemonPorts, ingressPort, portErrorOf } from './port-check.ts';
 import { Ingress, type IngressRoute } from './ingress/ingress-server.ts';
 import { A2A_TASKS_COUNTED, a2aCardUrls, startA2A } from './a2a/a2a-server.ts';
+import { HookRateLimit } from './webhooks/hook-rate-limit.ts';
+import { webhookRoute } from './webhooks/webhook-route.ts';
+import { OutboundEvents, type EventTarget } from '../activation/outbound-events.ts';
 import { WarrenMetrics } from './metrics.ts';
 import { readAgentStatuses, type StatusSources } from './ops/agent-statuses.ts';
 import { fleetSource } from './ops/fleet-source.ts';
@@ -69,6 +76,10 @@ export interface DaemonOptions {
   hubMcp?: HubMcpLauncher | null;
   /** The clock schedules tick by (epoch ms); Date.now by default. Tests advance their own instead of waiting. */
   scheduleClock?: () => number;
+  /** Told of each new approval request (README "Approvals"): what outbound events subscribe to. */
+  onApprovalRequested?: (request: ApprovalRequest) => void;
+  /** How often every daemon denies timed-out approvals and hands decided ones on again (default 15 s). */
+  approvalSweepMs?: number;
 }
 
 export interface RunningDaemon {
@@ -118,7 +129,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     // What start-up needs from outside, checked before anything starts: the ports to listen on, then Redis.
     // A clash or a missing Redis is then one clear line, with no hub started and no leadership taken first.
     await assertPortsFree(daemonPorts(config));
-    const live: { fleet?: FleetSource } = {}; // set once the registry exists
+    const live: { fleet?: FleetSource; approvals?: ApprovalDesk } = {}; // set once the registry exists
     // The watch page reads the agents' live state once the registry below exists (late-bound).
     const fleet: FleetSource = {
       agents: async () => (live.fleet ? live.fleet.agents() : []),
@@ -127,6 +138,20 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
         await live.fleet.setPaused(agent, paused);
       },
       health: async () => (await live.fleet?.health?.()) ?? { redis: null, definitions_with_errors: 0 },
+      approvals: {
+        list: async () => (live.approvals ? (await live.approvals.store.open()).map(approvalView) : []),
+        decide: async (id, decision, note) => {
+          if (!live.approvals) throw new Error('the daemon is still starting');
+          try {
+            const r = await live.approvals.decide(id, decision === 'approve' ? 'approved' : 'denied', { by: 'operator', note });
+            return approvalView(r.entry);
+          } catch (err) {
+            if (err instanceof UnknownApproval) throw new ApprovalRefused(404, err.message);
+            if (err instanceof ApproverNotAllowed) throw new ApprovalRefused(403, err.message);
+            throw err;
+          }
+        },
+      },
     };
     // Redis first (checked), then the embedded hub, redaction, the hub, memory, the executors and the store: every
     // part an activation needs, opened the way `warren run` opens them (services/composition.ts).
@@ -232,6 +257,54 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     cleanup('a2a news connection', 'connections', () => a2a.close());
     ingressRoutes.push(a2a.route);
     taskEndings.a2a = a2a.turns.end;
+    // Inbound webhooks: a signed delivery becomes a task (the scheduler's task round runs it).
+    ingressRoutes.push(
+      webhookRoute({
+        definition: (name) => registry.get(name),
+        secrets: services.secrets,
+        tasks,
+        rateLimit: new HookRateLimit(producerConn, config.redis.prefix),
+        redact: (text) => redactor.redact(text),
+        learnSecret: (value) => redactor.learn([value]),
+        logger: logger.child({ component: 'webhooks' }),
+      }),
+    );
+    // Outbound events (warren.yaml `events:` for the fleet, a definition's `events:` for its agent): queued, never
+    // waited for by an activation; sent by every daemon that runs activations.
+    const eventsConn = role === 'scheduler' ? undefined : connectRedis(config.redis, 'worker', logger);
+    if (eventsConn) cleanup('redis events connection', 'connections', () => closeRedis(eventsConn, QUICK_STEP_MS / 2));
+    const targetsOf = (urls: readonly string[], secret: { secret_env?: string; secret_file?: string }): EventTarget[] => urls.map((url) => ({ url, secret }));
+    const events = new OutboundEvents({
+      connection: producerConn,
+      workerConnection: eventsConn,
+      prefix: config.redis.prefix,
+      fleetTargets: () => targetsOf(config.events.urls, config.events),
+      agentTargets: (agent) => {
+        const e = registry.get(agent)?.config.events;
+        return e ? targetsOf(e.urls, e) : [];
+      },
+      secrets: services.secrets,
+      learnSecret: (value) => redactor.learn([value]),
+      attempts: config.events.attempts,
+      retryBaseMs: config.events.retry_base,
+      logger: logger.child({ component: 'events' }),
+    });
+    cleanup('outbound events', 'clients', () => events.close());
+    // Approvals: paused runs and held writes kept in Redis; a decision becomes the agent's task `approval:<id>`.
+    const approvalStore = new ApprovalStore(producerConn, config.redis.prefix);
+    const approvals = (live.approvals = new ApprovalDesk(approvalStore, { add: (agent, task) => tasks.add(agent, task), enqueue: (agent) => queue.enqueue(agent, 'task') }, {
+      onDecided: (e) => logger.info({ agent: e.request.agent, approval: e.request.id, decision: e.decision.kind, by: e.decision.by }, 'approval decided'),
+    }));
+    const onApprovalRequested = (request: ApprovalRequest): void => {
+      logger.info({ agent: request.agent, approval: request.id, tools: request.calls.map((c) => c.name) }, 'approval requested');
+      opts.onApprovalRequested?.(request);
+      // At least once to the configured receivers, deduplicated there by the approval's id.
+      void events.publish({ type: 'approval.requested', agent: request.agent, identity: request.id, data: { approval_id: request.id, tools: request.calls.map((c) => c.name) } }).catch((err: unknown) => logger.warn({ err, approval: request.id }, 'could not queue the approval event'));
+    };
+    // Every daemon sweeps: timeouts are denied, and a decision whose task was lost (a process died between the two) is handed on again.
+    const sweep = setInterval(() => void approvals.sweep().catch((err: unknown) => logger.warn({ err }, 'approval sweep failed')), opts.approvalSweepMs ?? 15_000);
+    sweep.unref();
+    cleanup('approval sweep', 'work', () => clearInterval(sweep));
     let scheduler: Scheduler | undefined;
     // `warren status`'s reading of every agent, for /metrics and the embedded hub's watch page.
     const statusSources: StatusSources = { redis: producerConn, prefix: config.redis.prefix, minStalenessMs: config.scheduler.min_staleness, memory: services.memoryStore };
@@ -265,6 +338,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
           tasks,
           taskEndings,
           taskStarts: { a2a: a2a.turns.start },
+          approvals: { store: approvalStore, onApprovalRequested },
         },
         agentState,
         records,
@@ -276,7 +350,19 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
         redactor,
         logger,
         onOutcome: opts.onOutcome,
-        onRecord: (r) => metrics.observe(r),
+        onRecord: (r) => {
+          metrics.observe(r);
+          if (r.outcome === 'skipped') return;
+          const failed = r.error !== undefined;
+          void events.publish({
+            type: failed ? 'activation.failed' : 'activation.finished',
+            agent: r.agent,
+            identity: r.activation_id,
+            data: { activation_id: r.activation_id, trigger: r.trigger, outcome: r.outcome, reason: r.reason, started_at: r.started_at, duration_ms: r.duration_ms, attempt: r.attempt, replies: r.replies, posts: r.posts, usage: r.usage, ...(failed ? { error: r.error } : {}) },
+          });
+        },
+        onHeldByFailure: (held) =>
+          void events.publish({ type: 'agent.paused', agent: held.agent, identity: held.activationId, data: { activation_id: held.activationId, until: new Date(held.until).toISOString(), failures: held.failures, reason: held.reason } }),
         onStart: (s) => {
           metrics.observeLag(s.trigger, s.startedAt - s.enqueuedAt);
           opts.onActivationStart?.(s);

@@ -1,5 +1,7 @@
 // The contract every executor keeps, whether it runs the in-process loop or a CLI subprocess.
 import type { EventLog } from '../agent-loop/events.ts';
+import type { ApprovalDecision, ApprovalPause } from '../agent-loop/approval-gate.ts';
+import type { LoopState } from '../agent-loop/loop-state.ts';
 import type { TokenUsage } from '../agent-loop/messages.ts';
 import type { TerminationReason } from '../agent-loop/termination.ts';
 import type { HubAdapter } from '../hub-client/adapter.ts';
@@ -29,6 +31,11 @@ export interface ActivationInput {
    * the delegate's context is built from its definition and task alone.
    */
   delegate?: DelegateTurn;
+  /**
+   * Go on from a run that stopped for approval (README "Approvals") instead of starting from `context.task`: its
+   * state, the activation whose keys its tool calls keep, and the decisions on the calls that waited.
+   */
+  resume?: { state: LoopState; keyRoot: string; decisions: Readonly<Record<string, ApprovalDecision>> };
 }
 
 /** One turn of a delegate on `task`; `child` is what runs it (its id, its own events, the parent's loop with carved limits). */
@@ -53,6 +60,8 @@ export interface ExecutorResult {
     /** The output passed one of behavior.limits.max_*_bytes: an `oversized` outcome (run-outcome.ts). */
     oversized?: OversizedOutput;
   };
+  /** Set when termination is `awaiting_approval`: the state to keep, the calls that wait, the system prompt it ran with. */
+  paused?: ApprovalPause & { system: string };
 }
 
 export interface Executor {

@@ -28,6 +28,11 @@ export type Outcome =
    * never posted, and never tried again on the same notification (the model would write the same wall again).
    */
   | { kind: 'oversized'; message: string; output: OversizedOutput }
+  /**
+   * The run stopped before calls that wait for a person's yes (agent-loop/approval-gate.ts): its state is kept
+   * and it goes on once someone decides. Not a failure: nothing was left undone that a retry would do.
+   */
+  | { kind: 'awaiting_approval'; tools: readonly string[] }
   /** Cancelled from outside (shutdown): not the agent's failure. */
   | { kind: 'aborted'; message: string }
   /** Nothing ran: paused, budget, undefined agent. */
@@ -72,6 +77,9 @@ export function outcomeOfRun(r: ExecutorResult): RunOutcome {
         : { kind: 'retryable_failure', message: r.error?.message ?? 'the executor failed', source: 'agent', ...(r.error?.retryAfterMs !== undefined ? { retryAfterMs: r.error.retryAfterMs } : {}) };
     case 'aborted':
       return { kind: 'aborted', message: r.error?.message ?? 'aborted' };
+    case 'awaiting_approval':
+      // Only a run that handed out its state can go on; one that did not is a fault of its executor.
+      return r.paused ? { kind: 'awaiting_approval', tools: r.paused.calls.map((c) => c.name) } : { kind: 'terminal_failure', message: 'the run stopped for approval without its state', source: 'agent' };
     default:
       return assertNever(r.termination);
   }
@@ -99,6 +107,7 @@ export function isFailure(o: Outcome): o is FailureOutcome {
     case 'answered':
     case 'posted_by_tool':
     case 'no_action':
+    case 'awaiting_approval':
     case 'skipped':
       return false;
     default:
@@ -127,6 +136,8 @@ export function outcomeReason(o: Outcome): string {
       return `oversized_${o.output.what}`;
     case 'aborted':
       return 'aborted';
+    case 'awaiting_approval':
+      return 'awaiting_approval';
     default:
       return assertNever(o);
   }

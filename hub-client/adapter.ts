@@ -13,6 +13,7 @@ import type {
   RegisteredAgent,
   StaleAgent,
 } from './types.ts';
+import type { HubSocial, SocialFeature } from './social.ts';
 
 export interface WriteOptions {
   /** Derived from the activation, so a retried or recovered activation never writes twice. */
@@ -119,6 +120,8 @@ export interface HubCapabilities {
   registration: boolean;
   /** Failures posted to m/agent-errors (a public network is no place for them). */
   errorPosts: boolean;
+  /** Social features beyond posts and comments (`HubAdapter.social`); absent: none. */
+  social?: readonly SocialFeature[];
 }
 
 export interface HubAdapter {
@@ -127,6 +130,8 @@ export interface HubAdapter {
   readonly capabilities?: HubCapabilities;
   /** Comments the hub still allows `agent` today (Moltbook's daily cap); absent: the hub sets no such cap. */
   commentsLeftToday?(agent: string, signal?: AbortSignal): Promise<number>;
+  /** The features of `capabilities.social`; absent: none. */
+  readonly social?: HubSocial;
   /** Whether the hub can act as `agent` (e.g. it has the agent's key); absent: every agent. */
   actsAs?(agent: string): boolean;
   health(signal?: AbortSignal): Promise<boolean>;

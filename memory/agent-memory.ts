@@ -6,9 +6,10 @@ import type { Logger } from 'pino';
 import type { AgentDefinition } from '../store/definition.ts';
 import type { MemoryConfig } from '../store/agent-config.ts';
 import { peopleOf, visibilityOf, type MemoryAudience } from './audience.ts';
+import { DISTILLED_KINDS, Distiller, type DistillBudget, type DistillCost, type DistillModel } from './distiller.ts';
 import type { Embedder } from './embeddings-client.ts';
 import type { MemoryEntry, MemoryQuery, MemoryStore, NewMemory, Recalled } from './memory-store.ts';
-import { recallStrategy } from './recall-strategy.ts';
+import { recallStrategy, type RecallStrategy } from './recall-strategy.ts';
 import { memoriesOf, type ActivationMemory } from './remember.ts';
 
 export interface AgentMemoryOptions {
@@ -23,6 +24,8 @@ export interface AgentMemoryOptions {
   onEvicted?: (agent: string, count: number) => void;
   /** Recall only: nothing is remembered or saved (`warren run` without --post, a trial that changes nothing). */
   readOnly?: boolean;
+  /** The agents' own models, for `memory.distill`; absent: nothing is distilled. */
+  distillModel?: DistillModel;
 }
 
 export interface MemoryUsage {
@@ -31,6 +34,10 @@ export interface MemoryUsage {
 }
 
 const BYTES_PER_MB = 1024 * 1024;
+/** Facts the distiller is shown: the best matches for the exchange, and the newest (a change may share no word with its fact). */
+const RELATED_FACTS = 15;
+const NEWEST_FACTS = 10;
+const SHOWN_FACTS = 20;
 
 /** The agent's memory settings when it has memory on; undefined otherwise. */
 export function memoryOf(def: AgentDefinition): MemoryConfig | undefined {
@@ -42,9 +49,21 @@ export class AgentMemory {
   readonly #o: AgentMemoryOptions;
   /** Agents already told (in the log) that their embedding_search runs as keyword. */
   readonly #fallbackLogged = new Set<string>();
+  readonly #distiller: Distiller | undefined;
 
   constructor(opts: AgentMemoryOptions) {
     this.#o = opts;
+    this.#distiller = opts.distillModel
+      ? new Distiller({
+          store: opts.store,
+          model: opts.distillModel,
+          redact: opts.redact,
+          logger: opts.logger,
+          related: (def, settings, text, people, signal) => this.#relatedFacts(def, settings, text, people, signal),
+          embedded: (def, settings, entries) => this.#embedded(def, settings, entries),
+          now: () => this.#now(),
+        })
+      : undefined;
   }
 
   get store(): MemoryStore {
@@ -61,11 +80,21 @@ export class AgentMemory {
     return { entries, bytes };
   }
 
-  /** Stores what the activation did, per the agent's `remember` switches. */
-  async remember(def: AgentDefinition, what: ActivationMemory): Promise<void> {
+  /**
+   * Stores what the activation did, per the agent's `remember` switches; with `memory.distill` and a `budget`
+   * (what the activation's turn left), distils the exchange into facts and returns what that cost.
+   */
+  async remember(def: AgentDefinition, what: ActivationMemory, budget?: DistillBudget): Promise<DistillCost | undefined> {
     const settings = memoryOf(def);
-    if (!settings) return;
-    await this.#write(def, settings, memoriesOf(settings, what, this.#now()));
+    if (!settings) return undefined;
+    const entries = memoriesOf(settings, what, this.#now());
+    await this.#write(def, settings, entries);
+    if (!budget || !settings.distill || !this.#distiller || this.readOnly) return undefined;
+    const keys = entries.filter((e) => DISTILLED_KINDS.has(e.kind)).map((e) => e.key);
+    if (keys.length === 0) return undefined;
+    const cost = await this.#distiller.distil(def, settings, keys, budget);
+    await this.#evict(def, settings).catch((err: unknown) => void this.#o.logger.warn({ agent: def.name, err }, 'could not evict memory entries'));
+    return cost;
   }
 
   /**
@@ -110,16 +139,38 @@ export class AgentMemory {
     }
     const seen = visibilityOf(settings, audience);
     const visibleTo = seen.all ? {} : { visibleTo: seen.person === undefined ? {} : { person: seen.person } };
+    return this.#query(def, strategy, text, { limit, threshold, ...visibleTo }, signal);
+  }
+
+  async #query(def: AgentDefinition, strategy: RecallStrategy, text: string, q: Pick<MemoryQuery, 'visibleTo' | 'facts'> & { limit: number; threshold?: number }, signal?: AbortSignal): Promise<Recalled[]> {
+    const { threshold, ...rest } = q;
     let query: MemoryQuery;
     if (strategy === 'embedding') {
       const [embedding] = await this.#o.embedder!.embed([this.#o.redact(text)], signal);
-      query = { strategy: 'embedding', embedding: embedding!, limit, threshold, ...visibleTo };
+      query = { strategy: 'embedding', embedding: embedding!, threshold, ...rest };
     } else if (strategy === 'keyword') {
-      query = { strategy: 'keyword', text, limit, threshold, ...visibleTo };
+      query = { strategy: 'keyword', text, threshold, ...rest };
     } else {
-      query = { strategy: 'recent', limit, ...visibleTo };
+      query = { strategy: 'recent', ...rest };
     }
     return this.#o.store.search(def.name, query);
+  }
+
+  /**
+   * The current facts the distiller may see and change for an exchange with `people`: under `memory.scope: person`
+   * only facts of exactly those people (general ones for an exchange with none), so one audience's facts are never
+   * shown to, or changed by, another's exchange; under `agent`, every fact. Matched by the agent's strategy (no
+   * threshold: the model judges), and the newest.
+   */
+  async #relatedFacts(def: AgentDefinition, settings: MemoryConfig, text: string, people: readonly string[], signal?: AbortSignal): Promise<MemoryEntry[]> {
+    const facts = settings.scope === 'agent' ? {} : { people };
+    const { strategy } = recallStrategy(settings, this.#o.embedder !== undefined);
+    const [matched, newest] = await Promise.all([
+      strategy === 'recent' ? [] : this.#query(def, strategy, text, { limit: RELATED_FACTS, facts }, signal),
+      this.#query(def, 'recent', '', { limit: NEWEST_FACTS, facts }, signal),
+    ]);
+    const byId = new Map([...matched, ...newest].map((h) => [h.entry.id, h.entry]));
+    return [...byId.values()].slice(0, SHOWN_FACTS);
   }
 
   async #write(def: AgentDefinition, settings: MemoryConfig, entries: NewMemory[]): Promise<number> {
@@ -129,17 +180,19 @@ export class AgentMemory {
       const redacted = entries.map((e) => ({ ...e, text: this.#o.redact(e.text), ...(e.who ? { who: this.#o.redact(e.who) } : {}) }));
       const withVectors = await this.#embedded(def, settings, redacted);
       const written = await this.#o.store.write(def.name, withVectors);
-      if (written > 0) {
-        const evicted = await this.#o.store.evict(def.name, settings.max_size_mb * BYTES_PER_MB);
-        if (evicted > 0) {
-          log.info({ agent: def.name, evicted, max_size_mb: settings.max_size_mb }, 'memory over max_size_mb: least recalled, oldest entries evicted');
-          this.#o.onEvicted?.(def.name, evicted);
-        }
-      }
+      if (written > 0) await this.#evict(def, settings);
       return written;
     } catch (err) {
       log.warn({ agent: def.name, err }, 'could not store memory entries');
       return 0;
+    }
+  }
+
+  async #evict(def: AgentDefinition, settings: MemoryConfig): Promise<void> {
+    const evicted = await this.#o.store.evict(def.name, settings.max_size_mb * BYTES_PER_MB);
+    if (evicted > 0) {
+      this.#o.logger.info({ agent: def.name, evicted, max_size_mb: settings.max_size_mb }, 'memory over max_size_mb: retired, least recalled, oldest entries evicted');
+      this.#o.onEvicted?.(def.name, evicted);
     }
   }
 

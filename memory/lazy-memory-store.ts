@@ -1,6 +1,6 @@
 // A store opened on first use: a daemon whose agents never remember creates no file and opens no connection.
 // A failed open is retried on the next call (the database may come up later).
-import type { MemoryQuery, MemoryStore, NewMemory, Recalled } from './memory-store.ts';
+import type { Distillation, MemoryEntry, MemoryQuery, MemoryStore, NewMemory, Recalled } from './memory-store.ts';
 
 export class LazyMemoryStore implements MemoryStore {
   readonly #open: () => Promise<MemoryStore>;
@@ -23,6 +23,12 @@ export class LazyMemoryStore implements MemoryStore {
   }
   async search(agent: string, query: MemoryQuery): Promise<Recalled[]> {
     return (await this.#get()).search(agent, query);
+  }
+  async current(agent: string, keys: readonly string[]): Promise<MemoryEntry[]> {
+    return (await this.#get()).current(agent, keys);
+  }
+  async distil(agent: string, d: Distillation): Promise<boolean> {
+    return (await this.#get()).distil(agent, d);
   }
   async markRecalled(agent: string, ids: readonly string[]): Promise<void> {
     return (await this.#get()).markRecalled(agent, ids);

@@ -2,8 +2,11 @@
 // share (query words, scores, entry size, eviction order) live in memory/ as pure functions; a store only keeps
 // rows and runs its own full-text ranking.
 
-/** Which `remember` switch wrote an entry, or the agent itself through memory_save. */
-export type MemoryKind = 'conversation' | 'project' | 'decision' | 'feedback' | 'note';
+/**
+ * Which `remember` switch wrote an entry, the agent itself through memory_save, or a short fact the agent's model
+ * distilled from exchanges (`memory.distill`, memory/distiller.ts).
+ */
+export type MemoryKind = 'conversation' | 'project' | 'decision' | 'feedback' | 'note' | 'fact';
 
 export interface NewMemory {
   /** Unique per agent: writing the same key again is a no-op (a retried activation does not remember twice). */
@@ -34,6 +37,10 @@ export interface MemoryEntry extends Omit<NewMemory, 'embedding'> {
   bytes: number;
 }
 
+/**
+ * Retired entries (a fact updated or deleted by a later distillation, an exchange distilled into facts) stay
+ * stored until evicted (first), but no query returns them.
+ */
 export type MemoryQuery = (
   | { strategy: 'recent'; limit: number }
   /** Full-text ranking over the query's words; scores normalised to the best hit (1) and cut at `threshold`. */
@@ -43,6 +50,8 @@ export type MemoryQuery = (
 ) & {
   /** Absent: every entry. Otherwise general entries, and `person`'s when given (memory/audience.ts). */
   visibleTo?: { person?: string };
+  /** Facts only; with `people`, only those whose people are exactly these ([] = general): the distiller's view. */
+  facts?: { people?: readonly string[] };
 };
 
 export interface Recalled {
@@ -51,17 +60,36 @@ export interface Recalled {
   score: number;
 }
 
+/** One distillation, applied at once or not at all (memory/distiller.ts). */
+export interface Distillation {
+  /** The exchange's entries the facts were distilled from: retired. */
+  sources: readonly string[];
+  /** New facts (an update's new version included). */
+  add: readonly NewMemory[];
+  /** Facts the distillation updated or deleted: retired. */
+  retire: readonly string[];
+  /** Epoch ms: when they were retired. */
+  at: number;
+}
+
 export interface MemoryStore {
   /** Writes the entries whose keys are new for the agent; returns how many were. */
   write(agent: string, entries: readonly NewMemory[]): Promise<number>;
   /** Best first (`recent`: newest first). */
   search(agent: string, query: MemoryQuery): Promise<Recalled[]>;
+  /** The agent's current (not retired) entries with these keys. */
+  current(agent: string, keys: readonly string[]): Promise<MemoryEntry[]>;
+  /**
+   * Applies a distillation in one transaction: false, and nothing changed, when a source or a fact to retire was
+   * retired already (another attempt distilled the exchange, or changed the fact, first).
+   */
+  distil(agent: string, d: Distillation): Promise<boolean>;
   /** Counts a recall of each entry (eviction spares what is recalled). */
   markRecalled(agent: string, ids: readonly string[]): Promise<void>;
   /** Bytes held for the agent (the sum of its entries' `bytes`). */
   size(agent: string): Promise<number>;
   count(agent: string): Promise<number>;
-  /** Deletes least-recalled, then oldest, entries until the agent holds at most `maxBytes`; returns how many went. */
+  /** Deletes retired, then least-recalled, then oldest, entries until the agent holds at most `maxBytes`; returns how many went. */
   evict(agent: string, maxBytes: number): Promise<number>;
   forget(agent: string, id: string): Promise<boolean>;
   /** Erases everything the agent remembers; returns how many entries went. */
@@ -77,7 +105,7 @@ export function entrySize(e: NewMemory): number {
   return Buffer.byteLength(fields, 'utf8') + 4 * (e.embedding?.length ?? 0) + 16;
 }
 
-/** The entries to delete so the agent holds at most `maxBytes`, given them in eviction order (least recalled, oldest). */
+/** The entries to delete so the agent holds at most `maxBytes`, given them in eviction order (retired, least recalled, oldest). */
 export function toEvict(inOrder: ReadonlyArray<{ id: string; bytes: number }>, total: number, maxBytes: number): string[] {
   const ids: string[] = [];
   let left = total;

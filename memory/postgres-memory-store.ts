@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import type { Logger } from 'pino';
-import { entrySize, normaliseScores, peopleColumn, personNeedle, toEvict, type MemoryQuery, type MemoryStore, type NewMemory, type Recalled } from './memory-store.ts';
+import { entrySize, normaliseScores, peopleColumn, personNeedle, toEvict, type Distillation, type MemoryEntry, type MemoryQuery, type MemoryStore, type NewMemory, type Recalled } from './memory-store.ts';
 import { queryWords } from './query-words.ts';
 import { entryOfRow, type MemoryRow } from './memory-row.ts';
 
@@ -32,6 +32,8 @@ CREATE TABLE IF NOT EXISTS warren_memories (
 );
 CREATE INDEX IF NOT EXISTS warren_memories_agent_created ON warren_memories (agent, created_at);
 CREATE INDEX IF NOT EXISTS warren_memories_tsv ON warren_memories USING GIN (tsv);
+-- Distillation (memory/distiller.ts) retires facts and distilled exchanges; tables from before hold current rows only.
+ALTER TABLE warren_memories ADD COLUMN IF NOT EXISTS retired_at BIGINT;
 `;
 
 // Generated from the array, so writers that know nothing of pgvector (older daemons, the array path) fill it too,
@@ -60,11 +62,20 @@ interface Row extends MemoryRow {
 
 const COLUMNS = 'm.id, m.agent, m.key, m.kind, m.text, m.who, m.post_id, m.community, m.people, m.created_at, m.recalls, m.bytes';
 
-/** The SQL condition for a query's `visibleTo` (memory/audience.ts), its parameter numbered from `next`. */
-function visible(q: MemoryQuery, next: number): { sql: string; params: string[] } {
-  if (!q.visibleTo) return { sql: '', params: [] };
-  if (q.visibleTo.person === undefined) return { sql: ' AND m.people IS NULL', params: [] };
-  return { sql: ` AND (m.people IS NULL OR strpos(m.people, $${next}) > 0)`, params: [personNeedle(q.visibleTo.person)] };
+/** The SQL condition for a query (current entries only, its `visibleTo` (memory/audience.ts), its `facts`), its parameters numbered from `next`. */
+function visible(q: MemoryQuery, next: number): { sql: string; params: Array<string | null> } {
+  let sql = ' AND m.retired_at IS NULL';
+  const params: Array<string | null> = [];
+  if (q.visibleTo?.person !== undefined) {
+    params.push(personNeedle(q.visibleTo.person));
+    sql += ` AND (m.people IS NULL OR strpos(m.people, $${next + params.length - 1}) > 0)`;
+  } else if (q.visibleTo) sql += ' AND m.people IS NULL';
+  if (q.facts) sql += " AND m.kind = 'fact'";
+  if (q.facts?.people) {
+    params.push(peopleColumn(q.facts.people));
+    sql += ` AND m.people IS NOT DISTINCT FROM $${next + params.length - 1}::text`;
+  }
+  return { sql, params };
 }
 
 /** Tables from before entries knew their people gain the column; an entry's `who` is its one person. */
@@ -115,6 +126,10 @@ export class PostgresMemoryStore implements MemoryStore {
   }
 
   async write(agent: string, entries: readonly NewMemory[]): Promise<number> {
+    return this.#insert(this.#pool, agent, entries);
+  }
+
+  async #insert(on: pg.Pool | pg.PoolClient, agent: string, entries: readonly NewMemory[]): Promise<number> {
     let written = 0;
     // One statement per batch (a round trip per entry made large imports slow); 12 parameters a row.
     for (let at = 0; at < entries.length; at += WRITE_BATCH) {
@@ -125,7 +140,7 @@ export class PostgresMemoryStore implements MemoryStore {
         params.push(randomUUID(), agent, e.key, e.kind, e.text, e.who ?? null, e.postId ?? null, e.community ?? null, peopleColumn(e.people), e.createdAt, entrySize(e), e.embedding ? [...e.embedding] : null);
         return `(${Array.from({ length: 12 }, (_, i) => `$${base + i + 1}`).join(', ')})`;
       });
-      const r = await this.#pool.query(
+      const r = await on.query(
         `INSERT INTO warren_memories (id, agent, key, kind, text, who, post_id, community, people, created_at, bytes, embedding)
          VALUES ${rows.join(', ')} ON CONFLICT (agent, key) DO NOTHING`,
         params,
@@ -190,6 +205,35 @@ export class PostgresMemoryStore implements MemoryStore {
     return r.rows.map((row) => ({ entry: entryOfRow(row), score: Number(row.score) }));
   }
 
+  async current(agent: string, keys: readonly string[]): Promise<MemoryEntry[]> {
+    if (keys.length === 0) return [];
+    const r = await this.#pool.query<Row>(`SELECT ${COLUMNS} FROM warren_memories m WHERE m.agent = $1 AND m.key = ANY($2::text[]) AND m.retired_at IS NULL`, [agent, [...keys]]);
+    const byKey = new Map(r.rows.map((row) => [row.key, entryOfRow(row)]));
+    return keys.flatMap((k) => byKey.get(k) ?? []);
+  }
+
+  async distil(agent: string, d: Distillation): Promise<boolean> {
+    const client = await this.#pool.connect();
+    try {
+      await client.query('BEGIN');
+      // Row locks: a daemon distilling the same exchange at once waits here, then finds the rows retired.
+      const sources = await client.query('UPDATE warren_memories SET retired_at = $3 WHERE agent = $1 AND id = ANY($2::text[]) AND retired_at IS NULL', [agent, [...d.sources], d.at]);
+      const facts = await client.query("UPDATE warren_memories SET retired_at = $3 WHERE agent = $1 AND id = ANY($2::text[]) AND kind = 'fact' AND retired_at IS NULL", [agent, [...d.retire], d.at]);
+      if ((sources.rowCount ?? 0) !== new Set(d.sources).size || (facts.rowCount ?? 0) !== new Set(d.retire).size) {
+        await client.query('ROLLBACK');
+        return false;
+      }
+      await this.#insert(client, agent, d.add);
+      await client.query('COMMIT');
+      return true;
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
   async markRecalled(agent: string, ids: readonly string[]): Promise<void> {
     if (ids.length) await this.#pool.query('UPDATE warren_memories SET recalls = recalls + 1 WHERE agent = $1 AND id = ANY($2::text[])', [agent, [...ids]]);
   }
@@ -207,7 +251,7 @@ export class PostgresMemoryStore implements MemoryStore {
   async evict(agent: string, maxBytes: number): Promise<number> {
     const total = await this.size(agent);
     if (total <= maxBytes) return 0;
-    const order = await this.#pool.query<{ id: string; bytes: number }>('SELECT id, bytes FROM warren_memories WHERE agent = $1 ORDER BY recalls ASC, created_at ASC, id ASC', [agent]);
+    const order = await this.#pool.query<{ id: string; bytes: number }>('SELECT id, bytes FROM warren_memories WHERE agent = $1 ORDER BY retired_at IS NULL, recalls ASC, created_at ASC, id ASC', [agent]);
     const ids = toEvict(order.rows, total, maxBytes);
     const r = await this.#pool.query('DELETE FROM warren_memories WHERE agent = $1 AND id = ANY($2::text[])', [agent, ids]);
     return r.rowCount ?? 0;

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { DatabaseSync } from 'node:sqlite';
 import { privateSqlite, type ModeFix } from '../local-hub/private-files.ts';
 import { cosine } from './cosine.ts';
-import { entrySize, normaliseScores, peopleColumn, personNeedle, toEvict, type MemoryQuery, type MemoryStore, type NewMemory, type Recalled } from './memory-store.ts';
+import { entrySize, normaliseScores, peopleColumn, personNeedle, toEvict, type Distillation, type MemoryEntry, type MemoryQuery, type MemoryStore, type NewMemory, type Recalled } from './memory-store.ts';
 import { queryWords } from './query-words.ts';
 import { entryOfRow, type MemoryRow } from './memory-row.ts';
 
@@ -24,6 +24,7 @@ CREATE TABLE IF NOT EXISTS memories (
   recalls INTEGER NOT NULL DEFAULT 0,
   bytes INTEGER NOT NULL,
   embedding BLOB,
+  retired_at INTEGER,
   UNIQUE (agent, key)
 );
 CREATE INDEX IF NOT EXISTS memories_agent_created ON memories (agent, created_at);
@@ -39,11 +40,20 @@ END;
 
 const COLUMNS = 'm.id, m.agent, m.key, m.kind, m.text, m.who, m.post_id, m.community, m.people, m.created_at, m.recalls, m.bytes';
 
-/** The SQL condition and its parameters for a query's `visibleTo` (memory/audience.ts). */
-function visible(q: MemoryQuery): { sql: string; params: string[] } {
-  if (!q.visibleTo) return { sql: '', params: [] };
-  if (q.visibleTo.person === undefined) return { sql: ' AND m.people IS NULL', params: [] };
-  return { sql: ' AND (m.people IS NULL OR instr(m.people, ?) > 0)', params: [personNeedle(q.visibleTo.person)] };
+/** The SQL condition and its parameters for a query: current entries only, its `visibleTo` (memory/audience.ts), its `facts`. */
+function visible(q: MemoryQuery): { sql: string; params: Array<string | null> } {
+  let sql = ' AND m.retired_at IS NULL';
+  const params: Array<string | null> = [];
+  if (q.visibleTo?.person !== undefined) {
+    sql += ' AND (m.people IS NULL OR instr(m.people, ?) > 0)';
+    params.push(personNeedle(q.visibleTo.person));
+  } else if (q.visibleTo) sql += ' AND m.people IS NULL';
+  if (q.facts) sql += " AND m.kind = 'fact'";
+  if (q.facts?.people) {
+    sql += ' AND m.people IS ?';
+    params.push(peopleColumn(q.facts.people));
+  }
+  return { sql, params };
 }
 
 export class SqliteMemoryStore implements MemoryStore {
@@ -60,6 +70,13 @@ export class SqliteMemoryStore implements MemoryStore {
     this.#db.exec('PRAGMA busy_timeout = 5000');
     this.#db.exec(SCHEMA);
     this.#addPeople();
+    this.#addRetired();
+  }
+
+  /** Stores from before distillation gain the column; every entry they hold is current. */
+  #addRetired(): void {
+    const columns = this.#db.prepare('PRAGMA table_info(memories)').all() as Array<{ name: string }>;
+    if (!columns.some((c) => c.name === 'retired_at')) this.#db.exec('ALTER TABLE memories ADD COLUMN retired_at INTEGER');
   }
 
   /** Stores from before entries knew their people gain the column; an entry's `who` is its one person. */
@@ -73,23 +90,54 @@ export class SqliteMemoryStore implements MemoryStore {
   }
 
   write(agent: string, entries: readonly NewMemory[]): Promise<number> {
-    return settled(() => this.#write(agent, entries));
+    return settled(() => {
+      let written = 0;
+      this.#transaction(() => (written = this.#insert(agent, entries)));
+      return written;
+    });
   }
 
-  #write(agent: string, entries: readonly NewMemory[]): number {
+  /** Inside a transaction: the entries whose keys are new; how many were. */
+  #insert(agent: string, entries: readonly NewMemory[]): number {
     const insert = this.#db.prepare(
       `INSERT OR IGNORE INTO memories (id, agent, key, kind, text, who, post_id, community, people, created_at, bytes, embedding)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     let written = 0;
-    this.#transaction(() => {
-      for (const e of entries) {
-        const blob = e.embedding ? new Uint8Array(Float32Array.from(e.embedding).buffer) : null;
-        const r = insert.run(randomUUID(), agent, e.key, e.kind, e.text, e.who ?? null, e.postId ?? null, e.community ?? null, peopleColumn(e.people), e.createdAt, entrySize(e), blob);
-        written += Number(r.changes);
-      }
-    });
+    for (const e of entries) {
+      const blob = e.embedding ? new Uint8Array(Float32Array.from(e.embedding).buffer) : null;
+      const r = insert.run(randomUUID(), agent, e.key, e.kind, e.text, e.who ?? null, e.postId ?? null, e.community ?? null, peopleColumn(e.people), e.createdAt, entrySize(e), blob);
+      written += Number(r.changes);
+    }
     return written;
+  }
+
+  current(agent: string, keys: readonly string[]): Promise<MemoryEntry[]> {
+    return settled(() => {
+      const byKey = this.#db.prepare(`SELECT ${COLUMNS} FROM memories m WHERE m.agent = ? AND m.key = ? AND m.retired_at IS NULL`);
+      return keys.flatMap((k) => {
+        const row = byKey.get(agent, k) as unknown as MemoryRow | undefined;
+        return row ? [entryOfRow(row)] : [];
+      });
+    });
+  }
+
+  distil(agent: string, d: Distillation): Promise<boolean> {
+    return settled(() => {
+      const retire = this.#db.prepare('UPDATE memories SET retired_at = ? WHERE agent = ? AND id = ? AND retired_at IS NULL');
+      const retireFact = this.#db.prepare("UPDATE memories SET retired_at = ? WHERE agent = ? AND id = ? AND kind = 'fact' AND retired_at IS NULL");
+      let applied = false;
+      this.#transaction(() => {
+        const sources = new Set(d.sources);
+        const facts = new Set(d.retire);
+        const changed = [...sources].reduce((n, id) => n + Number(retire.run(d.at, agent, id).changes), 0) + [...facts].reduce((n, id) => n + Number(retireFact.run(d.at, agent, id).changes), 0);
+        // Someone was first: roll back (the throw), change nothing.
+        if (changed !== sources.size + facts.size) throw new AlreadyDistilled();
+        this.#insert(agent, d.add);
+        applied = true;
+      }, AlreadyDistilled);
+      return applied;
+    });
   }
 
   search(agent: string, q: MemoryQuery): Promise<Recalled[]> {
@@ -172,7 +220,7 @@ export class SqliteMemoryStore implements MemoryStore {
   #evict(agent: string, maxBytes: number): number {
     const total = this.#size(agent);
     if (total <= maxBytes) return 0;
-    const order = this.#db.prepare('SELECT id, bytes FROM memories WHERE agent = ? ORDER BY recalls ASC, created_at ASC, rowid ASC').all(agent) as unknown as Array<{ id: string; bytes: number }>;
+    const order = this.#db.prepare('SELECT id, bytes FROM memories WHERE agent = ? ORDER BY retired_at IS NULL, recalls ASC, created_at ASC, rowid ASC').all(agent) as unknown as Array<{ id: string; bytes: number }>;
     const ids = toEvict(order, total, maxBytes);
     const del = this.#db.prepare('DELETE FROM memories WHERE agent = ? AND id = ?');
     this.#transaction(() => {
@@ -201,14 +249,15 @@ export class SqliteMemoryStore implements MemoryStore {
     return settled(() => Number(this.#db.prepare('DELETE FROM memories WHERE agent = ? AND instr(people, ?) > 0').run(agent, personNeedle(person)).changes));
   }
 
-  #transaction(fn: () => void): void {
+  /** Runs `fn` in a transaction; a throw rolls it back and is thrown on, unless it is an `expected` one. */
+  #transaction(fn: () => void, expected?: new () => Error): void {
     this.#db.exec('BEGIN');
     try {
       fn();
       this.#db.exec('COMMIT');
     } catch (err) {
       this.#db.exec('ROLLBACK');
-      throw err;
+      if (!expected || !(err instanceof expected)) throw err;
     }
   }
 
@@ -219,6 +268,11 @@ export class SqliteMemoryStore implements MemoryStore {
   #close(): void {
     if (this.#db.isOpen) this.#db.close();
   }
+}
+
+/** A distillation found its sources or facts retired already: rolled back, nothing changed. */
+class AlreadyDistilled extends Error {
+  override readonly name = 'AlreadyDistilled';
 }
 
 /** node:sqlite is synchronous; the interface is not (PostgreSQL): a throw becomes a rejection. */

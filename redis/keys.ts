@@ -190,6 +190,14 @@ export class RedisKeys {
   moltbookChallengeFailures(agent: string): string {
     return `${this.prefix}:moltbook:challenge-failures:${agent}`;
   }
+  /** Per DM conversation of the agent, the newest message time seen (hub-client/moltbook/direct-messages.ts). */
+  moltbookDmSeen(agent: string): string {
+    return `${this.prefix}:moltbook:dm-seen:${agent}`;
+  }
+  /** Posts the agent has commented on (exploration does not offer them again). */
+  moltbookAnswered(agent: string): string {
+    return `${this.prefix}:moltbook:answered:${agent}`;
+  }
   /** When the agent last posted or commented (the cooldowns of hub-client/moltbook/write-limits.ts). */
   moltbookLastWrite(agent: string, kind: 'post' | 'comment'): string {
     return `${this.prefix}:moltbook:last-${kind}:${agent}`;
@@ -205,6 +213,22 @@ export class RedisKeys {
   /** A usage report already counted (by its idempotency key). */
   moltbookSpendSeen(reportKey: string): string {
     return `${this.prefix}:moltbook:budget-seen:${reportKey}`;
+  }
+
+  // Approvals (scheduler/approval-store.ts): one request and its decision per id, and the requests not yet done.
+  approval(id: string): string {
+    return `${this.prefix}:approval:${id}`;
+  }
+  approvalDecision(id: string): string {
+    return `${this.prefix}:approval-decision:${id}`;
+  }
+  /** Sorted set: the ids of requests not yet done (undecided, or decided and not yet carried out), by when they time out. */
+  get approvalsOpen(): string {
+    return `${this.prefix}:approvals-open`;
+  }
+  /** A request pacer's bucket (hub-client/request-pacer.ts), e.g. `moltbook:agent:<name>` or `moltbook:host:<host>`. */
+  pace(bucket: string): string {
+    return `${this.prefix}:pace:${bucket}`;
   }
 
   // Pub/sub channels (not keys: a cluster broadcasts them to every node).

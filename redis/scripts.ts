@@ -74,6 +74,10 @@ const SCRIPTS = {
   warrenRecordActivated: { lua: lua('record-activated'), keys: 5 },
   warrenAgentHolds: { lua: lua('agent-holds'), keys: 2 },
   warrenActivationStart: { lua: lua('activation-start'), keys: 3 },
+  // The request pacer takes as many buckets as a request is paced by: the key count goes first (numberOfKeys absent).
+  warrenPaceTake: { lua: lua('pace-take'), keys: undefined },
+  warrenPacePenalise: { lua: lua('pace-penalise'), keys: 1 },
+  warrenPaceObserve: { lua: lua('pace-observe'), keys: 1 },
   warrenTaskAdd: { lua: lua('task-add'), keys: 4 },
   warrenTaskNext: { lua: lua('task-next'), keys: 3 },
   warrenTaskSettle: { lua: lua('task-settle'), keys: 5 },
@@ -103,7 +107,7 @@ export class RedisScripts {
   readonly #run: Defined;
 
   constructor(conn: RedisClient) {
-    for (const [name, s] of Object.entries(SCRIPTS)) conn.defineCommand(name, { lua: s.lua, numberOfKeys: s.keys });
+    for (const [name, s] of Object.entries(SCRIPTS)) conn.defineCommand(name, s.keys === undefined ? { lua: s.lua } : { lua: s.lua, numberOfKeys: s.keys });
     this.#run = conn as unknown as Defined;
   }
 
@@ -192,6 +196,26 @@ export class RedisScripts {
   /** lua/activation-start.lua: [paused, backoff-until, posts today, comments today], null where unset. */
   async activationStart(keys: readonly [paused: string, backoffUntil: string, day: string], agent: string): Promise<Array<string | null>> {
     return (await this.#run.warrenActivationStart(...keys, agent)) as Array<string | null>;
+  }
+
+  /**
+   * lua/pace-take.lua: one token from every bucket, or none; 0 when taken, else the ms to wait. `buckets` share a
+   * hash tag with the prefix (redis/keys.ts pace), so on a cluster they live on one node.
+   */
+  async paceTake(buckets: ReadonlyArray<{ key: string; perMinute: number; burst: number }>, now: number, ttlMs: number): Promise<number> {
+    const reply = await this.#run.warrenPaceTake(buckets.length, buckets.map((b) => b.key), now, ttlMs, buckets.flatMap((b) => [b.perMinute, b.burst]));
+    if (typeof reply !== 'number' || reply < 0) throw new UnexpectedScriptReply('pace-take', reply, [0]);
+    return reply;
+  }
+
+  /** lua/pace-penalise.lua: the bucket held back until `untilMs` (never shortened). */
+  async pacePenalise(key: string, untilMs: number, now: number): Promise<void> {
+    knownCode('pace-penalise', await this.#run.warrenPacePenalise(key, Math.ceil(untilMs), now), [1]);
+  }
+
+  /** lua/pace-observe.lua: the server's remaining allowance and reset folded into the bucket. */
+  async paceObserve(key: string, remaining: number, resetAt: number, now: number, burst: number): Promise<void> {
+    knownCode('pace-observe', await this.#run.warrenPaceObserve(key, remaining, Math.ceil(resetAt), now, burst), [1]);
   }
 
   /** lua/task-add.lua: 1 added, 0 its id was seen before, -1 the agent has as many tasks waiting as it may. */

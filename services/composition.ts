@@ -13,6 +13,7 @@ import type { FetchFn } from '../executors/llm/cassette.ts';
 import type { FleetSource } from '../local-hub/watch/fleet.ts';
 import type { SeedFile } from '../local-hub/seed.ts';
 import type { AgentMemory } from '../memory/agent-memory.ts';
+import type { DistillModel } from '../memory/distiller.ts';
 import type { MemoryStore } from '../memory/memory-store.ts';
 import type { RedisClient } from '../redis/scripts.ts';
 import type { AgentStateStore } from '../scheduler/agent-state.ts';
@@ -252,7 +253,7 @@ function namedSecrets(config: WarrenConfig, env: NodeJS.ProcessEnv, secrets: Sec
 }
 
 /** The agents' memory on the process's store (opened on first use: an agent without memory opens nothing). */
-async function agentMemory(config: WarrenConfig, secrets: SecretSource, redactor: Redactor, logger: Logger, opts: { storeLogger?: Logger; readOnly?: boolean; onEvicted?: (agent: string, count: number) => void }): Promise<AgentMemory> {
+async function agentMemory(config: WarrenConfig, secrets: SecretSource, redactor: Redactor, logger: Logger, opts: { storeLogger?: Logger; readOnly?: boolean; onEvicted?: (agent: string, count: number) => void; distillModel?: DistillModel }): Promise<AgentMemory> {
   const { AgentMemory } = await import('../memory/agent-memory.ts');
   const { LazyMemoryStore } = await import('../memory/lazy-memory-store.ts');
   const { openMemoryStore } = await import('../memory/open-memory-store.ts');
@@ -264,6 +265,7 @@ async function agentMemory(config: WarrenConfig, secrets: SecretSource, redactor
     embedder: embedderOf(config.memory.embeddings, (name) => secrets.get(name)),
     ...(opts.readOnly ? { readOnly: true } : {}),
     ...(opts.onEvicted ? { onEvicted: opts.onEvicted } : {}),
+    ...(opts.distillModel ? { distillModel: opts.distillModel } : {}),
   });
 }
 
@@ -351,7 +353,12 @@ async function openDaemon(config: WarrenConfig, env: NodeJS.ProcessEnv, role: Da
   const writes = new WriteAllowance(redis, config.redis.prefix);
   const agentState = new AgentStateStore(redis, config.redis.prefix);
   // Agents with memory.enabled remember through one store per process, opened when an agent first uses it.
-  const memory = await agentMemory(config, secrets, redactor, logger.child({ component: 'memory' }), { storeLogger: logger.child({ component: 'memory' }), onEvicted: role.onMemoryEvicted });
+  const memory = await agentMemory(config, secrets, redactor, logger.child({ component: 'memory' }), {
+    storeLogger: logger.child({ component: 'memory' }),
+    onEvicted: role.onMemoryEvicted,
+    // Late-bound: memory.distill asks the agent's own model (the executors are built further down).
+    distillModel: (def, req) => executors.complete(def, req),
+  });
   opened.add('memory store', 'connections', SLOW_CLOSE_MS, () => memory.store.close());
   // CLI agents' hub MCP servers act through a loopback gateway with per-activation tokens, not the admin key.
   let hubMcp = role.hubMcp === null ? undefined : role.hubMcp;

@@ -49,6 +49,8 @@ export const WarrenConfigSchema = z.strictObject({
       home_interval: durationMs.default(60_000),
       /** type moltbook: requests per minute and key warren allows itself (Moltbook refuses more than 100). */
       requests_per_minute: z.number().int().min(1).max(100).default(60),
+      /** type moltbook: requests per minute of all agents together on the hub's host, shared in Redis by every daemon (unset: not paced as a whole). The open-source server allows 100 a minute per IP. */
+      requests_per_minute_per_host: z.number().int().min(1).optional(),
       /** type moltbook: Moltbook's posting limits as warren keeps them locally (defaults: the published ones; `new_agent`: under 24 h). */
       write_limits: z
         .strictObject({
@@ -272,6 +274,22 @@ export const WarrenConfigSchema = z.strictObject({
             .refine((c) => (c.key_env === undefined) !== (c.key_file === undefined), { message: 'expected exactly one of key_env and key_file', path: ['key_env'] }),
         )
         .default([]),
+    })
+    .prefault({}),
+  /**
+   * Outbound events for the whole fleet (an agent's own `events:` adds its URLs): signed JSON POSTs, retried from
+   * their own queue `attempts` times with exponential backoff from `retry_base`, then kept as dead letters.
+   */
+  events: z
+    .strictObject({
+      urls: z.array(z.url()).default([]),
+      secret_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).optional(),
+      secret_file: z.string().min(1).optional(),
+      attempts: z.number().int().min(1).max(30).default(8),
+      retry_base: durationMs.default(2_000),
+    })
+    .superRefine((v, ctx) => {
+      if (v.urls.length > 0 && (v.secret_env === undefined) === (v.secret_file === undefined)) ctx.addIssue({ code: 'custom', path: ['secret_env'], message: 'events.urls need exactly one of secret_env or secret_file' });
     })
     .prefault({}),
   /** The operations endpoint: /healthz, /readyz and /metrics (Prometheus). Loopback unless deliberately exposed. */

@@ -3,6 +3,7 @@ import type { AgentCardCache } from '../agent-loop/a2a-card.ts';
 import type { Executor } from '../executors/executor.ts';
 import type { CliExecutor } from '../executors/cli/cli-executor.ts';
 import type { LlmExecutor } from '../executors/llm/llm-executor.ts';
+import type { DistillReply, DistillRequest } from '../memory/distiller.ts';
 import { executorTypeOf } from '../store/agent-config.ts';
 import type { AgentDefinition } from '../store/definition.ts';
 
@@ -32,6 +33,12 @@ export class ExecutorRegistry {
   async ask(def: AgentDefinition, question: string, signal?: AbortSignal): Promise<string | undefined> {
     if (executorTypeOf(def.config) !== 'llm' || this.#llm.missingRequirement(def)) return undefined;
     return this.#llm.ask(def, question, signal);
+  }
+
+  /** A request to the agent's own model with its usage and cost (memory distillation); undefined for agents without one here. */
+  async complete(def: AgentDefinition, req: DistillRequest): Promise<DistillReply | undefined> {
+    if (executorTypeOf(def.config) !== 'llm' || this.#llm.missingRequirement(def)) return undefined;
+    return this.#llm.complete(def, req);
   }
 
   /** The executor for this agent, or a reason it has none. */

@@ -17,6 +17,9 @@ export function secretNamesOf(config: Pick<WarrenConfig, 'hub' | 'store'> & { me
   for (const def of definitions) {
     const { brain, capabilities } = def.config;
     names.add(brain.api_key_env);
+    // Webhook and outbound event secrets: a delivery must never echo one into a task or a log.
+    for (const hook of def.config.webhooks ?? []) if (hook.secret_env) names.add(hook.secret_env);
+    if (def.config.events?.secret_env) names.add(def.config.events.secret_env);
     // The variable a CLI reads its key from: the daemon may hold a value under that name too.
     const cliVar = PROVIDER_KEY_VAR[brain.provider];
     if (cliVar) names.add(cliVar);

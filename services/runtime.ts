@@ -141,7 +141,8 @@ export function openMoltbookHub(config: WarrenConfig, secrets: { get(name: strin
     communities,
     writeLimits: moltbookWriteLimits(config.hub.write_limits),
     // A burst of ten seconds' worth: an activation's reads and write go through at once.
-    bucket: { perMinute: config.hub.requests_per_minute, burst: Math.max(5, Math.round(config.hub.requests_per_minute / 6)) } });
+    bucket: { perMinute: config.hub.requests_per_minute, burst: Math.max(5, Math.round(config.hub.requests_per_minute / 6)) },
+    ...(config.hub.requests_per_minute_per_host === undefined ? {} : { hostBucket: { perMinute: config.hub.requests_per_minute_per_host, burst: Math.max(5, Math.round(config.hub.requests_per_minute_per_host / 6)) } }) });
 }
 
 function moltbookWriteLimits(w: WarrenConfig['hub']['write_limits']): AgeLimits {

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { DEFAULT_OUTPUT_BOUNDS } from '../policy/output-bounds.ts';
 import { cronProblem } from './cron-expression.ts';
 import { parseDuration } from './duration.ts';
+import { templateProblem } from './webhook-template.ts';
 
 /** Hub registration is stricter than the schema's `^[a-z0-9-]+$`; warren validates the stricter form. */
 export const AGENT_NAME = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/;
@@ -188,6 +189,8 @@ const MemorySchema = z.strictObject({
   max_size_mb: z.number().positive().default(100),
   /** Whose entries a run recalls: `person`, the threads of the one it answers plus general knowledge; `agent`, all. */
   scope: z.enum(['person', 'agent']).default('person'),
+  /** After a run that remembered an exchange, the agent's model turns it into short facts (memory/distiller.ts). */
+  distill: z.boolean().default(false),
   retrieval: z
     .strictObject({
       strategy: z.enum(['embedding_search', 'keyword', 'recent']).default('keyword'),
@@ -197,6 +200,16 @@ const MemorySchema = z.strictObject({
     .prefault({}),
 });
 export type MemoryConfig = z.infer<typeof MemorySchema>;
+
+// (warren) Tools whose calls wait for a person's yes (README "Approvals"): names as the agent's tools are called
+// (`hub_post`), MCP tools as `mcp:<server>:<tool>`, `*` matching any run of characters. `approvers` says who may
+// decide: `operator` is the watch page's operator session, `admin` the command line with the hub's admin key.
+const ApprovalsSchema = z.strictObject({
+  tools: z.array(z.string().min(1)).min(1, 'list at least one tool, e.g. hub_post or "mcp:github:*"'),
+  timeout: duration.default(86_400_000),
+  approvers: z.array(z.enum(['operator', 'admin'])).min(1).default(['operator', 'admin']),
+});
+export type ApprovalsConfig = z.infer<typeof ApprovalsSchema>;
 
 /** How much task text a schedule may give its run (characters): a prompt, not a document. */
 export const SCHEDULE_TASK_MAX_CHARS = 4_000;
@@ -245,6 +258,39 @@ export type A2AServeConfig = z.infer<typeof A2AServeSchema>;
 /** Keys of the original runner that are accepted with a warning and ignored. */
 export const LEGACY_KEYS = ['network', 'system_prompt', 'r2_path'] as const;
 
+/** (warren) Where a secret comes from: a variable of the daemon (or its `_FILE`, or secrets.dir), or a file. */
+const SecretRefShape = {
+  secret_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected the NAME of an environment variable, like GITHUB_WEBHOOK_SECRET').optional(),
+  secret_file: z.string().min(1).optional(),
+};
+function oneSecret(v: { secret_env?: string; secret_file?: string }, ctx: z.RefinementCtx): void {
+  if ((v.secret_env === undefined) === (v.secret_file === undefined)) ctx.addIssue({ code: 'custom', path: ['secret_env'], message: 'give exactly one of secret_env or secret_file' });
+}
+
+/** (warren) An inbound webhook: `POST /hooks/<agent>/<name>` on the ingress, signed with the secret; `task` is its template. */
+export const WebhookSchema = z
+  .strictObject({
+    name: z.string().regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/, 'expected lowercase letters, digits and inner dashes').max(64),
+    ...SecretRefShape,
+    task: z.string().min(1).superRefine((t, ctx) => {
+      const problem = templateProblem(t);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    }),
+    /** Deliveries accepted per minute (across all daemons); more are answered 429. */
+    per_minute: z.number().int().min(1).max(10_000).default(60),
+  })
+  .superRefine(oneSecret);
+export type WebhookConfig = z.infer<typeof WebhookSchema>;
+
+/** (warren) Outbound events: signed JSON POSTs to `urls` as activations end, approvals are asked, the agent is held by failures. */
+export const EventsSchema = z
+  .strictObject({
+    urls: z.array(z.url()).min(1),
+    ...SecretRefShape,
+  })
+  .superRefine(oneSecret);
+export type EventsConfig = z.infer<typeof EventsSchema>;
+
 export const AgentConfigSchema = z.strictObject({
   version: z.string().regex(/^\d+\.\d+\.\d+$/, 'expected a version like 1.0.0').default('1.0.0'),
   name: z.string().regex(AGENT_NAME, 'expected 3–50 lowercase letters, digits and inner dashes').min(3).max(50),
@@ -257,7 +303,19 @@ export const AgentConfigSchema = z.strictObject({
   behavior: BehaviorSchema.prefault({}),
   observability: ObservabilitySchema.prefault({}),
   memory: MemorySchema.optional(),
+  approvals: ApprovalsSchema.optional(),
   cache_ttl: z.number().int().min(30).max(3600).default(300),
+  webhooks: z
+    .array(WebhookSchema)
+    .default([])
+    .superRefine((hooks, ctx) => {
+      const seen = new Set<string>();
+      hooks.forEach((h, i) => {
+        if (seen.has(h.name)) ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `webhook ${h.name} is named twice` });
+        seen.add(h.name);
+      });
+    }),
+  events: EventsSchema.optional(),
   schedules: SchedulesSchema.default([]),
   a2a: A2AServeSchema.optional(),
   network: z.unknown().optional(),

@@ -208,7 +208,8 @@ describe('moltbook adapter', () => {
   });
 
   it('keeps Moltbook\'s posting limits locally: comment and post cooldowns, 50 comments a day, stricter under 24 h', async () => {
-    fake = await startFakeMoltbook({ challenges: false });
+    // About the write limits warren keeps on its own clock: the fake's per-IP limit (real time) is another test's.
+    fake = await startFakeMoltbook({ challenges: false, rateLimits: { requestsPerMinute: 10_000 } });
     let now = Date.parse('2026-11-24T10:00:00Z');
     const hub = adapterFor(fake, ['old'], { writeLimits: DEFAULT_AGE_LIMITS, maxWaitMs: 0, now: () => now });
     const young = fake.addAgent('young', { createdAt: new Date(now - 3_600_000).toISOString() });

@@ -50,7 +50,7 @@ export interface RunRecord {
   events: ActivationEvent[];
 }
 
-/** 0 answered (or decided not to), 2 stopped by a limit or a guard (a partial answer included), 1 failed. */
+/** 0 answered (or decided not to), 2 stopped by a limit, a guard or a call that waits for approval (a partial answer included), 1 failed. */
 export function exitCodeFor(o: RunOutcome): 0 | 1 | 2 {
   switch (o.kind) {
     case 'answered':
@@ -60,6 +60,7 @@ export function exitCodeFor(o: RunOutcome): 0 | 1 | 2 {
       return 0;
     case 'guard_stop':
     case 'limit_stop':
+    case 'awaiting_approval': // `warren run` keeps no paused run: a call that waits for approval stops it there
       return 2;
     case 'retryable_failure':
     case 'terminal_failure':

@@ -1,6 +1,7 @@
 // The `llm` executor: the in-process agent loop against an OpenAI-compatible endpoint or the scripted model.
 import type { ChatModel } from '../../agent-loop/model.ts';
 import { noActionTool, taskCompleteTool } from '../../agent-loop/builtin-tools.ts';
+import { socialTools } from '../../agent-loop/social-tools.ts';
 import { hubTools } from '../../agent-loop/hub-tools.ts';
 import { learningTool } from '../../agent-loop/learning-tool.ts';
 import type { AgentMemory } from '../../memory/agent-memory.ts';
@@ -11,12 +12,14 @@ import { delegationTools } from '../../agent-loop/delegation.ts';
 import { AgentCardCache } from '../../agent-loop/a2a-card.ts';
 import { remoteDelegationTools } from '../../agent-loop/remote-delegation.ts';
 import { EventLog } from '../../agent-loop/events.ts';
-import { runLoop, type LoopResult } from '../../agent-loop/loop.ts';
+import { resumeLoop, runLoop, type LoopInput, type LoopResult } from '../../agent-loop/loop.ts';
+import { approvalRule } from '../../agent-loop/approval-rule.ts';
 import { connectMcpServers } from '../../agent-loop/mcp-tools.ts';
 import type { RetryPolicy } from '../../agent-loop/model-caller.ts';
 import { resolveToolMode } from '../../agent-loop/tool-modes.ts';
 import { ToolRegistry, type Tool } from '../../agent-loop/tools.ts';
-import { DEFAULT_PRICES, type Price, type PriceTable } from '../../agent-loop/usage-ledger.ts';
+import { costOf, DEFAULT_PRICES, type Price, type PriceTable } from '../../agent-loop/usage-ledger.ts';
+import type { DistillReply, DistillRequest } from '../../memory/distiller.ts';
 import type { WriteAllowance } from '../../scheduler/write-allowance.ts';
 import type { ScriptedReply } from '../../store/agent-config.ts';
 import type { AgentDefinition } from '../../store/definition.ts';
@@ -119,8 +122,9 @@ export class LlmExecutor implements Executor {
   }
 
   async run(input: ActivationInput): Promise<ExecutorResult> {
-    const result = await this.#run(input, { chain: [input.definition.name] });
-    return { ...result, usage: { ...result.usage, costUsd: result.costUsd } };
+    const { paused, ...result } = await this.#run(input, { chain: [input.definition.name] });
+    // A paused run goes on later with the system prompt it had (README "Approvals"): it is handed out with the state.
+    return { ...result, usage: { ...result.usage, costUsd: result.costUsd }, ...(paused ? { paused: { ...paused, system: input.context.system } } : {}) };
   }
 
   /** One run of the loop; a delegate runs through here too, with the chain so far and its carved limits. */
@@ -130,8 +134,13 @@ export class LlmExecutor implements Executor {
     const extra = this.#opts.extraTools ? await this.#opts.extraTools(input) : { tools: [], close: () => Promise.resolve() };
     const mcp = await connectMcpServers(config.capabilities.mcp_servers, { grants: config.capabilities.grants, secret: this.#opts.secret, events: input.events, callTimeoutMs: this.#opts.toolTimeoutMs, signal: input.signal });
     try {
-      const tools: Tool[] = [
+      const needsApproval = config.approvals ? approvalRule(config.approvals.tools) : undefined;
+      // A delegate's run cannot wait for anyone (only the activation's own run is kept to go on from): a delegate
+      // is not offered the tools its approvals name.
+      const delegated = d.chain.length > 1;
+      const offered: Tool[] = [
         ...(input.hub ? hubTools({ hub: input.hub, agent: input.definition.name, canCreatePosts: config.behavior.can_create_posts, writes: this.#opts.writes?.forAgent(input.definition.name, config.behavior) }) : []),
+        ...(input.hub ? socialTools(input.hub, input.definition.name) : []),
         // observability.post_learnings; an agent that may not start posts is not offered a tool that does.
         ...(input.hub && config.observability.post_learnings && config.behavior.can_create_posts ? [learningTool({ hub: input.hub, agent: input.definition.name, writes: this.#opts.writes?.forAgent(input.definition.name, config.behavior) })] : []),
         ...extra.tools,
@@ -142,12 +151,12 @@ export class LlmExecutor implements Executor {
         taskCompleteTool,
         noActionTool,
       ];
-      const result = await runLoop({
+      const tools = delegated && needsApproval ? offered.filter((t) => !needsApproval(t.definition.name)) : offered;
+      const loop: Omit<LoopInput, 'task' | 'resume'> = {
         model,
         modelName: config.brain.model,
         fallbackModels: config.brain.fallback_models,
         system: input.context.system,
-        task: input.context.task,
         temperature: config.brain.temperature,
         maxTokens: config.brain.max_tokens,
         maxSteps: config.behavior.max_iterations,
@@ -167,8 +176,9 @@ export class LlmExecutor implements Executor {
         agent: input.definition.name,
         trace: { traceparent: d.traceparent ?? input.traceparent, payloads: this.#opts.tracePayloads },
         redact: this.#opts.redactToolOutput,
-      });
-      return result;
+        ...(needsApproval && !delegated ? { approval: { needs: needsApproval, ...(input.resume ? { decisions: input.resume.decisions } : {}) } } : {}),
+      };
+      return input.resume ? await resumeLoop(input.resume.state, { ...loop, keyRoot: input.resume.keyRoot }) : await runLoop({ ...loop, task: input.context.task });
     } finally {
       await Promise.all([extra.close(), mcp.close()]);
     }
@@ -192,7 +202,11 @@ export class LlmExecutor implements Executor {
         const child = {
           id: events.activationId,
           events,
-          run: (childInput: ActivationInput) => this.#run(childInput, { chain: limits.chain, tokenCap: limits.maxTokens, durationCapMs: limits.maxDurationMs, traceparent: limits.traceparent }),
+          // A delegate never pauses (it is not offered the tools that would wait): there is no state to hand out.
+          run: async (childInput: ActivationInput) => {
+            const { paused: _never, ...r } = await this.#run(childInput, { chain: limits.chain, tokenCap: limits.maxTokens, durationCapMs: limits.maxDurationMs, traceparent: limits.traceparent });
+            return r;
+          },
         };
         const r = input.delegate
           ? await input.delegate(def, task, child, limits.signal)
@@ -216,6 +230,15 @@ export class LlmExecutor implements Executor {
   async ask(def: AgentDefinition, question: string, signal?: AbortSignal): Promise<string | undefined> {
     const res = await this.#model(def).complete({ model: def.config.brain.model, messages: [{ role: 'user', content: question }], temperature: 0, maxTokens: 20, signal });
     return res.content ?? undefined;
+  }
+
+  /**
+   * One request to the agent's own model beside its turn (memory distillation: memory/distiller.ts), no tools:
+   * its answer, its usage and what it cost by the price table, so the activation is charged for it.
+   */
+  async complete(def: AgentDefinition, req: DistillRequest): Promise<DistillReply> {
+    const res = await this.#model(def).complete({ model: req.model, messages: req.messages, temperature: 0, maxTokens: req.maxTokens, signal: req.signal });
+    return { content: res.content, usage: res.usage, costUsd: costOf(res.model || req.model, res.usage, this.#opts.prices ?? DEFAULT_PRICES) };
   }
 
   #model(def: AgentDefinition): ChatModel {

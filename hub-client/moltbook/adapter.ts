@@ -19,6 +19,7 @@ import type {
   WriteOptions,
 } from '../adapter.ts';
 import { HubError } from '../errors.ts';
+import type { FeedPost, FoundComment, HubSocial, SocialWrite } from '../social.ts';
 import { sleep } from '../http.ts';
 import { type Agent, type AgentWithWork, type BudgetHealth, type Comment, type Community, type KeyRotation, type NotificationCount, type Post, type RegisteredAgent, type StaleAgent } from '../types.ts';
 import type { BudgetConfig } from '../../local-hub/budget-rules.ts';
@@ -27,13 +28,24 @@ import { LocalBudgetLedger } from './budget-ledger.ts';
 import { solveChallenge } from './challenge.ts';
 import { challengeQuestion, parseModelAnswer, timeToAsk, type ChallengeModel } from './challenge-fallback.ts';
 import { moltbookRequest, type MoltbookRequest } from './http.ts';
-import { DEFAULT_BUCKET, KeyPacer, type BucketOptions, type RequestKind } from './pacing.ts';
+import { backoffDelayMs } from '../../policy/exponential-backoff.ts';
+import { PaceAborted, PaceWaitTooLong, RequestPacer } from '../request-pacer.ts';
+import { agentBucket, bucketOf429, bucketsOf, DEFAULT_RATE, hostBucket, type Rate, type RequestKind } from './buckets.ts';
 import { contentHash, MoltbookState, type LedgerEntry } from './state.ts';
-import { flattenComments, HomeSchema, toPost, unwrapMoltbookList, unwrapMoltbookObject, verificationOf, WireCommentSchema, WirePostSchema, type Home, type Verification, type WireComment } from './wire.ts';
+import { invalidComment, invalidPost } from './write-checks.ts';
+import { isConversation, MoltbookDirectMessages } from './direct-messages.ts';
+import { createdAtOf, flattenComments, HomeSchema, pageInfoOf, toPost, unwrapMoltbookList, unwrapMoltbookObject, verificationOf, WireCommentSchema, WirePostSchema, type Home, type Verification, type WireComment } from './wire.ts';
 import { mentionId, mentionsIn, postOfNotification, workOnThread } from './work.ts';
 import { commentsLeft, DEFAULT_AGE_LIMITS, limitsForAge, writeVerdict, type AgeLimits, type WriteLimits } from './write-limits.ts';
 
-export const MOLTBOOK_CAPABILITIES: HubCapabilities = { longPoll: false, budget: false, idempotencyKeys: false, registration: false, errorPosts: false };
+export const MOLTBOOK_CAPABILITIES: HubCapabilities = {
+  longPoll: false,
+  budget: false,
+  idempotencyKeys: false,
+  registration: false,
+  errorPosts: false,
+  social: ['vote', 'follow', 'feed', 'subscribe', 'search_comments', 'direct_messages'],
+};
 
 /** A challenge the solver would not answer, or answered wrongly: the content is not published. */
 export class MoltbookChallengeError extends HubError {
@@ -56,7 +68,10 @@ export interface MoltbookAdapterOptions {
   logger?: Logger;
   /** How often each agent's /home is read for work (jittered ±20 %). */
   homeIntervalMs?: number;
-  bucket?: BucketOptions;
+  /** The pace of each agent's key. */
+  bucket?: Rate;
+  /** The pace of all agents together on the API's host (`hub.requests_per_minute_per_host`); absent: not paced as a whole. */
+  hostBucket?: Rate;
   /** The longest a call waits for its key's pace or a 429's retry-after; a longer wait fails with it instead. */
   maxWaitMs?: number;
   now?: () => number;
@@ -73,11 +88,21 @@ export interface MoltbookAdapterOptions {
   onNeedsOperator?: (agent: string, why: string) => Promise<void> | void;
 }
 
+/** A request not sent because its pace asked for a longer wait than the caller allows (a poll allows none). */
+export class HeldBackLocally extends HubError {}
+
 /** Moltbook suspends an agent after ten failed challenges in a row; warren stops it well before. */
 export const CHALLENGE_FAILURES_BEFORE_PAUSE = 3;
 
 /** Communities searched for mentions per /home round: a bound on the requests a key spends on it. */
 const MENTION_COMMUNITIES = 3;
+
+/** The most comments Moltbook answers in one page (the open-source server's default; production caps at it too). */
+const COMMENT_PAGE = 100;
+/** Pages of comments read at most for one thread (a thread of thousands is read in part, said in the log). */
+const MAX_COMMENT_PAGES = 10;
+/** The longest wait before a failing /home is read again. */
+const HOME_BACKOFF_CAP_MS = 15 * 60_000;
 
 interface CachedHome {
   home: Home;
@@ -87,19 +112,26 @@ interface CachedHome {
 
 const notOffered = (what: string): HubError => new HubError({ method: '-', path: what, detail: `Moltbook does not offer ${what} to agents`, retryable: false });
 
-export class MoltbookAdapter implements HubAdapter {
+export class MoltbookAdapter implements HubAdapter, HubSocial {
   readonly baseUrl: string;
   readonly capabilities = MOLTBOOK_CAPABILITIES;
+  readonly social: HubSocial = this;
   readonly #keys: ReadonlyMap<string, string>;
   readonly #state: MoltbookState;
-  readonly #pacer: KeyPacer;
-  readonly #bucket: BucketOptions;
+  readonly #pacer: RequestPacer;
+  readonly #bucket: Rate;
+  readonly #hostBucket: Rate | undefined;
+  readonly #host: string;
   readonly #logger: Logger | undefined;
   readonly #homeIntervalMs: number;
   readonly #maxWaitMs: number;
   readonly #now: () => number;
   readonly #random: () => number;
   readonly #homes = new Map<string, CachedHome>();
+  /** Agents whose /home failed: how often in a row, and not before when it is read again. */
+  readonly #homeFailures = new Map<string, { failures: number; nextAt: number }>();
+  /** When each agent's communities are next searched for mentions (on their own schedule, whatever /home does). */
+  readonly #mentionsNextAt = new Map<string, number>();
   readonly #postAuthors = new Map<string, string>();
   /** Agents whose key was refused (401): not polled again, their operator must act. */
   readonly #refused = new Set<string>();
@@ -110,22 +142,26 @@ export class MoltbookAdapter implements HubAdapter {
   readonly #writeLimits: AgeLimits;
   readonly #askModel: ChallengeModel | undefined;
   readonly #communities: (agent: string) => readonly string[];
+  readonly #dms: MoltbookDirectMessages;
 
   constructor(opts: MoltbookAdapterOptions) {
     this.baseUrl = opts.baseUrl.replace(/\/+$/, '');
     this.#keys = opts.keys;
     this.#state = new MoltbookState(opts.redis, opts.prefix);
-    this.#bucket = opts.bucket ?? DEFAULT_BUCKET;
-    this.#pacer = new KeyPacer(this.#bucket);
+    this.#bucket = opts.bucket ?? DEFAULT_RATE;
+    this.#hostBucket = opts.hostBucket;
+    this.#host = new URL(this.baseUrl).host;
     this.#logger = opts.logger;
     this.#homeIntervalMs = opts.homeIntervalMs ?? 60_000;
     this.#maxWaitMs = opts.maxWaitMs ?? 30_000;
     this.#now = opts.now ?? Date.now;
+    this.#pacer = new RequestPacer(opts.redis, opts.prefix, this.#now);
     this.#random = opts.random ?? Math.random;
     this.#onNeedsOperator = opts.onNeedsOperator;
     this.#writeLimits = opts.writeLimits ?? DEFAULT_AGE_LIMITS;
     this.#askModel = opts.askModel;
     this.#communities = opts.communities ?? (() => []);
+    this.#dms = new MoltbookDirectMessages((agent, r, poll) => this.#call(agent, 'read', r, undefined, poll), this.#state);
     this.#budget = new LocalBudgetLedger(opts.redis, opts.prefix, opts.budget ?? {}, this.#now);
   }
 
@@ -154,32 +190,41 @@ export class MoltbookAdapter implements HubAdapter {
   }
 
   /** For reads that name no agent: the key with the most room. */
-  #readKey(): { agent: string; key: string } {
+  async #readKey(): Promise<{ agent: string; key: string }> {
     let best: { agent: string; key: string; room: number } | undefined;
     for (const [agent, key] of this.#keys) {
       if (this.#refused.has(agent)) continue;
-      const room = this.#pacer.available(key, this.#now());
+      const room = await this.#pacer.available({ key: agentBucket(agent), ...this.#bucket });
       if (!best || room > best.room) best = { agent, key, room };
     }
     if (!best) throw new HubError({ method: '-', path: '-', detail: 'no usable Moltbook key configured (hub.agents)', retryable: false });
     return best;
   }
 
-  async #call(agent: string, kind: RequestKind, r: Omit<MoltbookRequest, 'key'>, key = this.#keyOf(agent)): Promise<unknown> {
-    for (;;) {
-      const wait = this.#pacer.take(key, kind, this.#now());
-      if (wait === 0) break;
-      if (wait > this.#maxWaitMs) throw new HubError({ method: r.method, path: r.path, status: 429, detail: `${agent}: held back locally for ${Math.ceil(wait / 1000)} s (rate limit)`, retryable: true, retryAfterMs: wait });
-      await sleep(wait, r.signal);
-      if (r.signal?.aborted) throw new HubError({ method: r.method, path: r.path, detail: 'aborted', retryable: false });
+  /** Whether a poll may spend a request now: it yields to work once the agent's or the host's bucket is half used. */
+  async #mayPoll(agent: string): Promise<boolean> {
+    if ((await this.#pacer.available({ key: agentBucket(agent), ...this.#bucket })) < this.#bucket.burst / 2) return false;
+    return !this.#hostBucket || (await this.#pacer.available({ key: hostBucket(this.#host), ...this.#hostBucket })) >= this.#hostBucket.burst / 2;
+  }
+
+  /** One request, paced; a poll (`poll`) never waits for its pace: it is skipped, and work keeps the allowance. */
+  async #call(agent: string, kind: RequestKind, r: Omit<MoltbookRequest, 'key'>, key = this.#keyOf(agent), poll = false): Promise<unknown> {
+    const scope = { agent, kind, host: this.#host, keyRate: this.#bucket, hostRate: this.#hostBucket };
+    try {
+      await this.#pacer.take(bucketsOf(scope), { maxWaitMs: poll ? 0 : this.#maxWaitMs, signal: r.signal });
+    } catch (err) {
+      if (err instanceof PaceWaitTooLong) throw new HeldBackLocally({ method: r.method, path: r.path, status: 429, detail: `${agent}: held back locally for ${Math.ceil(err.waitMs / 1000)} s (rate limit)`, retryable: true, retryAfterMs: err.waitMs });
+      if (err instanceof PaceAborted) throw new HubError({ method: r.method, path: r.path, detail: 'aborted', retryable: false });
+      throw err;
     }
     try {
       return await moltbookRequest(this.baseUrl, { ...r, key });
     } catch (err) {
       if (err instanceof HubError && err.status === 429) {
         const ms = err.retryAfterMs ?? 60_000;
-        this.#pacer.block(key, kind, this.#now() + ms);
-        this.#logger?.warn({ agent, path: r.path, retryAfterMs: ms }, 'Moltbook rate limit: holding this key back');
+        const bucket = bucketOf429(scope);
+        await this.#pacer.penalise(bucket, this.#now() + ms);
+        this.#logger?.warn({ agent, path: r.path, retryAfterMs: ms, held: bucket }, `Moltbook rate limit: holding ${bucket === hostBucket(this.#host) ? 'every agent on this host' : 'this key'} back`);
       }
       if (err instanceof HubError && err.status === 401 && !this.#refused.has(agent)) {
         this.#refused.add(agent);
@@ -191,8 +236,15 @@ export class MoltbookAdapter implements HubAdapter {
 
   // ---- work discovery ----
 
-  async #home(agent: string, signal?: AbortSignal): Promise<CachedHome> {
-    const body = await this.#call(agent, 'read', { method: 'GET', path: '/home', signal });
+  async #home(agent: string, signal?: AbortSignal, poll = false): Promise<CachedHome> {
+    let body: unknown;
+    try {
+      body = await this.#call(agent, 'read', { method: 'GET', path: '/home', signal }, undefined, poll);
+    } catch (err) {
+      if (!(err instanceof HeldBackLocally)) this.#homeFailed(agent);
+      throw err;
+    }
+    this.#homeFailures.delete(agent);
     const parsed = HomeSchema.safeParse(body);
     const home: Home = parsed.success ? parsed.data : { your_account: undefined, activity_on_your_posts: [] };
     const fromPosts = home.activity_on_your_posts.reduce((s, a) => s + (a.new_notification_count ?? 0), 0);
@@ -202,13 +254,26 @@ export class MoltbookAdapter implements HubAdapter {
     return cached;
   }
 
-  async #thread(agent: string, postId: string, signal?: AbortSignal): Promise<{ author: string | undefined; comments: Comment[] }> {
+  /** A failed /home is read again after a growing wait, never sooner than home_interval (it once was every poll). */
+  #homeFailed(agent: string): void {
+    const failures = (this.#homeFailures.get(agent)?.failures ?? 0) + 1;
+    const waitMs = backoffDelayMs({ baseMs: 2 * this.#homeIntervalMs, factor: 2, capMs: Math.max(2 * this.#homeIntervalMs, HOME_BACKOFF_CAP_MS), jitter: 'equal' }, failures, this.#random);
+    this.#homeFailures.set(agent, { failures, nextAt: this.#now() + waitMs });
+    this.#homes.delete(agent); // a count from before the failure would wake the agent for work nobody can list
+  }
+
+  /** Whether /home may be read now: not while a failure's wait runs. */
+  #homeMayBeRead(agent: string): boolean {
+    return (this.#homeFailures.get(agent)?.nextAt ?? 0) <= this.#now();
+  }
+
+  async #thread(agent: string, postId: string, signal?: AbortSignal, enough?: (comments: readonly Comment[]) => Promise<boolean>): Promise<{ author: string | undefined; comments: Comment[] }> {
     let author = this.#postAuthors.get(postId);
     if (author === undefined) {
       author = (await this.#getPost(agent, postId, signal)).author.name;
       this.#postAuthors.set(postId, author);
     }
-    return { author, comments: await this.#comments(agent, postId, signal) };
+    return { author, comments: await this.#comments(agent, postId, { signal, enough }) };
   }
 
   async #getPost(agent: string, postId: string, signal?: AbortSignal, key?: string): Promise<Post> {
@@ -219,36 +284,80 @@ export class MoltbookAdapter implements HubAdapter {
     return toPost(parsed.data);
   }
 
-  async #comments(agent: string, postId: string, signal?: AbortSignal, key?: string): Promise<Comment[]> {
+  /**
+   * A post's comments, page by page: Moltbook answers at most COMMENT_PAGE of them, shallowest first, so a new
+   * reply deep in a long thread is on a later page. Pages are read until `enough` is satisfied, the server says
+   * there are no more (or repeats a page: a server without paging), or MAX_COMMENT_PAGES.
+   */
+  async #comments(agent: string, postId: string, opts: { signal?: AbortSignal; key?: string; enough?: (comments: readonly Comment[]) => Promise<boolean> } = {}): Promise<Comment[]> {
     const path = `/posts/${encodeURIComponent(postId)}/comments`;
-    const body = await this.#call(agent, 'read', { method: 'GET', path, query: { sort: 'new' }, signal }, key);
-    const tree: WireComment[] = [];
-    for (const item of unwrapMoltbookList(body, ['comments']) ?? []) {
-      const c = WireCommentSchema.safeParse(item);
-      if (c.success) tree.push(c.data);
+    const all: Comment[] = [];
+    const seen = new Set<string>();
+    let offset = 0;
+    let cursor: string | undefined;
+    for (let page = 1; page <= MAX_COMMENT_PAGES; page++) {
+      const body = await this.#call(agent, 'read', { method: 'GET', path, query: { sort: 'new', limit: COMMENT_PAGE, ...(cursor ? { cursor } : { offset }) }, signal: opts.signal }, opts.key);
+      const tree: WireComment[] = [];
+      for (const item of unwrapMoltbookList(body, ['comments']) ?? []) {
+        const c = WireCommentSchema.safeParse(item);
+        if (c.success) tree.push(c.data);
+      }
+      const rows = flattenComments(tree, postId);
+      const fresh = rows.filter((c) => !seen.has(c.id));
+      for (const c of fresh) {
+        seen.add(c.id);
+        all.push(c);
+      }
+      const next = pageInfoOf(body);
+      if (fresh.length === 0 || rows.length < COMMENT_PAGE || next.hasMore === false || (opts.enough && (await opts.enough(all)))) break;
+      if (page === MAX_COMMENT_PAGES) this.#logger?.warn({ agent, post: postId, comments: all.length }, `a thread of more than ${MAX_COMMENT_PAGES} pages of comments: only the first are read`);
+      cursor = next.nextCursor;
+      offset += rows.length;
     }
-    return flattenComments(tree, postId);
+    return all;
   }
 
   async agentsWithNotifications(signal?: AbortSignal): Promise<AgentWithWork[]> {
     const agents = [...this.#keys.keys()].filter((a) => !this.#refused.has(a));
-    const counts = await Promise.all(
-      agents.map(async (agent) => {
-        try {
-          const cached = this.#homes.get(agent);
-          // Polling yields to work: with half its burst used, a key keeps the last answer a while longer.
-          const fresh = cached && (cached.nextAt > this.#now() || this.#pacer.available(this.#keyOf(agent), this.#now()) < this.#bucket.burst / 2);
-          const home = fresh ? cached : await this.#home(agent, signal);
-          // Mentions are looked for on the same schedule as /home: one request per community, within the pace.
-          if (!fresh) await this.#scanMentions(agent, signal);
-          return home.count + (await this.#state.pendingCount(agent));
-        } catch (err) {
-          this.#logger?.warn({ agent, err }, 'could not read the agent\'s Moltbook home');
-          return 0;
-        }
-      }),
-    );
+    const counts = await Promise.all(agents.map((agent) => this.#workCount(agent, signal)));
     return agents.flatMap((name, i) => (counts[i]! > 0 ? [{ id: name, name, notification_count: counts[i]! }] : []));
+  }
+
+  /**
+   * An agent's work: comments /home counts and the mentions found in its communities. The two are read on their
+   * own schedules (every home_interval; a failing /home backs off alone), so one failing endpoint blinds neither
+   * path to the other. Polls yield to work: with half a bucket used, the last answer is kept a while longer.
+   */
+  async #workCount(agent: string, signal?: AbortSignal): Promise<number> {
+    const now = this.#now();
+    let home = this.#homes.get(agent);
+    const homeDue = (!home || home.nextAt <= now) && this.#homeMayBeRead(agent);
+    // The first read of an agent's home is never put off: until then its work is not known at all.
+    if (homeDue && (!home || (await this.#mayPoll(agent)))) {
+      try {
+        home = await this.#home(agent, signal, true);
+      } catch (err) {
+        if (err instanceof HeldBackLocally) return (home?.count ?? 0) + (await this.#state.pendingCount(agent)); // the bucket is work's now
+        const retryInMs = (this.#homeFailures.get(agent)?.nextAt ?? now) - now;
+        this.#logger?.warn({ agent, err, retryInMs }, 'could not read the agent\'s Moltbook home; its mentions are still looked for');
+        home = undefined;
+      }
+    }
+    if ((this.#mentionsNextAt.get(agent) ?? 0) <= now && (!this.#mentionsNextAt.has(agent) || (await this.#mayPoll(agent)))) {
+      this.#mentionsNextAt.set(agent, now + this.#homeIntervalMs * (0.8 + this.#random() * 0.4));
+      await this.#scanMentions(agent, signal);
+      try {
+        await this.#dms.scan(agent, signal);
+      } catch (err) {
+        if (!(err instanceof HeldBackLocally)) this.#logger?.warn({ agent, err }, 'could not look for direct messages');
+      }
+    }
+    try {
+      return (home?.count ?? 0) + (await this.#state.pendingCount(agent));
+    } catch (err) {
+      this.#logger?.warn({ agent, err }, 'could not count the agent\'s pending Moltbook work');
+      return 0;
+    }
   }
 
   /** New posts in the agent's communities (at most MENTION_COMMUNITIES of them) naming `@agent` become pending mentions. */
@@ -256,10 +365,11 @@ export class MoltbookAdapter implements HubAdapter {
     const communities = this.#communities(agent).slice(0, MENTION_COMMUNITIES);
     for (const community of communities) {
       try {
-        const posts = await this.#posts(agent, { sort: 'new', limit: 25, submolt: community.replace(/^m\//, '') }, signal);
+        const posts = await this.#posts(agent, { sort: 'new', limit: 25, submolt: community.replace(/^m\//, '') }, signal, undefined, true);
         const handled = await this.#state.handled(agent, posts.map((p) => mentionId(p.id)));
         await this.#state.addPending(agent, mentionsIn({ agent, posts, handled }));
       } catch (err) {
+        if (err instanceof HeldBackLocally) return; // the next round looks again
         this.#logger?.warn({ agent, community, err }, 'could not look for mentions');
       }
     }
@@ -270,13 +380,26 @@ export class MoltbookAdapter implements HubAdapter {
   }
 
   async listNotifications(agent: string, opts: NotificationQuery = {}): Promise<NotificationPage> {
-    const { home } = await this.#home(agent, opts.signal);
     const pending = await this.#state.pending(agent);
-    for (const activity of home.activity_on_your_posts) {
+    let home: Home | undefined;
+    try {
+      if (!this.#homeMayBeRead(agent)) throw new HubError({ method: 'GET', path: '/home', detail: 'failing lately; waiting before reading it again', retryable: true });
+      home = (await this.#home(agent, opts.signal)).home;
+    } catch (err) {
+      // The mentions found meanwhile are answered all the same; with nothing pending the failure is the answer.
+      if (pending.length === 0 || (err instanceof HubError && err.status === 401)) throw err;
+      this.#logger?.warn({ agent, err }, 'could not read the agent\'s Moltbook home; answering the work found elsewhere');
+    }
+    for (const activity of home?.activity_on_your_posts ?? []) {
       const postId = activity.post_id;
       const fresh = activity.new_notification_count ?? 1;
       if (fresh <= 0) continue;
-      const { author, comments } = await this.#thread(agent, postId, opts.signal);
+      // Paged until as many unanswered replies to the agent are found as /home counts new.
+      const enough = async (cs: readonly Comment[]): Promise<boolean> => {
+        const handled = await this.#state.handled(agent, cs.map((c) => `${postId}:${c.id}`));
+        return workOnThread({ agent, postId, postAuthor: this.#postAuthors.get(postId), comments: cs, handled, limit: fresh }).length >= fresh;
+      };
+      const { author, comments } = await this.#thread(agent, postId, opts.signal, enough);
       const handled = await this.#state.handled(agent, comments.map((c) => `${postId}:${c.id}`));
       const work = workOnThread({ agent, postId, postAuthor: author, comments, handled, limit: fresh });
       await this.#state.addPending(agent, work);
@@ -295,7 +418,8 @@ export class MoltbookAdapter implements HubAdapter {
     await this.#state.markHandled(agent, notificationIds);
     this.#homes.delete(agent);
     const left = await this.#state.pending(agent);
-    const posts = new Set(notificationIds.flatMap((id) => postOfNotification(id) ?? []));
+    // A DM conversation was marked read on Moltbook when it was read; only comment threads have read state to set.
+    const posts = new Set(notificationIds.flatMap((id) => postOfNotification(id) ?? []).filter((p) => !isConversation(p)));
     for (const postId of posts) {
       if (left.some((n) => n.post_id === postId)) continue;
       // Marking the post read covers every comment on it: first make sure none arrived since it was listed.
@@ -330,9 +454,15 @@ export class MoltbookAdapter implements HubAdapter {
 
   async createComment(comment: NewComment, opts: WriteOptions = {}): Promise<Comment> {
     const { agent, postId, content } = comment;
+    invalidComment(content, agent, postId);
+    if (isConversation(postId)) return this.#dms.send(agent, postId, content, comment.parentId ?? null, opts.idempotencyKey ?? moltbookLedgerKey(agent, postId, contentHash(content)), opts.signal);
     const hash = contentHash(content);
     const wkey = opts.idempotencyKey ?? moltbookLedgerKey(agent, postId, hash);
-    const mine = async (): Promise<Comment | undefined> => (await this.#comments(agent, postId, opts.signal)).find((c) => c.author.name === agent && contentHash(c.content) === hash);
+    const parentId = comment.parentId ?? null;
+    // The write's identity is its post and parent (and, in the ledger, its idempotency key): the same answer to
+    // another comment of the thread is another write, never a duplicate of this one.
+    const isMine = (c: Comment): boolean => c.author.name === agent && (c.parent_id ?? null) === parentId && contentHash(c.content) === hash;
+    const mine = async (): Promise<Comment | undefined> => (await this.#comments(agent, postId, { signal: opts.signal, enough: (cs) => Promise.resolve(cs.some(isMine)) })).find(isMine);
     return this.#write<Comment>(agent, 'comment', wkey, { agent, kind: 'comment', postId, contentHash: hash }, mine, {
       method: 'POST',
       path: `/posts/${encodeURIComponent(postId)}/comments`,
@@ -348,6 +478,8 @@ export class MoltbookAdapter implements HubAdapter {
   async createPost(post: NewPost, opts: WriteOptions = {}): Promise<Post> {
     const submolt = (post.community ?? 'general').replace(/^m\//, '');
     const title = post.title?.trim() || post.content.split('\n')[0]!.slice(0, 120) || 'untitled';
+    // Moltbook's limiter runs before its validation: a post it refuses still costs the 30 minutes. Checked here first.
+    invalidPost({ submolt, title, content: post.content }, post.agent);
     const hash = contentHash(`${title}\n${post.content}`);
     const wkey = opts.idempotencyKey ?? moltbookLedgerKey(post.agent, 'post', hash);
     const mine = async (): Promise<Post | undefined> => {
@@ -361,7 +493,8 @@ export class MoltbookAdapter implements HubAdapter {
     return this.#write<Post>(post.agent, 'post', wkey, { agent: post.agent, kind: 'post', contentHash: hash }, mine, {
       method: 'POST',
       path: '/posts',
-      body: { submolt_name: submolt, title, content: post.content },
+      // Both names clients send: the published API reads `submolt_name`, the open-source server `submolt`.
+      body: { submolt_name: submolt, submolt, title, content: post.content },
       signal: opts.signal,
     }, (body) => {
       const p = WirePostSchema.safeParse(unwrapMoltbookObject(body, ['post']));
@@ -388,7 +521,8 @@ export class MoltbookAdapter implements HubAdapter {
     const existing = await findMine();
     if (existing) {
       await this.#state.setLedger(wkey, { ...entry, state: 'done', id: existing.id });
-      if (prior?.state !== 'done') this.#logger?.info({ agent, kind, id: existing.id, key: wkey }, 'the write is already on Moltbook; not writing again');
+      if (entry.postId) await this.#state.markAnswered(agent, entry.postId);
+      if (prior?.state !== 'done') this.#logger?.info({ agent, kind, id: existing.id, post: entry.postId, key: wkey }, `the write is already on Moltbook as ${kind} ${existing.id}; not writing again`);
       return existing;
     }
     const day = await this.#admit(agent, kind, req.signal);
@@ -413,6 +547,7 @@ export class MoltbookAdapter implements HubAdapter {
     } else {
       await this.#state.setLedger(wkey, { ...entry, state: 'done', id: created.id });
     }
+    if (entry.postId) await this.#state.markAnswered(agent, entry.postId); // published: exploration leaves the post alone
     return created;
   }
 
@@ -420,9 +555,12 @@ export class MoltbookAdapter implements HubAdapter {
     if (!this.#createdAt.has(agent)) {
       try {
         const body = await this.#call(agent, 'read', { method: 'GET', path: '/agents/me', signal });
-        const created = (unwrapMoltbookObject(body, ['agent']) as { created_at?: unknown } | undefined)?.created_at;
-        const ms = typeof created === 'string' ? Date.parse(created) : Number.NaN;
-        this.#createdAt.set(agent, Number.isNaN(ms) ? undefined : ms);
+        const ms = createdAtOf(unwrapMoltbookObject(body, ['agent']));
+        this.#createdAt.set(agent, ms);
+        const limits = limitsForAge(ms, this.#now(), this.#writeLimits);
+        const tier = limits === this.#writeLimits.established ? 'established' : 'new';
+        this.#logger?.info({ agent, tier, createdAt: ms === undefined ? null : new Date(ms).toISOString(), commentsPerDay: limits.commentsPerDay },
+          ms === undefined ? `${agent}: /agents/me names no creation time; Moltbook's limits for new agents apply` : `${agent}: Moltbook's posting limits for ${tier === 'new' ? 'agents younger than 24 h' : 'established agents'} apply`);
       } catch (err) {
         this.#logger?.warn({ agent, err }, 'could not read the agent\'s age from /agents/me; the limits for new agents apply');
         return limitsForAge(undefined, this.#now(), this.#writeLimits);
@@ -513,25 +651,77 @@ export class MoltbookAdapter implements HubAdapter {
     this.#logger?.info({ agent, kind: entry.kind, id: entry.id }, 'Moltbook challenge solved and verified');
   }
 
+  // ---- social (hub-client/social.ts) ----
+
+  /** A one-off POST (vote, follow, subscribe) at most once per idempotency key: a claim first, never sent twice. */
+  async #once(agent: string, path: string, opts: SocialWrite): Promise<void> {
+    const wkey = opts.idempotencyKey;
+    if (wkey && !(await this.#state.claimAction(wkey))) {
+      this.#logger?.info({ agent, path, key: wkey }, 'already done (or under way) for this call; not sent again');
+      return;
+    }
+    try {
+      await this.#call(agent, 'read', { method: 'POST', path, signal: opts.signal });
+    } catch (err) {
+      // Refused (4xx): nothing happened, a retry may try again; otherwise it may have happened and stays claimed.
+      if (wkey && err instanceof HubError && err.status !== undefined && err.status < 500) await this.#state.forgetLedger(wkey);
+      throw err;
+    }
+  }
+
+  vote(agent: string, target: { kind: 'post' | 'comment'; id: string }, direction: 'up' | 'down', opts: SocialWrite = {}): Promise<void> {
+    return this.#once(agent, `/${target.kind === 'post' ? 'posts' : 'comments'}/${encodeURIComponent(target.id)}/${direction === 'up' ? 'upvote' : 'downvote'}`, opts);
+  }
+
+  follow(agent: string, name: string, opts: SocialWrite = {}): Promise<void> {
+    return this.#once(agent, `/agents/${encodeURIComponent(name)}/follow`, opts);
+  }
+
+  subscribe(agent: string, community: string, opts: SocialWrite = {}): Promise<void> {
+    return this.#once(agent, `/submolts/${encodeURIComponent(community.replace(/^m\//, ''))}/subscribe`, opts);
+  }
+
+  async feed(agent: string, query: { sort?: 'new' | 'hot' | 'top'; limit?: number; signal?: AbortSignal } = {}): Promise<FeedPost[]> {
+    const body = await this.#call(agent, 'read', { method: 'GET', path: '/feed', query: { sort: query.sort ?? 'new', limit: query.limit ?? 15 }, signal: query.signal });
+    return (unwrapMoltbookList(body, ['posts']) ?? []).flatMap((p) => {
+      const w = WirePostSchema.safeParse(p);
+      if (!w.success) return [];
+      const post = toPost(w.data);
+      return [{ id: post.id, title: post.title ?? null, author: post.author.name, community: post.community ?? null, content: post.content }];
+    });
+  }
+
+  async searchComments(agent: string, q: string, query: { limit?: number; signal?: AbortSignal } = {}): Promise<FoundComment[]> {
+    const body = await this.#call(agent, 'read', { method: 'GET', path: '/search', query: { q, type: 'comments', limit: query.limit ?? 10 }, signal: query.signal });
+    return (unwrapMoltbookList(body, ['results', 'comments']) ?? []).flatMap((c) => {
+      const w = WireCommentSchema.safeParse(c);
+      if (!w.success || !w.data.post_id) return [];
+      const postId = w.data.post_id;
+      const [flat] = flattenComments([{ ...w.data, replies: [] }], postId);
+      return flat ? [{ id: flat.id, post_id: postId, author: flat.author.name, content: flat.content }] : [];
+    });
+  }
+
   // ---- reads ----
 
   async getPost(id: string, opts: { includeComments?: boolean; signal?: AbortSignal } = {}): Promise<Post> {
-    const { agent, key } = this.#readKey();
+    if (isConversation(id)) return this.#dms.thread(id, opts.signal);
+    const { agent, key } = await this.#readKey();
     const post = await this.#getPost(agent, id, opts.signal, key);
     this.#postAuthors.set(post.id, post.author.name);
     if (!opts.includeComments) return post;
-    const comments = (await this.#comments(agent, id, opts.signal, key)).sort((a, b) => a.created_at.localeCompare(b.created_at));
+    const comments = (await this.#comments(agent, id, { signal: opts.signal, key })).sort((a, b) => a.created_at.localeCompare(b.created_at));
     return { ...post, comments, comment_count: comments.length };
   }
 
   async listPosts(query: PostQuery = {}): Promise<PostPage> {
-    const { agent, key } = this.#readKey();
+    const { agent, key } = await this.#readKey();
     const posts = await this.#posts(agent, { sort: query.sort === 'rising' ? 'hot' : (query.sort ?? 'new'), limit: query.limit, submolt: query.community?.replace(/^m\//, '') }, query.signal, key);
     return { posts, total: posts.length, offset: 0, limit: query.limit ?? posts.length };
   }
 
-  async #posts(agent: string, query: Record<string, string | number | undefined>, signal?: AbortSignal, key?: string): Promise<Post[]> {
-    const body = await this.#call(agent, 'read', { method: 'GET', path: '/posts', query, signal }, key);
+  async #posts(agent: string, query: Record<string, string | number | undefined>, signal?: AbortSignal, key?: string, poll = false): Promise<Post[]> {
+    const body = await this.#call(agent, 'read', { method: 'GET', path: '/posts', query, signal }, key ?? this.#keyOf(agent), poll);
     return (unwrapMoltbookList(body, ['posts']) ?? []).flatMap((p) => {
       const w = WirePostSchema.safeParse(p);
       return w.success ? [toPost(w.data)] : [];
@@ -539,7 +729,7 @@ export class MoltbookAdapter implements HubAdapter {
   }
 
   async search(q: string, query: SearchQuery = {}): Promise<Post[]> {
-    const { agent, key } = this.#readKey();
+    const { agent, key } = await this.#readKey();
     const body = await this.#call(agent, 'read', { method: 'GET', path: '/search', query: { q, type: 'posts', limit: query.limit }, signal: query.signal }, key);
     return (unwrapMoltbookList(body, ['results', 'posts']) ?? []).flatMap((p) => {
       const w = WirePostSchema.safeParse(p);
@@ -553,11 +743,13 @@ export class MoltbookAdapter implements HubAdapter {
     for (const submolt of communities) {
       for (const p of await this.#posts(agent, { sort: 'new', limit: query.limit ?? 10, submolt }, query.signal)) seen.set(p.id, p);
     }
-    return [...seen.values()].filter((p) => p.author.name !== agent).slice(0, query.limit ?? 10);
+    const mine = [...seen.values()].filter((p) => p.author.name !== agent);
+    const answered = query.excludeResponded ? await this.#state.answered(agent, mine.map((p) => p.id)) : new Set<string>();
+    return mine.filter((p) => !answered.has(p.id)).slice(0, query.limit ?? 10);
   }
 
   async listCommunities(signal?: AbortSignal): Promise<Community[]> {
-    const { agent, key } = this.#readKey();
+    const { agent, key } = await this.#readKey();
     const body = await this.#call(agent, 'read', { method: 'GET', path: '/submolts', signal }, key);
     return (unwrapMoltbookList(body, ['submolts']) ?? []).flatMap((s) => {
       const name = (s as { name?: unknown } | null)?.name;
@@ -578,7 +770,7 @@ export class MoltbookAdapter implements HubAdapter {
 
   async health(signal?: AbortSignal): Promise<boolean> {
     try {
-      const { agent, key } = this.#readKey();
+      const { agent, key } = await this.#readKey();
       await this.#call(agent, 'read', { method: 'GET', path: '/agents/status', signal: signal ?? AbortSignal.timeout(5_000) }, key);
       return true;
     } catch {

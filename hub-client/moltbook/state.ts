@@ -13,7 +13,8 @@ const LEDGER_TTL_SECONDS = 7 * 86_400;
 export interface LedgerEntry {
   state: 'sending' | 'unverified' | 'done';
   agent: string;
-  kind: 'comment' | 'post';
+  /** `message`: a DM sent into a conversation. */
+  kind: 'comment' | 'post' | 'message';
   postId?: string;
   contentHash: string;
   /** The created comment or post, once known. */
@@ -64,6 +65,28 @@ export class MoltbookState {
     await this.#redis.multi().sadd(handled, ...ids).expire(handled, HANDLED_TTL_SECONDS).hdel(this.#keys.moltbookPending(agent), ...ids).exec();
   }
 
+  /** A post the agent commented on: exploration skips it (a model call would only end in a duplicate). */
+  async markAnswered(agent: string, postId: string): Promise<void> {
+    const key = this.#keys.moltbookAnswered(agent);
+    await this.#redis.multi().sadd(key, postId).expire(key, HANDLED_TTL_SECONDS).exec();
+  }
+
+  async answered(agent: string, postIds: readonly string[]): Promise<Set<string>> {
+    if (postIds.length === 0) return new Set();
+    const flags = await this.#redis.smismember(this.#keys.moltbookAnswered(agent), ...postIds);
+    return new Set(postIds.filter((_, i) => flags[i] === 1));
+  }
+
+  /** The newest message time (ISO) seen in each of the agent's DM conversations. */
+  async dmSeen(agent: string, conversationId: string): Promise<string | undefined> {
+    return (await this.#redis.hget(this.#keys.moltbookDmSeen(agent), conversationId)) ?? undefined;
+  }
+
+  async setDmSeen(agent: string, conversationId: string, at: string): Promise<void> {
+    const key = this.#keys.moltbookDmSeen(agent);
+    await this.#redis.multi().hset(key, conversationId, at).expire(key, HANDLED_TTL_SECONDS).exec();
+  }
+
   async ledger(key: string): Promise<LedgerEntry | undefined> {
     const v = await this.#redis.get(this.#keys.moltbookWrite(key));
     return v ? (JSON.parse(v) as LedgerEntry) : undefined;
@@ -71,6 +94,11 @@ export class MoltbookState {
 
   async setLedger(key: string, e: LedgerEntry): Promise<void> {
     await this.#redis.set(this.#keys.moltbookWrite(key), JSON.stringify(e), 'EX', LEDGER_TTL_SECONDS);
+  }
+
+  /** Claims a one-off action (a vote, a follow) by its key: false when it was claimed before (done, or maybe). */
+  async claimAction(key: string): Promise<boolean> {
+    return (await this.#redis.set(this.#keys.moltbookWrite(key), JSON.stringify({ state: 'sending' }), 'EX', LEDGER_TTL_SECONDS, 'NX')) !== null;
   }
 
   async forgetLedger(key: string): Promise<void> {

@@ -132,12 +132,35 @@ export function flattenComments(tree: readonly WireComment[], postId: string, pa
   return out;
 }
 
-/** How long a 429 asks to wait: `retry_after_seconds`, `retry_after_minutes`, or the Retry-After header; the longest wins. */
+/** An agent's creation time (epoch ms) from /agents/me: `created_at` (published API) or `createdAt` (open-source server). */
+export function createdAtOf(agent: unknown): number | undefined {
+  if (!isRecord(agent)) return undefined;
+  for (const v of [agent.created_at, agent.createdAt]) {
+    const ms = typeof v === 'string' ? Date.parse(v) : Number.NaN;
+    if (!Number.isNaN(ms)) return ms;
+  }
+  return undefined;
+}
+
+/** What a list answer says about its next page: `has_more`, and `next_cursor` when the server pages by cursor. */
+export function pageInfoOf(body: unknown): { hasMore?: boolean; nextCursor?: string } {
+  if (!isRecord(body)) return {};
+  const hasMore = typeof body.has_more === 'boolean' ? body.has_more : undefined;
+  const cursor = typeof body.next_cursor === 'string' && body.next_cursor ? body.next_cursor : undefined;
+  return { ...(hasMore === undefined ? {} : { hasMore }), ...(cursor ? { nextCursor: cursor } : {}) };
+}
+
+/**
+ * How long a 429 asks to wait: `retry_after_seconds`, `retry_after_minutes`, `retryAfter` (seconds, the
+ * open-source server's body), or the Retry-After header; the longest wins.
+ */
 export function retryAfterMsOf(body: unknown, retryAfterHeader: string | undefined, now = Date.now()): number | undefined {
   const waits: number[] = [];
   if (isRecord(body)) {
     const s = Number(body.retry_after_seconds);
     const m = Number(body.retry_after_minutes);
+    const camel = Number(body.retryAfter);
+    if (body.retryAfter !== undefined && Number.isFinite(camel) && camel >= 0) waits.push(camel * 1000);
     if (body.retry_after_seconds !== undefined && Number.isFinite(s) && s >= 0) waits.push(s * 1000);
     if (body.retry_after_minutes !== undefined && Number.isFinite(m) && m >= 0) waits.push(m * 60_000);
   }

@@ -29,12 +29,40 @@ export interface FleetHealth {
   definitions_with_errors: number;
 }
 
+/** An approval request as the page shows it (README "Approvals"). */
+export interface FleetApproval {
+  id: string;
+  agent: string;
+  created_at: string;
+  expires_at: string;
+  /** The calls that wait: arguments as JSON text, redacted and capped. */
+  calls: Array<{ name: string; arguments: string }>;
+  status: 'waiting' | 'approved' | 'denied';
+  decided_by: string | null;
+  note: string | null;
+}
+
+/** A decision the daemon refused: 404 no such request waiting, 403 this approver is not one the agent takes. */
+export class ApprovalRefused extends Error {
+  readonly status: 403 | 404;
+  constructor(status: 403 | 404, message: string) {
+    super(message);
+    this.status = status;
+    this.name = 'ApprovalRefused';
+  }
+}
+
 export interface FleetSource {
   agents(): Promise<FleetAgent[]>;
   /** As `warren pause` / `warren resume` do it; rejects with UnknownAgentError for a name the daemon does not define. */
   setPaused(agent: string, paused: boolean): Promise<void>;
   /** Redis and the definitions as the daemon sees them now; may reject or hang (the caller bounds it). Absent: nothing known. */
   health?(): Promise<FleetHealth>;
+  /** Approval requests not yet carried out, and a decision as the operator (rejects with ApprovalRefused). Absent: none here. */
+  approvals?: {
+    list(): Promise<FleetApproval[]>;
+    decide(id: string, decision: 'approve' | 'deny', note: string): Promise<FleetApproval>;
+  };
 }
 
 export class UnknownAgentError extends Error {

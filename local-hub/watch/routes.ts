@@ -12,7 +12,7 @@ import { Community } from '../routes/posts.ts';
 import type { HubServices } from '../services.ts';
 import { intParam, optionalParam, parseBody } from '../validation.ts';
 import { postView, type AgentRow } from '../views.ts';
-import { UnknownAgentError, type FleetSource } from './fleet.ts';
+import { ApprovalRefused, UnknownAgentError, type FleetSource } from './fleet.ts';
 import { FleetReadings } from './fleet-readings.ts';
 import { agentPanel, fleetBudget } from './panel.ts';
 
@@ -23,6 +23,7 @@ const text = z.string().max(40_000).refine((v) => v.trim() !== '', 'must not be 
 
 const PostBody = z.looseObject({ as: HumanName, content: text, title: z.string().max(300).nullish(), community: Community.nullish() });
 const CommentBody = z.looseObject({ as: HumanName, content: text, parent_id: z.string().nullish() });
+const DecisionBody = z.looseObject({ note: z.string().max(2_000).default('') });
 
 export function watchRoutes(r: Router, s: HubServices, fleet?: FleetSource): void {
   r.get('/watch/api/feed', (ctx) => {
@@ -63,6 +64,26 @@ export function watchRoutes(r: Router, s: HubServices, fleet?: FleetSource): voi
           throw err;
         }
         return ok({ agent: name, paused });
+      },
+      'any',
+      { transaction: false },
+    );
+  }
+
+  // Approval requests (README "Approvals"): read and decided with the operator's session, as the daemon's operator.
+  r.get('/watch/api/approvals', async () => ok({ available: fleet?.approvals !== undefined, approvals: fleet?.approvals ? await fleet.approvals.list() : [] }));
+  for (const action of ['approve', 'deny'] as const) {
+    r.post(
+      `/watch/api/approvals/:id/${action}`,
+      async (ctx) => {
+        if (!fleet?.approvals) throw new HttpError(409, 'this hub runs without a daemon beside it: decide with `warren approvals`');
+        const b = parseBody(DecisionBody, ctx.body ?? {});
+        try {
+          return ok(await fleet.approvals.decide(ctx.params.id!, action, b.note));
+        } catch (err) {
+          if (err instanceof ApprovalRefused) throw new HttpError(err.status, err.message);
+          throw err;
+        }
       },
       'any',
       { transaction: false },

@@ -1,7 +1,17 @@
 // A fake of Moltbook's public agent API (/api/v1) on real HTTP, 127.0.0.1 only: agents by key, posts, comment
 // trees, per-post notification read state, /home with its server-written advice, verification challenges
 // that expire, and the faults a real hub shows (429s with each retry field, a POST that answers 500 after it
-// created the comment, 401s). It speaks the wire protocol only; tests drive and inspect it through its handle.
+// created the comment, 401s, a failing /home). It speaks the wire protocol only; tests drive and inspect it
+// through its handle.
+//
+// Where the open-source Moltbook API server (Express + PostgreSQL: src/routes/*.js, src/middleware/rateLimit.js,
+// src/middleware/auth.js, src/services/{Post,Comment}Service.js of its public forks) is stricter than the published
+// documentation, the fake is as strict as that server: its general limiter (100 requests a minute) runs before
+// authentication, so it counts per IP, for every key together; the post (1 per 30 min) and comment (50 an hour)
+// limiters run per key after authentication but before validation, so a refused write still costs its place;
+// a 429 carries Retry-After and `retryAfter` (seconds) in its body; a post's community is read from one field only
+// (`submolt` on that server, `submolt_name` on the published API: `submoltField`); /agents/me answers `createdAt`;
+// a page of comments holds at most 100, shallowest first, each with `author_name`.
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -47,6 +57,13 @@ export interface FakeChallenge {
   used: boolean;
   agentId: string;
   target: { kind: 'post' | 'comment'; id: string };
+}
+
+/** An approved DM conversation (requests and their owners' approval are out of scope: tests start approved ones). */
+export interface FakeConversation {
+  id: string;
+  agentIds: [string, string];
+  messages: Array<{ id: string; fromId: string; message: string; createdAt: string; readBy: Set<string> }>;
 }
 
 interface Notice {
@@ -95,7 +112,28 @@ export interface FakeMoltbookOptions {
   challengeTtlMs?: number;
   problems?: Array<{ plain: string; answer: string }>;
   envelope?: Envelope;
+  /** The field a new post's community is read from (default `submolt`, as the open-source server reads it). */
+  submoltField?: 'submolt' | 'submolt_name';
+  /** The server's limits (default: the open-source server's); `false`: none (a test about something else). */
+  rateLimits?: Partial<RateLimits> | false;
 }
+
+export interface RateLimits {
+  /** Requests per IP in requestWindowMs (counted before authentication, so all keys of one address share it). */
+  requestsPerMinute: number;
+  /** The general limiter's window: a minute on the server; shorter in a test that waits out a 429. */
+  requestWindowMs: number;
+  /** Posts per key in postWindowMs. */
+  posts: number;
+  postWindowMs: number;
+  /** Comments per key an hour. */
+  commentsPerHour: number;
+}
+
+export const OPEN_SOURCE_LIMITS: RateLimits = { requestsPerMinute: 100, requestWindowMs: 60_000, posts: 1, postWindowMs: 30 * 60_000, commentsPerHour: 50 };
+
+/** At most this many comments in one answer (the open-source server's default page). */
+export const COMMENT_PAGE_MAX = 100;
 
 export interface FakeMoltbook {
   /** Base URL, ending in /api/v1. */
@@ -114,6 +152,14 @@ export interface FakeMoltbook {
   failNextCommentAfterCreate(): void;
   /** The key stops working: every request with it answers 401. */
   revoke(agentName: string): void;
+  /** A DM from one agent to another in their (approved) conversation, made if need be; returns the conversation. */
+  dm(fromName: string, toName: string, message: string): FakeConversation;
+  /** The messages of a conversation, oldest first, with their senders' names. */
+  dmsIn(conversationId: string): Array<{ id: string; from: string; message: string }>;
+  /** Votes, follows and subscriptions made through the API, by agent name. */
+  social: { votes: Array<{ agent: string; kind: 'post' | 'comment'; id: string; direction: 'up' | 'down' }>; follows: Array<{ agent: string; name: string }>; subscriptions: Array<{ agent: string; submolt: string }> };
+  /** /home of the agent answers `status` (a server error) until set to undefined. */
+  failHome(agentName: string, status: number | undefined): void;
   close(): Promise<void>;
 }
 
@@ -127,6 +173,21 @@ export async function startFakeMoltbook(opts: FakeMoltbookOptions = {}): Promise
   const rateFaults: RateLimitFault[] = [];
   const revoked = new Set<string>();
   let envelope: Envelope = opts.envelope ?? 'named';
+  const failingHomes = new Map<string, number>();
+  const conversations = new Map<string, FakeConversation>();
+  const social: FakeMoltbook['social'] = { votes: [], follows: [], subscriptions: [] };
+  const limits: RateLimits | undefined = opts.rateLimits === false ? undefined : { ...OPEN_SOURCE_LIMITS, ...opts.rateLimits };
+  /** Sliding windows of request times, by limiter and key (an IP or an API key). */
+  const windows = new Map<string, number[]>();
+  /** The open-source server's sliding-window check: takes a place, or says how many seconds until one frees. */
+  const limited = (key: string, max: number, windowMs: number): number | undefined => {
+    const t = Date.now();
+    const live = (windows.get(key) ?? []).filter((at) => at > t - windowMs);
+    windows.set(key, live);
+    if (live.length >= max) return Math.max(1, Math.ceil((live[0]! + windowMs - t) / 1000));
+    live.push(t);
+    return undefined;
+  };
   let failAfterCreate = 0;
   let seed = 1;
   let clock = 0;
@@ -178,11 +239,19 @@ export async function startFakeMoltbook(opts: FakeMoltbookOptions = {}): Promise
     const count = [...comments.values()].filter((c) => c.postId === p.id && c.verified).length;
     return { id: p.id, title: p.title, content: p.content, submolt: { name: p.submolt }, author: authorOf(p.authorId), upvotes: 0, downvotes: 0, comment_count: count, created_at: p.createdAt };
   };
-  const wireComment = (c: FakeComment): Record<string, unknown> => ({ id: c.id, post_id: c.postId, parent_id: c.parentId, content: c.content, author: authorOf(c.authorId), upvotes: 0, created_at: c.createdAt });
-  const tree = (postId: string): Array<Record<string, unknown>> => {
-    const visible = [...comments.values()].filter((c) => c.postId === postId && c.verified).sort((a, b) => b.createdAt.localeCompare(a.createdAt));
-    const build = (parentId: string | null): Array<Record<string, unknown>> => visible.filter((c) => c.parentId === parentId).map((c) => ({ ...wireComment(c), replies: build(c.id) }));
-    return build(null);
+  const depthOf = (c: FakeComment): number => (c.parentId ? 1 + depthOf(comments.get(c.parentId)!) : 0);
+  const wireComment = (c: FakeComment): Record<string, unknown> => ({ id: c.id, post_id: c.postId, parent_id: c.parentId, content: c.content, author_name: authorOf(c.authorId).name, score: 0, upvotes: 0, downvotes: 0, depth: depthOf(c), created_at: c.createdAt });
+  /**
+   * One page of a post's comments as the open-source server answers it: shallowest first, then by the sort
+   * (`new`: newest first; `top`, the default: by score, then oldest first), at most COMMENT_PAGE_MAX, built into
+   * a tree from the page alone (a reply whose parent is on another page is a root of this one, naming its parent).
+   */
+  const commentPage = (postId: string, sort: string, offset: number, limit: number): { tree: Array<Record<string, unknown>>; more: boolean } => {
+    const visible = [...comments.values()].filter((c) => c.postId === postId && c.verified).sort((a, b) => depthOf(a) - depthOf(b) || (sort === 'new' ? b.createdAt.localeCompare(a.createdAt) : a.createdAt.localeCompare(b.createdAt)));
+    const page = visible.slice(offset, offset + limit);
+    const ids = new Set(page.map((c) => c.id));
+    const build = (c: FakeComment): Record<string, unknown> => ({ ...wireComment(c), replies: page.filter((r) => r.parentId === c.id).map(build) });
+    return { tree: page.filter((c) => c.parentId === null || !ids.has(c.parentId)).map(build), more: visible.length > offset + limit };
   };
 
   /** A success answer with the payload where the current envelope variant puts it. */
@@ -209,6 +278,11 @@ export async function startFakeMoltbook(opts: FakeMoltbookOptions = {}): Promise
     if (!url.pathname.startsWith('/api/v1/')) return fail(404, 'Not found');
     const path = url.pathname.slice('/api/v1'.length);
     record.path = path + url.search;
+    const tooMany = (retryAfter: number, error: string): void =>
+      send(429, { success: false, error, hint: `Try again in ${retryAfter} seconds`, retryAfter }, { 'retry-after': String(retryAfter), 'x-ratelimit-remaining': '0' });
+    // The general limiter runs before authentication: the key is not known yet, so it counts per address.
+    const ipWait = limits ? limited(`ip:${req.socket.remoteAddress ?? '?'}`, limits.requestsPerMinute, limits.requestWindowMs) : undefined;
+    if (ipWait !== undefined) return tooMany(ipWait, 'Rate limit exceeded');
     const raw = await readBody(req);
     let body: Record<string, unknown> = {};
     if (raw) {
@@ -240,12 +314,25 @@ export async function startFakeMoltbook(opts: FakeMoltbookOptions = {}): Promise
       return;
     }
 
+    // The write limiters run after authentication (per key) and before the body is validated.
+    if (limits && kind === 'post') {
+      const wait = limited(`post:${agent.key}`, limits.posts, limits.postWindowMs);
+      if (wait !== undefined) return tooMany(wait, 'You can only post once every 30 minutes');
+    }
+    if (limits && kind === 'comment') {
+      const wait = limited(`comment:${agent.key}`, limits.commentsPerHour, 3_600_000);
+      if (wait !== undefined) return tooMany(wait, 'Too many comments, slow down');
+    }
+
     let m: RegExpExecArray | null;
     if (method === 'GET' && path === '/agents/me') {
-      return send(200, ok('agent', { id: agent.id, name: agent.name, description: '', karma: 0, is_claimed: agent.status === 'claimed', created_at: agent.createdAt }));
+      // The open-source server's auth middleware shapes the agent in camelCase.
+      return send(200, ok('agent', { id: agent.id, name: agent.name, displayName: agent.name, description: '', karma: 0, isClaimed: agent.status === 'claimed', createdAt: agent.createdAt }));
     }
     if (method === 'GET' && path === '/agents/status') return send(200, { success: true, status: agent.status });
     if (method === 'GET' && path === '/home') {
+      const failing = failingHomes.get(agent.name);
+      if (failing !== undefined) return fail(failing, 'Internal server error');
       const mine = notices.filter((n) => n.agentId === agent.id && !n.read);
       const byPost = new Map<string, Notice[]>();
       for (const n of mine) byPost.set(n.postId, [...(byPost.get(n.postId) ?? []), n]);
@@ -283,8 +370,10 @@ export async function startFakeMoltbook(opts: FakeMoltbookOptions = {}): Promise
     if (method === 'POST' && path === '/posts') {
       const title = typeof body.title === 'string' ? body.title : '';
       const content = typeof body.content === 'string' ? body.content : '';
-      const submolt = typeof body.submolt_name === 'string' ? body.submolt_name : typeof body.submolt === 'string' ? body.submolt : '';
-      if (!title || !submolt) return fail(400, 'title and submolt_name are required');
+      const field = opts.submoltField ?? 'submolt';
+      const submolt = typeof body[field] === 'string' ? body[field] : '';
+      if (!title) return fail(400, 'Title is required');
+      if (!submolt) return fail(400, `${field} is required`);
       const p: FakePost = { id: randomUUID(), title, content, submolt, authorId: agent.id, createdAt: now(), verified: opts.challenges === false };
       posts.set(p.id, p);
       if (p.verified) return send(201, ok('post', wirePost(p), { message: 'Post created' }));
@@ -299,7 +388,12 @@ export async function startFakeMoltbook(opts: FakeMoltbookOptions = {}): Promise
     if ((m = /^\/posts\/([^/]+)\/comments$/.exec(path))) {
       const p = posts.get(m[1]!);
       if (!p || !p.verified) return fail(404, 'Post not found');
-      if (method === 'GET') return send(200, ok('comments', tree(p.id), { post_id: p.id, tip: `${ADVICE_MARKER}: reply to the newest comment` }));
+      if (method === 'GET') {
+        const limit = Math.max(1, Math.min(COMMENT_PAGE_MAX, Number(url.searchParams.get('limit') ?? COMMENT_PAGE_MAX) || COMMENT_PAGE_MAX));
+        const offset = Math.max(0, Number(url.searchParams.get('cursor') ?? url.searchParams.get('offset') ?? 0) || 0);
+        const { tree, more } = commentPage(p.id, url.searchParams.get('sort') ?? 'top', offset, limit);
+        return send(200, ok('comments', tree, { post_id: p.id, has_more: more, next_cursor: more ? String(offset + limit) : null, tip: `${ADVICE_MARKER}: reply to the newest comment` }));
+      }
       if (method === 'POST') {
         const content = typeof body.content === 'string' ? body.content : '';
         if (!content.trim()) return fail(400, 'content is required');
@@ -326,6 +420,72 @@ export async function startFakeMoltbook(opts: FakeMoltbookOptions = {}): Promise
       if (ch.target.kind === 'post') posts.get(ch.target.id)!.verified = true;
       else publishComment(comments.get(ch.target.id)!);
       return send(200, { success: true, message: 'Verified; your content is published.' });
+    }
+    // Votes, follows, subscriptions, the personalised feed and comment search, as the published API documents them.
+    if ((m = /^\/(posts|comments)\/([^/]+)\/(upvote|downvote)$/.exec(path)) && method === 'POST') {
+      const kind = m[1] === 'posts' ? 'post' : 'comment';
+      const exists = kind === 'post' ? posts.get(m[2]!)?.verified : comments.get(m[2]!)?.verified;
+      if (!exists) return fail(404, kind === 'post' ? 'Post not found' : 'Comment not found');
+      social.votes.push({ agent: agent.name, kind, id: m[2]!, direction: m[3] === 'upvote' ? 'up' : 'down' });
+      return send(200, { success: true, message: m[3] === 'upvote' ? 'Upvoted!' : 'Downvoted' });
+    }
+    if ((m = /^\/agents\/([^/]+)\/follow$/.exec(path)) && method === 'POST') {
+      const target = [...agents.values()].find((a) => a.name === decodeURIComponent(m![1]!));
+      if (!target) return fail(404, 'Agent not found');
+      if (target.id === agent.id) return fail(400, 'You cannot follow yourself');
+      social.follows.push({ agent: agent.name, name: target.name });
+      return send(200, { success: true, action: 'followed' });
+    }
+    if ((m = /^\/submolts\/([^/]+)\/subscribe$/.exec(path)) && method === 'POST') {
+      social.subscriptions.push({ agent: agent.name, submolt: decodeURIComponent(m[1]!) });
+      return send(200, { success: true, action: 'subscribed' });
+    }
+    if (method === 'GET' && path === '/feed') {
+      const followed = new Set(social.follows.filter((f) => f.agent === agent.name).map((f) => byName(f.name).id));
+      const subscribed = new Set(social.subscriptions.filter((x) => x.agent === agent.name).map((x) => x.submolt));
+      const limit = Math.min(50, Number(url.searchParams.get('limit') ?? 25) || 25);
+      const list = [...posts.values()].filter((p) => p.verified && (followed.has(p.authorId) || subscribed.has(p.submolt))).sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+      return send(200, ok('posts', list.slice(0, limit).map(wirePost)));
+    }
+    if (method === 'GET' && path === '/search') {
+      const q = (url.searchParams.get('q') ?? '').toLowerCase();
+      const type = url.searchParams.get('type') ?? 'all';
+      const results: Array<Record<string, unknown>> = [];
+      if (type === 'all' || type === 'posts') for (const p of posts.values()) if (p.verified && `${p.title} ${p.content}`.toLowerCase().includes(q)) results.push({ type: 'post', ...wirePost(p) });
+      if (type === 'all' || type === 'comments') for (const c of comments.values()) if (c.verified && c.content.toLowerCase().includes(q)) results.push({ type: 'comment', ...wireComment(c) });
+      return send(200, { success: true, query: q, type, results, count: results.length });
+    }
+    // DMs (consent-based; only approved conversations here): check, list, read (marks read), send.
+    const mineConv = (id: string): FakeConversation | undefined => {
+      const c = conversations.get(id);
+      return c && c.agentIds.includes(agent.id) ? c : undefined;
+    };
+    const other = (c: FakeConversation): string => authorOf(c.agentIds.find((x) => x !== agent.id)!).name;
+    const unreadIn = (c: FakeConversation): number => c.messages.filter((x) => x.fromId !== agent.id && !x.readBy.has(agent.id)).length;
+    if (method === 'GET' && path === '/agents/dm/check') {
+      const withUnread = [...conversations.values()].filter((c) => c.agentIds.includes(agent.id) && unreadIn(c) > 0);
+      const total = withUnread.reduce((n, c) => n + unreadIn(c), 0);
+      return send(200, { success: true, has_activity: total > 0, summary: `0 pending requests, ${total} unread messages`, requests: { count: 0, items: [] }, messages: { total_unread: total, conversations_with_unread: withUnread.length } });
+    }
+    if (method === 'GET' && path === '/agents/dm/conversations') {
+      const items = [...conversations.values()].filter((c) => c.agentIds.includes(agent.id)).map((c) => ({ conversation_id: c.id, with_agent: { name: other(c) }, unread_count: unreadIn(c), last_message_at: c.messages.at(-1)?.createdAt, you_initiated: c.agentIds[0] === agent.id }));
+      return send(200, { success: true, inbox: 'main', total_unread: items.reduce((n, i) => n + i.unread_count, 0), conversations: { count: items.length, items } });
+    }
+    if ((m = /^\/agents\/dm\/conversations\/([^/]+)$/.exec(path)) && method === 'GET') {
+      const c = mineConv(m[1]!);
+      if (!c) return fail(404, 'Conversation not found');
+      const messages = c.messages.map((x) => ({ id: x.id, from: authorOf(x.fromId).name, message: x.message, created_at: x.createdAt, needs_human_input: false }));
+      for (const x of c.messages) x.readBy.add(agent.id); // reading marks every message read
+      return send(200, { success: true, conversation: { conversation_id: c.id, with_agent: { name: other(c) }, messages, unread_count: 0 } });
+    }
+    if ((m = /^\/agents\/dm\/conversations\/([^/]+)\/send$/.exec(path)) && method === 'POST') {
+      const c = mineConv(m[1]!);
+      if (!c) return fail(404, 'Conversation not found');
+      const message = typeof body.message === 'string' ? body.message : '';
+      if (!message.trim()) return fail(400, 'message is required');
+      const x = { id: randomUUID(), fromId: agent.id, message, createdAt: now(), readBy: new Set([agent.id]) };
+      c.messages.push(x);
+      return send(200, { success: true, message: { id: x.id, from: agent.name, message, created_at: x.createdAt } });
     }
     if ((m = /^\/notifications\/read-by-post\/([^/]+)$/.exec(path)) && method === 'POST') {
       let marked = 0;
@@ -397,6 +557,25 @@ export async function startFakeMoltbook(opts: FakeMoltbookOptions = {}): Promise
     },
     revoke(agentName) {
       revoked.add(agentName);
+    },
+    dm(fromName, toName, message) {
+      const from = byName(fromName);
+      const to = byName(toName);
+      let c = [...conversations.values()].find((x) => x.agentIds.includes(from.id) && x.agentIds.includes(to.id));
+      if (!c) {
+        c = { id: randomUUID(), agentIds: [from.id, to.id], messages: [] };
+        conversations.set(c.id, c);
+      }
+      c.messages.push({ id: randomUUID(), fromId: from.id, message, createdAt: now(), readBy: new Set([from.id]) });
+      return c;
+    },
+    dmsIn(conversationId) {
+      return (conversations.get(conversationId)?.messages ?? []).map((x) => ({ id: x.id, from: authorOf(x.fromId).name, message: x.message }));
+    },
+    social,
+    failHome(agentName, status) {
+      if (status === undefined) failingHomes.delete(agentName);
+      else failingHomes.set(agentName, status);
     },
     close: () =>
       new Promise<void>((resolve) => {

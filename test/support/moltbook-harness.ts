@@ -1,5 +1,6 @@
 // A real warren daemon (private Redis, temp agents folder) whose hub is the fake Moltbook: hub.type moltbook,
-// one key per agent from the environment, /home read every 100 ms so tests do not wait.
+// one key per agent from the environment, /home read every 100 ms so tests do not wait, all agents together paced
+// below the fake's per-IP limit.
 import { randomUUID } from 'node:crypto';
 import { pino, type Logger } from 'pino';
 import { WarrenConfigSchema, type WarrenConfig } from '../../services/config.ts';
@@ -28,6 +29,8 @@ export async function startMoltbookHarness(opts: {
   const variable = (name: string): string => `MOLTBOOK_KEY_${name.toUpperCase().replace(/[^A-Z0-9]/g, '_')}`;
   const config = WarrenConfigSchema.parse({
     hub: { type: 'moltbook', url: opts.moltbook.url, agents: Object.fromEntries(Object.keys(opts.agents).map((a) => [a, { api_key_env: variable(a) }])), home_interval: '100ms', requests_per_minute: 100,
+      // The fake limits per IP like the open-source server (100 a minute for every key together): all agents keep below it.
+      requests_per_minute_per_host: 90,
       // No cooldowns between writes (tests answer several comments in a row); the daily caps stay.
       write_limits: { post_gap: 0, comment_gap: 0, new_agent: { post_gap: 0, comment_gap: 0 } } },
     redis: { url: opts.redisUrl, prefix },

@@ -1,0 +1,116 @@
+// Outbound events through the real daemon: an activation's end is POSTed to a loopback receiver, signed with the
+// agent's events secret; a 500 is retried from the events queue with the same event id; a receiver that never
+// takes it leaves a dead letter; the secret is in no log.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { pino } from 'pino';
+import { afterEach, describe, expect, inject, it } from 'vitest';
+import { OutboundEvents, type WarrenEvent } from '../activation/outbound-events.ts';
+import { signatureMatches } from '../policy/hub-signature.ts';
+import { TaskInbox } from '../scheduler/task-inbox.ts';
+import { waitFor } from './support/hub-api.ts';
+import { makeAgentsDir, startHarness, type Harness } from './support/daemon-harness.ts';
+
+const redisUrl = inject('redisUrl');
+const SECRET = `evsec-canary-${randomUUID()}`;
+let h: Harness | undefined;
+const servers: Server[] = [];
+const conns: Redis[] = [];
+afterEach(async () => {
+  await h?.stop();
+  h = undefined;
+  for (const s of servers.splice(0)) await new Promise((r) => s.close(r));
+  for (const c of conns.splice(0)) await c.quit();
+});
+
+interface Received {
+  status: number;
+  id: string | undefined;
+  signed: boolean;
+  event: WarrenEvent;
+}
+
+/** A receiver answering `statuses` in turn for each event id (the last one for ever after), recording what came. */
+async function receiver(statuses: number[]): Promise<{ url: string; got: Received[] }> {
+  const got: Received[] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      const id = req.headers['x-warren-event-id'] as string | undefined;
+      const status = statuses[Math.min(got.filter((g) => g.id === id).length, statuses.length - 1)]!;
+      got.push({ status, id, signed: signatureMatches(SECRET, body, req.headers['x-hub-signature-256'] as string), event: JSON.parse(body.toString()) as WarrenEvent });
+      res.writeHead(status).end();
+    });
+  });
+  servers.push(server);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/events`, got };
+}
+
+const clerk = (url: string): string => `name: clerk
+type: llm
+brain: {provider: scripted, model: m, responses: ["Done."]}
+capabilities: {grants: [hub:read]}
+events:
+  urls: ["${url}"]
+  secret_env: CLERK_EVENTS_SECRET
+`;
+
+async function start(url: string, attempts: number): Promise<{ inbox: TaskInbox; redis: Redis }> {
+  h = await startHarness({
+    redisUrl,
+    agentsDir: makeAgentsDir({ clerk: { config: clerk(url), prompt: 'You are a clerk.' } }, { withGreeter: false }),
+    env: { CLERK_EVENTS_SECRET: SECRET },
+    config: (c) => {
+      c.scheduler.exploration_interval = 3_600_000;
+      c.events.retry_base = 100;
+      c.events.attempts = attempts;
+    },
+  });
+  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
+  conns.push(redis);
+  return { inbox: new TaskInbox(redis, h.prefix), redis };
+}
+
+const task = () => ({ id: `webhook:deploys:${randomUUID()}`, source: 'webhook' as const, name: 'deploys', text: 'Summarise.', createdAt: Date.now() });
+
+describe('outbound events', () => {
+  it('an activation.finished event arrives signed, is retried after a 500, and keeps one event id', async () => {
+    const r = await receiver([500, 200]);
+    const { inbox } = await start(r.url, 5);
+    await inbox.add('clerk', task());
+    const answered = await waitFor('the task answered', () => h!.outcomes.find((o) => o.trigger === 'task' && o.outcome.kind === 'answered'), 60_000);
+    const activationId = answered.activationId;
+    // Other activations (a task round that found the task taken) send events of their own ids: only this one's counts.
+    const ofTask = (): Received[] => r.got.filter((g) => g.id === `activation.finished:${activationId}`);
+    await waitFor('the event taken after a retry', () => ofTask().some((g) => g.status === 200) || undefined, 60_000);
+    const finished = ofTask();
+    expect(finished.map((g) => g.status)).toEqual([500, 200]);
+    expect(finished.every((g) => g.signed)).toBe(true);
+    expect(new Set(finished.map((g) => g.id)).size).toBe(1);
+    expect(finished[0]!.id).toBe(`activation.finished:${activationId}`);
+    expect(finished[0]!.event).toMatchObject({ id: finished[0]!.id, agent: 'clerk', data: { activation_id: activationId, trigger: 'task', outcome: 'answered' } });
+    expect(h!.logs.join('\n')).not.toContain(SECRET);
+  });
+
+  it('a receiver that never takes the event leaves a dead letter after the bounded attempts', async () => {
+    const r = await receiver([503]);
+    const { inbox, redis } = await start(r.url, 2);
+    await inbox.add('clerk', task());
+    const reader = new OutboundEvents({ connection: redis, prefix: h!.prefix, fleetTargets: () => [], agentTargets: () => [], secrets: { get: () => undefined }, learnSecret: () => {}, attempts: 1, retryBaseMs: 1, logger: pino({ level: 'silent' }) });
+    try {
+      await waitFor('the task activation', () => h!.outcomes.find((o) => o.trigger === 'task' && o.outcome.kind === 'answered'), 60_000);
+      const eventId = `activation.finished:${h!.outcomes.find((o) => o.trigger === 'task' && o.outcome.kind === 'answered')!.activationId}`;
+      const dead = await waitFor('the dead letter', async () => (await reader.deadLetters()).find((d) => d.eventId === eventId), 60_000);
+      expect(dead).toMatchObject({ url: r.url, attempts: 2, reason: `${r.url} answered 503` });
+      expect(r.got.filter((g) => g.id === eventId)).toHaveLength(2);
+      await waitFor('the dead letter logged', () => h!.logs.some((l) => l.includes('outbound event given up')) || undefined, 10_000);
+    } finally {
+      await reader.close();
+    }
+  });
+});
