@@ -31,6 +31,26 @@ function store(prefix: string, opts: { defaultTtlMs?: number; now?: () => number
   return new S3Store({ location: { bucket: s3.bucket, prefix }, endpoint: s3.endpoint, region: 'us-east-1', credentials: TEST_CREDENTIALS, maxAttempts: 1, ...opts });
 }
 
+interface RunResult {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** `warren <args>` with the test bucket's credentials; asynchronous: s3rver runs in this process, so a blocking spawn would starve it. */
+function runWarren(args: string[]): Promise<RunResult> {
+  return new Promise((done) => {
+    const child = spawn(process.execPath, [resolve('bin/warren.js'), ...args], {
+      env: { ...process.env, TEST_S3_ID: TEST_CREDENTIALS.accessKeyId, TEST_S3_SECRET: TEST_CREDENTIALS.secretAccessKey },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('close', (status) => done({ status, stdout, stderr }));
+  });
+}
+
 const AGENT = (name: string, model: string): string => `name: ${name}\ntype: llm\nbrain: {provider: scripted, model: ${model}, responses: [hi]}\ncapabilities: {grants: [hub:read]}\ncache_ttl: 60\n`;
 
 describe('S3 store', () => {
@@ -222,17 +242,7 @@ describe('the manifest: one request a poll for an unchanged bucket', () => {
     await s3.put('cli-man/agents/cm1/system-prompt.md', 'x');
     const dir = mkdtempSync(join(tmpdir(), 'warren-manifest-'));
     writeFileSync(join(dir, 'warren.yaml'), `store: {endpoint: "${s3.endpoint}", region: us-east-1, access_key_id_env: TEST_S3_ID, secret_access_key_env: TEST_S3_SECRET}\n`);
-    const run = (args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> =>
-      new Promise((done) => {
-        const child = spawn(process.execPath, [resolve('bin/warren.js'), 'manifest', ...args, '--config', join(dir, 'warren.yaml')], {
-          env: { ...process.env, TEST_S3_ID: TEST_CREDENTIALS.accessKeyId, TEST_S3_SECRET: TEST_CREDENTIALS.secretAccessKey },
-        });
-        let stdout = '';
-        let stderr = '';
-        child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-        child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-        child.on('close', (status) => done({ status, stdout, stderr }));
-      });
+    const run = (args: string[]): Promise<RunResult> => runWarren(['manifest', ...args, '--config', join(dir, 'warren.yaml')]);
     const ok = await run([`s3://${s3.bucket}/cli-man/`]);
     expect(ok.stdout).toContain(`wrote s3://${s3.bucket}/cli-man/warren-manifest.json: 2 objects`);
     expect(ok.status).toBe(0);
@@ -251,18 +261,7 @@ describe('warren validate s3://bucket/prefix', () => {
     await s3.put('cli-bad/agents/oops/system-prompt.md', 'x');
     const dir = mkdtempSync(join(tmpdir(), 'warren-validate-s3-'));
     writeFileSync(join(dir, 'warren.yaml'), `store: {endpoint: "${s3.endpoint}", region: us-east-1, access_key_id_env: TEST_S3_ID, secret_access_key_env: TEST_S3_SECRET}\n`);
-    // Asynchronous: s3rver runs in this process, so a blocking spawn would starve it.
-    const run = (url: string): Promise<{ status: number | null; stdout: string; stderr: string }> =>
-      new Promise((done) => {
-        const child = spawn(process.execPath, [resolve('bin/warren.js'), 'validate', url, '--config', join(dir, 'warren.yaml')], {
-          env: { ...process.env, TEST_S3_ID: TEST_CREDENTIALS.accessKeyId, TEST_S3_SECRET: TEST_CREDENTIALS.secretAccessKey },
-        });
-        let stdout = '';
-        let stderr = '';
-        child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-        child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-        child.on('close', (status) => done({ status, stdout, stderr }));
-      });
+    const run = (url: string): Promise<RunResult> => runWarren(['validate', url, '--config', join(dir, 'warren.yaml')]);
     const ok = await run(`s3://${s3.bucket}/team-a`);
     expect(ok.stdout).toContain(`${EXAMPLE_AGENTS} agents valid in s3://${s3.bucket}/team-a/`);
     expect(ok.status).toBe(0);
