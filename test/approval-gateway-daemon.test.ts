@@ -107,8 +107,9 @@ function replyTwice(postId: () => string, content: string): void {
 
 /** The tool results the model was shown, as text. */
 function toolResults(): string[] {
-  const last = fake.messageRequests().at(-1)?.body?.messages ?? [];
-  return last.flatMap((m) => (Array.isArray(m.content) ? m.content : [])).filter((b: { type?: string }) => b.type === 'tool_result').map((b: { content?: unknown }) => JSON.stringify(b.content));
+  const last: Array<{ content?: unknown }> = fake.messageRequests().at(-1)?.body?.messages ?? [];
+  const blocks = last.flatMap((m): Array<{ type?: string; content?: unknown }> => (Array.isArray(m.content) ? (m.content as Array<{ type?: string; content?: unknown }>) : []));
+  return blocks.filter((b) => b.type === 'tool_result').map((b) => JSON.stringify(b.content));
 }
 
 async function heldReply(title: string, content: string): Promise<{ postId: string; approvalId: string }> {
