@@ -185,7 +185,9 @@ export class HubGateway {
     const community = typeof written.community === 'string' ? written.community : null;
     if (write && writeNeedsApproval(scope.hold?.approvals, write, community)) {
       const hold = scope.hold!;
-      return this.#hold(res, scope.agent, hold.approvals!, { ...write, idempotencyKey: typeof key === 'string' ? key : gatewayHeldWriteKey(hold.activationId, ++hold.sent) }, written, opts);
+      // The key is kept in Redis with the request: redacted like the body (a CLI may send anything as a key).
+      const heldKey = typeof key === 'string' ? (opts.redact ? opts.redact(key) : key) : gatewayHeldWriteKey(hold.activationId, ++hold.sent);
+      return this.#hold(res, scope.agent, hold.approvals!, { ...write, idempotencyKey: heldKey }, written, opts);
     }
     let reservation: WriteReservation | undefined;
     if (write && scope.rules && opts.writes) {

@@ -140,6 +140,8 @@ describe('a CLI agent whose hub replies need approval', () => {
     expect(entry?.request).toMatchObject({ agent: 'coder', approvers: ['admin'], calls: [{ name: 'hub_reply' }], work: { kind: 'hub_write', write: { kind: 'comment', postId, content: 'Ship it. (my key is [REDACTED])' } } });
     expect(await everythingIn(h.prefix)).not.toContain(key);
     expect(h.logs.join('')).not.toContain(key);
+    // Told as any approval request is (the outbound event goes out from the same place).
+    expect(h.logs.some((l) => l.includes('"approval requested"') && l.includes(approvalId))).toBe(true);
 
     const decided = h.outcomes.length;
     await desk.decide(approvalId, 'approved', { by: 'admin' });

@@ -114,6 +114,10 @@ describe('the gateway holds writes the approvals name', () => {
     expect(entry?.request.calls.map((c) => c.name)).toEqual(['hub_post']);
     expect(await everythingIn(prefix)).not.toContain(CANARY);
     expect(await everythingIn(prefix)).toContain('[REDACTED]');
+    // A key with a secret in it is kept redacted too.
+    const keyed = (await (await send(gateway, t.token, '/posts', { content: 'keyed' }, `key-${CANARY}`)).json()) as { approval_id: string };
+    expect(((await store.get(keyed.approval_id))?.request.work as { idempotencyKey: string }).idempotencyKey).toBe('key-[REDACTED]');
+    expect(await everythingIn(prefix)).not.toContain(CANARY);
     t.revoke();
   });
 
