@@ -167,6 +167,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       redactLogs,
       // Late-bound: the metrics are built further down; entries are evicted only as activations run.
       onMemoryEvicted: (agent, count) => metrics.observeMemoryEvictions(agent, count),
+      // Late-bound: CLI agents' held hub writes are told as paused runs are (built further down, before any run).
+      onApprovalRequested: (request) => onApprovalRequested(request),
     });
     for (const c of services.closers) cleanup(c.name, c.stage, c.close, c.boundMs);
     const { redis: producerConn, hub, hubUrl, redactor, writes, agentState, memory, executors, store } = services;
