@@ -397,6 +397,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
         // Once per new hold, a line in `warren logs` (nothing ran, so it is no activation and nothing is counted).
         onHeld: (agent, h) => void records.addHeld(heldRecord(agent, h)).catch((err: unknown) => logger.warn({ err, agent }, 'could not record the held mentions')),
         tasks,
+        onTasksHeld: (agent, hold) => a2a.waiting.note(agent, hold),
       });
       scheduler.start();
       const running = scheduler;

@@ -5,6 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { checkCaller, hashKey, type KnownCaller } from '../daemon/a2a/a2a-callers.ts';
 import { stateName, stateRank } from '../daemon/a2a/a2a-task-store.ts';
 import { a2aTaskRows } from '../daemon/ops/status.ts';
+import { waitingTask, waitingText } from '../daemon/a2a/a2a-waiting.ts';
+import { agentMessage } from '../daemon/a2a/a2a-executor.ts';
 
 const ci: KnownCaller = { name: 'ci', keyHash: hashKey('ci-key') };
 
@@ -53,5 +55,33 @@ describe('a2aTaskRows (warren status)', () => {
   ])('$state took $took', ({ state, createdAt, updatedAt, took }) => {
     const [row] = a2aTaskRows([{ id: 't-1', agent: 'clerk', caller: 'ci', state, createdAt, updatedAt }], now);
     expect(row!.slice(0, 5)).toEqual(['t-1', 'clerk', 'ci', state, took]);
+  });
+});
+
+describe('waiting A2A tasks (waitingText, waitingTask)', () => {
+  const now = new Date('2026-11-26T12:00:00Z');
+  it.each([
+    { hold: { reason: 'paused' as const, runsAt: null }, want: 'waiting, not refused: paused: run after `warren resume clerk`' },
+    { hold: { reason: 'quiet_hours' as const, runsAt: Date.parse('2026-11-26T18:00:00Z') }, want: 'waiting, not refused: quiet hours: run at 2026-11-26 18:00Z' },
+    { hold: { reason: 'backoff' as const, runsAt: Date.parse('2026-11-26T12:05:00Z') }, want: 'waiting, not refused: failure backoff: run at 2026-11-26 12:05Z (or now with `warren resume clerk`)' },
+    { hold: { reason: 'budget' as const, runsAt: null }, want: "waiting, not refused: budget critical: run when the hub's budget allows again (daily budgets reset at 00:00 UTC)" },
+  ])('$hold.reason', ({ hold, want }) => {
+    expect(waitingText('clerk', hold)).toBe(want);
+  });
+
+  const task = (state: TaskState, said?: string) => {
+    const t = { id: 't-1', contextId: 'c-1', artifacts: [], history: [], metadata: undefined };
+    return { ...t, status: { state, message: said === undefined ? undefined : agentMessage(t, said, 'm'), timestamp: now.toISOString() } };
+  };
+  it.each([
+    { name: 'a SUBMITTED task says it', task: task(TaskState.TASK_STATE_SUBMITTED), changes: true },
+    { name: 'a task saying something else says it', task: task(TaskState.TASK_STATE_SUBMITTED, 'waiting, not refused: paused'), changes: true },
+    { name: 'a task saying it already is left', task: task(TaskState.TASK_STATE_SUBMITTED, 'waiting: x'), changes: false },
+    { name: 'a WORKING task is left', task: task(TaskState.TASK_STATE_WORKING), changes: false },
+    { name: 'an ended task is left', task: task(TaskState.TASK_STATE_COMPLETED, 'done'), changes: false },
+  ])('$name', ({ task: t, changes }) => {
+    const next = waitingTask(t, 'waiting: x', now);
+    expect(next !== undefined).toBe(changes);
+    if (next) expect(next.status).toMatchObject({ state: TaskState.TASK_STATE_SUBMITTED, timestamp: now.toISOString() });
   });
 });

@@ -7,6 +7,7 @@ import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk';
 import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server';
 import type { Logger } from 'pino';
 import type { TaskInbox } from '../../scheduler/task-inbox.ts';
+import { inQuietHours, type QuietHours } from '../../scheduler/quiet-hours.ts';
 import type { ActivationQueue } from '../../scheduler/activation-queue.ts';
 import { RedisKeys } from '../../redis/keys.ts';
 import type { RedisClient } from '../../redis/scripts.ts';
@@ -21,6 +22,8 @@ const RECHECK_MS = 5_000;
 export interface A2AExecutorDeps {
   agent: string;
   maxDailyTasks: number;
+  /** The agent's quiet hours: a task that comes in them is not queued at once. */
+  quietHours?: QuietHours;
   store: RedisA2ATaskStore;
   news: A2ANews;
   inbox: Pick<TaskInbox, 'add'>;
@@ -90,6 +93,9 @@ export class WarrenAgentExecutor implements AgentExecutor {
     }
     bus.publish(AgentEvent.task(task));
     d.logger.info({ agent: d.agent, caller, task: task.id }, 'A2A task accepted');
+    // In quiet hours the scheduler's task round holds it (and says so); otherwise it is queued now, not a round later
+    // (a paused or out-of-budget agent's run is skipped as it starts, and the round holds the task from then on).
+    if (inQuietHours(d.quietHours, now)) return this.#relay(task, bus);
     await d.queue.enqueue(d.agent, 'task').catch((err: unknown) => d.logger.warn({ err, agent: d.agent }, 'could not queue the A2A task now; the scheduler round will'));
     await this.#relay(task, bus);
   }
@@ -116,6 +122,7 @@ export class WarrenAgentExecutor implements AgentExecutor {
   async #relay(task: Task, bus: ExecutionEventBus): Promise<void> {
     const d = this.#d;
     let rank = stateRank(task.status?.state);
+    let told = messageText(task.status?.message);
     let wake: () => void = () => undefined;
     let stopped = false;
     const stopListening = d.news.listen(task.id, () => wake());
@@ -131,8 +138,11 @@ export class WarrenAgentExecutor implements AgentExecutor {
         });
         const got = await d.store.read(task.id);
         const now = got?.task;
-        if (now && stateRank(now.status?.state) > rank) {
+        // Forward, or a new word at the same stage (why a SUBMITTED task waits).
+        const said = messageText(now?.status?.message);
+        if (now && (stateRank(now.status?.state) > rank || (stateRank(now.status?.state) === rank && rank < 3 && said !== told))) {
           rank = stateRank(now.status?.state);
+          told = said;
           const over = now.status !== undefined && TERMINAL_STATES.includes(now.status.state);
           // The answer comes as the artifact, before the status that ends the task.
           if (over) for (const a of now.artifacts) bus.publish(AgentEvent.artifactUpdate({ taskId: task.id, contextId: task.contextId, artifact: a, append: false, lastChunk: true, metadata: undefined }));
