@@ -72,25 +72,16 @@ export class WarrenAgentExecutor implements AgentExecutor {
       bus.publish(AgentEvent.task(ended(task, TaskState.TASK_STATE_REJECTED, 'this agent answers each task in one turn; send a new message (without a task id) for more', now)));
       return bus.finished();
     }
-    if (!text.trim()) {
-      bus.publish(AgentEvent.task(ended(task, TaskState.TASK_STATE_REJECTED, 'the message has no text part; send the task as text', now)));
-      return bus.finished();
-    }
+    if (!text.trim()) return this.#refuse(ended(task, TaskState.TASK_STATE_REJECTED, 'the message has no text part; send the task as text', now), caller, bus);
     const refusal = await this.#overDailyLimit(now);
     if (refusal) {
       d.logger.info({ agent: d.agent, caller, task: task.id }, 'A2A task rejected: over the daily limit');
-      bus.publish(AgentEvent.task(ended(task, TaskState.TASK_STATE_REJECTED, refusal, now)));
-      return bus.finished();
+      return this.#refuse(ended(task, TaskState.TASK_STATE_REJECTED, refusal, now), caller, bus);
     }
     // Stored before the inbox has it: the turn that marks it WORKING finds it.
     await d.store.write(task, d.agent, caller);
     const added = await d.inbox.add(d.agent, { id: `a2a:${task.id}`, source: 'a2a', name: caller, text, createdAt: now.getTime(), meta: { taskId: task.id, contextId: task.contextId } });
-    if (added === 'full') {
-      const rejected = ended(task, TaskState.TASK_STATE_REJECTED, `agent ${d.agent} has too many tasks waiting; try again later`, now);
-      await d.store.write(rejected, d.agent, caller);
-      bus.publish(AgentEvent.task(rejected));
-      return bus.finished();
-    }
+    if (added === 'full') return this.#refuse(ended(task, TaskState.TASK_STATE_REJECTED, `agent ${d.agent} has too many tasks waiting; try again later`, now), caller, bus);
     bus.publish(AgentEvent.task(task));
     d.logger.info({ agent: d.agent, caller, task: task.id }, 'A2A task accepted');
     // In quiet hours the scheduler's task round holds it (and says so); otherwise it is queued now, not a round later
@@ -105,6 +96,14 @@ export class WarrenAgentExecutor implements AgentExecutor {
     this.#waits.get(taskId)?.();
     const task = stored?.task ?? { id: taskId, contextId: '', status: undefined, artifacts: [], history: [], metadata: undefined };
     bus.publish(AgentEvent.statusUpdate({ taskId, contextId: task.contextId, status: ended(task, TaskState.TASK_STATE_CANCELED, 'cancelled by its caller', new Date()).status, metadata: undefined }));
+    bus.finished();
+  }
+
+  /** A new task refused: kept (GetTask, `warren logs`, the watch page show it with its reason) and announced. */
+  async #refuse(rejected: Task, caller: string, bus: ExecutionEventBus): Promise<void> {
+    const d = this.#d;
+    if (await d.store.write(rejected, d.agent, caller)) await d.news.publish({ kind: 'changed', taskId: rejected.id }).catch((err: unknown) => d.logger.warn({ err, agent: d.agent }, 'could not announce a refused A2A task'));
+    bus.publish(AgentEvent.task(rejected));
     bus.finished();
   }
 
