@@ -7,6 +7,7 @@ import { stateName, stateRank } from '../daemon/a2a/a2a-task-store.ts';
 import { a2aTaskRows } from '../daemon/ops/status.ts';
 import { waitingTask, waitingText } from '../daemon/a2a/a2a-waiting.ts';
 import { agentMessage } from '../daemon/a2a/a2a-executor.ts';
+import { a2aTaskEnded, formatA2ATaskLine } from '../daemon/ops/logs.ts';
 
 const ci: KnownCaller = { name: 'ci', keyHash: hashKey('ci-key') };
 
@@ -83,5 +84,19 @@ describe('waiting A2A tasks (waitingText, waitingTask)', () => {
     const next = waitingTask(t, 'waiting: x', now);
     expect(next !== undefined).toBe(changes);
     if (next) expect(next.status).toMatchObject({ state: TaskState.TASK_STATE_SUBMITTED, timestamp: now.toISOString() });
+  });
+});
+
+describe('formatA2ATaskLine (warren logs)', () => {
+  const now = new Date('2026-11-26T12:00:00Z');
+  const at = (sec: number): number => now.getTime() - sec * 1000;
+  it.each([
+    { state: 'completed', said: 'Build 4711 is green.', createdAt: at(60), updatedAt: at(57.5), want: '2026-11-26 11:59:02Z clerk a2a-task completed from ci 2.5s t-1', ended: true },
+    { state: 'rejected', said: 'over the\nlimit', createdAt: at(10), updatedAt: at(10), want: '2026-11-26 11:59:50Z clerk a2a-task rejected from ci 0.0s t-1 — over the limit', ended: true },
+    { state: 'submitted', said: 'waiting, not refused: paused', createdAt: at(4), updatedAt: at(3), want: '2026-11-26 11:59:57Z clerk a2a-task submitted from ci 4.0s so far t-1 — waiting, not refused: paused', ended: false },
+    { state: 'working', said: '', createdAt: at(4), updatedAt: at(3), want: '2026-11-26 11:59:57Z clerk a2a-task working from ci 4.0s so far t-1', ended: false },
+  ])('$state', ({ state, said, createdAt, updatedAt, want, ended }) => {
+    expect(formatA2ATaskLine({ id: 't-1', agent: 'clerk', caller: 'ci', state, said, createdAt, updatedAt }, now)).toBe(want);
+    expect(a2aTaskEnded(state)).toBe(ended);
   });
 });
