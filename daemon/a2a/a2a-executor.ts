@@ -3,7 +3,7 @@
 // the store says of the task (WORKING, then the end with its answer) to the caller's request. Whatever daemon runs
 // the turn writes its progress to the store (a2a-task-turns.ts); a daemon that dies mid-request loses the stream,
 // not the task: GetTask or SubscribeToTask from any daemon finds it.
-import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk';
+import { Role, TaskState, type Artifact, type Message, type Task } from '@a2a-js/sdk';
 import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server';
 import type { Logger } from 'pino';
 import type { TaskInbox } from '../../scheduler/task-inbox.ts';
@@ -124,7 +124,11 @@ export class WarrenAgentExecutor implements AgentExecutor {
     let told = messageText(task.status?.message);
     let wake: () => void = () => undefined;
     let stopped = false;
-    const stopListening = d.news.listen(task.id, () => wake());
+    const stopListening = d.news.listen(task.id, (n) => {
+      if (n.kind !== 'partial') return wake();
+      // What the turn has said so far: the answer artifact, replaced by each newer one and at the end by the answer.
+      if (rank < 3 && n.text) bus.publish(AgentEvent.artifactUpdate({ taskId: task.id, contextId: task.contextId, artifact: answerArtifact(task, n.text), append: false, lastChunk: false, metadata: undefined }));
+    });
     this.#waits.set(task.id, () => {
       stopped = true;
       wake();
@@ -156,4 +160,9 @@ export class WarrenAgentExecutor implements AgentExecutor {
     }
     if (!stopped) bus.finished();
   }
+}
+
+/** The task's answer as its one artifact (ids derived from the task: the same on every retry, so a newer one replaces it). Pure. */
+export function answerArtifact(task: Pick<Task, 'id' | 'contextId'>, text: string): Artifact {
+  return { artifactId: `${task.id}:answer`, name: 'answer', description: "the agent's answer", parts: agentMessage(task, text, `${task.id}:answer`).parts, metadata: undefined, extensions: [] };
 }

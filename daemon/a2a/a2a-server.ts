@@ -54,7 +54,7 @@ export async function startA2A(o: A2AServerOptions): Promise<A2AServer> {
   }
   const route = new A2ARoute({ agents: o.agents, callers, store, news, inbox: o.inbox, queue: o.queue, redis: o.redis, prefix, redact: o.redact, logger: o.logger });
   const waiting = new A2AWaiting({ store, news, logger: o.logger, serves: (agent) => servesAgent(o.agents.get(agent)) });
-  return { route, turns: new A2ATaskTurns({ store, news, logger: o.logger }), store, waiting, close: () => closeRedis(sub) };
+  return { route, turns: new A2ATaskTurns({ store, news, redact: o.redact, logger: o.logger }), store, waiting, close: () => closeRedis(sub) };
 }
 
 /** The card URL of every served agent (what the daemon logs at start). Pure. */
