@@ -78,6 +78,8 @@ describe('A2A tasks that wait', { timeout: PROCESS_TEST_MS }, () => {
       return t.status?.state === TaskState.TASK_STATE_COMPLETED ? t : undefined;
     }, PROCESS_START_MS);
     expect(done.artifacts.flatMap((a) => a.parts).map((p) => (p.content?.$case === 'text' ? p.content.value : ''))).toEqual(['Build 4711 is green.']);
+    // One run, told as the activation finishes (after the task's end is written).
+    await waitFor('the task activation', () => (ran(h) > 0 ? true : undefined), PROCESS_START_MS);
     expect(ran(h)).toBe(1);
   });
 
