@@ -1,13 +1,14 @@
 // The A2A server's pure decisions: who is calling (keys by hash, loopback without callers), and a task state's rank
 // (the store never moves a task back, never rewrites its end).
 import { TaskState } from '@a2a-js/sdk';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { checkCaller, hashKey, type KnownCaller } from '../daemon/a2a/a2a-callers.ts';
 import { stateName, stateRank } from '../daemon/a2a/a2a-task-store.ts';
 import { a2aTaskRows } from '../daemon/ops/status.ts';
 import { waitingTask, waitingText } from '../daemon/a2a/a2a-waiting.ts';
 import { agentMessage } from '../daemon/a2a/a2a-executor.ts';
 import { a2aTaskEnded, formatA2ATaskLine } from '../daemon/ops/logs.ts';
+import { PARTIAL_EVERY_MS, PARTIAL_MAX_CHARS, PartialAnswer } from '../daemon/a2a/a2a-partial-answer.ts';
 
 const ci: KnownCaller = { name: 'ci', keyHash: hashKey('ci-key') };
 
@@ -98,5 +99,38 @@ describe('formatA2ATaskLine (warren logs)', () => {
   ])('$state', ({ state, said, createdAt, updatedAt, want, ended }) => {
     expect(formatA2ATaskLine({ id: 't-1', agent: 'clerk', caller: 'ci', state, said, createdAt, updatedAt }, now)).toBe(want);
     expect(a2aTaskEnded(state)).toBe(ended);
+  });
+});
+
+describe('PartialAnswer (what a turn has said so far)', () => {
+  afterEach(() => void vi.useRealTimers());
+  const redact = (t: string): string => t.replaceAll('sk-secret', '[REDACTED]');
+  it.each([
+    { name: 'fragments coalesce into one send per interval', steps: [['push', 'Hel'], ['push', 'lo'], ['tick']], sent: ['Hello'] },
+    { name: 'redacted as a whole: a secret cut across fragments is found', steps: [['push', 'key sk-se'], ['push', 'cret here'], ['tick']], sent: ['key [REDACTED] here'] },
+    { name: 'a new model call sends what the last one said now, then starts anew', steps: [['push', 'Looking.'], ['reset'], ['push', 'Green.'], ['tick']], sent: ['Looking.', 'Green.'] },
+    { name: 'nothing new, nothing sent', steps: [['push', 'Same'], ['tick'], ['push', ''], ['tick']], sent: ['Same'] },
+    { name: 'blank text is not sent', steps: [['push', '  '], ['tick']], sent: [] },
+    { name: 'stopped: nothing more is sent', steps: [['push', 'Late'], ['stop'], ['tick']], sent: [] },
+  ])('$name', ({ steps, sent }) => {
+    vi.useFakeTimers();
+    const out: string[] = [];
+    const p = new PartialAnswer((t) => out.push(t), redact);
+    for (const [what, text] of steps) {
+      if (what === 'push') p.push(text!);
+      else if (what === 'reset') p.reset();
+      else if (what === 'stop') p.stop();
+      else vi.advanceTimersByTime(PARTIAL_EVERY_MS);
+    }
+    expect(out).toEqual(sent);
+  });
+  it('is capped', () => {
+    vi.useFakeTimers();
+    const out: string[] = [];
+    const p = new PartialAnswer((t) => out.push(t), (t) => t);
+    p.push('x'.repeat(PARTIAL_MAX_CHARS + 10));
+    p.push('more');
+    vi.advanceTimersByTime(PARTIAL_EVERY_MS);
+    expect(out.map((t) => t.length)).toEqual([PARTIAL_MAX_CHARS]);
   });
 });
