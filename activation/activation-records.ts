@@ -84,6 +84,11 @@ export class ActivationRecords {
     this.#overall = opts.overall ?? 1000;
   }
 
+  /** How many records of one agent are kept (older ones are dropped). */
+  get perAgent(): number {
+    return this.#perAgent;
+  }
+
   /** Pub/sub channel (a namespace apart from keys) on which each new record is announced. */
   get channel(): string {
     return this.#keys.activationRecordsChannel;
