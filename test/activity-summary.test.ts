@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import type { ActivationRecord } from '../activation/activation-records.ts';
 import { activityFigures, formatActivitySummary, summaryDue, type SummaryDecision, type SummaryFacts } from '../activation/activity-summary.ts';
 import type { OutcomeKind } from '../executors/run-outcome.ts';
+import { parseDefinition } from '../store/parse-definition.ts';
 
 const at = (iso: string): number => Date.parse(iso);
 
@@ -130,5 +131,26 @@ describe('the post', () => {
         '- Now: none waiting',
       ].join('\n'),
     );
+  });
+});
+
+describe('the keys', () => {
+  const parse = (observability: string): ReturnType<typeof parseDefinition> =>
+    parseDefinition({ folder: 'scout', configFile: 'agents/scout/config.yaml', configText: `name: scout\ntype: llm\nbrain: {provider: scripted, model: s, responses: [ok]}\ncapabilities: {grants: [hub:read]}\nobservability: ${observability}\n`, promptFile: 'agents/scout/system-prompt.md', promptText: 'You are scout.' });
+
+  it.each([
+    ['{post_summaries: true}', '0 0 * * *'],
+    ['{post_summaries: true, summary_schedule: "*/15 * * * *"}', '*/15 * * * *'],
+  ])('%s: the summaries tick at %s', (obs, cron) => {
+    expect(parse(obs).definition?.config.observability).toMatchObject({ post_summaries: true, summary_schedule: cron });
+  });
+
+  it.each([
+    ['{summary_schedule: "daily"}', 'expected five fields'],
+    ['{summary_schedule: "H 0 * * *"}', 'H (a random value) is not standard cron'],
+  ])('%s is refused naming why', (obs, why) => {
+    const { definition, problems } = parse(obs);
+    expect(definition).toBeUndefined();
+    expect(problems.map((p) => p.message).join('\n')).toContain(why);
   });
 });
