@@ -32,6 +32,8 @@ export interface ActivitySummaryTickerOptions {
   redact: (text: string) => string;
   /** Epoch ms now, for the schedule; Date.now in production. */
   clock?: () => number;
+  /** How long after a failed post (the hub, Redis) it is tried again; RETRY_MS by default. */
+  retryMs?: number;
   logger: Logger;
 }
 
@@ -144,7 +146,7 @@ export class ActivitySummaryTicker {
         return { agent, tick, skipped: 'refused', limit: err.limit };
       }
       await ledger.release(agent, tick).catch(() => undefined);
-      const wait = err instanceof WriteRefused ? (err.retryAfterMs ?? RETRY_MS) : RETRY_MS;
+      const wait = err instanceof WriteRefused ? (err.retryAfterMs ?? RETRY_MS) : (this.#opts.retryMs ?? RETRY_MS);
       this.#retryAt.set(agent, Date.now() + wait);
       logger.warn({ agent, tick: new Date(tick).toISOString(), err: redact(err instanceof Error ? err.message : String(err)), retry_in_ms: wait }, 'could not post the activity summary; will try again');
       return { agent, tick, skipped: 'failed' };
@@ -153,7 +155,7 @@ export class ActivitySummaryTicker {
 
   /** What the summary is built from: the agent's records, its holds, the hub's budget figures, its memory. */
   async #facts(def: AgentDefinition, from: number, to: number): Promise<Parameters<typeof activityFigures>[0]> {
-    const { records, held, hub, memory, logger } = this.#opts;
+    const { records, held, hub, memory, logger, redact } = this.#opts;
     const agent = def.name;
     const limit = records.perAgent;
     const [kept, holds, heldNow, budget, mem] = await Promise.all([
@@ -171,7 +173,8 @@ export class ActivitySummaryTicker {
     return {
       from,
       to,
-      records: kept,
+      // Redacted before the fingerprints are made of them (they lower the case, which would hide a secret from redaction).
+      records: kept.map((r) => (r.error === undefined ? r : { ...r, error: redact(r.error) })),
       historyFull: kept.length >= limit,
       held: holds,
       ...(heldNow ? { heldNow } : {}),
