@@ -1,5 +1,10 @@
-// What Redis keeps of the activity summaries, shared by every daemon: the tick of each agent's last summary (a zset,
-// only ever moved forward), and a claim per agent and tick, so one daemon posts a tick's summary however many decide it.
+// What Redis keeps of the activity summaries, shared by every daemon: the tick of each agent's last summary (a hash,
+// agent → epoch ms), and a claim per agent and tick, so one daemon posts a tick's summary however many decide it.
+//
+// The tick is written without compare-and-set (as the schedules' state is): a daemon that posts a tick's summary
+// after another posted the next one sets an older tick last; the next round then finds the newer tick due, its claim
+// taken (or, after SUMMARY_CLAIM_MS, its post replayed by the hub under the same idempotency key), so nothing is
+// posted twice.
 import { RedisKeys } from '../redis/keys.ts';
 import type { RedisClient } from '../redis/scripts.ts';
 
@@ -19,17 +24,17 @@ export class ActivitySummaryLedger {
   async done(agents: readonly string[]): Promise<Map<string, number>> {
     const out = new Map<string, number>();
     if (agents.length === 0) return out;
-    const scores = (await this.#redis.call('ZMSCORE', [this.#keys.activitySummaries, ...agents])) as Array<string | null>;
+    const ticks = (await this.#redis.call('HMGET', [this.#keys.activitySummaries, ...agents])) as Array<string | null>;
     agents.forEach((a, i) => {
-      const s = scores[i];
-      if (s !== null && s !== undefined) out.set(a, Number(s));
+      const t = ticks[i];
+      if (t) out.set(a, Number(t));
     });
     return out;
   }
 
   /** Where an agent's summaries start, unless a daemon set it already. */
   async start(agent: string, tick: number): Promise<void> {
-    await this.#redis.zadd(this.#keys.activitySummaries, 'NX', tick, agent);
+    await this.#redis.hsetnx(this.#keys.activitySummaries, agent, String(tick));
   }
 
   /** True for the one daemon that may post the agent's summary of `tick`. */
@@ -42,8 +47,8 @@ export class ActivitySummaryLedger {
     await this.#redis.del(this.#keys.activitySummaryClaim(agent, tick));
   }
 
-  /** The summary of `tick` is done (posted, or refused for good by the agent's limits); never moves back. */
+  /** The summary of `tick` is done (posted, or refused for good by the agent's limits). */
   async finish(agent: string, tick: number): Promise<void> {
-    await this.#redis.zadd(this.#keys.activitySummaries, 'GT', tick, agent);
+    await this.#redis.hset(this.#keys.activitySummaries, agent, String(tick));
   }
 }

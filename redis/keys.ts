@@ -263,7 +263,7 @@ export class RedisKeys {
     return `${this.prefix}:reload`;
   }
   // Activity summaries (activation/activity-summary-ledger.ts).
-  /** The tick of each agent's last activity summary (a zset, agent → epoch ms). */
+  /** The tick of each agent's last activity summary (a hash, agent → epoch ms). */
   get activitySummaries(): string {
     return `${this.prefix}:activity-summaries`;
   }
