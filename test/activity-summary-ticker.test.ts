@@ -1,6 +1,6 @@
 // The activity summary ticker against real Redis and the real local hub, its clock advanced by the test: a post the
 // hub fails is tried again and made once; a second ticker (another daemon) never posts the same tick; no secret of a
-// record reaches the post; the agent's limits hold the summary like any post of its own.
+// record reaches the post; the agent's limits hold the summary like any post of its own; the memory's size is the store's.
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import pino from 'pino';
@@ -9,6 +9,7 @@ import { ActivationRecords, type ActivationRecord } from '../activation/activati
 import { ActivitySummaryLedger } from '../activation/activity-summary-ledger.ts';
 import { ActivitySummaryTicker } from '../activation/activity-summary-ticker.ts';
 import { HubClient } from '../hub-client/client.ts';
+import { SqliteMemoryStore } from '../memory/sqlite-memory-store.ts';
 import { startHub, type RunningHub } from '../local-hub/server.ts';
 import { HeldMentionStore } from '../scheduler/held-mentions.ts';
 import { WriteAllowance } from '../scheduler/write-allowance.ts';
@@ -67,7 +68,7 @@ function failure(agent: string, ended: string, error: string): ActivationRecord 
   };
 }
 
-async function setup(defs: AgentDefinition[]): Promise<{ ticker: () => ActivitySummaryTicker; clock: { now: number }; records: ActivationRecords; prefix: string; writes: WriteAllowance }> {
+async function setup(defs: AgentDefinition[], memory?: SqliteMemoryStore): Promise<{ ticker: () => ActivitySummaryTicker; clock: { now: number }; records: ActivationRecords; prefix: string; writes: WriteAllowance }> {
   for (const d of defs) await hubCaller(hub.url).post('/agents/register', hub.adminKey, { name: d.name });
   const prefix = `summ-t-${randomUUID().slice(0, 8)}`;
   const clock = { now: at('2026-11-26T12:00:30Z') };
@@ -83,6 +84,7 @@ async function setup(defs: AgentDefinition[]): Promise<{ ticker: () => ActivityS
       held: new HeldMentionStore(redis, prefix),
       hub: new HubClient({ baseUrl: hub.url, apiKey: hub.adminKey, retry: { attempts: 1, baseDelayMs: 1, maxDelayMs: 1 } }),
       writes,
+      memory,
       redact: (t) => redactor.redact(t),
       clock: () => clock.now,
       retryMs: 0,
@@ -139,5 +141,21 @@ describe('the activity summary ticker', () => {
     expect(await activityPosts('slow')).toEqual([]);
     clock.now = at('2026-11-26T12:02:00.500Z');
     expect(await t.round()).toEqual([{ agent: 'mute', tick: at('2026-11-26T12:02:00Z'), skipped: 'refused', limit: 'can_create_posts' }]);
+  });
+
+  it('the memory\'s size, of an agent with memory on, from the store', async () => {
+    const memory = new SqliteMemoryStore(':memory:');
+    try {
+      const { ticker, clock } = await setup([definition('keeper', 'behavior: {limits: {min_interval_seconds: 0}}\nmemory: {enabled: true}')], memory);
+      const entries = ['the deploy runs on Fridays', 'dana prefers short answers'].map((text, i) => ({ key: `k${i}`, kind: 'fact' as const, text, createdAt: at('2026-11-26T11:00:00Z') }));
+      expect(await memory.write('keeper', entries)).toBe(2);
+      const t = ticker();
+      await t.round();
+      clock.now = at('2026-11-26T12:01:00.500Z');
+      expect(await t.round()).toMatchObject([{ agent: 'keeper', posted: expect.any(String) as string, figures: { memory: { entries: 2, bytes: await memory.size('keeper') } } }]);
+      expect((await activityPosts('keeper'))[0]!.content).toContain(`- Memory: 2 entries, ${await memory.size('keeper')} bytes`);
+    } finally {
+      await memory.close();
+    }
   });
 });
