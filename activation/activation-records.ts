@@ -97,9 +97,9 @@ export class ActivationRecords {
     this.#now = opts.now ?? Date.now;
   }
 
-  /** How many records of one agent are kept (older ones are dropped). */
-  get perAgent(): number {
-    return this.#perAgent;
+  /** What is kept of the records (older ones are dropped past it). */
+  get retention(): RecordRetention {
+    return this.#keep;
   }
 
   /** Pub/sub channel (a namespace apart from keys) on which each new record is announced. */

@@ -11,8 +11,9 @@ import { activitySummaryKey } from '../policy/idempotency-keys.ts';
 import type { HeldMentionStore } from '../scheduler/held-mentions.ts';
 import { nextTick } from '../scheduler/schedule-ticks.ts';
 import { WriteRefused, type WriteAllowance, type WriteLimit } from '../scheduler/write-allowance.ts';
+import type { RecordRetention } from '../redis/scripts.ts';
 import type { AgentDefinition } from '../store/definition.ts';
-import type { ActivationRecords } from './activation-records.ts';
+import { MAX_RECORD_CHARS, type ActivationRecord, type ActivationRecords } from './activation-records.ts';
 import { ACTIVITY_COMMUNITY, activityFigures, formatActivitySummary, SUMMARY_TIMEZONE, summaryDue, type ActivityFigures } from './activity-summary.ts';
 import type { ActivitySummaryLedger } from './activity-summary-ledger.ts';
 
@@ -22,7 +23,7 @@ export interface ActivitySummaryTickerOptions {
   /** Agents this daemon runs: only theirs are summarised. */
   runnable: () => ReadonlySet<string>;
   ledger: ActivitySummaryLedger;
-  records: Pick<ActivationRecords, 'recent' | 'recentHeld' | 'perAgent'>;
+  records: Pick<ActivationRecords, 'recent' | 'recentHeld' | 'retention'>;
   held: Pick<HeldMentionStore, 'read'>;
   hub: Pick<HubAdapter, 'createPost' | 'budgetHealth' | 'capabilities'>;
   writes: Pick<WriteAllowance, 'guard'>;
@@ -135,7 +136,7 @@ export class ActivitySummaryTicker {
         hub.createPost({ agent, community: ACTIVITY_COMMUNITY, title: redact(post.title), content: redact(post.content) }, { idempotencyKey }),
       );
       await ledger.finish(agent, tick);
-      logger.info({ agent, post: created.id, tick: new Date(tick).toISOString(), activations: figures.activations, history: records.perAgent }, 'activity summary posted to m/agent-activity');
+      logger.info({ agent, post: created.id, tick: new Date(tick).toISOString(), activations: figures.activations }, 'activity summary posted to m/agent-activity');
       return { agent, tick, posted: created.id, figures };
     } catch (err) {
       if (err instanceof WriteRefused && !err.retryable) {
@@ -157,7 +158,8 @@ export class ActivitySummaryTicker {
   async #facts(def: AgentDefinition, from: number, to: number): Promise<Parameters<typeof activityFigures>[0]> {
     const { records, held, hub, memory, logger, redact } = this.#opts;
     const agent = def.name;
-    const limit = records.perAgent;
+    const keep = records.retention;
+    const limit = keep.perAgent;
     const [kept, holds, heldNow, budget, mem] = await Promise.all([
       records.recent({ agent, limit }),
       records.recentHeld({ agent, limit }),
@@ -175,11 +177,23 @@ export class ActivitySummaryTicker {
       to,
       // Redacted before the fingerprints are made of them (they lower the case, which would hide a secret from redaction).
       records: kept.map((r) => (r.error === undefined ? r : { ...r, error: redact(r.error) })),
-      historyFull: kept.length >= limit,
+      historyFull: mayBeTrimmed(kept, from, keep),
       held: holds,
       ...(heldNow ? { heldNow } : {}),
       ...(budget ? { budget } : {}),
       ...(mem ? { memory: mem } : {}),
     };
   }
+}
+
+/**
+ * Whether older records of the agent may have been dropped (its list at a bound of its retention), so the kept ones
+ * may not reach back to `from`. Erring towards yes: the summary then says from when it counts.
+ */
+function mayBeTrimmed(kept: readonly ActivationRecord[], from: number, keep: Pick<RecordRetention, 'perAgent' | 'perAgentBytes' | 'maxAgeMs'>): boolean {
+  if (kept.length >= keep.perAgent) return true;
+  if (from < Date.now() - keep.maxAgeMs) return true;
+  // A record that went for the bytes left fewer than its own size (at most MAX_RECORD_CHARS) below the bound.
+  const bytes = kept.reduce((n, r) => n + Buffer.byteLength(JSON.stringify(r)), 0);
+  return bytes > keep.perAgentBytes - MAX_RECORD_CHARS;
 }

@@ -60,7 +60,7 @@ export interface SummaryFacts {
   to: number;
   /** The agent's activation records as kept, newest first (any period: those of this one are picked here). */
   records: readonly ActivationRecord[];
-  /** True when the kept history is full: older records were dropped, so the period may start before the oldest kept. */
+  /** True when older records may have been dropped (the history at a bound of its retention): the oldest kept may not reach back to `from`. */
   historyFull: boolean;
   /** The agent's held-mention lines (ActivationRecords.recentHeld), newest first. */
   held: readonly ActivationRecord[];
@@ -183,7 +183,7 @@ export function formatActivitySummary(agent: string, s: ActivityFigures): { titl
   const lines = [
     '## Period',
     `- From ${minuteOf(s.from)} to ${minuteOf(s.to)}`,
-    ...(s.countedFrom !== undefined ? [`- Older records are no longer kept: counted from ${minuteOf(s.countedFrom)}`] : []),
+    ...(s.countedFrom !== undefined ? [`- Counted from ${minuteOf(s.countedFrom)}: older records of the period may no longer be kept`] : []),
     '',
     '## Activations',
     `- Total: ${s.activations}`,

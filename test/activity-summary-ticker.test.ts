@@ -33,7 +33,12 @@ afterEach(() => {
   hub.faults.failWith5xx = false;
 });
 
-const at = (iso: string): number => Date.parse(iso);
+const MINUTE = 60_000;
+/** Times relative to a minute ten minutes ago: the records' retention (by age) is measured against the real clock. */
+const T0 = Math.floor(Date.now() / MINUTE) * MINUTE - 10 * MINUTE;
+const tm = (minutes: number, seconds = 0): number => T0 + minutes * MINUTE + seconds * 1_000;
+/** `2026-11-26 07:13Z`, as the posts show a time. */
+const minuteOf = (ms: number): string => `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')}Z`;
 /** A secret with capitals and no digits: a fingerprint (lower-cased) made before redaction would let it through. */
 const CANARY = 'CanarySummarySecretWordXq';
 
@@ -49,14 +54,14 @@ function definition(name: string, behavior = 'behavior: {limits: {min_interval_s
   return def;
 }
 
-function failure(agent: string, ended: string, error: string): ActivationRecord {
+function failure(agent: string, ended: number, error: string): ActivationRecord {
   return {
     activation_id: `act-${randomUUID().slice(0, 8)}`,
     agent,
     trigger: 'notification',
     outcome: 'terminal_failure',
     reason: 'ModelError',
-    started_at: new Date(at(ended) - 1_000).toISOString(),
+    started_at: new Date(ended - 1_000).toISOString(),
     duration_ms: 1_000,
     usage: { input_tokens: 10, output_tokens: 1, cached_tokens: 0, cost_usd: 0 },
     replies: 0,
@@ -68,11 +73,11 @@ function failure(agent: string, ended: string, error: string): ActivationRecord 
   };
 }
 
-async function setup(defs: AgentDefinition[], memory?: SqliteMemoryStore): Promise<{ ticker: () => ActivitySummaryTicker; clock: { now: number }; records: ActivationRecords; prefix: string; writes: WriteAllowance }> {
+async function setup(defs: AgentDefinition[], memory?: SqliteMemoryStore, keep?: { perAgent: number }): Promise<{ ticker: () => ActivitySummaryTicker; clock: { now: number }; records: ActivationRecords; prefix: string; writes: WriteAllowance }> {
   for (const d of defs) await hubCaller(hub.url).post('/agents/register', hub.adminKey, { name: d.name });
   const prefix = `summ-t-${randomUUID().slice(0, 8)}`;
-  const clock = { now: at('2026-11-26T12:00:30Z') };
-  const records = new ActivationRecords(redis, prefix);
+  const clock = { now: tm(0, 30) };
+  const records = new ActivationRecords(redis, prefix, keep ? { retention: keep } : {});
   const writes = new WriteAllowance(redis, prefix);
   const redactor = new Redactor([CANARY]);
   const ticker = (): ActivitySummaryTicker =>
@@ -104,20 +109,20 @@ describe('the activity summary ticker', () => {
     const [one, two] = [ticker(), ticker()];
     expect(await one.round()).toEqual([]); // first sight: summaries start at 12:00
     // Stored as it is here (not redacted), to prove the ticker redacts before it fingerprints.
-    await records.add(failure('scout', '2026-11-26T12:00:40Z', `upstream said: token ${CANARY} refused`));
-    clock.now = at('2026-11-26T12:01:00.500Z');
+    await records.add(failure('scout', tm(0, 40), `upstream said: token ${CANARY} refused`));
+    clock.now = tm(1, 0.5);
     hub.faults.failWith5xx = true;
-    expect(await one.round()).toEqual([{ agent: 'scout', tick: at('2026-11-26T12:01:00Z'), skipped: 'failed' }]);
+    expect(await one.round()).toEqual([{ agent: 'scout', tick: tm(1), skipped: 'failed' }]);
     hub.faults.failWith5xx = false;
     const [a, b] = await Promise.all([one.round(), two.round()]);
     const results = [...a, ...b];
     expect(results.filter((r) => 'posted' in r)).toHaveLength(1);
-    expect(results.filter((r) => !('posted' in r))).toEqual(results.length === 2 ? [{ agent: 'scout', tick: at('2026-11-26T12:01:00Z'), skipped: 'claimed' }] : []);
+    expect(results.filter((r) => !('posted' in r))).toEqual(results.length === 2 ? [{ agent: 'scout', tick: tm(1), skipped: 'claimed' }] : []);
     // Rounds at the same time: nothing more is due.
     expect([...(await one.round()), ...(await two.round())]).toEqual([]);
     const posts = await activityPosts('scout');
     expect(posts).toHaveLength(1);
-    expect(posts[0]!.title).toBe('📊 Activity: scout, 2026-11-26 12:00Z to 2026-11-26 12:01Z');
+    expect(posts[0]!.title).toBe(`📊 Activity: scout, ${minuteOf(tm(0))} to ${minuteOf(tm(1))}`);
     expect(posts[0]!.content).toContain('- Total: 1\n- notification: terminal_failure 1\n');
     expect(posts[0]!.content).toMatch(/- Failures: 1\n {2}- 1× `ModelError:upstream said: token \[redacted\] refused`/i);
     expect(posts[0]!.content.toLowerCase()).not.toContain(CANARY.toLowerCase());
@@ -129,33 +134,43 @@ describe('the activity summary ticker', () => {
     await t.round();
     // slow wrote a moment ago: its next own write is an hour away.
     await writes.reserve('slow', definition('slow', 'behavior: {limits: {min_interval_seconds: 3600}}').config.behavior, { kind: 'post', idempotencyKey: 'earlier-post' });
-    clock.now = at('2026-11-26T12:01:00.500Z');
+    clock.now = tm(1, 0.5);
     const results = await t.round();
     expect(results).toEqual([
-      { agent: 'mute', tick: at('2026-11-26T12:01:00Z'), skipped: 'refused', limit: 'can_create_posts' },
-      { agent: 'slow', tick: at('2026-11-26T12:01:00Z'), skipped: 'failed' },
+      { agent: 'mute', tick: tm(1), skipped: 'refused', limit: 'can_create_posts' },
+      { agent: 'slow', tick: tm(1), skipped: 'failed' },
     ]);
     // mute's period is over (the next tick is the next chance); slow's waits for its interval, not tried meanwhile.
     expect(await t.round()).toEqual([]);
     expect(await activityPosts('mute')).toEqual([]);
     expect(await activityPosts('slow')).toEqual([]);
-    clock.now = at('2026-11-26T12:02:00.500Z');
-    expect(await t.round()).toEqual([{ agent: 'mute', tick: at('2026-11-26T12:02:00Z'), skipped: 'refused', limit: 'can_create_posts' }]);
+    clock.now = tm(2, 0.5);
+    expect(await t.round()).toEqual([{ agent: 'mute', tick: tm(2), skipped: 'refused', limit: 'can_create_posts' }]);
   });
 
   it('the memory\'s size, of an agent with memory on, from the store', async () => {
     const memory = new SqliteMemoryStore(':memory:');
     try {
       const { ticker, clock } = await setup([definition('keeper', 'behavior: {limits: {min_interval_seconds: 0}}\nmemory: {enabled: true}')], memory);
-      const entries = ['the deploy runs on Fridays', 'dana prefers short answers'].map((text, i) => ({ key: `k${i}`, kind: 'fact' as const, text, createdAt: at('2026-11-26T11:00:00Z') }));
+      const entries = ['the deploy runs on Fridays', 'dana prefers short answers'].map((text, i) => ({ key: `k${i}`, kind: 'fact' as const, text, createdAt: tm(-60) }));
       expect(await memory.write('keeper', entries)).toBe(2);
       const t = ticker();
       await t.round();
-      clock.now = at('2026-11-26T12:01:00.500Z');
+      clock.now = tm(1, 0.5);
       expect(await t.round()).toMatchObject([{ agent: 'keeper', posted: expect.any(String) as string, figures: { memory: { entries: 2, bytes: await memory.size('keeper') } } }]);
       expect((await activityPosts('keeper'))[0]!.content).toContain(`- Memory: 2 entries, ${await memory.size('keeper')} bytes`);
     } finally {
       await memory.close();
     }
+  });
+
+  it('a period longer than the kept records: the summary counts what is kept and says from when', async () => {
+    const { ticker, clock, records } = await setup([definition('busy')], undefined, { perAgent: 2 });
+    const t = ticker();
+    await t.round();
+    for (const ended of [tm(0, 35), tm(0, 40), tm(0, 45)]) await records.add(failure('busy', ended, 'model gone'));
+    clock.now = tm(1, 0.5);
+    expect(await t.round()).toMatchObject([{ agent: 'busy', figures: { activations: 2, countedFrom: tm(0, 40) } }]);
+    expect((await activityPosts('busy'))[0]!.content).toContain(`- Counted from ${minuteOf(tm(0, 40))}: older records of the period may no longer be kept\n`);
   });
 });

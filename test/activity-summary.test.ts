@@ -85,6 +85,7 @@ describe('the figures of a period', () => {
     ],
     ['budget and memory as given', { budget: { daily_used: 1.5, daily_limit: 10, monthly_used: 20, monthly_limit: 100 }, memory: { entries: 12, bytes: 3456 } }, { budget: { daily_used: 1.5, daily_limit: 10, monthly_used: 20, monthly_limit: 100 }, memory: { entries: 12, bytes: 3456 } }],
     ['a full history that does not reach back to the start: counted from its oldest', { records: [rec({ ended: '2026-11-26T20:00:00Z' }), rec({ ended: '2026-11-26T18:00:00Z' })], historyFull: true }, { activations: 2, countedFrom: at('2026-11-26T18:00:00Z') }],
+    ['a history not at its bounds: complete, however recent its oldest', { records: [rec({ ended: '2026-11-26T20:00:00Z' }), rec({ ended: '2026-11-26T18:00:00Z' })], historyFull: false }, { activations: 2, countedFrom: undefined }],
     ['a full history that reaches back: complete', { records: [rec({ ended: '2026-11-26T20:00:00Z' }), rec({ ended: '2026-11-25T18:00:00Z' })], historyFull: true }, { activations: 1, countedFrom: undefined }],
   ])('%s', (_name, facts, expected) => {
     const figures = activityFigures({ ...base, ...facts });
