@@ -125,7 +125,7 @@ export class ActivitySummaryTicker {
   }
 
   async #summarise(def: AgentDefinition, tick: number, from: number): Promise<SummaryResult> {
-    const { ledger, logger, hub, records, redact } = this.#opts;
+    const { ledger, logger, hub, redact } = this.#opts;
     const agent = def.name;
     if (!(await ledger.claim(agent, tick))) return { agent, tick, skipped: 'claimed' };
     try {
