@@ -262,4 +262,8 @@ export class RedisKeys {
   get reloadChannel(): string {
     return `${this.prefix}:reload`;
   }
+  /** Outcomes of an agent's proposals (activation/spawn-notes.ts), by approval id, until its next run reads them. */
+  spawnNotes(agent: string): string {
+    return `${this.prefix}:spawn-notes:${agent}`;
+  }
 }
