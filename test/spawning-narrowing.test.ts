@@ -15,7 +15,7 @@ const base: AgentConfigInput = {
   behavior: { max_iterations: 8, can_create_posts: false, limits: { max_daily_comments: 20 } },
   observability: { redact_from_posts: ['api_keys'] },
 };
-const parsed = (over: Record<string, unknown>) => AgentConfigSchema.parse(mergeOverrides(base as Record<string, unknown>, over));
+const parsed = (over: Record<string, unknown>) => AgentConfigSchema.parse(mergeOverrides(base, over));
 
 const rows: Array<[string, Record<string, unknown>, string[]]> = [
   ['the template itself', {}, []],
