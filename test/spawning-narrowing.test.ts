@@ -5,7 +5,9 @@ import { describe, expect, it } from 'vitest';
 import { AgentConfigSchema, type AgentConfigInput } from '../store/agent-config.ts';
 import { checkProposal, mergeOverrides } from '../store/agent-templates.ts';
 import { LocalFolderStore } from '../store/local-store.ts';
+import { S3Store } from '../store/s3-store.ts';
 import { spawnWidenings } from '../store/spawn-narrowing.ts';
+import { startS3, TEST_CREDENTIALS } from './support/s3-server.ts';
 
 const base: AgentConfigInput = {
   name: 'researcher',
@@ -48,6 +50,22 @@ describe('agent templates', () => {
     expect(r.problems.filter((p) => p.file.includes('templates'))).toEqual([]);
     // A template is no agent: it is never loaded to run.
     expect(r.agents.map((a) => a.name)).not.toContain('researcher');
+  });
+
+  it('an S3 bucket holding the same folders loads the same templates', async () => {
+    const s3 = await startS3();
+    try {
+      await s3.upload('examples', 'spawn/');
+      const bucket = new S3Store({ location: { bucket: s3.bucket, prefix: 'spawn/' }, endpoint: s3.endpoint, region: 'us-east-1', credentials: TEST_CREDENTIALS, maxAttempts: 1 });
+      const fromS3 = await bucket.load();
+      bucket.close();
+      const fromFolder = await new LocalFolderStore('examples').load();
+      const shape = (t: typeof fromS3.shared.agentTemplates) => Object.values(t ?? {}).map((x) => ({ name: x.name, config: x.config, prompt: x.systemPrompt, raw: x.raw }));
+      expect(shape(fromS3.shared.agentTemplates)).toEqual(shape(fromFolder.shared.agentTemplates));
+      expect(fromS3.shared.agentTemplates?.researcher?.file).toBe(`s3://${s3.bucket}/spawn/templates/researcher/config.yaml`);
+    } finally {
+      await s3.close();
+    }
   });
 
   it('checks a proposal against the schema and its template, and says why it refuses', async () => {
