@@ -4,8 +4,11 @@
 // agents folder, loaded on the reload, registered on the hub, and answers a mention. A proposal that widens its
 // template is refused as the tool's result and files nothing; a denial reaches the proposer's next run.
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { Redis } from 'ioredis';
+import type { WarrenEvent } from '../activation/outbound-events.ts';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { approvalView } from '../daemon/ops/approval-views.ts';
 import { ApprovalDesk } from '../scheduler/approval-desk.ts';
@@ -20,13 +23,28 @@ const redisUrl = inject('redisUrl');
 let fake: FakeOpenAI;
 let redis: Redis;
 let h: Harness | undefined;
+let events: Server;
+let eventsUrl: string;
+const received: WarrenEvent[] = [];
 beforeAll(async () => {
   fake = await startFakeOpenAI();
   redis = new Redis(redisUrl);
+  // The outbound events' receiver: records each event's body.
+  events = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      received.push(JSON.parse(Buffer.concat(chunks).toString()) as WarrenEvent);
+      res.writeHead(200).end();
+    });
+  });
+  await new Promise<void>((r) => events.listen(0, '127.0.0.1', () => r()));
+  eventsUrl = `http://127.0.0.1:${(events.address() as AddressInfo).port}/events`;
 });
 afterAll(async () => {
   await fake.close();
   redis.disconnect();
+  await new Promise((r) => events.close(r));
 });
 afterEach(async () => {
   await h?.stop();
@@ -43,6 +61,7 @@ capabilities:
   grants: [hub:read, hub:write]
   spawning: {can_propose: true, allowed_templates: [tide-helper], max_pending: 2}
 behavior: {limits: {min_interval_seconds: 0}}
+events: {urls: ["${eventsUrl}"], secret_env: MENTOR_EVENTS_SECRET}
 `;
 
 // The template: a scripted agent (no key needed), which a proposal may narrow.
@@ -86,7 +105,7 @@ describe('propose_agent through the daemon', { timeout: PROCESS_TEST_MS }, () =>
     mkdirSync(templateDir, { recursive: true });
     writeFileSync(join(templateDir, 'config.yaml'), TEMPLATE);
     writeFileSync(join(templateDir, 'system-prompt.md'), 'You are {{name}}: {{description}}');
-    h = await startHarness({ redisUrl, agentsDir, env: { MENTOR_API_KEY: MENTOR_KEY } });
+    h = await startHarness({ redisUrl, agentsDir, env: { MENTOR_API_KEY: MENTOR_KEY, MENTOR_EVENTS_SECRET: 'events-secret-for-mentor' } });
     const harness = h;
     const dana = await h.registerUser('dana');
     const answers = (): number => harness.outcomes.filter((o) => o.agent === 'mentor' && o.outcome.kind === 'answered').length;
@@ -101,6 +120,8 @@ describe('propose_agent through the daemon', { timeout: PROCESS_TEST_MS }, () =>
     expect(view).toMatchObject({ kind: 'spawn', agent: 'mentor', status: 'waiting', spawn: { name: 'tide-watcher', template: 'tide-helper', purpose: 'Watches the tides for tide-watcher.' }, calls: [{ name: 'propose_agent' }] });
     expect(proposal!.request.work.kind === 'spawn' && proposal!.request.work.config).toContain('max_daily_comments: 5');
     expect(existsSync(join(agentsDir, 'tide-watcher'))).toBe(false);
+    const event = await waitFor('the approval.requested event', () => received.find((e) => e.type === 'approval.requested'), PROCESS_START_MS);
+    expect(event).toMatchObject({ agent: 'mentor', data: { approval_id: proposal!.request.id, kind: 'spawn', spawn: { name: 'tide-watcher', template: 'tide-helper' } } });
     await waitFor('mentor answered', answeredAgain(seen), PROCESS_START_MS);
     const filed = harness.outcomes.find((o) => o.agent === 'mentor')!.events.find((e) => e.type === 'tool_result');
     expect(filed?.type === 'tool_result' && [filed.name, filed.status]).toEqual(['propose_agent', 'ok']);
