@@ -168,6 +168,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       redactLogs,
       // Late-bound: the metrics are built further down; entries are evicted only as activations run.
       onMemoryEvicted: (agent, count) => metrics.observeMemoryEvictions(agent, count),
+      // Late-bound: CLI agents' held hub writes are told as paused runs are (built further down, before any run).
+      onApprovalRequested: (request) => onApprovalRequested(request),
       // Late-bound: proposals are filed with the approvals, opened further down (before any activation runs).
       proposals: { propose: async (req) => (live.spawning ? live.spawning.desk.propose(req) : { status: 'error', content: 'propose_agent: the daemon is still starting; try again' }) },
     });
@@ -250,7 +252,10 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const queue = new ActivationQueue(producerConn, { prefix: config.redis.prefix, logger });
     cleanup('activation queue', 'clients', () => queue.close());
     const claims = new InboxClaims(producerConn, config.redis.prefix);
-    const records = new ActivationRecords(producerConn, config.redis.prefix);
+    const r = config.records;
+    const records = new ActivationRecords(producerConn, config.redis.prefix, {
+      retention: { perAgent: r.per_agent, perAgentBytes: r.per_agent_bytes, overall: r.overall, overallBytes: r.overall_bytes, maxAgeMs: r.max_age },
+    });
     // Work from outside the hub (schedules, webhooks, A2A callers, approvals) waits here until answered; each
     // source that must hear how its task ended registers a handler below.
     const tasks = new TaskInbox(producerConn, config.redis.prefix);
