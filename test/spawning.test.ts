@@ -7,28 +7,23 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
-import { Redis } from 'ioredis';
 import type { WarrenEvent } from '../activation/outbound-events.ts';
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { approvalView } from '../daemon/ops/approval-views.ts';
 import { ApprovalDesk } from '../scheduler/approval-desk.ts';
 import { ApprovalStore, type ApprovalEntry } from '../scheduler/approval-store.ts';
 import { TaskInbox } from '../scheduler/task-inbox.ts';
 import { PROCESS_START_MS, PROCESS_TEST_MS } from './support/ceilings.ts';
-import { startFakeOpenAI, type FakeOpenAI, type RecordedRequest } from './fakes/openai-server.ts';
-import { makeAgentsDir, startHarness, type Harness } from './support/daemon-harness.ts';
+import type { RecordedRequest } from './fakes/openai-server.ts';
+import { makeAgentsDir, startHarness } from './support/daemon-harness.ts';
 import { waitFor, type WirePost } from './support/hub-api.ts';
+import { llmDaemonSuite } from './support/llm-daemon-suite.ts';
 
-const redisUrl = inject('redisUrl');
-let fake: FakeOpenAI;
-let redis: Redis;
-let h: Harness | undefined;
+const suite = llmDaemonSuite();
 let events: Server;
 let eventsUrl: string;
 const received: WarrenEvent[] = [];
 beforeAll(async () => {
-  fake = await startFakeOpenAI();
-  redis = new Redis(redisUrl);
   // The outbound events' receiver: records each event's body.
   events = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -42,14 +37,7 @@ beforeAll(async () => {
   eventsUrl = `http://127.0.0.1:${(events.address() as AddressInfo).port}/events`;
 });
 afterAll(async () => {
-  await fake.close();
-  redis.disconnect();
   await new Promise((r) => events.close(r));
-});
-afterEach(async () => {
-  await h?.stop();
-  h = undefined;
-  fake.reset();
 });
 
 const MENTOR_KEY = 'sk-mentor-canary-5e6f7a8b9c0d1e2f';
@@ -89,23 +77,24 @@ function mentorModel(req: RecordedRequest) {
 }
 
 async function spawnRequests(): Promise<ApprovalEntry[]> {
-  return (await new ApprovalStore(redis, h!.prefix).open()).filter((e) => e.request.work.kind === 'spawn');
+  return (await new ApprovalStore(suite.redis, suite.h!.prefix).open()).filter((e) => e.request.work.kind === 'spawn');
 }
 
 async function commentsOn(postId: string, key: string): Promise<Array<{ author: string; content: string }>> {
-  const post = await h!.api.get<WirePost>(`/posts/${postId}?include_comments=true`, key);
+  const post = await suite.h!.api.get<WirePost>(`/posts/${postId}?include_comments=true`, key);
   return (post.comments ?? []).map((c) => ({ author: c.author.name, content: c.content }));
 }
 
 describe('propose_agent through the daemon', { timeout: PROCESS_TEST_MS }, () => {
   it('proposal → spawn request → approve → the new agent answers a mention; widening refused as the tool result; a denial reaches the proposer', async () => {
+    const { fake, redis, redisUrl } = suite;
     fake.setResponder((req) => (isMentor(req) ? mentorModel(req) : 'Hello.'));
     const agentsDir = makeAgentsDir({ mentor: { config: mentor(fake.url), prompt: 'You are {{name}}.' } }, { withGreeter: false });
     const templateDir = join(dirname(agentsDir), 'templates', 'tide-helper');
     mkdirSync(templateDir, { recursive: true });
     writeFileSync(join(templateDir, 'config.yaml'), TEMPLATE);
     writeFileSync(join(templateDir, 'system-prompt.md'), 'You are {{name}}: {{description}}');
-    h = await startHarness({ redisUrl, agentsDir, env: { MENTOR_API_KEY: MENTOR_KEY, MENTOR_EVENTS_SECRET: 'events-secret-for-mentor' } });
+    const h = (suite.h = await startHarness({ redisUrl, agentsDir, env: { MENTOR_API_KEY: MENTOR_KEY, MENTOR_EVENTS_SECRET: 'events-secret-for-mentor' } }));
     const harness = h;
     const dana = await h.registerUser('dana');
     const answers = (): number => harness.outcomes.filter((o) => o.agent === 'mentor' && o.outcome.kind === 'answered').length;
@@ -113,8 +102,8 @@ describe('propose_agent through the daemon', { timeout: PROCESS_TEST_MS }, () =>
     const desk = new ApprovalDesk(new ApprovalStore(redis, h.prefix), { add: (agent, task) => new TaskInbox(redis, harness.prefix).add(agent, task) });
 
     // 1. A proposal from the template: one spawn request, listed as such, nothing written yet.
-    await h.api.post('/posts', dana, { title: 'Tides', content: '@mentor propose tide-watcher' });
     let seen = answers();
+    await h.api.post('/posts', dana, { title: 'Tides', content: '@mentor propose tide-watcher' });
     const [proposal] = await waitFor('the spawn request', async () => ((await spawnRequests()).length ? spawnRequests() : undefined), PROCESS_START_MS);
     const view = approvalView(proposal!);
     expect(view).toMatchObject({ kind: 'spawn', agent: 'mentor', status: 'waiting', spawn: { name: 'tide-watcher', template: 'tide-helper', purpose: 'Watches the tides for tide-watcher.' }, calls: [{ name: 'propose_agent' }] });
