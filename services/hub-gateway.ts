@@ -20,6 +20,7 @@ import { gatewayHeldWriteKey } from '../policy/idempotency-keys.ts';
 import type { ApprovalRequest, ApprovalStore } from '../scheduler/approval-store.ts';
 import type { ApprovalsConfig } from '../store/agent-config.ts';
 import { heldWriteAnswer, heldWriteOf, heldWriteRequest, writeNeedsApproval } from './held-write.ts';
+import { readCapped } from '../local-hub/http-io.ts';
 
 /** The hub write a forwarded route makes, or undefined for a read (pure). */
 export function gatewayWrite(method: string, pathname: string, idempotencyKey: string): HubWrite | undefined {
@@ -161,8 +162,9 @@ export class HubGateway {
     let body: string | undefined;
     let written: Record<string, unknown> = {};
     if (method === 'POST') {
-      const raw = await readLimited(req);
-      if (raw === undefined) return send(res, 413, { detail: `request body over ${MAX_BODY} bytes` });
+      const capped = await readCapped(req, MAX_BODY);
+      if (capped === 'too_large') return send(res, 413, { detail: `request body over ${MAX_BODY} bytes` }, { connection: 'close' });
+      const raw = capped.toString('utf8');
       let parsed: unknown;
       try {
         parsed = JSON.parse(raw);
@@ -237,8 +239,9 @@ export class HubGateway {
       const found = await scope.memory.search(url.searchParams.get('q') ?? '', limit !== undefined && Number.isFinite(limit) ? limit : undefined);
       return send(res, 200, { found });
     }
-    const raw = await readLimited(req, MAX_MEMORY_BODY);
-    if (raw === undefined) return send(res, 413, { detail: `request body over ${MAX_MEMORY_BODY} bytes` });
+    const capped = await readCapped(req, MAX_MEMORY_BODY);
+    if (capped === 'too_large') return send(res, 413, { detail: `request body over ${MAX_MEMORY_BODY} bytes` }, { connection: 'close' });
+    const raw = capped.toString('utf8');
     let text: unknown;
     let noteScope: unknown;
     try {
@@ -265,18 +268,7 @@ function redactFields(fields: Record<string, unknown>, redact: (text: string) =>
   return Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, typeof v === 'string' ? redact(v) : v]));
 }
 
-function send(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
 }
 
-/** The body as text, or undefined when it is larger than MAX_BODY. */
-async function readLimited(req: IncomingMessage, max = MAX_BODY): Promise<string | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > max) return undefined;
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
