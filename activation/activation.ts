@@ -20,6 +20,7 @@ import type { WriteAllowance } from '../scheduler/write-allowance.ts';
 import { replyWithinLimits } from './pipeline-reply.ts';
 import { keepPausedRun, type ApprovalKeeping } from './approval-pause.ts';
 import { carryOutApproval } from './approval-resume.ts';
+import type { SpawnOutcomes } from './spawn-approval.ts';
 import { definitionForTrigger } from './activation-model.ts';
 import type { ExecutorRegistry } from '../services/executor-registry.ts';
 import { parseExplorationAnswer } from './exploration-answer.ts';
@@ -62,6 +63,8 @@ export interface ActivationDeps extends TurnServices {
    * the turn when the task's owner cancels it (an A2A CancelTask), and the task then ends as cancelled.
    */
   taskStarts?: Partial<Record<TaskSource, TaskStartHandler>>;
+  /** Where approved proposals of new agents are written (activation/spawn-approval.ts). */
+  spawn?: SpawnOutcomes;
 }
 
 /** A task's turn as its source watches it: `cancelled` aborts the turn; `close` once the turn is over. */

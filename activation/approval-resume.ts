@@ -20,6 +20,7 @@ import { NO_USAGE, plusUsage, type Step, type TaskRef, type UsageWithCost } from
 import { parseExplorationAnswer } from './exploration-answer.ts';
 import { outcomeOfRefusal } from './failure-policy.ts';
 import { replyWithinLimits } from './pipeline-reply.ts';
+import { carryOutSpawn, type SpawnOutcomes } from './spawn-approval.ts';
 import type { Logger } from 'pino';
 
 export interface ResumeDeps {
@@ -27,6 +28,8 @@ export interface ResumeDeps {
   writes?: WriteAllowance;
   redact: (text: string) => string;
   approvals?: ApprovalKeeping;
+  /** Where approved proposals of new agents are written (activation/spawn-approval.ts). */
+  spawn?: SpawnOutcomes;
 }
 
 export interface ResumeRun {
@@ -60,6 +63,10 @@ export async function carryOutApproval(deps: ResumeDeps, run: ResumeRun, approva
   const { request, decision } = entry;
   const work = request.work;
   const task: TaskRef = { taskId: `approval:${approvalId}`, source: 'approval', excerpt: request.calls.map((c) => c.name).join(', ') };
+  if (work.kind === 'spawn') {
+    const result = await carryOutSpawn(deps.spawn, store, { ...request, work }, decision, log);
+    return done(`spawn_${result}`);
+  }
   if (work.kind === 'hub_write') return makeHeldWrite(deps, run, approvalId, { ...work, decision }, task);
 
   // A paused run: its state, the activation whose keys it keeps, the decisions on its calls.

@@ -56,8 +56,11 @@ export async function runTurn<R extends ExecutorResult>(services: TurnServices, 
   const audience = opts.audience ?? memoryAudienceOf(definition.name, task);
   const memories = memory ? await timer.time('memory', () => memory.recall(definition, recallTextOf(task), audience, signal)) : [];
   const pieces = opts.pieces ?? (await readPieces(services, definition, signal));
+  // Read once and gone: a delegate's turn (no recall) leaves them for its agent's own next run. Only agents that may
+  // propose have any (capabilities.spawning): the others make no Redis call for them.
+  const notes = opts.recall === false || !definition.config.capabilities.spawning ? [] : await (services.takeNotes?.(definition.name) ?? Promise.resolve([])).catch((err: unknown) => (services.onWarning?.('notes unavailable', err), []));
   // Everything a model or a CLI is given passes the redaction, here, for every executor (prompts/redacted-context.ts).
-  const context = timer.timeSync('context', () => buildRedactedContext(definition, task, { ...contextOptions(services, pieces), memories }, services.redact));
+  const context = timer.timeSync('context', () => buildRedactedContext(definition, task, { ...contextOptions(services, pieces), memories, notes }, services.redact));
   const result = await timer.time('executor', () =>
     opts.executor.run({
       id: opts.id,

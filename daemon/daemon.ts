@@ -53,6 +53,7 @@ import { startTracing } from './tracing-setup.ts';
 import { RedisReplyOutbox } from '../activation/reply-outbox.ts';
 import { closeRedis, connectRedis } from '../redis/connect.ts';
 import { subscribeReload } from './reload-signal.ts';
+import { startSpawning, type Spawning } from './spawning-setup.ts';
 import { LoadedDefinitionsPublisher } from './ops/loaded-definitions.ts';
 import { checkRemoteDelegates } from '../agent-loop/a2a-check.ts';
 import { runShutdown, type ShutdownReport, type ShutdownStep } from './shutdown.ts';
@@ -132,7 +133,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     // What start-up needs from outside, checked before anything starts: the ports to listen on, then Redis.
     // A clash or a missing Redis is then one clear line, with no hub started and no leadership taken first.
     await assertPortsFree(daemonPorts(config));
-    const live: { fleet?: FleetSource; approvals?: ApprovalDesk; a2aTasks?: FleetSource['a2aTasks'] } = {}; // set once the registry exists
+    const live: { fleet?: FleetSource; approvals?: ApprovalDesk; a2aTasks?: FleetSource['a2aTasks']; spawning?: Spawning } = {}; // set once the registry exists
     // The watch page reads the agents' live state once the registry below exists (late-bound).
     const fleet: FleetSource = {
       agents: async () => (live.fleet ? live.fleet.agents() : []),
@@ -173,6 +174,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       onMemoryEvicted: (agent, count) => metrics.observeMemoryEvictions(agent, count),
       // Late-bound: CLI agents' held hub writes are told as paused runs are (built further down, before any run).
       onApprovalRequested: (request) => onApprovalRequested(request),
+      // Late-bound: proposals are filed with the approvals, opened further down (before any activation runs).
+      proposals: { propose: async (req) => (live.spawning ? live.spawning.desk.propose(req) : { status: 'error', content: 'propose_agent: the daemon is still starting; try again' }) },
     });
     for (const c of services.closers) cleanup(c.name, c.stage, c.close, c.boundMs);
     const { redis: producerConn, hub, hubUrl, redactor, writes, agentState, memory, executors, store } = services;
@@ -309,8 +312,10 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       logger.info({ agent: request.agent, approval: request.id, tools: request.calls.map((c) => c.name) }, 'approval requested');
       opts.onApprovalRequested?.(request);
       // At least once to the configured receivers, deduplicated there by the approval's id.
-      void events.publish({ type: 'approval.requested', agent: request.agent, identity: request.id, data: { approval_id: request.id, tools: request.calls.map((c) => c.name) } }).catch((err: unknown) => logger.warn({ err, approval: request.id }, 'could not queue the approval event'));
+      void events.publish({ type: 'approval.requested', agent: request.agent, identity: request.id, data: { approval_id: request.id, tools: request.calls.map((c) => c.name), kind: request.work.kind, ...(request.work.kind === 'spawn' ? { spawn: { name: request.work.name, template: request.work.template } } : {}) } }).catch((err: unknown) => logger.warn({ err, approval: request.id }, 'could not queue the approval event'));
     };
+    // Agents that propose agents: proposals become approvals of kind spawn; approved ones are written to the store.
+    const spawning = (live.spawning = startSpawning({ config, redis: producerConn, approvals: approvalStore, loaded: (name) => registry.get(name) !== undefined, redact: (text) => redactor.redact(text), onRequested: onApprovalRequested }));
     // Every daemon sweeps: timeouts are denied, and a decision whose task was lost (a process died between the two) is handed on again.
     const sweep = setInterval(() => void approvals.sweep().catch((err: unknown) => logger.warn({ err }, 'approval sweep failed')), opts.approvalSweepMs ?? 15_000);
     sweep.unref();
@@ -349,6 +354,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
           taskEndings,
           taskStarts: { a2a: a2a.turns.start },
           approvals: { store: approvalStore, onApprovalRequested },
+          spawn: spawning.outcomes,
+          takeNotes: spawning.takeNotes,
         },
         agentState,
         records,

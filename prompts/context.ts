@@ -27,6 +27,8 @@ export interface ContextOptions {
   cliAvailable?: (cli: string) => boolean;
   /** What the agent recalled for this task, best first (memory/); rendered within the task's token budget. */
   memories?: readonly MemoryEntry[];
+  /** Notes for this run from warren (what became of the agent's proposals of new agents), shown before the budget. */
+  notes?: readonly string[];
 }
 
 const TYPE_LABELS: Record<Notification['type'], string> = {
@@ -58,7 +60,8 @@ export function renderSystem(def: AgentDefinition, task: TaskSignals, opts: Cont
   const skills = renderSkills(selectSkills(def.shared?.skills ?? [], def.config, task, opts.cliAvailable));
   const memory = renderMemories(opts.memories ?? [], memoryTokenBudget(opts.taskTokens ?? DEFAULT_TASK_TOKENS, taskUsed));
   const budget = opts.budget ? renderBudget(opts.budget, opts.remainingToday) : '';
-  return [renderSystemPrompt(def), skills, memory, budget].filter(Boolean).join('\n\n');
+  const notes = opts.notes?.length ? `## Notes for you\n${opts.notes.map((n) => `- ${n}`).join('\n')}` : '';
+  return [renderSystemPrompt(def), skills, memory, notes, budget].filter(Boolean).join('\n\n');
 }
 
 export function buildNotificationContext(def: AgentDefinition, post: Post, notification: Notification, opts: ContextOptions = {}): BuiltContext {

@@ -275,4 +275,8 @@ export class RedisKeys {
   activitySummaryClaim(agent: string, tick: number): string {
     return `${this.prefix}:activity-summary-claim:${agent}:${tick}`;
   }
+  /** Outcomes of an agent's proposals (activation/spawn-notes.ts), by approval id, until its next run reads them. */
+  spawnNotes(agent: string): string {
+    return `${this.prefix}:spawn-notes:${agent}`;
+  }
 }

@@ -29,6 +29,8 @@ const Work = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('loop'), activationId: z.string(), system: z.string(), state: z.string(), origin: ApprovalOriginSchema }),
   /** A CLI agent's hub write through the gateway, held: made by the daemon after approval with its own key. */
   z.strictObject({ kind: z.literal('hub_write'), write: z.discriminatedUnion('kind', [z.strictObject({ kind: z.literal('post'), title: z.string().nullable(), content: z.string(), community: z.string().nullable() }), z.strictObject({ kind: z.literal('comment'), postId: z.string(), content: z.string(), parentId: z.string().nullable() })]), idempotencyKey: z.string() }),
+  /** A new agent proposed from a template (propose_agent): its two files, written to the store after approval. */
+  z.strictObject({ kind: z.literal('spawn'), name: z.string(), template: z.string(), purpose: z.string(), config: z.string(), prompt: z.string() }),
 ]);
 
 export const ApprovalRequestSchema = z.strictObject({

@@ -9,6 +9,7 @@ import { pino, type Logger } from 'pino';
 import type { HubAdapter } from '../hub-client/adapter.ts';
 import type { HubClient } from '../hub-client/client.ts';
 import type { HubMcpLauncher } from '../executors/cli/mcp.ts';
+import type { SpawnProposals } from '../agent-loop/propose-agent.ts';
 import type { FetchFn } from '../executors/llm/cassette.ts';
 import type { FleetSource } from '../local-hub/watch/fleet.ts';
 import type { SeedFile } from '../local-hub/seed.ts';
@@ -37,6 +38,8 @@ export interface TurnServices extends ContextSources {
   memory?: AgentMemory;
   /** A context piece that could not be read (budget, today's counters): the turn goes on without it. */
   onWarning?: (what: string, err: unknown) => void;
+  /** Notes for the agent's next run (what became of its proposals of new agents), taken once read. */
+  takeNotes?: (agent: string) => Promise<string[]>;
 }
 
 /** Agent definitions by name, looked up when needed (delegation, a Moltbook challenge); the daemon's registry. */
@@ -63,6 +66,8 @@ export interface DaemonRole {
   onMemoryEvicted?: (agent: string, count: number) => void;
   /** Told of each CLI agent's hub write held for approval (README "Approvals"): logs and outbound events. */
   onApprovalRequested?: (request: ApprovalRequest) => void;
+  /** Late-bound: where `propose_agent` calls are checked and filed (activation/spawn-proposals.ts); absent: not offered. */
+  proposals?: SpawnProposals;
 }
 
 export interface RunRole {
@@ -395,6 +400,7 @@ async function openDaemon(config: WarrenConfig, env: NodeJS.ProcessEnv, role: Da
     memory,
     logger,
     cliRefused,
+    proposals: role.proposals,
   });
   const { openStore } = await import('./open-store.ts');
   const store = openStore(config.store, env);

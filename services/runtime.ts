@@ -89,6 +89,8 @@ export interface ExecutorsOptions {
   logger?: Logger;
   /** Why CLI agents may not run here (an open Redis beside them, services/redis-exposure.ts); they are then skipped. */
   cliRefused?: string;
+  /** Where LLM agents' `propose_agent` calls go (capabilities.spawning); absent: the tool is not offered. */
+  proposals?: LlmExecutorOptions['proposals'];
 }
 
 /** The executor registry: the in-process loop and the four CLIs, with warren.yaml's `executors` settings. */
@@ -109,6 +111,7 @@ export function buildExecutors(opts: ExecutorsOptions): ExecutorRegistry {
     agents: opts.agents,
     writes: opts.writes,
     memory: opts.memory,
+    proposals: opts.proposals,
     ...opts.llm,
   });
   const cli = config.executors.cli;

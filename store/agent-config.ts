@@ -1,6 +1,5 @@
 // The agent config schema (docs/agent-config.md §2): Botburrow schema v1.0.0 plus warren's additions.
-// Unknown keys are errors; every accepted field is honoured (test/schema-keys-read.test.ts names each one's reader),
-// except capabilities.spawning, accepted ahead of its build.
+// Unknown keys are errors; every accepted field is honoured (test/schema-keys-read.test.ts names each one's reader).
 import { z } from 'zod';
 import { DEFAULT_OUTPUT_BOUNDS } from '../policy/output-bounds.ts';
 import { cronProblem } from './cron-expression.ts';
@@ -98,7 +97,17 @@ export const CapabilitiesSchema = z.strictObject({
       timeout_seconds: z.number().int().min(1).max(3600).default(120),
     })
     .default({ enabled: false, allowed_commands: [], blocked_patterns: [], timeout_seconds: 120 }),
-  spawning: z.strictObject({ can_propose: z.boolean().default(false), allowed_templates: z.array(z.string()).default([]) }).optional(),
+  /**
+   * Propose new agents from the store's templates (`templates/<name>/`): the `propose_agent` tool, each proposal an
+   * approval request of kind `spawn` (README "Agents that propose agents"); at most `max_pending` waiting at once.
+   */
+  spawning: z
+    .strictObject({
+      can_propose: z.boolean().default(false),
+      allowed_templates: z.array(z.string().regex(/^[a-z0-9]([a-z0-9_-]*[a-z0-9])?$/, 'expected a template name: lowercase letters, digits, inner dashes and underscores')).default([]),
+      max_pending: z.number().int().min(1).max(50).default(3),
+    })
+    .optional(),
   /** Local agents by name, remote A2A agents as {name, card_url, auth, timeout, streaming}. */
   delegates: z
     .array(z.union([LocalDelegateSchema, RemoteDelegateSchema], { error: 'expected an agent name or a remote agent {name, card_url, auth?, timeout?, streaming?}' }))

@@ -8,6 +8,20 @@ export interface SharedDefinitions {
   skills: readonly Skill[];
   /** Template overrides by name (`notification-task`, `exploration-task`, …). */
   templates: Readonly<Record<string, string>>;
+  /** Agent templates by name (`templates/<name>/`), what `propose_agent` proposes from (store/agent-templates.ts). */
+  agentTemplates?: Readonly<Record<string, AgentTemplate>>;
+}
+
+/** An agent template as loaded: validated like an agent, never run. */
+export interface AgentTemplate {
+  name: string;
+  config: AgentConfig;
+  /** system-prompt.md as written. */
+  systemPrompt: string;
+  /** config.yaml as parsed YAML, before defaults: what a proposal's overrides are merged into. */
+  raw: Record<string, unknown>;
+  /** The template's config file, for messages. */
+  file: string;
 }
 
 /** One agent as stored: its validated config and its system prompt template. */

@@ -50,5 +50,6 @@ export function mergeLoads(loads: readonly LoadResult[]): LoadResult {
   // Later stores' skills and templates of the same name replace earlier ones, as a store's own replace built-ins.
   const skills = new Map(loads.flatMap((l) => l.shared.skills.map((s) => [s.name, s] as const)));
   const templates = Object.assign({}, ...loads.map((l) => l.shared.templates)) as Record<string, string>;
-  return { agents: [...byName.values()], problems, shared: { skills: [...skills.values()], templates } };
+  const agentTemplates = Object.assign({}, ...loads.map((l) => l.shared.agentTemplates ?? {})) as NonNullable<LoadResult['shared']['agentTemplates']>;
+  return { agents: [...byName.values()], problems, shared: { skills: [...skills.values()], templates, agentTemplates } };
 }

@@ -1,10 +1,12 @@
 // The store layout, shared by every backend (docs/agent-config.md §1):
-//   agents/<name>/config.yaml, agents/<name>/system-prompt.md, skills/<name>/SKILL.md, prompts/<template>.md
+//   agents/<name>/config.yaml, agents/<name>/system-prompt.md, skills/<name>/SKILL.md, prompts/<template>.md,
+//   templates/<name>/config.yaml and system-prompt.md (agent templates, store/agent-templates.ts)
 // A backend only lists keys and reads objects; turning them into definitions happens here, once, so the
 // folder and the bucket load the same agents identically.
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { builtinSkills } from './builtin-skills.ts';
-import type { AgentDefinition, LoadResult, SharedDefinitions } from './definition.ts';
+import { parseTemplate } from './agent-templates.ts';
+import type { AgentDefinition, AgentTemplate, LoadResult, SharedDefinitions } from './definition.ts';
 import { mapLimit } from './map-limit.ts';
 import { parseDefinition } from './parse-definition.ts';
 import type { Problem } from './problems.ts';
@@ -31,6 +33,8 @@ const AGENTS_PER_TURN = 500;
 const AGENT_CONFIG = /^agents\/([^/]+)\/config\.yaml$/;
 const SKILL_FILE = /^skills\/([^/]+)\/SKILL\.md$/;
 const TEMPLATE_FILE = /^prompts\/([a-z0-9_-]+)\.md$/;
+const AGENT_TEMPLATE = /^templates\/([^/]+)\/config\.yaml$/;
+const AGENT_TEMPLATE_PROMPT = /^templates\/[^/]+\/system-prompt\.md$/;
 
 /**
  * Whether a changed path (a layout key, `agents/greeter/config.yaml`) can change what the store loads: one of its
@@ -38,17 +42,18 @@ const TEMPLATE_FILE = /^prompts\/([a-z0-9_-]+)\.md$/;
  * backup files, a workspace under an agent's folder, or a log file beside the store are not.
  */
 export function isStoreKey(key: string): boolean {
-  return STORE_FOLDER.test(key) || AGENT_CONFIG.test(key) || AGENT_PROMPT.test(key) || SKILL_FILE.test(key) || TEMPLATE_FILE.test(key);
+  return STORE_FOLDER.test(key) || AGENT_CONFIG.test(key) || AGENT_PROMPT.test(key) || SKILL_FILE.test(key) || TEMPLATE_FILE.test(key) || AGENT_TEMPLATE.test(key) || AGENT_TEMPLATE_PROMPT.test(key);
 }
 const AGENT_PROMPT = /^agents\/[^/]+\/system-prompt\.md$/;
 // Agent and skill folders are named like agents (store/agent-config.ts): no dots, so `agents/daemon.log` is no folder.
-const STORE_FOLDER = /^(agents|skills)(\/[A-Za-z0-9_-]+)?$|^prompts$/;
+const STORE_FOLDER = /^(agents|skills|templates)(\/[A-Za-z0-9_-]+)?$|^prompts$/;
 
 /** The files a listing stands for, sorted: each agent's config.yaml and its system-prompt.md, each skill and template. */
 export function storeFileKeys(keys: readonly string[]): string[] {
   return keys.flatMap((k) => {
     const agent = AGENT_CONFIG.exec(k)?.[1];
-    return agent === undefined ? [k] : [k, `agents/${agent}/system-prompt.md`];
+    const template = AGENT_TEMPLATE.exec(k)?.[1];
+    return agent !== undefined ? [k, `agents/${agent}/system-prompt.md`] : template !== undefined ? [k, `templates/${template}/system-prompt.md`] : [k];
   }).sort();
 }
 
@@ -56,6 +61,8 @@ export interface LayoutKeys {
   agents: string[];
   skills: string[];
   templates: string[];
+  /** Agent template folders (`templates/<name>/config.yaml`). */
+  agentTemplates: string[];
 }
 
 /** Sorts a listing into the three kinds of definitions; anything else in the store is ignored. */
@@ -65,6 +72,7 @@ export function classifyKeys(keys: readonly string[]): LayoutKeys {
     agents: sorted.flatMap((k) => AGENT_CONFIG.exec(k)?.[1] ?? []),
     skills: sorted.filter((k) => SKILL_FILE.test(k)),
     templates: sorted.filter((k) => TEMPLATE_FILE.test(k)),
+    agentTemplates: sorted.flatMap((k) => AGENT_TEMPLATE.exec(k)?.[1] ?? []),
   };
 }
 
@@ -125,7 +133,18 @@ async function loadShared(reader: StoreReader, layout: LayoutKeys, problems: Pro
     const name = TEMPLATE_FILE.exec(key)?.[1];
     if (text !== undefined && name) templates[name] = text;
   }
-  return { skills: [...skills.values()], templates };
+  const agentTemplates: Record<string, AgentTemplate> = {};
+  for (const folder of layout.agentTemplates) {
+    const configKey = `templates/${folder}/config.yaml`;
+    const promptKey = `templates/${folder}/system-prompt.md`;
+    const [configText, promptText] = await Promise.all([reader.read(configKey), reader.read(promptKey)]);
+    if (configText === undefined) continue;
+    const files = { folder, configFile: reader.displayName(configKey), configText, promptFile: reader.displayName(promptKey), promptText };
+    const parsed = parsedSafely(files.configFile, () => parseTemplate(files), (failed) => ({ problems: failed }));
+    problems.push(...parsed.problems);
+    if (parsed.template) agentTemplates[folder] = parsed.template;
+  }
+  return { skills: [...skills.values()], templates, agentTemplates };
 }
 
 /**

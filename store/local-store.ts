@@ -101,6 +101,7 @@ export class LocalFolderStore implements DefinitionStore {
       if (this.root === this.agentsDir) return;
       watchDir(join(this.root, 'skills'), true, (f) => `skills/${f}`);
       watchDir(join(this.root, 'prompts'), true, (f) => `prompts/${f}`);
+      watchDir(join(this.root, 'templates'), true, (f) => `templates/${f}`);
       // The root itself, shallowly: only to notice skills/ or prompts/ appearing (never a deep watch of a
       // root that might be a whole repository).
       watchDir(this.root, false, (f) => f);
@@ -191,6 +192,10 @@ class FolderReader implements StoreReader {
     const promptsDir = join(this.#root, 'prompts');
     if (this.#root !== this.#agentsDir && existsSync(promptsDir)) {
       keys.push(...(await readdir(promptsDir)).filter((f) => f.endsWith('.md')).map((f) => `prompts/${f}`));
+    }
+    const templatesDir = join(this.#root, 'templates');
+    if (this.#root !== this.#agentsDir && existsSync(templatesDir)) {
+      keys.push(...(await subfolders(templatesDir)).map((f) => `templates/${f}/config.yaml`));
     }
     return keys;
   }

@@ -14,9 +14,6 @@ import { parseDefinition } from '../store/parse-definition.ts';
 
 /** Keys accepted before they are built: each names who builds it. Nothing else may be here. */
 const PENDING: Readonly<Record<string, string>> = {
-  'capabilities.spawning': 'built by issue 33 item 4 (spawning), pending',
-  'capabilities.spawning.can_propose': 'built by issue 33 item 4 (spawning), pending',
-  'capabilities.spawning.allowed_templates': 'built by issue 33 item 4 (spawning), pending',
 };
 
 /** Each schema path → the file that reads it and a piece of code that is its reading there. */
@@ -70,6 +67,10 @@ const READERS: Readonly<Record<string, { file: string; reads: string }>> = {
   'capabilities.shell.blocked_patterns': { file: 'executors/cli/claude-code.ts', reads: 'shell.blocked_patterns' },
   'capabilities.shell.timeout_seconds': { file: 'executors/cli/claude-code.ts', reads: 'shell.timeout_seconds' },
   'capabilities.delegates': { file: 'executors/llm/llm-executor.ts', reads: 'input.definition.config.capabilities.delegates' },
+  'capabilities.spawning': { file: 'activation/spawn-proposals.ts', reads: 'const spawning = proposer.config.capabilities.spawning' },
+  'capabilities.spawning.can_propose': { file: 'agent-loop/propose-agent.ts', reads: 's?.can_propose === true' },
+  'capabilities.spawning.allowed_templates': { file: 'activation/spawn-proposals.ts', reads: 'allowed: spawning.allowed_templates' },
+  'capabilities.spawning.max_pending': { file: 'activation/spawn-proposals.ts', reads: 'spawning.max_pending' },
 
   interests: { file: 'prompts/exploration.ts', reads: 'def.config.interests' },
   'interests.topics': { file: 'activation/activation.ts', reads: 'interests.topics' },

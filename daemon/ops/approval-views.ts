@@ -13,6 +13,8 @@ export function approvalView(e: ApprovalEntry): FleetApproval {
     status: d ? d.kind : 'waiting',
     decided_by: d?.by ?? null,
     note: d?.note || null,
+    kind: e.request.work.kind,
+    ...(e.request.work.kind === 'spawn' ? { spawn: { name: e.request.work.name, template: e.request.work.template, purpose: e.request.work.purpose } } : {}),
   };
 }
 
@@ -20,6 +22,6 @@ export function approvalView(e: ApprovalEntry): FleetApproval {
 export function approvalTable(views: readonly FleetApproval[]): string {
   if (!views.length) return 'no approval requests are open\n';
   return views
-    .map((v) => `${v.id}  ${v.agent}  ${v.status}${v.decided_by ? ` by ${v.decided_by}` : ''}  expires ${v.expires_at}\n${v.calls.map((c) => `    ${c.name} ${c.arguments}`).join('\n')}${v.note ? `\n    note: ${v.note}` : ''}`)
+    .map((v) => `${v.id}  ${v.agent}  ${v.kind === 'spawn' && v.spawn ? `proposes agent ${v.spawn.name} (template ${v.spawn.template})  ` : ''}${v.status}${v.decided_by ? ` by ${v.decided_by}` : ''}  expires ${v.expires_at}\n${v.calls.map((c) => `    ${c.name} ${c.arguments}`).join('\n')}${v.note ? `\n    note: ${v.note}` : ''}`)
     .join('\n') + '\n';
 }

@@ -4,6 +4,7 @@ import { noActionTool, taskCompleteTool } from '../../agent-loop/builtin-tools.t
 import { socialTools } from '../../agent-loop/social-tools.ts';
 import { hubTools } from '../../agent-loop/hub-tools.ts';
 import { learningTool } from '../../agent-loop/learning-tool.ts';
+import { offersProposals, proposeAgentTool, type SpawnProposals } from '../../agent-loop/propose-agent.ts';
 import type { AgentMemory } from '../../memory/agent-memory.ts';
 import { effectiveGrants } from '../../memory/memory-grants.ts';
 import { GENERAL_ONLY } from '../../memory/audience.ts';
@@ -68,6 +69,8 @@ export interface LlmExecutorOptions {
   memory?: AgentMemory;
   /** The cards of remote (A2A) delegates, shared by every activation; default one of its own. */
   cards?: AgentCardCache;
+  /** Where `propose_agent` calls go (capabilities.spawning); absent: the tool is not offered. */
+  proposals?: SpawnProposals;
   /** Extra tools for every agent (tests; MCP tools are added per agent). */
   extraTools?: (input: ActivationInput) => Promise<{ tools: Tool[]; close: () => Promise<void> }>;
 }
@@ -143,6 +146,8 @@ export class LlmExecutor implements Executor {
         ...(input.hub ? socialTools(input.hub, input.definition.name) : []),
         // observability.post_learnings; an agent that may not start posts is not offered a tool that does.
         ...(input.hub && config.observability.post_learnings && config.behavior.can_create_posts ? [learningTool({ hub: input.hub, agent: input.definition.name, writes: this.#opts.writes?.forAgent(input.definition.name, config.behavior) })] : []),
+        // capabilities.spawning.can_propose; never to a delegate (a proposal is its agent's own run's to make).
+        ...(this.#opts.proposals && offersProposals(input.definition) && d.chain.length === 1 ? [proposeAgentTool({ proposer: input.definition, proposals: this.#opts.proposals })] : []),
         ...extra.tools,
         ...mcp.tools,
         ...this.#delegationTools(input, d.chain),

@@ -40,6 +40,10 @@ export interface FleetApproval {
   status: 'waiting' | 'approved' | 'denied';
   decided_by: string | null;
   note: string | null;
+  /** What waits: a paused run (`loop`), a CLI agent's held hub write (`hub_write`), a proposed new agent (`spawn`). */
+  kind: 'loop' | 'hub_write' | 'spawn';
+  /** A proposed agent: its name, template and purpose. */
+  spawn?: { name: string; template: string; purpose: string };
 }
 
 /** A decision the daemon refused: 404 no such request waiting, 403 this approver is not one the agent takes. */
