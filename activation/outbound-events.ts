@@ -27,6 +27,19 @@ export interface WarrenEvent {
   data: Record<string, unknown>;
 }
 
+/** An event no receiver took within its attempts (`warren events dead-letters`). */
+export interface DeadLetter {
+  eventId: string;
+  type: EventType;
+  agent: string;
+  url: string;
+  attempts: number;
+  /** The last attempt's failure: the receiver's status, a timeout, a secret that is not set. */
+  reason: string;
+  /** Epoch ms of the last attempt. */
+  failedAt: number | undefined;
+}
+
 /** Where events go: a URL and the secret that signs them. `scope` is `fleet` or the agent whose definition names it. */
 export interface EventTarget {
   url: string;
@@ -102,9 +115,23 @@ export class OutboundEvents {
   }
 
   /** Events out of attempts, newest first: what no receiver took. */
-  async deadLetters(limit = 100): Promise<Array<{ eventId: string; url: string; attempts: number; reason: string }>> {
+  async deadLetters(limit = 100): Promise<DeadLetter[]> {
+    return (await this.#deadJobs(limit)).map((j) => ({ eventId: j.data.eventId, type: j.data.type, agent: j.data.agent, url: j.data.url, attempts: j.attemptsMade, reason: j.failedReason, failedAt: j.finishedOn }));
+  }
+
+  /**
+   * Sends dead letters again, with their attempts anew (`warren events retry`): all of them, or those of one event id.
+   * The body and id are the ones first queued, so a receiver that took one meanwhile deduplicates it. Returns how many.
+   */
+  async retryDeadLetters(eventId?: string): Promise<number> {
+    const jobs = (await this.#deadJobs(10_000)).filter((j) => eventId === undefined || j.data.eventId === eventId);
+    for (const j of jobs) await j.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
+    return jobs.length;
+  }
+
+  async #deadJobs(limit: number): Promise<Array<Job<EventJob>>> {
     const jobs = await this.#queue.getFailed(0, limit - 1);
-    return jobs.filter((j) => j.attemptsMade >= (j.opts.attempts ?? 1)).map((j) => ({ eventId: j.data.eventId, url: j.data.url, attempts: j.attemptsMade, reason: j.failedReason }));
+    return jobs.filter((j) => j.attemptsMade >= (j.opts.attempts ?? 1));
   }
 
   async #send(job: Job<EventJob>): Promise<void> {

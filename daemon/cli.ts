@@ -13,6 +13,7 @@ import { createLogger } from './logger.ts';
 import { registerOpsCommands } from './ops/commands.ts';
 import { registerDoctorCommand } from './commands/doctor.ts';
 import { registerMemoryCommand } from './commands/memory.ts';
+import { registerEventsCommand } from './commands/events.ts';
 import type { DaemonRole } from './daemon.ts';
 
 // Commands load their heavy parts (BullMQ, the hub, the SDKs) only when they run, so `--help` and
@@ -161,6 +162,7 @@ export function buildCli(): Command {
   registerOpsCommands(program);
   registerDoctorCommand(program);
   registerMemoryCommand(program);
+  registerEventsCommand(program);
   registerRunCommand(program);
   registerMcpCommand(program);
 

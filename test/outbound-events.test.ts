@@ -12,6 +12,11 @@ import { signatureMatches } from '../policy/hub-signature.ts';
 import { TaskInbox } from '../scheduler/task-inbox.ts';
 import { waitFor } from './support/hub-api.ts';
 import { makeAgentsDir, startHarness, type Harness } from './support/daemon-harness.ts';
+import { startFakeOpenAI } from './fakes/openai-server.ts';
+import { warrenCli } from './support/warren-cli.ts';
+import { PROCESS_TEST_MS } from './support/ceilings.ts';
+import type { DeadLetter } from '../activation/outbound-events.ts';
+import { ActivationRecords } from '../activation/activation-records.ts';
 
 const redisUrl = inject('redisUrl');
 const SECRET = `evsec-canary-${randomUUID()}`;
@@ -113,4 +118,77 @@ describe('outbound events', () => {
       await reader.close();
     }
   });
+
+  it('the fleet URL gets activation.failed and agent.paused of a failing agent; dead letters are listed and sent again by the CLI', async () => {
+    const fleetSecret = `fleet-canary-${randomUUID()}`;
+    // Two refusals per event, then taken: with two attempts each event becomes a dead letter first.
+    const got: Received[] = [];
+    const server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const body = Buffer.concat(chunks);
+        const id = req.headers['x-warren-event-id'] as string | undefined;
+        const status = got.filter((g) => g.id === id).length < 2 ? 503 : 200;
+        got.push({ status, id, signed: signatureMatches(fleetSecret, body, req.headers['x-hub-signature-256'] as string), event: JSON.parse(body.toString()) as WarrenEvent });
+        res.writeHead(status).end();
+      });
+    });
+    servers.push(server);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/fleet-events`;
+    const fake = await startFakeOpenAI();
+    fake.setResponder(() => ({ error: { status: 404, message: "The model 'gpt-typo' does not exist.", code: 'model_not_found' } }));
+    try {
+      h = await startHarness({
+        redisUrl,
+        agentsDir: makeAgentsDir({ scout: { config: `name: scout\ntype: llm\nbrain: {provider: openai, model: gpt-typo, api_base: "${fake.url}", api_key_env: SCOUT_KEY}\ncapabilities: {grants: [hub:read]}\n`, prompt: 'You are scout.' } }, { withGreeter: false }),
+        env: { SCOUT_KEY: 'sk-scout-0123456789', FLEET_EVENTS_SECRET: fleetSecret },
+        config: (c) => {
+          c.scheduler.exploration_interval = 3_600_000;
+          c.events.urls = [url];
+          c.events.secret_env = 'FLEET_EVENTS_SECRET';
+          c.events.retry_base = 100;
+          c.events.attempts = 2;
+        },
+      });
+      const harness = h;
+      const conn = new Redis(redisUrl);
+      conns.push(conn);
+      const inbox = new TaskInbox(conn, harness.prefix);
+      await inbox.add('scout', task());
+      // A failure is told by its record (an outcome is told of activations that end without throwing).
+      const records = new ActivationRecords(conn, harness.prefix);
+      const failed = await waitFor('the failed activation', async () => (await records.recent({ agent: 'scout' })).find((r) => r.outcome === 'terminal_failure'), 60_000);
+      const failedId = failed.activation_id;
+      const ids = [`activation.failed:${failedId}`, `agent.paused:${failedId}`];
+      const cli = (args: string[]): ReturnType<typeof warrenCli> => warrenCli({ hubUrl: harness.hub.url, redisUrl, prefix: harness.prefix, agentsDir: harness.agentsDir }, args);
+      const dead = await waitFor('both events dead letters', async () => {
+        const r = await cli(['events', 'dead-letters', '--json']);
+        const letters = JSON.parse(r.stdout || '[]') as DeadLetter[];
+        return ids.every((id) => letters.some((d) => d.eventId === id)) ? letters : undefined;
+      }, 60_000);
+      expect(dead.find((d) => d.eventId === ids[0])).toMatchObject({ type: 'activation.failed', agent: 'scout', url, attempts: 2, reason: `${url} answered 503` });
+      const failedEvent = got.find((g) => g.id === ids[0])!.event;
+      expect(failedEvent).toMatchObject({ type: 'activation.failed', agent: 'scout', data: { activation_id: failedId, outcome: 'terminal_failure' } });
+      expect(got.find((g) => g.id === ids[1])!.event).toMatchObject({ type: 'agent.paused', agent: 'scout', data: { activation_id: failedId, until: expect.any(String) as string } });
+      expect(got.every((g) => g.signed)).toBe(true);
+      expect((await cli(['events', 'dead-letters'])).stdout).toContain(`${ids[0]}  scout  ${url}  after 2 attempts: ${url} answered 503`);
+
+      // Sent again: one event id, then the rest; each arrives a third time, with its first id, and is taken.
+      expect((await cli(['events', 'retry', ids[0]!])).stdout).toContain('1 dead letter queued again');
+      await waitFor('the retried event taken', () => got.some((g) => g.id === ids[0] && g.status === 200) || undefined, 60_000);
+      expect((await cli(['events', 'retry', '--all'])).stdout).toMatch(/[1-9]\d* dead letters? queued again/);
+      await waitFor('the rest taken', () => got.some((g) => g.id === ids[1] && g.status === 200) || undefined, 60_000);
+      expect(got.filter((g) => g.id === ids[0]).map((g) => g.status)).toEqual([503, 503, 200]);
+      const unknown = await cli(['events', 'retry', 'activation.failed:nope']);
+      expect(unknown.code).toBe(1);
+      expect(unknown.stderr).toContain('no dead letter with event id activation.failed:nope');
+      expect((await cli(['events', 'retry'])).stderr).toContain('name one event id, or --all');
+      expect(harness.logs.join('\n')).not.toContain(fleetSecret);
+    } finally {
+      await fake.close();
+    }
+  }, PROCESS_TEST_MS);
 });
+
