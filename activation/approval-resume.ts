@@ -12,13 +12,15 @@ import type { Executor } from '../executors/executor.ts';
 import { assertNever, outcomeOfRun } from '../executors/run-outcome.ts';
 import type { HubAdapter } from '../hub-client/adapter.ts';
 import { explorationReplyKey, notificationReplyKey } from '../policy/idempotency-keys.ts';
-import type { ApprovalEntry } from '../scheduler/approval-store.ts';
+import type { ApprovalEntry, ApprovalOrigin } from '../scheduler/approval-store.ts';
 import type { WriteAllowance } from '../scheduler/write-allowance.ts';
 import type { AgentDefinition } from '../store/definition.ts';
 import { keepPausedRun, type ApprovalKeeping } from './approval-pause.ts';
 import { NO_USAGE, plusUsage, type Step, type TaskRef, type UsageWithCost } from './ending.ts';
 import { parseExplorationAnswer } from './exploration-answer.ts';
 import { replyWithinLimits } from './pipeline-reply.ts';
+import { pausedTask, type TaskEnded, type TaskEndingHandler, type TaskWaitHandler } from './task-source-handlers.ts';
+import type { TaskSource } from '../scheduler/task-inbox.ts';
 import type { Logger } from 'pino';
 
 export interface ResumeDeps {
@@ -26,6 +28,9 @@ export interface ResumeDeps {
   writes?: WriteAllowance;
   redact: (text: string) => string;
   approvals?: ApprovalKeeping;
+  /** A paused task's source hears how it ended, or that it waits again (activation.ts's deps of the same names). */
+  taskEndings?: Partial<Record<TaskSource, TaskEndingHandler>>;
+  taskWaits?: Partial<Record<TaskSource, TaskWaitHandler>>;
 }
 
 export interface ResumeRun {
@@ -98,12 +103,15 @@ export async function carryOutApproval(deps: ResumeDeps, run: ResumeRun, approva
     case 'awaiting_approval': {
       // Another call waits: a new request (from the paused activation's key space and the step now), this one done.
       const next = await keepPausedRun(deps.approvals, def, work.activationId, result, origin, deps.redact);
+      if (origin.kind === 'task') await deps.taskWaits?.[origin.source]?.(def.name, pausedTask(origin), { approvalId: next.id, tools: next.calls.map((c) => c.name), activationId: work.activationId });
       await store.finish(approvalId);
       log.info({ approval: approvalId, next: next.id }, 'the resumed run waits for approval again');
       return { kind: 'done', ending: { outcome, by: 'agent' }, handled: [], replies: 0, posts: 0, usage };
     }
     case 'posted_by_tool':
     case 'no_action':
+      // A task's source hears it answered, with no text (as a task's run that posts by tool is: activation.ts).
+      await tellTask(deps, def.name, origin, { kind: 'answered', text: '', activationId: work.activationId });
       await store.finish(approvalId);
       return { kind: 'done', ending: { outcome, by: 'agent' }, handled: [], replies: 0, posts: outcome.kind === 'posted_by_tool' ? 1 : 0, usage };
     case 'answered':
@@ -132,7 +140,9 @@ export async function carryOutApproval(deps: ResumeDeps, run: ResumeRun, approva
       break;
     }
     case 'task':
-      // The answer is the approval task's own (its ending is told by the task pipeline).
+      // The paused task's source hears the answer now (an A2A caller's task completes with it), before the request
+      // is done: a crash in between tells again, and the source keeps the first (the A2A store is forward-only).
+      await tellTask(deps, def.name, origin, { kind: 'answered', text, activationId: work.activationId });
       break;
     default:
       return assertNever(origin);
@@ -140,4 +150,9 @@ export async function carryOutApproval(deps: ResumeDeps, run: ResumeRun, approva
   await store.finish(approvalId);
   log.info({ approval: approvalId, decision: decision.kind, replied }, 'resumed after the decision');
   return { kind: 'done', ending: { outcome, by: 'agent' }, handled: [], replies: replied, posts: 0, usage };
+}
+
+/** Tells a paused task's source how it ended (nothing for a mention or an exploration). */
+async function tellTask(deps: ResumeDeps, agent: string, origin: ApprovalOrigin, ended: TaskEnded): Promise<void> {
+  if (origin.kind === 'task') await deps.taskEndings?.[origin.source]?.(agent, pausedTask(origin), ended);
 }

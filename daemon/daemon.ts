@@ -338,6 +338,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
           tasks,
           taskEndings,
           taskStarts: { a2a: a2a.turns.start },
+          taskWaits: { a2a: a2a.turns.waits },
           approvals: { store: approvalStore, onApprovalRequested },
         },
         agentState,
