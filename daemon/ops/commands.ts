@@ -12,6 +12,7 @@ import type { A2ATaskSummary } from '../a2a/a2a-task-store.ts';
 import type { WarrenConfig } from '../../services/config.ts';
 import type { OpsServices } from '../../services/composition.ts';
 import { loadWarrenConfig } from '../../services/config.ts';
+import { registerApprovalsCommand } from './approvals-command.ts';
 
 interface Common {
   config: string;
@@ -227,4 +228,6 @@ export function registerOpsCommands(program: Command): void {
         console.log(`${agent} ${paused ? 'paused' : 'resumed'}`);
       });
   }
+
+  registerApprovalsCommand(program);
 }
