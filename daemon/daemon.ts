@@ -305,6 +305,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const sweep = setInterval(() => void approvals.sweep().catch((err: unknown) => logger.warn({ err }, 'approval sweep failed')), opts.approvalSweepMs ?? 15_000);
     sweep.unref();
     cleanup('approval sweep', 'work', () => clearInterval(sweep));
+    // Once at start too: what timed out or was decided while no daemon ran is handled now, not a sweep later.
+    void approvals.sweep().catch((err: unknown) => logger.warn({ err }, 'approval sweep failed'));
     let scheduler: Scheduler | undefined;
     // `warren status`'s reading of every agent, for /metrics and the embedded hub's watch page.
     const statusSources: StatusSources = { redis: producerConn, prefix: config.redis.prefix, minStalenessMs: config.scheduler.min_staleness, memory: services.memoryStore };
