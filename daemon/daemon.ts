@@ -144,7 +144,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
           if (!live.approvals) throw new Error('the daemon is still starting');
           try {
             const r = await live.approvals.decide(id, decision === 'approve' ? 'approved' : 'denied', { by: 'operator', note });
-            return approvalView(r.entry);
+            return { ...approvalView(r.entry), ...(r.kind === 'already' ? { already: true } : {}) };
           } catch (err) {
             if (err instanceof UnknownApproval) throw new ApprovalRefused(404, err.message);
             if (err instanceof ApproverNotAllowed) throw new ApprovalRefused(403, err.message);

@@ -40,6 +40,8 @@ export interface FleetApproval {
   status: 'waiting' | 'approved' | 'denied';
   decided_by: string | null;
   note: string | null;
+  /** On a decision's answer only: the request was decided before, and `status` is that first decision. */
+  already?: boolean;
 }
 
 /** A decision the daemon refused: 404 no such request waiting, 403 this approver is not one the agent takes. */
