@@ -85,4 +85,27 @@ describe('an A2A task whose run waits for approval', () => {
     expect(await store.isOpen(approval)).toBe(false);
     fake.requests.length = 0;
   });
+
+  it('a streaming caller hears it: WORKING, then WORKING saying it waits for approval, then the answer and COMPLETED', async () => {
+    const h = await start();
+    const client = await a2aClient(`${h.daemon.ingressUrl!}/a2a/clerk/`);
+    const store = new ApprovalStore(conn, h.prefix);
+    const tasks = new TaskInbox(conn, h.prefix);
+    const seen: string[] = [];
+    for await (const e of client.sendMessageStream(textMessage('Is deploy 4712 out?'))) {
+      const p = e.payload;
+      if (p?.$case === 'task') seen.push(`task:${TaskState[p.value.status!.state]}`);
+      if (p?.$case === 'artifactUpdate') seen.push('artifact');
+      if (p?.$case === 'statusUpdate') {
+        const said = (p.value.status?.message?.parts ?? []).map((x) => (x.content?.$case === 'text' ? x.content.value : '')).join('');
+        seen.push(said.startsWith('waiting for a person') ? 'WAITING_FOR_APPROVAL' : TaskState[p.value.status!.state]);
+        if (said.startsWith('waiting for a person')) {
+          const approval = (await store.open()).find((x) => x.request.agent === 'clerk')!.request.id;
+          await new ApprovalDesk(store, { add: (agent, task) => tasks.add(agent, task) }).decide(approval, 'approved', { by: 'admin' });
+        }
+      }
+    }
+    // (The plain WORKING may be read together with the waiting one when both are written between two reads.)
+    expect(seen.filter((x) => x !== 'TASK_STATE_WORKING')).toEqual(['task:TASK_STATE_SUBMITTED', 'WAITING_FOR_APPROVAL', 'artifact', 'TASK_STATE_COMPLETED']);
+  });
 });

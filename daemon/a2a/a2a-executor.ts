@@ -118,6 +118,7 @@ export class WarrenAgentExecutor implements AgentExecutor {
     let rank = stateRank(task.status?.state);
     let wake: () => void = () => undefined;
     let stopped = false;
+    let said: string | undefined;
     const stopListening = d.news.listen(task.id, () => wake());
     this.#waits.set(task.id, () => {
       stopped = true;
@@ -131,7 +132,11 @@ export class WarrenAgentExecutor implements AgentExecutor {
         });
         const got = await d.store.read(task.id);
         const now = got?.task;
-        if (now && stateRank(now.status?.state) > rank) {
+        // A new status message while under way (a call waiting for approval) is news too, though the state is the same.
+        const message = now?.status?.message?.messageId;
+        const told = message !== undefined && message !== said && stateRank(now?.status?.state) === rank && rank === 2;
+        said = message ?? said;
+        if (now && (stateRank(now.status?.state) > rank || told)) {
           rank = stateRank(now.status?.state);
           const over = now.status !== undefined && TERMINAL_STATES.includes(now.status.state);
           // The answer comes as the artifact, before the status that ends the task.
