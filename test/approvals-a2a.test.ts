@@ -59,6 +59,7 @@ describe('an A2A task whose run waits for approval', () => {
     { decision: 'approved' as const, note: '', answer: /^Searched\. The tool said: (?!Not run)/ },
     { decision: 'denied' as const, note: 'no searching today', answer: /^Searched\. The tool said: Not run: a person denied this call to hub_search\. Their note: no searching today/ },
   ])('stays WORKING saying it waits, then completes with the answer of the run that goes on ($decision)', async ({ decision, note, answer }) => {
+    fake.requests.length = 0;
     const h = await start();
     const client = await a2aClient(`${h.daemon.ingressUrl!}/a2a/clerk/`);
     const submitted = (await client.sendMessage(textMessage('Is deploy 4711 out?', { returnImmediately: true }))) as Task;
@@ -82,8 +83,8 @@ describe('an A2A task whose run waits for approval', () => {
       return t.status?.state === TaskState.TASK_STATE_COMPLETED ? t : undefined;
     }, 30_000, 50);
     expect(answerOf(done)).toMatch(answer);
-    expect(await store.isOpen(approval)).toBe(false);
-    fake.requests.length = 0;
+    // The caller is told before the request is marked done (a crash in between tells again): wait for the mark.
+    await waitFor('the request done', async () => ((await store.isOpen(approval)) ? undefined : true), 30_000, 50);
   });
 
   it('a streaming caller hears it: WORKING, then WORKING saying it waits for approval, then the answer and COMPLETED', async () => {
