@@ -123,6 +123,7 @@ beforeAll(async () => {
 }, PROCESS_TEST_MS);
 
 afterAll(async () => {
+  // APPROVALS_DEBUG_DIR=<dir>: each daemon's log lines and the prefix's Redis keys, for reading a failure afterwards.
   if (process.env.APPROVALS_DEBUG_DIR) {
     running.forEach((p, i) => writeFileSync(`${process.env.APPROVALS_DEBUG_DIR}/daemon-${i}.log`, p.lines.join('\n')));
     const keys = await conn.keys(`${prefix}*`);
