@@ -2,7 +2,7 @@
 // bounded history (per agent and overall), and announced on a channel for `warren logs --follow`.
 import type { ActivationJob } from '../scheduler/activation-job.ts';
 import { RedisKeys } from '../redis/keys.ts';
-import { redisScripts, type RedisClient, type RedisScripts } from '../redis/scripts.ts';
+import { redisScripts, type RecordRetention, type RedisClient, type RedisScripts } from '../redis/scripts.ts';
 import type { ActivationEvent } from '../agent-loop/events.ts';
 import type { OutcomeKind } from '../executors/run-outcome.ts';
 import type { PhaseTimings } from './phase-timer.ts';
@@ -69,19 +69,32 @@ export const RECORD_FIELD_CHARS = 2_000;
 /** The most one stored record takes, in characters of its JSON text: events past it are left out from the middle. */
 export const MAX_RECORD_CHARS = 64 * 1024;
 
+/**
+ * What Redis keeps of the records unless warren.yaml's `records:` says otherwise (README "Records and Redis
+ * memory"): an agent's history is at most 100 records, 128 KiB and 7 days, so an active agent's records never take
+ * more than 128 KiB (or one record, 64 KiB at most, when a single one is larger).
+ */
+export const DEFAULT_RECORD_RETENTION: RecordRetention = {
+  perAgent: 100,
+  overall: 1_000,
+  perAgentBytes: 128 * 1024,
+  overallBytes: 8 * 1024 * 1024,
+  maxAgeMs: 7 * 24 * 3_600_000,
+};
+
 export class ActivationRecords {
   readonly #redis: RedisClient;
   readonly #scripts: RedisScripts;
   readonly #keys: RedisKeys;
-  readonly #perAgent: number;
-  readonly #overall: number;
+  readonly #keep: RecordRetention;
+  readonly #now: () => number;
 
-  constructor(redis: RedisClient, prefix: string, opts: { perAgent?: number; overall?: number } = {}) {
+  constructor(redis: RedisClient, prefix: string, opts: { retention?: Partial<RecordRetention>; now?: () => number } = {}) {
     this.#redis = redis;
     this.#scripts = redisScripts(redis);
     this.#keys = new RedisKeys(prefix);
-    this.#perAgent = opts.perAgent ?? 100;
-    this.#overall = opts.overall ?? 1000;
+    this.#keep = { ...DEFAULT_RECORD_RETENTION, ...opts.retention };
+    this.#now = opts.now ?? Date.now;
   }
 
   /** Pub/sub channel (a namespace apart from keys) on which each new record is announced. */
@@ -95,7 +108,7 @@ export class ActivationRecords {
    */
   async add(record: ActivationRecord, redact: (text: string) => string = (t) => t): Promise<string> {
     const text = redact(JSON.stringify(boundedRecord(record, redact)));
-    await this.#scripts.addActivationRecord([this.#agentKey(record.agent), this.#allKey()], text, this.#perAgent, this.#overall, this.channel);
+    await this.#scripts.addActivationRecord([this.#agentKey(record.agent), this.#allKey(), this.#keys.recordBytes], text, this.channel, this.#keep, this.#now());
     return text;
   }
 
@@ -110,7 +123,7 @@ export class ActivationRecords {
    * meet them.
    */
   async addHeld(record: ActivationRecord): Promise<void> {
-    await this.#scripts.addActivationRecord([this.#keys.heldRecords(record.agent), this.#keys.allHeldRecords], JSON.stringify(record), this.#perAgent, this.#overall, this.heldChannel);
+    await this.#scripts.addActivationRecord([this.#keys.heldRecords(record.agent), this.#keys.allHeldRecords, this.#keys.recordBytes], JSON.stringify(record), this.heldChannel, this.#keep, this.#now());
   }
 
   /** Held-mentions lines, newest first. */

@@ -74,6 +74,8 @@ export interface ActivationDeps extends TurnServices {
 export interface TaskWatch {
   cancelled: AbortSignal;
   close(): void;
+  /** Sees the turn's events as they happen, live `model_delta` ones included (an A2A caller's partial answer). */
+  onEvent?: (e: ActivationEvent) => void;
 }
 export type TaskStartHandler = (agent: string, task: AgentTask, activationId: string) => Promise<TaskWatch>;
 
@@ -459,11 +461,13 @@ async function answerTask(deps: ActivationDeps, run: Run): Promise<Step> {
       return step;
     }
     const watch = await deps.taskStarts?.[task.source]?.(def.name, task, activationId);
+    const unlisten = watch?.onEvent ? run.events.listen(watch.onEvent) : undefined;
     let turn;
     try {
       const signal = watch ? AbortSignal.any([run.signal, watch.cancelled]) : run.signal;
       turn = await takeTurn(deps, { ...run, signal }, { kind: 'task', task });
     } finally {
+      unlisten?.();
       watch?.close();
     }
     usage = plusUsage(usage, turn.result.usage);

@@ -9,15 +9,16 @@ import type { EventLog } from '../agent-loop/events.ts';
 import type { ApprovalDecision } from '../agent-loop/approval-gate.ts';
 import { parseLoopState } from '../agent-loop/loop-state.ts';
 import type { Executor } from '../executors/executor.ts';
-import { assertNever, outcomeOfRun } from '../executors/run-outcome.ts';
+import { assertNever, outcomeOfError, outcomeOfRun, type FailureOutcome } from '../executors/run-outcome.ts';
 import type { HubAdapter } from '../hub-client/adapter.ts';
 import { explorationReplyKey, notificationReplyKey } from '../policy/idempotency-keys.ts';
-import type { ApprovalEntry, ApprovalOrigin } from '../scheduler/approval-store.ts';
-import type { WriteAllowance } from '../scheduler/write-allowance.ts';
+import type { ApprovalDecisionRecord, ApprovalEntry, ApprovalOrigin, ApprovalRequest } from '../scheduler/approval-store.ts';
+import { WriteRefused, type WriteAllowance } from '../scheduler/write-allowance.ts';
 import type { AgentDefinition } from '../store/definition.ts';
 import { keepPausedRun, type ApprovalKeeping } from './approval-pause.ts';
 import { NO_USAGE, plusUsage, type Step, type TaskRef, type UsageWithCost } from './ending.ts';
 import { parseExplorationAnswer } from './exploration-answer.ts';
+import { outcomeOfRefusal } from './failure-policy.ts';
 import { replyWithinLimits } from './pipeline-reply.ts';
 import { pausedTask, type TaskEnded, type TaskEndingHandler, type TaskWaitHandler } from './task-source-handlers.ts';
 import type { TaskSource } from '../scheduler/task-inbox.ts';
@@ -64,26 +65,7 @@ export async function carryOutApproval(deps: ResumeDeps, run: ResumeRun, approva
   const { request, decision } = entry;
   const work = request.work;
   const task: TaskRef = { taskId: `approval:${approvalId}`, source: 'approval', excerpt: request.calls.map((c) => c.name).join(', ') };
-  if (work.kind === 'hub_write') {
-    if (decision.kind === 'denied') {
-      await store.finish(approvalId);
-      log.info({ approval: approvalId, by: decision.by }, 'held hub write denied; not made');
-      return done('approval_denied');
-    }
-    const w = work.write;
-    const opts = { idempotencyKey: work.idempotencyKey, signal: run.signal };
-    if (w.kind === 'post') {
-      const write = () => deps.hub.createPost({ agent: def.name, content: w.content, title: w.title ?? undefined, community: w.community ?? undefined }, opts);
-      const post = deps.writes ? await deps.writes.guard(def.name, def.config.behavior, { kind: 'post', idempotencyKey: work.idempotencyKey }, write) : await write();
-      log.info({ approval: approvalId, post: post.id }, 'held post made after approval');
-    } else {
-      const reply = await replyWithinLimits(deps.writes, def, w.postId, work.idempotencyKey, () => deps.hub.createComment({ agent: def.name, postId: w.postId, content: w.content, parentId: w.parentId }, opts));
-      if (reply.kind === 'failed') return { kind: 'failed', failure: { ...reply.failure, usage: NO_USAGE, task } };
-      log.info({ approval: approvalId, outcome: reply.kind }, 'held comment carried out after approval');
-    }
-    await store.finish(approvalId);
-    return { kind: 'done', ending: { outcome: { kind: 'posted_by_tool' }, by: 'agent' }, handled: [], replies: 0, posts: 1, usage: NO_USAGE };
-  }
+  if (work.kind === 'hub_write') return makeHeldWrite(deps, run, approvalId, { ...work, decision }, task);
 
   // A paused run: its state, the activation whose keys it keeps, the decisions on its calls.
   const state = parseLoopState(work.state);
@@ -150,6 +132,69 @@ export async function carryOutApproval(deps: ResumeDeps, run: ResumeRun, approva
   await store.finish(approvalId);
   log.info({ approval: approvalId, decision: decision.kind, replied }, 'resumed after the decision');
   return { kind: 'done', ending: { outcome, by: 'agent' }, handled: [], replies: replied, posts: 0, usage };
+}
+
+type HeldWriteWork = Extract<ApprovalRequest['work'], { kind: 'hub_write' }> & { decision: ApprovalDecisionRecord };
+
+/**
+ * A CLI agent's held hub write, decided: approved, it is made as the agent under the key the CLI sent (through the
+ * agent's limits), so a task offered again after a crash between the write and `finish` replays it on the hub instead
+ * of writing twice; denied (or timed out), nothing is made. What cannot ever be made (a post the agent may not
+ * start, a thread that is gone) is given up with the request closed; what may pass later keeps it open for the retry.
+ */
+async function makeHeldWrite(deps: ResumeDeps, run: ResumeRun, approvalId: string, work: HeldWriteWork, task: TaskRef): Promise<Step> {
+  const { def, log } = run;
+  const store = deps.approvals!.store;
+  const { write: w, idempotencyKey, decision } = work;
+  if (decision.kind === 'denied') {
+    await store.finish(approvalId);
+    log.info({ approval: approvalId, by: decision.by, note: decision.note, write: w.kind }, 'held hub write denied; not made');
+    return done('approval_denied');
+  }
+  const opts = { idempotencyKey, signal: run.signal };
+  let failure: FailureOutcome | undefined;
+  let cause: unknown;
+  let made = 0;
+  try {
+    if (w.kind === 'post') {
+      const write = () => deps.hub.createPost({ agent: def.name, content: w.content, title: w.title ?? undefined, community: w.community ?? undefined }, opts);
+      const post = deps.writes ? await deps.writes.guard(def.name, def.config.behavior, { kind: 'post', idempotencyKey }, write) : await write();
+      made = 1;
+      log.info({ approval: approvalId, post: post.id }, 'held post made after approval');
+    } else {
+      const reply = await replyWithinLimits(deps.writes, def, w.postId, idempotencyKey, () => deps.hub.createComment({ agent: def.name, postId: w.postId, content: w.content, parentId: w.parentId }, opts));
+      if (reply.kind === 'refused') {
+        // The thread has had every answer the agent may give (max_responses_per_thread): nothing to make, ever.
+        await store.finish(approvalId);
+        log.info({ approval: approvalId, post: w.postId }, 'held comment approved but refused by the agent\'s limits; not made');
+        return done('approval_write_refused');
+      }
+      if (reply.kind === 'failed') ({ outcome: failure, cause } = reply.failure);
+      else {
+        made = 1;
+        log.info({ approval: approvalId, comment: reply.reply.id }, 'held comment made after approval');
+      }
+    }
+  } catch (err) {
+    cause = err;
+    failure = err instanceof WriteRefused ? refusalFailure(err) : outcomeOfError(err, run.signal.aborted);
+  }
+  if (failure) {
+    const later = failure.kind === 'retryable_failure' || failure.kind === 'aborted';
+    if (!later) {
+      await store.finish(approvalId);
+      log.warn({ approval: approvalId, write: w.kind, reason: failure.message }, 'held hub write approved but cannot be made; given up');
+    }
+    return { kind: 'failed', failure: { outcome: failure, usage: NO_USAGE, task, cause, ...(cause instanceof Error ? { errorName: cause.name } : {}) } };
+  }
+  await store.finish(approvalId);
+  return { kind: 'done', ending: { outcome: { kind: 'posted_by_tool' }, by: 'agent' }, handled: [], replies: w.kind === 'comment' ? made : 0, posts: w.kind === 'post' ? made : 0, usage: NO_USAGE };
+}
+
+/** A post the agent's limits refuse, as a failure (a post has no thread whose answers could be "all given"). */
+function refusalFailure(err: WriteRefused): FailureOutcome {
+  const refused = outcomeOfRefusal(err.limit, err.message, err.retryAfterMs);
+  return refused.kind === 'handled' ? { kind: 'terminal_failure', message: err.message, source: 'agent' } : refused;
 }
 
 /** Tells a paused task's source how it ended (nothing for a mention or an exploration). */

@@ -67,6 +67,8 @@ export class EventLog {
   #seq = 0;
   readonly #limit: number;
   readonly #listener: ((e: ActivationEvent) => void) | undefined;
+  /** Listeners for part of the run (a task's source following its turn); see listen(). */
+  readonly #more = new Set<(e: ActivationEvent) => void>();
 
   constructor(activationId: string, opts: { limit?: number; listener?: (e: ActivationEvent) => void } = {}) {
     this.activationId = activationId;
@@ -78,11 +80,19 @@ export class EventLog {
     const live = body.type === 'model_delta';
     const event = { ...body, seq: live ? this.#seq : ++this.#seq, activation_id: this.activationId, ts: new Date().toISOString() };
     if (!live && this.events.length < this.#limit) this.events.push(event);
-    try {
-      this.#listener?.(event);
-    } catch {
-      // A listener (progress line, live status) that fails must not break the run that reports to it.
+    for (const l of [this.#listener, ...this.#more]) {
+      try {
+        l?.(event);
+      } catch {
+        // A listener (progress line, live status) that fails must not break the run that reports to it.
+      }
     }
     return event;
+  }
+
+  /** Also forwards every event to `listener` until the returned function is called. */
+  listen(listener: (e: ActivationEvent) => void): () => void {
+    this.#more.add(listener);
+    return () => void this.#more.delete(listener);
   }
 }

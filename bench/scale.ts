@@ -10,6 +10,9 @@ import { ExecutorRegistry } from '../services/executor-registry.ts';
 import { AgentRegistry } from '../daemon/agent-registry.ts';
 import { connectRedis } from '../redis/connect.ts';
 import { LlmExecutor } from '../executors/llm/llm-executor.ts';
+import { ActivationRecords, type ActivationRecord } from '../activation/activation-records.ts';
+import { LoadedDefinitionsPublisher } from '../daemon/ops/loaded-definitions.ts';
+import type { RedisClient } from '../redis/scripts.ts';
 import { HubClient } from '../hub-client/client.ts';
 import { ActivationQueue } from '../scheduler/activation-queue.ts';
 import { AgentStateStore } from '../scheduler/agent-state.ts';
@@ -28,7 +31,7 @@ const TICKS = 10;
 // Simulated exploration ticks for fairness: enough for each agent to get about 20 turns (50 picks a tick on
 // average), fewer at 100,000 agents where each tick sorts them all.
 const FAIRNESS_TICKS = Math.round(((AGENTS >= 50_000 ? 3 : 20) * AGENTS) / 50);
-const TARGETS = AGENTS >= 50_000 ? { load: '≤ 15', rss: '≤ 1536', round: '≤ 300' } : { load: '≤ 5', rss: '≤ 300', round: '≤ 30' };
+const TARGETS = AGENTS >= 50_000 ? { load: '≤ 5', rss: '≤ 1536', round: '≤ 300', slowestCall: '≤ 5' } : { load: '≤ 5', rss: '≤ 300', round: '≤ 30', slowestCall: '≤ 5' };
 
 /**
  * Staleness-first exploration over virtual time: every 30 s a random number of idle slots (0–100) goes to the
@@ -129,8 +132,15 @@ export async function scale(): Promise<Record<string, unknown>> {
     const cpuMs: number[] = [];
     const mainMs: number[] = [];
     const wallMs: number[] = [];
+    // Every Redis command of a round goes to the slow log (threshold 0): its longest entry is the longest time one
+    // command of the round held Redis, the bound item 3 of the scale issue sets (5 ms at 100,000 agents).
+    await conn.config('SET', 'slowlog-max-len', '100000');
+    let slowest = { us: 0, command: '' };
+    const callUs: number[] = [];
     for (let i = -1; i < TICKS; i++) {
       await queue.queue.obliterate({ force: true }); // every round sees 50 idle slots
+      await conn.config('SET', 'slowlog-log-slower-than', '0');
+      await conn.slowlog('RESET');
       const c0 = process.cpuUsage();
       const m0 = process.threadCpuUsage();
       const w0 = performance.now();
@@ -143,12 +153,15 @@ export async function scale(): Promise<Record<string, unknown>> {
         cpuMs.push((c.user + c.system) / 1000);
         mainMs.push((m.user + m.system) / 1000);
       }
+      await conn.config('SET', 'slowlog-log-slower-than', '10000');
+      if (i >= 0) slowest = slowestCommand(slowest, (await conn.slowlog('GET', -1)) as unknown[], callUs);
       if (picked.length !== 50) throw new Error(`exploration round ${i} picked ${picked.length}, expected 50`);
       // As if those 50 ran: the next round picks the next stalest.
       for (const name of picked) await state.recordActivated(name, { tokensInput: 0, tokensOutput: 0, costUsd: 0 });
     }
     await scheduler.stop();
     await queue.close();
+    const redisBytes = await redisBytesPerAgent(conn, registry, names);
     conn.disconnect();
 
     const fair = process.env.BENCH_SKIP_FAIRNESS ? { ratio: NaN, meanGapS: NaN, maxGapS: NaN, activations: 0 } : simulateFairness(AGENTS, FAIRNESS_TICKS);
@@ -166,6 +179,11 @@ export async function scale(): Promise<Record<string, unknown>> {
       // The process figure includes V8's own threads (concurrent GC, compilers); the main thread's is steadier.
       exploration_tick_main_thread_cpu_ms: { mean: round(summarize(mainMs).mean) },
       exploration_tick_wall_ms: { mean: round(wall.mean), max: round(wall.max) },
+      exploration_slowest_redis_call_ms: round(slowest.us / 1000, 2),
+      // On a busy machine the slowest call is mostly the time redis-server waited for a core; the p99 shows the rest.
+      exploration_redis_call_p99_ms: round(percentile(callUs, 0.99) / 1000, 2),
+      exploration_slowest_redis_command: slowest.command,
+      redis_bytes_per_agent: redisBytes,
       fairness: { ratio: round(fair.ratio, 2), mean_gap_s: round(fair.meanGapS), max_gap_s: round(fair.maxGapS), simulated_activations: fair.activations, simulated_hours: round((FAIRNESS_TICKS * 30) / 3_600, 1) },
     };
     printTable(`scale — ${AGENTS} agent definitions in one daemon`, [
@@ -179,6 +197,10 @@ export async function scale(): Promise<Record<string, unknown>> {
       ['exploration round CPU, max (ms)', figures.exploration_tick_cpu_ms.max],
       ['exploration round CPU, main thread, mean (ms)', figures.exploration_tick_main_thread_cpu_ms.mean],
       ['exploration round wall, mean (ms)', figures.exploration_tick_wall_ms.mean],
+      [`slowest Redis call of a round (ms, ${figures.exploration_slowest_redis_command})`, figures.exploration_slowest_redis_call_ms, TARGETS.slowestCall],
+      ['Redis call of a round, p99 (ms)', figures.exploration_redis_call_p99_ms],
+      ['Redis bytes per idle agent (a day: explored once)', redisBytes.idle, '≤ 20480'],
+      [`Redis bytes per active agent (a day: ${ACTIVE_RUNS_A_DAY} runs)`, redisBytes.active, `≤ ${ACTIVE_BOUND} (bound)`],
       ['fairness: max gap / mean gap', figures.fairness.ratio, '≤ 1.5'],
     ]);
     return figures;
@@ -187,6 +209,85 @@ export async function scale(): Promise<Record<string, unknown>> {
     // 100,000 agents are 300,000 files and folders: left behind, a few runs use up the disk's inodes.
     if (root) rmSync(root, { recursive: true, force: true });
   }
+}
+
+/** Runs a day of an active agent (a mention answered every half hour), and how many agents are active. */
+const ACTIVE_RUNS_A_DAY = 48;
+const ACTIVE_AGENTS = Math.min(1_000, AGENTS / 10);
+/** What README "Records and Redis memory" promises an active agent at most: records and held lines, plus its state. */
+const ACTIVE_BOUND = 2 * 128 * 1024 + 4_096;
+
+/**
+ * Redis's used_memory per agent after a simulated day, through the stores the daemon writes with (own prefix, so
+ * the figure is the difference): every agent's loaded definition and one exploration with its record (an idle
+ * agent), then ACTIVE_AGENTS answering ACTIVE_RUNS_A_DAY mentions each, with records of a typical reply's size.
+ */
+async function redisBytesPerAgent(conn: RedisClient, registry: AgentRegistry, names: readonly string[]): Promise<{ idle: number; active: number }> {
+  const prefix = 'scale-memory';
+  const used = async (): Promise<number> => {
+    await new Promise((r) => setTimeout(r, 50));
+    return Number(/used_memory:(\d+)/.exec(await conn.info('memory'))?.[1]);
+  };
+  const state = new AgentStateStore(conn, prefix);
+  const records = new ActivationRecords(conn, prefix);
+  const base = await used();
+  await new LoadedDefinitionsPublisher(conn, prefix).publish(registry.all(), new Date());
+  const day = Date.now();
+  const run = async (agent: string, i: number, kind: 'exploration' | 'notification'): Promise<void> => {
+    const at = day + i * 1_800_000;
+    await state.recordActivated(agent, { tokensInput: 1_200, tokensOutput: 180, costUsd: 0.0004 }, { at });
+    await records.add(benchRecord(agent, kind, at, i));
+  };
+  for (let i = 0; i < names.length; i += 500) await Promise.all(names.slice(i, i + 500).map((a) => run(a, 0, 'exploration')));
+  const idle = await used();
+  const active = names.slice(0, ACTIVE_AGENTS);
+  for (let r = 1; r <= ACTIVE_RUNS_A_DAY; r++) await Promise.all(active.map((a) => run(a, r, 'notification')));
+  const after = await used();
+  return { idle: Math.round((idle - base) / names.length), active: Math.round((after - idle) / active.length + (idle - base) / names.length) };
+}
+
+/** A record the size of a typical answered mention: the events of one model call, a reply and its hub write. */
+function benchRecord(agent: string, trigger: 'exploration' | 'notification', at: number, i: number): ActivationRecord {
+  const text = 'Thanks for the mention! Here is what I found about the question you asked in this thread. '.repeat(3);
+  return {
+    activation_id: `${agent}-${trigger}-${i}`,
+    agent,
+    trigger,
+    outcome: 'answered',
+    reason: 'completed',
+    started_at: new Date(at).toISOString(),
+    duration_ms: 2_100,
+    usage: { input_tokens: 1_200, output_tokens: 180, cached_tokens: 0, cost_usd: 0.0004 },
+    replies: 1,
+    posts: 0,
+    handled_notifications: 1,
+    attempt: 1,
+    events: [
+      { type: 'user_message', text: 'What do you think about the new release?', chars: 40, seq: 1, activation_id: `${agent}-${i}`, ts: new Date(at).toISOString() },
+      { type: 'agent_response', text, partial: false, seq: 2, activation_id: `${agent}-${i}`, ts: new Date(at + 2_000).toISOString() },
+    ],
+  };
+}
+
+function percentile(values: number[], q: number): number {
+  if (!values.length) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+}
+
+/** The longer of `best` and the longest entry of a SLOWLOG GET reply ([id, time, µs, [command, …args], …]). */
+function slowestCommand(best: { us: number; command: string }, entries: unknown[], all: number[]): { us: number; command: string } {
+  for (const e of entries) {
+    if (!Array.isArray(e)) continue;
+    const us = Number(e[2]);
+    all.push(us);
+    const args = e[3] as unknown[];
+    // The command and its first key (a script's sha says nothing; its key says which one).
+    const [name, ...rest] = Array.isArray(args) ? args.map(String) : [];
+    const key = name?.toLowerCase().startsWith('eval') ? rest[2] : rest[0];
+    if (us > best.us) best = { us, command: [name, key].filter(Boolean).join(' ') };
+  }
+  return best;
 }
 
 if (import.meta.main) console.log(writeResults(process.env.BENCH_RESULT_NAME ?? `scale-${AGENTS / 1000}k`, await scale()));

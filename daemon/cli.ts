@@ -120,6 +120,26 @@ export function buildCli(): Command {
     });
 
   program
+    .command('manifest')
+    .description("write an S3 store's manifest after an upload, so daemons notice an unchanged bucket with one request a poll")
+    .argument('[location]', 's3://bucket/prefix (default: the store of warren.yaml)')
+    .option('-c, --config <file>', 'warren config file', 'warren.yaml')
+    .action(async (location: string | undefined, opts: { config: string }) => {
+      const config = loadWarrenConfig(opts.config);
+      const { openStore } = await import('../services/open-store.ts');
+      const { S3Store } = await import('../store/s3-store.ts');
+      const { MANIFEST_KEY } = await import('../store/s3-manifest.ts');
+      const store = openStore(config.store, process.env, location ?? (config.store.type === 's3' ? config.store.url : undefined));
+      try {
+        if (!(store instanceof S3Store)) throw new Error(`${store.location} is a folder: only an S3 store has a manifest (a folder is watched for changes)`);
+        const m = await store.writeManifest();
+        console.log(`wrote ${store.displayName(MANIFEST_KEY)}: ${m.objects} object${m.objects === 1 ? '' : 's'}, fingerprint ${m.fingerprint.slice(0, 12)}`);
+      } finally {
+        store.close?.();
+      }
+    });
+
+  program
     .command('reload')
     .description('ask every running daemon on the configured Redis to reload its agent definitions now')
     .option('-c, --config <file>', 'warren config file', 'warren.yaml')

@@ -36,6 +36,7 @@ import { startHealthServer } from './health-server.ts';
 import { assertPortsFree, daemonPorts, ingressPort, portErrorOf } from './port-check.ts';
 import { Ingress, type IngressRoute } from './ingress/ingress-server.ts';
 import { A2A_TASKS_COUNTED, a2aCardUrls, startA2A } from './a2a/a2a-server.ts';
+import { WATCH_A2A_TASKS, watchA2ATasks } from './a2a/a2a-task-view.ts';
 import { HookRateLimit } from './webhooks/hook-rate-limit.ts';
 import { webhookRoute } from './webhooks/webhook-route.ts';
 import { OutboundEvents, type EventTarget } from '../activation/outbound-events.ts';
@@ -129,7 +130,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     // What start-up needs from outside, checked before anything starts: the ports to listen on, then Redis.
     // A clash or a missing Redis is then one clear line, with no hub started and no leadership taken first.
     await assertPortsFree(daemonPorts(config));
-    const live: { fleet?: FleetSource; approvals?: ApprovalDesk } = {}; // set once the registry exists
+    const live: { fleet?: FleetSource; approvals?: ApprovalDesk; a2aTasks?: FleetSource['a2aTasks'] } = {}; // set once the registry exists
     // The watch page reads the agents' live state once the registry below exists (late-bound).
     const fleet: FleetSource = {
       agents: async () => (live.fleet ? live.fleet.agents() : []),
@@ -138,6 +139,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
         await live.fleet.setPaused(agent, paused);
       },
       health: async () => (await live.fleet?.health?.()) ?? { redis: null, definitions_with_errors: 0 },
+      a2aTasks: async () => (live.a2aTasks ? live.a2aTasks() : []),
       approvals: {
         list: async () => (live.approvals ? (await live.approvals.store.open()).map(approvalView) : []),
         decide: async (id, decision, note) => {
@@ -167,6 +169,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       redactLogs,
       // Late-bound: the metrics are built further down; entries are evicted only as activations run.
       onMemoryEvicted: (agent, count) => metrics.observeMemoryEvictions(agent, count),
+      // Late-bound: CLI agents' held hub writes are told as paused runs are (built further down, before any run).
+      onApprovalRequested: (request) => onApprovalRequested(request),
     });
     for (const c of services.closers) cleanup(c.name, c.stage, c.close, c.boundMs);
     const { redis: producerConn, hub, hubUrl, redactor, writes, agentState, memory, executors, store } = services;
@@ -247,7 +251,10 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const queue = new ActivationQueue(producerConn, { prefix: config.redis.prefix, logger });
     cleanup('activation queue', 'clients', () => queue.close());
     const claims = new InboxClaims(producerConn, config.redis.prefix);
-    const records = new ActivationRecords(producerConn, config.redis.prefix);
+    const r = config.records;
+    const records = new ActivationRecords(producerConn, config.redis.prefix, {
+      retention: { perAgent: r.per_agent, perAgentBytes: r.per_agent_bytes, overall: r.overall, overallBytes: r.overall_bytes, maxAgeMs: r.max_age },
+    });
     // Work from outside the hub (schedules, webhooks, A2A callers, approvals) waits here until answered; each
     // source that must hear how its task ended registers a handler below.
     const tasks = new TaskInbox(producerConn, config.redis.prefix);
@@ -257,6 +264,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     cleanup('a2a news connection', 'connections', () => a2a.close());
     ingressRoutes.push(a2a.route);
     taskEndings.a2a = a2a.turns.end;
+    live.a2aTasks = () => watchA2ATasks(a2a.store, WATCH_A2A_TASKS);
     // Inbound webhooks: a signed delivery becomes a task (the scheduler's task round runs it).
     ingressRoutes.push(
       webhookRoute({
@@ -400,6 +408,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
         // Once per new hold, a line in `warren logs` (nothing ran, so it is no activation and nothing is counted).
         onHeld: (agent, h) => void records.addHeld(heldRecord(agent, h)).catch((err: unknown) => logger.warn({ err, agent }, 'could not record the held mentions')),
         tasks,
+        onTasksHeld: (agent, hold) => a2a.waiting.note(agent, hold),
       });
       scheduler.start();
       const running = scheduler;

@@ -18,6 +18,7 @@ import type {
 import { unwrapList, unwrapObject } from './envelope.ts';
 import { HubProtocolError } from './errors.ts';
 import { HubHttp, type HubHttpOptions } from './http.ts';
+import { heldWriteOf, HubWriteHeld } from './write-held.ts';
 import {
   AgentSchema,
   AgentWithWorkSchema,
@@ -145,6 +146,7 @@ export class HubClient implements HubAdapter {
       idempotencyKey: opts.idempotencyKey,
       signal: opts.signal,
     });
+    throwIfHeld(body, '/posts');
     return parseOne(PostSchema, unwrapObject(body, 'post'), '/posts');
   }
 
@@ -210,6 +212,7 @@ export class HubClient implements HubAdapter {
       idempotencyKey: opts.idempotencyKey,
       signal: opts.signal,
     });
+    throwIfHeld(body, path);
     return parseOne(CommentSchema, unwrapObject(body, 'comment'), path);
   }
 
@@ -327,4 +330,10 @@ export function toWireCommunity(name: string): string {
 
 export function bareCommunity(name: string): string {
   return name.startsWith('m/') ? name.slice(2) : name;
+}
+
+/** A write warren's gateway held for approval (hub-client/write-held.ts) is not a post: said as HubWriteHeld. */
+function throwIfHeld(body: unknown, path: string): void {
+  const held = heldWriteOf(body);
+  if (held) throw new HubWriteHeld(path, held);
 }

@@ -14,5 +14,6 @@ export type {
 } from './adapter.ts';
 export { bareCommunity, HubClient, toWireCommunity } from './client.ts';
 export { HubError, HubProtocolError } from './errors.ts';
+export { HubWriteHeld } from './write-held.ts';
 export type { HubHttpOptions } from './http.ts';
 export * from './types.ts';

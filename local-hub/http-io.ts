@@ -3,26 +3,37 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HttpError } from './http-error.ts';
 import { findTooDeep } from './json-depth.ts';
 
-export function readBody(req: IncomingMessage, maxBytes: number): Promise<string> {
-  const declared = Number(req.headers['content-length'] ?? 0);
-  if (declared > maxBytes) return Promise.reject(tooLarge(maxBytes));
+/**
+ * The body, or `too_large` as soon as more than `max` bytes came: the rest is neither buffered nor torn down, so the
+ * caller can still answer 413 (with `Connection: close`, then `req.resume()`) and the client sees the answer rather
+ * than a reset. Every capped reader of warren's HTTP servers (hub, gateway, ingress) reads through this one.
+ */
+export function readCapped(req: IncomingMessage, max: number): Promise<Buffer | 'too_large'> {
+  if (Number(req.headers['content-length'] ?? 0) > max) return Promise.resolve('too_large');
   return new Promise((resolve, reject) => {
-    let size = 0;
-    let failed = false;
     const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => {
-      if (failed) return; // Node discards the rest once the answer is sent
+    let size = 0;
+    const onData = (c: Buffer): void => {
       size += c.length;
-      if (size > maxBytes) {
-        failed = true;
-        reject(tooLarge(maxBytes));
-      } else chunks.push(c);
-    });
-    req.on('end', () => {
-      if (!failed) resolve(Buffer.concat(chunks).toString('utf8'));
-    });
-    req.on('error', reject);
+      if (size > max) {
+        req.off('data', onData);
+        req.resume(); // what is left is read off and dropped
+        resolve('too_large');
+        return;
+      }
+      chunks.push(c);
+    };
+    req.on('data', onData);
+    req.once('end', () => resolve(Buffer.concat(chunks)));
+    req.once('error', reject);
   });
+}
+
+/** The body as text; an HttpError 413 past `maxBytes`. */
+export async function readBody(req: IncomingMessage, maxBytes: number): Promise<string> {
+  const body = await readCapped(req, maxBytes);
+  if (body === 'too_large') throw tooLarge(maxBytes);
+  return body.toString('utf8');
 }
 
 /** Empty means "no body"; anything else must be JSON nested no deeper than MAX_JSON_DEPTH (400 otherwise). */

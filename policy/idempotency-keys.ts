@@ -110,6 +110,15 @@ export function hubToolWriteKey(callKey: string): string {
   return `warren:${callKey}`;
 }
 
+/**
+ * The key of a write a CLI sent to the hub gateway without one, when it is held for approval: the activation its
+ * token serves and the write's place among the held writes it sent (1, 2, …). A held write must have a key the
+ * daemon makes it with after approval; a CLI that wants a resent write to be the same one sends its own key.
+ */
+export function gatewayHeldWriteKey(activationId: string, sequence: number): string {
+  return `warren:${activationId}:gateway:${sequence}`;
+}
+
 // ---- Moltbook, which takes no keys: the adapter's own write ledger ----
 
 /**

@@ -169,6 +169,10 @@ export class RedisKeys {
   get allActivationRecords(): string {
     return `${this.prefix}:activation-records`;
   }
+  /** The bytes each records list holds (a hash, field = the list's key): the byte bound of their retention. */
+  get recordBytes(): string {
+    return `${this.prefix}:record-bytes`;
+  }
   /** Lines for mentions held back (no activation ran), beside the records, for `warren logs` (activation-records.ts). */
   heldRecords(agent: string): string {
     return `${this.prefix}:held-records:${agent}`;

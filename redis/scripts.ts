@@ -57,6 +57,20 @@ const BOOLEAN_CODES = [0, 1] as const;
 const lua = (name: string): string => readFileSync(new URL(`./lua/${name}.lua`, import.meta.url), 'utf8');
 
 // Name on the connection → script body and its number of keys.
+/** How much of the activation records Redis keeps (README "Records and Redis memory"): per list, the oldest go first. */
+export interface RecordRetention {
+  /** Records per agent. */
+  perAgent: number;
+  /** Records of all agents together (what `warren logs` without --agent reads). */
+  overall: number;
+  /** Bytes of one agent's records. */
+  perAgentBytes: number;
+  /** Bytes of the overall list. */
+  overallBytes: number;
+  /** Records older than this go; a list expires this long after its last record. */
+  maxAgeMs: number;
+}
+
 const SCRIPTS = {
   warrenInboxHeld: { lua: lua('inbox-held'), keys: 1 },
   warrenInboxBegin: { lua: lua('inbox-begin'), keys: 3 },
@@ -70,7 +84,7 @@ const SCRIPTS = {
   warrenReserveWrite: { lua: lua('reserve-write'), keys: 4 },
   warrenReleaseWrite: { lua: lua('release-write'), keys: 4 },
   warrenExplorationFacts: { lua: lua('exploration-facts'), keys: 4 },
-  warrenAddActivationRecord: { lua: lua('add-activation-record'), keys: 2 },
+  warrenAddActivationRecord: { lua: lua('add-activation-record'), keys: 3 },
   warrenRecordActivated: { lua: lua('record-activated'), keys: 5 },
   warrenAgentHolds: { lua: lua('agent-holds'), keys: 2 },
   warrenActivationStart: { lua: lua('activation-start'), keys: 3 },
@@ -178,9 +192,10 @@ export class RedisScripts {
     return (await this.#run.warrenExplorationFacts(...keys, dedupPrefix, agents)) as string;
   }
 
-  /** lua/add-activation-record.lua: `record` pushed to both lists (each trimmed to its bound) and published. */
-  async addActivationRecord(keys: readonly [agent: string, all: string], record: string, perAgent: number, overall: number, channel: string): Promise<void> {
-    await this.#run.warrenAddActivationRecord(...keys, record, perAgent, overall, channel);
+  /** lua/add-activation-record.lua: `record` pushed to both lists (each trimmed to its retention) and published. */
+  async addActivationRecord(keys: readonly [agent: string, all: string, byteTotals: string], record: string, channel: string, keep: RecordRetention, now: number): Promise<void> {
+    const cutoff = new Date(now - keep.maxAgeMs).toISOString();
+    await this.#run.warrenAddActivationRecord(...keys, record, keep.perAgent, keep.overall, channel, keep.perAgentBytes, keep.overallBytes, cutoff, keep.maxAgeMs);
   }
 
   /** lua/record-activated.lua: the activation's time and usage; `resetBackoff` also ends failures and backoff. */

@@ -49,6 +49,8 @@ export interface SchedulerOptions {
   onHeld?: (agent: string, held: HeldMentions) => void;
   /** Work from outside the hub (schedules, webhooks, A2A, approvals): agents holding some are queued each round. */
   tasks?: Pick<TaskInbox, 'agentsWithTasks'>;
+  /** Told each task round of every agent whose tasks wait, and why (the A2A server tells its callers). */
+  onTasksHeld?: (agent: string, hold: Hold) => void;
 }
 
 export class Scheduler {
@@ -302,9 +304,15 @@ export class Scheduler {
     const names = (await tasks.agentsWithTasks(now.getTime())).filter((n) => runnable.has(n));
     if (names.length === 0) return [];
     const states = await agentState.holdMany(names);
-    const eligible = names.filter((n) => mayRun({ ...this.#holdFacts(n, states.get(n)), trigger: 'task' }, now).eligible);
+    // A held agent's tasks wait (never dropped); whoever gave them is told why.
+    const holdBack = (n: string, verdict: Verdict): boolean => {
+      const hold = heldOf(verdict, this.#opts.definition(n)?.config.behavior.quiet_hours, now);
+      if (hold) this.#opts.onTasksHeld?.(n, hold);
+      return verdict.eligible;
+    };
+    const eligible = names.filter((n) => holdBack(n, mayRun({ ...this.#holdFacts(n, states.get(n)), trigger: 'task' }, now)));
     const budgets = await this.#opts.budget.statusMany(eligible);
-    const due = eligible.filter((n) => mayRun({ trigger: 'task', budget: budgets.get(n) }, now).eligible);
+    const due = eligible.filter((n) => holdBack(n, mayRun({ trigger: 'task', budget: budgets.get(n) }, now)));
     const jobIds = await Promise.all(due.map((n) => queue.enqueue(n, 'task')));
     const enqueued = due.filter((n, i) => {
       const jobId = jobIds[i];

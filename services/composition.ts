@@ -17,6 +17,7 @@ import type { DistillModel } from '../memory/distiller.ts';
 import type { MemoryStore } from '../memory/memory-store.ts';
 import type { RedisClient } from '../redis/scripts.ts';
 import type { AgentStateStore } from '../scheduler/agent-state.ts';
+import type { ApprovalRequest } from '../scheduler/approval-store.ts';
 import type { WriteAllowance } from '../scheduler/write-allowance.ts';
 import type { AgentDefinition, DefinitionStore, LoadResult } from '../store/definition.ts';
 import type { WarrenConfig } from './config.ts';
@@ -60,6 +61,8 @@ export interface DaemonRole {
   redactLogs: (redact: (line: string) => string) => void;
   /** Entries evicted for an agent over max_size_mb (metrics). */
   onMemoryEvicted?: (agent: string, count: number) => void;
+  /** Told of each CLI agent's hub write held for approval (README "Approvals"): logs and outbound events. */
+  onApprovalRequested?: (request: ApprovalRequest) => void;
 }
 
 export interface RunRole {
@@ -337,6 +340,7 @@ async function openDaemon(config: WarrenConfig, env: NodeJS.ProcessEnv, role: Da
   const { HubClient } = await import('../hub-client/client.ts');
   const { WriteAllowance } = await import('../scheduler/write-allowance.ts');
   const { AgentStateStore } = await import('../scheduler/agent-state.ts');
+  const { ApprovalStore } = await import('../scheduler/approval-store.ts');
   // Whatever an agent writes through the daemon is redacted on its way to the hub (services/redacting-hub.ts).
   const hub: HubAdapter = redactingWrites(
     moltbook
@@ -364,7 +368,9 @@ async function openDaemon(config: WarrenConfig, env: NodeJS.ProcessEnv, role: Da
   let hubMcp = role.hubMcp === null ? undefined : role.hubMcp;
   // Only processes that run activations need it; a scheduler-only process opens no gateway port.
   if (hubMcp === undefined && role.hubMcp !== null && role.runsActivations && adminKey && !moltbook) {
-    const served = await runtime.startHubMcp({ hubUrl, adminKey, writes, memory, redact: (text) => redactor.redact(text), logger: logger.child({ component: 'hub-gateway' }) });
+    // Writes that need approval are kept where the daemon's approval desk finds them (scheduler/approval-store.ts).
+    const approvals = { store: new ApprovalStore(redis, config.redis.prefix), onRequested: role.onApprovalRequested };
+    const served = await runtime.startHubMcp({ hubUrl, adminKey, writes, memory, approvals, redact: (text) => redactor.redact(text), logger: logger.child({ component: 'hub-gateway' }) });
     if (served) opened.add('hub gateway', 'services', QUICK_CLOSE_MS, served.close);
     hubMcp = served?.launcher;
   }

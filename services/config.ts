@@ -3,6 +3,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
+import { parseByteSize } from '../store/byte-size.ts';
 import { parseDuration } from '../store/duration.ts';
 import { DefinitionError } from '../store/problems.ts';
 import { parseS3Url } from '../store/s3-location.ts';
@@ -19,6 +20,15 @@ const durationMs = z.union([z.string(), z.number()]).transform((v, ctx) => {
     return z.NEVER;
   }
   return ms;
+});
+
+const byteSize = z.union([z.string(), z.number()]).transform((v, ctx) => {
+  const bytes = parseByteSize(v);
+  if (bytes === undefined || bytes < 1024) {
+    ctx.addIssue({ code: 'custom', message: 'expected a size of at least 1KiB, like 128KiB or 8MiB' });
+    return z.NEVER;
+  }
+  return bytes;
 });
 
 const envName = z.string().regex(/^[A-Z][A-Z0-9_]*$/, 'expected the NAME of an environment variable, like AWS_ACCESS_KEY_ID');
@@ -223,6 +233,20 @@ export const WarrenConfigSchema = z.strictObject({
     })
     .prefault({}),
   /** Where secrets come from besides the environment (services/secrets.ts): a file per variable name. */
+  /** What Redis keeps of the activation records (`warren logs`, `status`): per list, the oldest go first. */
+  records: z
+    .strictObject({
+      /** Records per agent. */
+      per_agent: z.number().int().min(1).max(10_000).default(100),
+      /** Bytes of one agent's records (the newest record always stays, up to 64 KiB). */
+      per_agent_bytes: byteSize.default(128 * 1024),
+      /** Records of all agents together (`warren logs` without --agent). */
+      overall: z.number().int().min(1).max(100_000).default(1_000),
+      overall_bytes: byteSize.default(8 * 1024 * 1024),
+      /** Records older than this go, and an agent's history expires this long after its last run. */
+      max_age: durationMs.refine((ms) => ms >= 60_000, 'expected at least 1m').default(7 * 24 * 3_600_000),
+    })
+    .prefault({}),
   secrets: z.strictObject({ dir: z.string().min(1).optional() }).prefault({}),
   // operator-b (issue 27.6): an operator's `warren pause` outlives Redis (README "Operations").
   /**

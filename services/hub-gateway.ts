@@ -6,6 +6,8 @@
 // (scheduler/write-allowance.ts): a CLI can call the gateway however it likes, so this is where they hold.
 // The agent's memory is served here too (memory_save / memory_search for CLI agents): the store, its
 // credentials and the daemon's redaction stay in the daemon.
+// A write the agent's `approvals.tools` name is not made: it is kept as an approval request and answered 202 "held
+// for approval" (services/held-write.ts); the daemon makes it after approval (activation/approval-resume.ts).
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -14,6 +16,11 @@ import { hubRefusedWrite, WriteRefused, type HubWrite, type WriteAllowance, type
 import { hasGrant } from '../store/grants.ts';
 import { MEMORY_READ, MEMORY_WRITE } from '../memory/memory-grants.ts';
 import { isNoteScope, type MemoryToolBackend } from '../memory/memory-tools.ts';
+import { gatewayHeldWriteKey } from '../policy/idempotency-keys.ts';
+import type { ApprovalRequest, ApprovalStore } from '../scheduler/approval-store.ts';
+import type { ApprovalsConfig } from '../store/agent-config.ts';
+import { heldWriteAnswer, heldWriteOf, heldWriteRequest, writeNeedsApproval } from './held-write.ts';
+import { readCapped } from '../local-hub/http-io.ts';
 
 /** The hub write a forwarded route makes, or undefined for a read (pure). */
 export function gatewayWrite(method: string, pathname: string, idempotencyKey: string): HubWrite | undefined {
@@ -58,6 +65,14 @@ interface Scope {
   /** The agent's memory, when it has memory on and the daemon serves it. */
   memory: MemoryToolBackend | undefined;
   saves: number;
+  /** The activation the token serves and the agent's approvals: writes they name are held. */
+  hold: { activationId: string; approvals: ApprovalsConfig | undefined; sent: number } | undefined;
+}
+
+/** Where held writes are kept (the daemon's approval store), and who hears of a new request (logs, outbound events). */
+export interface HeldWrites {
+  store: ApprovalStore;
+  onRequested?: (request: ApprovalRequest) => void;
 }
 
 interface GatewayOptions {
@@ -71,6 +86,8 @@ interface GatewayOptions {
    * a search), as the LLM loop's tool results are: known secrets become [REDACTED] (the JSON stays JSON).
    */
   redact?: (text: string) => string;
+  /** Where writes that need approval are kept; absent (`warren run`), such a write is refused, never made. */
+  approvals?: HeldWrites;
 }
 
 const MAX_BODY = 1024 * 1024;
@@ -110,9 +127,9 @@ export class HubGateway {
    * A token acting as `agent` with its hub and memory grants (and its write rules, and its memory), valid until
    * revoked or `ttlMs` has passed.
    */
-  issue(agent: string, grants: readonly string[], ttlMs: number, rules?: WriteRules, memory?: MemoryToolBackend): GatewayToken {
+  issue(agent: string, grants: readonly string[], ttlMs: number, rules?: WriteRules, memory?: MemoryToolBackend, hold?: { activationId: string; approvals: ApprovalsConfig | undefined }): GatewayToken {
     const token = `warren_gw_${randomBytes(24).toString('hex')}`;
-    this.#scopes.set(token, { agent, grants: [...grants], rules, expiresAt: Date.now() + ttlMs, memory, saves: 0 });
+    this.#scopes.set(token, { agent, grants: [...grants], rules, expiresAt: Date.now() + ttlMs, memory, saves: 0, hold: hold ? { ...hold, sent: 0 } : undefined });
     return { token, revoke: () => void this.#scopes.delete(token) };
   }
 
@@ -143,9 +160,11 @@ export class HubGateway {
     if (asked !== null && asked !== scope.agent) return send(res, 403, { detail: `this token acts as ${scope.agent} only` });
     url.searchParams.set('agent_id', scope.agent);
     let body: string | undefined;
+    let written: Record<string, unknown> = {};
     if (method === 'POST') {
-      const raw = await readLimited(req);
-      if (raw === undefined) return send(res, 413, { detail: `request body over ${MAX_BODY} bytes` });
+      const capped = await readCapped(req, MAX_BODY);
+      if (capped === 'too_large') return send(res, 413, { detail: `request body over ${MAX_BODY} bytes` }, { connection: 'close' });
+      const raw = capped.toString('utf8');
       let parsed: unknown;
       try {
         parsed = JSON.parse(raw);
@@ -156,8 +175,8 @@ export class HubGateway {
       const fields = parsed as Record<string, unknown>;
       if (fields.agent_id !== undefined && fields.agent_id !== scope.agent) return send(res, 403, { detail: `this token acts as ${scope.agent} only` });
       // What a CLI writes passes the daemon's redaction, as everything else the daemon posts does.
-      const redacted = opts.redact ? redactFields(fields, opts.redact) : fields;
-      body = JSON.stringify({ ...redacted, agent_id: scope.agent });
+      written = opts.redact ? redactFields(fields, opts.redact) : fields;
+      body = JSON.stringify({ ...written, agent_id: scope.agent });
     }
     const headers: Record<string, string> = { authorization: `Bearer ${opts.adminKey}`, accept: 'application/json' };
     if (body !== undefined) headers['content-type'] = 'application/json';
@@ -165,6 +184,13 @@ export class HubGateway {
     if (typeof key === 'string') headers['idempotency-key'] = key;
     // A write without an idempotency key is a new write every time it is sent.
     const write = gatewayWrite(method, route, typeof key === 'string' ? key : `gateway:${randomBytes(12).toString('hex')}`);
+    const community = typeof written.community === 'string' ? written.community : null;
+    if (write && writeNeedsApproval(scope.hold?.approvals, write, community)) {
+      const hold = scope.hold!;
+      // The key is kept in Redis with the request: redacted like the body (a CLI may send anything as a key).
+      const heldKey = typeof key === 'string' ? (opts.redact ? opts.redact(key) : key) : gatewayHeldWriteKey(hold.activationId, ++hold.sent);
+      return this.#hold(res, scope.agent, hold.approvals!, { ...write, idempotencyKey: heldKey }, written, opts);
+    }
     let reservation: WriteReservation | undefined;
     if (write && scope.rules && opts.writes) {
       try {
@@ -189,6 +215,22 @@ export class HubGateway {
     res.writeHead(upstream.status, out).end(opts.redact ? opts.redact(answer.toString('utf8')) : answer);
   }
 
+  /** Keeps a write that needs approval as a request (once per key) and answers with where it stands. */
+  async #hold(res: ServerResponse, agent: string, approvals: ApprovalsConfig, write: HubWrite, fields: Record<string, unknown>, opts: GatewayOptions): Promise<void> {
+    if (!opts.approvals) return send(res, 403, { detail: `${agent}'s ${write.kind === 'post' ? 'posts' : 'comments'} wait for approval (approvals.tools), and this process keeps no approval requests: run the agent in the daemon` });
+    const kept = heldWriteOf(write, fields);
+    if ('problem' in kept) return send(res, 400, { detail: kept.problem });
+    const request = heldWriteRequest({ agent, approvals, write, held: kept.write, fields, redact: opts.redact ?? ((t) => t), now: Date.now() });
+    if ((await opts.approvals.store.create(request)) === 'created') {
+      opts.logger.info({ agent, approval: request.id, write: write.kind }, 'hub write held for approval');
+      opts.approvals.onRequested?.(request);
+    }
+    // The same write sent again (a retried call, a retried activation) is the same request, answered as it stands.
+    const entry = (await opts.approvals.store.get(request.id)) ?? { request, decision: undefined };
+    const answer = heldWriteAnswer(entry);
+    return send(res, answer.status, answer.body);
+  }
+
   async #memory(req: IncomingMessage, res: ServerResponse, scope: Scope, needs: string, url: URL): Promise<void> {
     if (!scope.memory) return send(res, 404, { detail: `${scope.agent} has no memory here` });
     if (!hasGrant(scope.grants, needs)) return send(res, 403, { detail: `${needs} is not granted to ${scope.agent}` });
@@ -197,8 +239,9 @@ export class HubGateway {
       const found = await scope.memory.search(url.searchParams.get('q') ?? '', limit !== undefined && Number.isFinite(limit) ? limit : undefined);
       return send(res, 200, { found });
     }
-    const raw = await readLimited(req, MAX_MEMORY_BODY);
-    if (raw === undefined) return send(res, 413, { detail: `request body over ${MAX_MEMORY_BODY} bytes` });
+    const capped = await readCapped(req, MAX_MEMORY_BODY);
+    if (capped === 'too_large') return send(res, 413, { detail: `request body over ${MAX_MEMORY_BODY} bytes` }, { connection: 'close' });
+    const raw = capped.toString('utf8');
     let text: unknown;
     let noteScope: unknown;
     try {
@@ -225,18 +268,7 @@ function redactFields(fields: Record<string, unknown>, redact: (text: string) =>
   return Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, typeof v === 'string' ? redact(v) : v]));
 }
 
-function send(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
 }
 
-/** The body as text, or undefined when it is larger than MAX_BODY. */
-async function readLimited(req: IncomingMessage, max = MAX_BODY): Promise<string | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > max) return undefined;
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}

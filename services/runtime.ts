@@ -15,7 +15,7 @@ import { LlmExecutor, llmSettings, type LlmExecutorOptions } from '../executors/
 import { parseMockResponses } from '../executors/llm/scripted-model.ts';
 import { hubBudget, type WarrenConfig } from './config.ts';
 import { ExecutorRegistry } from './executor-registry.ts';
-import { HubGateway } from './hub-gateway.ts';
+import { HubGateway, type HeldWrites } from './hub-gateway.ts';
 import type { WriteAllowance } from '../scheduler/write-allowance.ts';
 import type { CliUsers } from '../executors/cli/run-as.ts';
 import type { Redactor } from './redact.ts';
@@ -49,14 +49,16 @@ export async function startHubMcp(opts: {
   redact?: (text: string) => string;
   /** Agents' memory: CLI agents with memory on get memory_save / memory_search through the gateway. */
   memory?: AgentMemory;
+  /** Where CLI agents' writes that need approval are kept (the daemon's approval store); absent: they are refused. */
+  approvals?: HeldWrites;
 }): Promise<{ launcher: HubMcpLauncher; close: () => Promise<void> } | undefined> {
   if (!warrenHubMcpAvailable()) return undefined;
   const gateway = await HubGateway.start(opts);
   const launcher = warrenHubMcpLauncher({
-    credentials: (agent, audience) => {
+    credentials: (agent, audience, activationId) => {
       const memory = opts.memory ? agentMemoryBackend(opts.memory, agent, audience) : undefined;
       const grants = effectiveGrants(agent.config).filter((g) => g.startsWith('hub:') || (memory !== undefined && g.startsWith('memory:')));
-      const t = gateway.issue(agent.name, grants, agent.config.behavior.max_duration + 60_000, agent.config.behavior, memory);
+      const t = gateway.issue(agent.name, grants, agent.config.behavior.max_duration + 60_000, agent.config.behavior, memory, { activationId, approvals: agent.config.approvals });
       return { hubUrl: gateway.url, key: t.token, grants, release: t.revoke };
     },
   });

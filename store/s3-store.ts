@@ -1,11 +1,14 @@
 // Agent definitions from S3-compatible object storage (S3, R2, MinIO), in the same layout as the folder.
 // Each object is cached for its agent's `cache_ttl` (the store default for skills and prompts), then
-// revalidated with If-None-Match so an unchanged object costs a 304 and no body. A listing poll compares
-// ETags to notice changes without reading objects.
-import { GetObjectCommand, ListObjectsV2Command, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
+// revalidated with If-None-Match so an unchanged object costs a 304 and no body. A poll notices changes
+// without reading objects: through the manifest (one conditional GET) when the bucket has a current one,
+// else by listing and comparing ETags.
+import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
+import type { Problem } from './problems.ts';
 import { StoreUnavailableError, type DefinitionStore, type LoadResult } from './definition.ts';
 import { loadFromReader, type StoreReader } from './layout.ts';
-import { cacheAction, listingFingerprint, type CachedObject } from './object-cache.ts';
+import { cacheAction, type CachedObject } from './object-cache.ts';
+import { listingDigest, MANIFEST_KEY, manifestOf, parseManifest, type Manifest } from './s3-manifest.ts';
 import { formatS3Url, type S3Location } from './s3-location.ts';
 
 export interface S3StoreOptions {
@@ -38,11 +41,13 @@ export interface S3StoreStats {
   notModified: number;
   /** Reads served from the cache without a request. */
   cacheHits: number;
+  /** Conditional GETs of the manifest (a poll of an unchanged bucket with a current manifest is one of these). */
+  manifestReads: number;
 }
 
 export class S3Store implements DefinitionStore {
   readonly location: string;
-  readonly stats: S3StoreStats = { lists: 0, gets: 0, bodies: 0, notModified: 0, cacheHits: 0 };
+  readonly stats: S3StoreStats = { lists: 0, gets: 0, bodies: 0, notModified: 0, cacheHits: 0, manifestReads: 0 };
   readonly #client: S3Client;
   readonly #loc: S3Location;
   readonly #cache = new Map<string, CachedObject>();
@@ -52,7 +57,9 @@ export class S3Store implements DefinitionStore {
   readonly #pollIntervalMs: number;
   readonly #now: () => number;
   readonly #requestTimeoutMs: number;
-  #lastFingerprint: string | undefined;
+  #lastDigest: string | undefined;
+  /** The manifest's ETag while the bucket has one that matches its listing; undefined: polls list the bucket. */
+  #manifestEtag: string | undefined;
 
   constructor(opts: S3StoreOptions) {
     this.#loc = opts.location;
@@ -75,9 +82,13 @@ export class S3Store implements DefinitionStore {
   }
 
   async load(): Promise<LoadResult> {
-    const listing = await this.#list();
-    this.#lastFingerprint = listingFingerprint(listing);
+    const listed = await this.#list();
+    const manifestEtag = listed.get(MANIFEST_KEY);
+    const listing = new Map([...listed].filter(([k]) => k !== MANIFEST_KEY));
+    this.#lastDigest = listingDigest(listing);
+    const stale = manifestEtag === undefined ? undefined : await this.#checkManifest();
     const result = await loadFromReader(new S3Reader(this, listing));
+    if (stale) result.problems.push(stale);
     this.#agentTtl.clear();
     for (const a of result.agents) this.#agentTtl.set(a.name, a.config.cache_ttl * 1000);
     // Forget objects that are gone, so the cache never grows past the bucket.
@@ -90,9 +101,9 @@ export class S3Store implements DefinitionStore {
     const timer = setInterval(() => {
       if (busy) return;
       busy = true;
-      this.#list()
-        .then((listing) => {
-          if (listingFingerprint(listing) !== this.#lastFingerprint) onChange();
+      this.#changed()
+        .then((changed) => {
+          if (changed) onChange();
         })
         // Unreachable during a poll: nothing to compare; the next poll (or the reloader's retry) tries again.
         .catch(() => undefined)
@@ -104,6 +115,62 @@ export class S3Store implements DefinitionStore {
 
   close(): void {
     this.#client.destroy();
+  }
+
+  /** Lists the bucket and writes its manifest (`warren manifest`): from then on an unchanged bucket costs one request a poll. */
+  async writeManifest(now = new Date()): Promise<Manifest> {
+    const manifest = manifestOf(await this.#list(), now);
+    try {
+      await this.#client.send(
+        new PutObjectCommand({ Bucket: this.#loc.bucket, Key: this.#loc.prefix + MANIFEST_KEY, Body: `${JSON.stringify(manifest, null, 2)}\n`, ContentType: 'application/json' }),
+        this.#deadline(),
+      );
+    } catch (err) {
+      throw new StoreUnavailableError(this.location, `writing ${MANIFEST_KEY} failed: ${describe(err)}`, { cause: err });
+    }
+    return manifest;
+  }
+
+  /** Whether the bucket changed since the last load: the manifest's ETag when it is trusted, else the listing. */
+  async #changed(): Promise<boolean> {
+    if (this.#manifestEtag !== undefined) {
+      const read = await this.#readManifest(this.#manifestEtag);
+      if (read === 'unchanged') return false;
+      if (read !== 'gone') return read.manifest.fingerprint !== this.#lastDigest;
+      this.#manifestEtag = undefined; // deleted: back to listing
+    }
+    return listingDigest(await this.#list()) !== this.#lastDigest;
+  }
+
+  /** After a load: trust the manifest only when it stands for the listing just read; a warning when it does not. */
+  async #checkManifest(): Promise<Problem | undefined> {
+    this.#manifestEtag = undefined;
+    const read = await this.#readManifest(undefined);
+    if (read === 'unchanged' || read === 'gone') return undefined;
+    if (read.manifest.fingerprint === this.#lastDigest) {
+      this.#manifestEtag = read.etag;
+      return undefined;
+    }
+    return {
+      file: this.displayName(MANIFEST_KEY),
+      field: 'fingerprint',
+      message: 'does not match the bucket (objects changed after it was written): run `warren manifest` after each upload; until then daemons notice changes by listing the bucket',
+      severity: 'warning',
+    };
+  }
+
+  async #readManifest(etag: string | undefined): Promise<'unchanged' | 'gone' | { etag: string; manifest: Manifest }> {
+    this.stats.manifestReads++;
+    try {
+      const res = await this.#client.send(new GetObjectCommand({ Bucket: this.#loc.bucket, Key: this.#loc.prefix + MANIFEST_KEY, IfNoneMatch: etag }), this.#deadline());
+      const manifest = parseManifest((await res.Body?.transformToString('utf8')) ?? '');
+      // Not a manifest (a stray file of that name): as good as none.
+      return manifest && res.ETag ? { etag: res.ETag, manifest } : 'gone';
+    } catch (err) {
+      if (statusOf(err) === 304) return 'unchanged';
+      if (statusOf(err) === 404) return 'gone';
+      throw new StoreUnavailableError(this.location, `reading ${MANIFEST_KEY} failed: ${describe(err)}`, { cause: err });
+    }
   }
 
   /** Every key under the prefix (relative to it) with its ETag. */

@@ -35,7 +35,7 @@ describe('RedisA2ATaskStore', () => {
     const id = randomUUID();
     news.listen(id, (n) => heard.push(n));
     await store.save(submitted(id), as('ci'));
-    const turns = new A2ATaskTurns({ store, news, logger: pino({ level: 'silent' }) });
+    const turns = new A2ATaskTurns({ store, news, redact: (t) => t, logger: pino({ level: 'silent' }) });
     const inboxTask = { id: `a2a:${id}`, source: 'a2a' as const, name: 'ci', text: 'Summarise.', createdAt: Date.now(), meta: { taskId: id, contextId: 'ctx' } };
     const watch = await turns.start('clerk', inboxTask, 'act-1');
     watch.close();

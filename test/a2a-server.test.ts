@@ -91,6 +91,35 @@ describe('A2A server', () => {
     expect(artifact).toBe('Build 4711 is green.');
   });
 
+  it('a turn that streams: what it says so far comes as the answer artifact (redacted), then the answer replaces it', async () => {
+    const canary = `sk-canary-${Math.random().toString(36).slice(2)}`;
+    const config = `name: clerk
+type: llm
+brain:
+  provider: scripted
+  model: m
+  api_key_env: CLERK_CANARY
+  responses:
+    - {content: "Looking at build 4711 (key ${canary}) first.", tool_calls: [{name: hub_search, arguments: {query: build 4711}}]}
+    - {content: Build 4711 is green., delay_ms: 1500}
+capabilities: {grants: [hub:read]}
+a2a: {serve: true}
+`;
+    const h = await startHarness({ redisUrl, agentsDir: makeAgentsDir({ clerk: { config, prompt: 'You are a clerk.' } }, { withGreeter: false }), env: { CLERK_CANARY: canary } });
+    harnesses.push(h);
+    const client = await a2aClient(base(h));
+    const seen: string[] = [];
+    for await (const e of client.sendMessageStream(textMessage('Summarise build 4711.'))) {
+      const p = e.payload;
+      if (p?.$case === 'statusUpdate') seen.push(TaskState[p.value.status!.state]);
+      if (p?.$case === 'artifactUpdate') seen.push(`${p.value.lastChunk ? 'answer' : 'so far'}: ${p.value.artifact!.parts.map((x) => (x.content?.$case === 'text' ? x.content.value : '')).join('')}`);
+    }
+    // (WORKING comes as the store says it, the partial answer as the turn says it: either may be first.)
+    expect(seen).toContain('TASK_STATE_WORKING');
+    expect(seen.filter((x) => x !== 'TASK_STATE_WORKING')).toEqual(['so far: Looking at build 4711 (key [REDACTED]) first.', 'answer: Build 4711 is green.', 'TASK_STATE_COMPLETED']);
+    expect(JSON.stringify(seen)).not.toContain(canary);
+  });
+
   it('GetTask answers from a second daemon of the fleet', async () => {
     const first = await start();
     const second = await start({ prefix: first.prefix });

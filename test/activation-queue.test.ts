@@ -7,7 +7,7 @@ import { afterEach, describe, expect, inject, it } from 'vitest';
 import type { ActivationJob } from '../scheduler/activation-job.ts';
 import { ACTIVATION_QUEUE } from '../redis/keys.ts';
 import { ActivationQueue } from '../scheduler/activation-queue.ts';
-import { AgentStateStore, utcDay, type ExplorationFacts } from '../scheduler/agent-state.ts';
+import { AgentStateStore, EXPLORATION_FACTS_PAGE, utcDay, type ExplorationFacts } from '../scheduler/agent-state.ts';
 import { RedisKeys } from '../redis/keys.ts';
 import { activationRetryDelay, MAX_RETRY_AFTER_MS, NO_RETRY } from '../scheduler/retry-delay.ts';
 import { ACTIVATION_WORKER_SETTINGS } from '../activation/worker.ts';
@@ -160,14 +160,22 @@ describe('exploration facts', () => {
     ]);
   });
 
-  it('reads more agents than one script chunk', async () => {
+  it('reads many agents a bounded page per command, in the order asked', async () => {
     const { prefix, conn } = setup();
     const state = new AgentStateStore(conn, prefix);
     const names = Array.from({ length: 2_500 }, (_, i) => `agent-${i}`);
-    await state.recordActivated('agent-2499', { tokensInput: 0, tokensOutput: 0, costUsd: 0 }, { at: 42 });
+    for (const [i, at] of [[999, 41], [1_000, 42], [2_499, 43]] as const) await state.recordActivated(`agent-${i}`, { tokensInput: 0, tokensOutput: 0, costUsd: 0 }, { at });
+    await state.explorationFacts(['warm-the-script-cache']);
+    const scriptCalls = async (): Promise<number> => {
+      const info = await conn.info('commandstats');
+      return Number(/cmdstat_evalsha:calls=(\d+)/.exec(info)?.[1] ?? 0) + Number(/cmdstat_eval:calls=(\d+)/.exec(info)?.[1] ?? 0);
+    };
+    const before = await scriptCalls();
     const facts = await state.explorationFacts(names);
+    // One command per page of EXPLORATION_FACTS_PAGE agents, never one over all of them.
+    expect((await scriptCalls()) - before).toBe(Math.ceil(names.length / EXPLORATION_FACTS_PAGE));
     expect(facts).toHaveLength(2_500);
-    expect(facts[2_499]?.lastActivatedAt).toBe(42);
+    expect([facts[999]?.lastActivatedAt, facts[1_000]?.lastActivatedAt, facts[2_499]?.lastActivatedAt, facts[998]?.lastActivatedAt]).toEqual([41, 42, 43, undefined]);
     expect(facts[0]).toEqual({ lastActivatedAt: undefined, paused: false, backoffUntil: undefined, today: { posts: 0, comments: 0 } });
   });
 });

@@ -1,31 +1,15 @@
 // The scheduler and worker beyond mentions, end to end (real hub, private Redis, the real `openai` SDK
 // against the fake server): exploration by staleness, budget gates, error posts, activation records.
 import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ActivationRecords } from '../activation/activation-records.ts';
 import { ACTIVATION_QUEUE } from '../redis/keys.ts';
-import { startFakeOpenAI, type FakeOpenAI } from './fakes/openai-server.ts';
 import { makeAgentsDir, startHarness, type Harness } from './support/daemon-harness.ts';
 import { waitFor, type WirePost } from './support/hub-api.ts';
+import { llmDaemonSuite } from './support/llm-daemon-suite.ts';
 
-const redisUrl = inject('redisUrl');
-let fake: FakeOpenAI;
-let h: Harness | undefined;
-let redis: Redis;
-beforeAll(async () => {
-  fake = await startFakeOpenAI();
-  redis = new Redis(redisUrl);
-});
-afterAll(async () => {
-  await fake.close();
-  await redis.quit();
-});
-afterEach(async () => {
-  await h?.stop();
-  h = undefined;
-  fake.reset();
-});
+const s = llmDaemonSuite();
+const redisUrl = s.redisUrl;
 
 const scout = (apiBase: string, extra = ''): string => `name: scout
 description: Finds gardening questions and answers them.
@@ -65,10 +49,10 @@ async function commentsBy(harness: Harness, postId: string, author: string): Pro
 
 /** scout on the fake model, exploring every 200 ms; `spentUsd` of a $10 daily budget already used. */
 async function startScout(opts: { spentUsd?: number } = {}): Promise<Harness> {
-  fake.setResponder(gardener);
+  s.fake.setResponder(gardener);
   const harness = await startHarness({
     redisUrl,
-    agentsDir: makeAgentsDir({ scout: { config: scout(fake.url), prompt: 'You are {{name}}.' } }, { withGreeter: false }),
+    agentsDir: makeAgentsDir({ scout: { config: scout(s.fake.url), prompt: 'You are {{name}}.' } }, { withGreeter: false }),
     env: { SCOUT_API_KEY: 'sk-scout-key-123456' },
     hub: { budget: { defaultDailyLimitUsd: 10, defaultMonthlyLimitUsd: 1_000 } },
     config: (c) => {
@@ -83,11 +67,11 @@ async function startScout(opts: { spentUsd?: number } = {}): Promise<Harness> {
 
 describe('exploration by staleness', () => {
   it('lets an idle agent answer one post of its feed, once, and records the activation', async () => {
-    h = await startScout();
-    const dana = await h.registerUser('dana');
-    const offTopic = await h.api.post<{ id: string }>('/posts', dana, { title: 'Bikes', content: 'Which chain oil?' });
-    const post = await h.api.post<{ id: string }>('/posts', dana, { title: 'Soil', content: 'How do I start a compost heap?' });
-    const harness = h;
+    s.h = await startScout();
+    const dana = await s.h.registerUser('dana');
+    const offTopic = await s.h.api.post<{ id: string }>('/posts', dana, { title: 'Bikes', content: 'Which chain oil?' });
+    const post = await s.h.api.post<{ id: string }>('/posts', dana, { title: 'Soil', content: 'How do I start a compost heap?' });
+    const harness = s.h;
     const replies = await waitFor('the exploration reply', async () => {
       const r = await commentsBy(harness, post.id, 'scout');
       return r.length ? r : undefined;
@@ -98,38 +82,38 @@ describe('exploration by staleness', () => {
     await sleep(1_000);
     expect(await commentsBy(harness, post.id, 'scout')).toHaveLength(1);
     expect(await commentsBy(harness, offTopic.id, 'scout')).toHaveLength(0);
-    expect(fake.requests).toHaveLength(1);
-    expect((fake.requests[0]!.body as { messages: Array<{ content: string }> }).messages[1]!.content).not.toContain('chain oil');
+    expect(s.fake.requests).toHaveLength(1);
+    expect((s.fake.requests[0]!.body as { messages: Array<{ content: string }> }).messages[1]!.content).not.toContain('chain oil');
 
-    const records = await new ActivationRecords(redis, h.prefix).recent({ agent: 'scout', limit: 100 });
+    const records = await new ActivationRecords(s.redis, s.h.prefix).recent({ agent: 'scout', limit: 100 });
     const replied = records.filter((r) => r.outcome === 'answered');
     expect(replied).toHaveLength(1);
     expect(replied[0]).toMatchObject({ agent: 'scout', trigger: 'exploration', replies: 1, attempt: 1 });
     expect(records.filter((r) => r.outcome === 'no_action').every((r) => r.reason === 'empty_feed')).toBe(true);
     // The hub learned that scout ran (staleness reset, docs/hub-api.md §8).
-    const me = await h.api.get<{ last_activated_at?: string | null }>('/agents/scout', h.adminKey);
+    const me = await s.h.api.get<{ last_activated_at?: string | null }>('/agents/scout', s.h.adminKey);
     expect(me.last_activated_at).toBeTruthy();
   });
 
   it('pauses exploration at budget warning but still answers mentions', async () => {
-    h = await startScout({ spentUsd: 8.5 });
-    const dana = await h.registerUser('dana');
-    const feedPost = await h.api.post<{ id: string }>('/posts', dana, { title: 'Soil', content: 'compost questions welcome' });
-    const mention = await h.api.post<{ id: string }>('/posts', dana, { title: 'Hi', content: '@scout are you there?' });
-    const harness = h;
+    s.h = await startScout({ spentUsd: 8.5 });
+    const dana = await s.h.registerUser('dana');
+    const feedPost = await s.h.api.post<{ id: string }>('/posts', dana, { title: 'Soil', content: 'compost questions welcome' });
+    const mention = await s.h.api.post<{ id: string }>('/posts', dana, { title: 'Hi', content: '@scout are you there?' });
+    const harness = s.h;
     await waitFor('the mention reply', async () => ((await commentsBy(harness, mention.id, 'scout')).length ? true : undefined));
     await sleep(800);
     expect(await commentsBy(harness, feedPost.id, 'scout')).toHaveLength(0);
-    expect(fake.requests).toHaveLength(1);
+    expect(s.fake.requests).toHaveLength(1);
   });
 
   it('runs nothing at budget critical: no model call, the mention stays unread', async () => {
-    h = await startScout({ spentUsd: 10 });
-    const dana = await h.registerUser('dana');
-    await h.api.post('/posts', dana, { title: 'Soil', content: '@scout compost?' });
+    s.h = await startScout({ spentUsd: 10 });
+    const dana = await s.h.registerUser('dana');
+    await s.h.api.post('/posts', dana, { title: 'Soil', content: '@scout compost?' });
     await sleep(1_000);
-    expect(fake.requests).toHaveLength(0);
-    const inbox = await h.api.get<{ unread_count: number }>('/notifications?agent_id=scout&unread=true', h.adminKey);
+    expect(s.fake.requests).toHaveLength(0);
+    const inbox = await s.h.api.get<{ unread_count: number }>('/notifications?agent_id=scout&unread=true', s.h.adminKey);
     expect(inbox.unread_count).toBe(1);
   });
 });
@@ -137,15 +121,15 @@ describe('exploration by staleness', () => {
 describe('final failures', () => {
   it('posts the failure to m/agent-errors as the agent, once, without the key, and backs the agent off', async () => {
     const key = 'sk-canary-9d8e7f6a5b4c3d2e1f';
-    fake.setResponder(() => ({ error: { status: 401, message: `Incorrect API key provided: ${key}` } }));
-    h = await startHarness({
+    s.fake.setResponder(() => ({ error: { status: 401, message: `Incorrect API key provided: ${key}` } }));
+    s.h = await startHarness({
       redisUrl,
-      agentsDir: makeAgentsDir({ scout: { config: scout(fake.url).replace('enabled: true', 'enabled: false'), prompt: 'You are {{name}}.' } }, { withGreeter: false }),
+      agentsDir: makeAgentsDir({ scout: { config: scout(s.fake.url).replace('enabled: true', 'enabled: false'), prompt: 'You are {{name}}.' } }, { withGreeter: false }),
       env: { SCOUT_API_KEY: key },
     });
-    const dana = await h.registerUser('dana');
-    const mention = await h.api.post<{ id: string }>('/posts', dana, { title: 'Hi', content: '@scout hello?' });
-    const harness = h;
+    const dana = await s.h.registerUser('dana');
+    const mention = await s.h.api.post<{ id: string }>('/posts', dana, { title: 'Hi', content: '@scout hello?' });
+    const harness = s.h;
     const errors = await waitFor('an error post', async () => {
       const page = await harness.api.get<{ posts: Array<{ id: string; title: string; content: string; author: { name: string } }> }>('/posts?community=agent-errors', harness.adminKey);
       return page.posts.length ? page.posts : undefined;
@@ -158,39 +142,39 @@ describe('final failures', () => {
     expect(post.content).toContain('[REDACTED]');
     expect(post.content).toContain('The model API key is missing, wrong or revoked.');
     await sleep(1_500);
-    const all = await h.api.get<{ posts: Array<{ content: string }> }>('/posts?community=agent-errors&limit=50', h.adminKey);
+    const all = await s.h.api.get<{ posts: Array<{ content: string }> }>('/posts?community=agent-errors&limit=50', s.h.adminKey);
     // A 401 is not retried, and the agent then waits out its backoff: one activation, one post.
     expect(all.posts).toHaveLength(1);
-    expect(fake.requests).toHaveLength(1);
+    expect(s.fake.requests).toHaveLength(1);
 
-    const records = await new ActivationRecords(redis, h.prefix).recent({ agent: 'scout' });
+    const records = await new ActivationRecords(s.redis, s.h.prefix).recent({ agent: 'scout' });
     expect(records).toHaveLength(1);
     expect(records[0]).toMatchObject({ outcome: 'terminal_failure', trigger: 'notification' });
     // The key reaches neither the hub's posts, the records in Redis nor the logs.
     expect(JSON.stringify(all)).not.toContain(key);
     expect(JSON.stringify(records)).not.toContain(key);
-    expect(h.logs.join('\n')).not.toContain(key);
+    expect(s.h.logs.join('\n')).not.toContain(key);
   });
 
   it('a provider that says come back in two minutes gets its activation retried no sooner, through BullMQ', async () => {
-    fake.setResponder(() => ({ error: { status: 429, message: 'rate limited', retry_after: 120 } }));
-    h = await startHarness({
+    s.fake.setResponder(() => ({ error: { status: 429, message: 'rate limited', retry_after: 120 } }));
+    s.h = await startHarness({
       redisUrl,
-      agentsDir: makeAgentsDir({ scout: { config: scout(fake.url).replace('enabled: true', 'enabled: false'), prompt: 'You are {{name}}.' } }, { withGreeter: false }),
+      agentsDir: makeAgentsDir({ scout: { config: scout(s.fake.url).replace('enabled: true', 'enabled: false'), prompt: 'You are {{name}}.' } }, { withGreeter: false }),
       env: { SCOUT_API_KEY: 'sk-scout-key-123456' },
     });
-    const dana = await h.registerUser('dana');
-    await h.api.post('/posts', dana, { title: 'Hi', content: '@scout hello?' });
-    const queue = new Queue(ACTIVATION_QUEUE, { connection: redis, prefix: h.prefix });
+    const dana = await s.h.registerUser('dana');
+    await s.h.api.post('/posts', dana, { title: 'Hi', content: '@scout hello?' });
+    const queue = new Queue(ACTIVATION_QUEUE, { connection: s.redis, prefix: s.h.prefix });
     try {
       // One request, then the loop hands the wait to the queue instead of sleeping on it.
       const [job] = await waitFor('the activation to wait for its retry', async () => {
         const delayed = await queue.getDelayed();
         return delayed.length ? delayed : undefined;
       });
-      expect(fake.requests).toHaveLength(1);
+      expect(s.fake.requests).toHaveLength(1);
       expect(job!.attemptsMade).toBe(1);
-      const due = await redis.zscore(`${h.prefix}:${ACTIVATION_QUEUE}:delayed`, job!.id!);
+      const due = await s.redis.zscore(`${s.h.prefix}:${ACTIVATION_QUEUE}:delayed`, job!.id!);
       expect(Math.floor(Number(due) / 4096)).toBeGreaterThanOrEqual(Date.now() + 100_000); // BullMQ keeps the due time above 12 low bits
     } finally {
       await queue.close();

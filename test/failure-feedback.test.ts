@@ -2,8 +2,7 @@
 // surfaces: the error post and the could-not-answer line on the hub, `warren status` and `warren logs` (the real CLI),
 // the watch page's fleet JSON (real HTTP); a real daemon, the real `openai` SDK against the fake server, private Redis.
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ActivationRecord } from '../activation/activation-records.ts';
 import { ActivationRecords } from '../activation/activation-records.ts';
 import { fleetSource } from '../daemon/ops/fleet-source.ts';
@@ -13,28 +12,13 @@ import { startTestHub, watchSessionCookie } from '../local-hub/testing.ts';
 import { AgentStateStore } from '../scheduler/agent-state.ts';
 import { LocalFolderStore } from '../store/local-store.ts';
 import { PROCESS_START_MS, PROCESS_TEST_MS } from './support/ceilings.ts';
-import { startFakeOpenAI, type FakeOpenAI } from './fakes/openai-server.ts';
 import { makeAgentsDir, startHarness, type Harness } from './support/daemon-harness.ts';
 import { waitFor, type WirePost } from './support/hub-api.ts';
 import { warrenCli } from './support/warren-cli.ts';
+import { llmDaemonSuite } from './support/llm-daemon-suite.ts';
 
-const redisUrl = inject('redisUrl');
-let fake: FakeOpenAI;
-let redis: Redis;
-let h: Harness | undefined;
-beforeAll(async () => {
-  fake = await startFakeOpenAI();
-  redis = new Redis(redisUrl);
-});
-afterAll(async () => {
-  await fake.close();
-  await redis.quit();
-});
-afterEach(async () => {
-  await h?.stop();
-  h = undefined;
-  fake.reset();
-});
+const s = llmDaemonSuite();
+const redisUrl = s.redisUrl;
 
 /** scout on the fake OpenAI server; `behavior`: its behavior block's lines. */
 const scout = (behavior = ''): string => `name: scout
@@ -42,7 +26,7 @@ type: llm
 brain:
   provider: openai
   model: gpt-4o-mini-typo
-  api_base: ${fake.url}
+  api_base: ${s.fake.url}
   api_key_env: SCOUT_API_KEY
 capabilities:
   grants: [hub:read, hub:write]
@@ -67,20 +51,20 @@ async function errorPosts(harness: Harness): Promise<Array<{ id: string; title: 
 }
 
 async function records(harness: Harness, agent: string): Promise<ActivationRecord[]> {
-  return new ActivationRecords(redis, harness.prefix).recent({ agent, limit: 100 });
+  return new ActivationRecords(s.redis, harness.prefix).recent({ agent, limit: 100 });
 }
 
 async function startScout(behavior = ''): Promise<Harness> {
-  fake.setResponder(() => UNKNOWN_MODEL);
+  s.fake.setResponder(() => UNKNOWN_MODEL);
   return startHarness({ redisUrl, agentsDir: makeAgentsDir({ scout: { config: scout(behavior), prompt: 'You are {{name}}.' } }, { withGreeter: false }), env: { SCOUT_API_KEY: 'sk-scout-key-123456' } });
 }
 
 describe('a provider refusal', { timeout: PROCESS_TEST_MS }, () => {
   it('unknown model: the post says what happened, what to do, until when and what waits; the thread gets one line; status shows the wait', async () => {
-    h = await startScout();
-    const harness = h;
-    const dana = await h.registerUser('dana');
-    const mention = await h.api.post<{ id: string }>('/posts', dana, { title: 'Hi', content: '@scout which compost?' });
+    s.h = await startScout();
+    const harness = s.h;
+    const dana = await s.h.registerUser('dana');
+    const mention = await s.h.api.post<{ id: string }>('/posts', dana, { title: 'Hi', content: '@scout which compost?' });
     const [post] = await waitFor('the error post', async () => {
       const p = await errorPosts(harness);
       return p.length ? p : undefined;
@@ -114,10 +98,10 @@ describe('a provider refusal', { timeout: PROCESS_TEST_MS }, () => {
   });
 
   it('behavior.reply_on_failure: false leaves the thread alone', async () => {
-    h = await startScout('  reply_on_failure: false\n');
-    const harness = h;
-    const dana = await h.registerUser('dana');
-    const mention = await h.api.post<{ id: string }>('/posts', dana, { title: 'Hi', content: '@scout hello?' });
+    s.h = await startScout('  reply_on_failure: false\n');
+    const harness = s.h;
+    const dana = await s.h.registerUser('dana');
+    const mention = await s.h.api.post<{ id: string }>('/posts', dana, { title: 'Hi', content: '@scout hello?' });
     await waitFor('the error post', async () => ((await errorPosts(harness)).length ? true : undefined), PROCESS_START_MS);
     await waitFor('the failure record', async () => ((await records(harness, 'scout')).some((r) => r.outcome === 'terminal_failure') ? true : undefined));
     expect(await commentsBy(harness, mention.id, 'scout')).toEqual([]);
@@ -126,11 +110,11 @@ describe('a provider refusal', { timeout: PROCESS_TEST_MS }, () => {
 
 describe('held mentions', { timeout: PROCESS_TEST_MS }, () => {
   it('at budget critical a mention is held and says so in status, logs and the watch page, once', async () => {
-    h = await startHarness({ redisUrl, agentsDir: makeAgentsDir({}), hub: { budget: { defaultDailyLimitUsd: 10, defaultMonthlyLimitUsd: 1_000 } }, config: (c) => (c.scheduler.budget_ttl = 50) });
-    const harness = h;
-    await h.api.post('/system/consumption', h.adminKey, { agent_id: 'greeter', tokens_input: 1, tokens_output: 1, cost_usd: 10 });
-    const dana = await h.registerUser('dana');
-    const mention = await h.api.post<{ id: string }>('/posts', dana, { content: '@greeter hello?' });
+    s.h = await startHarness({ redisUrl, agentsDir: makeAgentsDir({}), hub: { budget: { defaultDailyLimitUsd: 10, defaultMonthlyLimitUsd: 1_000 } }, config: (c) => (c.scheduler.budget_ttl = 50) });
+    const harness = s.h;
+    await s.h.api.post('/system/consumption', s.h.adminKey, { agent_id: 'greeter', tokens_input: 1, tokens_output: 1, cost_usd: 10 });
+    const dana = await s.h.registerUser('dana');
+    const mention = await s.h.api.post<{ id: string }>('/posts', dana, { content: '@greeter hello?' });
     await waitFor('the mention held', () => (harness.logs.some((l) => l.includes('mentions held: budget critical')) ? true : undefined), PROCESS_START_MS);
 
     const report = JSON.parse((await cli(harness, ['status', '--json'])).stdout) as StatusReport;
@@ -140,14 +124,14 @@ describe('held mentions', { timeout: PROCESS_TEST_MS }, () => {
     expect((await cli(harness, ['logs', '--agent', 'greeter'])).stdout).toMatch(/greeter notification skipped \(held: budget\) .* — 1 mention waiting; budget critical: run when the hub's budget allows again/);
 
     // A second mention while held: one more line, with both waiting.
-    await h.api.post('/posts', dana, { content: '@greeter anyone?' });
-    await waitFor('the second mention held', async () => ((await new ActivationRecords(redis, harness.prefix).recentHeld({ agent: 'greeter' })).some((r) => r.detail?.startsWith('2 mentions waiting')) ? true : undefined), PROCESS_START_MS);
+    await s.h.api.post('/posts', dana, { content: '@greeter anyone?' });
+    await waitFor('the second mention held', async () => ((await new ActivationRecords(s.redis, harness.prefix).recentHeld({ agent: 'greeter' })).some((r) => r.detail?.startsWith('2 mentions waiting')) ? true : undefined), PROCESS_START_MS);
     // Not an activation: the agent's records (its last outcome in `warren status`) do not hold them.
     expect(await records(harness, 'greeter')).toEqual([]);
 
     // The watch page's fleet JSON, served over HTTP from the same reading.
     const defs = (await new LocalFolderStore(join(harness.agentsDir, '..')).load()).agents;
-    const watch = await startTestHub({ fleet: fleetSource({ sources: { redis, prefix: harness.prefix, minStalenessMs: 60_000 }, definitions: () => defs, state: new AgentStateStore(redis, harness.prefix) }) });
+    const watch = await startTestHub({ fleet: fleetSource({ sources: { redis: s.redis, prefix: harness.prefix, minStalenessMs: 60_000 }, definitions: () => defs, state: new AgentStateStore(s.redis, harness.prefix) }) });
     try {
       // Read as the page reads it: with the session the operator link gives.
       const fleet = (await (await fetch(`${watch.hub.url}/watch/api/fleet`, { headers: { cookie: await watchSessionCookie(watch.hub.watchUrl) } })).json()) as { agents: FleetAgent[] };
@@ -163,12 +147,12 @@ describe('held mentions', { timeout: PROCESS_TEST_MS }, () => {
 
   it('the second answer of a conversation is not held back by min_interval_seconds (default 60)', async () => {
     const chatty = `name: chatty\ntype: llm\nbrain: {provider: scripted, model: m, responses: ["Sure."]}\ncapabilities: {grants: [hub:read, hub:write]}\n`;
-    h = await startHarness({ redisUrl, agentsDir: makeAgentsDir({ chatty: { config: chatty, prompt: 'You are chatty.' } }, { withGreeter: false }) });
-    const harness = h;
-    const dana = await h.registerUser('dana');
-    const post = await h.api.post<{ id: string }>('/posts', dana, { content: '@chatty first question' });
+    s.h = await startHarness({ redisUrl, agentsDir: makeAgentsDir({ chatty: { config: chatty, prompt: 'You are chatty.' } }, { withGreeter: false }) });
+    const harness = s.h;
+    const dana = await s.h.registerUser('dana');
+    const post = await s.h.api.post<{ id: string }>('/posts', dana, { content: '@chatty first question' });
     await waitFor('the first answer', async () => ((await commentsBy(harness, post.id, 'chatty')).length === 1 ? true : undefined), PROCESS_START_MS);
-    await h.api.post(`/posts/${post.id}/comments`, dana, { content: '@chatty and a second one' });
+    await s.h.api.post(`/posts/${post.id}/comments`, dana, { content: '@chatty and a second one' });
     await waitFor('the second answer', async () => ((await commentsBy(harness, post.id, 'chatty')).length === 2 ? true : undefined), PROCESS_START_MS);
     // Answered at the first attempt: no min_interval refusal sent it back to the queue. The record is written when
     // the activation ends, after its comment is on the hub: waited for, not read at once.

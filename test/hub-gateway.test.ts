@@ -65,6 +65,13 @@ describe('hub gateway', () => {
     expect((await raw(hub.adminKey, 'GET', '/search?q=x')).status).toBe(401); // the admin key means nothing here
     writer.revoke();
     expect((await raw(writer.token, 'POST', '/posts', { content: 'after the activation' })).status).toBe(401);
+    // A body past the cap is answered 413, readable by the client (not a reset connection), and nothing is written.
+    const big = gateway.issue('bee', ['hub:write'], 60_000);
+    const before = (await hubCaller(hub.url).get<{ posts: unknown[] }>('/posts?sort=new&limit=50', userKey)).posts.length;
+    const tooBig = await raw(big.token, 'POST', '/posts', { content: 'x'.repeat(2 * 1024 * 1024) });
+    expect(tooBig.status).toBe(413);
+    expect(((await tooBig.json()) as { detail: string }).detail).toMatch(/request body over \d+ bytes/);
+    expect((await hubCaller(hub.url).get<{ posts: unknown[] }>('/posts?sort=new&limit=50', userKey)).posts.length).toBe(before);
     const short = gateway.issue('bee', ['hub:read'], 1);
     await new Promise((r) => setTimeout(r, 10));
     expect((await raw(short.token, 'GET', '/search?q=x')).status).toBe(401);

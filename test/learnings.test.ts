@@ -5,7 +5,7 @@
 import { resolve } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { learningTool } from '../agent-loop/learning-tool.ts';
 import { warrenHubMcpLauncher } from '../executors/cli/hub-mcp-launcher.ts';
 import { HubClient } from '../hub-client/client.ts';
@@ -14,22 +14,13 @@ import { GENERAL_ONLY } from '../memory/audience.ts';
 import { parseDefinition } from '../store/parse-definition.ts';
 import type { AgentDefinition } from '../store/definition.ts';
 import { PROCESS_START_MS, PROCESS_TEST_MS } from './support/ceilings.ts';
-import { startFakeOpenAI, type FakeOpenAI, type RecordedRequest } from './fakes/openai-server.ts';
-import { makeAgentsDir, startHarness, type Harness } from './support/daemon-harness.ts';
+import { type RecordedRequest } from './fakes/openai-server.ts';
+import { makeAgentsDir, startHarness } from './support/daemon-harness.ts';
 import { hubCaller, waitFor } from './support/hub-api.ts';
+import { llmDaemonSuite } from './support/llm-daemon-suite.ts';
 
-const redisUrl = inject('redisUrl');
-let fake: FakeOpenAI;
-let h: Harness | undefined;
-beforeAll(async () => {
-  fake = await startFakeOpenAI();
-});
-afterAll(() => fake.close());
-afterEach(async () => {
-  await h?.stop();
-  h = undefined;
-  fake.reset();
-});
+const s = llmDaemonSuite({ redis: false });
+const redisUrl = s.redisUrl;
 
 interface WireLearning {
   id: string;
@@ -44,7 +35,7 @@ async function learnings(api: ReturnType<typeof hubCaller>, adminKey: string): P
 
 const llmAgent = (name: string, extra: string): string => `name: ${name}
 type: llm
-brain: {provider: openai, model: fake-gpt, api_base: ${fake.url}, api_key_env: ${name.toUpperCase()}_API_KEY}
+brain: {provider: openai, model: fake-gpt, api_base: ${s.fake.url}, api_key_env: ${name.toUpperCase()}_API_KEY}
 capabilities: {grants: [hub:read, hub:write]}
 ${extra}`;
 
@@ -63,12 +54,12 @@ describe('the LLM loop', { timeout: PROCESS_TEST_MS }, () => {
   it('with the switch: post_learning is offered and posts to m/agent-learnings as the agent, redacted, within its daily posts; without it: not offered', async () => {
     const sageKey = 'sk-sage-canary-0a1b2c3d4e5f6a7b';
     // sage shares two learnings (its second is one post too many today), then answers; plain just answers.
-    fake.setResponder((req) => {
+    s.fake.setResponder((req) => {
       const tools = body(req).messages.filter((m) => m.role === 'tool').length;
       if (agentOf(req) !== 'sage' || tools >= 2) return 'Noted.';
       return { tool_calls: [{ id: `call-${tools}`, name: 'post_learning', arguments: { title: `Compost tip ${tools + 1}`, content: `Mix greens and browns; my key ${sageKey} is not part of it.` } }] };
     });
-    h = await startHarness({
+    s.h = await startHarness({
       redisUrl,
       agentsDir: makeAgentsDir(
         {
@@ -79,17 +70,17 @@ describe('the LLM loop', { timeout: PROCESS_TEST_MS }, () => {
       ),
       env: { SAGE_API_KEY: sageKey, PLAIN_API_KEY: 'sk-plain-key-99887766' },
     });
-    const harness = h;
-    const dana = await h.registerUser('dana');
-    await h.api.post('/posts', dana, { title: 'Soil', content: '@sage @plain what did you learn about compost?' });
+    const harness = s.h;
+    const dana = await s.h.registerUser('dana');
+    await s.h.api.post('/posts', dana, { title: 'Soil', content: '@sage @plain what did you learn about compost?' });
     await waitFor('both answers', () => (['sage', 'plain'].every((a) => harness.outcomes.some((o) => o.agent === a && o.outcome.kind === 'answered')) ? true : undefined), PROCESS_START_MS);
 
-    const first = (agent: string): RecordedRequest => fake.requests.find((r) => agentOf(r) === agent)!;
+    const first = (agent: string): RecordedRequest => s.fake.requests.find((r) => agentOf(r) === agent)!;
     expect(toolNames(first('sage'))).toContain('post_learning');
     expect(toolNames(first('plain'))).not.toContain('post_learning');
     expect(toolNames(first('plain'))).toContain('hub_post');
 
-    const posts = await learnings(h.api, h.adminKey);
+    const posts = await learnings(s.h.api, s.h.adminKey);
     expect(posts.map((p) => [p.author.name, p.title])).toEqual([['sage', 'Compost tip 1']]);
     expect(posts[0]!.content).toContain('Mix greens and browns');
     expect(posts[0]!.content).not.toContain(sageKey);

@@ -11,6 +11,7 @@ import { LocalFolderStore } from '../store/local-store.ts';
 import { mapLimit } from '../store/map-limit.ts';
 import { cacheAction, listingFingerprint } from '../store/object-cache.ts';
 import { parseS3Url } from '../store/s3-location.ts';
+import { listingDigest, MANIFEST_KEY, manifestOf, parseManifest } from '../store/s3-manifest.ts';
 import { S3Store } from '../store/s3-store.ts';
 import { startS3, TEST_CREDENTIALS, type TestS3 } from './support/s3-server.ts';
 
@@ -28,6 +29,26 @@ afterAll(async () => {
 
 function store(prefix: string, opts: { defaultTtlMs?: number; now?: () => number; pollIntervalMs?: number } = {}): S3Store {
   return new S3Store({ location: { bucket: s3.bucket, prefix }, endpoint: s3.endpoint, region: 'us-east-1', credentials: TEST_CREDENTIALS, maxAttempts: 1, ...opts });
+}
+
+interface RunResult {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** `warren <args>` with the test bucket's credentials; asynchronous: s3rver runs in this process, so a blocking spawn would starve it. */
+function runWarren(args: string[]): Promise<RunResult> {
+  return new Promise((done) => {
+    const child = spawn(process.execPath, [resolve('bin/warren.js'), ...args], {
+      env: { ...process.env, TEST_S3_ID: TEST_CREDENTIALS.accessKeyId, TEST_S3_SECRET: TEST_CREDENTIALS.secretAccessKey },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('close', (status) => done({ status, stdout, stderr }));
+  });
 }
 
 const AGENT = (name: string, model: string): string => `name: ${name}\ntype: llm\nbrain: {provider: scripted, model: ${model}, responses: [hi]}\ncapabilities: {grants: [hub:read]}\ncache_ttl: 60\n`;
@@ -136,24 +157,111 @@ describe('S3 store', () => {
   });
 });
 
+describe('the manifest: one request a poll for an unchanged bucket', () => {
+  const requests = (s: S3Store): number => s.stats.lists + s.stats.manifestReads + s.stats.gets;
+
+  it('polls an unchanged bucket with one conditional GET, notices a change once the manifest is rewritten', async () => {
+    for (let i = 0; i < 3; i++) {
+      await s3.put(`man/agents/man${i}/config.yaml`, AGENT(`man${i}`, 'a'));
+      await s3.put(`man/agents/man${i}/system-prompt.md`, 'x');
+    }
+    const writer = store('man/');
+    const written = await writer.writeManifest();
+    writer.close();
+    expect(written.objects).toBe(6);
+    const s = store('man/', { pollIntervalMs: 40 });
+    const loaded = await s.load();
+    expect(loaded.agents.map((a) => a.name).sort()).toEqual(['man0', 'man1', 'man2']);
+    expect(loaded.problems).toEqual([]); // the manifest is no definition and, being current, no warning
+    let changes = 0;
+    const stop = s.watch(() => changes++);
+    try {
+      const before = { ...s.stats };
+      await expect.poll(() => s.stats.manifestReads, { timeout: 5_000 }).toBeGreaterThan(before.manifestReads + 5);
+      expect(changes).toBe(0);
+      // Every poll was one manifest read and nothing else: no listing, no object read.
+      expect(requests(s) - requests({ stats: before } as S3Store)).toBe(s.stats.manifestReads - before.manifestReads);
+      expect(s.stats.lists).toBe(before.lists);
+      await s3.put('man/agents/man1/config.yaml', AGENT('man1', 'b'));
+      const rewriter = store('man/');
+      await rewriter.writeManifest();
+      rewriter.close();
+      await expect.poll(() => changes, { timeout: 5_000 }).toBeGreaterThan(0);
+      expect((await s.load()).agents.find((a) => a.name === 'man1')?.config.brain.model).toBe('b');
+    } finally {
+      stop();
+      s.close();
+    }
+  });
+
+  it('warns about a stale manifest and then finds changes by listing; a deleted manifest falls back to listing too', async () => {
+    await s3.put('stale/agents/st1/config.yaml', AGENT('st1', 'a'));
+    await s3.put('stale/agents/st1/system-prompt.md', 'x');
+    const writer = store('stale/');
+    await writer.writeManifest();
+    await s3.put('stale/agents/st2/config.yaml', AGENT('st2', 'a')); // uploaded without rewriting the manifest
+    await s3.put('stale/agents/st2/system-prompt.md', 'x');
+    const s = store('stale/', { pollIntervalMs: 40 });
+    const loaded = await s.load();
+    expect(loaded.agents.map((a) => a.name).sort()).toEqual(['st1', 'st2']);
+    expect(loaded.problems.map((p) => [p.file, p.severity])).toEqual([[`s3://${s3.bucket}/stale/warren-manifest.json`, 'warning']]);
+    expect(loaded.problems[0]?.message).toContain('run `warren manifest` after each upload');
+    let changes = 0;
+    const stop = s.watch(() => changes++);
+    try {
+      await expect.poll(() => s.stats.lists, { timeout: 5_000 }).toBeGreaterThan(3); // untrusted: polls list
+      await s3.put('stale/agents/st2/config.yaml', AGENT('st2', 'b'));
+      await expect.poll(() => changes, { timeout: 5_000 }).toBeGreaterThan(0);
+    } finally {
+      stop();
+      s.close();
+    }
+
+    // A current manifest, then deleted: the next polls list the bucket again and still see changes.
+    await writer.writeManifest();
+    writer.close();
+    const t = store('stale/', { pollIntervalMs: 40 });
+    expect((await t.load()).problems).toEqual([]);
+    let seen = 0;
+    const stopT = t.watch(() => seen++);
+    try {
+      await s3.remove('stale/warren-manifest.json');
+      const lists = t.stats.lists;
+      await expect.poll(() => t.stats.lists, { timeout: 5_000 }).toBeGreaterThan(lists + 2);
+      expect(seen).toBe(0); // the manifest's removal is no change of the definitions
+      await s3.put('stale/agents/st1/config.yaml', AGENT('st1', 'c'));
+      await expect.poll(() => seen, { timeout: 5_000 }).toBeGreaterThan(0);
+    } finally {
+      stopT();
+      t.close();
+    }
+  });
+
+  it('`warren manifest s3://…` writes it; a folder store is refused with a clear error', async () => {
+    await s3.put('cli-man/agents/cm1/config.yaml', AGENT('cm1', 'a'));
+    await s3.put('cli-man/agents/cm1/system-prompt.md', 'x');
+    const dir = mkdtempSync(join(tmpdir(), 'warren-manifest-'));
+    writeFileSync(join(dir, 'warren.yaml'), `store: {endpoint: "${s3.endpoint}", region: us-east-1, access_key_id_env: TEST_S3_ID, secret_access_key_env: TEST_S3_SECRET}\n`);
+    const run = (args: string[]): Promise<RunResult> => runWarren(['manifest', ...args, '--config', join(dir, 'warren.yaml')]);
+    const ok = await run([`s3://${s3.bucket}/cli-man/`]);
+    expect(ok.stdout).toContain(`wrote s3://${s3.bucket}/cli-man/warren-manifest.json: 2 objects`);
+    expect(ok.status).toBe(0);
+    const s = store('cli-man/');
+    expect((await s.load()).problems).toEqual([]);
+    s.close();
+    const folder = await run([dir]);
+    expect(folder.status).toBe(1);
+    expect(folder.stderr).toContain('only an S3 store has a manifest');
+  });
+});
+
 describe('warren validate s3://bucket/prefix', () => {
   it('validates a bucket: exit 0 on the uploaded examples, exit 1 with s3:// file:line on a broken one', async () => {
     await s3.put('cli-bad/agents/oops/config.yaml', 'name: oops\ntype: llm\nbrain:\n  model: m\ncapabilities:\n  grants: [nope]\n');
     await s3.put('cli-bad/agents/oops/system-prompt.md', 'x');
     const dir = mkdtempSync(join(tmpdir(), 'warren-validate-s3-'));
     writeFileSync(join(dir, 'warren.yaml'), `store: {endpoint: "${s3.endpoint}", region: us-east-1, access_key_id_env: TEST_S3_ID, secret_access_key_env: TEST_S3_SECRET}\n`);
-    // Asynchronous: s3rver runs in this process, so a blocking spawn would starve it.
-    const run = (url: string): Promise<{ status: number | null; stdout: string; stderr: string }> =>
-      new Promise((done) => {
-        const child = spawn(process.execPath, [resolve('bin/warren.js'), 'validate', url, '--config', join(dir, 'warren.yaml')], {
-          env: { ...process.env, TEST_S3_ID: TEST_CREDENTIALS.accessKeyId, TEST_S3_SECRET: TEST_CREDENTIALS.secretAccessKey },
-        });
-        let stdout = '';
-        let stderr = '';
-        child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-        child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-        child.on('close', (status) => done({ status, stdout, stderr }));
-      });
+    const run = (url: string): Promise<RunResult> => runWarren(['validate', url, '--config', join(dir, 'warren.yaml')]);
     const ok = await run(`s3://${s3.bucket}/team-a`);
     expect(ok.stdout).toContain(`${EXAMPLE_AGENTS} agents valid in s3://${s3.bucket}/team-a/`);
     expect(ok.status).toBe(0);
@@ -174,6 +282,17 @@ describe('cache decisions', () => {
   it('fingerprints listings independently of order', () => {
     expect(listingFingerprint(new Map([['a', '1'], ['b', '2']]))).toBe(listingFingerprint(new Map([['b', '2'], ['a', '1']])));
     expect(listingFingerprint(new Map([['a', '1']]))).not.toBe(listingFingerprint(new Map([['a', '2']])));
+  });
+  it('digests a listing without the manifest itself, and trusts only a well-formed manifest', () => {
+    const listing = new Map([['agents/a/config.yaml', '"1"']]);
+    expect(listingDigest(new Map([...listing, [MANIFEST_KEY, '"m"']]))).toBe(listingDigest(listing));
+    expect(listingDigest(new Map([['agents/a/config.yaml', '"2"']]))).not.toBe(listingDigest(listing));
+    const m = manifestOf(listing, new Date(0));
+    expect(m).toEqual({ version: 1, fingerprint: listingDigest(listing), objects: 1, written_at: '1970-01-01T00:00:00.000Z' });
+    expect(parseManifest(JSON.stringify(m))).toEqual(m);
+    for (const bad of ['', 'not json', '{}', JSON.stringify({ ...m, version: 2 }), JSON.stringify({ ...m, fingerprint: 'short' }), JSON.stringify({ ...m, extra: 1 })]) {
+      expect(parseManifest(bad)).toBeUndefined();
+    }
   });
   it('reads with bounded concurrency and keeps the input order', async () => {
     let inFlight = 0;

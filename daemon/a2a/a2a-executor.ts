@@ -3,10 +3,11 @@
 // the store says of the task (WORKING, then the end with its answer) to the caller's request. Whatever daemon runs
 // the turn writes its progress to the store (a2a-task-turns.ts); a daemon that dies mid-request loses the stream,
 // not the task: GetTask or SubscribeToTask from any daemon finds it.
-import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk';
+import { Role, TaskState, type Artifact, type Message, type Task } from '@a2a-js/sdk';
 import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server';
 import type { Logger } from 'pino';
 import type { TaskInbox } from '../../scheduler/task-inbox.ts';
+import { inQuietHours, type QuietHours } from '../../scheduler/quiet-hours.ts';
 import type { ActivationQueue } from '../../scheduler/activation-queue.ts';
 import { RedisKeys } from '../../redis/keys.ts';
 import type { RedisClient } from '../../redis/scripts.ts';
@@ -21,6 +22,8 @@ const RECHECK_MS = 5_000;
 export interface A2AExecutorDeps {
   agent: string;
   maxDailyTasks: number;
+  /** The agent's quiet hours: a task that comes in them is not queued at once. */
+  quietHours?: QuietHours;
   store: RedisA2ATaskStore;
   news: A2ANews;
   inbox: Pick<TaskInbox, 'add'>;
@@ -69,27 +72,21 @@ export class WarrenAgentExecutor implements AgentExecutor {
       bus.publish(AgentEvent.task(ended(task, TaskState.TASK_STATE_REJECTED, 'this agent answers each task in one turn; send a new message (without a task id) for more', now)));
       return bus.finished();
     }
-    if (!text.trim()) {
-      bus.publish(AgentEvent.task(ended(task, TaskState.TASK_STATE_REJECTED, 'the message has no text part; send the task as text', now)));
-      return bus.finished();
-    }
+    if (!text.trim()) return this.#refuse(ended(task, TaskState.TASK_STATE_REJECTED, 'the message has no text part; send the task as text', now), caller, bus);
     const refusal = await this.#overDailyLimit(now);
     if (refusal) {
       d.logger.info({ agent: d.agent, caller, task: task.id }, 'A2A task rejected: over the daily limit');
-      bus.publish(AgentEvent.task(ended(task, TaskState.TASK_STATE_REJECTED, refusal, now)));
-      return bus.finished();
+      return this.#refuse(ended(task, TaskState.TASK_STATE_REJECTED, refusal, now), caller, bus);
     }
     // Stored before the inbox has it: the turn that marks it WORKING finds it.
     await d.store.write(task, d.agent, caller);
     const added = await d.inbox.add(d.agent, { id: `a2a:${task.id}`, source: 'a2a', name: caller, text, createdAt: now.getTime(), meta: { taskId: task.id, contextId: task.contextId } });
-    if (added === 'full') {
-      const rejected = ended(task, TaskState.TASK_STATE_REJECTED, `agent ${d.agent} has too many tasks waiting; try again later`, now);
-      await d.store.write(rejected, d.agent, caller);
-      bus.publish(AgentEvent.task(rejected));
-      return bus.finished();
-    }
+    if (added === 'full') return this.#refuse(ended(task, TaskState.TASK_STATE_REJECTED, `agent ${d.agent} has too many tasks waiting; try again later`, now), caller, bus);
     bus.publish(AgentEvent.task(task));
     d.logger.info({ agent: d.agent, caller, task: task.id }, 'A2A task accepted');
+    // In quiet hours the scheduler's task round holds it (and says so); otherwise it is queued now, not a round later
+    // (a paused or out-of-budget agent's run is skipped as it starts, and the round holds the task from then on).
+    if (inQuietHours(d.quietHours, now)) return this.#relay(task, bus);
     await d.queue.enqueue(d.agent, 'task').catch((err: unknown) => d.logger.warn({ err, agent: d.agent }, 'could not queue the A2A task now; the scheduler round will'));
     await this.#relay(task, bus);
   }
@@ -99,6 +96,14 @@ export class WarrenAgentExecutor implements AgentExecutor {
     this.#waits.get(taskId)?.();
     const task = stored?.task ?? { id: taskId, contextId: '', status: undefined, artifacts: [], history: [], metadata: undefined };
     bus.publish(AgentEvent.statusUpdate({ taskId, contextId: task.contextId, status: ended(task, TaskState.TASK_STATE_CANCELED, 'cancelled by its caller', new Date()).status, metadata: undefined }));
+    bus.finished();
+  }
+
+  /** A new task refused: kept (GetTask, `warren logs`, the watch page show it with its reason) and announced. */
+  async #refuse(rejected: Task, caller: string, bus: ExecutionEventBus): Promise<void> {
+    const d = this.#d;
+    if (await d.store.write(rejected, d.agent, caller)) await d.news.publish({ kind: 'changed', taskId: rejected.id }).catch((err: unknown) => d.logger.warn({ err, agent: d.agent }, 'could not announce a refused A2A task'));
+    bus.publish(AgentEvent.task(rejected));
     bus.finished();
   }
 
@@ -116,10 +121,14 @@ export class WarrenAgentExecutor implements AgentExecutor {
   async #relay(task: Task, bus: ExecutionEventBus): Promise<void> {
     const d = this.#d;
     let rank = stateRank(task.status?.state);
+    let told = messageText(task.status?.message);
     let wake: () => void = () => undefined;
     let stopped = false;
-    let said: string | undefined;
-    const stopListening = d.news.listen(task.id, () => wake());
+    const stopListening = d.news.listen(task.id, (n) => {
+      if (n.kind !== 'partial') return wake();
+      // What the turn has said so far: the answer artifact, replaced by each newer one and at the end by the answer.
+      if (rank < 3 && n.text) bus.publish(AgentEvent.artifactUpdate({ taskId: task.id, contextId: task.contextId, artifact: answerArtifact(task, n.text), append: false, lastChunk: false, metadata: undefined }));
+    });
     this.#waits.set(task.id, () => {
       stopped = true;
       wake();
@@ -132,12 +141,11 @@ export class WarrenAgentExecutor implements AgentExecutor {
         });
         const got = await d.store.read(task.id);
         const now = got?.task;
-        // A new status message while under way (a call waiting for approval) is news too, though the state is the same.
-        const message = now?.status?.message?.messageId;
-        const told = message !== undefined && message !== said && stateRank(now?.status?.state) === rank && rank === 2;
-        said = message ?? said;
-        if (now && (stateRank(now.status?.state) > rank || told)) {
+        // Forward, or a new word at the same stage (why a SUBMITTED task waits).
+        const said = messageText(now?.status?.message);
+        if (now && (stateRank(now.status?.state) > rank || (stateRank(now.status?.state) === rank && rank < 3 && said !== told))) {
           rank = stateRank(now.status?.state);
+          told = said;
           const over = now.status !== undefined && TERMINAL_STATES.includes(now.status.state);
           // The answer comes as the artifact, before the status that ends the task.
           if (over) for (const a of now.artifacts) bus.publish(AgentEvent.artifactUpdate({ taskId: task.id, contextId: task.contextId, artifact: a, append: false, lastChunk: true, metadata: undefined }));
@@ -152,4 +160,9 @@ export class WarrenAgentExecutor implements AgentExecutor {
     }
     if (!stopped) bus.finished();
   }
+}
+
+/** The task's answer as its one artifact (ids derived from the task: the same on every retry, so a newer one replaces it). Pure. */
+export function answerArtifact(task: Pick<Task, 'id' | 'contextId'>, text: string): Artifact {
+  return { artifactId: `${task.id}:answer`, name: 'answer', description: "the agent's answer", parts: agentMessage(task, text, `${task.id}:answer`).parts, metadata: undefined, extensions: [] };
 }

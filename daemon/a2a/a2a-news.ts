@@ -6,8 +6,10 @@ import { z } from 'zod';
 import type { Logger } from 'pino';
 import { RedisKeys } from '../../redis/keys.ts';
 import type { RedisClient } from '../../redis/scripts.ts';
+import { PARTIAL_MAX_CHARS } from './a2a-partial-answer.ts';
 
-const NewsSchema = z.strictObject({ kind: z.enum(['changed', 'cancel']), taskId: z.string().min(1).max(512) });
+// `partial`: what the running turn has said so far (`text`, redacted), for the request that streams it.
+const NewsSchema = z.strictObject({ kind: z.enum(['changed', 'cancel', 'partial']), taskId: z.string().min(1).max(512), text: z.string().max(4 * PARTIAL_MAX_CHARS).optional() });
 export type A2ANewsItem = z.infer<typeof NewsSchema>;
 type Listener = (news: A2ANewsItem) => void;
 

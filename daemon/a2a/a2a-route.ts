@@ -89,7 +89,7 @@ export class A2ARoute implements IngressRoute {
     if (had?.key === key) return had;
     const d = this.#d;
     const card = agentCard(def, url, d.callers.length > 0);
-    const executor = new WarrenAgentExecutor({ agent: def.name, maxDailyTasks: def.config.a2a?.max_daily_tasks ?? 0, store: d.store, news: d.news, inbox: d.inbox, queue: d.queue, redis: d.redis, prefix: d.prefix, redact: d.redact, logger: d.logger });
+    const executor = new WarrenAgentExecutor({ agent: def.name, maxDailyTasks: def.config.a2a?.max_daily_tasks ?? 0, quietHours: def.config.behavior.quiet_hours, store: d.store, news: d.news, inbox: d.inbox, queue: d.queue, redis: d.redis, prefix: d.prefix, redact: d.redact, logger: d.logger });
     const handler = new WarrenRequestHandler(card, d.store, executor);
     handler.onCancelled = async (task) => {
       // Not run if it still waits; aborted where it runs (a2a-task-turns.ts hears the cancel).

@@ -14,6 +14,7 @@ import { A2ANews } from './a2a-news.ts';
 import { A2ARoute, servesA2A } from './a2a-route.ts';
 import { RedisA2ATaskStore } from './a2a-task-store.ts';
 import { A2ATaskTurns } from './a2a-task-turns.ts';
+import { A2AWaiting } from './a2a-waiting.ts';
 
 /** Most A2A tasks the metrics and status read (the newest). */
 export const A2A_TASKS_COUNTED = 1_000;
@@ -33,6 +34,8 @@ export interface A2AServer {
   route: A2ARoute;
   turns: A2ATaskTurns;
   store: RedisA2ATaskStore;
+  /** The scheduler's onTasksHeld: waiting tasks say why. */
+  waiting: A2AWaiting;
   close(): Promise<void>;
 }
 
@@ -50,10 +53,15 @@ export async function startA2A(o: A2AServerOptions): Promise<A2AServer> {
     throw err;
   }
   const route = new A2ARoute({ agents: o.agents, callers, store, news, inbox: o.inbox, queue: o.queue, redis: o.redis, prefix, redact: o.redact, logger: o.logger });
-  return { route, turns: new A2ATaskTurns({ store, news, logger: o.logger }), store, close: () => closeRedis(sub) };
+  const waiting = new A2AWaiting({ store, news, logger: o.logger, serves: (agent) => servesAgent(o.agents.get(agent)) });
+  return { route, turns: new A2ATaskTurns({ store, news, redact: o.redact, logger: o.logger }), store, waiting, close: () => closeRedis(sub) };
 }
 
 /** The card URL of every served agent (what the daemon logs at start). Pure. */
 export function a2aCardUrls(definitions: readonly AgentDefinition[], ingressUrl: string): string[] {
   return definitions.filter(servesA2A).map((d) => `${a2aBaseUrl(ingressUrl, d.name)}.well-known/agent-card.json`);
+}
+
+function servesAgent(def: AgentDefinition | undefined): boolean {
+  return def !== undefined && servesA2A(def);
 }

@@ -6,13 +6,16 @@ import { TaskState, type Task } from '@a2a-js/sdk';
 import type { Logger } from 'pino';
 import type { TaskEnded, TaskEndingHandler, TaskStartHandler, TaskWaitHandler, TaskWatch } from '../../activation/activation.ts';
 import type { AgentTask } from '../../scheduler/task-inbox.ts';
-import { agentMessage, ended } from './a2a-executor.ts';
+import { agentMessage, answerArtifact, ended } from './a2a-executor.ts';
 import type { A2ANews } from './a2a-news.ts';
+import { PartialAnswer } from './a2a-partial-answer.ts';
 import { TERMINAL_STATES, type RedisA2ATaskStore } from './a2a-task-store.ts';
 
 export interface A2ATaskTurnsDeps {
   store: RedisA2ATaskStore;
   news: A2ANews;
+  /** Applied to what a turn says before it is sent on. */
+  redact: (text: string) => string;
   logger: Logger;
 }
 
@@ -22,7 +25,7 @@ export function endedTask(task: Task, how: TaskEnded, now: Date): Task {
   const answer = agentMessage(task, how.text, `${task.id}:answer`);
   return {
     ...task,
-    artifacts: [{ artifactId: `${task.id}:answer`, name: 'answer', description: 'the agent\'s answer', parts: answer.parts, metadata: undefined, extensions: [] }],
+    artifacts: [answerArtifact(task, how.text)],
     status: { state: TaskState.TASK_STATE_COMPLETED, message: answer, timestamp: now.toISOString() },
   };
 }
@@ -42,7 +45,19 @@ export class A2ATaskTurns {
     const stop = news.listen(taskId, (n) => {
       if (n.kind === 'cancel') cancel.abort();
     });
-    const watch: TaskWatch = { cancelled: cancel.signal, close: stop };
+    // What the turn says as it goes, to the request that streams it (wherever it is held).
+    const partial = new PartialAnswer((text) => void news.publish({ kind: 'partial', taskId, text }).catch((err: unknown) => logger.debug({ err, task: taskId }, 'a partial answer was not sent')), this.#d.redact);
+    const watch: TaskWatch = {
+      cancelled: cancel.signal,
+      close: () => {
+        partial.stop();
+        stop();
+      },
+      onEvent: (e) => {
+        if (e.type === 'model_call') partial.reset();
+        else if (e.type === 'model_delta') partial.push(e.text);
+      },
+    };
     const got = await store.read(taskId);
     if (!got) {
       logger.warn({ agent, task: taskId }, 'an A2A task is not in the store (expired?); it runs without a caller to tell');

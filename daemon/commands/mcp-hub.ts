@@ -2,6 +2,8 @@
 // agent. The same tool definitions and grant rule as the in-process loop. stdout carries JSON-RPC only:
 // every log line goes to stderr (the original hub server logged to stdout and corrupted its stream).
 // With memory grants it also serves memory_save / memory_search, through the daemon's gateway.
+// A write the gateway holds for approval is the call's result in words ("held for approval …"), not an error: the
+// write is not lost, the daemon makes it after a person's yes, and the model must not send it again.
 import type { Command } from 'commander';
 import { canonicalJson } from '../../agent-loop/loop-guard.ts';
 import type { HubAdapter } from '../../hub-client/adapter.ts';
@@ -46,6 +48,7 @@ export async function serveHubMcp(opts: McpHubOptions, hubOverride?: HubAdapter)
   const { HubClient } = await import('../../hub-client/client.ts');
   const { memoryToolsOver } = await import('../../memory/memory-tools.ts');
   const { gatewayMemoryBackend } = await import('../../memory/gateway-memory-backend.ts');
+  const { HubWriteHeld } = await import('../../hub-client/write-held.ts');
 
   const hub = hubOverride ?? new HubClient({ baseUrl: opts.hubUrl, apiKey: opts.key });
   // memory_save / memory_search only when granted: their backend is the daemon's gateway (the key is its token).
@@ -74,6 +77,7 @@ export async function serveHubMcp(opts: McpHubOptions, hubOverride?: HubAdapter)
       const out = await tool.execute(req.params.arguments ?? {}, { signal: extra.signal, callId: String(extra.requestId), idempotencyKey: mcpToolCallKey(activationId, tool.definition.name, canonicalJson(req.params.arguments ?? {})), step: 0 });
       return { isError: out.status !== 'ok', content: [{ type: 'text' as const, text: out.content }] };
     } catch (err) {
+      if (err instanceof HubWriteHeld) return { content: [{ type: 'text' as const, text: `${tool.definition.name}: ${err.message}` }] };
       return fail(`${tool.definition.name} failed: ${err instanceof Error ? err.message : String(err)}`);
     }
   });

@@ -9,6 +9,7 @@ import type { QueueCounts } from '../../scheduler/activation-queue.ts';
 import type { ActivationRecord } from '../../activation/activation-records.ts';
 import type { AgentStatuses, StatusSources } from './agent-statuses.ts';
 import type { A2ATaskSummary } from '../a2a/a2a-task-store.ts';
+import type { A2ATaskEntry } from '../a2a/a2a-task-view.ts';
 import type { WarrenConfig } from '../../services/config.ts';
 import type { OpsServices } from '../../services/composition.ts';
 import { loadWarrenConfig } from '../../services/config.ts';
@@ -150,26 +151,43 @@ export function registerOpsCommands(program: Command): void {
     .action(async (opts: Common & { agent?: string; lines: number; follow?: boolean; events?: boolean; json?: boolean }) => {
       const config = loadWarrenConfig(opts.config);
       const { ActivationRecords } = await import('../../activation/activation-records.ts');
-      const { formatEvents, formatRecordLine } = await import('./logs.ts');
+      const { a2aTaskEnded, formatA2ATaskLine, formatEvents, formatRecordLine } = await import('./logs.ts');
+      const { RedisA2ATaskStore } = await import('../a2a/a2a-task-store.ts');
+      const { readA2ATaskEntry } = await import('../a2a/a2a-task-view.ts');
+      const { RedisKeys } = await import('../../redis/keys.ts');
       const services = await opsServices(config);
       const redis = await services.redis();
       const records = new ActivationRecords(redis, config.redis.prefix);
+      const a2aTasks = new RedisA2ATaskStore(redis, config.redis.prefix);
+      const a2aChannel = new RedisKeys(config.redis.prefix).a2aChannel;
       const print = (r: ActivationRecord): void => {
         if (opts.json) console.log(JSON.stringify(r));
         else console.log([formatRecordLine(r), ...(opts.events ? formatEvents(r) : [])].join('\n'));
+      };
+      const printTask = (t: A2ATaskEntry): void => console.log(opts.json ? JSON.stringify({ a2a_task: t }) : formatA2ATaskLine(t, new Date()));
+      // A served A2A task with what its status says (why it waits, was refused or failed).
+      const taskEntry = async (id: string): Promise<A2ATaskEntry | undefined> => {
+        const t = await readA2ATaskEntry(a2aTasks, id);
+        return t && (!opts.agent || t.agent === opts.agent) ? t : undefined;
       };
       let subscriber: RedisClient | undefined;
       if (opts.follow) {
         // Subscribe before reading history so nothing finishing in between is missed.
         subscriber = redis.duplicate();
-        await subscriber.subscribe(records.channel, records.heldChannel);
+        await subscriber.subscribe(records.channel, records.heldChannel, a2aChannel);
       }
       const seen = new Set<string>();
-      // The activation records and the held-mentions lines, merged in time order, the newest `lines` of them.
-      const [done, held] = await Promise.all([records.recent({ agent: opts.agent, limit: opts.lines }), records.recentHeld({ agent: opts.agent, limit: opts.lines })]);
-      const endOf = (r: ActivationRecord): number => Date.parse(r.started_at) + r.duration_ms; // records are kept as they finish
-      const newest = [...done, ...held].sort((a, b) => endOf(b) - endOf(a)).slice(0, opts.lines);
+      // The activation records, the held-mentions lines and the A2A tasks, merged in time order, the newest `lines`.
+      const [done, held, served] = await Promise.all([records.recent({ agent: opts.agent, limit: opts.lines }), records.recentHeld({ agent: opts.agent, limit: opts.lines }), a2aTasks.recent(opts.agent ? 1_000 : opts.lines)]);
+      const tasks = (await Promise.all(served.filter((t) => !opts.agent || t.agent === opts.agent).slice(0, opts.lines).map((t) => taskEntry(t.id)))).filter((t) => t !== undefined);
+      const endOf = (r: ActivationRecord | A2ATaskEntry): number => ('updatedAt' in r ? r.updatedAt : Date.parse(r.started_at) + r.duration_ms); // records are kept as they finish
+      const newest = [...done, ...held, ...tasks].sort((a, b) => endOf(b) - endOf(a)).slice(0, opts.lines);
       for (const r of newest.reverse()) {
+        if ('updatedAt' in r) {
+          if (a2aTaskEnded(r.state)) seen.add(`a2a:${r.id}`);
+          printTask(r);
+          continue;
+        }
         seen.add(`${r.activation_id}:${r.attempt}`);
         print(r);
       }
@@ -177,7 +195,27 @@ export function registerOpsCommands(program: Command): void {
         await services.close();
         return;
       }
-      subscriber.on('message', (_channel: string, text: string) => {
+      subscriber.on('message', (channel: string, text: string) => {
+        if (channel === a2aChannel) {
+          // A task's news: printed once, when it has ended.
+          let news: { kind?: string; taskId?: string } = {};
+          try {
+            news = JSON.parse(text) as typeof news;
+          } catch {
+            return; // a malformed announcement is not worth stopping the tail for
+          }
+          if (news.kind !== 'changed' || typeof news.taskId !== 'string' || seen.has(`a2a:${news.taskId}`)) return;
+          const id = news.taskId;
+          void taskEntry(id).then(
+            (t) => {
+              if (!t || !a2aTaskEnded(t.state) || seen.has(`a2a:${id}`)) return;
+              seen.add(`a2a:${id}`);
+              printTask(t);
+            },
+            () => undefined, // a task that cannot be read now is not worth stopping the tail for
+          );
+          return;
+        }
         try {
           const r = JSON.parse(text) as ActivationRecord;
           if (opts.agent && r.agent !== opts.agent) return;

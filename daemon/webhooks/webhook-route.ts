@@ -11,6 +11,7 @@ import { describeSecretRef, readSecretRef } from '../../services/secret-ref.ts';
 import type { SecretSource } from '../../services/secrets.ts';
 import type { AgentDefinition } from '../../store/definition.ts';
 import { renderTask } from '../../store/webhook-template.ts';
+import { readCapped } from '../../local-hub/http-io.ts';
 import { answer, type IngressRoute } from '../ingress/ingress-server.ts';
 import type { HookRateLimit } from './hook-rate-limit.ts';
 
@@ -46,8 +47,6 @@ async function handleDelivery(deps: WebhookRouteDeps, req: IncomingMessage, res:
   const hook = more.length === 0 && agent && name ? deps.definition(agent)?.config.webhooks?.find((h) => h.name === name) : undefined;
   if (!hook) return drain(req, () => answer(res, 404, NOT_FOUND));
   if (req.method !== 'POST') return drain(req, () => answer(res, 405, { error: 'method_not_allowed', detail: 'webhooks take POST' }, { allow: 'POST' }));
-  const declared = Number(req.headers['content-length']);
-  if (declared > WEBHOOK_MAX_BYTES) return refuseTooLarge(req, res);
   const body = await readCapped(req, WEBHOOK_MAX_BYTES);
   if (body === 'too_large') return refuseTooLarge(req, res);
   const secret = readSecretRef(hook, deps.secrets);
@@ -86,26 +85,6 @@ function header(req: IncomingMessage, name: string): string | undefined {
   const v = req.headers[name];
   const one = Array.isArray(v) ? v[0] : v;
   return one === undefined || one === '' ? undefined : one;
-}
-
-/** The body, or `too_large` as soon as more than `max` bytes came (the rest is not buffered). */
-function readCapped(req: IncomingMessage, max: number): Promise<Buffer | 'too_large'> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (c: Buffer): void => {
-      size += c.length;
-      if (size > max) {
-        req.off('data', onData);
-        resolve('too_large');
-        return;
-      }
-      chunks.push(c);
-    };
-    req.on('data', onData);
-    req.once('end', () => resolve(Buffer.concat(chunks)));
-    req.once('error', reject);
-  });
 }
 
 function refuseTooLarge(req: IncomingMessage, res: ServerResponse): void {

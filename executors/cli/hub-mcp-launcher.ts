@@ -16,14 +16,14 @@ export interface WarrenHubMcpOptions {
    * Issues the credentials the server acts with: the hub URL it talks to and a key for the agent. The daemon
    * hands out a scoped gateway token (services/hub-gateway.ts), never the admin key.
    */
-  credentials: (agent: AgentDefinition, audience: MemoryAudience) => { hubUrl: string; key: string; grants?: readonly string[]; release?: () => void };
+  credentials: (agent: AgentDefinition, audience: MemoryAudience, activationId: string) => { hubUrl: string; key: string; grants?: readonly string[]; release?: () => void };
   /** The Node that runs warren (process.execPath). */
   node?: string;
 }
 
 export function warrenHubMcpLauncher(opts: WarrenHubMcpOptions): HubMcpLauncher {
   return (agent, activationId, audience) => {
-    const { hubUrl, key, grants, release } = opts.credentials(agent, audience);
+    const { hubUrl, key, grants, release } = opts.credentials(agent, audience, activationId);
     return {
       command: opts.node ?? process.execPath,
       args: [join(ROOT, 'bin', 'warren.js'), 'mcp', 'hub', '--agent', agent.name, '--grants', (grants ?? agent.config.capabilities.grants.filter((g) => g.startsWith('hub:'))).join(','), '--activation', activationId, ...(offersLearnings(agent) ? ['--learnings'] : [])],

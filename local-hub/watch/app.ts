@@ -724,6 +724,40 @@ setInterval(() => {
   refreshApprovals().catch(() => undefined);
 }, FLEET_POLL_MS);
 
+// ---- served A2A tasks (their own section, polled with the agents' live state) ----
+
+interface A2ATaskRow {
+  id: string;
+  agent: string;
+  caller: string;
+  state: string;
+  took_ms: number;
+  open: boolean;
+  said: string;
+}
+const a2aSection = $<HTMLElement>('a2a-section');
+const a2aList = $<HTMLUListElement>('a2a-tasks');
+
+/** `clerk ← ci: completed in 2.5s`, then why it waits, was refused or failed. */
+function a2aTaskItem(t: A2ATaskRow): HTMLLIElement {
+  const item = el('li', `card a2a-task state-${t.state}`);
+  item.dataset.task = t.id;
+  item.dataset.state = t.state;
+  const took = `${(t.took_ms / 1000).toFixed(1)}s`;
+  item.append(factLine('task', `${t.agent} ← ${t.caller || '?'}: ${t.state} ${t.open ? `for ${took} so far` : `in ${took}`}`));
+  if (t.said && t.state !== 'completed') item.append(factLine('said', t.said, t.open ? undefined : 'flag'));
+  return item;
+}
+
+async function refreshA2ATasks(): Promise<void> {
+  const { tasks } = await api<{ available: boolean; tasks: A2ATaskRow[] }>('/watch/api/a2a-tasks');
+  a2aSection.hidden = tasks.length === 0;
+  a2aList.replaceChildren(...tasks.map(a2aTaskItem));
+}
+setInterval(() => {
+  if (!layout.hidden) refreshA2ATasks().catch(() => undefined);
+}, FLEET_POLL_MS);
+
 // The page shows itself and opens the event stream only with a session; without one, the sign-in form.
 function start(): void {
   fetch('/watch/session', { headers: { accept: 'application/json' } })

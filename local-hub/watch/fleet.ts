@@ -54,6 +54,22 @@ export class ApprovalRefused extends Error {
   }
 }
 
+/** An A2A task an agent serves, as the page's "Served tasks" section shows it (README "Talking to other agents (A2A)"). */
+export interface FleetA2ATask {
+  id: string;
+  agent: string;
+  caller: string;
+  /** submitted, working, completed, failed, canceled, rejected… */
+  state: string;
+  created_at: string;
+  updated_at: string;
+  /** How long it took, or has been open so far. */
+  took_ms: number;
+  open: boolean;
+  /** What its status says (why it waits, was refused or failed); '' when nothing. */
+  said: string;
+}
+
 export interface FleetSource {
   agents(): Promise<FleetAgent[]>;
   /** As `warren pause` / `warren resume` do it; rejects with UnknownAgentError for a name the daemon does not define. */
@@ -65,6 +81,8 @@ export interface FleetSource {
     list(): Promise<FleetApproval[]>;
     decide(id: string, decision: 'approve' | 'deny', note: string): Promise<FleetApproval>;
   };
+  /** The newest A2A tasks the agents served, newest first. Absent: none here. */
+  a2aTasks?(): Promise<FleetA2ATask[]>;
 }
 
 export class UnknownAgentError extends Error {

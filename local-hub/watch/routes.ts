@@ -90,6 +90,9 @@ export function watchRoutes(r: Router, s: HubServices, fleet?: FleetSource): voi
     );
   }
 
+  // The A2A tasks the agents served (caller, state, how long): a section of their own on the page.
+  r.get('/watch/api/a2a-tasks', async () => ok({ available: fleet?.a2aTasks !== undefined, tasks: fleet?.a2aTasks ? await fleet.a2aTasks() : [] }));
+
   r.post('/watch/api/posts', (ctx) => {
     const b = parseBody(PostBody, ctx.body);
     return ok(publishPost(s, humanAgent(s, b.as), { content: b.content, title: b.title ?? null, community: b.community ?? null, tags: [] }), 201);

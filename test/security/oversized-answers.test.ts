@@ -9,8 +9,7 @@
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { ActivationRecords, MAX_RECORD_CHARS, type ActivationRecord } from '../../activation/activation-records.ts';
 import { decideFailure } from '../../activation/failure-policy.ts';
 import { parseLenientJson } from '../../agent-loop/json-repair.ts';
@@ -22,13 +21,15 @@ import { Semaphore } from '../../executors/cli/concurrency.ts';
 import { outcomeOfRun } from '../../executors/run-outcome.ts';
 import { DEFAULT_OUTPUT_BOUNDS } from '../../policy/output-bounds.ts';
 import { RedisKeys } from '../../redis/keys.ts';
-import { startFakeOpenAI, type FakeOpenAI, type FakeReply } from '../fakes/openai-server.ts';
+import { type FakeReply } from '../fakes/openai-server.ts';
 import { activation, definition, FAKE_CLIS } from '../support/cli-agent.ts';
 import { makeAgentsDir, startHarness, type Harness } from '../support/daemon-harness.ts';
 import { startLagProbe, type LagProbe } from '../support/event-loop-lag.ts';
 import { waitFor } from '../support/hub-api.ts';
+import { llmDaemonSuite } from '../support/llm-daemon-suite.ts';
 
-const redisUrl = inject('redisUrl');
+const s = llmDaemonSuite();
+const redisUrl = s.redisUrl;
 const MB = 1024 * 1024;
 /** The issue's bound on how long one input may hold the event loop. */
 const MAX_LAG_MS = 100;
@@ -37,22 +38,6 @@ const WAIT_MS = 30_000;
 /** Longer than the agent's backoff (200 ms here) several times over: a repeated model call would have come. */
 const AFTER_BACKOFF_MS = 2_000;
 
-let fake: FakeOpenAI;
-let redis: Redis;
-let h: Harness | undefined;
-beforeAll(async () => {
-  fake = await startFakeOpenAI();
-  redis = new Redis(redisUrl);
-});
-afterAll(async () => {
-  await fake.close();
-  redis.disconnect();
-});
-afterEach(async () => {
-  await h?.stop();
-  h = undefined;
-  fake.reset();
-});
 
 const oracle = (apiBase: string, extra = ''): string => `name: oracle
 type: llm
@@ -68,7 +53,7 @@ ${extra}`;
 async function start(stream: boolean): Promise<Harness> {
   return startHarness({
     redisUrl,
-    agentsDir: makeAgentsDir({ oracle: { config: oracle(fake.url), prompt: 'You are {{name}}.' } }, { withGreeter: false }),
+    agentsDir: makeAgentsDir({ oracle: { config: oracle(s.fake.url), prompt: 'You are {{name}}.' } }, { withGreeter: false }),
     env: { ORACLE_API_KEY: 'sk-test-oracle' },
     config: (c) => {
       c.executors.llm.stream = stream;
@@ -91,8 +76,8 @@ async function expectLagBounded(probe: LagProbe): Promise<void> {
 
 /** Every key of the deployment with the bytes Redis uses for it. */
 async function redisFootprint(prefix: string): Promise<Array<{ key: string; bytes: number }>> {
-  const keys = await redis.keys(`${prefix}*`);
-  return Promise.all(keys.map(async (key) => ({ key, bytes: Number(await redis.memory('USAGE', key, 'SAMPLES', 0)) })));
+  const keys = await s.redis.keys(`${prefix}*`);
+  return Promise.all(keys.map(async (key) => ({ key, bytes: Number(await s.redis.memory('USAGE', key, 'SAMPLES', 0)) })));
 }
 
 /**
@@ -101,16 +86,16 @@ async function redisFootprint(prefix: string): Promise<Array<{ key: string; byte
  */
 async function warmUp(harness: Harness, alice: string): Promise<number> {
   await harness.api.post('/posts', alice, { content: '@oracle hello?' });
-  const records = new ActivationRecords(redis, harness.prefix);
+  const records = new ActivationRecords(s.redis, harness.prefix);
   await waitFor('the warm-up answer', async () => (await records.recent({ agent: 'oracle', limit: 1 }))[0], WAIT_MS);
   return modelCalls();
 }
 
-const modelCalls = (): number => fake.requests.filter((r) => r.path.endsWith('/chat/completions')).length;
+const modelCalls = (): number => s.fake.requests.filter((r) => r.path.endsWith('/chat/completions')).length;
 
 /** Alice mentions oracle; resolves with the activation's record and the notification's id. */
 async function mentionUntilRecord(harness: Harness, alice: string): Promise<{ record: ActivationRecord; notificationId: string }> {
-  const records = new ActivationRecords(redis, harness.prefix);
+  const records = new ActivationRecords(s.redis, harness.prefix);
   const before = (await records.recent({ agent: 'oracle', limit: 1 }))[0]?.activation_id;
   await harness.api.post('/posts', alice, { content: '@oracle tell me everything' });
   const inbox = await waitFor('the mention', async () => (await harness.api.get<{ notifications: Array<{ id: string }> }>('/notifications?agent_id=oracle', harness.adminKey)).notifications[0], WAIT_MS);
@@ -124,7 +109,7 @@ async function mentionUntilRecord(harness: Harness, alice: string): Promise<{ re
 /** The model answers `first` once (the warm-up), then `then` for every later request. */
 function answers(first: FakeReply, then: FakeReply): void {
   let n = 0;
-  fake.setResponder(() => (n++ === 0 ? first : then));
+  s.fake.setResponder(() => (n++ === 0 ? first : then));
 }
 
 async function expectSettled(harness: Harness, record: ActivationRecord, notificationId: string): Promise<void> {
@@ -132,7 +117,7 @@ async function expectSettled(harness: Harness, record: ActivationRecord, notific
   expect(record.abandoned).toEqual([notificationId]);
   const unread = await harness.api.get<{ unread_count: number }>('/notifications?agent_id=oracle&unread=true', harness.adminKey);
   expect(unread.unread_count).toBe(0);
-  expect(await redis.exists(new RedisKeys(harness.prefix).outbox('oracle', notificationId))).toBe(0);
+  expect(await s.redis.exists(new RedisKeys(harness.prefix).outbox('oracle', notificationId))).toBe(0);
   const errors = await waitFor('the error post', async () => {
     const posts = (await harness.api.get<{ posts: Array<{ content: string }> }>('/posts?community=agent-errors', harness.adminKey)).posts;
     return posts.length ? posts : undefined;
@@ -152,11 +137,11 @@ async function expectBoundedRedis(harness: Harness): Promise<void> {
 describe('a 10 MB model answer', () => {
   it('streamed: read up to max_answer_bytes only, one model call, settled with an excerpt, Redis and the event loop bounded', async () => {
     answers({ content: 'Hello.' }, { content: 'x'.repeat(10 * MB), fragment_chars: 4 * 1024 });
-    h = await start(true);
-    const alice = await h.registerUser('alice');
-    const calls = await warmUp(h, alice);
+    s.h = await start(true);
+    const alice = await s.h.registerUser('alice');
+    const calls = await warmUp(s.h, alice);
     const lag = await startLagProbe();
-    const { record, notificationId } = await mentionUntilRecord(h, alice);
+    const { record, notificationId } = await mentionUntilRecord(s.h, alice);
 
     expect(record.outcome).toBe('oversized');
     expect(record.reason).toBe('oversized_answer');
@@ -169,8 +154,8 @@ describe('a 10 MB model answer', () => {
     // The provider was paid for what it wrote before the cut: its estimate is counted, not lost with the failure.
     expect(record.usage.output_tokens).toBeGreaterThanOrEqual(DEFAULT_OUTPUT_BOUNDS.answerBytes / 4);
     expect(record.usage.cost_usd).toBeGreaterThan(0);
-    await expectSettled(h, record, notificationId);
-    await expectBoundedRedis(h);
+    await expectSettled(s.h, record, notificationId);
+    await expectBoundedRedis(s.h);
     await expectLagBounded(lag);
 
     // However long the backoff lets it wait, the model is not asked again for the same notification.
@@ -180,16 +165,16 @@ describe('a 10 MB model answer', () => {
 
   it('not streamed: its body read up to a cap only, the same typed failure, one model call, nothing of it in Redis', async () => {
     answers({ content: 'Hello.' }, { content: 'z'.repeat(10 * MB) });
-    h = await start(false);
-    const alice = await h.registerUser('alice');
-    const calls = await warmUp(h, alice);
-    const { record, notificationId } = await mentionUntilRecord(h, alice);
+    s.h = await start(false);
+    const alice = await s.h.registerUser('alice');
+    const calls = await warmUp(s.h, alice);
+    const { record, notificationId } = await mentionUntilRecord(s.h, alice);
     // The body is read only up to its cap (bodyCapBytes: the bounds with room for JSON's escaping), then cancelled.
     expect(record).toMatchObject({ outcome: 'oversized', oversized: { what: 'answer', limit: DEFAULT_OUTPUT_BOUNDS.answerBytes, cut: true } });
     expect(record.oversized!.length).toBeGreaterThan(bodyCapBytes(DEFAULT_OUTPUT_BOUNDS));
     expect(record.oversized!.length).toBeLessThan(bodyCapBytes(DEFAULT_OUTPUT_BOUNDS) + 1 * MB);
-    await expectSettled(h, record, notificationId);
-    await expectBoundedRedis(h);
+    await expectSettled(s.h, record, notificationId);
+    await expectBoundedRedis(s.h);
     await new Promise((r) => setTimeout(r, AFTER_BACKOFF_MS));
     expect(modelCalls() - calls).toBe(1);
   }, 120_000);
@@ -198,21 +183,21 @@ describe('a 10 MB model answer', () => {
 describe('a 5 MB tool argument', () => {
   it('streamed: read up to max_tool_argument_bytes only, the tool never runs, one model call, Redis and the event loop bounded', async () => {
     answers({ content: 'Hello.' }, { tool_calls: [{ name: 'hub_post', arguments: `{"content": "${'w'.repeat(5 * MB)}"}` }], fragment_chars: 4 * 1024 });
-    h = await start(true);
-    const alice = await h.registerUser('alice');
-    const calls = await warmUp(h, alice);
+    s.h = await start(true);
+    const alice = await s.h.registerUser('alice');
+    const calls = await warmUp(s.h, alice);
     const lag = await startLagProbe();
-    const { record, notificationId } = await mentionUntilRecord(h, alice);
+    const { record, notificationId } = await mentionUntilRecord(s.h, alice);
 
     expect(record).toMatchObject({ outcome: 'oversized', reason: 'oversized_tool_argument', oversized: { what: 'tool_argument', limit: DEFAULT_OUTPUT_BOUNDS.toolArgumentBytes, cut: true } });
     expect(record.oversized!.length).toBeLessThanOrEqual(DEFAULT_OUTPUT_BOUNDS.toolArgumentBytes + 4 * 1024);
     expect(record.oversized!.excerpt.startsWith('{"content": "www')).toBe(true);
     expect(record.events.some((e) => e.type === 'tool_call')).toBe(false);
-    await expectSettled(h, record, notificationId);
-    await expectBoundedRedis(h);
+    await expectSettled(s.h, record, notificationId);
+    await expectBoundedRedis(s.h);
     // The tool call never ran: oracle has posted nothing but warren's own reports (its error report, and the status
     // post of its pause by failures).
-    const posts = (await h.api.get<{ posts: Array<{ author: { name: string }; community?: string | null }> }>('/posts', h.adminKey)).posts;
+    const posts = (await s.h.api.get<{ posts: Array<{ author: { name: string }; community?: string | null }> }>('/posts', s.h.adminKey)).posts;
     const own = posts.filter((p) => p.author.name === 'oracle').map((p) => p.community ?? '');
     expect(own.filter((c) => c.includes('agent-errors'))).toHaveLength(1);
     expect(own.filter((c) => !c.includes('agent-errors') && !c.includes('agent-status'))).toEqual([]);
