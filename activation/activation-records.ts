@@ -97,6 +97,11 @@ export class ActivationRecords {
     this.#now = opts.now ?? Date.now;
   }
 
+  /** What is kept of the records (older ones are dropped past it). */
+  get retention(): RecordRetention {
+    return this.#keep;
+  }
+
   /** Pub/sub channel (a namespace apart from keys) on which each new record is announced. */
   get channel(): string {
     return this.#keys.activationRecordsChannel;

@@ -66,6 +66,16 @@ export function statusIdentity(e: StatusEvent): string {
   }
 }
 
+/**
+ * What the hub's idempotency key is made from: the identity, and for an MCP server also the activation that claimed
+ * it. An MCP server's identity comes back every hour while the hub keeps a key for a day: keyed by the identity
+ * alone, the hub would answer the next hour's post with the first one's and post nothing. One activation claims a
+ * window (the ledger), so its retried post keeps its key.
+ */
+export function statusKeyIdentity(e: StatusEvent): string {
+  return e.kind === 'mcp_server' ? `${statusIdentity(e)}\u0000${e.activationId}` : statusIdentity(e);
+}
+
 /** How long the ledger keeps a claimed identity: a day-bound identity past its day, an MCP server's an hour. */
 export function statusWindowMs(kind: StatusEvent['kind']): number {
   switch (kind) {

@@ -9,7 +9,7 @@ import type { BudgetHealth, BudgetStatus } from '../hub-client/types.ts';
 import { statusPostKey } from '../policy/idempotency-keys.ts';
 import type { Redactor } from '../services/redact.ts';
 import type { AgentDefinition } from '../store/definition.ts';
-import { budgetLevel, formatStatusPost, mcpFailuresIn, STATUS_COMMUNITY, statusIdentity, statusSwitch, statusWindowMs, type StatusEvent } from './status-post.ts';
+import { budgetLevel, formatStatusPost, mcpFailuresIn, STATUS_COMMUNITY, statusIdentity, statusKeyIdentity, statusSwitch, statusWindowMs, type StatusEvent } from './status-post.ts';
 import type { StatusPostLedger } from './status-post-ledger.ts';
 
 export type StatusPostResult = { posted: string } | { skipped: 'disabled' | 'claimed' | 'failed' };
@@ -86,7 +86,7 @@ export class StatusPoster {
       const post = formatStatusPost(e);
       const created = await this.#hub.createPost(
         { agent: e.agent, community: STATUS_COMMUNITY, title: this.#redactor.redact(post.title), content: this.#redactor.redact(post.content) },
-        { idempotencyKey: statusPostKey(identity) },
+        { idempotencyKey: statusPostKey(statusKeyIdentity(e)) },
       );
       this.#logger.info({ agent: e.agent, status: e.kind, post: created.id }, 'status posted to m/agent-status');
       return { posted: created.id };

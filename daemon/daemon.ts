@@ -29,6 +29,8 @@ import type { AgentDefinition } from '../store/definition.ts';
 import { ErrorReporter } from '../activation/error-reporter.ts';
 import { RedisErrorPostLedger } from '../activation/error-post-ledger.ts';
 import { StatusPoster } from '../activation/status-poster.ts';
+import { ActivitySummaryLedger } from '../activation/activity-summary-ledger.ts';
+import { ActivitySummaryTicker } from '../activation/activity-summary-ticker.ts';
 import { StatusPostLedger } from '../activation/status-post-ledger.ts';
 import { redactLogs } from './logger.ts';
 import { RedisNotificationFailures } from '../activation/notification-failures.ts';
@@ -75,7 +77,7 @@ export interface DaemonOptions {
    * null: none, the daemon posts CLI agents' answers.
    */
   hubMcp?: HubMcpLauncher | null;
-  /** The clock schedules tick by (epoch ms); Date.now by default. Tests advance their own instead of waiting. */
+  /** The clock schedules and activity summaries tick by (epoch ms); Date.now by default. Tests advance their own instead of waiting. */
   scheduleClock?: () => number;
   /** Told of each new approval request (README "Approvals"): what outbound events subscribe to. */
   onApprovalRequested?: (request: ApprovalRequest) => void;
@@ -427,6 +429,23 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       });
       ticker.start();
       cleanup('schedule ticker', 'work', () => ticker.stop(), 2_000);
+      // Activity summaries (observability.post_summaries) on the schedule's clock, in every scheduling daemon: the
+      // ledger makes each agent's summary of a tick one post.
+      const summaries = new ActivitySummaryTicker({
+        definitions: () => registry.all(),
+        runnable: () => actable(registry.runnable()),
+        ledger: new ActivitySummaryLedger(producerConn, config.redis.prefix),
+        records,
+        held: new HeldMentionStore(producerConn, config.redis.prefix),
+        hub,
+        writes,
+        memory: services.memoryStore,
+        redact: (text) => redactor.redact(text),
+        clock: opts.scheduleClock,
+        logger: logger.child({ component: 'activity-summaries' }),
+      });
+      summaries.start();
+      cleanup('activity summaries', 'work', () => summaries.stop(), 2_000);
     }
     // A port that cannot be had fails the start, as the other ports do.
     await ingress.open(registry.all()).catch((err: unknown) => {

@@ -53,6 +53,14 @@ export function statusPostKey(eventIdentity: string): string {
   return `warren:status:${digest(eventIdentity)}`;
 }
 
+/**
+ * An agent's activity summary to m/agent-activity (activation/activity-summary-ticker.ts), keyed by the agent and
+ * the tick of its summary schedule: every daemon that decides the same tick sends the same key.
+ */
+export function activitySummaryKey(agent: string, tick: number): string {
+  return `warren:activity-summary:${agent}:${tick}`;
+}
+
 // ---- keyed by the notification, whichever activation handles it ----
 
 /**

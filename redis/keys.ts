@@ -270,4 +270,13 @@ export class RedisKeys {
   get reloadChannel(): string {
     return `${this.prefix}:reload`;
   }
+  // Activity summaries (activation/activity-summary-ledger.ts).
+  /** The tick of each agent's last activity summary (a hash, agent → epoch ms). */
+  get activitySummaries(): string {
+    return `${this.prefix}:activity-summaries`;
+  }
+  /** One daemon's claim to post an agent's summary of one tick. */
+  activitySummaryClaim(agent: string, tick: number): string {
+    return `${this.prefix}:activity-summary-claim:${agent}:${tick}`;
+  }
 }

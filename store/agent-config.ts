@@ -1,6 +1,6 @@
 // The agent config schema (docs/agent-config.md §2): Botburrow schema v1.0.0 plus warren's additions.
 // Unknown keys are errors; every accepted field is honoured (test/schema-keys-read.test.ts names each one's reader),
-// except observability.post_summaries and capabilities.spawning, accepted ahead of their build.
+// except capabilities.spawning, accepted ahead of its build.
 import { z } from 'zod';
 import { DEFAULT_OUTPUT_BOUNDS } from '../policy/output-bounds.ts';
 import { cronProblem } from './cron-expression.ts';
@@ -169,6 +169,15 @@ const BehaviorSchema = z.strictObject({
 const ObservabilitySchema = z.strictObject({
   post_errors: z.boolean().default(true),
   post_summaries: z.boolean().default(false),
+  // (warren) When the activity summaries of post_summaries go out (activation/activity-summary-ticker.ts): a five-field
+  // cron in UTC; each tick posts one summary of what the agent did since the last one.
+  summary_schedule: z
+    .string()
+    .default('0 0 * * *')
+    .superRefine((expr, ctx) => {
+      const problem = cronProblem(expr);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    }),
   post_learnings: z.boolean().default(false),
   redact_from_posts: z.array(z.enum(['user_content', 'api_keys', 'internal_reasoning'])).default(['api_keys']),
 });

@@ -7,6 +7,7 @@ import {
   a2aContextId,
   a2aMessageId,
   activatedKey,
+  activitySummaryKey,
   consumptionKey,
   errorPostKey,
   errorRepeatKey,
@@ -44,6 +45,7 @@ describe('idempotency keys', () => {
     ['the Moltbook ledger of a post given no key', () => moltbookLedgerKey('bee', 'post', 'h1'), 'content:bee:post:h1'],
     ['the A2A message of a remote delegation from that call', () => a2aMessageId(toolCallKey('act-7-lx3', 3, 2)), 'warren:act-7-lx3:3:2:a2a'],
     ['the context its new remote task is opened in (a retry lists it)', () => a2aContextId(toolCallKey('act-7-lx3', 3, 2)), 'warren:act-7-lx3:3:2:a2a-context'],
+    ['the activity summary of bee for the tick at 2026-11-27 00:00Z', () => activitySummaryKey('bee', Date.UTC(2026, 10, 27)), 'warren:activity-summary:bee:1795737600000'],
   ])('%s', (_what, make, key) => {
     expect(make()).toBe(key);
     expect(make()).toBe(make()); // never random: made again, the same key

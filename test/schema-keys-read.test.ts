@@ -14,7 +14,6 @@ import { parseDefinition } from '../store/parse-definition.ts';
 
 /** Keys accepted before they are built: each names who builds it. Nothing else may be here. */
 const PENDING: Readonly<Record<string, string>> = {
-  'observability.post_summaries': 'built by issue 33 item 1 (activity summaries), pending',
   'capabilities.spawning': 'built by issue 33 item 4 (spawning), pending',
   'capabilities.spawning.can_propose': 'built by issue 33 item 4 (spawning), pending',
   'capabilities.spawning.allowed_templates': 'built by issue 33 item 4 (spawning), pending',
@@ -110,6 +109,8 @@ const READERS: Readonly<Record<string, { file: string; reads: string }>> = {
   'observability.post_errors': { file: 'activation/error-reporter.ts', reads: 'def.config.observability.post_errors' },
   'observability.post_learnings': { file: 'executors/llm/llm-executor.ts', reads: 'config.observability.post_learnings' },
   'observability.redact_from_posts': { file: 'activation/error-reporter.ts', reads: "observability.redact_from_posts.includes('user_content')" },
+  'observability.post_summaries': { file: 'activation/activity-summary-ticker.ts', reads: 'd.config.observability.post_summaries' },
+  'observability.summary_schedule': { file: 'activation/activity-summary-ticker.ts', reads: 'def.config.observability.summary_schedule' },
 
   memory: { file: 'memory/memory-grants.ts', reads: 'config.memory?.enabled' },
   'memory.enabled': { file: 'memory/memory-grants.ts', reads: 'config.memory?.enabled' },

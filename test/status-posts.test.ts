@@ -8,11 +8,12 @@ import { Redis } from 'ioredis';
 import pino from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { ActivationEvent, ActivationEventBody } from '../agent-loop/events.ts';
-import { budgetLevel, formatStatusPost, mcpFailuresIn, statusIdentity, statusSwitch, type StatusEvent } from '../activation/status-post.ts';
+import { budgetLevel, formatStatusPost, mcpFailuresIn, statusIdentity, statusKeyIdentity, statusSwitch, type StatusEvent } from '../activation/status-post.ts';
 import { StatusPostLedger } from '../activation/status-post-ledger.ts';
 import { StatusPoster } from '../activation/status-poster.ts';
 import { ActivationRecords } from '../activation/activation-records.ts';
 import { HubClient } from '../hub-client/client.ts';
+import { RedisKeys } from '../redis/keys.ts';
 import { startHub } from '../local-hub/server.ts';
 import { AgentStateStore } from '../scheduler/agent-state.ts';
 import { Redactor } from '../services/redact.ts';
@@ -81,6 +82,9 @@ describe('the decisions', () => {
     expect(statusIdentity(mcp('docs', 'act-1'))).toBe(statusIdentity(mcp('docs', 'act-2')));
     expect(statusIdentity(mcp('docs', 'act-1'))).not.toBe(statusIdentity(mcp('runbooks', 'act-1')));
     expect(statusIdentity({ kind: 'paused', agent: 'a', activationId: 'act-1', failures: 1, backoffUntil: 0 })).not.toBe(statusIdentity({ kind: 'resumed', agent: 'a', pausedBy: 'act-1' }));
+    // The hub's key: an MCP server's hour is the claiming activation's (the identity recurs each hour, the hub keeps a key a day).
+    expect(statusKeyIdentity(mcp('docs', 'act-1'))).not.toBe(statusKeyIdentity(mcp('docs', 'act-2')));
+    expect(statusKeyIdentity(budget('warning', '2026-11-26'))).toBe(statusIdentity(budget('warning', '2026-11-26')));
   });
 
   it('MCP failures of a run: the loop\'s events and Claude Code\'s init notes, first per server', () => {
@@ -165,7 +169,7 @@ async function answered(harness: Harness, agent: string, count: number): Promise
 }
 
 describe('through the daemon', { timeout: PROCESS_TEST_MS }, () => {
-  it('an MCP server that dies and one that does not start: one post each an hour, the reason without the secret; post_errors: false posts none', async () => {
+  it('an MCP server that dies and one that does not start: one post each an hour (and again the next hour), the reason without the secret; post_errors: false posts none', async () => {
     const canary = 'sk-canary-refuser-5e6f7a8b9c0d1e2f';
     const crash = '[{tool_calls: [{name: crashy__crash, arguments: {}}]}, "Done."]';
     h = await startHarness({
@@ -194,6 +198,22 @@ describe('through the daemon', { timeout: PROCESS_TEST_MS }, () => {
     const records = JSON.stringify(await new ActivationRecords(redis, h.prefix).recent({ agent: 'tinker', limit: 10 }));
     expect(records).toContain('was refused by the upstream');
     expect(records).not.toContain(canary);
+
+    // An hour later (the ledger's claims run out; the hub still keeps the first posts' idempotency keys for a day):
+    // the servers fail again and are posted again, once each.
+    for (const server of ['crashy', 'refuser']) {
+      const key = new RedisKeys(h.prefix).statusPost(statusIdentity({ kind: 'mcp_server', agent: 'tinker', server, status: 'died', reason: '', activationId: '' }));
+      expect(await redis.pexpire(key, 1)).toBe(1);
+    }
+    await h.api.post('/posts', dana, { title: 'Three', content: '@tinker an hour later' });
+    await answered(h, 'tinker', 3);
+    const later = await statusPosts(h);
+    expect(later.map((p) => p.title).sort()).toEqual([
+      '🟠 MCP server did not start: refuser (tinker)',
+      '🟠 MCP server did not start: refuser (tinker)',
+      '🟠 MCP server died: crashy (tinker)',
+      '🟠 MCP server died: crashy (tinker)',
+    ]);
   });
 
   it('a budget past its warning, then its critical threshold: one post each, with the figures; post_summaries switches them', async () => {

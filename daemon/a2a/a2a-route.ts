@@ -10,6 +10,7 @@ import type { AgentDefinition } from '../../store/definition.ts';
 import type { TaskInbox } from '../../scheduler/task-inbox.ts';
 import type { ActivationQueue } from '../../scheduler/activation-queue.ts';
 import type { RedisClient } from '../../redis/scripts.ts';
+import { readCapped } from '../../local-hub/http-io.ts';
 import { answer, type IngressRoute } from '../ingress/ingress-server.ts';
 import { agentCard } from './a2a-card.ts';
 import { checkCaller, type KnownCaller } from './a2a-callers.ts';
@@ -106,8 +107,9 @@ export class A2ARoute implements IngressRoute {
   async #jsonRpc(req: IncomingMessage, res: ServerResponse, served: Served, caller: string): Promise<void> {
     const type = (req.headers['content-type'] ?? 'application/json').split(';', 1)[0]!.trim().toLowerCase();
     if (type !== 'application/json' && type !== 'application/a2a+json') return answer(res, 415, rpcError(null, -32005, `expected content-type application/json, got ${type.slice(0, 60)}`));
-    const text = await readBody(req, MAX_BODY_BYTES);
-    if (text === undefined) return answer(res, 413, rpcError(null, -32600, `the request body is over ${MAX_BODY_BYTES} bytes`));
+    const capped = await readCapped(req, MAX_BODY_BYTES);
+    if (capped === 'too_large') return answer(res, 413, rpcError(null, -32600, `the request body is over ${MAX_BODY_BYTES} bytes`), { connection: 'close' });
+    const text = capped.toString('utf8');
     let body: Record<string, unknown>;
     try {
       body = JSON.parse(text) as Record<string, unknown>;
@@ -159,14 +161,3 @@ function rpcError(id: string | number | null, code: number, message: string): un
   return { jsonrpc: '2.0', id, error: { code, message } };
 }
 
-/** The body as text, or undefined past `max` bytes. */
-async function readBody(req: IncomingMessage, max: number): Promise<string | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > max) return undefined;
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
