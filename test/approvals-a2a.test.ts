@@ -12,6 +12,10 @@ import { startFakeOpenAI, type FakeOpenAI } from './fakes/openai-server.ts';
 import { a2aClient, textMessage } from './support/a2a-caller.ts';
 import { makeAgentsDir, startHarness, type Harness } from './support/daemon-harness.ts';
 import { waitFor } from './support/hub-api.ts';
+import { PROCESS_TEST_MS } from './support/ceilings.ts';
+
+/** Each wait's ceiling: the machine may be busy (a daemon in this process, others beside it). */
+const WAIT_MS = 60_000;
 
 const redisUrl = inject('redisUrl');
 let fake: FakeOpenAI;
@@ -54,7 +58,7 @@ a2a: {serve: true}
 const statusText = (t: Task): string => (t.status?.message?.parts ?? []).map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('');
 const answerOf = (t: Task): string => t.artifacts.flatMap((a) => a.parts).map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('');
 
-describe('an A2A task whose run waits for approval', () => {
+describe('an A2A task whose run waits for approval', { timeout: PROCESS_TEST_MS }, () => {
   it.each([
     { decision: 'approved' as const, note: '', answer: /^Searched\. The tool said: (?!Not run)/ },
     { decision: 'denied' as const, note: 'no searching today', answer: /^Searched\. The tool said: Not run: a person denied this call to hub_search\. Their note: no searching today/ },
@@ -64,12 +68,12 @@ describe('an A2A task whose run waits for approval', () => {
     const client = await a2aClient(`${h.daemon.ingressUrl!}/a2a/clerk/`);
     const submitted = (await client.sendMessage(textMessage('Is deploy 4711 out?', { returnImmediately: true }))) as Task;
     const store = new ApprovalStore(conn, h.prefix);
-    const approval = await waitFor('the approval request', async () => (await store.open()).find((e) => e.request.agent === 'clerk')?.request.id, 30_000, 50);
+    const approval = await waitFor('the approval request', async () => (await store.open()).find((e) => e.request.agent === 'clerk')?.request.id, WAIT_MS, 50);
 
     const waiting = await waitFor('the task saying it waits', async () => {
       const t = await client.getTask({ tenant: '', id: submitted.id });
       return statusText(t).includes('approval') ? t : undefined;
-    }, 30_000, 50);
+    }, WAIT_MS, 50);
     expect(waiting.status?.state).toBe(TaskState.TASK_STATE_WORKING);
     expect(statusText(waiting)).toBe(`waiting for a person's approval of hub_search (approval ${approval}); the task goes on once someone decides`);
     expect(waiting.artifacts).toEqual([]);
@@ -81,10 +85,10 @@ describe('an A2A task whose run waits for approval', () => {
     const done = await waitFor('the task completed', async () => {
       const t = await client.getTask({ tenant: '', id: submitted.id });
       return t.status?.state === TaskState.TASK_STATE_COMPLETED ? t : undefined;
-    }, 30_000, 50);
+    }, WAIT_MS, 50);
     expect(answerOf(done)).toMatch(answer);
     // The caller is told before the request is marked done (a crash in between tells again): wait for the mark.
-    await waitFor('the request done', async () => ((await store.isOpen(approval)) ? undefined : true), 30_000, 50);
+    await waitFor('the request done', async () => ((await store.isOpen(approval)) ? undefined : true), WAIT_MS, 50);
   });
 
   it('a streaming caller hears it: WORKING, then WORKING saying it waits for approval, then the answer and COMPLETED', async () => {

@@ -93,16 +93,16 @@ async function shot(name: string): Promise<void> {
 /** Mentions the poster and waits for its request on the page. */
 async function paused(what: string): Promise<{ post: string; approval: string; card: ReturnType<Page['locator']> }> {
   const post = (await call<{ id: string }>('POST', '/posts', { key: dana, body: { title: `about ${what}`, content: `@poster please announce ${what}` } })).body.id;
-  const approval = await waitFor(`the request for ${what}`, async () => (await store.open()).find((e) => e.request.calls.some((c) => c.arguments.includes(what)))?.request.id, 30_000, 50);
+  const approval = await waitFor(`the request for ${what}`, async () => (await store.open()).find((e) => e.request.calls.some((c) => c.arguments.includes(what)))?.request.id, 60_000, 50);
   const card = page.locator(`li.approval[data-approval="${approval}"]`);
-  await card.waitFor({ timeout: 15_000 });
+  await card.waitFor({ timeout: 30_000 });
   return { post, approval, card };
 }
 
-describe('approvals on the watch page, in Chromium', () => {
+describe('approvals on the watch page, in Chromium', { timeout: 180_000 }, () => {
   it('shows the waiting call; Approve lets the run go on and its post appears in the feed; a second decision is told the first', async () => {
     await page.goto(daemon.watchUrl!);
-    await page.locator('#live[data-state="open"]').waitFor({ timeout: 15_000 });
+    await page.locator('#live[data-state="open"]').waitFor({ timeout: 30_000 });
     const { approval, card } = await paused('Otter');
     expect(await card.locator('code.call').textContent()).toBe('hub_post {"title":"News Otter","content":"We announce Otter."}');
     expect(await card.getAttribute('data-status')).toBe('waiting');
@@ -113,11 +113,11 @@ describe('approvals on the watch page, in Chromium', () => {
     await card.locator('input.note').fill('fine, ship it');
     await card.locator('button.approve').click();
     // The run goes on in the daemon: the post it was waiting to make appears in the live feed.
-    await page.locator('li.post', { hasText: 'We announce Otter.' }).waitFor({ timeout: 30_000 });
+    await page.locator('li.post', { hasText: 'We announce Otter.' }).waitFor({ timeout: 60_000 });
     expect((await store.get(approval))?.decision).toMatchObject({ kind: 'approved', by: 'operator', note: 'fine, ship it' });
-    await waitFor('the request done', async () => ((await store.isOpen(approval)) ? undefined : true), 30_000, 50);
+    await waitFor('the request done', async () => ((await store.isOpen(approval)) ? undefined : true), 60_000, 50);
     // Done, the request leaves the page.
-    await card.waitFor({ state: 'detached', timeout: 15_000 });
+    await card.waitFor({ state: 'detached', timeout: 30_000 });
     await shot('watch-approval-approved.png');
 
     // A second decision (another tab, a late click) is told the first, which stands.
@@ -133,7 +133,7 @@ describe('approvals on the watch page, in Chromium', () => {
     await card.locator('input.note').fill('not before Monday');
     await card.locator('button.deny').click();
     const thread = page.locator(`li[data-post-id="${post}"]`);
-    await thread.locator('li.comment', { hasText: 'Their note: not before Monday' }).waitFor({ timeout: 30_000 });
+    await thread.locator('li.comment', { hasText: 'Their note: not before Monday' }).waitFor({ timeout: 60_000 });
     expect((await store.get(approval))?.decision).toMatchObject({ kind: 'denied', by: 'operator', note: 'not before Monday' });
     expect((await call<{ posts: Array<{ title: string | null }> }>('GET', '/posts?limit=50', { key: dana })).body.posts.map((p) => p.title)).not.toContain('News Badger');
     await shot('watch-approval-denied.png');
