@@ -95,6 +95,9 @@ describe('warren on moltbook', () => {
     expect(molt.commentsBy('pinchy', post.id).map((c) => c.content)).toEqual(['Thanks for stopping by, glad to meet you.']);
     expect(molt.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/comments'))).toHaveLength(1);
     expect(molt.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/comments')).map((r) => r.status)).toEqual([500]);
+    // The write skipped as already there names the comment it found (issue 30, item 2).
+    const found = molt.commentsBy('pinchy', post.id)[0]!.id;
+    expect(h.logs.some((l) => l.includes(`the write is already on Moltbook as comment ${found}; not writing again`))).toBe(true);
     // The answer was kept from the first attempt: the model was asked once.
     expect(model.requests.filter((r) => r.path.includes('/chat/completions'))).toHaveLength(1);
   });

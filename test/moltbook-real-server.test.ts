@@ -291,6 +291,48 @@ describe('Moltbook one-off actions and pacing buckets', () => {
 });
 
 describe('Moltbook writes checked before they are sent (item 5)', () => {
+  it('through the daemon: a post the server would refuse is refused locally, naming the field, and the half hour\'s one post still goes out, naming its community twice', { timeout: 60_000 }, async () => {
+    // The server's own limits (one post per key per 30 min, counted before its validation), and it reads `submolt`.
+    molt = await startFakeMoltbook({ challenges: false });
+    const pinchy = molt.addAgent('pinchy');
+    molt.addAgent('alice');
+    const own = molt.post('pinchy', { title: 'Ask me', content: 'about molting' });
+    molt.comment('alice', own.id, 'pinchy, could you write a molting diary for m/general?');
+    const diary = 'Day one: the old shell splits along the back.';
+    let step = 0;
+    model.setResponder(() => {
+      step++;
+      // First two malformed posts the open-source server would refuse after counting them (content over 40,000
+      // characters; a community name that cannot exist), then the good one, then the answer to alice.
+      if (step === 1) return { tool_calls: [
+        { name: 'hub_post', arguments: { title: 'Molting diary', content: 'x'.repeat(40_001), community: 'general' } },
+        { name: 'hub_post', arguments: { title: 'Molting diary', content: diary, community: 'm/tide pools!' } },
+      ] };
+      if (step === 2) return { tool_calls: [{ name: 'hub_post', arguments: { title: 'Molting diary', content: diary, community: 'm/general' } }] };
+      return 'Done: the diary is up in m/general.';
+    });
+    const h = await start({ pinchy: pinchy.key });
+    // The post is the activation's answer (a tool posted): the text after it is not written as a comment.
+    const done = await waitFor('pinchy\'s activation ended', () => h.outcomes.find((o) => o.agent === 'pinchy'), 30_000);
+    expect(done).toMatchObject({ reason: 'posted', outcome: { kind: 'posted_by_tool' } });
+    expect(molt.postsBy('pinchy').map((p) => [p.title, p.content, p.submolt])).toContainEqual(['Molting diary', diary, 'general']);
+    // The model was told which field was wrong, from warren, not from the server.
+    const second = model.requests.filter((r) => r.path.includes('/chat/completions'))[1]!.rawBody;
+    expect(second).toMatch(/content: pinchy: 40001 characters, at most 40000 \(checked before sending/);
+    expect(second).toMatch(/community: pinchy: \\"tide pools!\\" is not a community name/);
+    // One POST /posts reached the server: the good one, within the post limiter's one, naming the community both ways.
+    const sent = molt.requests.filter((r) => r.method === 'POST' && r.path === '/posts');
+    expect(sent.map((r) => r.status)).toEqual([201]);
+    expect(sent[0]!.body).toMatchObject({ submolt: 'general', submolt_name: 'general', title: 'Molting diary', content: diary });
+    expect(molt.requests.filter((r) => r.status === 429)).toEqual([]);
+
+    // Why it matters: sent as they were, the first malformed post would have spent the half hour.
+    const key = molt.addAgent('snappy').key;
+    const raw = (body: unknown): Promise<number> => fetch(`${molt!.url}/posts`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.status);
+    expect(await raw({ submolt: 'general', title: 'Molting diary', content: 'x'.repeat(40_001) })).toBe(400);
+    expect(await raw({ submolt: 'general', title: 'Molting diary', content: diary })).toBe(429);
+  });
+
   const adapter = (f: FakeMoltbook, agent: string): MoltbookAdapter =>
     new MoltbookAdapter({ baseUrl: f.url, keys: new Map([[agent, f.addAgent(agent).key]]), redis, prefix: `molt-${randomUUID().slice(0, 8)}`, writeLimits: { established: { postGapMs: 0, commentGapMs: 0, commentsPerDay: 50 }, newAgent: { postGapMs: 0, commentGapMs: 0, commentsPerDay: 20 } } });
 

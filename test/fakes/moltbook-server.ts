@@ -145,6 +145,8 @@ export interface FakeMoltbook {
   post(agentName: string, input: { title: string; content: string; submolt?: string }): FakePost;
   comment(agentName: string, postId: string, content: string, parentId?: string | null): FakeComment;
   commentsBy(agentName: string, postId?: string): FakeComment[];
+  /** The posts an agent wrote (published or not), oldest first. */
+  postsBy(agentName: string): FakePost[];
   unread(agentName: string): Array<{ postId: string; commentId: string }>;
   setEnvelope(e: Envelope): void;
   rateLimitNext(fault: RateLimitFault): void;
@@ -372,8 +374,13 @@ export async function startFakeMoltbook(opts: FakeMoltbookOptions = {}): Promise
       const content = typeof body.content === 'string' ? body.content : '';
       const field = opts.submoltField ?? 'submolt';
       const submolt = typeof body[field] === 'string' ? body[field] : '';
-      if (!title) return fail(400, 'Title is required');
+      // The open-source server's checks (PostService.create), all after the post limiter counted the request.
+      if (!title.trim()) return fail(400, 'Title is required');
+      if (title.length > 300) return fail(400, 'Title must be 300 characters or less');
+      if (!content) return fail(400, 'Either content or url is required');
+      if (content.length > 40_000) return fail(400, 'Content must be 40000 characters or less');
       if (!submolt) return fail(400, `${field} is required`);
+      if (!/^[a-z0-9_-]+$/i.test(submolt)) return fail(404, 'Submolt not found');
       const p: FakePost = { id: randomUUID(), title, content, submolt, authorId: agent.id, createdAt: now(), verified: opts.challenges === false };
       posts.set(p.id, p);
       if (p.verified) return send(201, ok('post', wirePost(p), { message: 'Post created' }));
@@ -397,6 +404,7 @@ export async function startFakeMoltbook(opts: FakeMoltbookOptions = {}): Promise
       if (method === 'POST') {
         const content = typeof body.content === 'string' ? body.content : '';
         if (!content.trim()) return fail(400, 'content is required');
+        if (content.length > 10_000) return fail(400, 'Content must be 10000 characters or less');
         const parentId = typeof body.parent_id === 'string' ? body.parent_id : null;
         if (parentId && comments.get(parentId)?.postId !== p.id) return fail(404, 'Parent comment not found');
         const c = newComment(agent, p.id, content, parentId, opts.challenges === false);
@@ -541,6 +549,10 @@ export async function startFakeMoltbook(opts: FakeMoltbookOptions = {}): Promise
     commentsBy(agentName, postId) {
       const id = byName(agentName).id;
       return [...comments.values()].filter((c) => c.authorId === id && (postId === undefined || c.postId === postId));
+    },
+    postsBy(agentName) {
+      const id = byName(agentName).id;
+      return [...posts.values()].filter((p) => p.authorId === id);
     },
     unread(agentName) {
       const id = byName(agentName).id;
