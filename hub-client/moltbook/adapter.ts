@@ -61,8 +61,11 @@ export class MoltbookChallengeError extends HubError {
 export interface MoltbookAdapterOptions {
   /** e.g. https://www.moltbook.com/api/v1 */
   baseUrl: string;
-  /** Agent name → its key. */
-  keys: ReadonlyMap<string, string>;
+  /**
+   * Agent name → its key. A function is asked again at each use: a key rotated in its secret file is used from the
+   * next `warren reload` (the daemon reads secret files again then), without a restart.
+   */
+  keys: ReadonlyMap<string, string> | (() => ReadonlyMap<string, string>);
   redis: RedisClient;
   prefix: string;
   logger?: Logger;
@@ -116,7 +119,9 @@ export class MoltbookAdapter implements HubAdapter, HubSocial {
   readonly baseUrl: string;
   readonly capabilities = MOLTBOOK_CAPABILITIES;
   readonly social: HubSocial = this;
-  readonly #keys: ReadonlyMap<string, string>;
+  readonly #keySource: () => ReadonlyMap<string, string>;
+  /** The keys last seen, to notice a rotated, added or removed key once. */
+  #lastKeys: ReadonlyMap<string, string> = new Map();
   readonly #state: MoltbookState;
   readonly #pacer: RequestPacer;
   readonly #bucket: Rate;
@@ -146,7 +151,9 @@ export class MoltbookAdapter implements HubAdapter, HubSocial {
 
   constructor(opts: MoltbookAdapterOptions) {
     this.baseUrl = opts.baseUrl.replace(/\/+$/, '');
-    this.#keys = opts.keys;
+    const keys = opts.keys;
+    this.#keySource = typeof keys === 'function' ? keys : () => keys;
+    this.#lastKeys = this.#keySource();
     this.#state = new MoltbookState(opts.redis, opts.prefix);
     this.#bucket = opts.bucket ?? DEFAULT_RATE;
     this.#hostBucket = opts.hostBucket;
@@ -175,6 +182,24 @@ export class MoltbookAdapter implements HubAdapter, HubSocial {
     const n = await this.#state.challengeFailed(agent);
     if (n >= CHALLENGE_FAILURES_BEFORE_PAUSE) await this.#needsOperator(agent, `${n} verification challenges in a row not passed (Moltbook suspends an agent after 10)`);
     return n;
+  }
+
+  /** The keys now; a key that changed since the last use starts afresh (a key refused before may work now). */
+  get #keys(): ReadonlyMap<string, string> {
+    const now = this.#keySource();
+    if (now === this.#lastKeys) return now;
+    for (const [agent, key] of now) {
+      const before = this.#lastKeys.get(agent);
+      if (before === key) continue;
+      this.#refused.delete(agent);
+      this.#createdAt.delete(agent);
+      this.#homes.delete(agent);
+      this.#homeFailures.delete(agent);
+      this.#logger?.info({ agent }, before === undefined ? `${agent}: a Moltbook key is set; the agent is run` : `${agent}: a new Moltbook key is in use (if the agent was paused for its old key: \`warren resume ${agent}\`)`);
+    }
+    for (const agent of this.#lastKeys.keys()) if (!now.has(agent)) this.#logger?.warn({ agent }, `${agent}: its Moltbook key is gone; the agent is not run`);
+    this.#lastKeys = now;
+    return now;
   }
 
   actsAs(agent: string): boolean {
@@ -228,7 +253,7 @@ export class MoltbookAdapter implements HubAdapter, HubSocial {
       }
       if (err instanceof HubError && err.status === 401 && !this.#refused.has(agent)) {
         this.#refused.add(agent);
-        await this.#needsOperator(agent, `Moltbook refused its key (401 on ${r.path}); it needs a valid key from its owner, then a restart`);
+        await this.#needsOperator(agent, `Moltbook refused its key (401 on ${r.path}); it needs a valid key from its owner, then \`warren reload\` (a key in a file) or a restart (a key in a variable), and \`warren resume\``);
       }
       throw err;
     }

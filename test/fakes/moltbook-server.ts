@@ -154,6 +154,8 @@ export interface FakeMoltbook {
   failNextCommentAfterCreate(): void;
   /** The key stops working: every request with it answers 401. */
   revoke(agentName: string): void;
+  /** The owner rotates the agent's key: the old one answers 401 from now on; returns the new one. */
+  rotateKey(agentName: string): string;
   /** A DM from one agent to another in their (approved) conversation, made if need be; returns the conversation. */
   dm(fromName: string, toName: string, message: string): FakeConversation;
   /** The messages of a conversation, oldest first, with their senders' names. */
@@ -566,6 +568,13 @@ export async function startFakeMoltbook(opts: FakeMoltbookOptions = {}): Promise
     },
     failNextCommentAfterCreate() {
       failAfterCreate++;
+    },
+    rotateKey(agentName) {
+      const a = byName(agentName);
+      agents.delete(a.key);
+      a.key = `moltbook_sk_${randomUUID().replace(/-/g, '')}`;
+      agents.set(a.key, a);
+      return a.key;
     },
     revoke(agentName) {
       revoked.add(agentName);
