@@ -344,6 +344,9 @@ describe('warren on moltbook', () => {
     // The owner rotates the key on Moltbook: the old one is refused, warren stops the agent and pauses it.
     const rotated = molt.rotateKey('pinchy');
     await waitFor('the old key refused and pinchy paused', () => (h!.logs.some((l) => l.includes('pinchy needs its operator and is paused')) ? true : undefined), 15_000);
+    // An activation under way when the key went fails with it and sets a backoff; the operator resumes after that.
+    // (When a poll met the 401 instead, no activation fails: nothing to wait for.)
+    await waitFor('the refused activation recorded', () => (h!.logs.some((l) => l.includes('activation failed for good')) ? true : undefined), 5_000).catch(() => undefined);
     // The operator puts the new key in the file, reloads and resumes the agent.
     writeFileSync(file, `${rotated}\n`);
     await h.daemon.reload();
@@ -351,7 +354,7 @@ describe('warren on moltbook', () => {
     await setAgentPaused(new AgentStateStore(r, h.prefix), 'pinchy', false); // what `warren resume pinchy` does
     await r.quit();
     molt.comment('alice', post.id, 'still there, pinchy?');
-    await waitFor('pinchy replied with its new key', () => (molt!.commentsBy('pinchy').length === 2 ? true : undefined), 20_000);
+    await waitFor('pinchy replied with its new key', () => (molt!.commentsBy('pinchy').length === 2 ? true : undefined), 30_000);
     const withNew = molt.requests.filter((r) => r.agent === 'pinchy' && r.method === 'POST' && r.path.endsWith('/comments'));
     expect(withNew.map((r) => r.status)).toEqual([201, 201]);
     expect(h.logs.some((l) => l.includes('pinchy: a new Moltbook key is in use'))).toBe(true);

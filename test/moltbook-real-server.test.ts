@@ -203,6 +203,42 @@ describe('warren on Moltbook as real servers behave', () => {
   });
 });
 
+describe('warren on the open-source Moltbook server (found running it: docs/moltbook-real-server.md)', () => {
+  it('answers a mention on a server without /home, notifications or DMs, and the activation ends well: nothing to mark read, DMs not asked for again and again', { timeout: 60_000 }, async () => {
+    molt = await startFakeMoltbook({ challenges: false, notifications: false });
+    const pinchy = molt.addAgent('pinchy');
+    molt.addAgent('alice');
+    const mention = molt.post('alice', { title: 'Question', content: 'Hey @pinchy, when do you molt?', submolt: 'general' });
+    const h = await start({ pinchy: pinchy.key }, { interests: 'interests: {communities: [general]}\n' });
+    await waitFor('the mention answered', () => (molt!.commentsBy('pinchy', mention.id).length ? true : undefined), 20_000);
+    const outcome = await waitFor('its activation ended', () => h.outcomes.find((o) => o.agent === 'pinchy'), 10_000);
+    // A mention is warren's own find: there is no read state on the hub to set for it (here the endpoint is absent).
+    expect(outcome).toMatchObject({ reason: 'final', replies: 1, handled: [`${mention.id}:mention`] });
+    expect(molt.requests.filter((r) => r.path.startsWith('/notifications/'))).toEqual([]);
+    // A server without DMs (404) is not asked again at every round (home_interval is 100 ms here).
+    await sleep(3_000);
+    expect(molt.requests.filter((r) => r.path === '/agents/dm/check').length).toBeLessThanOrEqual(2);
+    expect(h.logs.filter((l) => l.includes('"level":50')).filter((l) => !l.includes('answers without credentials'))).toEqual([]);
+  });
+
+  it('finds a reply deep in a thread of more than 100 comments on a server that does not page comments, and never marks it read unanswered', { timeout: 60_000 }, async () => {
+    molt = await startFakeMoltbook({ challenges: false, commentPaging: 'ignored' });
+    const pinchy = molt.addAgent('pinchy');
+    molt.addAgent('alice');
+    molt.addAgent('bob');
+    const post = molt.post('bob', { title: 'Big thread', content: 'everyone say hi' });
+    const mine = molt.comment('pinchy', post.id, 'hi from pinchy');
+    for (let i = 0; i < 120; i++) molt.comment('bob', post.id, `hi number ${i}`);
+    const reply = molt.comment('alice', post.id, 'pinchy, what do you eat?', mine.id);
+    await start({ pinchy: pinchy.key });
+    await waitFor('pinchy answered alice', () => (molt!.commentsBy('pinchy', post.id).length === 2 ? true : undefined), 20_000);
+    expect(molt.commentsBy('pinchy', post.id).find((c) => c.id !== mine.id)?.parentId).toBe(reply.id);
+    // The post was marked read only after the answer.
+    const answeredAt = molt.requests.find((r) => r.method === 'POST' && r.path === `/posts/${post.id}/comments`)!.at;
+    expect(molt.requests.filter((r) => r.path === `/notifications/read-by-post/${post.id}` && r.at < answeredAt)).toEqual([]);
+  });
+});
+
 describe('Moltbook DMs and the hub tools real clients use (item 8)', () => {
   it('answers a direct message in its conversation, once, and the next one too', { timeout: 60_000 }, async () => {
     molt = await startFakeMoltbook({ challenges: false });

@@ -104,6 +104,10 @@ const MENTION_COMMUNITIES = 3;
 const COMMENT_PAGE = 100;
 /** Pages of comments read at most for one thread (a thread of thousands is read in part, said in the log). */
 const MAX_COMMENT_PAGES = 10;
+/** One read of a server that does not page comments (it repeats the first page): the open-source server's cap. */
+const UNPAGED_COMMENTS = 500;
+/** How long an agent's DMs are not asked for after the server said it has none (404). */
+const NO_DMS_RECHECK_MS = 60 * 60_000;
 /** The longest wait before a failing /home is read again. */
 const HOME_BACKOFF_CAP_MS = 15 * 60_000;
 
@@ -135,6 +139,8 @@ export class MoltbookAdapter implements HubAdapter, HubSocial {
   readonly #homes = new Map<string, CachedHome>();
   /** Agents whose /home failed: how often in a row, and not before when it is read again. */
   readonly #homeFailures = new Map<string, { failures: number; nextAt: number }>();
+  /** Agents whose server answered 404 for DMs: not asked again before then. */
+  readonly #noDmsUntil = new Map<string, number>();
   /** When each agent's communities are next searched for mentions (on their own schedule, whatever /home does). */
   readonly #mentionsNextAt = new Map<string, number>();
   readonly #postAuthors = new Map<string, string>();
@@ -318,10 +324,8 @@ export class MoltbookAdapter implements HubAdapter, HubSocial {
     const path = `/posts/${encodeURIComponent(postId)}/comments`;
     const all: Comment[] = [];
     const seen = new Set<string>();
-    let offset = 0;
-    let cursor: string | undefined;
-    for (let page = 1; page <= MAX_COMMENT_PAGES; page++) {
-      const body = await this.#call(agent, 'read', { method: 'GET', path, query: { sort: 'new', limit: COMMENT_PAGE, ...(cursor ? { cursor } : { offset }) }, signal: opts.signal }, opts.key);
+    const read = async (query: Record<string, string | number>): Promise<{ body: unknown; rows: Comment[]; fresh: Comment[] }> => {
+      const body = await this.#call(agent, 'read', { method: 'GET', path, query, signal: opts.signal }, opts.key);
       const tree: WireComment[] = [];
       for (const item of unwrapMoltbookList(body, ['comments']) ?? []) {
         const c = WireCommentSchema.safeParse(item);
@@ -332,6 +336,19 @@ export class MoltbookAdapter implements HubAdapter, HubSocial {
       for (const c of fresh) {
         seen.add(c.id);
         all.push(c);
+      }
+      return { body, rows, fresh };
+    };
+    let offset = 0;
+    let cursor: string | undefined;
+    for (let page = 1; page <= MAX_COMMENT_PAGES; page++) {
+      const { body, rows, fresh } = await read({ sort: 'new', limit: COMMENT_PAGE, ...(cursor ? { cursor } : { offset }) });
+      if (page > 1 && fresh.length === 0 && rows.length >= COMMENT_PAGE) {
+        // The first page again: the server does not page comments (the open-source server ignores offset and
+        // cursor, and answers up to 500 at once). One wide read instead, or a deep reply is never seen.
+        const wide = await read({ sort: 'new', limit: UNPAGED_COMMENTS });
+        if (wide.rows.length >= UNPAGED_COMMENTS) this.#logger?.warn({ agent, post: postId, comments: all.length }, `a thread of more than ${UNPAGED_COMMENTS} comments on a server that does not page them: only the first are read`);
+        break;
       }
       const next = pageInfoOf(body);
       if (fresh.length === 0 || rows.length < COMMENT_PAGE || next.hasMore === false || (opts.enough && (await opts.enough(all)))) break;
@@ -371,10 +388,17 @@ export class MoltbookAdapter implements HubAdapter, HubSocial {
     if ((this.#mentionsNextAt.get(agent) ?? 0) <= now && (!this.#mentionsNextAt.has(agent) || (await this.#mayPoll(agent)))) {
       this.#mentionsNextAt.set(agent, now + this.#homeIntervalMs * (0.8 + this.#random() * 0.4));
       await this.#scanMentions(agent, signal);
-      try {
-        await this.#dms.scan(agent, signal);
-      } catch (err) {
-        if (!(err instanceof HeldBackLocally)) this.#logger?.warn({ agent, err }, 'could not look for direct messages');
+      if ((this.#noDmsUntil.get(agent) ?? 0) <= now) {
+        try {
+          await this.#dms.scan(agent, signal);
+          this.#noDmsUntil.delete(agent);
+        } catch (err) {
+          if (err instanceof HubError && err.status === 404) {
+            // No DM endpoints on this server (the open-source one has none): not asked at every round.
+            this.#noDmsUntil.set(agent, now + NO_DMS_RECHECK_MS);
+            this.#logger?.info({ agent, path: err.path }, `this Moltbook server has no direct messages (404); asked again in ${NO_DMS_RECHECK_MS / 60_000} minutes`);
+          } else if (!(err instanceof HeldBackLocally)) this.#logger?.warn({ agent, err }, 'could not look for direct messages');
+        }
       }
     }
     try {
@@ -443,8 +467,10 @@ export class MoltbookAdapter implements HubAdapter, HubSocial {
     await this.#state.markHandled(agent, notificationIds);
     this.#homes.delete(agent);
     const left = await this.#state.pending(agent);
-    // A DM conversation was marked read on Moltbook when it was read; only comment threads have read state to set.
-    const posts = new Set(notificationIds.flatMap((id) => postOfNotification(id) ?? []).filter((p) => !isConversation(p)));
+    // A DM conversation was marked read on Moltbook when it was read, and a mention is warren's own find in a post
+    // (no notification on the hub): only the threads of reply notifications have read state to set.
+    const replyIds = notificationIds.filter((id) => { const p = postOfNotification(id); return p !== undefined && !isConversation(p) && id !== mentionId(p); });
+    const posts = new Set(replyIds.flatMap((id) => postOfNotification(id) ?? []));
     for (const postId of posts) {
       if (left.some((n) => n.post_id === postId)) continue;
       // Marking the post read covers every comment on it: first make sure none arrived since it was listed.
@@ -456,7 +482,13 @@ export class MoltbookAdapter implements HubAdapter, HubSocial {
         await this.#state.addPending(agent, arrived);
         continue;
       }
-      await this.#call(agent, 'read', { method: 'POST', path: `/notifications/read-by-post/${encodeURIComponent(postId)}`, signal: opts.signal });
+      try {
+        await this.#call(agent, 'read', { method: 'POST', path: `/notifications/read-by-post/${encodeURIComponent(postId)}`, signal: opts.signal });
+      } catch (err) {
+        // Handled is kept in Redis all the same; a server without read state (404) only keeps counting the post.
+        if (!(err instanceof HubError && err.status === 404)) throw err;
+        this.#logger?.info({ agent, post: postId }, 'this Moltbook server keeps no read state (404 on read-by-post); what was handled is kept by warren');
+      }
     }
     return notificationIds.length;
   }

@@ -116,6 +116,16 @@ export interface FakeMoltbookOptions {
   submoltField?: 'submolt' | 'submolt_name';
   /** The server's limits (default: the open-source server's); `false`: none (a test about something else). */
   rateLimits?: Partial<RateLimits> | false;
+  /**
+   * `false`: the endpoints the open-source server lacks answer 404 `Endpoint not found` as its catch-all does:
+   * /home, /notifications/*, /agents/dm/* (default true: the published API has them).
+   */
+  notifications?: boolean;
+  /**
+   * How a post's comments are paged: `offset` (default: `offset` or `cursor`, at most 100 a page) or `ignored`, as
+   * the open-source server does it: no paging at all, `limit` up to 500, the first comments (shallowest first) only.
+   */
+  commentPaging?: 'offset' | 'ignored';
 }
 
 export interface RateLimits {
@@ -134,6 +144,8 @@ export const OPEN_SOURCE_LIMITS: RateLimits = { requestsPerMinute: 100, requestW
 
 /** At most this many comments in one answer (the open-source server's default page). */
 export const COMMENT_PAGE_MAX = 100;
+/** The most the open-source server answers for a post (it has no paging). */
+export const OPEN_SOURCE_COMMENTS_MAX = 500;
 
 export interface FakeMoltbook {
   /** Base URL, ending in /api/v1. */
@@ -334,6 +346,9 @@ export async function startFakeMoltbook(opts: FakeMoltbookOptions = {}): Promise
       return send(200, ok('agent', { id: agent.id, name: agent.name, displayName: agent.name, description: '', karma: 0, isClaimed: agent.status === 'claimed', createdAt: agent.createdAt }));
     }
     if (method === 'GET' && path === '/agents/status') return send(200, { success: true, status: agent.status });
+    if (opts.notifications === false && (path === '/home' || path.startsWith('/notifications/') || path.startsWith('/agents/dm/'))) {
+      return fail(404, 'Endpoint not found', `${method} /api/v1${path} does not exist. Check the API documentation.`);
+    }
     if (method === 'GET' && path === '/home') {
       const failing = failingHomes.get(agent.name);
       if (failing !== undefined) return fail(failing, 'Internal server error');
@@ -398,9 +413,12 @@ export async function startFakeMoltbook(opts: FakeMoltbookOptions = {}): Promise
       const p = posts.get(m[1]!);
       if (!p || !p.verified) return fail(404, 'Post not found');
       if (method === 'GET') {
-        const limit = Math.max(1, Math.min(COMMENT_PAGE_MAX, Number(url.searchParams.get('limit') ?? COMMENT_PAGE_MAX) || COMMENT_PAGE_MAX));
-        const offset = Math.max(0, Number(url.searchParams.get('cursor') ?? url.searchParams.get('offset') ?? 0) || 0);
+        const unpaged = opts.commentPaging === 'ignored';
+        const limit = Math.max(1, Math.min(unpaged ? OPEN_SOURCE_COMMENTS_MAX : COMMENT_PAGE_MAX, Number(url.searchParams.get('limit') ?? COMMENT_PAGE_MAX) || COMMENT_PAGE_MAX));
+        const offset = unpaged ? 0 : Math.max(0, Number(url.searchParams.get('cursor') ?? url.searchParams.get('offset') ?? 0) || 0);
         const { tree, more } = commentPage(p.id, url.searchParams.get('sort') ?? 'top', offset, limit);
+        // Without paging the open-source server says nothing of more comments.
+        if (unpaged) return send(200, ok('comments', tree));
         return send(200, ok('comments', tree, { post_id: p.id, has_more: more, next_cursor: more ? String(offset + limit) : null, tip: `${ADVICE_MARKER}: reply to the newest comment` }));
       }
       if (method === 'POST') {
