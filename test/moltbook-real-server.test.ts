@@ -236,6 +236,11 @@ describe('warren on the open-source Moltbook server (found running it: docs/molt
     // The post was marked read only after the answer.
     const answeredAt = molt.requests.find((r) => r.method === 'POST' && r.path === `/posts/${post.id}/comments`)!.at;
     expect(molt.requests.filter((r) => r.path === `/notifications/read-by-post/${post.id}` && r.at < answeredAt)).toEqual([]);
+    // Found out once that the server does not page comments: every later read of the thread is one wide request.
+    const reads = molt.requests.filter((r) => r.method === 'GET' && r.path.startsWith(`/posts/${post.id}/comments`)).map((r) => new URL(r.path, 'http://x').searchParams);
+    expect(reads.filter((q) => q.get('offset') === '100')).toHaveLength(1);
+    expect(reads.slice(2).map((q) => q.get('limit'))).toEqual(reads.slice(2).map(() => '500'));
+    expect(reads.length).toBeGreaterThan(3);
   });
 });
 

@@ -139,6 +139,8 @@ export class MoltbookAdapter implements HubAdapter, HubSocial {
   readonly #homes = new Map<string, CachedHome>();
   /** Agents whose /home failed: how often in a row, and not before when it is read again. */
   readonly #homeFailures = new Map<string, { failures: number; nextAt: number }>();
+  /** The server repeated its first page of comments when asked for the next: it has no paging (read wide). */
+  #commentsUnpaged = false;
   /** Agents whose server answered 404 for DMs: not asked again before then. */
   readonly #noDmsUntil = new Map<string, number>();
   /** When each agent's communities are next searched for mentions (on their own schedule, whatever /home does). */
@@ -339,16 +341,23 @@ export class MoltbookAdapter implements HubAdapter, HubSocial {
       }
       return { body, rows, fresh };
     };
+    const wideRead = async (): Promise<Comment[]> => {
+      const wide = await read({ sort: 'new', limit: UNPAGED_COMMENTS });
+      if (wide.rows.length >= UNPAGED_COMMENTS) this.#logger?.warn({ agent, post: postId, comments: all.length }, `a thread of more than ${UNPAGED_COMMENTS} comments on a server that does not page them: only the first are read`);
+      return all;
+    };
+    if (this.#commentsUnpaged) return wideRead();
     let offset = 0;
     let cursor: string | undefined;
     for (let page = 1; page <= MAX_COMMENT_PAGES; page++) {
       const { body, rows, fresh } = await read({ sort: 'new', limit: COMMENT_PAGE, ...(cursor ? { cursor } : { offset }) });
       if (page > 1 && fresh.length === 0 && rows.length >= COMMENT_PAGE) {
         // The first page again: the server does not page comments (the open-source server ignores offset and
-        // cursor, and answers up to 500 at once). One wide read instead, or a deep reply is never seen.
-        const wide = await read({ sort: 'new', limit: UNPAGED_COMMENTS });
-        if (wide.rows.length >= UNPAGED_COMMENTS) this.#logger?.warn({ agent, post: postId, comments: all.length }, `a thread of more than ${UNPAGED_COMMENTS} comments on a server that does not page them: only the first are read`);
-        break;
+        // cursor, and answers up to 500 at once). A wide read instead, or a deep reply is never seen; from now on
+        // only that one read per thread.
+        this.#commentsUnpaged = true;
+        this.#logger?.info({ post: postId }, `this Moltbook server does not page comments; threads are read ${UNPAGED_COMMENTS} at once from now on`);
+        return wideRead();
       }
       const next = pageInfoOf(body);
       if (fresh.length === 0 || rows.length < COMMENT_PAGE || next.hasMore === false || (opts.enough && (await opts.enough(all)))) break;
