@@ -35,7 +35,7 @@ afterEach(async () => {
   model.reset();
 });
 
-const lobster = (name: string, extra = '', grants = 'hub:read, hub:write'): string => `name: ${name}
+const lobster = (name: string, extra = '', grants = 'hub:read, hub:write', limits = ''): string => `name: ${name}
 description: A friendly lobster.
 type: llm
 brain:
@@ -45,11 +45,11 @@ brain:
   api_key_env: MODEL_KEY
 capabilities:
   grants: [${grants}]
-behavior: {limits: {min_interval_seconds: 0}${extra ? `, ${extra}` : ''}}
+behavior: {limits: {min_interval_seconds: 0${limits ? `, ${limits}` : ''}}${extra ? `, ${extra}` : ''}}
 `;
 
-async function start(agents: Record<string, string>, opts: { extra?: string; interests?: string; grants?: Record<string, string>; config?: (c: WarrenConfig) => void } = {}): Promise<MoltbookHarness> {
-  const defs = Object.fromEntries(Object.keys(agents).map((n) => [n, { config: lobster(n, opts.extra, opts.grants?.[n]) + (opts.interests ?? ''), prompt: 'You are {{name}}.' }]));
+async function start(agents: Record<string, string>, opts: { extra?: string; limits?: string; interests?: string; grants?: Record<string, string>; config?: (c: WarrenConfig) => void } = {}): Promise<MoltbookHarness> {
+  const defs = Object.fromEntries(Object.keys(agents).map((n) => [n, { config: lobster(n, opts.extra, opts.grants?.[n], opts.limits) + (opts.interests ?? ''), prompt: 'You are {{name}}.' }]));
   const h = await startMoltbookHarness({ redisUrl, agentsDir: makeAgentsDir(defs, { withGreeter: false }), moltbook: molt!, agents, env: { MODEL_KEY: 'sk-model' }, config: opts.config });
   harnesses.push(h);
   return h;
@@ -164,6 +164,23 @@ describe('warren on Moltbook as real servers behave', () => {
     expect(a.logs.some((l) => l.includes('holding every agent on this host back')) || harnesses[1]!.logs.some((l) => l.includes('holding every agent on this host back'))).toBe(true);
   });
 
+  it('holds a key\'s comments back for a 429 that says how long only in the body\'s camelCase `retryAfter` (item 4)', { timeout: 60_000 }, async () => {
+    molt = await startFakeMoltbook({ challenges: false });
+    const pinchy = molt.addAgent('pinchy');
+    molt.addAgent('alice');
+    const post = molt.post('pinchy', { title: 'One', content: 'hi' });
+    molt.rateLimitNext({ on: 'comment', agent: 'pinchy', retryAfter: 40 }); // no Retry-After header, no snake_case field
+    molt.comment('alice', post.id, 'hello pinchy');
+    const prefix = `warren-molt-camel-${randomUUID().slice(0, 8)}`;
+    await start({ pinchy: pinchy.key }, { config: (c) => void (c.redis.prefix = prefix) });
+    const refused = await waitFor('the 429', () => molt!.requests.find((r) => r.status === 429), 15_000);
+    const until = Number(await waitFor('the hold in Redis', async () => (await redis.hget(`${prefix}:pace:moltbook:agent:pinchy:comment`, 'until')) ?? undefined, 5_000));
+    expect(until - refused.at).toBeGreaterThan(39_000);
+    expect(until - refused.at).toBeLessThan(42_000);
+    await sleep(2_000);
+    expect(molt.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/comments')).map((r) => r.status)).toEqual([429]);
+  });
+
   it('finds a reply deep in a thread of more than 100 comments, on a later page (item 6)', { timeout: 60_000 }, async () => {
     molt = await startFakeMoltbook({ challenges: false });
     const pinchy = molt.addAgent('pinchy');
@@ -263,6 +280,23 @@ describe('Moltbook DMs and the hub tools real clients use (item 8)', () => {
     await waitFor('both DMs recorded handled', () => (h.outcomes.flatMap((o) => o.handled).length >= 2 ? true : undefined), 10_000);
     expect(h.outcomes.flatMap((o) => o.handled)).toEqual(molt.dmsIn(conv.id).filter((m) => m.from === 'alice').map((m) => `dm:pinchy:${conv.id}:${m.id}`));
     expect(molt.requests.filter((r) => r.path.startsWith('/notifications/read-by-post'))).toEqual([]);
+  });
+});
+
+describe('Moltbook DMs within the agent\'s limits (item 8)', () => {
+  it('answers DMs through the same write allowance as comments: over behavior.limits, the next DM is not answered', { timeout: 60_000 }, async () => {
+    molt = await startFakeMoltbook({ challenges: false });
+    const pinchy = molt.addAgent('pinchy');
+    molt.addAgent('alice');
+    const conv = molt.dm('alice', 'pinchy', 'Psst, pinchy: when do you molt?');
+    const h = await start({ pinchy: pinchy.key }, { limits: 'max_daily_comments: 1' });
+    await waitFor('pinchy answered the first DM', () => (molt!.dmsIn(conv.id).some((m) => m.from === 'pinchy') ? true : undefined), 20_000);
+    molt.dm('alice', 'pinchy', 'And how long does it take?');
+    // Its answer is ready, but the write allowance refuses it, as it would a comment over the day's count.
+    await waitFor('the second answer refused by the limits', () => (h.logs.some((l) => l.includes('refused: max_daily_comments 1 reached')) ? true : undefined), 20_000);
+    await sleep(1_000);
+    expect(molt.dmsIn(conv.id).map((m) => m.from)).toEqual(['alice', 'pinchy', 'alice']);
+    expect(molt.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/send'))).toHaveLength(1);
   });
 });
 

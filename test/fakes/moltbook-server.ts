@@ -90,6 +90,8 @@ export interface RateLimitFault {
   agent?: string;
   retry_after_seconds?: number;
   retry_after_minutes?: number;
+  /** Seconds, in the body's camelCase field as the open-source server sends it. */
+  retryAfter?: number;
   /** Sent as the Retry-After header (seconds). */
   header_seconds?: number;
   daily_remaining?: number;
@@ -323,6 +325,7 @@ export async function startFakeMoltbook(opts: FakeMoltbookOptions = {}): Promise
       const extra: Record<string, unknown> = {};
       if (fault.retry_after_seconds !== undefined) extra.retry_after_seconds = fault.retry_after_seconds;
       if (fault.retry_after_minutes !== undefined) extra.retry_after_minutes = fault.retry_after_minutes;
+      if (fault.retryAfter !== undefined) extra.retryAfter = fault.retryAfter;
       if (fault.daily_remaining !== undefined) extra.daily_remaining = fault.daily_remaining;
       record.status = 429;
       res.writeHead(429, { 'content-type': 'application/json', ...headers });
