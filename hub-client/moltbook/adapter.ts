@@ -259,7 +259,8 @@ export class MoltbookAdapter implements HubAdapter, HubSocial {
         await this.#pacer.penalise(bucket, this.#now() + ms);
         this.#logger?.warn({ agent, path: r.path, retryAfterMs: ms, held: bucket }, `Moltbook rate limit: holding ${bucket === hostBucket(this.#host) ? 'every agent on this host' : 'this key'} back`);
       }
-      if (err instanceof HubError && err.status === 401 && !this.#refused.has(agent)) {
+      // Only for the key in use now: a request sent with a key since rotated says nothing of the new one.
+      if (err instanceof HubError && err.status === 401 && !this.#refused.has(agent) && this.#keys.get(agent) === key) {
         this.#refused.add(agent);
         await this.#needsOperator(agent, `Moltbook refused its key (401 on ${r.path}); it needs a valid key from its owner, then \`warren reload\` (a key in a file) or a restart (a key in a variable), and \`warren resume\``);
       }
