@@ -28,6 +28,7 @@ import { activatedKey, consumptionKey, explorationReplyKey, markReadKey, notific
 import type { InboxClaim } from '../scheduler/inbox-claims.ts';
 import { TaskUnreadable, type AgentTask, type TaskInbox, type TaskSource } from '../scheduler/task-inbox.ts';
 import type { ReplyOutbox } from './reply-outbox.ts';
+import type { TaskEnded, TaskEndingHandler, TaskWaitHandler } from './task-source-handlers.ts';
 import { partitionInbox } from './inbox-policy.ts';
 import { PhaseTimer, type PhaseTimings } from './phase-timer.ts';
 import { personAudience } from '../memory/audience.ts';
@@ -65,6 +66,11 @@ export interface ActivationDeps extends TurnServices {
   taskStarts?: Partial<Record<TaskSource, TaskStartHandler>>;
   /** Where approved proposals of new agents are written (activation/spawn-approval.ts). */
   spawn?: SpawnOutcomes;
+  /**
+   * Told when a task's run stops for approval, by the task's source (the A2A server keeps the task WORKING and says
+   * it waits for approval); the run that goes on after the decision tells its end through `taskEndings`.
+   */
+  taskWaits?: Partial<Record<TaskSource, TaskWaitHandler>>;
 }
 
 /** A task's turn as its source watches it: `cancelled` aborts the turn; `close` once the turn is over. */
@@ -76,9 +82,7 @@ export interface TaskWatch {
 }
 export type TaskStartHandler = (agent: string, task: AgentTask, activationId: string) => Promise<TaskWatch>;
 
-/** How a task ended, as its source hears it: an answer (maybe empty), or why it failed for good. */
-export type TaskEnded = { kind: 'answered'; text: string; activationId: string } | { kind: 'failed'; message: string; activationId: string };
-export type TaskEndingHandler = (agent: string, task: AgentTask, ended: TaskEnded) => Promise<void>;
+export type { TaskEnded, TaskEndingHandler, TaskWait, TaskWaitHandler } from './task-source-handlers.ts';
 
 /** Activations that may claim one task before it is given up on (each crashed or timed out holding it). */
 export const TASK_CLAIMS_BEFORE_GIVING_UP = 3;
@@ -485,8 +489,10 @@ async function answerTask(deps: ActivationDeps, run: Run): Promise<Step> {
     }
     if (result.kind === 'awaiting_approval') {
       // The task is answered by the run that goes on after the decision; this one keeps it as a request.
-      const request = await keepPausedRun(deps.approvals, def, activationId, turn.result, { kind: 'task', taskId: task.id, source: task.source, name: task.name }, deps.redact);
+      const request = await keepPausedRun(deps.approvals, def, activationId, turn.result, { kind: 'task', taskId: task.id, source: task.source, name: task.name, ...(task.meta ? { meta: task.meta } : {}) }, deps.redact);
       log.info({ task: task.id, approval: request.id }, 'task waits for approval');
+      // Its source hears that it waits (an A2A caller sees it WORKING, waiting for approval), not that it ended.
+      await deps.taskWaits?.[task.source]?.(def.name, task, { approvalId: request.id, tools: request.calls.map((c) => c.name), activationId });
       await deps.tasks.settle(def.name, task.id);
       return done({ ending: { outcome: result, by: 'agent' }, usage });
     }

@@ -12,7 +12,7 @@ import type { Executor } from '../executors/executor.ts';
 import { assertNever, outcomeOfError, outcomeOfRun, type FailureOutcome } from '../executors/run-outcome.ts';
 import type { HubAdapter } from '../hub-client/adapter.ts';
 import { explorationReplyKey, notificationReplyKey } from '../policy/idempotency-keys.ts';
-import type { ApprovalDecisionRecord, ApprovalEntry, ApprovalRequest } from '../scheduler/approval-store.ts';
+import type { ApprovalDecisionRecord, ApprovalEntry, ApprovalOrigin, ApprovalRequest } from '../scheduler/approval-store.ts';
 import { WriteRefused, type WriteAllowance } from '../scheduler/write-allowance.ts';
 import type { AgentDefinition } from '../store/definition.ts';
 import { keepPausedRun, type ApprovalKeeping } from './approval-pause.ts';
@@ -21,6 +21,8 @@ import { parseExplorationAnswer } from './exploration-answer.ts';
 import { outcomeOfRefusal } from './failure-policy.ts';
 import { replyWithinLimits } from './pipeline-reply.ts';
 import { carryOutSpawn, type SpawnOutcomes } from './spawn-approval.ts';
+import { pausedTask, type TaskEnded, type TaskEndingHandler, type TaskWaitHandler } from './task-source-handlers.ts';
+import type { TaskSource } from '../scheduler/task-inbox.ts';
 import type { Logger } from 'pino';
 
 export interface ResumeDeps {
@@ -30,6 +32,9 @@ export interface ResumeDeps {
   approvals?: ApprovalKeeping;
   /** Where approved proposals of new agents are written (activation/spawn-approval.ts). */
   spawn?: SpawnOutcomes;
+  /** A paused task's source hears how it ended, or that it waits again (activation.ts's deps of the same names). */
+  taskEndings?: Partial<Record<TaskSource, TaskEndingHandler>>;
+  taskWaits?: Partial<Record<TaskSource, TaskWaitHandler>>;
 }
 
 export interface ResumeRun {
@@ -87,12 +92,15 @@ export async function carryOutApproval(deps: ResumeDeps, run: ResumeRun, approva
     case 'awaiting_approval': {
       // Another call waits: a new request (from the paused activation's key space and the step now), this one done.
       const next = await keepPausedRun(deps.approvals, def, work.activationId, result, origin, deps.redact);
+      if (origin.kind === 'task') await deps.taskWaits?.[origin.source]?.(def.name, pausedTask(origin), { approvalId: next.id, tools: next.calls.map((c) => c.name), activationId: work.activationId });
       await store.finish(approvalId);
       log.info({ approval: approvalId, next: next.id }, 'the resumed run waits for approval again');
       return { kind: 'done', ending: { outcome, by: 'agent' }, handled: [], replies: 0, posts: 0, usage };
     }
     case 'posted_by_tool':
     case 'no_action':
+      // A task's source hears it answered, with no text (as a task's run that posts by tool is: activation.ts).
+      await tellTask(deps, def.name, origin, { kind: 'answered', text: '', activationId: work.activationId });
       await store.finish(approvalId);
       return { kind: 'done', ending: { outcome, by: 'agent' }, handled: [], replies: 0, posts: outcome.kind === 'posted_by_tool' ? 1 : 0, usage };
     case 'answered':
@@ -121,7 +129,9 @@ export async function carryOutApproval(deps: ResumeDeps, run: ResumeRun, approva
       break;
     }
     case 'task':
-      // The answer is the approval task's own (its ending is told by the task pipeline).
+      // The paused task's source hears the answer now (an A2A caller's task completes with it), before the request
+      // is done: a crash in between tells again, and the source keeps the first (the A2A store is forward-only).
+      await tellTask(deps, def.name, origin, { kind: 'answered', text, activationId: work.activationId });
       break;
     default:
       return assertNever(origin);
@@ -192,4 +202,9 @@ async function makeHeldWrite(deps: ResumeDeps, run: ResumeRun, approvalId: strin
 function refusalFailure(err: WriteRefused): FailureOutcome {
   const refused = outcomeOfRefusal(err.limit, err.message, err.retryAfterMs);
   return refused.kind === 'handled' ? { kind: 'terminal_failure', message: err.message, source: 'agent' } : refused;
+}
+
+/** Tells a paused task's source how it ended (nothing for a mention or an exploration). */
+async function tellTask(deps: ResumeDeps, agent: string, origin: ApprovalOrigin, ended: TaskEnded): Promise<void> {
+  if (origin.kind === 'task') await deps.taskEndings?.[origin.source]?.(agent, pausedTask(origin), ended);
 }

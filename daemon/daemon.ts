@@ -149,7 +149,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
           if (!live.approvals) throw new Error('the daemon is still starting');
           try {
             const r = await live.approvals.decide(id, decision === 'approve' ? 'approved' : 'denied', { by: 'operator', note });
-            return approvalView(r.entry);
+            return { ...approvalView(r.entry), ...(r.kind === 'already' ? { already: true } : {}) };
           } catch (err) {
             if (err instanceof UnknownApproval) throw new ApprovalRefused(404, err.message);
             if (err instanceof ApproverNotAllowed) throw new ApprovalRefused(403, err.message);
@@ -320,6 +320,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const sweep = setInterval(() => void approvals.sweep().catch((err: unknown) => logger.warn({ err }, 'approval sweep failed')), opts.approvalSweepMs ?? 15_000);
     sweep.unref();
     cleanup('approval sweep', 'work', () => clearInterval(sweep));
+    // Once at start too: what timed out or was decided while no daemon ran is handled now, not a sweep later.
+    void approvals.sweep().catch((err: unknown) => logger.warn({ err }, 'approval sweep failed'));
     let scheduler: Scheduler | undefined;
     // `warren status`'s reading of every agent, for /metrics and the embedded hub's watch page.
     const statusSources: StatusSources = { redis: producerConn, prefix: config.redis.prefix, minStalenessMs: config.scheduler.min_staleness, memory: services.memoryStore };
@@ -353,6 +355,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
           tasks,
           taskEndings,
           taskStarts: { a2a: a2a.turns.start },
+          taskWaits: { a2a: a2a.turns.waits },
           approvals: { store: approvalStore, onApprovalRequested },
           spawn: spawning.outcomes,
           takeNotes: spawning.takeNotes,

@@ -230,6 +230,10 @@ export class RedisKeys {
   get approvalsOpen(): string {
     return `${this.prefix}:approvals-open`;
   }
+  /** Sorted set: the ids of requests whose work is done, by when it was, kept as long as the requests (`warren approvals list --all`). */
+  get approvalsDone(): string {
+    return `${this.prefix}:approvals-done`;
+  }
   /** A request pacer's bucket (hub-client/request-pacer.ts), e.g. `moltbook:agent:<name>` or `moltbook:host:<host>`. */
   pace(bucket: string): string {
     return `${this.prefix}:pace:${bucket}`;

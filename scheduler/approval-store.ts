@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { RedisKeys } from '../redis/keys.ts';
 import type { RedisClient } from '../redis/scripts.ts';
+import { TASK_SOURCES } from './task-inbox.ts';
 
 /** Who may decide: the watch page's operator session, the command line with the admin key; `timeout` is the clock. */
 export type Approver = 'operator' | 'admin';
@@ -20,7 +21,8 @@ const Call = z.strictObject({ id: z.string(), name: z.string(), arguments: z.str
 export const ApprovalOriginSchema = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('notification'), notificationId: z.string(), postId: z.string(), commentId: z.string().nullable(), from: z.string() }),
   z.strictObject({ kind: z.literal('exploration'), feedPostIds: z.array(z.string()) }),
-  z.strictObject({ kind: z.literal('task'), taskId: z.string(), source: z.string(), name: z.string() }),
+  /** `meta`: the task's own small facts (an A2A task's ids), so the run that goes on tells its source how it ended. */
+  z.strictObject({ kind: z.literal('task'), taskId: z.string(), source: z.enum(TASK_SOURCES), name: z.string(), meta: z.record(z.string(), z.string()).optional() }),
 ]);
 export type ApprovalOrigin = z.infer<typeof ApprovalOriginSchema>;
 
@@ -139,9 +141,24 @@ export class ApprovalStore {
   }
 
   /** The work the request held is done: it leaves the open set; request and decision are kept a while to be read. */
-  async finish(id: string): Promise<void> {
+  async finish(id: string, now = Date.now()): Promise<void> {
     const k = this.#keys;
-    await this.#redis.multi().zrem(k.approvalsOpen, id).expire(k.approval(id), DONE_RETENTION_S).expire(k.approvalDecision(id), DONE_RETENTION_S).exec();
+    await this.#redis
+      .multi()
+      .zrem(k.approvalsOpen, id)
+      .expire(k.approval(id), DONE_RETENTION_S)
+      .expire(k.approvalDecision(id), DONE_RETENTION_S)
+      .zadd(k.approvalsDone, now, id)
+      // The done list forgets what the requests themselves no longer keep.
+      .zremrangebyscore(k.approvalsDone, '-inf', now - DONE_RETENTION_S * 1000)
+      .exec();
+  }
+
+  /** Requests whose work is done, newest first, at most `limit` (those still kept: DONE_RETENTION_S). */
+  async done(limit = 100): Promise<ApprovalEntry[]> {
+    const ids = await this.#redis.zrevrange(this.#keys.approvalsDone, 0, limit - 1);
+    const entries = await Promise.all(ids.map((id) => this.get(id)));
+    return entries.filter((e): e is ApprovalEntry => e !== undefined);
   }
 }
 

@@ -135,11 +135,18 @@ export function buildExecutors(opts: ExecutorsOptions): ExecutorRegistry {
 
 /** Moltbook as the hub: one key per configured agent; an agent whose key is not set is left out, said once. */
 export function openMoltbookHub(config: WarrenConfig, secrets: { get(name: string): string | undefined }, redis: RedisClient, logger: Logger, pause: (agent: string) => Promise<void>, askModel?: ChallengeModel, communities?: (agent: string) => readonly string[]): MoltbookAdapter {
-  const keys = new Map<string, string>();
+  // Asked at each use: a key in a secret file is read again at `warren reload`, so a rotated key needs no restart.
+  const keys = (): Map<string, string> => {
+    const now = new Map<string, string>();
+    for (const [agent, { api_key_env }] of Object.entries(config.hub.agents)) {
+      const key = secrets.get(api_key_env);
+      if (key) now.set(agent, key);
+    }
+    return now;
+  };
+  const atStart = keys();
   for (const [agent, { api_key_env }] of Object.entries(config.hub.agents)) {
-    const key = secrets.get(api_key_env);
-    if (key) keys.set(agent, key);
-    else logger.warn({ agent, variable: api_key_env }, `agent ${agent} has no Moltbook key: ${api_key_env} is not set; the agent is skipped`);
+    if (!atStart.has(agent)) logger.warn({ agent, variable: api_key_env }, `agent ${agent} has no Moltbook key: ${api_key_env} is not set; the agent is skipped`);
   }
   return new MoltbookAdapter({ baseUrl: config.hub.url, keys, redis, prefix: config.redis.prefix, homeIntervalMs: config.hub.home_interval, logger, onNeedsOperator: pause, budget: hubBudget(config.budget),
     askModel,

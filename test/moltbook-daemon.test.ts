@@ -1,6 +1,9 @@
 // warren on Moltbook, end to end: the real daemon (scheduler, BullMQ, worker, LLM executor over HTTP) against
 // the fake Moltbook and the fake OpenAI server.
 import { setTimeout as sleep } from 'node:timers/promises';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { WarrenConfigSchema, type WarrenConfig } from '../services/config.ts';
@@ -10,6 +13,9 @@ import { makeAgentsDir } from './support/daemon-harness.ts';
 import { waitFor } from './support/hub-api.ts';
 import { startMoltbookHarness, type MoltbookHarness } from './support/moltbook-harness.ts';
 import { startWarren, type WarrenProcess } from './support/warren-process.ts';
+import { AgentStateStore } from '../scheduler/agent-state.ts';
+import { setAgentPaused } from '../daemon/ops/pause.ts';
+import { RedisKeys } from '../redis/keys.ts';
 import { PROCESS_START_MS, PROCESS_TEST_MS } from './support/ceilings.ts';
 
 const redisUrl = inject('redisUrl');
@@ -95,6 +101,9 @@ describe('warren on moltbook', () => {
     expect(molt.commentsBy('pinchy', post.id).map((c) => c.content)).toEqual(['Thanks for stopping by, glad to meet you.']);
     expect(molt.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/comments'))).toHaveLength(1);
     expect(molt.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/comments')).map((r) => r.status)).toEqual([500]);
+    // The write skipped as already there names the comment it found (issue 30, item 2).
+    const found = molt.commentsBy('pinchy', post.id)[0]!.id;
+    expect(h.logs.some((l) => l.includes(`the write is already on Moltbook as comment ${found}; not writing again`))).toBe(true);
     // The answer was kept from the first attempt: the model was asked once.
     expect(model.requests.filter((r) => r.path.includes('/chat/completions'))).toHaveLength(1);
   });
@@ -313,6 +322,51 @@ describe('warren on moltbook', () => {
     await waitFor('snappy explored', () => (h!.outcomes.some((o) => o.agent === 'snappy' && o.trigger === 'exploration') ? true : undefined), 30_000);
     await sleep(1_000);
     expect(h.outcomes.filter((o) => o.agent === 'pinchy' && o.trigger === 'exploration')).toEqual([]);
+  });
+
+  it('uses a key rotated in its file after `warren reload`, without a restart', { timeout: 60_000 }, async () => {
+    molt = await startFakeMoltbook({ challenges: false });
+    const pinchy = molt.addAgent('pinchy');
+    molt.addAgent('alice');
+    const dir = mkdtempSync(join(tmpdir(), 'warren-molt-keys-'));
+    const file = join(dir, 'pinchy-key');
+    writeFileSync(file, `${pinchy.key}\n`);
+    const post = molt.post('pinchy', { title: 'Hello', content: 'hi' });
+    molt.comment('alice', post.id, 'hello pinchy');
+    h = await startMoltbookHarness({
+      redisUrl,
+      agentsDir: makeAgentsDir({ pinchy: { config: lobster('pinchy'), prompt: 'You are {{name}}.' } }, { withGreeter: false }),
+      moltbook: molt,
+      agents: { pinchy: undefined },
+      env: { MODEL_KEY: 'sk-model', MOLTBOOK_KEY_PINCHY_FILE: file },
+    });
+    await waitFor('pinchy replied with its first key', () => (molt!.commentsBy('pinchy').length === 1 ? true : undefined), 15_000);
+
+    // The owner rotates the key on Moltbook: the old one is refused, warren stops the agent and pauses it.
+    const rotated = molt.rotateKey('pinchy');
+    const r = new Redis(redisUrl);
+    const paused = new RedisKeys(h.prefix).agentPaused;
+    await waitFor('the old key refused and pinchy paused', async () => ((await r.hget(paused, 'pinchy')) ? true : undefined), 15_000);
+    expect(h.logs.some((l) => l.includes('pinchy needs its operator and is paused'))).toBe(true);
+    // The operator puts the new key in the file, reloads and resumes the agent.
+    writeFileSync(file, `${rotated}\n`);
+    await h.daemon.reload();
+    const state = new AgentStateStore(r, h.prefix);
+    await setAgentPaused(state, 'pinchy', false); // what `warren resume pinchy` does
+    molt.comment('alice', post.id, 'still there, pinchy?');
+    // An activation under way with the old key may fail after the resume and hold the agent in a backoff: the
+    // operator resumes again. (Without the new key read, each resume would only end in another 401 and pause.)
+    await waitFor('pinchy replied with its new key', async () => {
+      if (molt!.commentsBy('pinchy').length === 2) return true;
+      await setAgentPaused(state, 'pinchy', false);
+      return undefined;
+    }, 30_000, 1_000);
+    await r.quit();
+    const withNew = molt.requests.filter((r) => r.agent === 'pinchy' && r.method === 'POST' && r.path.endsWith('/comments'));
+    expect(withNew.map((r) => r.status)).toEqual([201, 201]);
+    expect(h.logs.some((l) => l.includes('pinchy: a new Moltbook key is in use'))).toBe(true);
+    expect(h.logs.some((l) => l.includes(rotated) || l.includes(pinchy.key))).toBe(false);
+    rmSync(dir, { recursive: true, force: true });
   });
 
   it('skips an agent without a key, saying so, and runs the others', async () => {

@@ -35,7 +35,7 @@ afterEach(async () => {
   model.reset();
 });
 
-const lobster = (name: string, extra = '', grants = 'hub:read, hub:write'): string => `name: ${name}
+const lobster = (name: string, extra = '', grants = 'hub:read, hub:write', limits = ''): string => `name: ${name}
 description: A friendly lobster.
 type: llm
 brain:
@@ -45,11 +45,11 @@ brain:
   api_key_env: MODEL_KEY
 capabilities:
   grants: [${grants}]
-behavior: {limits: {min_interval_seconds: 0}${extra ? `, ${extra}` : ''}}
+behavior: {limits: {min_interval_seconds: 0${limits ? `, ${limits}` : ''}}${extra ? `, ${extra}` : ''}}
 `;
 
-async function start(agents: Record<string, string>, opts: { extra?: string; interests?: string; grants?: Record<string, string>; config?: (c: WarrenConfig) => void } = {}): Promise<MoltbookHarness> {
-  const defs = Object.fromEntries(Object.keys(agents).map((n) => [n, { config: lobster(n, opts.extra, opts.grants?.[n]) + (opts.interests ?? ''), prompt: 'You are {{name}}.' }]));
+async function start(agents: Record<string, string>, opts: { extra?: string; limits?: string; interests?: string; grants?: Record<string, string>; config?: (c: WarrenConfig) => void } = {}): Promise<MoltbookHarness> {
+  const defs = Object.fromEntries(Object.keys(agents).map((n) => [n, { config: lobster(n, opts.extra, opts.grants?.[n], opts.limits) + (opts.interests ?? ''), prompt: 'You are {{name}}.' }]));
   const h = await startMoltbookHarness({ redisUrl, agentsDir: makeAgentsDir(defs, { withGreeter: false }), moltbook: molt!, agents, env: { MODEL_KEY: 'sk-model' }, config: opts.config });
   harnesses.push(h);
   return h;
@@ -164,6 +164,23 @@ describe('warren on Moltbook as real servers behave', () => {
     expect(a.logs.some((l) => l.includes('holding every agent on this host back')) || harnesses[1]!.logs.some((l) => l.includes('holding every agent on this host back'))).toBe(true);
   });
 
+  it('holds a key\'s comments back for a 429 that says how long only in the body\'s camelCase `retryAfter` (item 4)', { timeout: 60_000 }, async () => {
+    molt = await startFakeMoltbook({ challenges: false });
+    const pinchy = molt.addAgent('pinchy');
+    molt.addAgent('alice');
+    const post = molt.post('pinchy', { title: 'One', content: 'hi' });
+    molt.rateLimitNext({ on: 'comment', agent: 'pinchy', retryAfter: 40 }); // no Retry-After header, no snake_case field
+    molt.comment('alice', post.id, 'hello pinchy');
+    const prefix = `warren-molt-camel-${randomUUID().slice(0, 8)}`;
+    await start({ pinchy: pinchy.key }, { config: (c) => void (c.redis.prefix = prefix) });
+    const refused = await waitFor('the 429', () => molt!.requests.find((r) => r.status === 429), 15_000);
+    const until = Number(await waitFor('the hold in Redis', async () => (await redis.hget(`${prefix}:pace:moltbook:agent:pinchy:comment`, 'until')) ?? undefined, 5_000));
+    expect(until - refused.at).toBeGreaterThan(39_000);
+    expect(until - refused.at).toBeLessThan(42_000);
+    await sleep(2_000);
+    expect(molt.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/comments')).map((r) => r.status)).toEqual([429]);
+  });
+
   it('finds a reply deep in a thread of more than 100 comments, on a later page (item 6)', { timeout: 60_000 }, async () => {
     molt = await startFakeMoltbook({ challenges: false });
     const pinchy = molt.addAgent('pinchy');
@@ -203,6 +220,47 @@ describe('warren on Moltbook as real servers behave', () => {
   });
 });
 
+describe('warren on the open-source Moltbook server (found running it: docs/moltbook-real-server.md)', () => {
+  it('answers a mention on a server without /home, notifications or DMs, and the activation ends well: nothing to mark read, DMs not asked for again and again', { timeout: 60_000 }, async () => {
+    molt = await startFakeMoltbook({ challenges: false, notifications: false });
+    const pinchy = molt.addAgent('pinchy');
+    molt.addAgent('alice');
+    const mention = molt.post('alice', { title: 'Question', content: 'Hey @pinchy, when do you molt?', submolt: 'general' });
+    const h = await start({ pinchy: pinchy.key }, { interests: 'interests: {communities: [general]}\n' });
+    await waitFor('the mention answered', () => (molt!.commentsBy('pinchy', mention.id).length ? true : undefined), 20_000);
+    const outcome = await waitFor('its activation ended', () => h.outcomes.find((o) => o.agent === 'pinchy'), 10_000);
+    // A mention is warren's own find: there is no read state on the hub to set for it (here the endpoint is absent).
+    expect(outcome).toMatchObject({ reason: 'final', replies: 1, handled: [`${mention.id}:mention`] });
+    expect(molt.requests.filter((r) => r.path.startsWith('/notifications/'))).toEqual([]);
+    // A server without DMs (404) is not asked again at every round (home_interval is 100 ms here).
+    await sleep(3_000);
+    expect(molt.requests.filter((r) => r.path === '/agents/dm/check').length).toBeLessThanOrEqual(2);
+    expect(h.logs.filter((l) => l.includes('"level":50')).filter((l) => !l.includes('answers without credentials'))).toEqual([]);
+  });
+
+  it('finds a reply deep in a thread of more than 100 comments on a server that does not page comments, and never marks it read unanswered', { timeout: 60_000 }, async () => {
+    molt = await startFakeMoltbook({ challenges: false, commentPaging: 'ignored' });
+    const pinchy = molt.addAgent('pinchy');
+    molt.addAgent('alice');
+    molt.addAgent('bob');
+    const post = molt.post('bob', { title: 'Big thread', content: 'everyone say hi' });
+    const mine = molt.comment('pinchy', post.id, 'hi from pinchy');
+    for (let i = 0; i < 120; i++) molt.comment('bob', post.id, `hi number ${i}`);
+    const reply = molt.comment('alice', post.id, 'pinchy, what do you eat?', mine.id);
+    await start({ pinchy: pinchy.key });
+    await waitFor('pinchy answered alice', () => (molt!.commentsBy('pinchy', post.id).length === 2 ? true : undefined), 20_000);
+    expect(molt.commentsBy('pinchy', post.id).find((c) => c.id !== mine.id)?.parentId).toBe(reply.id);
+    // The post was marked read only after the answer.
+    const answeredAt = molt.requests.find((r) => r.method === 'POST' && r.path === `/posts/${post.id}/comments`)!.at;
+    expect(molt.requests.filter((r) => r.path === `/notifications/read-by-post/${post.id}` && r.at < answeredAt)).toEqual([]);
+    // Found out once that the server does not page comments: every later read of the thread is one wide request.
+    const reads = molt.requests.filter((r) => r.method === 'GET' && r.path.startsWith(`/posts/${post.id}/comments`)).map((r) => new URL(r.path, 'http://x').searchParams);
+    expect(reads.filter((q) => q.get('offset') === '100')).toHaveLength(1);
+    expect(reads.slice(2).map((q) => q.get('limit'))).toEqual(reads.slice(2).map(() => '500'));
+    expect(reads.length).toBeGreaterThan(3);
+  });
+});
+
 describe('Moltbook DMs and the hub tools real clients use (item 8)', () => {
   it('answers a direct message in its conversation, once, and the next one too', { timeout: 60_000 }, async () => {
     molt = await startFakeMoltbook({ challenges: false });
@@ -222,6 +280,23 @@ describe('Moltbook DMs and the hub tools real clients use (item 8)', () => {
     await waitFor('both DMs recorded handled', () => (h.outcomes.flatMap((o) => o.handled).length >= 2 ? true : undefined), 10_000);
     expect(h.outcomes.flatMap((o) => o.handled)).toEqual(molt.dmsIn(conv.id).filter((m) => m.from === 'alice').map((m) => `dm:pinchy:${conv.id}:${m.id}`));
     expect(molt.requests.filter((r) => r.path.startsWith('/notifications/read-by-post'))).toEqual([]);
+  });
+});
+
+describe('Moltbook DMs within the agent\'s limits (item 8)', () => {
+  it('answers DMs through the same write allowance as comments: over behavior.limits, the next DM is not answered', { timeout: 60_000 }, async () => {
+    molt = await startFakeMoltbook({ challenges: false });
+    const pinchy = molt.addAgent('pinchy');
+    molt.addAgent('alice');
+    const conv = molt.dm('alice', 'pinchy', 'Psst, pinchy: when do you molt?');
+    const h = await start({ pinchy: pinchy.key }, { limits: 'max_daily_comments: 1' });
+    await waitFor('pinchy answered the first DM', () => (molt!.dmsIn(conv.id).some((m) => m.from === 'pinchy') ? true : undefined), 20_000);
+    molt.dm('alice', 'pinchy', 'And how long does it take?');
+    // Its answer is ready, but the write allowance refuses it, as it would a comment over the day's count.
+    await waitFor('the second answer refused by the limits', () => (h.logs.some((l) => l.includes('refused: max_daily_comments 1 reached')) ? true : undefined), 20_000);
+    await sleep(1_000);
+    expect(molt.dmsIn(conv.id).map((m) => m.from)).toEqual(['alice', 'pinchy', 'alice']);
+    expect(molt.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/send'))).toHaveLength(1);
   });
 });
 
@@ -291,6 +366,48 @@ describe('Moltbook one-off actions and pacing buckets', () => {
 });
 
 describe('Moltbook writes checked before they are sent (item 5)', () => {
+  it('through the daemon: a post the server would refuse is refused locally, naming the field, and the half hour\'s one post still goes out, naming its community twice', { timeout: 60_000 }, async () => {
+    // The server's own limits (one post per key per 30 min, counted before its validation), and it reads `submolt`.
+    molt = await startFakeMoltbook({ challenges: false });
+    const pinchy = molt.addAgent('pinchy');
+    molt.addAgent('alice');
+    const own = molt.post('pinchy', { title: 'Ask me', content: 'about molting' });
+    molt.comment('alice', own.id, 'pinchy, could you write a molting diary for m/general?');
+    const diary = 'Day one: the old shell splits along the back.';
+    let step = 0;
+    model.setResponder(() => {
+      step++;
+      // First two malformed posts the open-source server would refuse after counting them (content over 40,000
+      // characters; a community name that cannot exist), then the good one, then the answer to alice.
+      if (step === 1) return { tool_calls: [
+        { name: 'hub_post', arguments: { title: 'Molting diary', content: 'x'.repeat(40_001), community: 'general' } },
+        { name: 'hub_post', arguments: { title: 'Molting diary', content: diary, community: 'm/tide pools!' } },
+      ] };
+      if (step === 2) return { tool_calls: [{ name: 'hub_post', arguments: { title: 'Molting diary', content: diary, community: 'm/general' } }] };
+      return 'Done: the diary is up in m/general.';
+    });
+    const h = await start({ pinchy: pinchy.key });
+    // The post is the activation's answer (a tool posted): the text after it is not written as a comment.
+    const done = await waitFor('pinchy\'s activation ended', () => h.outcomes.find((o) => o.agent === 'pinchy'), 30_000);
+    expect(done).toMatchObject({ reason: 'posted', outcome: { kind: 'posted_by_tool' } });
+    expect(molt.postsBy('pinchy').map((p) => [p.title, p.content, p.submolt])).toContainEqual(['Molting diary', diary, 'general']);
+    // The model was told which field was wrong, from warren, not from the server.
+    const second = model.requests.filter((r) => r.path.includes('/chat/completions'))[1]!.rawBody;
+    expect(second).toMatch(/content: pinchy: 40001 characters, at most 40000 \(checked before sending/);
+    expect(second).toMatch(/community: pinchy: \\"tide pools!\\" is not a community name/);
+    // One POST /posts reached the server: the good one, within the post limiter's one, naming the community both ways.
+    const sent = molt.requests.filter((r) => r.method === 'POST' && r.path === '/posts');
+    expect(sent.map((r) => r.status)).toEqual([201]);
+    expect(sent[0]!.body).toMatchObject({ submolt: 'general', submolt_name: 'general', title: 'Molting diary', content: diary });
+    expect(molt.requests.filter((r) => r.status === 429)).toEqual([]);
+
+    // Why it matters: sent as they were, the first malformed post would have spent the half hour.
+    const key = molt.addAgent('snappy').key;
+    const raw = (body: unknown): Promise<number> => fetch(`${molt!.url}/posts`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.status);
+    expect(await raw({ submolt: 'general', title: 'Molting diary', content: 'x'.repeat(40_001) })).toBe(400);
+    expect(await raw({ submolt: 'general', title: 'Molting diary', content: diary })).toBe(429);
+  });
+
   const adapter = (f: FakeMoltbook, agent: string): MoltbookAdapter =>
     new MoltbookAdapter({ baseUrl: f.url, keys: new Map([[agent, f.addAgent(agent).key]]), redis, prefix: `molt-${randomUUID().slice(0, 8)}`, writeLimits: { established: { postGapMs: 0, commentGapMs: 0, commentsPerDay: 50 }, newAgent: { postGapMs: 0, commentGapMs: 0, commentsPerDay: 20 } } });
 

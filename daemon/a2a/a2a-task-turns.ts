@@ -4,7 +4,7 @@
 // (SIGKILL mid-task) answers the caller once; each change is then announced to the daemon holding the request.
 import { TaskState, type Task } from '@a2a-js/sdk';
 import type { Logger } from 'pino';
-import type { TaskEnded, TaskEndingHandler, TaskStartHandler, TaskWatch } from '../../activation/activation.ts';
+import type { TaskEnded, TaskEndingHandler, TaskStartHandler, TaskWaitHandler, TaskWatch } from '../../activation/activation.ts';
 import type { AgentTask } from '../../scheduler/task-inbox.ts';
 import { agentMessage, answerArtifact, ended } from './a2a-executor.ts';
 import type { A2ANews } from './a2a-news.ts';
@@ -84,6 +84,24 @@ export class A2ATaskTurns {
     logger.info({ agent, task: taskId, caller: got.caller, outcome: how.kind }, 'A2A task ended');
     await news.publish({ kind: 'changed', taskId });
   };
+
+  /** activation deps' `taskWaits.a2a`: the task stays WORKING, its status message saying what waits for approval. */
+  readonly waits: TaskWaitHandler = async (agent, task, wait) => {
+    const { store, news, logger } = this.#d;
+    const taskId = a2aTaskId(task);
+    const got = await store.read(taskId);
+    if (!got) return void logger.warn({ agent, task: taskId }, 'an A2A task waits for approval but is not in the store (expired?)');
+    const written = await store.write(waitingTask(got.task, wait.approvalId, wait.tools, new Date()), got.agent, got.caller);
+    if (!written) return; // ended meanwhile (cancelled by its caller): nothing to say
+    logger.info({ agent, task: taskId, approval: wait.approvalId }, 'A2A task waits for approval');
+    await news.publish({ kind: 'changed', taskId });
+  };
+}
+
+/** The task while a call of its run waits for a person's approval: still WORKING, and saying so. Pure. */
+export function waitingTask(task: Task, approvalId: string, tools: readonly string[], now: Date): Task {
+  const text = `waiting for a person's approval of ${tools.join(', ')} (approval ${approvalId}); the task goes on once someone decides`;
+  return { ...task, status: { state: TaskState.TASK_STATE_WORKING, message: agentMessage(task, text, `${task.id}:approval:${approvalId}`), timestamp: now.toISOString() } };
 }
 
 /** The A2A task id behind an inbox task (`a2a:<taskId>`). */

@@ -13,6 +13,7 @@ import type { A2ATaskEntry } from '../a2a/a2a-task-view.ts';
 import type { WarrenConfig } from '../../services/config.ts';
 import type { OpsServices } from '../../services/composition.ts';
 import { loadWarrenConfig } from '../../services/config.ts';
+import { registerApprovalsCommand } from './approvals-command.ts';
 
 interface Common {
   config: string;
@@ -265,4 +266,6 @@ export function registerOpsCommands(program: Command): void {
         console.log(`${agent} ${paused ? 'paused' : 'resumed'}`);
       });
   }
+
+  registerApprovalsCommand(program);
 }

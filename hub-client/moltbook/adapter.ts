@@ -61,8 +61,11 @@ export class MoltbookChallengeError extends HubError {
 export interface MoltbookAdapterOptions {
   /** e.g. https://www.moltbook.com/api/v1 */
   baseUrl: string;
-  /** Agent name → its key. */
-  keys: ReadonlyMap<string, string>;
+  /**
+   * Agent name → its key. A function is asked again at each use: a key rotated in its secret file is used from the
+   * next `warren reload` (the daemon reads secret files again then), without a restart.
+   */
+  keys: ReadonlyMap<string, string> | (() => ReadonlyMap<string, string>);
   redis: RedisClient;
   prefix: string;
   logger?: Logger;
@@ -101,6 +104,10 @@ const MENTION_COMMUNITIES = 3;
 const COMMENT_PAGE = 100;
 /** Pages of comments read at most for one thread (a thread of thousands is read in part, said in the log). */
 const MAX_COMMENT_PAGES = 10;
+/** One read of a server that does not page comments (it repeats the first page): the open-source server's cap. */
+const UNPAGED_COMMENTS = 500;
+/** How long an agent's DMs are not asked for after the server said it has none (404). */
+const NO_DMS_RECHECK_MS = 60 * 60_000;
 /** The longest wait before a failing /home is read again. */
 const HOME_BACKOFF_CAP_MS = 15 * 60_000;
 
@@ -116,7 +123,9 @@ export class MoltbookAdapter implements HubAdapter, HubSocial {
   readonly baseUrl: string;
   readonly capabilities = MOLTBOOK_CAPABILITIES;
   readonly social: HubSocial = this;
-  readonly #keys: ReadonlyMap<string, string>;
+  readonly #keySource: () => ReadonlyMap<string, string>;
+  /** The keys last seen, to notice a rotated, added or removed key once. */
+  #lastKeys: ReadonlyMap<string, string> = new Map();
   readonly #state: MoltbookState;
   readonly #pacer: RequestPacer;
   readonly #bucket: Rate;
@@ -130,6 +139,10 @@ export class MoltbookAdapter implements HubAdapter, HubSocial {
   readonly #homes = new Map<string, CachedHome>();
   /** Agents whose /home failed: how often in a row, and not before when it is read again. */
   readonly #homeFailures = new Map<string, { failures: number; nextAt: number }>();
+  /** The server repeated its first page of comments when asked for the next: it has no paging (read wide). */
+  #commentsUnpaged = false;
+  /** Agents whose server answered 404 for DMs: not asked again before then. */
+  readonly #noDmsUntil = new Map<string, number>();
   /** When each agent's communities are next searched for mentions (on their own schedule, whatever /home does). */
   readonly #mentionsNextAt = new Map<string, number>();
   readonly #postAuthors = new Map<string, string>();
@@ -146,7 +159,9 @@ export class MoltbookAdapter implements HubAdapter, HubSocial {
 
   constructor(opts: MoltbookAdapterOptions) {
     this.baseUrl = opts.baseUrl.replace(/\/+$/, '');
-    this.#keys = opts.keys;
+    const keys = opts.keys;
+    this.#keySource = typeof keys === 'function' ? keys : () => keys;
+    this.#lastKeys = this.#keySource();
     this.#state = new MoltbookState(opts.redis, opts.prefix);
     this.#bucket = opts.bucket ?? DEFAULT_RATE;
     this.#hostBucket = opts.hostBucket;
@@ -175,6 +190,24 @@ export class MoltbookAdapter implements HubAdapter, HubSocial {
     const n = await this.#state.challengeFailed(agent);
     if (n >= CHALLENGE_FAILURES_BEFORE_PAUSE) await this.#needsOperator(agent, `${n} verification challenges in a row not passed (Moltbook suspends an agent after 10)`);
     return n;
+  }
+
+  /** The keys now; a key that changed since the last use starts afresh (a key refused before may work now). */
+  get #keys(): ReadonlyMap<string, string> {
+    const now = this.#keySource();
+    if (now === this.#lastKeys) return now;
+    for (const [agent, key] of now) {
+      const before = this.#lastKeys.get(agent);
+      if (before === key) continue;
+      this.#refused.delete(agent);
+      this.#createdAt.delete(agent);
+      this.#homes.delete(agent);
+      this.#homeFailures.delete(agent);
+      this.#logger?.info({ agent }, before === undefined ? `${agent}: a Moltbook key is set; the agent is run` : `${agent}: a new Moltbook key is in use (if the agent was paused for its old key: \`warren resume ${agent}\`)`);
+    }
+    for (const agent of this.#lastKeys.keys()) if (!now.has(agent)) this.#logger?.warn({ agent }, `${agent}: its Moltbook key is gone; the agent is not run`);
+    this.#lastKeys = now;
+    return now;
   }
 
   actsAs(agent: string): boolean {
@@ -226,9 +259,10 @@ export class MoltbookAdapter implements HubAdapter, HubSocial {
         await this.#pacer.penalise(bucket, this.#now() + ms);
         this.#logger?.warn({ agent, path: r.path, retryAfterMs: ms, held: bucket }, `Moltbook rate limit: holding ${bucket === hostBucket(this.#host) ? 'every agent on this host' : 'this key'} back`);
       }
-      if (err instanceof HubError && err.status === 401 && !this.#refused.has(agent)) {
+      // Only for the key in use now: a request sent with a key since rotated says nothing of the new one.
+      if (err instanceof HubError && err.status === 401 && !this.#refused.has(agent) && this.#keys.get(agent) === key) {
         this.#refused.add(agent);
-        await this.#needsOperator(agent, `Moltbook refused its key (401 on ${r.path}); it needs a valid key from its owner, then a restart`);
+        await this.#needsOperator(agent, `Moltbook refused its key (401 on ${r.path}); it needs a valid key from its owner, then \`warren reload\` (a key in a file) or a restart (a key in a variable), and \`warren resume\``);
       }
       throw err;
     }
@@ -293,10 +327,8 @@ export class MoltbookAdapter implements HubAdapter, HubSocial {
     const path = `/posts/${encodeURIComponent(postId)}/comments`;
     const all: Comment[] = [];
     const seen = new Set<string>();
-    let offset = 0;
-    let cursor: string | undefined;
-    for (let page = 1; page <= MAX_COMMENT_PAGES; page++) {
-      const body = await this.#call(agent, 'read', { method: 'GET', path, query: { sort: 'new', limit: COMMENT_PAGE, ...(cursor ? { cursor } : { offset }) }, signal: opts.signal }, opts.key);
+    const read = async (query: Record<string, string | number>): Promise<{ body: unknown; rows: Comment[]; fresh: Comment[] }> => {
+      const body = await this.#call(agent, 'read', { method: 'GET', path, query, signal: opts.signal }, opts.key);
       const tree: WireComment[] = [];
       for (const item of unwrapMoltbookList(body, ['comments']) ?? []) {
         const c = WireCommentSchema.safeParse(item);
@@ -307,6 +339,26 @@ export class MoltbookAdapter implements HubAdapter, HubSocial {
       for (const c of fresh) {
         seen.add(c.id);
         all.push(c);
+      }
+      return { body, rows, fresh };
+    };
+    const wideRead = async (): Promise<Comment[]> => {
+      const wide = await read({ sort: 'new', limit: UNPAGED_COMMENTS });
+      if (wide.rows.length >= UNPAGED_COMMENTS) this.#logger?.warn({ agent, post: postId, comments: all.length }, `a thread of more than ${UNPAGED_COMMENTS} comments on a server that does not page them: only the first are read`);
+      return all;
+    };
+    if (this.#commentsUnpaged) return wideRead();
+    let offset = 0;
+    let cursor: string | undefined;
+    for (let page = 1; page <= MAX_COMMENT_PAGES; page++) {
+      const { body, rows, fresh } = await read({ sort: 'new', limit: COMMENT_PAGE, ...(cursor ? { cursor } : { offset }) });
+      if (page > 1 && fresh.length === 0 && rows.length >= COMMENT_PAGE) {
+        // The first page again: the server does not page comments (the open-source server ignores offset and
+        // cursor, and answers up to 500 at once). A wide read instead, or a deep reply is never seen; from now on
+        // only that one read per thread.
+        this.#commentsUnpaged = true;
+        this.#logger?.info({ post: postId }, `this Moltbook server does not page comments; threads are read ${UNPAGED_COMMENTS} at once from now on`);
+        return wideRead();
       }
       const next = pageInfoOf(body);
       if (fresh.length === 0 || rows.length < COMMENT_PAGE || next.hasMore === false || (opts.enough && (await opts.enough(all)))) break;
@@ -346,10 +398,17 @@ export class MoltbookAdapter implements HubAdapter, HubSocial {
     if ((this.#mentionsNextAt.get(agent) ?? 0) <= now && (!this.#mentionsNextAt.has(agent) || (await this.#mayPoll(agent)))) {
       this.#mentionsNextAt.set(agent, now + this.#homeIntervalMs * (0.8 + this.#random() * 0.4));
       await this.#scanMentions(agent, signal);
-      try {
-        await this.#dms.scan(agent, signal);
-      } catch (err) {
-        if (!(err instanceof HeldBackLocally)) this.#logger?.warn({ agent, err }, 'could not look for direct messages');
+      if ((this.#noDmsUntil.get(agent) ?? 0) <= now) {
+        try {
+          await this.#dms.scan(agent, signal);
+          this.#noDmsUntil.delete(agent);
+        } catch (err) {
+          if (err instanceof HubError && err.status === 404) {
+            // No DM endpoints on this server (the open-source one has none): not asked at every round.
+            this.#noDmsUntil.set(agent, now + NO_DMS_RECHECK_MS);
+            this.#logger?.info({ agent, path: err.path }, `this Moltbook server has no direct messages (404); asked again in ${NO_DMS_RECHECK_MS / 60_000} minutes`);
+          } else if (!(err instanceof HeldBackLocally)) this.#logger?.warn({ agent, err }, 'could not look for direct messages');
+        }
       }
     }
     try {
@@ -418,8 +477,10 @@ export class MoltbookAdapter implements HubAdapter, HubSocial {
     await this.#state.markHandled(agent, notificationIds);
     this.#homes.delete(agent);
     const left = await this.#state.pending(agent);
-    // A DM conversation was marked read on Moltbook when it was read; only comment threads have read state to set.
-    const posts = new Set(notificationIds.flatMap((id) => postOfNotification(id) ?? []).filter((p) => !isConversation(p)));
+    // A DM conversation was marked read on Moltbook when it was read, and a mention is warren's own find in a post
+    // (no notification on the hub): only the threads of reply notifications have read state to set.
+    const replyIds = notificationIds.filter((id) => { const p = postOfNotification(id); return p !== undefined && !isConversation(p) && id !== mentionId(p); });
+    const posts = new Set(replyIds.flatMap((id) => postOfNotification(id) ?? []));
     for (const postId of posts) {
       if (left.some((n) => n.post_id === postId)) continue;
       // Marking the post read covers every comment on it: first make sure none arrived since it was listed.
@@ -431,7 +492,13 @@ export class MoltbookAdapter implements HubAdapter, HubSocial {
         await this.#state.addPending(agent, arrived);
         continue;
       }
-      await this.#call(agent, 'read', { method: 'POST', path: `/notifications/read-by-post/${encodeURIComponent(postId)}`, signal: opts.signal });
+      try {
+        await this.#call(agent, 'read', { method: 'POST', path: `/notifications/read-by-post/${encodeURIComponent(postId)}`, signal: opts.signal });
+      } catch (err) {
+        // Handled is kept in Redis all the same; a server without read state (404) only keeps counting the post.
+        if (!(err instanceof HubError && err.status === 404)) throw err;
+        this.#logger?.info({ agent, post: postId }, 'this Moltbook server keeps no read state (404 on read-by-post); what was handled is kept by warren');
+      }
     }
     return notificationIds.length;
   }

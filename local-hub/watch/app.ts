@@ -61,6 +61,17 @@ interface Fleet {
   as_of: string | null;
   outages: Outage[];
 }
+interface Approval {
+  id: string;
+  agent: string;
+  created_at: string;
+  expires_at: string;
+  calls: Array<{ name: string; arguments: string }>;
+  status: 'waiting' | 'approved' | 'denied';
+  decided_by: string | null;
+  note: string | null;
+  already?: boolean;
+}
 interface WatchState {
   agents: AgentPanelRow[];
   fleet_budget?: { status: string; monthly_used_usd: number; monthly_limit_usd: number | null };
@@ -93,6 +104,8 @@ const signin = $<HTMLFormElement>('signin');
 const layout = $<HTMLElement>('layout');
 const fleetBudget = $<HTMLParagraphElement>('fleet-budget');
 const fleetStale = $<HTMLParagraphElement>('fleet-stale');
+const approvalsBox = $<HTMLElement>('approvals-box');
+const approvalsList = $<HTMLUListElement>('approvals');
 
 /** Which agents took part in each shown thread (for the agent filter when comments arrive). */
 const participants = new Map<string, Set<string>>();
@@ -531,6 +544,71 @@ function pauseButton(name: string, paused: boolean): HTMLButtonElement {
   return button;
 }
 
+// ---- approvals (README "Approvals") ----
+
+/** What the list showed last, so a poll that finds the same requests leaves a note being typed alone. */
+let approvalsShown = '';
+/** What the operator's last decision came to, by request id (said on its row until the request is gone). */
+const decisionNotes = new Map<string, string>();
+
+async function refreshApprovals(): Promise<void> {
+  const got = await api<{ available: boolean; approvals: Approval[] }>('/watch/api/approvals');
+  for (const id of decisionNotes.keys()) if (!got.approvals.some((a) => a.id === id)) decisionNotes.delete(id);
+  const shown = JSON.stringify([got.available, got.approvals, [...decisionNotes]]);
+  if (shown === approvalsShown) return;
+  approvalsShown = shown;
+  approvalsBox.hidden = !got.available || got.approvals.length === 0;
+  approvalsList.replaceChildren(...got.approvals.map(approvalCard));
+}
+
+/** A request: the agent, each call that waits with its arguments, and Approve / Deny with an optional note. */
+function approvalCard(a: Approval): HTMLLIElement {
+  const item = el('li', 'card approval');
+  item.dataset.approval = a.id;
+  item.dataset.status = a.status;
+  const head = el('div', 'row');
+  head.append(el('span', 'name', a.agent), el('span', 'badge', a.id));
+  item.append(head);
+  for (const c of a.calls) item.append(el('code', 'call', `${c.name} ${c.arguments}`));
+  const said = decisionNotes.get(a.id);
+  if (a.status !== 'waiting') {
+    item.append(el('div', 'decision', said ?? `${a.status} by ${a.decided_by ?? '?'}${a.note ? ` (${a.note})` : ''}; the run goes on in the next daemon that takes it`));
+    return item;
+  }
+  item.append(factLine('expires', `expires ${new Date(a.expires_at).toLocaleString()}`));
+  const note = el('input', 'note');
+  note.placeholder = 'note (optional)';
+  note.title = 'kept with the decision; on Deny the model reads it as the result of the call';
+  note.maxLength = 2000;
+  const approve = el('button', 'approve', 'Approve');
+  const deny = el('button', 'deny', 'Deny');
+  const error = el('span', 'error');
+  error.setAttribute('role', 'alert');
+  for (const [button, action] of [
+    [approve, 'approve'],
+    [deny, 'deny'],
+  ] as const) {
+    button.type = 'button';
+    button.addEventListener('click', () => {
+      approve.disabled = deny.disabled = true;
+      api<Approval>(`/watch/api/approvals/${encodeURIComponent(a.id)}/${action}`, { method: 'POST', body: { note: note.value } })
+        .then((r) => {
+          // A second decision is told the first: it stands.
+          decisionNotes.set(a.id, r.already ? `already ${r.status} by ${r.decided_by ?? '?'}: that decision stands` : `${r.status} by you; the run goes on in the next daemon that takes it`);
+          return refreshApprovals();
+        })
+        .catch((err: unknown) => {
+          approve.disabled = deny.disabled = false;
+          error.textContent = errorText(err);
+        });
+    });
+  }
+  const row = el('div', 'row');
+  row.append(approve, deny, error);
+  item.append(note, row);
+  return item;
+}
+
 let stateTimer: ReturnType<typeof setTimeout> | undefined;
 /** Many events arrive in bursts (one activation: comment, read, consumption, activated); refresh once per burst. */
 function refreshStateSoon(): void {
@@ -568,7 +646,7 @@ const FLEET_POLL_MS = 2_000;
 
 /** Everything the page shows, read again: at start and after the event stream reconnects (events meanwhile were missed). */
 function loadAll(): Promise<boolean> {
-  return Promise.all([refreshState(), reload(), refreshFleet()]).then(
+  return Promise.all([refreshState(), reload(), refreshFleet(), refreshApprovals()]).then(
     () => {
       composerError.textContent = '';
       return true;
@@ -643,6 +721,7 @@ setInterval(() => {
   refreshFleet().catch(() => {
     // Unreachable: the banner says so and the cards stay as last known, marked stale (setReachable).
   });
+  refreshApprovals().catch(() => undefined);
 }, FLEET_POLL_MS);
 
 // ---- served A2A tasks (their own section, polled with the agents' live state) ----

@@ -44,6 +44,8 @@ export interface FleetApproval {
   kind: 'loop' | 'hub_write' | 'spawn';
   /** A proposed agent: its name, template and purpose. */
   spawn?: { name: string; template: string; purpose: string };
+  /** On a decision's answer only: the request was decided before, and `status` is that first decision. */
+  already?: boolean;
 }
 
 /** A decision the daemon refused: 404 no such request waiting, 403 this approver is not one the agent takes. */

@@ -90,6 +90,8 @@ export interface RateLimitFault {
   agent?: string;
   retry_after_seconds?: number;
   retry_after_minutes?: number;
+  /** Seconds, in the body's camelCase field as the open-source server sends it. */
+  retryAfter?: number;
   /** Sent as the Retry-After header (seconds). */
   header_seconds?: number;
   daily_remaining?: number;
@@ -116,6 +118,16 @@ export interface FakeMoltbookOptions {
   submoltField?: 'submolt' | 'submolt_name';
   /** The server's limits (default: the open-source server's); `false`: none (a test about something else). */
   rateLimits?: Partial<RateLimits> | false;
+  /**
+   * `false`: the endpoints the open-source server lacks answer 404 `Endpoint not found` as its catch-all does:
+   * /home, /notifications/*, /agents/dm/* (default true: the published API has them).
+   */
+  notifications?: boolean;
+  /**
+   * How a post's comments are paged: `offset` (default: `offset` or `cursor`, at most 100 a page) or `ignored`, as
+   * the open-source server does it: no paging at all, `limit` up to 500, the first comments (shallowest first) only.
+   */
+  commentPaging?: 'offset' | 'ignored';
 }
 
 export interface RateLimits {
@@ -134,6 +146,8 @@ export const OPEN_SOURCE_LIMITS: RateLimits = { requestsPerMinute: 100, requestW
 
 /** At most this many comments in one answer (the open-source server's default page). */
 export const COMMENT_PAGE_MAX = 100;
+/** The most the open-source server answers for a post (it has no paging). */
+export const OPEN_SOURCE_COMMENTS_MAX = 500;
 
 export interface FakeMoltbook {
   /** Base URL, ending in /api/v1. */
@@ -145,6 +159,8 @@ export interface FakeMoltbook {
   post(agentName: string, input: { title: string; content: string; submolt?: string }): FakePost;
   comment(agentName: string, postId: string, content: string, parentId?: string | null): FakeComment;
   commentsBy(agentName: string, postId?: string): FakeComment[];
+  /** The posts an agent wrote (published or not), oldest first. */
+  postsBy(agentName: string): FakePost[];
   unread(agentName: string): Array<{ postId: string; commentId: string }>;
   setEnvelope(e: Envelope): void;
   rateLimitNext(fault: RateLimitFault): void;
@@ -152,6 +168,8 @@ export interface FakeMoltbook {
   failNextCommentAfterCreate(): void;
   /** The key stops working: every request with it answers 401. */
   revoke(agentName: string): void;
+  /** The owner rotates the agent's key: the old one answers 401 from now on; returns the new one. */
+  rotateKey(agentName: string): string;
   /** A DM from one agent to another in their (approved) conversation, made if need be; returns the conversation. */
   dm(fromName: string, toName: string, message: string): FakeConversation;
   /** The messages of a conversation, oldest first, with their senders' names. */
@@ -307,6 +325,7 @@ export async function startFakeMoltbook(opts: FakeMoltbookOptions = {}): Promise
       const extra: Record<string, unknown> = {};
       if (fault.retry_after_seconds !== undefined) extra.retry_after_seconds = fault.retry_after_seconds;
       if (fault.retry_after_minutes !== undefined) extra.retry_after_minutes = fault.retry_after_minutes;
+      if (fault.retryAfter !== undefined) extra.retryAfter = fault.retryAfter;
       if (fault.daily_remaining !== undefined) extra.daily_remaining = fault.daily_remaining;
       record.status = 429;
       res.writeHead(429, { 'content-type': 'application/json', ...headers });
@@ -330,6 +349,9 @@ export async function startFakeMoltbook(opts: FakeMoltbookOptions = {}): Promise
       return send(200, ok('agent', { id: agent.id, name: agent.name, displayName: agent.name, description: '', karma: 0, isClaimed: agent.status === 'claimed', createdAt: agent.createdAt }));
     }
     if (method === 'GET' && path === '/agents/status') return send(200, { success: true, status: agent.status });
+    if (opts.notifications === false && (path === '/home' || path.startsWith('/notifications/') || path.startsWith('/agents/dm/'))) {
+      return fail(404, 'Endpoint not found', `${method} /api/v1${path} does not exist. Check the API documentation.`);
+    }
     if (method === 'GET' && path === '/home') {
       const failing = failingHomes.get(agent.name);
       if (failing !== undefined) return fail(failing, 'Internal server error');
@@ -372,8 +394,13 @@ export async function startFakeMoltbook(opts: FakeMoltbookOptions = {}): Promise
       const content = typeof body.content === 'string' ? body.content : '';
       const field = opts.submoltField ?? 'submolt';
       const submolt = typeof body[field] === 'string' ? body[field] : '';
-      if (!title) return fail(400, 'Title is required');
+      // The open-source server's checks (PostService.create), all after the post limiter counted the request.
+      if (!title.trim()) return fail(400, 'Title is required');
+      if (title.length > 300) return fail(400, 'Title must be 300 characters or less');
+      if (!content) return fail(400, 'Either content or url is required');
+      if (content.length > 40_000) return fail(400, 'Content must be 40000 characters or less');
       if (!submolt) return fail(400, `${field} is required`);
+      if (!/^[a-z0-9_-]+$/i.test(submolt)) return fail(404, 'Submolt not found');
       const p: FakePost = { id: randomUUID(), title, content, submolt, authorId: agent.id, createdAt: now(), verified: opts.challenges === false };
       posts.set(p.id, p);
       if (p.verified) return send(201, ok('post', wirePost(p), { message: 'Post created' }));
@@ -389,14 +416,18 @@ export async function startFakeMoltbook(opts: FakeMoltbookOptions = {}): Promise
       const p = posts.get(m[1]!);
       if (!p || !p.verified) return fail(404, 'Post not found');
       if (method === 'GET') {
-        const limit = Math.max(1, Math.min(COMMENT_PAGE_MAX, Number(url.searchParams.get('limit') ?? COMMENT_PAGE_MAX) || COMMENT_PAGE_MAX));
-        const offset = Math.max(0, Number(url.searchParams.get('cursor') ?? url.searchParams.get('offset') ?? 0) || 0);
+        const unpaged = opts.commentPaging === 'ignored';
+        const limit = Math.max(1, Math.min(unpaged ? OPEN_SOURCE_COMMENTS_MAX : COMMENT_PAGE_MAX, Number(url.searchParams.get('limit') ?? COMMENT_PAGE_MAX) || COMMENT_PAGE_MAX));
+        const offset = unpaged ? 0 : Math.max(0, Number(url.searchParams.get('cursor') ?? url.searchParams.get('offset') ?? 0) || 0);
         const { tree, more } = commentPage(p.id, url.searchParams.get('sort') ?? 'top', offset, limit);
+        // Without paging the open-source server says nothing of more comments.
+        if (unpaged) return send(200, ok('comments', tree));
         return send(200, ok('comments', tree, { post_id: p.id, has_more: more, next_cursor: more ? String(offset + limit) : null, tip: `${ADVICE_MARKER}: reply to the newest comment` }));
       }
       if (method === 'POST') {
         const content = typeof body.content === 'string' ? body.content : '';
         if (!content.trim()) return fail(400, 'content is required');
+        if (content.length > 10_000) return fail(400, 'Content must be 10000 characters or less');
         const parentId = typeof body.parent_id === 'string' ? body.parent_id : null;
         if (parentId && comments.get(parentId)?.postId !== p.id) return fail(404, 'Parent comment not found');
         const c = newComment(agent, p.id, content, parentId, opts.challenges === false);
@@ -542,6 +573,10 @@ export async function startFakeMoltbook(opts: FakeMoltbookOptions = {}): Promise
       const id = byName(agentName).id;
       return [...comments.values()].filter((c) => c.authorId === id && (postId === undefined || c.postId === postId));
     },
+    postsBy(agentName) {
+      const id = byName(agentName).id;
+      return [...posts.values()].filter((p) => p.authorId === id);
+    },
     unread(agentName) {
       const id = byName(agentName).id;
       return notices.filter((n) => n.agentId === id && !n.read).map((n) => ({ postId: n.postId, commentId: n.commentId }));
@@ -554,6 +589,13 @@ export async function startFakeMoltbook(opts: FakeMoltbookOptions = {}): Promise
     },
     failNextCommentAfterCreate() {
       failAfterCreate++;
+    },
+    rotateKey(agentName) {
+      const a = byName(agentName);
+      agents.delete(a.key);
+      a.key = `moltbook_sk_${randomUUID().replace(/-/g, '')}`;
+      agents.set(a.key, a);
+      return a.key;
     },
     revoke(agentName) {
       revoked.add(agentName);
