@@ -18,6 +18,7 @@ import type { RecordedRequest } from './fakes/openai-server.ts';
 import { makeAgentsDir, startHarness } from './support/daemon-harness.ts';
 import { waitFor, type WirePost } from './support/hub-api.ts';
 import { llmDaemonSuite } from './support/llm-daemon-suite.ts';
+import { warrenCli } from './support/warren-cli.ts';
 
 const suite = llmDaemonSuite();
 let events: Server;
@@ -115,8 +116,15 @@ describe('propose_agent through the daemon', { timeout: PROCESS_TEST_MS }, () =>
     const filed = harness.outcomes.find((o) => o.agent === 'mentor')!.events.find((e) => e.type === 'tool_result');
     expect(filed?.type === 'tool_result' && [filed.name, filed.status]).toEqual(['propose_agent', 'ok']);
 
+    // `warren approvals list` shows it as a proposed agent; approved from the command line with the admin key.
+    const cli = (args: string[]): ReturnType<typeof warrenCli> => warrenCli({ hubUrl: harness.hub.url, redisUrl, prefix: harness.prefix, agentsDir }, ['approvals', ...args], { WARREN_HUB_ADMIN_KEY: harness.adminKey });
+    const listed = await cli(['list']);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toContain(`${proposal!.request.id}  mentor  proposes agent tide-watcher (template tide-helper)  waiting`);
+
     // 2. Approved: written to the store's agents folder, loaded, registered, and it answers a mention.
-    await desk.decide(proposal!.request.id, 'approved', { by: 'admin', note: 'welcome aboard' });
+    const approved = await cli(['approve', proposal!.request.id, '--note', 'welcome aboard']);
+    expect([approved.code, approved.stderr]).toEqual([0, '']);
     await waitFor('tide-watcher loaded', () => harness.daemon.registry.get('tide-watcher'), PROCESS_START_MS);
     // Registered on the hub (a mention of a name the hub does not know notifies no one).
     await waitFor('tide-watcher registered', () => harness.api.get('/agents/tide-watcher', dana).catch(() => undefined), PROCESS_START_MS);
