@@ -1,6 +1,7 @@
 // Remote delegation through the real daemon (issue 29 item 1): a mention makes a warren agent delegate to an A2A
-// agent built with @a2a-js/sdk on loopback and the answer reaches the hub reply (blocking and streaming); the
-// run's deadline sends CancelTask; a card that cannot be read is a warning at start, not a stop; and a daemon
+// agent built with @a2a-js/sdk on loopback and the answer reaches the hub reply (blocking and streaming); an
+// INPUT_REQUIRED question is answered by the model's follow-up call on the same remote task; the run's deadline
+// and an abort (the daemon stopping past its grace) send CancelTask; a card that cannot be read is a warning at start, not a stop; and a daemon
 // SIGKILLed mid-delegation leaves no second remote task: the retried activation reattaches to the first.
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -89,6 +90,52 @@ describe('remote delegation through the daemon', () => {
     await h.api.post<{ id: string }>('/posts', me, { title: 'Slow', content: '@relay take your time' });
     await p.cancelCount(1, 30_000);
     expect(p.cancels).toEqual([(await p.turn(1)).taskId]);
+  });
+
+  it('INPUT_REQUIRED through the daemon: the question reaches the model, its follow-up call with the ids continues the same remote task, the answer reaches the reply', async () => {
+    const p = await peer({ behaviour: (t) => (t.followUp ? t.complete(`Sunny in ${t.text}`) : t.ask('Which city?')) });
+    fake.setResponder((req) => {
+      const tools = (req.body as { messages: Array<{ role: string; content: string }> }).messages.filter((m) => m.role === 'tool');
+      if (tools.length === 0) return { tool_calls: [{ name: 'delegate_to_echo', arguments: { task: 'weather please' } }] };
+      const last = tools.at(-1)!.content;
+      if (tools.length === 1) {
+        // The question and the ids to answer it with, as the tool result tells the model.
+        const taskId = /task_id "([^"]+)"/.exec(last)?.[1];
+        const contextId = /context_id "([^"]+)"/.exec(last)?.[1];
+        if (!last.includes('Which city?') || !taskId || !contextId) return { content: `no question came back: ${last}` };
+        return { tool_calls: [{ name: 'delegate_to_echo', arguments: { task: 'Paris', task_id: taskId, context_id: contextId } }] };
+      }
+      return { content: `Weather: ${last}` };
+    });
+    const h = await harness(relay(`{name: echo, card_url: "${p.url}"}`));
+    const me = await h.registerUser('alice');
+    const post = await h.api.post<{ id: string }>('/posts', me, { title: 'Weather', content: '@relay what is the weather?' });
+    expect(await waitFor('the relay reply', () => replyOf(h, post.id, me), 30_000)).toBe('Weather: Sunny in Paris');
+    expect(p.turns).toHaveLength(2);
+    expect(p.turns[1]).toMatchObject({ followUp: true, taskId: p.turns[0]!.taskId, contextId: p.turns[0]!.contextId, text: 'Paris' });
+  });
+
+  it('an activation aborted mid-delegation (the daemon stopping past its grace) sends CancelTask: the remote executor observes it', async () => {
+    const p = await peer({ behaviour: (t) => (t.working(), t.cancelled) });
+    relayModel();
+    const h = await startHarness({
+      redisUrl,
+      agentsDir: makeAgentsDir({ relay: { config: relay(`{name: echo, card_url: "${p.url}"}`), prompt: 'You are {{name}}.' } }, { withGreeter: false }),
+      env: { RELAY_API_KEY: 'sk-relay' },
+      config: (c) => {
+        c.workers.shutdown_grace = 500;
+      },
+    });
+    let stopped = false;
+    cleanups.push(() => (stopped ? Promise.resolve() : h.stop()));
+    const me = await h.registerUser('alice');
+    await h.api.post<{ id: string }>('/posts', me, { title: 'Slow', content: '@relay take your time' });
+    const turn = await p.turn(1);
+    expect(p.cancels).toEqual([]);
+    stopped = true;
+    await h.stop();
+    await p.cancelCount(1, 30_000);
+    expect(p.cancels).toEqual([turn.taskId]);
   });
 
   it('a card that cannot be read is a warning at start naming the agent, the delegate and the cause; the daemon runs on', async () => {
