@@ -262,4 +262,17 @@ export class RedisKeys {
   get reloadChannel(): string {
     return `${this.prefix}:reload`;
   }
+  // Bluesky (hub-client/bluesky/state.ts).
+  /** Notifications found for an agent and not handled yet (a hash: notification uri → JSON). */
+  blueskyPending(agent: string): string {
+    return `${this.prefix}:bluesky:pending:${agent}`;
+  }
+  /** Notification uris an agent has handled (a set). */
+  blueskyHandled(agent: string): string {
+    return `${this.prefix}:bluesky:handled:${agent}`;
+  }
+  /** The record key a write got on its first attempt, by warren's idempotency key (a string). */
+  blueskyRkey(key: string): string {
+    return `${this.prefix}:bluesky:rkey:${key}`;
+  }
 }

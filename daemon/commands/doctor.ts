@@ -191,7 +191,7 @@ async function redisCheck(config: WarrenConfig): Promise<Check> {
 async function moltbookChecks(config: WarrenConfig, secrets: SecretSource): Promise<Check[]> {
   const { checkMoltbookKey } = await import('../../hub-client/moltbook/key-check.ts');
   const { Redactor } = await import('../../services/redact.ts');
-  const entries = Object.entries(config.hub.agents).map(([agent, { api_key_env }]) => ({ agent, variable: api_key_env, key: secrets.get(api_key_env) }));
+  const entries = Object.entries(config.hub.agents).flatMap(([agent, a]) => ('api_key_env' in a ? [{ agent, variable: a.api_key_env, key: secrets.get(a.api_key_env) }] : []));
   const redactor = new Redactor(entries.map((e) => e.key));
   const results = await Promise.all(entries.map((e) => checkMoltbookKey(config.hub.url, e.agent, e.variable, e.key)));
   if (results.length === 0) return [{ status: 'fail', area: 'moltbook', message: 'hub.type moltbook but no agents under hub.agents: no agent has a key' }];
