@@ -271,6 +271,10 @@ export class RedisKeys {
   blueskyHandled(agent: string): string {
     return `${this.prefix}:bluesky:handled:${agent}`;
   }
+  /** From when an agent's notifications are work (ISO time, set on its first scan): warren's own cursor. */
+  blueskySince(agent: string): string {
+    return `${this.prefix}:bluesky:since:${agent}`;
+  }
   /** The record key a write got on its first attempt, by warren's idempotency key (a string). */
   blueskyRkey(key: string): string {
     return `${this.prefix}:bluesky:rkey:${key}`;

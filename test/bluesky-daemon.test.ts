@@ -27,6 +27,7 @@ afterAll(async () => {
   await model?.close();
 }, 60_000);
 afterEach(async () => {
+  if (process.env.BSKY_LOGS) (await import('node:fs')).writeFileSync(process.env.BSKY_LOGS, procs.map((p) => p.lines.join('\n')).join('\n=====\n'));
   for (const p of procs.splice(0)) {
     p.kill('SIGKILL');
     await p.exited;

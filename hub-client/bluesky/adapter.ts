@@ -60,6 +60,8 @@ export const DEFAULT_WRITE_RATE: Rate = { perMinute: 25, burst: 5 };
 export const DEFAULT_HOST_RATE: Rate = { perMinute: 500, burst: 50 };
 
 const POST = 'app.bsky.feed.post';
+/** On an agent's first scan, notifications this much older than the start are work too (a daemon started just after a mention). */
+const FIRST_LOOKBACK_MS = 15 * 60_000;
 /** Thread depth read for an agent's context. */
 const THREAD_DEPTH = 10;
 
@@ -183,6 +185,9 @@ export class BlueskyAdapter implements HubAdapter {
     const remaining = Number(headers?.['ratelimit-remaining']);
     const reset = Number(headers?.['ratelimit-reset']);
     if (!headers || !Number.isFinite(remaining) || !Number.isFinite(reset)) return;
+    // The headers tell the tightest of the server's limits (per IP, per account), which may not be this bucket's:
+    // they correct it only when the server has less left than the bucket could give at once, never refill it.
+    if (remaining >= bucket.burst) return;
     await this.#pacer.observe(bucket, { remaining, resetAt: reset * 1000 });
   }
 
@@ -198,10 +203,17 @@ export class BlueskyAdapter implements HubAdapter {
     const client = await this.session(agent);
     const res = await this.#call(agent, 'read', 'app.bsky.notification.listNotifications', () => client.app.bsky.notification.listNotifications({ limit: 50 }, { signal }), { signal, poll });
     const items = res.data.notifications as unknown as WireNotification[];
-    // Already read on the server (before warren, or by the owner) is not woken again; our own handled set covers the rest.
-    const fresh = items.filter((n) => !n.isRead);
+    // warren's own cursor, not the server's read flags (one timestamp per account, which other clients and the
+    // AppView itself move): on the first scan, work starts with the oldest item still unread or FIRST_LOOKBACK_MS
+    // before, whichever is older; after that, whatever is newer and not handled, so nothing arriving meanwhile is lost.
+    const lookback = new Date(this.#now() - FIRST_LOOKBACK_MS).toISOString();
+    const unread = items.filter((n) => !n.isRead).map((n) => n.indexedAt).sort();
+    const since = await this.#state.since(agent, unread[0] !== undefined && unread[0] < lookback ? unread[0] : lookback);
+    const fresh = items.filter((n) => n.indexedAt >= since);
     const handled = await this.#state.handled(agent, fresh.map((n) => n.uri));
-    await this.#state.addPending(agent, workOf(fresh, handled, this.#did(client)));
+    const work = workOf(fresh, handled, this.#did(client));
+    await this.#state.addPending(agent, work);
+    this.#logger?.debug({ agent, listed: items.length, since, fresh: fresh.length, work: work.length }, 'Bluesky notifications read');
   }
 
   async agentsWithNotifications(signal?: AbortSignal): Promise<AgentWithWork[]> {
@@ -239,6 +251,7 @@ export class BlueskyAdapter implements HubAdapter {
     await this.#state.markHandled(agent, ids);
     const handled = await this.#state.handled(agent, before.map((n) => n.id));
     const seenAt = seenAtAfter(before, handled);
+    this.#logger?.debug({ agent, handled: ids.length, pendingBefore: before.length, seenAt }, 'Bluesky notifications handled');
     if (seenAt) {
       const client = await this.session(agent);
       await this.#call(agent, 'read', 'app.bsky.notification.updateSeen', () => client.app.bsky.notification.updateSeen({ seenAt }, { signal: opts.signal }), { signal: opts.signal });

@@ -44,6 +44,13 @@ export class BlueskyState {
     await this.#redis.multi().sadd(handled, ...ids).expire(handled, HANDLED_TTL_SECONDS).hdel(this.#keys.blueskyPending(agent), ...ids).exec();
   }
 
+  /** From when the agent's notifications are work: `first` on the first scan, kept from then on. */
+  async since(agent: string, first: string): Promise<string> {
+    const k = this.#keys.blueskySince(agent);
+    if ((await this.#redis.set(k, first, 'NX')) !== null) return first;
+    return (await this.#redis.get(k)) ?? first;
+  }
+
   /** The record key of the write `key`: `fresh` on its first attempt, the same one on every later attempt. */
   async rkeyOf(key: string, fresh: string): Promise<string> {
     const k = this.#keys.blueskyRkey(key);
