@@ -85,7 +85,7 @@ const repliesBy = async (handle: string, uri: string): Promise<ThreadPost[]> => 
 /** Posts in `did`'s repository, straight from the PDS (what exists, whatever the AppView shows). */
 async function recordsOf(did: string): Promise<Array<{ uri: string; value: { text?: string; reply?: { parent: { uri: string } } } }>> {
   const res = await human.com.atproto.repo.listRecords({ repo: did, collection: 'app.bsky.feed.post', limit: 100 });
-  return res.data.records as unknown as Array<{ uri: string; value: { text?: string; reply?: { parent: { uri: string } } } }>;
+  return res.data.records;
 }
 
 describe('warren on bluesky (a real TestNetwork)', () => {

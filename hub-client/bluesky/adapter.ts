@@ -93,7 +93,7 @@ interface PostRecordShape {
   reply?: { root: StrongRef; parent: StrongRef };
 }
 
-const recordOf = (p: PostView): PostRecordShape => (p.record ?? {}) as PostRecordShape;
+const recordOf = (p: PostView): PostRecordShape => (p.record ?? {});
 
 export class BlueskyAdapter implements HubAdapter {
   readonly baseUrl: string;
@@ -273,7 +273,7 @@ export class BlueskyAdapter implements HubAdapter {
   // ---- reads ----
 
   /** Any usable session: reads that name no agent use the first account. */
-  async #anyAgent(): Promise<string> {
+  #anyAgent(): string {
     const first = this.#accounts.keys().next();
     if (first.done) throw new HubError({ method: '-', path: '-', detail: 'no Bluesky account configured (hub.agents)', retryable: false });
     return first.value;
@@ -281,7 +281,7 @@ export class BlueskyAdapter implements HubAdapter {
 
   /** The thread of `uri` as a post (its root) with the replies as comments, parents included. */
   async getPost(uri: string, opts: { includeComments?: boolean; signal?: AbortSignal } = {}): Promise<Post> {
-    const agent = await this.#anyAgent();
+    const agent = this.#anyAgent();
     const client = await this.session(agent);
     const res = await this.#call(agent, 'read', 'app.bsky.feed.getPostThread', () => client.getPostThread({ uri, depth: THREAD_DEPTH, parentHeight: THREAD_DEPTH }, { signal: opts.signal }), { signal: opts.signal });
     let node = res.data.thread as unknown as ThreadNode;
@@ -307,11 +307,11 @@ export class BlueskyAdapter implements HubAdapter {
   async #views(agent: string, uris: readonly string[], signal?: AbortSignal): Promise<PostView[]> {
     const client = await this.session(agent);
     const res = await this.#call(agent, 'read', 'app.bsky.feed.getPosts', () => client.getPosts({ uris: [...uris] }, { signal }), { signal });
-    return res.data.posts as unknown as PostView[];
+    return res.data.posts;
   }
 
   async listPosts(query: PostQuery = {}): Promise<PostPage> {
-    const agent = await this.#anyAgent();
+    const agent = this.#anyAgent();
     const posts = await this.#timeline(agent, query.limit ?? 20, query.signal);
     return { posts, total: posts.length, offset: 0, limit: query.limit ?? posts.length };
   }
@@ -323,7 +323,7 @@ export class BlueskyAdapter implements HubAdapter {
   }
 
   async search(q: string, query: SearchQuery = {}): Promise<Post[]> {
-    const agent = await this.#anyAgent();
+    const agent = this.#anyAgent();
     return this.#search(agent, q, query.limit ?? 10, query.signal);
   }
 
