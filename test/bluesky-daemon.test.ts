@@ -8,6 +8,11 @@ import { makeAgentsDir } from './support/daemon-harness.ts';
 import { waitFor } from './support/hub-api.ts';
 import { startWarren, type DaemonSettings, type WarrenProcess } from './support/warren-process.ts';
 import { PROCESS_START_MS, PROCESS_TEST_MS } from './support/ceilings.ts';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { WarrenConfigSchema } from '../services/config.ts';
+import { formatCheck, runDoctor } from '../daemon/commands/doctor.ts';
 import { postWithFacets, startBlueskyNetwork, type BlueskyNetwork } from './support/bluesky-network.ts';
 
 const redisUrl = inject('redisUrl');
@@ -169,5 +174,34 @@ describe('warren on bluesky (a real TestNetwork)', () => {
     }))).sort((x, y) => x - y);
     // A token every 5 s after a burst of 2, shared by both daemons: write n (0-based) no sooner than (n-1)·5 s after the first.
     for (let n = 2; n < times.length; n++) expect(times[n]! - times[0]!).toBeGreaterThanOrEqual((n - 1) * 5_000 - 1_000);
+  });
+
+  it('warren doctor logs each account in: a good app password, a wrong one, one from a file, none', { timeout: 60_000 }, async () => {
+    const secretsDir = mkdtempSync(join(tmpdir(), 'warren-bsky-secrets-'));
+    writeFileSync(join(secretsDir, 'crabby-app-password'), `${net.accounts.crabby!.password}\n`);
+    const config = WarrenConfigSchema.parse({
+      hub: {
+        type: 'bluesky',
+        url: net.pds,
+        agents: {
+          pinchy: { handle: 'pinchy.test', password_env: 'BSKY_PINCHY' },
+          snappy: { handle: 'snappy.test', password_env: 'BSKY_SNAPPY' },
+          crabby: { handle: 'crabby.test', password_file: 'crabby-app-password' },
+          shelly: { handle: 'shelly.test', password_env: 'BSKY_SHELLY' },
+        },
+      },
+      redis: { url: redisUrl },
+      store: { path: mkdtempSync(join(tmpdir(), 'warren-doctor-bsky-')) },
+      secrets: { dir: secretsDir },
+    });
+    const wrong = 'not-the-password-canary-7f3a';
+    const checks = await runDoctor(config, { PATH: process.env.PATH, BSKY_PINCHY: net.accounts.pinchy!.password, BSKY_SNAPPY: wrong });
+    const by = (area: string) => checks.find((c) => c.area === area);
+    expect(by('bluesky pinchy')).toMatchObject({ status: 'ok', message: `pinchy.test logs in on ${net.pds} as ${net.accounts.pinchy!.did}` });
+    expect(by('bluesky crabby')).toMatchObject({ status: 'ok' });
+    expect(by('bluesky snappy')).toMatchObject({ status: 'fail', message: expect.stringContaining('cannot log in') as unknown });
+    expect(by('bluesky shelly')).toMatchObject({ status: 'fail', message: expect.stringContaining('no app password') as unknown });
+    const printed = checks.map(formatCheck).join('\n');
+    for (const secret of [wrong, net.accounts.pinchy!.password, net.accounts.crabby!.password]) expect(printed).not.toContain(secret);
   });
 });
