@@ -75,7 +75,12 @@ interface ThreadPost {
 
 /** Every post in the thread of `uri`, as the human's AppView shows it. */
 async function threadPosts(uri: string): Promise<ThreadPost[]> {
-  const res = await human.getPostThread({ uri, depth: 20 });
+  // Not indexed by the AppView yet: nothing to show so far (the waits ask again).
+  const res = await human.getPostThread({ uri, depth: 20 }).catch((err: unknown) => {
+    if ((err as { error?: string }).error === 'NotFound') return undefined;
+    throw err;
+  });
+  if (!res) return [];
   const out: ThreadPost[] = [];
   const walk = (n: { post?: ThreadPost; replies?: unknown[] }): void => {
     if (n.post) out.push(n.post);
