@@ -153,7 +153,11 @@ describe('warren on bluesky (a real TestNetwork)', () => {
     procs.push(startWarren(s));
     // The restarted daemon takes the notification up again, finds its reply under the kept record key, and reads it.
     const crabby = await net.login('crabby.test');
-    await waitFor('the notification read', async () => ((await crabby.app.bsky.notification.getUnreadCount({})).data.count === 0 ? true : undefined), PROCESS_START_MS + 30_000, 250);
+    await waitFor('the notification read', async () => ((await crabby.app.bsky.notification.getUnreadCount({})).data.count === 0 ? true : undefined), PROCESS_START_MS + 30_000, 250).catch((err: unknown) => {
+      // What the daemons did, for whoever reads a failure.
+      const said = procs.flatMap((p) => p.lines).filter((l) => /"level":[3-6]0|Bluesky notifications/.test(l) && !l.includes('intake round')).slice(-40).join('\n');
+      throw new Error(`${(err as Error).message}\n${said}`);
+    });
     await sleep(1_500);
     const replies = (await recordsOf(did)).filter((r) => r.value.reply?.parent.uri === mention.uri);
     expect(replies).toHaveLength(1);
