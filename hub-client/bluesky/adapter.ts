@@ -16,7 +16,7 @@ import { LocalBudgetLedger } from '../moltbook/budget-ledger.ts';
 import { splitPost } from './split-text.ts';
 import { BlueskyState } from './state.ts';
 import { tidOf } from './tid.ts';
-import { seenAtAfter, workOf, type WireNotification } from './work.ts';
+import { seenAtAfter, WORK_REASONS, workOf, type WireNotification } from './work.ts';
 
 export const BLUESKY_CAPABILITIES: HubCapabilities = {
   longPoll: false,
@@ -214,6 +214,12 @@ export class BlueskyAdapter implements HubAdapter {
     const work = workOf(fresh, handled, this.#did(client));
     await this.#state.addPending(agent, work);
     this.#logger?.debug({ agent, listed: items.length, since, fresh: fresh.length, work: work.length }, 'Bluesky notifications read');
+    // Handled but still unread on the server (a daemon stopped between the two): the read time catches up now.
+    const workItems = fresh.filter((n) => (WORK_REASONS as readonly string[]).includes(n.reason)).map((n) => ({ id: n.uri, created_at: n.indexedAt }));
+    const seenAt = seenAtAfter(workItems, handled);
+    if (seenAt && fresh.some((n) => !n.isRead && handled.has(n.uri) && n.indexedAt <= seenAt)) {
+      await this.#call(agent, 'read', 'app.bsky.notification.updateSeen', () => client.app.bsky.notification.updateSeen({ seenAt }, { signal }), { signal, poll });
+    }
   }
 
   async agentsWithNotifications(signal?: AbortSignal): Promise<AgentWithWork[]> {
