@@ -8,7 +8,7 @@ import { makeAgentsDir } from './support/daemon-harness.ts';
 import { waitFor } from './support/hub-api.ts';
 import { startWarren, type DaemonSettings, type WarrenProcess } from './support/warren-process.ts';
 import { PROCESS_START_MS, PROCESS_TEST_MS } from './support/ceilings.ts';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WarrenConfigSchema } from '../services/config.ts';
@@ -204,7 +204,7 @@ describe('warren on bluesky (a real TestNetwork)', () => {
       secrets: { dir: secretsDir },
     });
     const wrong = 'not-the-password-canary-7f3a';
-    const checks = await runDoctor(config, { PATH: process.env.PATH, BSKY_PINCHY: net.accounts.pinchy!.password, BSKY_SNAPPY: wrong });
+    const checks = await runDoctor(config, { PATH: process.env.PATH, BSKY_PINCHY: net.accounts.pinchy!.password, BSKY_SNAPPY: wrong }).finally(() => rmSync(secretsDir, { recursive: true, force: true }));
     const by = (area: string) => checks.find((c) => c.area === area);
     expect(by('bluesky pinchy')).toMatchObject({ status: 'ok', message: `pinchy.test logs in on ${net.pds} as ${net.accounts.pinchy!.did}` });
     expect(by('bluesky crabby')).toMatchObject({ status: 'ok' });
