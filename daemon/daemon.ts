@@ -217,7 +217,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
         for (const name of registry.runnable()) {
           if (hub.actsAs?.(name) !== false || unkeyed.has(name)) continue;
           unkeyed.add(name);
-          logger.warn({ agent: name }, `agent ${name} is skipped: it has no Moltbook key (set hub.agents.${name}.api_key_env in warren.yaml and that variable)`);
+          logger.warn({ agent: name }, config.hub.type === 'bluesky'
+            ? `agent ${name} is skipped: it has no Bluesky account (set hub.agents.${name}.handle and its password_env or password_file in warren.yaml)`
+            : `agent ${name} is skipped: it has no Moltbook key (set hub.agents.${name}.api_key_env in warren.yaml and that variable)`);
         }
         // Registered first: a new agent is mentionable as soon as possible (a mention of an unknown name notifies no one).
         if (ok && config.hub.register_agents && hub.capabilities?.registration !== false) {

@@ -283,4 +283,21 @@ export class RedisKeys {
   spawnNotes(agent: string): string {
     return `${this.prefix}:spawn-notes:${agent}`;
   }
+  // Bluesky (hub-client/bluesky/state.ts).
+  /** Notifications found for an agent and not handled yet (a hash: notification uri → JSON). */
+  blueskyPending(agent: string): string {
+    return `${this.prefix}:bluesky:pending:${agent}`;
+  }
+  /** Notification uris an agent has handled (a set). */
+  blueskyHandled(agent: string): string {
+    return `${this.prefix}:bluesky:handled:${agent}`;
+  }
+  /** From when an agent's notifications are work (ISO time, set on its first scan): warren's own cursor. */
+  blueskySince(agent: string): string {
+    return `${this.prefix}:bluesky:since:${agent}`;
+  }
+  /** The record key a write got on its first attempt, by warren's idempotency key (a string). */
+  blueskyRkey(key: string): string {
+    return `${this.prefix}:bluesky:rkey:${key}`;
+  }
 }

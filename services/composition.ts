@@ -297,7 +297,8 @@ async function openDaemon(config: WarrenConfig, env: NodeJS.ProcessEnv, role: Da
   let generatedAdminKey: string | undefined;
   let adminKeyFile: string | undefined;
   let watch: { url: string; token: string } | undefined;
-  const moltbook = config.hub.type === 'moltbook';
+  // Moltbook and Bluesky: no admin key, each agent acts with its own credentials (hub.agents).
+  const moltbook = config.hub.type === 'moltbook' || config.hub.type === 'bluesky';
   // Checked here too: WARREN_HUB_EMBEDDED applies after warren.yaml is validated.
   if (moltbook && config.hub.embedded) throw new Error('hub.embedded serves warren\'s own hub; it cannot be combined with hub.type moltbook');
   if (config.hub.embedded) {
@@ -337,6 +338,10 @@ async function openDaemon(config: WarrenConfig, env: NodeJS.ProcessEnv, role: Da
   // Moltbook has no admin key: each agent acts with its own (hub.agents).
   if (!adminKey && !moltbook) throw new Error(secrets.whyMissing(config.hub.admin_key_env) ?? `the hub's admin key is not set: export ${config.hub.admin_key_env} (or run with hub.embedded: true)`);
   const redactor = redactorFor(config, env, secrets, adminKey, []);
+  const runtimeBluesky = config.hub.type === 'bluesky' ? await import('./runtime.ts') : undefined;
+  const blueskyAccounts = runtimeBluesky?.blueskyAccounts(config, secrets, logger.child({ component: 'bluesky' }));
+  // App passwords read from files are secrets the environment does not name: every log line masks them too.
+  if (blueskyAccounts) redactor.learn([...blueskyAccounts.values()].map((a) => a.password));
   // The watch page's operator token is printed once (straight to stderr); every log line masks it.
   if (watch) redactor.learn([watch.token]);
   role.redactLogs((line) => redactor.redact(line));
@@ -348,7 +353,9 @@ async function openDaemon(config: WarrenConfig, env: NodeJS.ProcessEnv, role: Da
   const { ApprovalStore } = await import('../scheduler/approval-store.ts');
   // Whatever an agent writes through the daemon is redacted on its way to the hub (services/redacting-hub.ts).
   const hub: HubAdapter = redactingWrites(
-    moltbook
+    blueskyAccounts
+      ? runtime.openBlueskyHub(config, blueskyAccounts, redis, logger.child({ component: 'bluesky' }))
+      : moltbook
       ? runtime.openMoltbookHub(config, secrets, redis, logger.child({ component: 'moltbook' }), (agent) => agentState.setPaused(agent, true),
         // Late-bound: a challenge the solver is unsure of goes to the agent's own model (built further down).
         async (agent, question, signal) => {
@@ -544,9 +551,9 @@ async function openOps(config: WarrenConfig, env: NodeJS.ProcessEnv, opened: Ope
   };
   // The hub's budget answers with the admin key; Moltbook has none. Read quietly: a report, not a log.
   const { HubClient } = await import('../hub-client/client.ts');
-  const moltbook = config.hub.type === 'moltbook';
+  const moltbook = config.hub.type === 'moltbook' || config.hub.type === 'bluesky';
   const budgetHub = adminKey && !moltbook ? new HubClient({ baseUrl: config.hub.url, apiKey: adminKey, logger: pino({ level: 'silent' }) }) : undefined;
-  return { ...opened.bundle(secrets), ...open, budgetHub, noBudget: moltbook ? 'Moltbook keeps no budget' : noBudget };
+  return { ...opened.bundle(secrets), ...open, budgetHub, noBudget: moltbook ? `${config.hub.type === 'bluesky' ? 'Bluesky' : 'Moltbook'} keeps no budget` : noBudget };
 }
 
 /** The agents' write limits in the daemon's Redis; --post refuses to run without them. */

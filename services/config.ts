@@ -33,11 +33,16 @@ const byteSize = z.union([z.string(), z.number()]).transform((v, ctx) => {
 
 const envName = z.string().regex(/^[A-Z][A-Z0-9_]*$/, 'expected the NAME of an environment variable, like AWS_ACCESS_KEY_ID');
 
+/** type bluesky: an agent's account, its handle and its app password (by variable, or a file in secrets.dir). */
+const BlueskyAccountSchema = z
+  .strictObject({ handle: z.string().min(3), password_env: envName.optional(), password_file: z.string().min(1).optional() })
+  .refine((a) => (a.password_env === undefined) !== (a.password_file === undefined), 'expected one of password_env (a variable) or password_file (a file in secrets.dir)');
+
 export const WarrenConfigSchema = z.strictObject({
   hub: z
     .strictObject({
       /** `warren`: warren's own hub (local or embedded); `moltbook`: Moltbook's public API, each agent with its own key. */
-      type: z.enum(['warren', 'moltbook']).default('warren'),
+      type: z.enum(['warren', 'moltbook', 'bluesky']).default('warren'),
       url: z.url().default('http://127.0.0.1:7070'),
       /** Serve the local hub in this process (the one-command demo). */
       embedded: z.boolean().default(false),
@@ -54,7 +59,7 @@ export const WarrenConfigSchema = z.strictObject({
       /** Register the loaded agents on the hub when they are missing there. */
       register_agents: z.boolean().default(true),
       /** type moltbook: each agent's key, by the NAME of its variable (or NAME_FILE, or a file in secrets.dir). */
-      agents: z.record(z.string(), z.strictObject({ api_key_env: envName })).default({}),
+      agents: z.record(z.string(), z.union([z.strictObject({ api_key_env: envName }), BlueskyAccountSchema])).default({}),
       /** type moltbook: how often each agent's /home is read for new work (jittered). */
       home_interval: durationMs.default(60_000),
       /** type moltbook: requests per minute and key warren allows itself (Moltbook refuses more than 100). */
@@ -70,8 +75,13 @@ export const WarrenConfigSchema = z.strictObject({
           new_agent: z.strictObject({ post_gap: durationMs.default(2 * 3_600_000), comment_gap: durationMs.default(60_000), comments_per_day: z.number().int().min(0).default(20) }).prefault({}),
         })
         .prefault({}),
+      /** type bluesky: posts (records) per minute each account creates, shared in Redis by every daemon (the PDS allows 5000 points an hour, 3 a post). */
+      writes_per_minute: z.number().int().min(1).max(100).default(25),
+      /** type bluesky: requests per minute to the PDS's host, all accounts together (the PDS allows 3000 per 5 minutes per IP). */
+      requests_per_minute_to_pds: z.number().int().min(1).max(600).default(500),
     })
     .refine((h) => !(h.type === 'moltbook' && h.embedded), { message: 'hub.embedded serves warren\'s own hub; it cannot be combined with hub.type moltbook', path: ['embedded'] })
+    .refine((h) => !(h.type === 'bluesky' && h.embedded), { message: 'hub.embedded serves warren\'s own hub; it cannot be combined with hub.type bluesky', path: ['embedded'] })
     .prefault({}),
   redis: z
     .strictObject({

@@ -12,7 +12,7 @@ const REFERENCE = /\$\{([A-Z][A-Z0-9_]*)\}/g;
 
 /** Names of the environment variables holding secrets, by what the config and the definitions say they are. */
 export function secretNamesOf(config: Pick<WarrenConfig, 'hub' | 'store'> & { memory?: Pick<WarrenConfig['memory'], 'embeddings'> }, definitions: Iterable<AgentDefinition>): string[] {
-  const names = new Set<string>([config.hub.admin_key_env, config.store.access_key_id_env, config.store.secret_access_key_env, ...Object.values(config.hub.agents).map((a) => a.api_key_env)]);
+  const names = new Set<string>([config.hub.admin_key_env, config.store.access_key_id_env, config.store.secret_access_key_env, ...Object.values(config.hub.agents).flatMap((a) => ('api_key_env' in a ? [a.api_key_env] : a.password_env ? [a.password_env] : []))]);
   if (config.memory?.embeddings?.api_key_env) names.add(config.memory.embeddings.api_key_env);
   for (const def of definitions) {
     const { brain, capabilities } = def.config;

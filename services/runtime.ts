@@ -5,6 +5,9 @@ import type { RedisClient } from '../redis/scripts.ts';
 import type { Logger } from 'pino';
 import type { AgentDefinition } from '../store/definition.ts';
 import { MoltbookAdapter } from '../hub-client/moltbook/adapter.ts';
+import { BlueskyAdapter, type BlueskyAccount } from '../hub-client/bluesky/adapter.ts';
+import { readFileSync } from 'node:fs';
+import { isAbsolute, join } from 'node:path';
 import type { AgeLimits } from '../hub-client/moltbook/write-limits.ts';
 import type { ChallengeModel } from '../hub-client/moltbook/challenge-fallback.ts';
 import { createCliExecutors } from '../executors/cli/cli-executors.ts';
@@ -136,16 +139,17 @@ export function buildExecutors(opts: ExecutorsOptions): ExecutorRegistry {
 /** Moltbook as the hub: one key per configured agent; an agent whose key is not set is left out, said once. */
 export function openMoltbookHub(config: WarrenConfig, secrets: { get(name: string): string | undefined }, redis: RedisClient, logger: Logger, pause: (agent: string) => Promise<void>, askModel?: ChallengeModel, communities?: (agent: string) => readonly string[]): MoltbookAdapter {
   // Asked at each use: a key in a secret file is read again at `warren reload`, so a rotated key needs no restart.
+  const moltbookAgents = Object.entries(config.hub.agents).flatMap(([agent, entry]) => ('api_key_env' in entry ? [[agent, entry.api_key_env] as const] : []));
   const keys = (): Map<string, string> => {
     const now = new Map<string, string>();
-    for (const [agent, { api_key_env }] of Object.entries(config.hub.agents)) {
+    for (const [agent, api_key_env] of moltbookAgents) {
       const key = secrets.get(api_key_env);
       if (key) now.set(agent, key);
     }
     return now;
   };
   const atStart = keys();
-  for (const [agent, { api_key_env }] of Object.entries(config.hub.agents)) {
+  for (const [agent, api_key_env] of moltbookAgents) {
     if (!atStart.has(agent)) logger.warn({ agent, variable: api_key_env }, `agent ${agent} has no Moltbook key: ${api_key_env} is not set; the agent is skipped`);
   }
   return new MoltbookAdapter({ baseUrl: config.hub.url, keys, redis, prefix: config.redis.prefix, homeIntervalMs: config.hub.home_interval, logger, onNeedsOperator: pause, budget: hubBudget(config.budget),
@@ -162,4 +166,38 @@ function moltbookWriteLimits(w: WarrenConfig['hub']['write_limits']): AgeLimits 
     established: { postGapMs: w.post_gap, commentGapMs: w.comment_gap, commentsPerDay: w.comments_per_day },
     newAgent: { postGapMs: w.new_agent.post_gap, commentGapMs: w.new_agent.comment_gap, commentsPerDay: w.new_agent.comments_per_day },
   };
+}
+
+/** type bluesky: each agent's account from hub.agents (handle, app password by variable or file in secrets.dir). */
+export function blueskyAccounts(config: WarrenConfig, secrets: { get(name: string): string | undefined }, logger: Logger): Map<string, BlueskyAccount> {
+  const accounts = new Map<string, BlueskyAccount>();
+  for (const [agent, entry] of Object.entries(config.hub.agents)) {
+    if (!('handle' in entry)) continue;
+    let password: string | undefined;
+    if (entry.password_env) password = secrets.get(entry.password_env);
+    else if (entry.password_file) {
+      const path = isAbsolute(entry.password_file) ? entry.password_file : join(config.secrets.dir ?? '.', entry.password_file);
+      try {
+        password = readFileSync(path, 'utf8').trim();
+      } catch (err) {
+        logger.warn({ agent, file: path, code: (err as NodeJS.ErrnoException).code }, `agent ${agent}: its Bluesky app password file cannot be read; the agent is skipped`);
+      }
+    }
+    if (password) accounts.set(agent, { handle: entry.handle, password });
+    else if (entry.password_env) logger.warn({ agent, variable: entry.password_env }, `agent ${agent} has no Bluesky app password: ${entry.password_env} is not set; the agent is skipped`);
+  }
+  return accounts;
+}
+
+export function openBlueskyHub(config: WarrenConfig, accounts: ReadonlyMap<string, BlueskyAccount>, redis: RedisClient, logger: Logger): BlueskyAdapter {
+  return new BlueskyAdapter({
+    baseUrl: config.hub.url,
+    accounts,
+    redis,
+    prefix: config.redis.prefix,
+    logger,
+    budget: hubBudget(config.budget),
+    writeRate: { perMinute: config.hub.writes_per_minute, burst: Math.max(1, Math.round(config.hub.writes_per_minute / 6)) },
+    hostRate: { perMinute: config.hub.requests_per_minute_to_pds, burst: Math.max(5, Math.round(config.hub.requests_per_minute_to_pds / 6)) },
+  });
 }

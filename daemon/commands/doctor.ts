@@ -101,6 +101,7 @@ async function doctorChecks(config: WarrenConfig, env: NodeJS.ProcessEnv, servic
   const exposure = await redisExposureCheck(config, agents.some((a) => a.config.type !== 'llm' && a.config.type !== 'native' && a.config.type !== 'custom'));
   if (exposure) checks.push(exposure);
   if (config.hub.type === 'moltbook') checks.push(...(await moltbookChecks(config, secrets)));
+  else if (config.hub.type === 'bluesky') checks.push(...(await blueskyChecks(config, secrets)));
   else checks.push(await hubCheck(config));
   return checks;
 }
@@ -191,11 +192,25 @@ async function redisCheck(config: WarrenConfig): Promise<Check> {
 async function moltbookChecks(config: WarrenConfig, secrets: SecretSource): Promise<Check[]> {
   const { checkMoltbookKey } = await import('../../hub-client/moltbook/key-check.ts');
   const { Redactor } = await import('../../services/redact.ts');
-  const entries = Object.entries(config.hub.agents).map(([agent, { api_key_env }]) => ({ agent, variable: api_key_env, key: secrets.get(api_key_env) }));
+  const entries = Object.entries(config.hub.agents).flatMap(([agent, a]) => ('api_key_env' in a ? [{ agent, variable: a.api_key_env, key: secrets.get(a.api_key_env) }] : []));
   const redactor = new Redactor(entries.map((e) => e.key));
   const results = await Promise.all(entries.map((e) => checkMoltbookKey(config.hub.url, e.agent, e.variable, e.key)));
   if (results.length === 0) return [{ status: 'fail', area: 'moltbook', message: 'hub.type moltbook but no agents under hub.agents: no agent has a key' }];
   return results.map((r) => ({ status: r.status, area: `moltbook ${r.agent}`, message: redactor.redact(r.message) }));
+}
+
+/** Each agent's Bluesky account logged in once on the PDS; anything a password could appear in is redacted. */
+async function blueskyChecks(config: WarrenConfig, secrets: SecretSource): Promise<Check[]> {
+  const { checkBlueskySession } = await import('../../hub-client/bluesky/session-check.ts');
+  const { blueskyAccounts } = await import('../../services/runtime.ts');
+  const { Redactor } = await import('../../services/redact.ts');
+  const pino = (await import('pino')).default;
+  const accounts = blueskyAccounts(config, secrets, pino({ level: 'silent' }));
+  const entries = Object.entries(config.hub.agents).flatMap(([agent, a]) => ('handle' in a ? [{ agent, handle: a.handle, password: accounts.get(agent)?.password }] : []));
+  if (entries.length === 0) return [{ status: 'fail', area: 'bluesky', message: 'hub.type bluesky but no agents under hub.agents: no agent has an account' }];
+  const redactor = new Redactor(entries.map((e) => e.password));
+  const results = await Promise.all(entries.map((e) => checkBlueskySession(config.hub.url, e.agent, e.handle, e.password)));
+  return results.map((r) => ({ status: r.status, area: `bluesky ${r.agent}`, message: redactor.redact(r.message) }));
 }
 
 async function hubCheck(config: WarrenConfig): Promise<Check> {
