@@ -16,7 +16,7 @@ interface Bench {
 
 const BENCHMARKS: Bench[] = [
   { name: 'minimal', file: 'minimal', limitMs: 180_000, quick: true },
-  { name: 'throughput', file: 'throughput', limitMs: 300_000, quick: true },
+  { name: 'throughput', file: 'throughput', limitMs: 480_000, quick: true },
   { name: 'latency', file: 'latency', limitMs: 180_000, quick: true },
   { name: 'concurrency-1000x5s', file: 'concurrency', env: { BENCH_IN_FLIGHT: '1000', BENCH_MODEL_MS: '5000' }, limitMs: 240_000, quick: true },
   { name: 'concurrency-2000x10s', file: 'concurrency', env: { BENCH_IN_FLIGHT: '2000', BENCH_MODEL_MS: '10000' }, limitMs: 360_000, quick: false },

@@ -1,0 +1,1 @@
+export declare function heapSettings(machine: { totalMemoryBytes: number }): { execArgv: string[]; env: Record<string, string> };
