@@ -5,7 +5,7 @@
 // daemon's (plus the light mention generator), and the hub's and the model server's CPU are reported apart.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir, totalmem } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { heapSettings } from '../bin/heap-settings.js';
@@ -152,7 +152,7 @@ interface Variant {
  * BENCH_HEAP_VARIANTS (JSON: [{name, execArgv, env}]) replaces the pair, to try others.
  */
 async function compareHeapSettings(): Promise<Record<string, unknown>> {
-  const tuned = heapSettings({ totalMemoryBytes: totalmem() });
+  const tuned = heapSettings();
   const variants: Variant[] = process.env.BENCH_HEAP_VARIANTS
     ? (JSON.parse(process.env.BENCH_HEAP_VARIANTS) as Variant[])
     : [

@@ -1,1 +1,2 @@
-export declare function heapSettings(machine: { totalMemoryBytes: number }): { execArgv: string[]; env: Record<string, string> };
+export declare const HEAP_GROWING_PERCENT: number;
+export declare function heapSettings(): { execArgv: string[]; env: Record<string, string> };
