@@ -19,7 +19,7 @@ const MODEL_MS = Number(process.env.BENCH_MODEL_MS ?? 5_000);
 // Past the first wave (every agent started once) and into the steady state before measuring.
 const WARMUP_MS = Math.round(MODEL_MS * 1.5 + 3_000);
 const MEASURE_MS = Number(process.env.BENCH_MEASURE_MS ?? MODEL_MS * (process.env.BENCH_QUICK === '1' ? 2 : 3));
-const RSS_TARGET_MB = IN_FLIGHT > 1_000 ? 600 : 400;
+const RSS_TARGET_MB = IN_FLIGHT > 1_000 ? 600 : 450;
 
 export async function concurrency(): Promise<Record<string, unknown>> {
   const world = await startWorld({ modelDelayMs: MODEL_MS });
