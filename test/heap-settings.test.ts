@@ -38,7 +38,7 @@ describe('heap settings of warren start', () => {
   const missing = join(tmpdir(), 'warren-heap-no-such-dir', 'warren.yaml');
   const cases: Array<{ name: string; nodeArgs: string[]; args: string[]; env?: Record<string, string>; images: number; lastFlags: string[]; notFlags: string[] }> = [
     { name: 'start: re-run once, same pid, with our flag', nodeArgs: [], args: ['start', '-c', missing], images: 2, lastFlags: [OURS], notFlags: [] },
-    { name: 'start with the operator’s own growing factor: theirs wins', nodeArgs: ['--heap-growing-percent=50'], args: ['start', '-c', missing], images: 2, lastFlags: ['--heap-growing-percent=50'], notFlags: [OURS] },
+    { name: 'start with the operator’s own growing factor: theirs wins', nodeArgs: ['--heap-growing-percent=70'], args: ['start', '-c', missing], images: 2, lastFlags: ['--heap-growing-percent=70'], notFlags: [OURS] },
     { name: 'WARREN_HEAP_SETTINGS=off: Node’s defaults, no re-run', nodeArgs: [], args: ['start', '-c', missing], env: { WARREN_HEAP_SETTINGS: 'off' }, images: 1, lastFlags: [], notFlags: [OURS] },
     { name: 'other commands: no re-run', nodeArgs: [], args: ['validate', join(tmpdir(), 'warren-heap-no-such-dir')], images: 1, lastFlags: [], notFlags: [OURS] },
   ];
