@@ -3,10 +3,15 @@
 // workers stay full; throughput is compared with the ideal (in flight / model latency). The daemon runs in this
 // process, the hub and the model server in their own: this process's memory, event-loop lag and CPU are the
 // daemon's (plus the light mention generator), and the hub's and the model server's CPU are reported apart.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { heapSettings } from '../bin/heap-settings.js';
 import { pino } from 'pino';
 import { startDaemon } from '../daemon/daemon.ts';
-import { printTable, round, writeResults } from './support/stats.ts';
+import { printSideBySide, printTable, round, writeResults } from './support/stats.ts';
 import { BENCH_ENV, benchConfig, inParallel, makeBenchAgents, mentioner, processCpuMs, registerAgents, startWorld } from './support/world.ts';
 
 const IN_FLIGHT = Number(process.env.BENCH_IN_FLIGHT ?? 1_000);
@@ -14,7 +19,7 @@ const MODEL_MS = Number(process.env.BENCH_MODEL_MS ?? 5_000);
 // Past the first wave (every agent started once) and into the steady state before measuring.
 const WARMUP_MS = Math.round(MODEL_MS * 1.5 + 3_000);
 const MEASURE_MS = Number(process.env.BENCH_MEASURE_MS ?? MODEL_MS * (process.env.BENCH_QUICK === '1' ? 2 : 3));
-const RSS_TARGET_MB = IN_FLIGHT > 1_000 ? 600 : 400;
+const RSS_TARGET_MB = IN_FLIGHT > 1_000 ? 600 : 450;
 
 export async function concurrency(): Promise<Record<string, unknown>> {
   const world = await startWorld({ modelDelayMs: MODEL_MS });
@@ -135,4 +140,84 @@ export async function concurrency(): Promise<Record<string, unknown>> {
   }
 }
 
-if (import.meta.main) console.log(writeResults(process.env.BENCH_RESULT_NAME ?? `concurrency-${IN_FLIGHT}x${MODEL_MS / 1000}s`, await concurrency()));
+interface Variant {
+  name: string;
+  execArgv: string[];
+  env: Record<string, string>;
+}
+
+/**
+ * The memory settings `warren start` applies (bin/heap-settings.js) against Node's defaults: each a child
+ * process running the whole benchmark (its own world), alternated round by round so machine drift hits both.
+ * BENCH_HEAP_VARIANTS (JSON: [{name, execArgv, env}]) replaces the pair, to try others.
+ */
+async function compareHeapSettings(): Promise<Record<string, unknown>> {
+  const tuned = heapSettings();
+  const variants: Variant[] = process.env.BENCH_HEAP_VARIANTS
+    ? (JSON.parse(process.env.BENCH_HEAP_VARIANTS) as Variant[])
+    : [
+        { name: 'node defaults', execArgv: [], env: {} },
+        { name: 'warren start', execArgv: tuned.execArgv, env: tuned.env },
+      ];
+  const rounds = Number(process.env.BENCH_HEAP_ROUNDS ?? (process.env.BENCH_QUICK === '1' ? 1 : 2));
+  const runs = new Map<string, Array<Record<string, unknown>>>(variants.map((v) => [v.name, []]));
+  const dir = mkdtempSync(join(tmpdir(), 'warren-bench-heap-'));
+  try {
+    for (let r = 0; r < rounds; r++) {
+      for (const v of r % 2 === 0 ? variants : [...variants].reverse()) {
+        const out = join(dir, `${r}-${runs.get(v.name)!.length}-${v.name.replace(/\W+/g, '_')}.json`);
+        const code = await new Promise<number | null>((resolve) => {
+          const child = spawn(process.execPath, [...v.execArgv, '--expose-gc', import.meta.filename], { stdio: 'inherit', env: { ...process.env, ...v.env, BENCH_CHILD_OUT: out } });
+          child.once('exit', (c) => resolve(c));
+        });
+        if (code !== 0) throw new Error(`the ${v.name} run exited with ${code}`);
+        runs.get(v.name)!.push(JSON.parse(readFileSync(out, 'utf8')) as Record<string, unknown>);
+      }
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const mean = (name: string, f: (o: Record<string, unknown>) => number): number => {
+    const rs = runs.get(name)!;
+    return rs.reduce((a, o) => a + f(o), 0) / rs.length;
+  };
+  const max = (name: string, f: (o: Record<string, unknown>) => number): number => Math.max(...runs.get(name)!.map(f));
+  const summary = variants.map((v) => ({
+    name: v.name,
+    exec_argv: v.execArgv,
+    env: v.env,
+    peak_rss_mb: round(max(v.name, (o) => o.peak_rss_mb as number)),
+    peak_rss_mb_per_round: runs.get(v.name)!.map((o) => o.peak_rss_mb),
+    daemon_cpu_ms_per_activation: round(mean(v.name, (o) => o.daemon_cpu_ms_per_activation as number), 2),
+    daemon_cpu_ms_per_round: runs.get(v.name)!.map((o) => o.daemon_cpu_ms_per_activation),
+    percent_of_ideal: round(mean(v.name, (o) => o.percent_of_ideal as number)),
+    event_loop_lag_p99_ms: round(mean(v.name, (o) => (o.event_loop_lag_ms as { p99: number }).p99)),
+  }));
+  const [base, chosen] = [summary[0]!, summary.at(-1)!];
+  printSideBySide(`concurrency — ${IN_FLIGHT} in flight, model ${MODEL_MS} ms: memory settings side by side (${rounds} alternated round${rounds > 1 ? 's' : ''} each; RSS is the highest)`, summary.map((s) => s.name), [
+    ['peak RSS (MB)', summary.map((s) => s.peak_rss_mb), `≤ ${RSS_TARGET_MB}`],
+    ['daemon CPU ms per activation', summary.map((s) => s.daemon_cpu_ms_per_activation), '≤ +10 %'],
+    ['% of ideal', summary.map((s) => s.percent_of_ideal), '≥ 95'],
+    ['event-loop lag p99 (ms)', summary.map((s) => s.event_loop_lag_p99_ms), '≤ 30'],
+  ]);
+  // The top-level figures are the last variant's (what `warren start` runs with), the README table's source.
+  const last = runs.get(chosen.name)!.at(-1)!;
+  return {
+    ...last,
+    peak_rss_mb: chosen.peak_rss_mb,
+    daemon_cpu_ms_per_activation: chosen.daemon_cpu_ms_per_activation,
+    heap_settings: summary,
+    rss_change_percent: round((100 * (chosen.peak_rss_mb - base.peak_rss_mb)) / base.peak_rss_mb),
+    cpu_change_percent: round((100 * (chosen.daemon_cpu_ms_per_activation - base.daemon_cpu_ms_per_activation)) / base.daemon_cpu_ms_per_activation),
+  };
+}
+
+if (import.meta.main) {
+  if (process.env.BENCH_CHILD_OUT) {
+    writeFileSync(process.env.BENCH_CHILD_OUT, JSON.stringify(await concurrency()));
+    // Activations cut off by the stop can keep retrying against the stopped hub for a while: the figures are
+    // written, so this run is over.
+    process.exit(0);
+  }
+  else console.log(writeResults(process.env.BENCH_RESULT_NAME ?? `concurrency-${IN_FLIGHT}x${MODEL_MS / 1000}s`, await compareHeapSettings()));
+}

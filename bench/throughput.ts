@@ -1,13 +1,14 @@
 // Throughput: many agents, one mention each, a zero-latency model behind the real `openai` SDK over HTTP, the
 // whole pipeline, alternated round by round with the minimal pipeline (bench/minimal.ts: the same hub calls,
 // BullMQ job and model call by hand) so machine drift hits both alike; then, on the same Redis with the same
-// worker concurrency, raw BullMQ no-op jobs.
+// worker concurrency, raw BullMQ no-op jobs. Then the same two pipelines under steady arrival: mentions posted
+// while they run (16 posts at a time, each agent mentioned again once it has answered), measured once warm.
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { startDaemon } from '../daemon/daemon.ts';
-import { runMinimal } from './minimal.ts';
-import { printTable, round, writeResults } from './support/stats.ts';
+import { runMinimal, startMinimal } from './minimal.ts';
+import { printSideBySide, printTable, round, writeResults } from './support/stats.ts';
 import { BENCH_ENV, benchConfig, inParallel, makeBenchAgents, mentioner, processCpuMs, registerAgents, startWorld, type World } from './support/world.ts';
 
 const QUICK = process.env.BENCH_QUICK === '1';
@@ -16,6 +17,14 @@ const ROUNDS = QUICK ? 1 : 3;
 const WARMUP_ROUNDS = QUICK ? 1 : 2;
 const CONCURRENCY = 50;
 const RAW_JOBS = 20_000;
+// Steady arrival: a running fleet meets its work as it comes, so each activation pays its share of the intake
+// (a long-poll answered for a few agents, not one for hundreds). Measured from the WARM-th answer of each run.
+const STEADY_AGENTS = 200;
+const STEADY_POSTERS = 16;
+const STEADY_WARM = QUICK ? 700 : 1_400;
+const STEADY_MEASURED = QUICK ? 600 : 1_500;
+const STEADY_ROUNDS = QUICK ? 1 : 2;
+const POLL_INTERVAL_MS = 20;
 
 export async function throughput(): Promise<Record<string, unknown>> {
   const world = await startWorld({ modelDelayMs: 0 });
@@ -78,6 +87,21 @@ export async function throughput(): Promise<Record<string, unknown>> {
     workerConn.disconnect();
     conn.disconnect();
 
+    // Steady arrival, each pipeline in turn (order flipped each round), on the first STEADY_AGENTS agents.
+    const steadyNames = names.slice(0, STEADY_AGENTS);
+    const steadyWarren: SteadyRound[] = [];
+    const steadyMinimal: SteadyRound[] = [];
+    for (let r = 0; r < STEADY_ROUNDS; r++) {
+      for (const which of r % 2 === 0 ? (['warren', 'minimal'] as const) : (['minimal', 'warren'] as const)) {
+        if (which === 'warren') steadyWarren.push(await steadyArrival(world, mention, steadyNames, (onAnswered) => startWarren(world, root, onAnswered)));
+        else steadyMinimal.push(await steadyArrival(world, mention, steadyNames, (onAnswered) => Promise.resolve(startMinimal(world, CONCURRENCY, POLL_INTERVAL_MS, onAnswered))));
+      }
+    }
+    const steadyPer = (rounds: SteadyRound[], f: (r: SteadyRound) => number): number => rounds.reduce((a, r) => a + f(r), 0) / (rounds.length * STEADY_MEASURED);
+    const steadyWarrenCpu = steadyPer(steadyWarren, (r) => r.cpuMs);
+    const steadyMinimalCpu = steadyPer(steadyMinimal, (r) => r.cpuMs);
+    const steadyRate = (rounds: SteadyRound[]): number => (STEADY_MEASURED * rounds.length) / rounds.reduce((a, r) => a + r.seconds, 0);
+
     const figures = {
       agents: AGENTS,
       rounds: ROUNDS,
@@ -97,6 +121,21 @@ export async function throughput(): Promise<Record<string, unknown>> {
       minimal_cpu_ms_per_round: minimal.map((r) => round(r.cpuMs / AGENTS, 2)),
       hub_cpu_ms_per_activation: round(perActivation(warren, (r) => r.hubCpuMs), 2),
       hub_calls_per_activation: 5,
+      steady: {
+        agents: STEADY_AGENTS,
+        posts_in_flight: STEADY_POSTERS,
+        warm_after_activations: STEADY_WARM,
+        measured_activations: STEADY_MEASURED,
+        rounds: STEADY_ROUNDS,
+        warren_activations_per_s: round(steadyRate(steadyWarren)),
+        minimal_activations_per_s: round(steadyRate(steadyMinimal)),
+        daemon_cpu_ms_per_activation: round(steadyWarrenCpu, 2),
+        minimal_cpu_ms_per_activation: round(steadyMinimalCpu, 2),
+        ratio_daemon_cpu_to_minimal: round(steadyWarrenCpu / steadyMinimalCpu, 2),
+        daemon_cpu_ms_per_round: steadyWarren.map((r) => round(r.cpuMs / STEADY_MEASURED, 2)),
+        minimal_cpu_ms_per_round: steadyMinimal.map((r) => round(r.cpuMs / STEADY_MEASURED, 2)),
+        hub_cpu_ms_per_activation: round(steadyPer(steadyWarren, (r) => r.hubCpuMs), 2),
+      },
     };
     printTable(`throughput — ${AGENTS} agents × ${ROUNDS} rounds alternating with the minimal pipeline, worker concurrency ${CONCURRENCY}, zero-latency model over HTTP`, [
       ['warren activations/s', figures.warren_activations_per_s],
@@ -108,6 +147,15 @@ export async function throughput(): Promise<Record<string, unknown>> {
       ['daemon CPU / minimal', figures.ratio_daemon_cpu_to_minimal, '≤ 1.5'],
       [`daemon start CPU ms (${AGENTS} agents, once per start)`, figures.daemon_start_cpu_ms],
       ['hub CPU ms per activation', figures.hub_cpu_ms_per_activation, '≤ 2.0'],
+    ]);
+    // Side by side: the batch figures above against the same figures under steady arrival.
+    printSideBySide(`batch (${AGENTS} agents, all mentioned before the start) vs steady arrival (${STEADY_AGENTS} agents, ${STEADY_POSTERS} posts at a time, warm after ${STEADY_WARM}, ${STEADY_MEASURED} measured × ${STEADY_ROUNDS})`, ['batch', 'steady'], [
+      ['warren activations/s', [figures.warren_activations_per_s, figures.steady.warren_activations_per_s]],
+      ['minimal pipeline activations/s', [figures.minimal_activations_per_s, figures.steady.minimal_activations_per_s]],
+      ['daemon CPU ms per activation', [figures.daemon_cpu_ms_per_activation, figures.steady.daemon_cpu_ms_per_activation], '≤ 3.0'],
+      ['minimal pipeline CPU ms per activation', [figures.minimal_cpu_ms_per_activation, figures.steady.minimal_cpu_ms_per_activation]],
+      ['daemon CPU / minimal', [figures.ratio_daemon_cpu_to_minimal, figures.steady.ratio_daemon_cpu_to_minimal], '≤ 2.0 (stretch 1.5)'],
+      ['hub CPU ms per activation', [figures.hub_cpu_ms_per_activation, figures.steady.hub_cpu_ms_per_activation], '≤ 2.0'],
     ]);
     return figures;
   } finally {
@@ -155,6 +203,93 @@ async function warrenRound(world: World, root: string): Promise<Round> {
   const hubCpuMs = processCpuMs(world.hubProcess.pid!) - hubCpu0;
   await daemon.stop();
   return { cpuMs: (cpu.user + cpu.system) / 1000, startCpuMs: (started.user + started.system) / 1000, hubCpuMs, seconds: (last - first) / 1000 };
+}
+
+interface SteadyRound {
+  /** Of this process (the pipeline and the light mention poster, alike for both) over the measured answers. */
+  cpuMs: number;
+  hubCpuMs: number;
+  seconds: number;
+}
+
+/** A warren daemon over the store, calling `onAnswered` for each answered activation, until stopped. */
+async function startWarren(world: World, root: string, onAnswered: (agent: string) => void): Promise<{ stop(): Promise<void> }> {
+  const config = benchConfig(world, root, (c) => (c.workers.concurrency = CONCURRENCY));
+  const daemon = await startDaemon({
+    config,
+    logger: pino({ level: 'warn' }),
+    env: BENCH_ENV(world),
+    onOutcome: (o) => {
+      if (o.outcome.kind === 'answered') onAnswered(o.agent);
+    },
+  });
+  return {
+    async stop() {
+      await daemon.stop();
+    },
+  };
+}
+
+/**
+ * Runs a pipeline while mentions arrive: `posters` loops each post a mention to an agent that has none
+ * unanswered, so every agent has at most one, and an agent is mentioned again once it has answered. CPU is read
+ * from the `STEADY_WARM`-th answer to the `+ STEADY_MEASURED`-th; then posting stops, every mention still out is
+ * answered (so none is left for the next run) and the pipeline stops.
+ */
+async function steadyArrival(
+  world: World,
+  mention: (agent: string) => Promise<unknown>,
+  agents: readonly string[],
+  start: (onAnswered: (agent: string) => void) => Promise<{ stop(): Promise<void> }>,
+): Promise<SteadyRound> {
+  const idle = [...agents];
+  let signal = Promise.withResolvers<void>();
+  const wake = (): void => {
+    signal.resolve();
+    signal = Promise.withResolvers<void>();
+  };
+  const measured = Promise.withResolvers<SteadyRound>();
+  const drained = Promise.withResolvers<void>();
+  let posting = true;
+  let answered = 0;
+  let cpu0 = process.cpuUsage();
+  let hub0 = 0;
+  let t0 = 0;
+  const onAnswered = (agent: string): void => {
+    idle.push(agent);
+    wake();
+    answered++;
+    if (answered === STEADY_WARM) {
+      [cpu0, hub0, t0] = [process.cpuUsage(), processCpuMs(world.hubProcess.pid!), Date.now()];
+    } else if (answered === STEADY_WARM + STEADY_MEASURED) {
+      const cpu = process.cpuUsage(cpu0);
+      posting = false;
+      wake();
+      measured.resolve({ cpuMs: (cpu.user + cpu.system) / 1000, hubCpuMs: processCpuMs(world.hubProcess.pid!) - hub0, seconds: (Date.now() - t0) / 1000 });
+    }
+    if (!posting && idle.length === agents.length) drained.resolve();
+  };
+  const pipeline = await start(onAnswered);
+  const poster = async (): Promise<void> => {
+    while (posting) {
+      const agent = idle.shift();
+      if (agent === undefined) {
+        await signal.promise;
+        continue;
+      }
+      await mention(agent);
+    }
+  };
+  try {
+    const posters = Promise.all(Array.from({ length: STEADY_POSTERS }, poster));
+    posters.catch((err: unknown) => measured.reject(err));
+    const result = await measured.promise;
+    await posters;
+    if (idle.length < agents.length) await drained.promise;
+    return result;
+  } finally {
+    await pipeline.stop();
+  }
 }
 
 if (import.meta.main) console.log(writeResults('throughput', await throughput()));

@@ -47,3 +47,12 @@ export function writeResults(name: string, figures: Record<string, unknown>): st
   writeFileSync(file, `${JSON.stringify({ benchmark: name, at: new Date().toISOString(), machine: machine(), ...figures }, null, 2)}\n`);
   return file;
 }
+
+/** Prints rows with one value per column (e.g. the same figures in two modes of one run): [label, values, target?]. */
+export function printSideBySide(title: string, columns: readonly string[], rows: ReadonlyArray<readonly [string, ReadonlyArray<string | number>, string?]>): void {
+  const w0 = Math.max(...rows.map((r) => r[0].length), 6);
+  const widths = columns.map((c, i) => Math.max(c.length, ...rows.map((r) => String(r[1][i]).length)));
+  console.log(`\n${title}`);
+  console.log(`${'figure'.padEnd(w0)}  ${columns.map((c, i) => c.padStart(widths[i]!)).join('  ')}  target`);
+  for (const [label, values, target] of rows) console.log(`${label.padEnd(w0)}  ${values.map((v, i) => String(v).padStart(widths[i]!)).join('  ')}  ${target ?? ''}`);
+}
