@@ -252,8 +252,8 @@ export class RedisScripts {
   }
 
   /** lua/a2a-task-save.lua: true when the state was written (never over an ended task, never backwards). */
-  async a2aTaskSave(keys: readonly [task: string, index: string], id: string, body: string, state: number, rank: number, agent: string, caller: string, now: number, ttlMs: number): Promise<boolean> {
-    return knownCode('a2a-task-save', await this.#run.warrenA2aTaskSave(...keys, id, body, state, rank, agent, caller, now, ttlMs), BOOLEAN_CODES) === 1;
+  async a2aTaskSave(keys: readonly [task: string, index: string], id: string, body: string, state: number, rank: number, agent: string, caller: string, now: number, ttlMs: number, forwardOnly = false): Promise<boolean> {
+    return knownCode('a2a-task-save', await this.#run.warrenA2aTaskSave(...keys, id, body, state, rank, agent, caller, now, ttlMs, forwardOnly ? 1 : 0), BOOLEAN_CODES) === 1;
   }
 
   /** lua/task-release.lua: true when `activationId` held the task and let it go. */

@@ -9,7 +9,7 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { A2ANews, type A2ANewsItem } from '../daemon/a2a/a2a-news.ts';
 import { RedisA2ATaskStore } from '../daemon/a2a/a2a-task-store.ts';
-import { A2ATaskTurns } from '../daemon/a2a/a2a-task-turns.ts';
+import { A2ATaskTurns, waitingTask } from '../daemon/a2a/a2a-task-turns.ts';
 import { waitFor } from './support/hub-api.ts';
 
 const redisUrl = inject('redisUrl');
@@ -26,6 +26,24 @@ const as = (caller: string): ServerCallContext => new ServerCallContext({ user: 
 const submitted = (id: string): Task => ({ id, contextId: 'ctx', status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: new Date().toISOString() }, artifacts: [], history: [], metadata: { agent: 'clerk' } });
 
 describe('RedisA2ATaskStore', () => {
+  it("the SDK's echo of a status warren forwarded never overwrites a newer word at the same stage (a task waiting for approval)", async () => {
+    // The relay forwards WORKING to a streaming caller; the SDK saves what it forwarded, possibly after the run has
+    // since written WORKING with "waiting for a person's approval": that newer word must stay.
+    const store = new RedisA2ATaskStore(conn(), `a2a-store-${randomUUID().slice(0, 8)}`);
+    const id = randomUUID();
+    await store.save(submitted(id), as('ci'));
+    const working: Task = { ...submitted(id), status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: new Date().toISOString() } };
+    expect(await store.write(working, 'clerk', 'ci')).toBe(true);
+    const waiting = waitingTask(working, 'ap_1', ['hub_search'], new Date());
+    expect(await store.write(waiting, 'clerk', 'ci')).toBe(true);
+    await store.save(working, as('ci')); // the SDK's late echo
+    const text = (t: Task | undefined): string => (t?.status?.message?.parts ?? []).map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('');
+    expect(text(await store.load(id, as('ci')))).toContain("waiting for a person's approval of hub_search (approval ap_1)");
+    // The SDK moving a task forward (a cancel's CANCELED) is still kept.
+    await store.save({ ...working, status: { state: TaskState.TASK_STATE_CANCELED, message: undefined, timestamp: new Date().toISOString() } }, as('ci'));
+    expect((await store.load(id, as('ci')))?.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
+  });
+
   it('answers once: a second end (a retried turn) is refused and announced to no one', async () => {
     const prefix = `a2a-store-${randomUUID().slice(0, 8)}`;
     const store = new RedisA2ATaskStore(conn(), prefix);

@@ -46,16 +46,19 @@ export class RedisA2ATaskStore implements TaskStore {
     this.#keys = new RedisKeys(prefix);
   }
 
-  /** The SDK's write: kept unless it would move the task back or rewrite its end. */
+  /**
+   * The SDK's write: it saves each event warren published, after warren wrote it. Kept only when it moves the task
+   * forward (a first write, a cancel's end): a late echo at the same stage must not take back a newer status message.
+   */
   async save(task: Task, context: ServerCallContext): Promise<void> {
     const agent = typeof task.metadata?.agent === 'string' ? task.metadata.agent : '';
-    await this.write(task, agent, callerOf(context));
+    await this.write(task, agent, callerOf(context), Date.now(), { forwardOnly: true });
   }
 
   /** Writes `task` (first write: for `agent` and `caller`); false when refused (it ended before, or it is behind). */
-  async write(task: Task, agent: string, caller: string, now = Date.now()): Promise<boolean> {
+  async write(task: Task, agent: string, caller: string, now = Date.now(), opts: { forwardOnly?: boolean } = {}): Promise<boolean> {
     const state = task.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED;
-    return redisScripts(this.#redis).a2aTaskSave([this.#keys.a2aTask(task.id), this.#keys.a2aTasks], task.id, JSON.stringify(Task.toJSON(task)), state, stateRank(state), agent, caller, now, TASK_TTL_MS);
+    return redisScripts(this.#redis).a2aTaskSave([this.#keys.a2aTask(task.id), this.#keys.a2aTasks], task.id, JSON.stringify(Task.toJSON(task)), state, stateRank(state), agent, caller, now, TASK_TTL_MS, opts.forwardOnly ?? false);
   }
 
   /** The task, when it exists and belongs to the context's caller. */
