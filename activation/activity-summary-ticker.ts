@@ -16,6 +16,7 @@ import type { AgentDefinition } from '../store/definition.ts';
 import { MAX_RECORD_CHARS, type ActivationRecord, type ActivationRecords } from './activation-records.ts';
 import { ACTIVITY_COMMUNITY, activityFigures, formatActivitySummary, SUMMARY_TIMEZONE, summaryDue, type ActivityFigures } from './activity-summary.ts';
 import type { ActivitySummaryLedger } from './activity-summary-ledger.ts';
+import { RoundLoop } from '../scheduler/round-loop.ts';
 
 export interface ActivitySummaryTickerOptions {
   /** The loaded definitions (read each round: the switch and the schedule reload with them). */
@@ -51,9 +52,7 @@ const RETRY_MS = 30_000;
 export class ActivitySummaryTicker {
   readonly #opts: ActivitySummaryTickerOptions;
   readonly #clock: () => number;
-  #timer: NodeJS.Timeout | undefined;
-  #round: Promise<unknown> | undefined;
-  #stopped = true;
+  readonly #loop: RoundLoop;
   /** Per agent, the time before which no summary is due (its next tick), for the cron it was decided with. */
   readonly #quietUntil = new Map<string, { cron: string; until: number }>();
   /** Per agent, when a failed post may be tried again (real time: the hub's and the limits' clock). */
@@ -62,27 +61,15 @@ export class ActivitySummaryTicker {
   constructor(opts: ActivitySummaryTickerOptions) {
     this.#opts = opts;
     this.#clock = opts.clock ?? Date.now;
+    this.#loop = new RoundLoop(() => this.round(), ROUND_MS, (err) => opts.logger.warn({ err }, 'activity summary round failed; will retry'));
   }
 
   start(): void {
-    if (!this.#stopped) return;
-    this.#stopped = false;
-    this.#next(0);
+    this.#loop.start();
   }
 
-  async stop(): Promise<void> {
-    this.#stopped = true;
-    clearTimeout(this.#timer);
-    await this.#round;
-  }
-
-  #next(delayMs: number): void {
-    if (this.#stopped) return;
-    this.#timer = setTimeout(() => {
-      this.#round = this.round()
-        .catch((err: unknown) => this.#opts.logger.warn({ err }, 'activity summary round failed; will retry'))
-        .finally(() => this.#next(ROUND_MS));
-    }, delayMs);
+  stop(): Promise<void> {
+    return this.#loop.stop();
   }
 
   /** One round: posts the summaries due now. */

@@ -11,6 +11,7 @@ import { mayRun } from './eligibility.ts';
 import { decideTicks, nextTick, type TickHold } from './schedule-ticks.ts';
 import { scheduleField, type ScheduleStateStore } from './schedule-state.ts';
 import type { AgentTask, TaskInbox } from './task-inbox.ts';
+import { RoundLoop } from './round-loop.ts';
 
 export interface ScheduleTickerOptions {
   /** The loaded definitions (read each round: schedules reload with them). */
@@ -48,9 +49,7 @@ export function scheduleTaskId(schedule: string, tick: number): string {
 export class ScheduleTicker {
   readonly #opts: ScheduleTickerOptions;
   readonly #clock: () => number;
-  #timer: NodeJS.Timeout | undefined;
-  #round: Promise<unknown> | undefined;
-  #stopped = true;
+  readonly #loop: RoundLoop;
   /** The schedules of the last round, to forget those no longer defined when the set changes. */
   #fields: string | undefined;
   /**
@@ -62,27 +61,15 @@ export class ScheduleTicker {
   constructor(opts: ScheduleTickerOptions) {
     this.#opts = opts;
     this.#clock = opts.clock ?? Date.now;
+    this.#loop = new RoundLoop(() => this.round(), ROUND_MS, (err) => opts.logger.warn({ err }, 'schedule round failed; will retry'));
   }
 
   start(): void {
-    if (!this.#stopped) return;
-    this.#stopped = false;
-    this.#next(0);
+    this.#loop.start();
   }
 
-  async stop(): Promise<void> {
-    this.#stopped = true;
-    clearTimeout(this.#timer);
-    await this.#round;
-  }
-
-  #next(delayMs: number): void {
-    if (this.#stopped) return;
-    this.#timer = setTimeout(() => {
-      this.#round = this.round()
-        .catch((err: unknown) => this.#opts.logger.warn({ err }, 'schedule round failed; will retry'))
-        .finally(() => this.#next(ROUND_MS));
-    }, delayMs);
+  stop(): Promise<void> {
+    return this.#loop.stop();
   }
 
   /** One round: decides every schedule of the runnable agents and queues the ticks due. */
