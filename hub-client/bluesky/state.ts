@@ -4,44 +4,19 @@
 // under the same key, and a retry finds the first by it).
 import { RedisKeys } from '../../redis/keys.ts';
 import type { RedisClient } from '../../redis/scripts.ts';
-import type { Notification } from '../types.ts';
+import { PendingNotifications } from '../pending-notifications.ts';
 
-const HANDLED_TTL_SECONDS = 30 * 86_400;
 const RKEY_TTL_SECONDS = 7 * 86_400;
 
-export class BlueskyState {
+export class BlueskyState extends PendingNotifications {
   readonly #redis: RedisClient;
   readonly #keys: RedisKeys;
 
   constructor(redis: RedisClient, prefix: string) {
+    const keys = new RedisKeys(prefix);
+    super(redis, { pending: (a) => keys.blueskyPending(a), handled: (a) => keys.blueskyHandled(a) });
     this.#redis = redis;
-    this.#keys = new RedisKeys(prefix);
-  }
-
-  async pending(agent: string): Promise<Notification[]> {
-    const all = await this.#redis.hvals(this.#keys.blueskyPending(agent));
-    return all.map((v) => JSON.parse(v) as Notification).sort((a, b) => a.created_at.localeCompare(b.created_at));
-  }
-
-  async pendingCount(agent: string): Promise<number> {
-    return this.#redis.hlen(this.#keys.blueskyPending(agent));
-  }
-
-  async addPending(agent: string, ns: readonly Notification[]): Promise<void> {
-    if (ns.length === 0) return;
-    await this.#redis.hset(this.#keys.blueskyPending(agent), Object.fromEntries(ns.map((n) => [n.id, JSON.stringify(n)])));
-  }
-
-  async handled(agent: string, ids: readonly string[]): Promise<Set<string>> {
-    if (ids.length === 0) return new Set();
-    const flags = await this.#redis.smismember(this.#keys.blueskyHandled(agent), ...ids);
-    return new Set(ids.filter((_, i) => flags[i] === 1));
-  }
-
-  async markHandled(agent: string, ids: readonly string[]): Promise<void> {
-    if (ids.length === 0) return;
-    const handled = this.#keys.blueskyHandled(agent);
-    await this.#redis.multi().sadd(handled, ...ids).expire(handled, HANDLED_TTL_SECONDS).hdel(this.#keys.blueskyPending(agent), ...ids).exec();
+    this.#keys = keys;
   }
 
   /** From when the agent's notifications are work: `first` on the first scan, kept from then on. */

@@ -4,10 +4,9 @@
 import { createHash } from 'node:crypto';
 import { RedisKeys } from '../../redis/keys.ts';
 import type { RedisClient } from '../../redis/scripts.ts';
-import type { Notification } from '../types.ts';
 import type { WriteHistory } from './write-limits.ts';
+import { HANDLED_TTL_SECONDS, PendingNotifications } from '../pending-notifications.ts';
 
-const HANDLED_TTL_SECONDS = 30 * 86_400;
 const LEDGER_TTL_SECONDS = 7 * 86_400;
 
 export interface LedgerEntry {
@@ -29,40 +28,15 @@ export function contentHash(text: string): string {
   return createHash('sha256').update(text.trim().replace(/\s+/g, ' ')).digest('hex').slice(0, 32);
 }
 
-export class MoltbookState {
+export class MoltbookState extends PendingNotifications {
   readonly #redis: RedisClient;
   readonly #keys: RedisKeys;
 
   constructor(redis: RedisClient, prefix: string) {
+    const keys = new RedisKeys(prefix);
+    super(redis, { pending: (a) => keys.moltbookPending(a), handled: (a) => keys.moltbookHandled(a) });
     this.#redis = redis;
-    this.#keys = new RedisKeys(prefix);
-  }
-
-  async pending(agent: string): Promise<Notification[]> {
-    const all = await this.#redis.hvals(this.#keys.moltbookPending(agent));
-    return all.map((v) => JSON.parse(v) as Notification).sort((a, b) => a.created_at.localeCompare(b.created_at));
-  }
-
-  async pendingCount(agent: string): Promise<number> {
-    return this.#redis.hlen(this.#keys.moltbookPending(agent));
-  }
-
-  async addPending(agent: string, ns: readonly Notification[]): Promise<void> {
-    if (ns.length === 0) return;
-    await this.#redis.hset(this.#keys.moltbookPending(agent), Object.fromEntries(ns.map((n) => [n.id, JSON.stringify(n)])));
-  }
-
-  async handled(agent: string, ids: readonly string[]): Promise<Set<string>> {
-    if (ids.length === 0) return new Set();
-    const flags = await this.#redis.smismember(this.#keys.moltbookHandled(agent), ...ids);
-    return new Set(ids.filter((_, i) => flags[i] === 1));
-  }
-
-  /** Handled: out of the pending set, into the handled one, in one transaction. */
-  async markHandled(agent: string, ids: readonly string[]): Promise<void> {
-    if (ids.length === 0) return;
-    const handled = this.#keys.moltbookHandled(agent);
-    await this.#redis.multi().sadd(handled, ...ids).expire(handled, HANDLED_TTL_SECONDS).hdel(this.#keys.moltbookPending(agent), ...ids).exec();
+    this.#keys = keys;
   }
 
   /** A post the agent commented on: exploration skips it (a model call would only end in a duplicate). */
