@@ -11,6 +11,7 @@ import { AgentStateStore, EXPLORATION_FACTS_PAGE, utcDay, type ExplorationFacts 
 import { RedisKeys } from '../redis/keys.ts';
 import { activationRetryDelay, MAX_RETRY_AFTER_MS, NO_RETRY } from '../scheduler/retry-delay.ts';
 import { ACTIVATION_WORKER_SETTINGS } from '../activation/worker.ts';
+import { startPrivateRedis } from './support/redis-server.ts';
 
 const redisUrl = inject('redisUrl');
 const logger = pino({ level: 'silent' });
@@ -161,21 +162,29 @@ describe('exploration facts', () => {
   });
 
   it('reads many agents a bounded page per command, in the order asked', async () => {
-    const { prefix, conn } = setup();
-    const state = new AgentStateStore(conn, prefix);
-    const names = Array.from({ length: 2_500 }, (_, i) => `agent-${i}`);
-    for (const [i, at] of [[999, 41], [1_000, 42], [2_499, 43]] as const) await state.recordActivated(`agent-${i}`, { tokensInput: 0, tokensOutput: 0, costUsd: 0 }, { at });
-    await state.explorationFacts(['warm-the-script-cache']);
-    const scriptCalls = async (): Promise<number> => {
-      const info = await conn.info('commandstats');
-      return Number(/cmdstat_evalsha:calls=(\d+)/.exec(info)?.[1] ?? 0) + Number(/cmdstat_eval:calls=(\d+)/.exec(info)?.[1] ?? 0);
-    };
-    const before = await scriptCalls();
-    const facts = await state.explorationFacts(names);
-    // One command per page of EXPLORATION_FACTS_PAGE agents, never one over all of them.
-    expect((await scriptCalls()) - before).toBe(Math.ceil(names.length / EXPLORATION_FACTS_PAGE));
-    expect(facts).toHaveLength(2_500);
-    expect([facts[999]?.lastActivatedAt, facts[1_000]?.lastActivatedAt, facts[2_499]?.lastActivatedAt, facts[998]?.lastActivatedAt]).toEqual([41, 42, 43, undefined]);
-    expect(facts[0]).toEqual({ lastActivatedAt: undefined, paused: false, backoffUntil: undefined, today: { posts: 0, comments: 0 } });
+    // A Redis of its own: the commands it counts are this test's alone (the run's shared one serves other files).
+    const own = await startPrivateRedis();
+    const conn = new Redis(own.url);
+    try {
+      const prefix = `facts-${randomUUID().slice(0, 8)}`;
+      const state = new AgentStateStore(conn, prefix);
+      const names = Array.from({ length: 2_500 }, (_, i) => `agent-${i}`);
+      for (const [i, at] of [[999, 41], [1_000, 42], [2_499, 43]] as const) await state.recordActivated(`agent-${i}`, { tokensInput: 0, tokensOutput: 0, costUsd: 0 }, { at });
+      await state.explorationFacts(['warm-the-script-cache']);
+      const scriptCalls = async (): Promise<number> => {
+        const info = await conn.info('commandstats');
+        return Number(/cmdstat_evalsha:calls=(\d+)/.exec(info)?.[1] ?? 0) + Number(/cmdstat_eval:calls=(\d+)/.exec(info)?.[1] ?? 0);
+      };
+      const before = await scriptCalls();
+      const facts = await state.explorationFacts(names);
+      // One command per page of EXPLORATION_FACTS_PAGE agents, never one over all of them.
+      expect((await scriptCalls()) - before).toBe(Math.ceil(names.length / EXPLORATION_FACTS_PAGE));
+      expect(facts).toHaveLength(2_500);
+      expect([facts[999]?.lastActivatedAt, facts[1_000]?.lastActivatedAt, facts[2_499]?.lastActivatedAt, facts[998]?.lastActivatedAt]).toEqual([41, 42, 43, undefined]);
+      expect(facts[0]).toEqual({ lastActivatedAt: undefined, paused: false, backoffUntil: undefined, today: { posts: 0, comments: 0 } });
+    } finally {
+      conn.disconnect();
+      await own.stop();
+    }
   });
 });
