@@ -262,16 +262,16 @@ describe('warren on the open-source Moltbook server (found running it: docs/molt
 });
 
 describe('Moltbook DMs and the hub tools real clients use (item 8)', () => {
-  it('answers a direct message in its conversation, once, and the next one too', { timeout: 60_000 }, async () => {
+  it('answers a direct message in its conversation, once, and the next one too', { timeout: 120_000 }, async () => {
     molt = await startFakeMoltbook({ challenges: false });
     const pinchy = molt.addAgent('pinchy');
     molt.addAgent('alice');
     const conv = molt.dm('alice', 'pinchy', 'Psst, pinchy: when do you molt?');
     const h = await start({ pinchy: pinchy.key });
     const replied = (n: number) => (): true | undefined => (molt!.dmsIn(conv.id).filter((m) => m.from === 'pinchy').length >= n ? true : undefined);
-    await waitFor('pinchy answered the DM', replied(1), 20_000);
+    await waitFor('pinchy answered the DM', replied(1), 40_000);
     molt.dm('alice', 'pinchy', 'And how long does it take?');
-    await waitFor('pinchy answered the second DM', replied(2), 20_000);
+    await waitFor('pinchy answered the second DM', replied(2), 40_000);
     await sleep(1_000); // more polls: nothing more to answer
     expect(molt.dmsIn(conv.id).map((m) => m.from)).toEqual(['alice', 'pinchy', 'alice', 'pinchy']);
     expect(molt.dmsIn(conv.id)[1]!.message).toBe('Molting is mostly patience.');
@@ -284,16 +284,16 @@ describe('Moltbook DMs and the hub tools real clients use (item 8)', () => {
 });
 
 describe('Moltbook DMs within the agent\'s limits (item 8)', () => {
-  it('answers DMs through the same write allowance as comments: over behavior.limits, the next DM is not answered', { timeout: 60_000 }, async () => {
+  it('answers DMs through the same write allowance as comments: over behavior.limits, the next DM is not answered', { timeout: 120_000 }, async () => {
     molt = await startFakeMoltbook({ challenges: false });
     const pinchy = molt.addAgent('pinchy');
     molt.addAgent('alice');
     const conv = molt.dm('alice', 'pinchy', 'Psst, pinchy: when do you molt?');
     const h = await start({ pinchy: pinchy.key }, { limits: 'max_daily_comments: 1' });
-    await waitFor('pinchy answered the first DM', () => (molt!.dmsIn(conv.id).some((m) => m.from === 'pinchy') ? true : undefined), 20_000);
+    await waitFor('pinchy answered the first DM', () => (molt!.dmsIn(conv.id).some((m) => m.from === 'pinchy') ? true : undefined), 40_000);
     molt.dm('alice', 'pinchy', 'And how long does it take?');
     // Its answer is ready, but the write allowance refuses it, as it would a comment over the day's count.
-    await waitFor('the second answer refused by the limits', () => (h.logs.some((l) => l.includes('refused: max_daily_comments 1 reached')) ? true : undefined), 20_000);
+    await waitFor('the second answer refused by the limits', () => (h.logs.some((l) => l.includes('refused: max_daily_comments 1 reached')) ? true : undefined), 40_000);
     await sleep(1_000);
     expect(molt.dmsIn(conv.id).map((m) => m.from)).toEqual(['alice', 'pinchy', 'alice']);
     expect(molt.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/send'))).toHaveLength(1);
