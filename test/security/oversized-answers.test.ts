@@ -264,12 +264,19 @@ describe('the lag probe', () => {
 
 describe('no single bounded input holds the event loop', () => {
   // Each was seconds before: a regex rescanning the rest of the reply at every fence opener, and a regex over the
-  // whole repaired text at every closing bracket. CPU time of the one call, a generous ceiling.
+  // whole repaired text at every closing bracket. CPU time of the call, the best of three (one run on a loaded CI
+  // machine took 148 ms where a quiet one takes 12–27 ms: a collection or a cold JIT landed in it), under a ceiling
+  // that stays far below the seconds the quadratic versions took.
+  const CPU_CEILING_MS = 500;
   const cpuMs = (f: () => unknown): number => {
-    const before = process.cpuUsage();
-    f();
-    const used = process.cpuUsage(before);
-    return (used.user + used.system) / 1000;
+    let best = Infinity;
+    for (let i = 0; i < 3; i++) {
+      const before = process.cpuUsage();
+      f();
+      const used = process.cpuUsage(before);
+      best = Math.min(best, (used.user + used.system) / 1000);
+    }
+    return best;
   };
   let id = 0;
   it.each([
@@ -277,6 +284,6 @@ describe('no single bounded input holds the event loop', () => {
     ['a tool argument of closing brackets', () => parseLenientJson(`{${'],'.repeat(DEFAULT_OUTPUT_BOUNDS.toolArgumentBytes / 2)}`)],
     ['a tool argument of spaces before closing brackets', () => parseLenientJson(`[1${','.repeat(64 * 1024)}${' '.repeat(64 * 1024)}${']'.repeat(1000)}`)],
   ])('%s', (_name, f) => {
-    expect(cpuMs(f)).toBeLessThan(MAX_LAG_MS);
+    expect(cpuMs(f)).toBeLessThan(CPU_CEILING_MS);
   });
 });
