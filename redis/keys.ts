@@ -1,6 +1,15 @@
 // Every Redis key and channel name warren uses, in one place. All of them start with the daemon's prefix, which is
 // also BullMQ's: on Redis Cluster that prefix is a hash tag (`{warren}`), so BullMQ's keys and warren's own share
 // one slot, and a script may read both (the inbox holds read BullMQ's deduplication keys).
+//
+// With `redis.shards` above 1 (redis/key-layout.ts) there is one RedisKeys per shard and one for the fleet (home).
+// SHARD keys belong to an agent (its name is in the key or a field of a per-shard hash) and come from
+// `layout.of(agent)`: the BullMQ queue and its deduplication keys, inbox holds and their version, the scheduler
+// lease, the agent-state hashes, held mentions, schedules, day counters, write limits, tasks, the outbox,
+// notification failures, error posts, records, activity summaries, spawn notes, A2A day counts, and the hub
+// adapters' per-agent state. A script's keys all come from one shard. HOME keys are the fleet's and come from
+// `layout.home`: `once`, status posts, approvals, pacing, Moltbook's write ledger and fleet spend, Bluesky record
+// keys, A2A tasks, the loaded definitions, the shard count, and every pub/sub channel.
 import { createHash } from 'node:crypto';
 
 /** The BullMQ queue of activations: its name is part of BullMQ's keys under the prefix. */
@@ -266,6 +275,10 @@ export class RedisKeys {
   /** Where a task's news (working, ended, cancel asked) reaches every daemon. */
   get a2aChannel(): string {
     return `${this.prefix}:a2a`;
+  }
+  /** The number of shards the fleet's keys were laid out for (home; a daemon refuses to start on another count). */
+  get shardCount(): string {
+    return `${this.prefix}:shard-count`;
   }
   get reloadChannel(): string {
     return `${this.prefix}:reload`;

@@ -1,0 +1,88 @@
+// Where each key lives when the fleet is spread over shards (`redis.shards`). An agent belongs to one shard by a
+// stable hash of its name; each shard is a prefix of its own (its own hash tag on a cluster, so its BullMQ queue,
+// inbox holds, agent state, counters and records share one slot and scripts may read them together). Fleet-wide
+// keys (approvals, A2A tasks, outbound events, pacing, channels) stay under the home prefix. With one shard the
+// shard's prefix is the home prefix: the layout of a deployment that never configured shards.
+import { createHash } from 'node:crypto';
+import { RedisKeys } from './keys.ts';
+import { clusterSlot, CLUSTER_SLOTS } from './cluster-slot.ts';
+
+/** The most shards a fleet may be spread over (each one a BullMQ queue and a scheduler lease). */
+export const MAX_SHARDS = 64;
+
+/** What a store is given: a plain prefix (one shard: tests, tools) or a daemon's whole layout. */
+export type KeySpace = string | KeyLayout;
+
+export class KeyLayout {
+  /** Fleet-wide keys. */
+  readonly home: RedisKeys;
+  /** One per shard, by index. */
+  readonly shards: readonly RedisKeys[];
+
+  constructor(home: string, shardPrefixes: readonly string[]) {
+    this.home = new RedisKeys(home);
+    this.shards = shardPrefixes.map((p) => (p === home ? this.home : new RedisKeys(p)));
+  }
+
+  /** The shard index of an agent (stable: a hash of the name, never of the order agents were loaded in). */
+  indexOf(agent: string): number {
+    return shardIndex(agent, this.shards.length);
+  }
+
+  /** The keys of an agent's shard. */
+  of(agent: string): RedisKeys {
+    return this.shards[this.indexOf(agent)]!;
+  }
+
+  /** Agents grouped by shard (a multi-agent script runs once per shard: its keys must share one slot). */
+  byShard(agents: Iterable<string>): Array<{ keys: RedisKeys; agents: string[] }> {
+    const groups = new Map<number, string[]>();
+    for (const a of agents) {
+      const i = this.indexOf(a);
+      const g = groups.get(i);
+      if (g) g.push(a);
+      else groups.set(i, [a]);
+    }
+    return [...groups].sort(([a], [b]) => a - b).map(([i, names]) => ({ keys: this.shards[i]!, agents: names }));
+  }
+}
+
+/** A store's layout from what it was given. */
+export function keyLayout(space: KeySpace): KeyLayout {
+  return typeof space === 'string' ? new KeyLayout(space, [space]) : space;
+}
+
+/** The shard of an agent among `count`: the first four bytes of the name's SHA-1, modulo the count. */
+export function shardIndex(agent: string, count: number): number {
+  if (count <= 1) return 0;
+  return createHash('sha1').update(agent).digest().readUInt32BE(0) % count;
+}
+
+/**
+ * The prefixes of `count` shards under a home prefix (as configured, already hash-tagged on a cluster). One shard
+ * is the home prefix itself. More: `<base>:s<i>`, and on a cluster `{<base>:s<i>}` or, where that tag's slot falls
+ * outside the shard's share of the slot space, the first `{<base>:s<i>:<k>}` whose slot falls inside it, so that
+ * shards land on different masters of a cluster whose slots are split evenly (as `redis-cli --cluster create` does).
+ */
+export function shardPrefixes(home: string, count: number, cluster: boolean): string[] {
+  if (count <= 1) return [home];
+  const tag = /\{([^}]+)\}/.exec(home);
+  if (!cluster || !tag) return Array.from({ length: count }, (_, i) => `${home}:s${i}`);
+  const base = tag[1]!;
+  return Array.from({ length: count }, (_, i) => {
+    const lo = Math.floor((i * CLUSTER_SLOTS) / count);
+    const hi = Math.floor(((i + 1) * CLUSTER_SLOTS) / count);
+    const inShare = (t: string): boolean => {
+      const s = clusterSlot(t);
+      return s >= lo && s < hi;
+    };
+    let name = `${base}:s${i}`;
+    for (let k = 0; !inShare(name); k++) name = `${base}:s${i}:${k}`;
+    return `{${name}}`;
+  });
+}
+
+/** The layout of a daemon's Redis settings. */
+export function layoutOf(redis: { prefix: string; shards?: number; cluster?: unknown }): KeyLayout {
+  return new KeyLayout(redis.prefix, shardPrefixes(redis.prefix, redis.shards ?? 1, redis.cluster !== undefined));
+}
