@@ -14,7 +14,7 @@
 // in the agent's shard: a version is only comparable with the holds of its own shard (InboxHoldVersions).
 import { keyLayout, type KeyLayout, type KeySpace } from '../redis/key-layout.ts';
 import { redisScripts, type RedisClient, type RedisScripts } from '../redis/scripts.ts';
-import { agentGroups } from './shard-groups.ts';
+import { agentGroups, shardOf } from './shard-groups.ts';
 
 /** What a run holds of its agent's inbox, and the claim version of its last decrease. */
 export interface InboxHold {
@@ -80,7 +80,7 @@ export class InboxClaims {
   async versions(): Promise<InboxHoldVersions> {
     const layout = this.#layout;
     const values = await Promise.all(layout.shards.map(async (k) => Number((await this.#redis.get(k.inboxHoldVersion)) ?? 0)));
-    return { of: (agent) => values[layout.indexOf(agent)]! };
+    return { of: (agent) => values[shardOf(layout, agent)]! };
   }
 
   /** The holds of many agents, in one atomic round trip per shard (agents nobody holds anything of are left out). */
