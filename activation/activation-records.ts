@@ -1,5 +1,7 @@
 // What `warren status` and `warren logs` read: one record per finished activation, kept in Redis with a
 // bounded history (per agent and overall), and announced on a channel for `warren logs --follow`.
+// With shards each agent's lists live in its shard (beside that shard's list of all its agents and byte totals, so
+// the add script's keys share one slot); the fleet's list is every shard's merged newest first, the channels home.
 import type { ActivationJob } from '../scheduler/activation-job.ts';
 import type { RedisKeys } from '../redis/keys.ts';
 import { keyLayout, type KeyLayout, type KeySpace } from '../redis/key-layout.ts';

@@ -1,5 +1,6 @@
-// What Redis keeps of the activity summaries, shared by every daemon: the tick of each agent's last summary (a hash in
-// the agent's shard, agent → epoch ms), and a claim per agent and tick, so one daemon posts a tick's summary however many decide it.
+// What Redis keeps of the activity summaries, shared by every daemon: the tick of each agent's last summary (a hash
+// per shard, agent → epoch ms), and a claim per agent and tick (in the agent's shard), so one daemon posts a tick's
+// summary however many decide it.
 //
 // The tick is written without compare-and-set (as the schedules' state is): a daemon that posts a tick's summary
 // after another posted the next one sets an older tick last; the next round then finds the newer tick due, its claim
