@@ -40,6 +40,8 @@ export interface PrivateRedisCluster {
   restartMaster(index: number): Promise<void>;
   /** DBSIZE and command count of each master, by index. */
   masterStats(): Promise<MasterStats[]>;
+  /** Every key one master holds (SCAN): for telling which keys went where. */
+  masterKeys(index: number): Promise<string[]>;
   /** The index of the master that serves a key's slot. */
   masterOf(key: string): Promise<number>;
   stop(): Promise<void>;
@@ -121,6 +123,10 @@ export async function startPrivateRedisCluster(masters = 3, opts: ClusterOptions
           commands: countedBefore[i]! + (await commandsOf(port)),
         })),
       );
+    },
+    async masterKeys(index) {
+      const { stdout } = await run('redis-cli', ['-p', String(at(index)), '--scan'], { maxBuffer: 64 * 1024 * 1024 });
+      return stdout.split('\n').filter((k) => k !== '');
     },
     async masterOf(key) {
       const slot = Number(await cliOrThrow(ports[0]!, 'CLUSTER', 'KEYSLOT', key));
