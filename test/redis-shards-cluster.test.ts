@@ -190,11 +190,11 @@ describe(`${SHARDS} shards on a 3-master cluster, three daemons`, { timeout: SCE
 
     // The master of the fleet's home keys (and of two shards) is killed with work in flight, the last mentions are
     // posted while it is down, and it comes back on its port and folder with its append-only file.
-    await post(400, 500);
+    await post(400, 450);
     const master = await cluster.masterOf(`{${prefix}}`);
-    mark(`${await answeredCount()} of ${mentions.length} answered; SIGKILL master ${master} (${cluster.urls[master]})`);
     await cluster.killMaster(master);
-    await post(500, MENTIONS);
+    mark(`SIGKILL master ${master} (${cluster.urls[master]}); just after: ${await answeredCount()} of ${mentions.length} answered`);
+    await post(450, MENTIONS);
     await sleep(1_000);
     mark(`${MENTIONS} mentions posted`);
     await cluster.restartMaster(master);
