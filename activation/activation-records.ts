@@ -178,7 +178,7 @@ export class ActivationRecords {
     if (agents.length === 0) return out;
     // One pipeline per shard: a cluster client refuses a pipeline whose keys span slots.
     await Promise.all(
-      this.#layout.byShard(agents).map(async ({ keys, agents: names }) => {
+      this.#layout.byShard(agents).map(async ({ keys, items: names }) => {
         const pipe = this.#redis.pipeline();
         for (const a of names) pipe.lindex(keys.activationRecords(a), 0);
         const rows = (await pipe.exec()) ?? [];

@@ -28,7 +28,7 @@ export class ActivitySummaryLedger {
     // One HMGET per shard (each shard's hash holds its agents), merged in the caller's order.
     const found = new Map<string, number>();
     await Promise.all(
-      this.#layout.byShard(agents).map(async ({ keys, agents: names }) => {
+      this.#layout.byShard(agents).map(async ({ keys, items: names }) => {
         const ticks = (await this.#redis.call('HMGET', [keys.activitySummaries, ...names])) as Array<string | null>;
         names.forEach((a, i) => {
           const t = ticks[i];

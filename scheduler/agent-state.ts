@@ -3,7 +3,6 @@
 import { keyLayout, type KeyLayout, type KeySpace } from '../redis/key-layout.ts';
 import type { RedisKeys } from '../redis/keys.ts';
 import { redisScripts, type RedisClient, type RedisScripts } from '../redis/scripts.ts';
-import { agentGroups } from './shard-groups.ts';
 
 export interface AgentState {
   failures: number;
@@ -142,7 +141,7 @@ export class AgentStateStore {
     const cleared = checked.filter((a) => !reasons.has(a));
     // One transaction per shard that has any of them (a MULTI's keys share one slot).
     await Promise.all(
-      agentGroups(this.#layout, [...cleared, ...reasons.keys()]).map(async ({ keys, items }) => {
+      this.#layout.byShard([...cleared, ...reasons.keys()]).map(async ({ keys, items }) => {
         const mine = new Set(items);
         const m = this.#redis.multi();
         const gone = cleared.filter((a) => mine.has(a));
@@ -185,7 +184,7 @@ export class AgentStateStore {
   async #reasons(key: (k: RedisKeys) => string, agents: readonly string[]): Promise<Map<string, string>> {
     const values = new Array<string | null>(agents.length);
     await Promise.all(
-      agentGroups(this.#layout, agents).map(async ({ keys, items, at }) => {
+      this.#layout.byShard(agents).map(async ({ keys, items, at }) => {
         const got = (await this.#redis.call('HMGET', [key(keys), ...items])) as Array<string | null>;
         at.forEach((pos, i) => (values[pos] = got[i] ?? null));
       }),
@@ -206,7 +205,7 @@ export class AgentStateStore {
     const states = new Array<AgentState>(agents.length);
     // One pipeline per shard (its six hashes share the shard's slot).
     await Promise.all(
-      agentGroups(this.#layout, agents).map(async ({ keys: k, items, at }) => {
+      this.#layout.byShard(agents).map(async ({ keys: k, items, at }) => {
         const rows = (await this.#redis
           .pipeline()
           .call('HMGET', [k.agentFailures, ...items])
@@ -249,7 +248,7 @@ export class AgentStateStore {
     // commands between two pages, so a round over 100,000 agents never blocks it for the whole read (one script
     // over all of them held it for the whole read).
     const pages: Array<Promise<void>> = [];
-    for (const { keys: k, items, at } of agentGroups(this.#layout, agents)) {
+    for (const { keys: k, items, at } of this.#layout.byShard(agents)) {
       const keys = [k.agentLastActivated, k.agentPaused, k.agentBackoffUntil, k.agentDay(day)] as const;
       for (let first = 0; first < items.length; first += EXPLORATION_FACTS_PAGE) {
         const page = items.slice(first, first + EXPLORATION_FACTS_PAGE);
@@ -274,7 +273,7 @@ export class AgentStateStore {
   async holdMany(agents: readonly string[]): Promise<Map<string, AgentHold>> {
     const holds = new Array<AgentHold>(agents.length);
     await Promise.all(
-      agentGroups(this.#layout, agents).map(async ({ keys: k, items, at }) => {
+      this.#layout.byShard(agents).map(async ({ keys: k, items, at }) => {
         const values = await this.#scripts.agentHolds([k.agentPaused, k.agentBackoffUntil], items);
         at.forEach((pos, i) => (holds[pos] = holdOf(values[2 * i], values[2 * i + 1])));
       }),
@@ -294,7 +293,7 @@ export class AgentStateStore {
   async dailyMany(agents: readonly string[], day = utcDay()): Promise<Map<string, DailyCounters>> {
     const counters = new Array<DailyCounters>(agents.length);
     await Promise.all(
-      agentGroups(this.#layout, agents).map(async ({ keys, items, at }) => {
+      this.#layout.byShard(agents).map(async ({ keys, items, at }) => {
         const values = (await this.#redis.call('HMGET', [keys.agentDay(day), ...items.flatMap((a) => DAY_FIELDS.map((f) => `${a}|${f}`))])) as Array<string | null>;
         at.forEach((pos, i) => {
           const v = (k: number): number => Number(values[i * DAY_FIELDS.length + k] ?? 0);

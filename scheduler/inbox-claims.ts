@@ -14,7 +14,6 @@
 // in the agent's shard: a version is only comparable with the holds of its own shard (InboxHoldVersions).
 import { keyLayout, type KeyLayout, type KeySpace } from '../redis/key-layout.ts';
 import { redisScripts, type RedisClient, type RedisScripts } from '../redis/scripts.ts';
-import { agentGroups, shardOf } from './shard-groups.ts';
 
 /** What a run holds of its agent's inbox, and the claim version of its last decrease. */
 export interface InboxHold {
@@ -80,7 +79,7 @@ export class InboxClaims {
   async versions(): Promise<InboxHoldVersions> {
     const layout = this.#layout;
     const values = await Promise.all(layout.shards.map(async (k) => Number((await this.#redis.get(k.inboxHoldVersion)) ?? 0)));
-    return { of: (agent) => values[shardOf(layout, agent)]! };
+    return { of: (agent) => values[layout.indexOf(agent)]! };
   }
 
   /** The holds of many agents, in one atomic round trip per shard (agents nobody holds anything of are left out). */
@@ -88,7 +87,7 @@ export class InboxClaims {
     const holds = new Array<InboxHold | undefined>(agents.length);
     // One script per shard: the keys it makes from the prefixes are all in that shard's slot.
     await Promise.all(
-      agentGroups(this.#layout, agents).map(async ({ keys: k, items, at }) => {
+      this.#layout.byShard(agents).map(async ({ keys: k, items, at }) => {
         const values = await this.#scripts.inboxHeld(k.inboxHoldVersion, { jobName: 'notification', job: k.dedup('').jobPrefix, hold: k.inboxHoldPrefix, dedupCurrent: k.dedupCurrentPrefix, dedupNext: k.dedupNextPrefix }, items);
         at.forEach((pos, i) => {
           const held = values[2 * i] ?? 0;

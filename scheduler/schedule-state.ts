@@ -8,7 +8,6 @@
 import { keyLayout, type KeyLayout, type KeySpace } from '../redis/key-layout.ts';
 import type { RedisKeys } from '../redis/keys.ts';
 import type { RedisClient } from '../redis/scripts.ts';
-import { shardGroups } from './shard-groups.ts';
 
 export interface ScheduleReading {
   /** Epoch ms up to which a round looked at the schedule; undefined: none yet. */
@@ -43,7 +42,7 @@ export class ScheduleStateStore {
   async read(fields: readonly string[]): Promise<Map<string, ScheduleReading>> {
     const readings = new Array<ScheduleReading>(fields.length);
     await Promise.all(
-      shardGroups(this.#layout, fields, agentOfField).map(async ({ keys, items, at }) => {
+      this.#layout.groups(fields, agentOfField).map(async ({ keys, items, at }) => {
         const rows = (await this.#redis.pipeline().call('HMGET', [keys.scheduleChecked, ...items]).call('HMGET', [keys.scheduleFired, ...items]).exec()) ?? [];
         const [checked, fired] = rows.map(([err, r]) => {
           if (err) throw err;

@@ -72,8 +72,8 @@ describe('shard of an agent', () => {
     const agents = Array.from({ length: 30 }, (_, i) => `a-${i}`);
     for (const a of agents) expect(layout.of(a).prefix).toBe(layout.shards[shardIndex(a, 3)]!.prefix);
     const groups = layout.byShard(agents);
-    expect(groups.flatMap((g) => g.agents).sort()).toEqual([...agents].sort());
-    for (const g of groups) for (const a of g.agents) expect(layout.of(a)).toBe(g.keys);
+    expect(groups.flatMap((g) => g.items).sort()).toEqual([...agents].sort());
+    for (const g of groups) for (const a of g.items) expect(layout.of(a)).toBe(g.keys);
   });
 
   it('a plain prefix is a layout of one shard whose keys are the home keys (the layout before shards)', () => {

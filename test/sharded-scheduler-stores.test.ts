@@ -177,7 +177,7 @@ describe('AgentStateStore over 3 shards', () => {
     await writes(sharded);
     await writes(single);
     // An activation queued for one agent of each shard: BullMQ's deduplication key in the agent's shard makes it busy.
-    const busy = layout.byShard(agents).map((g) => g.agents[1]!);
+    const busy = layout.byShard(agents).map((g) => g.items[1]!);
     for (const a of busy) await client.set(layout.of(a).dedup(a).current, 'job-1');
     for (const a of busy) await client.set(new RedisKeys(one).dedup(a).current, 'job-1');
 
@@ -282,7 +282,7 @@ describe('TaskInbox over 3 shards', () => {
     const now = 10_000;
     expect((await inbox.agentsWithTasks(now)).sort()).toEqual([...agents].sort());
     // One agent of each shard takes its task: the others still wait.
-    const taken = layout.byShard(agents).map((g) => g.agents[0]!);
+    const taken = layout.byShard(agents).map((g) => g.items[0]!);
     for (const a of taken) expect((await inbox.next(a, `act-${a}`, 60_000, now))?.task.id).toBe(`webhook:deploys:${a}`);
     expect((await inbox.agentsWithTasks(now)).sort()).toEqual(agents.filter((a) => !taken.includes(a)).sort());
     // A released claim returns the task; a settled one is gone.
