@@ -62,7 +62,7 @@ export function registerShardsCommand(program: Command): void {
     .action(async (opts: { config: string; json?: boolean }) => {
       await withTarget(opts.config, undefined, async (t) => {
         const { shardStatus } = await import('../shards/shard-status.ts');
-        const s = await shardStatus(t, createLogger());
+        const s = await shardStatus(t);
         process.stdout.write(opts.json ? `${JSON.stringify(s, null, 2)}\n` : shardStatusText(s));
       });
     });

@@ -6,7 +6,7 @@
 // then removed from the old queue). The record says "<from>-><to>" from the first write to the last, so a run that
 // was interrupted is finished by running it again; every step is safe to repeat.
 import { Cluster, type Redis } from 'ioredis';
-import type { Job } from 'bullmq';
+import type { Job, Queue } from 'bullmq';
 import type { Logger } from 'pino';
 import { ActivationJobSchema, PRIORITY, type ActivationJob } from '../../scheduler/activation-job.ts';
 import { ActivationQueue } from '../../scheduler/activation-queue.ts';
@@ -14,6 +14,7 @@ import { layoutOf, MAX_SHARDS, type KeyLayout } from '../../redis/key-layout.ts'
 import { fieldAgent, keyKind } from '../../redis/key-kinds.ts';
 import { RedisKeys } from '../../redis/keys.ts';
 import type { RedisClient } from '../../redis/scripts.ts';
+import { openQueueReader } from './queue-reader.ts';
 import { formatShardRecord, parseShardRecord } from './shard-check.ts';
 
 /**
@@ -109,52 +110,74 @@ export async function migrateShards(opts: MigrationOptions): Promise<MigrationRe
 
   const from = layoutFor(opts, plan.from);
   const to = layoutFor(opts, plan.to);
-  const queues = new Map<string, ActivationQueue>();
-  const queueOf = (prefix: string): ActivationQueue => {
-    let q = queues.get(prefix);
-    if (!q) queues.set(prefix, (q = new ActivationQueue(redis, { prefix, logger: opts.logger })));
-    return q;
+  // Producers for the queues jobs move to; readers (which write nothing) for every queue looked at.
+  const producers = new Map<string, ActivationQueue>();
+  const readers = new Map<string, Queue<ActivationJob>>();
+  const queues: Queues = {
+    producer: (prefix) => {
+      let q = producers.get(prefix);
+      if (!q) producers.set(prefix, (q = new ActivationQueue(redis, { prefix, logger: opts.logger })));
+      return q;
+    },
+    reader: (prefix) => {
+      let q = readers.get(prefix);
+      if (!q) readers.set(prefix, (q = openQueueReader(redis, prefix)));
+      return q;
+    },
   };
   try {
     const prefixes = [...new Set([...from.shards, ...to.shards].map((k) => k.prefix))];
     if (!opts.force) {
-      const seen = await daemonsSeen(redis, prefixes, queueOf);
+      const seen = await daemonsSeen(redis, from, prefixes, queues);
       if (seen.length) throw new DaemonRunning(seen);
     }
     await redis.set(home.shardCount, formatShardRecord({ migrating: { from: plan.from, to: plan.to } }));
     say(`${plan.resumed ? 'resuming the migration' : 'migrating'} from ${plan.from} to ${plan.to} shard${plan.to === 1 ? '' : 's'} (prefix ${opts.prefix})`);
 
-    await moveJobs(redis, from, to, queueOf, opts.force === true, report);
+    await moveJobs(redis, from, to, queues, opts.force === true, report);
     await moveKeys(redis, from, to, prefixes, report);
     await mergeRecordLists(redis, from, to, report);
-    await dropOldShards(redis, from, to, queueOf, report);
+    await dropOldShards(redis, from, to, queues, report);
 
     await redis.set(home.shardCount, formatShardRecord({ count: plan.to }));
     return report;
   } finally {
-    await Promise.all([...queues.values()].map((q) => q.close()));
+    await Promise.all([...producers.values(), ...readers.values()].map((q) => q.close()));
   }
 }
 
-/** Leases and workers on any of the prefixes' shards: a daemon that is running (or one that died moments ago). */
-async function daemonsSeen(redis: RedisClient, prefixes: readonly string[], queueOf: (prefix: string) => ActivationQueue): Promise<string[]> {
+interface Queues {
+  producer(prefix: string): ActivationQueue;
+  reader(prefix: string): Queue<ActivationJob>;
+}
+
+/**
+ * Leases and workers on any of the prefixes' shards, and locks on the old shards' active jobs: a daemon that is
+ * running, or one that stopped moments ago (its job's lock outlives it by up to the lock duration).
+ */
+async function daemonsSeen(redis: RedisClient, from: KeyLayout, prefixes: readonly string[], queues: Queues): Promise<string[]> {
   const seen: string[] = [];
   for (const p of prefixes) {
     const k = new RedisKeys(p);
     if ((await redis.exists(k.leader)) === 1) seen.push(`the scheduler lease ${k.leader} is held`);
-    const workers = await queueOf(p).queue.getWorkers();
+    const workers = await queues.reader(p).getWorkers();
     if (workers.length) seen.push(`${workers.length} worker${workers.length === 1 ? '' : 's'} on the queue of ${p}`);
+  }
+  for (const k of from.shards) {
+    for (const job of await queues.reader(k.prefix).getActive(0, -1)) {
+      if ((await redis.exists(`${k.dedup('').jobPrefix}${job.id}:lock`)) === 1) seen.push(`job ${job.id} of agent ${String(job.data.agent)} is locked by a worker`);
+    }
   }
   return seen;
 }
 
 /** The pending jobs of the old shards' queues whose agents belong to another shard now, enqueued there, then removed. */
-async function moveJobs(redis: RedisClient, from: KeyLayout, to: KeyLayout, queueOf: (prefix: string) => ActivationQueue, force: boolean, report: MigrationReport): Promise<void> {
+async function moveJobs(redis: RedisClient, from: KeyLayout, to: KeyLayout, queues: Queues, force: boolean, report: MigrationReport): Promise<void> {
   for (const source of from.shards) {
-    const old = queueOf(source.prefix);
+    const old = queues.reader(source.prefix);
     const pending: Array<{ job: Job<ActivationJob>; data: ActivationJob; active: boolean }> = [];
     for (const state of PENDING_STATES) {
-      for (const job of (await old.queue.getJobs([state], 0, -1)) as Array<Job<ActivationJob> | undefined>) {
+      for (const job of (await old.getJobs([state], 0, -1)) as Array<Job<ActivationJob> | undefined>) {
         if (!job) continue; // removed between the listing and the read
         const data = ActivationJobSchema.safeParse(job.data);
         if (!data.success) {
@@ -170,7 +193,7 @@ async function moveJobs(redis: RedisClient, from: KeyLayout, to: KeyLayout, queu
       const target = to.of(data.agent);
       const follow = active ? await followUpOf(redis, source, data.agent) : undefined;
       for (const d of follow ? [data, follow] : [data]) {
-        if (await enqueueKeepingTime(redis, queueOf(target.prefix), target, d)) report.jobs++;
+        if (await enqueueKeepingTime(redis, queues.producer(target.prefix), target, d)) report.jobs++;
         else report.absorbed++;
       }
       if (active) {
@@ -382,16 +405,16 @@ async function mergeRecordLists(redis: RedisClient, from: KeyLayout, to: KeyLayo
 }
 
 /** The old shards no shard of the new layout keeps: their lease and hold version go, and their queues once empty. */
-async function dropOldShards(redis: RedisClient, from: KeyLayout, to: KeyLayout, queueOf: (prefix: string) => ActivationQueue, report: MigrationReport): Promise<void> {
+async function dropOldShards(redis: RedisClient, from: KeyLayout, to: KeyLayout, queues: Queues, report: MigrationReport): Promise<void> {
   const kept = new Set(to.shards.map((k) => k.prefix));
   for (const k of from.shards) {
     if (kept.has(k.prefix)) continue;
     for (const key of [k.leader, k.inboxHoldVersion]) report.dropped += await redis.del(key);
-    const q = queueOf(k.prefix);
-    const counts = await q.queue.getJobCounts(...PENDING_STATES);
+    const q = queues.reader(k.prefix);
+    const counts = await q.getJobCounts(...PENDING_STATES);
     if (Object.values(counts).some((n) => n > 0)) continue; // jobs that are not warren's: left with their queue
     if ((await redis.exists(`${k.prefix}:activations:meta`, `${k.prefix}:activations:id`)) === 0) continue;
-    await q.queue.obliterate({ force: true });
+    await q.obliterate({ force: true });
     report.queuesRemoved.push(k.prefix);
   }
 }

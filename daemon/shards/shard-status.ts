@@ -1,9 +1,8 @@
 // `warren shards status`: the shard count the keys are laid out for, the configured one, and each shard's pending
 // jobs and lease, so an operator sees whether a daemon would start and where the work is.
-import { ActivationQueue } from '../../scheduler/activation-queue.ts';
 import { layoutOf } from '../../redis/key-layout.ts';
 import { RedisKeys } from '../../redis/keys.ts';
-import type { Logger } from 'pino';
+import { openQueueReader } from './queue-reader.ts';
 import { decideShardLayout, oneShardTellingKeys, parseShardRecord, type ShardRecord } from './shard-check.ts';
 import type { MigrationTarget } from './shard-migration.ts';
 
@@ -17,7 +16,7 @@ export interface ShardStatus {
   shards: Array<{ layout: 'recorded' | 'configured'; index: number; prefix: string; pendingJobs: number; lease: boolean }>;
 }
 
-export async function shardStatus(t: MigrationTarget, logger: Logger): Promise<ShardStatus> {
+export async function shardStatus(t: MigrationTarget): Promise<ShardStatus> {
   const home = new RedisKeys(t.prefix);
   const raw = await t.redis.get(home.shardCount);
   const recorded = raw === null ? { count: 1 } : parseShardRecord(raw);
@@ -33,10 +32,11 @@ export async function shardStatus(t: MigrationTarget, logger: Logger): Promise<S
   for (const [layout, n] of counts) {
     const l = layoutOf({ prefix: t.prefix, shards: n, ...(t.cluster ? { cluster: true } : {}) });
     for (const [index, k] of l.shards.entries()) {
-      const q = new ActivationQueue(t.redis, { prefix: k.prefix, logger });
+      const q = openQueueReader(t.redis, k.prefix);
       try {
-        const c = await q.counts();
-        shards.push({ layout, index, prefix: k.prefix, pendingJobs: c.waiting + c.prioritized + c.delayed + c.active, lease: (await t.redis.exists(k.leader)) === 1 });
+        const c = await q.getJobCounts('wait', 'prioritized', 'delayed', 'active');
+        const pendingJobs = Object.values(c).reduce((sum, n) => sum + n, 0);
+        shards.push({ layout, index, prefix: k.prefix, pendingJobs, lease: (await t.redis.exists(k.leader)) === 1 });
       } finally {
         await q.close();
       }
