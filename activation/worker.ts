@@ -7,6 +7,7 @@ import type { RedisClient } from '../redis/scripts.ts';
 import type { Logger } from 'pino';
 import { ActivationJobSchema, type ActivationJob } from '../scheduler/activation-job.ts';
 import { ACTIVATION_QUEUE } from '../redis/keys.ts';
+import { keyLayout, type KeySpace } from '../redis/key-layout.ts';
 import { endSpan, startSpan, traceparentOf, type SpanHandle } from '../agent-loop/tracing.ts';
 import type { AgentStateStore } from '../scheduler/agent-state.ts';
 import type { InboxClaim, InboxClaims } from '../scheduler/inbox-claims.ts';
@@ -42,7 +43,10 @@ export interface ActivationStart {
 
 export interface ActivationWorkerOptions {
   connection: RedisClient;
-  prefix: string;
+  /** The key layout: one BullMQ worker per shard worked here (redis/key-layout.ts). */
+  prefix: KeySpace;
+  /** The shards this process works (default: all); the concurrency is shared out among them. */
+  shards?: readonly number[];
   concurrency: number;
   /** BullMQ lock duration and stalled-job check interval (how fast a dead worker's jobs come back). */
   lockDurationMs?: number;
@@ -84,25 +88,35 @@ export interface ActivationJobResult {
 }
 
 export class ActivationWorker {
-  readonly worker: Worker<ActivationJob, ActivationJobResult>;
+  /** One BullMQ worker per shard worked here. */
+  readonly workers: ReadonlyArray<Worker<ActivationJob, ActivationJobResult>>;
   readonly #opts: ActivationWorkerOptions;
   readonly #logger: Logger;
 
   constructor(opts: ActivationWorkerOptions) {
     this.#opts = opts;
     this.#logger = opts.logger;
-    this.worker = new Worker<ActivationJob, ActivationJobResult>(ACTIVATION_QUEUE, (job, token, signal) => this.#process(job, signal ?? new AbortController().signal, token), {
-      connection: opts.connection,
-      prefix: opts.prefix,
-      concurrency: opts.concurrency,
-      lockDuration: opts.lockDurationMs,
-      stalledInterval: opts.stalledIntervalMs,
-      settings: ACTIVATION_WORKER_SETTINGS,
-      autorun: true,
-    });
-    this.worker.on('error', (err) => this.#logger.error({ err: opts.redactor.redact(err.message) }, 'worker error'));
-    this.worker.on('failed', (job, err) => {
-      this.#logger.warn({ agent: job?.data.agent, job: job?.id, attempt: job?.attemptsMade, err: opts.redactor.redact(err.message) }, 'activation failed');
+    const layout = keyLayout(opts.prefix);
+    const shards = opts.shards ?? layout.shards.map((_, i) => i);
+    // Shared out, so that a process runs about `concurrency` activations whatever the shard count; a shard whose
+    // queue is empty leaves its share idle (README "Shards": the trade-off).
+    const concurrency = shardConcurrency(opts.concurrency, shards.length);
+    this.workers = shards.map((i) => {
+      const prefix = layout.shards[i]!.prefix;
+      const worker = new Worker<ActivationJob, ActivationJobResult>(ACTIVATION_QUEUE, (job, token, signal) => this.#process(job, signal ?? new AbortController().signal, token), {
+        connection: opts.connection,
+        prefix,
+        concurrency,
+        lockDuration: opts.lockDurationMs,
+        stalledInterval: opts.stalledIntervalMs,
+        settings: ACTIVATION_WORKER_SETTINGS,
+        autorun: true,
+      });
+      worker.on('error', (err) => this.#logger.error({ err: opts.redactor.redact(err.message), ...(shards.length > 1 ? { shard: i } : {}) }, 'worker error'));
+      worker.on('failed', (job, err) => {
+        this.#logger.warn({ agent: job?.data.agent, job: job?.id, attempt: job?.attemptsMade, err: opts.redactor.redact(err.message) }, 'activation failed');
+      });
+      return worker;
     });
   }
 
@@ -369,14 +383,19 @@ export class ActivationWorker {
    */
   async close(graceMs: number, settleMs: number): Promise<void> {
     // One close: BullMQ hands a later close(true) the same promise, so aborting is what ends the wait.
-    const closing = this.worker.close();
+    const closing = Promise.all(this.workers.map((w) => w.close()));
     if (await settlesWithin(closing, graceMs)) return;
     this.#logger.warn({ deadlineMs: graceMs }, 'activations still running at the shutdown deadline; aborting them');
-    this.worker.cancelAllJobs('shutdown');
+    for (const w of this.workers) w.cancelAllJobs('shutdown');
     if (await settlesWithin(closing, settleMs)) return;
     this.#logger.warn({ settleMs }, 'worker not closed after aborting its activations (is Redis reachable?); disconnecting it');
-    await settlesWithin(this.worker.disconnect(), DISCONNECT_BOUND_MS);
+    await settlesWithin(Promise.all(this.workers.map((w) => w.disconnect())), DISCONNECT_BOUND_MS);
   }
+}
+
+/** Each shard's BullMQ concurrency when a process works `shards` of them: an even share of the whole, at least 1. */
+export function shardConcurrency(concurrency: number, shards: number): number {
+  return Math.max(1, Math.ceil(concurrency / Math.max(1, shards)));
 }
 
 /**

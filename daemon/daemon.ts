@@ -57,7 +57,10 @@ import { startSpawning, type Spawning } from './spawning-setup.ts';
 import { LoadedDefinitionsPublisher } from './ops/loaded-definitions.ts';
 import { checkRemoteDelegates } from '../agent-loop/a2a-check.ts';
 import { runShutdown, type ShutdownReport, type ShutdownStep } from './shutdown.ts';
-import { ActivationWorker, type ActivationStart } from '../activation/worker.ts';
+import { ActivationWorker, shardConcurrency, type ActivationStart } from '../activation/worker.ts';
+import { layoutOf, type KeyLayout } from '../redis/key-layout.ts';
+import { leaseToken } from '../scheduler/lease.ts';
+import { ShardLeadership } from '../scheduler/shard-leadership.ts';
 
 /** What one process does: `all` (default), or only scheduling, or only running activations (scale-out). */
 export type DaemonRole = 'all' | 'scheduler' | 'worker';
@@ -255,7 +258,10 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     });
 
     const role = opts.role ?? 'all';
-    const queue = new ActivationQueue(producerConn, { prefix: config.redis.prefix, logger });
+    // The fleet's shards (README "Shards"): an agent's queue, holds, state and records live in its shard.
+    const layout = layoutOf(config.redis);
+    const workShards = config.redis.work_shards ?? layout.shards.map((_, i) => i);
+    const queue = new ActivationQueue(producerConn, { prefix: layout, logger });
     cleanup('activation queue', 'clients', () => queue.close());
     const claims = new InboxClaims(producerConn, config.redis.prefix);
     const r = config.records;
@@ -324,19 +330,20 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     cleanup('approval sweep', 'work', () => clearInterval(sweep));
     // Once at start too: what timed out or was decided while no daemon ran is handled now, not a sweep later.
     void approvals.sweep().catch((err: unknown) => logger.warn({ err }, 'approval sweep failed'));
-    let scheduler: Scheduler | undefined;
+    const schedulers: Scheduler[] = [];
     // `warren status`'s reading of every agent, for /metrics and the embedded hub's watch page.
     const statusSources: StatusSources = { redis: producerConn, prefix: config.redis.prefix, minStalenessMs: config.scheduler.min_staleness, memory: services.memoryStore };
     const agentStatuses = async (): Promise<AgentStatus[]> => (await readAgentStatuses(statusSources, registry.all())).agents;
     live.fleet = fleetSource({ sources: statusSources, definitions: () => registry.all(), state: agentState, brokenDefinitions: () => registry.brokenDefinitions(), pauses, onDisk: async () => new Map((await store.load()).agents.map((d) => [d.name, d.hash ?? ''])) });
     // Status posts to m/agent-status: budget crossings seen by the scheduler and by runs, MCP servers, pauses.
     const statusPosts = new StatusPoster(hub, redactor, logger.child({ component: 'status-posts' }), new StatusPostLedger(producerConn, config.redis.prefix), registry);
-    const metrics = new WarrenMetrics({ queueCounts: () => queue.counts(), isLeader: role === 'worker' ? undefined : () => scheduler?.isLeader ?? false, subprocesses: runningSubprocessCount, agentStatuses, a2aTasks: () => a2a.store.recent(A2A_TASKS_COUNTED) });
+    const metrics = new WarrenMetrics({ queueCounts: () => queue.counts(), isLeader: role === 'worker' ? undefined : () => schedulers.some((s) => s.isLeader), subprocesses: runningSubprocessCount, agentStatuses, a2aTasks: () => a2a.store.recent(A2A_TASKS_COUNTED) });
 
     if (role !== 'scheduler') {
       const worker = new ActivationWorker({
         connection: workerConn,
-        prefix: config.redis.prefix,
+        prefix: layout,
+        shards: workShards,
         concurrency: config.workers.concurrency,
         lockDurationMs: config.workers.lock_duration,
         stalledIntervalMs: config.workers.stalled_interval,
@@ -398,32 +405,45 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     }
     if (role !== 'worker') {
       const leaseTtlMs = config.scheduler.lease_ttl;
-      const lease = new LeaderLease(producerConn, { prefix: config.redis.prefix, ttlMs: leaseTtlMs });
-      scheduler = new Scheduler({
-        hub,
-        queue,
-        agentState,
-        claims,
-        lease,
-        leaseTtlMs,
-        runnableAgents: () => actable(registry.runnable()),
-        definition: (name) => registry.get(name),
-        budget: new BudgetCache(hub, { ttlMs: config.scheduler.budget_ttl, logger, onHealth: (agent, health) => void statusPosts.budget(agent, health.status, health).catch((err: unknown) => logger.warn({ agent, err: redactor.redact(String(err)) }, 'could not post the budget status')) }),
-        explorationIntervalMs: config.scheduler.exploration_interval,
-        minStalenessMs: config.scheduler.min_staleness,
-        workerConcurrency: config.workers.concurrency,
-        pollIntervalMs: config.scheduler.poll_interval,
-        longPollSeconds: Math.floor(config.scheduler.long_poll_timeout / 1000),
-        logger,
-        held: new HeldMentionStore(producerConn, config.redis.prefix),
-        // Once per new hold, a line in `warren logs` (nothing ran, so it is no activation and nothing is counted).
-        onHeld: (agent, h) => void records.addHeld(heldRecord(agent, h)).catch((err: unknown) => logger.warn({ err, agent }, 'could not record the held mentions')),
-        tasks,
-        onTasksHeld: (agent, hold) => a2a.waiting.note(agent, hold),
-      });
-      scheduler.start();
-      const running = scheduler;
-      cleanup('scheduler', 'work', () => running.stop(), 2_000);
+      // One lease per shard; with several shards the live daemons share them out (scheduler/shard-leadership.ts).
+      const token = leaseToken();
+      const leadership = layout.shards.length > 1 ? new ShardLeadership(producerConn, layout, { token, shards: config.redis.work_shards, ttlMs: leaseTtlMs, logger }) : undefined;
+      if (leadership) {
+        await leadership.start();
+        cleanup('shard leadership', 'clients', () => leadership.stop());
+      }
+      const budget = new BudgetCache(hub, { ttlMs: config.scheduler.budget_ttl, logger, onHealth: (agent, health) => void statusPosts.budget(agent, health.status, health).catch((err: unknown) => logger.warn({ agent, err: redactor.redact(String(err)) }, 'could not post the budget status')) });
+      for (const index of workShards) {
+        const shard = layout.shards[index]!;
+        const sharded = layout.shards.length > 1;
+        const scheduler = new Scheduler({
+          hub,
+          queue,
+          agentState,
+          // The shard's own stores: every key a round reads or writes is in the shard's slot.
+          claims: sharded ? new InboxClaims(producerConn, shard.prefix) : claims,
+          lease: new LeaderLease(producerConn, { prefix: shard.prefix, ttlMs: leaseTtlMs, token }),
+          leaseTtlMs,
+          runnableAgents: sharded ? () => onShard(actable(registry.runnable()), layout, index) : () => actable(registry.runnable()),
+          definition: (name) => registry.get(name),
+          budget,
+          explorationIntervalMs: config.scheduler.exploration_interval,
+          minStalenessMs: config.scheduler.min_staleness,
+          workerConcurrency: sharded ? shardConcurrency(config.workers.concurrency, workShards.length) : config.workers.concurrency,
+          pollIntervalMs: config.scheduler.poll_interval,
+          longPollSeconds: Math.floor(config.scheduler.long_poll_timeout / 1000),
+          logger: sharded ? logger.child({ shard: index }) : logger,
+          held: new HeldMentionStore(producerConn, shard.prefix),
+          // Once per new hold, a line in `warren logs` (nothing ran, so it is no activation and nothing is counted).
+          onHeld: (agent, h) => void records.addHeld(heldRecord(agent, h)).catch((err: unknown) => logger.warn({ err, agent }, 'could not record the held mentions')),
+          tasks: sharded ? new TaskInbox(producerConn, shard.prefix) : tasks,
+          onTasksHeld: (agent, hold) => a2a.waiting.note(agent, hold),
+          ...(leadership ? { shard: { index, wantsLease: () => leadership.wants(index) } } : {}),
+        });
+        scheduler.start();
+        schedulers.push(scheduler);
+        cleanup(sharded ? `scheduler of shard ${index}` : 'scheduler', 'work', () => scheduler.stop(), 2_000);
+      }
       // Schedules tick in every scheduling daemon, leader or not: the inbox adds a tick's task once.
       const ticker = new ScheduleTicker({
         definitions: () => registry.all(),
@@ -509,6 +529,13 @@ export function nothingRunnable(notRun: ReadonlyMap<string, string>, broken: num
   const files = broken ? `${broken} definition${broken === 1 ? ' has' : 's have'} errors (see \`warren validate\`)` : '';
   if (!agents.length && !files) return 'no agent is runnable: no agent is defined in the store';
   return `no agent is runnable: ${[...agents, files].filter(Boolean).join('; ')}`;
+}
+
+/** The agents among `names` that belong to one shard. */
+function onShard(names: ReadonlySet<string>, layout: KeyLayout, index: number): ReadonlySet<string> {
+  const out = new Set<string>();
+  for (const n of names) if (layout.indexOf(n) === index) out.add(n);
+  return out;
 }
 
 /** Resolves once no CLI subprocess of this process is running, nor a run's sweep of its user (the caller bounds the wait). */

@@ -280,6 +280,10 @@ export class RedisKeys {
   get shardCount(): string {
     return `${this.prefix}:shard-count`;
   }
+  /** The scheduling daemons alive, for sharing the shards' leases (a hash: lease token → "<until ms>|<shards>"). */
+  get schedulerRoster(): string {
+    return `${this.prefix}:scheduler-roster`;
+  }
   get reloadChannel(): string {
     return `${this.prefix}:reload`;
   }

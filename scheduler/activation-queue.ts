@@ -1,10 +1,12 @@
-// The producer side of the activation queue: one active plus at most one pending activation per agent.
+// The producer side of the activation queue: one active plus at most one pending activation per agent. One BullMQ
+// queue per shard (redis/key-layout.ts): an agent's activations go to its shard's queue, beside its inbox holds.
 import { Queue } from 'bullmq';
 import type { Logger } from 'pino';
 import { PRIORITY, type ActivationJob } from './activation-job.ts';
 import { ACTIVATION_QUEUE } from '../redis/keys.ts';
 import { ACTIVATION_BACKOFF } from './retry-delay.ts';
 import { dedupId } from '../redis/keys.ts';
+import { keyLayout, type KeyLayout, type KeySpace } from '../redis/key-layout.ts';
 import type { RedisClient } from '../redis/scripts.ts';
 
 export interface QueueCounts {
@@ -27,11 +29,27 @@ export interface RunningActivation {
 }
 
 export class ActivationQueue {
-  readonly queue: Queue<ActivationJob>;
+  /** One per shard, by shard index. */
+  readonly queues: ReadonlyArray<Queue<ActivationJob>>;
+  readonly #layout: KeyLayout;
 
-  constructor(connection: RedisClient, opts: { prefix: string; logger: Logger }) {
-    this.queue = new Queue<ActivationJob>(ACTIVATION_QUEUE, { connection, prefix: opts.prefix });
-    this.queue.on('error', (err) => opts.logger.error({ err }, 'activation queue error'));
+  constructor(connection: RedisClient, opts: { prefix: KeySpace; logger: Logger }) {
+    this.#layout = keyLayout(opts.prefix);
+    this.queues = this.#layout.shards.map((keys) => {
+      const queue = new Queue<ActivationJob>(ACTIVATION_QUEUE, { connection, prefix: keys.prefix });
+      queue.on('error', (err) => opts.logger.error({ err, shard: keys.prefix }, 'activation queue error'));
+      return queue;
+    });
+  }
+
+  /** The queue of the first shard: the only one of a fleet on one shard (tools and benchmarks). */
+  get queue(): Queue<ActivationJob> {
+    return this.queues[0]!;
+  }
+
+  /** The queue an agent's activations go to. */
+  of(agent: string): Queue<ActivationJob> {
+    return this.queues[this.#layout.indexOf(agent)]!;
   }
 
   /**
@@ -41,7 +59,7 @@ export class ActivationQueue {
    */
   async enqueue(agent: string, trigger: ActivationJob['trigger']): Promise<string | undefined> {
     const data: ActivationJob = { agent, trigger, enqueuedAt: Date.now() };
-    const job = await this.queue.add(trigger, data, {
+    const job = await this.of(agent).add(trigger, data, {
       deduplication: { id: dedupId(agent), keepLastIfActive: true },
       priority: PRIORITY[trigger],
       attempts: 3,
@@ -55,17 +73,19 @@ export class ActivationQueue {
 
   /** The activations running now, with whatever progress their workers last published. */
   async running(limit = 1_000): Promise<RunningActivation[]> {
-    const jobs = await this.queue.getActive(0, limit - 1);
+    const jobs = (await Promise.all(this.queues.map((q) => q.getActive(0, limit - 1)))).flat().slice(0, limit);
     return jobs.map((j) => ({ agent: j.data.agent, trigger: j.data.trigger, startedAt: j.processedOn ?? j.timestamp, progress: j.progress }));
   }
 
-  /** Jobs per state, for idle capacity, `warren status` and metrics. */
-  async counts(): Promise<QueueCounts> {
-    const c = await this.queue.getJobCounts('active', 'waiting', 'prioritized', 'delayed', 'completed', 'failed');
-    return { active: c.active ?? 0, waiting: c.waiting ?? 0, prioritized: c.prioritized ?? 0, delayed: c.delayed ?? 0, completed: c.completed ?? 0, failed: c.failed ?? 0 };
+  /** Jobs per state over every shard (or of one shard's queue), for idle capacity, `warren status` and metrics. */
+  async counts(shard?: number): Promise<QueueCounts> {
+    const queues = shard === undefined ? this.queues : [this.queues[shard]!];
+    const all = await Promise.all(queues.map((q) => q.getJobCounts('active', 'waiting', 'prioritized', 'delayed', 'completed', 'failed')));
+    const sum = (state: keyof QueueCounts): number => all.reduce((n, c) => n + (c[state] ?? 0), 0);
+    return { active: sum('active'), waiting: sum('waiting'), prioritized: sum('prioritized'), delayed: sum('delayed'), completed: sum('completed'), failed: sum('failed') };
   }
 
   async close(): Promise<void> {
-    await this.queue.close();
+    await Promise.all(this.queues.map((q) => q.close()));
   }
 }

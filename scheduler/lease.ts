@@ -5,15 +5,21 @@ import { hostname } from 'node:os';
 import { RedisKeys } from '../redis/keys.ts';
 import { redisScripts, type RedisClient, type RedisScripts } from '../redis/scripts.ts';
 
+/** Names a lease holder for `warren status`: host, pid and a random part (unique per process start). */
+export function leaseToken(): string {
+  return `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+}
+
 export class LeaderLease {
-  /** Names the holder for `warren status`: host, pid and a random part (unique per process start). */
-  readonly token = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  readonly token: string;
   readonly #redis: RedisClient;
   readonly #scripts: RedisScripts;
   readonly #key: string;
   readonly #ttlMs: number;
 
-  constructor(redis: RedisClient, opts: { prefix: string; ttlMs: number }) {
+  /** `token`: the daemon's, when it holds several leases (one per shard); default a new one. */
+  constructor(redis: RedisClient, opts: { prefix: string; ttlMs: number; token?: string }) {
+    this.token = opts.token ?? leaseToken();
     this.#redis = redis;
     this.#scripts = redisScripts(redis);
     this.#key = new RedisKeys(opts.prefix).leader;

@@ -42,6 +42,12 @@ export interface SchedulerOptions {
   /** With several daemons on one Redis, only the lease holder schedules. */
   lease: LeaderLease;
   leaseTtlMs: number;
+  /**
+   * With shards, the shard this scheduler schedules (its agents are `runnableAgents`, its idle capacity that of
+   * its shard's queue), and whether this daemon should hold the shard's lease now (scheduler/shard-owners.ts):
+   * false gives a held lease up and leaves a free one to its owner. Absent: one shard, the first daemon holds it.
+   */
+  shard?: { index: number; wantsLease: () => boolean };
   logger: Logger;
   /** Where the mentions held back each round are kept for `warren status` and the watch page; none: not kept. */
   held?: HeldMentionStore;
@@ -108,6 +114,15 @@ export class Scheduler {
 
   async #renewLease(): Promise<void> {
     try {
+      if (this.#opts.shard && !this.#opts.shard.wantsLease()) {
+        // Another live daemon owns this shard now: hand the lease over at once rather than let it expire.
+        if (this.#leader) {
+          this.#leader = false;
+          await this.#opts.lease.release();
+          this.#opts.logger.info({ shard: this.#opts.shard.index }, 'scheduler leadership handed over');
+        }
+        return;
+      }
       const leader = await this.#opts.lease.tryAcquireOrRenew();
       if (leader !== this.#leader) this.#opts.logger.info({ leader }, leader ? 'scheduler leadership acquired' : 'scheduler leadership lost');
       this.#leader = leader;
@@ -205,7 +220,7 @@ export class Scheduler {
   async exploreTick(now = new Date()): Promise<string[]> {
     if (!this.#leader) return [];
     const { queue, agentState, logger } = this.#opts;
-    const capacity = idleCapacity(this.#opts.workerConcurrency, await queue.counts());
+    const capacity = idleCapacity(this.#opts.workerConcurrency, await queue.counts(this.#opts.shard?.index));
     if (capacity === 0) return [];
     // Plain loops and arrays indexed alike, no per-agent Maps or temporary arrays: this runs over every agent
     // each round (100,000 in the scale benchmark).

@@ -10,6 +10,7 @@ import { parseS3Url } from '../store/s3-location.ts';
 import { validateYaml } from '../store/yaml-validate.ts';
 import { isPostgresUrl } from '../memory/store-location.ts';
 import { keyPrefix } from '../redis/keys.ts';
+import { MAX_SHARDS } from '../redis/key-layout.ts';
 import { refuseReadableInlineCredentials, resolveRedisCredentials } from './redis-credentials.ts';
 import type { BudgetConfig } from '../local-hub/budget-rules.ts';
 
@@ -90,6 +91,10 @@ export const WarrenConfigSchema = z.strictObject({
       cluster: z.array(z.url({ protocol: /^rediss?$/, error: 'expected a redis:// or rediss:// URL of a cluster node' })).min(1).optional(),
       /** Every key starts with it; on a cluster it is used as a hash tag (`{warren}`), see redis/keys.ts. */
       prefix: z.string().min(1).default('warren'),
+      /** The fleet spread over this many shards, each its own hash tag and queue (README "Shards"; changing it needs `warren shards migrate`). */
+      shards: z.number().int().min(1).max(MAX_SHARDS).default(1),
+      /** The shards this daemon schedules and runs (indexes from 0); default: all. */
+      work_shards: z.array(z.number().int().min(0)).min(1).optional(),
       // Credentials and TLS (README: Security model): CLI agents must not reach a Redis that takes commands without them.
       /** The ACL user warren logs in as (Redis 6+); without it, `default`. */
       username: z.string().min(1).optional(),
@@ -111,6 +116,12 @@ export const WarrenConfigSchema = z.strictObject({
         .optional(),
       /** Run CLI agents as their own users even when Redis answers without credentials (single-user development only). */
       allow_unauthenticated: z.boolean().default(false),
+    })
+    .superRefine((r, ctx) => {
+      for (const [i, shard] of (r.work_shards ?? []).entries()) {
+        if (shard >= r.shards) ctx.addIssue({ code: 'custom', path: ['work_shards', i], message: `shard ${shard} does not exist: redis.shards is ${r.shards} (shards are numbered 0 to ${r.shards - 1})` });
+        else if (r.work_shards!.indexOf(shard) !== i) ctx.addIssue({ code: 'custom', path: ['work_shards', i], message: `shard ${shard} is listed twice` });
+      }
     })
     // `password` is filled at load from password_env / password_file (services/redis-credentials.ts), never from the file.
     .transform(({ password: _never, ...r }) => ({ ...r, prefix: keyPrefix(r.prefix, r.cluster !== undefined), password: undefined as string | undefined }))

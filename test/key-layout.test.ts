@@ -59,7 +59,10 @@ describe('shard of an agent', () => {
   it('spreads agents over the shards (600 names over 6: each gets between 60 and 140)', () => {
     const counts = new Array<number>(6).fill(0);
     for (let i = 0; i < 600; i++) counts[shardIndex(`bee-${i}`, 6)]!++;
-    for (const c of counts) expect(c).toBeGreaterThan(60), expect(c).toBeLessThan(140);
+    for (const c of counts) {
+      expect(c).toBeGreaterThan(60);
+      expect(c).toBeLessThan(140);
+    }
   });
 
   it('routes an agent to its shard, groups agents by shard, and keeps fleet keys at home', () => {

@@ -14,6 +14,8 @@ import type { WarrenConfig } from '../../services/config.ts';
 import type { OpsServices } from '../../services/composition.ts';
 import { loadWarrenConfig } from '../../services/config.ts';
 import { registerApprovalsCommand } from './approvals-command.ts';
+import { layoutOf } from '../../redis/key-layout.ts';
+import type { StatusReport } from './status.ts';
 
 interface Common {
   config: string;
@@ -60,12 +62,16 @@ export function registerOpsCommands(program: Command): void {
         const redisProbe = await probe(async () => void (await services.redis(2_000)));
         const hubProbe = await probe(() => hubHealthy(hub));
         let leader: string | null = null;
+        let shards: StatusReport['shards'];
         let a2aTasks: A2ATaskSummary[] | undefined;
         let fleet: Omit<AgentStatuses, 'queue'> & { queue: QueueCounts | null } = { agents: [], running: [], queue: null, fleetBudget: null, loaded: undefined };
         if (redisProbe.ok) {
           const { LeaderLease } = await import('../../scheduler/lease.ts');
           fleet = await readStatuses(services, config, defs, { budget: hubProbe.ok });
-          leader = await new LeaderLease(await services.redis(), { prefix: config.redis.prefix, ttlMs: config.scheduler.lease_ttl }).holder();
+          const layout = layoutOf(config.redis);
+          const leaders = await Promise.all(layout.shards.map(async (s) => new LeaderLease(await services.redis(), { prefix: s.prefix, ttlMs: config.scheduler.lease_ttl }).holder()));
+          leader = leaders[0] ?? null;
+          if (layout.shards.length > 1) shards = layout.shards.map((s, i) => ({ shard: i, prefix: s.prefix, leader: leaders[i] ?? null, agents: defs.agents.filter((d) => layout.indexOf(d.name) === i).length }));
           const { RedisA2ATaskStore } = await import('../a2a/a2a-task-store.ts');
           a2aTasks = await new RedisA2ATaskStore(await services.redis(), config.redis.prefix).recent(STATUS_A2A_TASKS);
         }
@@ -77,6 +83,7 @@ export function registerOpsCommands(program: Command): void {
           redis: { url: describeRedis(config.redis), ...redisProbe },
           hub: { url: config.hub.url, ...hubProbe },
           leader,
+          ...(shards ? { shards } : {}),
           queue,
           running,
           agents,

@@ -85,8 +85,10 @@ export interface RunningStatus {
 export interface StatusReport {
   redis: { url: string; ok: boolean; error?: string };
   hub: { url: string; ok: boolean; error?: string };
-  /** The lease holder's token (`host:pid:…`), or null when no scheduler leads. */
+  /** The lease holder's token (`host:pid:…`), or null when no scheduler leads (of shard 0 when there are shards). */
   leader: string | null;
+  /** With `redis.shards` above 1: each shard's lease holder and its agents' count. */
+  shards?: Array<{ shard: number; prefix: string; leader: string | null; agents: number }>;
   queue: QueueCounts | null;
   running: RunningStatus[];
   /** Empty when Redis is down: their state lives there. */
@@ -238,7 +240,9 @@ export function formatStatus(r: StatusReport, now: Date): string {
   const lines = [
     `redis   ${r.redis.url}  ${mark(r.redis)}`,
     `hub     ${r.hub.url}  ${mark(r.hub)}`,
-    `leader  ${r.leader ?? (r.redis.ok ? 'none (no scheduler running)' : 'unknown')}`,
+    ...(r.shards
+      ? r.shards.map((s) => `shard ${s.shard}  ${s.prefix}  ${plural(s.agents, 'agent')}  leader ${s.leader ?? (r.redis.ok ? 'none (no scheduler running)' : 'unknown')}`)
+      : [`leader  ${r.leader ?? (r.redis.ok ? 'none (no scheduler running)' : 'unknown')}`]),
     `queue   ${q ? `${q.active} active, ${q.waiting + q.prioritized} waiting, ${q.delayed} delayed (retries), ${q.failed} failed` : 'unknown'}`,
     ...(r.fleet_budget ? [`budget  fleet ${fleetBudgetText(r.fleet_budget)}`] : []),
     '',
