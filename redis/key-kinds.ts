@@ -116,6 +116,7 @@ const RULES: readonly Rule[] = [
   { members: ['a2aTasks'], pattern: /^a2a-tasks$/, kind: 'stays', why: 'home' },
   { members: ['a2aChannel'], pattern: /^a2a$/, kind: 'stays', why: 'home' },
   { members: ['shardCount'], pattern: /^shard-count$/, kind: 'stays', why: 'home' },
+  { members: ['schedulerRoster'], pattern: /^scheduler-roster$/, kind: 'stays', why: 'home' },
   { members: ['reloadChannel'], pattern: /^reload$/, kind: 'stays', why: 'home' },
   { members: ['blueskyRkey'], pattern: /^bluesky:rkey:/, kind: 'stays', why: 'home' },
 ];

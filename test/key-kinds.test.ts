@@ -87,6 +87,7 @@ const SAMPLES: Record<KeyMember, Array<[string, KeyKind]>> = {
   a2aDay: [[k.a2aDay(A, '2026-11-27'), { kind: 'agent', agent: A }]],
   a2aChannel: [[k.a2aChannel, { kind: 'stays', why: 'home' }]],
   shardCount: [[k.shardCount, { kind: 'stays', why: 'home' }]],
+  schedulerRoster: [[k.schedulerRoster, { kind: 'stays', why: 'home' }]],
   reloadChannel: [[k.reloadChannel, { kind: 'stays', why: 'home' }]],
   activitySummaries: [[k.activitySummaries, { kind: 'agent-fields', fields: 'agent' }]],
   activitySummaryClaim: [[k.activitySummaryClaim(A, 1_764_201_600_000), { kind: 'agent', agent: A }]],

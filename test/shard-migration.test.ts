@@ -311,7 +311,7 @@ describe('warren shards migrate on one Redis', () => {
     'moves every pending job, task, flag and record from one shard to three and back, once each',
     async () => {
       const prefix = `mig-${randomUUID().slice(0, 8)}`;
-      const yaml = `{url: "${server.url}", prefix: ${prefix}}`;
+      const yaml = (shards: number): string => `{url: "${server.url}", prefix: ${prefix}, shards: ${shards}}`;
       const one = layoutOf({ prefix, shards: 1 });
       const three = layoutOf({ prefix, shards: 3 });
       const all = [prefix, ...three.shards.map((s) => s.prefix)];
@@ -320,11 +320,11 @@ describe('warren shards migrate on one Redis', () => {
       expect(before.pieces.size).toBeGreaterThan(60);
       expectJobs(await pendingJobs(redis, all), laid, one);
 
-      const status = await warren(dir, yaml, ['shards', 'status', '--json']);
+      const status = await warren(dir, yaml(3), ['shards', 'status', '--json']);
       expect(status.code, status.stderr).toBe(0);
-      expect(JSON.parse(status.stdout)).toMatchObject({ recorded: { count: 1 }, configured: 1, verdict: 'fine' });
+      expect(JSON.parse(status.stdout)).toMatchObject({ recorded: { count: 1 }, configured: 3, verdict: 'migrate' });
 
-      const up = await warren(dir, yaml, ['shards', 'migrate', '--to', '3']);
+      const up = await warren(dir, yaml(3), ['shards', 'migrate']);
       expect(up.code, up.stderr).toBe(0);
       expect(up.stdout).toMatch(/moved 5 pending jobs/);
       expect(up.stdout).toMatch(/absorbed/); // ada's kept follow-up joined its moved job
@@ -348,11 +348,11 @@ describe('warren shards migrate on one Redis', () => {
       expect((await new AgentStateStore(redis, s2).getMany(['dee'])).get('dee')).toMatchObject({ failures: 2 });
       expect((await new AgentStateStore(redis, three.of('eve').prefix).getMany(['eve'])).get('eve')).toMatchObject({ paused: true });
 
-      const again = await warren(dir, yaml, ['shards', 'migrate', '--to', '3']);
+      const again = await warren(dir, yaml(3), ['shards', 'migrate']);
       expect(again.code, again.stderr).toBe(0);
       expect(again.stdout).toMatch(/nothing to migrate/);
 
-      const down = await warren(dir, yaml, ['shards', 'migrate', '--to', '1']);
+      const down = await warren(dir, yaml(1), ['shards', 'migrate']);
       expect(down.code, down.stderr).toBe(0);
       expect(await redis.get(one.home.shardCount)).toBe('1');
       expectPlaced(before, await census(redis, all), one, prefix);
@@ -377,9 +377,17 @@ describe('warren shards migrate on one Redis', () => {
       expect(refused.stderr).toMatch(/daemon is running.*scheduler lease/);
       expect(await redis.exists(k.shardCount)).toBe(0);
       expect(await pendingJobs(redis, [prefix])).toHaveLength(1);
+      await redis.del(k.leader);
+
+      // A scheduling daemon between two leases is still in the roster; one whose entry ran out is not.
+      await redis.hset(k.schedulerRoster, 'daemon-2', `${Date.now() + 60_000}|*`, 'daemon-gone', `${Date.now() - 1}|*`);
+      const rostered = await warren(dir, yaml, ['shards', 'migrate', '--to', '3']);
+      expect(rostered.code).toBe(1);
+      expect(rostered.stderr).toMatch(/daemon daemon-2 is in the scheduler roster/);
+      expect(rostered.stderr).not.toMatch(/daemon-gone/);
+      await redis.hdel(k.schedulerRoster, 'daemon-2');
 
       // A worker's lock on a job it took (a daemon stopped moments ago) stops it too, without --force.
-      await redis.del(k.leader);
       const worker = new Worker(ACTIVATION_QUEUE, null, { connection: workerConn, prefix, autorun: false });
       expect(await worker.getNextJob('t-1', { block: false })).toBeTruthy();
       await worker.close();

@@ -1,18 +1,10 @@
 // `warren shards status` and `warren shards migrate`: where the fleet's Redis keys are laid out, and moving them to
 // the configured `redis.shards` while every daemon is stopped (docs/architecture.md#shards).
 import { InvalidArgumentError, type Command } from 'commander';
-import type { WarrenConfig } from '../../services/config.ts';
 import { loadWarrenConfig } from '../../services/config.ts';
 import { createLogger } from '../logger.ts';
 import type { MigrationReport, MigrationTarget } from '../shards/shard-migration.ts';
 import type { ShardStatus } from '../shards/shard-status.ts';
-
-/** `redis.shards` as configured (1 when unset: the layout of every deployment before shards). */
-export function configuredShards(config: WarrenConfig): number {
-  // Read this way until services/config.ts has the key (the daemon's wiring adds it to the schema).
-  const r = config.redis;
-  return 'shards' in r && typeof r.shards === 'number' ? r.shards : 1;
-}
 
 /** `warren shards status`' lines (pure). */
 export function shardStatusText(s: ShardStatus): string {
@@ -86,7 +78,7 @@ async function withTarget(configFile: string, to: number | undefined, use: (t: M
   const { openServices } = await import('../../services/composition.ts');
   const services = await openServices(config, process.env, { name: 'ops' });
   try {
-    await use({ redis: await services.redis(), prefix: config.redis.prefix, cluster: config.redis.cluster !== undefined, shards: to ?? configuredShards(config) });
+    await use({ redis: await services.redis(), prefix: config.redis.prefix, cluster: config.redis.cluster !== undefined, shards: to ?? config.redis.shards });
   } finally {
     await services.close();
   }

@@ -110,15 +110,12 @@ export async function migrateShards(opts: MigrationOptions): Promise<MigrationRe
 
   const from = layoutFor(opts, plan.from);
   const to = layoutFor(opts, plan.to);
-  // Producers for the queues jobs move to; readers (which write nothing) for every queue looked at.
-  const producers = new Map<string, ActivationQueue>();
+  // The producer of the new layout (each agent's job to its shard's queue); readers (which write nothing) for every
+  // queue looked at.
+  let producer: ActivationQueue | undefined;
   const readers = new Map<string, Queue<ActivationJob>>();
   const queues: Queues = {
-    producer: (prefix) => {
-      let q = producers.get(prefix);
-      if (!q) producers.set(prefix, (q = new ActivationQueue(redis, { prefix, logger: opts.logger })));
-      return q;
-    },
+    producer: () => (producer ??= new ActivationQueue(redis, { prefix: to, logger: opts.logger })),
     reader: (prefix) => {
       let q = readers.get(prefix);
       if (!q) readers.set(prefix, (q = openQueueReader(redis, prefix)));
@@ -142,12 +139,12 @@ export async function migrateShards(opts: MigrationOptions): Promise<MigrationRe
     await redis.set(home.shardCount, formatShardRecord({ count: plan.to }));
     return report;
   } finally {
-    await Promise.all([...producers.values(), ...readers.values()].map((q) => q.close()));
+    await Promise.all([producer?.close(), ...[...readers.values()].map((q) => q.close())]);
   }
 }
 
 interface Queues {
-  producer(prefix: string): ActivationQueue;
+  producer(): ActivationQueue;
   reader(prefix: string): Queue<ActivationJob>;
 }
 
@@ -162,6 +159,10 @@ async function daemonsSeen(redis: RedisClient, from: KeyLayout, prefixes: readon
     if ((await redis.exists(k.leader)) === 1) seen.push(`the scheduler lease ${k.leader} is held`);
     const workers = await queues.reader(p).getWorkers();
     if (workers.length) seen.push(`${workers.length} worker${workers.length === 1 ? '' : 's'} on the queue of ${p}`);
+  }
+  // Scheduling daemons renew their roster entry ("<until ms>|<shards>") while they run.
+  for (const [token, value] of Object.entries(await redis.hgetall(from.home.schedulerRoster))) {
+    if (Number(value.split('|')[0]) >= Date.now()) seen.push(`daemon ${token} is in the scheduler roster`);
   }
   for (const k of from.shards) {
     for (const job of await queues.reader(k.prefix).getActive(0, -1)) {
@@ -193,7 +194,7 @@ async function moveJobs(redis: RedisClient, from: KeyLayout, to: KeyLayout, queu
       const target = to.of(data.agent);
       const follow = active ? await followUpOf(redis, source, data.agent) : undefined;
       for (const d of follow ? [data, follow] : [data]) {
-        if (await enqueueKeepingTime(redis, queues.producer(target.prefix), target, d)) report.jobs++;
+        if (await enqueueKeepingTime(redis, queues.producer(), target, d)) report.jobs++;
         else report.absorbed++;
       }
       if (active) {
@@ -228,7 +229,7 @@ async function followUpOf(redis: RedisClient, source: RedisKeys, agent: string):
 async function enqueueKeepingTime(redis: RedisClient, target: ActivationQueue, keys: RedisKeys, data: ActivationJob): Promise<boolean> {
   const before = await redis.get(keys.dedup(data.agent).current);
   const id = await target.enqueue(data.agent, data.trigger);
-  const job = id === undefined ? undefined : ((await target.queue.getJob(id)) as Job<ActivationJob> | undefined);
+  const job = id === undefined ? undefined : ((await target.of(data.agent).getJob(id)) as Job<ActivationJob> | undefined);
   if (job && job.data.enqueuedAt > data.enqueuedAt) await job.updateData({ ...job.data, enqueuedAt: data.enqueuedAt });
   return before === null || before !== id;
 }
