@@ -84,7 +84,7 @@ async function layOut(redis: RedisClient, workerConn: RedisClient, prefix: strin
   const queue = new ActivationQueue(redis, { prefix, logger });
   const worker = new Worker(ACTIVATION_QUEUE, null, { connection: workerConn, prefix, autorun: false });
   const jobs: Laid['jobs'] = new Map();
-  let adaLock = '';
+  let adaLock: string | undefined;
   const enqueuedAt = async (id: string | undefined): Promise<number> => ((await queue.queue.getJob(id!)) as Job<ActivationJob>).data.enqueuedAt;
   try {
     // ada: an activation taken by a worker of a daemon since stopped (stalled: active, its lock expired), with the
@@ -418,7 +418,7 @@ describe('warren shards migrate on one Redis', () => {
       for (const agent of ['dee', 'fay']) {
         for (const key of [three.home.tasks(agent), three.home.taskBodies(agent)]) {
           const rest = key.slice(prefix.length + 1);
-          await redis.restore(`${three.of(agent).prefix}:${rest}`, 0, (await redis.dumpBuffer(key))!, 'REPLACE');
+          await redis.restore(`${three.of(agent).prefix}:${rest}`, 0, await redis.dumpBuffer(key), 'REPLACE');
         }
       }
       const status = await warren(dir, yaml, ['shards', 'status']);
