@@ -28,6 +28,8 @@ import { TaskInbox } from '../scheduler/task-inbox.ts';
 import { PROCESS_START_MS, PROCESS_TEST_MS } from './support/ceilings.ts';
 import { startPrivateRedisCluster, type PrivateRedisCluster } from './support/redis-cluster.ts';
 import { startPrivateRedis, type PrivateRedis } from './support/redis-server.ts';
+import { makeAgentsDir, startHarness, type Harness } from './support/daemon-harness.ts';
+import { waitFor } from './support/hub-api.ts';
 
 const WARREN = resolve('bin/warren.js');
 const run = promisify(execFile);
@@ -432,6 +434,65 @@ describe('warren shards migrate on one Redis', () => {
       expect(done.stdout).toMatch(/resuming the migration from 1 to 3/);
       expectPlaced(before, await census(redis, all), three, prefix);
       expectJobs(await pendingJobs(redis, all), laid, three);
+    },
+    PROCESS_TEST_MS,
+  );
+});
+
+describe('a daemon with three shards after the migration', () => {
+  let server: PrivateRedis;
+  let redis: Redis;
+  let dir: string;
+  let h: Harness | undefined;
+  beforeAll(async () => {
+    server = await startPrivateRedis();
+    redis = new Redis(server.url, { maxRetriesPerRequest: 1 });
+    dir = mkdtempSync(join(tmpdir(), 'warren-shards-'));
+    mkdirSync(join(dir, 'agents'));
+  });
+  afterAll(async () => {
+    await h?.stop();
+    await redis?.quit();
+    await server?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it(
+    'answers the work queued under one shard once each, from the agents\' new shards',
+    async () => {
+      const prefix = `mig-${randomUUID().slice(0, 8)}`;
+      const agents = ['ada', 'eve', 'dee']; // shards 0, 1 and 2
+      const three = layoutOf({ prefix, shards: 3 });
+      expect(agents.map((a) => three.indexOf(a))).toEqual([0, 1, 2]);
+      // Queued with one shard, by a daemon since stopped: each agent's task and its task activation.
+      const queue = new ActivationQueue(redis, { prefix, logger });
+      for (const agent of agents) {
+        expect(await new TaskInbox(redis, prefix).add(agent, { id: `webhook:deploys:${agent}`, source: 'webhook', name: 'deploys', text: `Summarise deploy ${agent}.`, createdAt: Date.now() })).toBe('added');
+        await queue.enqueue(agent, 'task');
+      }
+      await queue.close();
+
+      const up = await warren(dir, `{url: "${server.url}", prefix: ${prefix}, shards: 3}`, ['shards', 'migrate']);
+      expect(up.code, up.stderr).toBe(0);
+      expect(up.stdout).toMatch(/moved 3 pending jobs/);
+
+      const clerk = (name: string): string => `name: ${name}\ntype: llm\nbrain: {provider: scripted, model: m, responses: ["Deploy summarised."]}\ncapabilities: {grants: [hub:read]}\n`;
+      h = await startHarness({
+        redisUrl: server.url,
+        agentsDir: makeAgentsDir(Object.fromEntries(agents.map((a) => [a, { config: clerk(a), prompt: 'You are a clerk.' }])), { withGreeter: false }),
+        config: (c) => {
+          c.redis.prefix = prefix;
+          c.redis.shards = 3;
+        },
+      });
+      const harness = h;
+      for (const agent of agents) {
+        await waitFor(`${agent}'s task answered`, () => harness.outcomes.some((o) => o.agent === agent && o.trigger === 'task') || undefined, PROCESS_START_MS);
+        await waitFor(`${agent}'s task settled`, async () => (await new TaskInbox(redis, three.of(agent).prefix).pending(agent)) === 0 || undefined, PROCESS_START_MS);
+      }
+      await new Promise((r) => setTimeout(r, 1_000)); // a second run would show up now
+      for (const agent of agents) expect(harness.outcomes.filter((o) => o.agent === agent && o.trigger === 'task'), agent).toHaveLength(1);
+      expect(await pendingJobs(redis, [prefix, ...three.shards.map((s) => s.prefix)])).toEqual([]);
     },
     PROCESS_TEST_MS,
   );
