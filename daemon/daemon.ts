@@ -263,14 +263,14 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const workShards = config.redis.work_shards ?? layout.shards.map((_, i) => i);
     const queue = new ActivationQueue(producerConn, { prefix: layout, logger });
     cleanup('activation queue', 'clients', () => queue.close());
-    const claims = new InboxClaims(producerConn, config.redis.prefix);
+    const claims = new InboxClaims(producerConn, layout);
     const r = config.records;
     const records = new ActivationRecords(producerConn, config.redis.prefix, {
       retention: { perAgent: r.per_agent, perAgentBytes: r.per_agent_bytes, overall: r.overall, overallBytes: r.overall_bytes, maxAgeMs: r.max_age },
     });
     // Work from outside the hub (schedules, webhooks, A2A callers, approvals) waits here until answered; each
     // source that must hear how its task ended registers a handler below.
-    const tasks = new TaskInbox(producerConn, config.redis.prefix);
+    const tasks = new TaskInbox(producerConn, layout);
     const taskEndings: Partial<Record<TaskSource, TaskEndingHandler>> = {};
     // Agents served over A2A (a2a.serve): their callers' tasks come in on the ingress and end through the inbox.
     const a2a = await startA2A({ config, secrets: services.secrets, redis: producerConn, agents: registry, inbox: tasks, queue, redact: (text) => redactor.redact(text), logger: logger.child({ component: 'a2a' }) });
@@ -448,7 +448,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       const ticker = new ScheduleTicker({
         definitions: () => registry.all(),
         runnable: () => actable(registry.runnable()),
-        state: new ScheduleStateStore(producerConn, config.redis.prefix),
+        state: new ScheduleStateStore(producerConn, layout),
         agentState,
         inbox: tasks,
         queue,
@@ -465,7 +465,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
         runnable: () => actable(registry.runnable()),
         ledger: new ActivitySummaryLedger(producerConn, config.redis.prefix),
         records,
-        held: new HeldMentionStore(producerConn, config.redis.prefix),
+        held: new HeldMentionStore(producerConn, layout),
         hub,
         writes,
         memory: services.memoryStore,

@@ -1,7 +1,9 @@
 // Per-agent scheduling state shared through Redis, so schedulers, workers and `warren status` on different
 // machines agree: failures (for backoff), last activation, pause flag, and today's counters.
-import { RedisKeys } from '../redis/keys.ts';
+import { keyLayout, type KeyLayout, type KeySpace } from '../redis/key-layout.ts';
+import type { RedisKeys } from '../redis/keys.ts';
 import { redisScripts, type RedisClient, type RedisScripts } from '../redis/scripts.ts';
+import { agentGroups } from './shard-groups.ts';
 
 export interface AgentState {
   failures: number;
@@ -65,35 +67,22 @@ function parseFactsLine(line: string): ExplorationFacts | undefined {
 // every agent's state is a few HMGETs with one reply each, not thousands of replies (10,000 agents: ~20 ms).
 const DAY_FIELDS = ['activations', 'posts', 'comments', 'tokens_input', 'tokens_output', 'cost_usd'] as const;
 
+// With shards (redis/key-layout.ts) each shard has these hashes for its own agents: an agent's state comes from its
+// shard's keys, and a read over many agents is one read per shard, merged in the order asked. `once` is the fleet's.
 export class AgentStateStore {
   readonly #redis: RedisClient;
   readonly #scripts: RedisScripts;
-  readonly #keys: RedisKeys;
-  readonly #failures: string;
-  readonly #lastFailure: string;
-  readonly #backoffUntil: string;
-  readonly #abandoned: string;
-  readonly #lastActivated: string;
-  readonly #paused: string;
-  readonly #notRunnable: string;
-  readonly #skipped: string;
+  readonly #layout: KeyLayout;
 
-  constructor(redis: RedisClient, prefix: string) {
+  /** `space`: the daemon's key layout, or a prefix (one shard). */
+  constructor(redis: RedisClient, space: KeySpace) {
     this.#redis = redis;
     this.#scripts = redisScripts(redis);
-    const k = (this.#keys = new RedisKeys(prefix));
-    this.#failures = k.agentFailures;
-    this.#lastFailure = k.agentLastFailure;
-    this.#backoffUntil = k.agentBackoffUntil;
-    this.#abandoned = k.agentAbandoned;
-    this.#lastActivated = k.agentLastActivated;
-    this.#paused = k.agentPaused;
-    this.#notRunnable = k.agentNotRunnable;
-    this.#skipped = k.agentSkipped;
+    this.#layout = keyLayout(space);
   }
 
-  #dayKey(day: string): string {
-    return this.#keys.agentDay(day);
+  #of(agent: string): RedisKeys {
+    return this.#layout.of(agent);
   }
 
   /**
@@ -103,27 +92,29 @@ export class AgentStateStore {
    */
   async recordFailure(agent: string, waits: readonly number[], opts: { at?: number; notBefore?: number } = {}): Promise<{ failures: number; backoffUntil: number }> {
     const at = opts.at ?? Date.now();
-    return this.#scripts.recordFailure([this.#failures, this.#lastFailure, this.#backoffUntil], agent, at, opts.notBefore ?? 0, waits);
+    const k = this.#of(agent);
+    return this.#scripts.recordFailure([k.agentFailures, k.agentLastFailure, k.agentBackoffUntil], agent, at, opts.notBefore ?? 0, waits);
   }
 
   /** Holds the agent back until `until` without counting a failure (the hub failed, not the agent). */
   async holdUntil(agent: string, until: number): Promise<void> {
-    await this.#scripts.holdUntil(this.#backoffUntil, agent, until);
+    await this.#scripts.holdUntil(this.#of(agent).agentBackoffUntil, agent, until);
   }
 
-  /** True the first time it is asked for `key` (within `ttlMs`): what makes handling a final failure happen once. */
+  /** True the first time it is asked for `key` (within `ttlMs`): what makes handling a final failure happen once. Fleet-wide. */
   async once(key: string, ttlMs: number): Promise<boolean> {
-    return (await this.#redis.set(this.#keys.once(key), '1', 'PX', ttlMs, 'NX')) === 'OK';
+    return (await this.#redis.set(this.#layout.home.once(key), '1', 'PX', ttlMs, 'NX')) === 'OK';
   }
 
   /** A notification the agent was given up on (activation/notification-failures.ts); shown by `warren status`. */
   async recordAbandoned(agent: string, count = 1): Promise<void> {
-    await this.#redis.hincrby(this.#abandoned, agent, count);
+    await this.#redis.hincrby(this.#of(agent).agentAbandoned, agent, count);
   }
 
   /** `warren resume` also ends a backoff: the operator says the cause is fixed. */
   async clearBackoff(agent: string): Promise<void> {
-    await this.#redis.multi().hdel(this.#failures, agent).hdel(this.#lastFailure, agent).hdel(this.#backoffUntil, agent).exec();
+    const k = this.#of(agent);
+    await this.#redis.multi().hdel(k.agentFailures, agent).hdel(k.agentLastFailure, agent).hdel(k.agentBackoffUntil, agent).exec();
   }
 
   /**
@@ -133,12 +124,14 @@ export class AgentStateStore {
    */
   async recordActivated(agent: string, usage: { tokensInput: number; tokensOutput: number; costUsd: number }, opts: { at?: number; resetBackoff?: boolean } = {}): Promise<void> {
     const at = opts.at ?? Date.now();
-    await this.#scripts.recordActivated([this.#lastActivated, this.#dayKey(utcDay(at)), this.#failures, this.#lastFailure, this.#backoffUntil], agent, at, usage, DAILY_TTL_SECONDS, opts.resetBackoff ?? false);
+    const k = this.#of(agent);
+    await this.#scripts.recordActivated([k.agentLastActivated, k.agentDay(utcDay(at)), k.agentFailures, k.agentLastFailure, k.agentBackoffUntil], agent, at, usage, DAILY_TTL_SECONDS, opts.resetBackoff ?? false);
   }
 
   async setPaused(agent: string, paused: boolean): Promise<void> {
-    if (paused) await this.#redis.hset(this.#paused, agent, 1);
-    else await this.#redis.hdel(this.#paused, agent);
+    const key = this.#of(agent).agentPaused;
+    if (paused) await this.#redis.hset(key, agent, 1);
+    else await this.#redis.hdel(key, agent);
   }
 
   /**
@@ -146,11 +139,19 @@ export class AgentStateStore {
    * other of `checked` loses its mark. Read by `warren status` and `warren doctor` on any machine.
    */
   async setNotRunnable(checked: readonly string[], reasons: ReadonlyMap<string, string>): Promise<void> {
-    const m = this.#redis.multi();
     const cleared = checked.filter((a) => !reasons.has(a));
-    if (cleared.length) m.hdel(this.#notRunnable, ...cleared);
-    if (reasons.size) m.hset(this.#notRunnable, Object.fromEntries(reasons));
-    await m.exec();
+    // One transaction per shard that has any of them (a MULTI's keys share one slot).
+    await Promise.all(
+      agentGroups(this.#layout, [...cleared, ...reasons.keys()]).map(async ({ keys, items }) => {
+        const mine = new Set(items);
+        const m = this.#redis.multi();
+        const gone = cleared.filter((a) => mine.has(a));
+        const marked = [...reasons].filter(([a]) => mine.has(a));
+        if (gone.length) m.hdel(keys.agentNotRunnable, ...gone);
+        if (marked.length) m.hset(keys.agentNotRunnable, Object.fromEntries(marked));
+        await m.exec();
+      }),
+    );
   }
 
   /**
@@ -158,28 +159,41 @@ export class AgentStateStore {
    * what the last load said. Read by `warren status` and `warren agents`.
    */
   async setSkipped(reasons: ReadonlyMap<string, string>): Promise<void> {
-    const m = this.#redis.multi().del(this.#skipped);
-    if (reasons.size) m.hset(this.#skipped, Object.fromEntries(reasons));
-    await m.exec();
+    // Every shard's hash is replaced, those without any of the agents emptied.
+    const byShard = new Map(this.#layout.shards.map((k) => [k, [] as Array<[string, string]>]));
+    for (const entry of reasons) byShard.get(this.#of(entry[0]))!.push(entry);
+    await Promise.all(
+      [...byShard].map(async ([k, entries]) => {
+        const m = this.#redis.multi().del(k.agentSkipped);
+        if (entries.length) m.hset(k.agentSkipped, Object.fromEntries(entries));
+        await m.exec();
+      }),
+    );
   }
 
   /** The agents the daemon skipped at its last load, with the reason. */
   skipped(agents: readonly string[]): Promise<Map<string, string>> {
-    return this.#reasons(this.#skipped, agents);
+    return this.#reasons((k) => k.agentSkipped, agents);
   }
 
   /** The agents marked not runnable, with the reason. */
   notRunnable(agents: readonly string[]): Promise<Map<string, string>> {
-    return this.#reasons(this.#notRunnable, agents);
+    return this.#reasons((k) => k.agentNotRunnable, agents);
   }
 
-  /** The reasons a hash keeps for those of `agents` it has one for. */
-  async #reasons(key: string, agents: readonly string[]): Promise<Map<string, string>> {
+  /** The reasons a hash (each shard's `key`) keeps for those of `agents` it has one for. */
+  async #reasons(key: (k: RedisKeys) => string, agents: readonly string[]): Promise<Map<string, string>> {
+    const values = new Array<string | null>(agents.length);
+    await Promise.all(
+      agentGroups(this.#layout, agents).map(async ({ keys, items, at }) => {
+        const got = (await this.#redis.call('HMGET', [key(keys), ...items])) as Array<string | null>;
+        at.forEach((pos, i) => (values[pos] = got[i] ?? null));
+      }),
+    );
     const out = new Map<string, string>();
-    if (agents.length === 0) return out;
-    const values = (await this.#redis.call('HMGET', [key, ...agents])) as Array<string | null>;
     agents.forEach((a, i) => {
-      if (values[i]) out.set(a, values[i]);
+      const v = values[i];
+      if (v) out.set(a, v);
     });
     return out;
   }
@@ -189,31 +203,37 @@ export class AgentStateStore {
    * hmget(...fields), 100,000 agents overflowed the call stack.
    */
   async getMany(agents: readonly string[]): Promise<Map<string, AgentState>> {
+    const states = new Array<AgentState>(agents.length);
+    // One pipeline per shard (its six hashes share the shard's slot).
+    await Promise.all(
+      agentGroups(this.#layout, agents).map(async ({ keys: k, items, at }) => {
+        const rows = (await this.#redis
+          .pipeline()
+          .call('HMGET', [k.agentFailures, ...items])
+          .call('HMGET', [k.agentLastFailure, ...items])
+          .call('HMGET', [k.agentLastActivated, ...items])
+          .call('HMGET', [k.agentPaused, ...items])
+          .call('HMGET', [k.agentBackoffUntil, ...items])
+          .call('HMGET', [k.agentAbandoned, ...items])
+          .exec()) ?? [];
+        const [failures, lastFailure, lastActivated, paused, until, abandoned] = rows.map((r) => (r[1] as Array<string | null> | undefined) ?? []);
+        at.forEach((pos, i) => {
+          const lf = lastFailure?.[i];
+          const la = lastActivated?.[i];
+          const bu = until?.[i];
+          states[pos] = {
+            failures: Number(failures?.[i] ?? 0),
+            lastFailureAt: lf ? Number(lf) : undefined,
+            backoffUntil: bu ? Number(bu) : undefined,
+            lastActivatedAt: la ? Number(la) : undefined,
+            paused: paused?.[i] === '1',
+            abandoned: Number(abandoned?.[i] ?? 0),
+          };
+        });
+      }),
+    );
     const out = new Map<string, AgentState>();
-    if (agents.length === 0) return out;
-    const rows = (await this.#redis
-      .pipeline()
-      .call('HMGET', [this.#failures, ...agents])
-      .call('HMGET', [this.#lastFailure, ...agents])
-      .call('HMGET', [this.#lastActivated, ...agents])
-      .call('HMGET', [this.#paused, ...agents])
-      .call('HMGET', [this.#backoffUntil, ...agents])
-      .call('HMGET', [this.#abandoned, ...agents])
-      .exec()) ?? [];
-    const [failures, lastFailure, lastActivated, paused, until, abandoned] = rows.map((r) => (r[1] as Array<string | null> | undefined) ?? []);
-    agents.forEach((a, i) => {
-      const lf = lastFailure?.[i];
-      const la = lastActivated?.[i];
-      const bu = until?.[i];
-      out.set(a, {
-        failures: Number(failures?.[i] ?? 0),
-        lastFailureAt: lf ? Number(lf) : undefined,
-        backoffUntil: bu ? Number(bu) : undefined,
-        lastActivatedAt: la ? Number(la) : undefined,
-        paused: paused?.[i] === '1',
-        abandoned: Number(abandoned?.[i] ?? 0),
-      });
-    });
+    agents.forEach((a, i) => out.set(a, states[i]!));
     return out;
   }
 
@@ -225,13 +245,16 @@ export class AgentStateStore {
    */
   async explorationFacts(agents: readonly string[], day = utcDay()): Promise<Array<ExplorationFacts | undefined>> {
     const out = new Array<ExplorationFacts | undefined>(agents.length);
-    const keys = [this.#lastActivated, this.#paused, this.#backoffUntil, this.#dayKey(day)] as const;
-    // A page per command, all sent at once: Redis runs other clients' commands between two pages, so a round over
-    // 100,000 agents never blocks it for the whole read (one script over all of them held it for the whole read).
+    // A page per command (of one shard: a script's keys share its slot), all sent at once: Redis runs other clients'
+    // commands between two pages, so a round over 100,000 agents never blocks it for the whole read (one script
+    // over all of them held it for the whole read).
     const pages: Array<Promise<void>> = [];
-    for (let first = 0; first < agents.length; first += EXPLORATION_FACTS_PAGE) {
-      const page = agents.slice(first, first + EXPLORATION_FACTS_PAGE);
-      pages.push(this.#scripts.explorationFacts(keys, this.#keys.dedupCurrentPrefix, page).then((reply) => parseFactsReply(reply, page.length, out, first)));
+    for (const { keys: k, items, at } of agentGroups(this.#layout, agents)) {
+      const keys = [k.agentLastActivated, k.agentPaused, k.agentBackoffUntil, k.agentDay(day)] as const;
+      for (let first = 0; first < items.length; first += EXPLORATION_FACTS_PAGE) {
+        const page = items.slice(first, first + EXPLORATION_FACTS_PAGE);
+        pages.push(this.#scripts.explorationFacts(keys, k.dedupCurrentPrefix, page).then((reply) => parseFactsReply(reply, page.length, out, at, first)));
+      }
     }
     await Promise.all(pages);
     return out;
@@ -242,34 +265,45 @@ export class AgentStateStore {
    * back (`warren pause`, a backoff) and its posts and comments today (the context's "left today" lines).
    */
   async activationStart(agent: string, day = utcDay()): Promise<{ hold: AgentHold; today: { posts: number; comments: number } }> {
-    const [paused, until, posts, comments] = await this.#scripts.activationStart([this.#paused, this.#backoffUntil, this.#dayKey(day)], agent);
+    const k = this.#of(agent);
+    const [paused, until, posts, comments] = await this.#scripts.activationStart([k.agentPaused, k.agentBackoffUntil, k.agentDay(day)], agent);
     return { hold: holdOf(paused, until), today: { posts: Number(posts ?? 0), comments: Number(comments ?? 0) } };
   }
 
   /** What holds each of many agents back, in one command (lua/agent-holds.lua): what an intake round decides on. */
   async holdMany(agents: readonly string[]): Promise<Map<string, AgentHold>> {
+    const holds = new Array<AgentHold>(agents.length);
+    await Promise.all(
+      agentGroups(this.#layout, agents).map(async ({ keys: k, items, at }) => {
+        const values = await this.#scripts.agentHolds([k.agentPaused, k.agentBackoffUntil], items);
+        at.forEach((pos, i) => (holds[pos] = holdOf(values[2 * i], values[2 * i + 1])));
+      }),
+    );
     const out = new Map<string, AgentHold>();
-    if (agents.length === 0) return out;
-    const values = await this.#scripts.agentHolds([this.#paused, this.#backoffUntil], agents);
-    agents.forEach((a, i) => out.set(a, holdOf(values[2 * i], values[2 * i + 1])));
+    agents.forEach((a, i) => out.set(a, holds[i]!));
     return out;
   }
 
   /** Posts and comments the agent made today (the context's "left today" lines): two of dailyMany's six fields. */
   async contributionsToday(agent: string, day = utcDay()): Promise<{ posts: number; comments: number }> {
-    const [posts, comments] = await this.#redis.hmget(this.#dayKey(day), `${agent}|posts`, `${agent}|comments`);
+    const [posts, comments] = await this.#redis.hmget(this.#of(agent).agentDay(day), `${agent}|posts`, `${agent}|comments`);
     return { posts: Number(posts ?? 0), comments: Number(comments ?? 0) };
   }
 
   /** Today's counters of many agents in one round trip. */
   async dailyMany(agents: readonly string[], day = utcDay()): Promise<Map<string, DailyCounters>> {
+    const counters = new Array<DailyCounters>(agents.length);
+    await Promise.all(
+      agentGroups(this.#layout, agents).map(async ({ keys, items, at }) => {
+        const values = (await this.#redis.call('HMGET', [keys.agentDay(day), ...items.flatMap((a) => DAY_FIELDS.map((f) => `${a}|${f}`))])) as Array<string | null>;
+        at.forEach((pos, i) => {
+          const v = (k: number): number => Number(values[i * DAY_FIELDS.length + k] ?? 0);
+          counters[pos] = { activations: v(0), posts: v(1), comments: v(2), tokensInput: v(3), tokensOutput: v(4), costUsd: v(5) };
+        });
+      }),
+    );
     const out = new Map<string, DailyCounters>();
-    if (agents.length === 0) return out;
-    const values = (await this.#redis.call('HMGET', [this.#dayKey(day), ...agents.flatMap((a) => DAY_FIELDS.map((f) => `${a}|${f}`))])) as Array<string | null>;
-    agents.forEach((a, i) => {
-      const v = (k: number): number => Number(values[i * DAY_FIELDS.length + k] ?? 0);
-      out.set(a, { activations: v(0), posts: v(1), comments: v(2), tokensInput: v(3), tokensOutput: v(4), costUsd: v(5) });
-    });
+    agents.forEach((a, i) => out.set(a, counters[i]!));
     return out;
   }
 }
@@ -281,15 +315,18 @@ export class AgentStateStore {
  */
 export const EXPLORATION_FACTS_PAGE = 250;
 
-/** One page's reply (a line per agent) into `out` from `first` on; a reply of another length is a broken script. */
-function parseFactsReply(reply: string, count: number, out: Array<ExplorationFacts | undefined>, first: number): void {
-  let at = 0;
+/**
+ * One page's reply (a line per agent) into `out`: the page is a shard's agents from `first` on, `at` their positions
+ * in the caller's list. A reply of another length is a broken script.
+ */
+function parseFactsReply(reply: string, count: number, out: Array<ExplorationFacts | undefined>, at: readonly number[], first: number): void {
+  let from = 0;
   for (let i = 0; i < count; i++) {
-    if (at > reply.length) throw new Error(`exploration facts: ${i} lines for ${count} agents`);
-    const nl = reply.indexOf('\n', at);
+    if (from > reply.length) throw new Error(`exploration facts: ${i} lines for ${count} agents`);
+    const nl = reply.indexOf('\n', from);
     const end = nl < 0 ? reply.length : nl;
-    out[first + i] = parseFactsLine(reply.slice(at, end));
-    at = end + 1;
+    out[at[first + i]!] = parseFactsLine(reply.slice(from, end));
+    from = end + 1;
   }
-  if (at !== reply.length + 1) throw new Error(`exploration facts: more lines than ${count} agents`);
+  if (from !== reply.length + 1) throw new Error(`exploration facts: more lines than ${count} agents`);
 }

@@ -1,11 +1,13 @@
 // Mentions the intake round holds back instead of scheduling (paused, a failure backoff, quiet hours, the hub's budget
 // at critical), made visible: what `warren status`, the watch page and `warren logs` show of them. The decisions are
-// pure (heldOf, isNewHold); HeldMentions keeps the leader's latest reading in one Redis hash (one field per agent).
-import { RedisKeys } from '../redis/keys.ts';
+// pure (heldOf, isNewHold); HeldMentions keeps the leader's latest reading in one Redis hash per shard (one field per
+// agent, in its shard's hash).
+import { keyLayout, type KeyLayout, type KeySpace } from '../redis/key-layout.ts';
 import type { RedisClient } from '../redis/scripts.ts';
 import { z } from 'zod';
 import type { Verdict } from './eligibility.ts';
 import { localMinutes, type QuietHours } from './quiet-hours.ts';
+import { agentGroups } from './shard-groups.ts';
 
 export type HoldReason = 'paused' | 'backoff' | 'quiet_hours' | 'budget';
 
@@ -79,25 +81,37 @@ export function describeHold(agent: string, h: Pick<HeldMentions, 'reason' | 'ru
 /** The leader's latest reading of held mentions, in Redis, for every machine's `warren status` and watch page. */
 export class HeldMentionStore {
   readonly #redis: RedisClient;
-  readonly #key: string;
+  readonly #layout: KeyLayout;
 
-  constructor(redis: RedisClient, prefix: string) {
+  /** `space`: the daemon's key layout, or a prefix (one shard). */
+  constructor(redis: RedisClient, space: KeySpace) {
     this.#redis = redis;
-    this.#key = new RedisKeys(prefix).agentHeld;
+    this.#layout = keyLayout(space);
   }
 
-  /** Replaces the reading with this round's (agents not held any more lose their entry). */
+  /** Replaces the reading with this round's (agents not held any more lose their entry): every shard's hash. */
   async replace(held: ReadonlyMap<string, HeldMentions>, now = Date.now()): Promise<void> {
-    const m = this.#redis.multi().del(this.#key);
-    if (held.size) m.hset(this.#key, Object.fromEntries([...held].map(([a, h]) => [a, JSON.stringify({ ...h, seen_at: now })])));
-    await m.exec();
+    const byShard = new Map(this.#layout.shards.map((k) => [k, [] as Array<[string, string]>]));
+    for (const [a, h] of held) byShard.get(this.#layout.of(a))!.push([a, JSON.stringify({ ...h, seen_at: now })]);
+    await Promise.all(
+      [...byShard].map(async ([k, entries]) => {
+        const m = this.#redis.multi().del(k.agentHeld);
+        if (entries.length) m.hset(k.agentHeld, Object.fromEntries(entries));
+        await m.exec();
+      }),
+    );
   }
 
   /** The held mentions of those of `agents` the latest reading holds; readings older than HELD_STALE_MS are left out. */
   async read(agents: readonly string[], now = Date.now()): Promise<Map<string, HeldMentions>> {
+    const values = new Array<string | null>(agents.length);
+    await Promise.all(
+      agentGroups(this.#layout, agents).map(async ({ keys, items, at }) => {
+        const got = (await this.#redis.call('HMGET', [keys.agentHeld, ...items])) as Array<string | null>;
+        at.forEach((pos, i) => (values[pos] = got[i] ?? null));
+      }),
+    );
     const out = new Map<string, HeldMentions>();
-    if (agents.length === 0) return out;
-    const values = (await this.#redis.call('HMGET', [this.#key, ...agents])) as Array<string | null>;
     agents.forEach((a, i) => {
       const v = values[i];
       if (!v) return;

@@ -9,8 +9,12 @@
 // - once a run has read its inbox it claims that many, and settles the claim as it marks them read;
 // - an exploration activation holds nothing.
 // Counts, not ids, so the scheduler can compare them with the unread counts its intake already has.
-import { RedisKeys } from '../redis/keys.ts';
+//
+// With shards (redis/key-layout.ts) an agent's hold, its shard's hold version and BullMQ's deduplication keys all sit
+// in the agent's shard: a version is only comparable with the holds of its own shard (InboxHoldVersions).
+import { keyLayout, type KeyLayout, type KeySpace } from '../redis/key-layout.ts';
 import { redisScripts, type RedisClient, type RedisScripts } from '../redis/scripts.ts';
+import { agentGroups, shardOf } from './shard-groups.ts';
 
 /** What a run holds of its agent's inbox, and the claim version of its last decrease. */
 export interface InboxHold {
@@ -19,15 +23,30 @@ export interface InboxHold {
   version: number;
 }
 
+/** The hold version of every shard, read before an intake: `of(agent)` is what that agent's hold is compared with. */
+export interface InboxHoldVersions {
+  of(agent: string): number;
+}
+
+/** `version()` asked of a layout with more than one shard, where no one number stands for every agent's version. */
+export class InboxVersionPerShard extends Error {
+  override readonly name = 'InboxVersionPerShard';
+  readonly shards: number;
+  constructor(shards: number) {
+    super(`the inbox hold version is kept per shard (${shards} shards): read versions() and compare each agent with versions.of(agent)`);
+    this.shards = shards;
+  }
+}
+
 export class InboxClaims {
   readonly #redis: RedisClient;
-  readonly #keys: RedisKeys;
+  readonly #layout: KeyLayout;
   readonly #scripts: RedisScripts;
 
-  /** `prefix` is the daemon's Redis prefix, which is also BullMQ's. */
-  constructor(redis: RedisClient, prefix: string) {
+  /** `space`: the daemon's key layout, or its Redis prefix (one shard); a shard's prefix is also its BullMQ queue's. */
+  constructor(redis: RedisClient, space: KeySpace) {
     this.#redis = redis;
-    this.#keys = new RedisKeys(prefix);
+    this.#layout = keyLayout(space);
     this.#scripts = redisScripts(redis);
   }
 
@@ -36,31 +55,52 @@ export class InboxClaims {
    * agent. `ttlMs` bounds a claim whose worker died.
    */
   forRun(agent: string, jobId: string, attempt: string, ttlMs: number): InboxClaim {
-    const keys = [this.#keys.inboxHold(agent), this.#keys.inboxHoldVersion] as const;
+    const k = this.#layout.of(agent);
+    const keys = [k.inboxHold(agent), k.inboxHoldVersion] as const;
     const scripts = this.#scripts;
     return {
-      begin: () => scripts.inboxBegin([...keys, this.#keys.dedup(agent).next], jobId, attempt, ttlMs),
+      begin: () => scripts.inboxBegin([...keys, k.dedup(agent).next], jobId, attempt, ttlMs),
       claim: (count) => scripts.inboxClaim(agent, keys, jobId, attempt, ttlMs, count),
       settle: async (count) => (count > 0 ? scripts.inboxSettle(agent, keys, jobId, attempt, count) : undefined),
       release: () => scripts.inboxRelease(agent, keys, jobId, attempt),
     };
   }
 
-  /** Read before the intake; holds changed after it may be compared with stale unread counts. */
+  /**
+   * Read before the intake; holds changed after it may be compared with stale unread counts. One shard only (throws
+   * InboxVersionPerShard otherwise): with more, versions().
+   */
   async version(): Promise<number> {
-    return Number((await this.#redis.get(this.#keys.inboxHoldVersion)) ?? 0);
+    const shards = this.#layout.shards;
+    if (shards.length !== 1) throw new InboxVersionPerShard(shards.length);
+    return Number((await this.#redis.get(shards[0]!.inboxHoldVersion)) ?? 0);
   }
 
-  /** The holds of many agents, in one atomic round trip (agents nobody holds anything of are left out). */
+  /** version() of every shard (read at once, one GET per shard: their keys are in different slots). */
+  async versions(): Promise<InboxHoldVersions> {
+    const layout = this.#layout;
+    const values = await Promise.all(layout.shards.map(async (k) => Number((await this.#redis.get(k.inboxHoldVersion)) ?? 0)));
+    return { of: (agent) => values[shardOf(layout, agent)]! };
+  }
+
+  /** The holds of many agents, in one atomic round trip per shard (agents nobody holds anything of are left out). */
   async heldByMany(agents: readonly string[]): Promise<Map<string, InboxHold>> {
+    const holds = new Array<InboxHold | undefined>(agents.length);
+    // One script per shard: the keys it makes from the prefixes are all in that shard's slot.
+    await Promise.all(
+      agentGroups(this.#layout, agents).map(async ({ keys: k, items, at }) => {
+        const values = await this.#scripts.inboxHeld(k.inboxHoldVersion, { jobName: 'notification', job: k.dedup('').jobPrefix, hold: k.inboxHoldPrefix, dedupCurrent: k.dedupCurrentPrefix, dedupNext: k.dedupNextPrefix }, items);
+        at.forEach((pos, i) => {
+          const held = values[2 * i] ?? 0;
+          const version = values[2 * i + 1] ?? 0;
+          if (held !== 0 || version !== 0) holds[pos] = { held: held === -1 ? Infinity : held, version };
+        });
+      }),
+    );
     const out = new Map<string, InboxHold>();
-    if (agents.length === 0) return out;
-    const k = this.#keys;
-    const values = await this.#scripts.inboxHeld(k.inboxHoldVersion, { jobName: 'notification', job: k.dedup('').jobPrefix, hold: k.inboxHoldPrefix, dedupCurrent: k.dedupCurrentPrefix, dedupNext: k.dedupNextPrefix }, agents);
     agents.forEach((a, i) => {
-      const held = values[2 * i] ?? 0;
-      const version = values[2 * i + 1] ?? 0;
-      if (held !== 0 || version !== 0) out.set(a, { held: held === -1 ? Infinity : held, version });
+      const h = holds[i];
+      if (h) out.set(a, h);
     });
     return out;
   }

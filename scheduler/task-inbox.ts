@@ -4,8 +4,12 @@
 // delivery of the same thing adds nothing (never doubled). The queue's job only says "this agent has tasks": the
 // activation takes the task from here (activation/activation.ts), and the scheduler's round queues agents whose
 // tasks nobody holds (scheduler.ts), so an enqueue BullMQ absorbs into another job loses nothing.
+//
+// With shards (redis/key-layout.ts) an agent's tasks, their bodies, claims and seen ids are in its shard, and each
+// shard keeps the set of its own agents with tasks.
 import { z } from 'zod';
-import { RedisKeys } from '../redis/keys.ts';
+import { keyLayout, type KeyLayout, type KeySpace } from '../redis/key-layout.ts';
+import type { RedisKeys } from '../redis/keys.ts';
 import { redisScripts, type RedisClient } from '../redis/scripts.ts';
 
 export const TASK_SOURCES = ['schedule', 'webhook', 'a2a', 'approval'] as const;
@@ -45,13 +49,14 @@ const DAY_MS = 86_400_000;
 
 export class TaskInbox {
   readonly #redis: RedisClient;
-  readonly #keys: RedisKeys;
+  readonly #layout: KeyLayout;
   readonly #seenTtlMs: number;
   readonly #maxPending: number;
 
-  constructor(redis: RedisClient, prefix: string, opts: TaskInboxOptions = {}) {
+  /** `space`: the daemon's key layout, or a prefix (one shard). */
+  constructor(redis: RedisClient, space: KeySpace, opts: TaskInboxOptions = {}) {
     this.#redis = redis;
-    this.#keys = new RedisKeys(prefix);
+    this.#layout = keyLayout(space);
     this.#seenTtlMs = opts.seenTtlMs ?? 7 * DAY_MS;
     this.#maxPending = opts.maxPending ?? 100;
   }
@@ -59,7 +64,7 @@ export class TaskInbox {
   /** Keeps `task` for `agent` unless its id came before (`duplicate`) or the agent has `maxPending` waiting (`full`). */
   async add(agent: string, task: AgentTask): Promise<TaskAdded> {
     const t = AgentTaskSchema.parse(task);
-    const k = this.#keys;
+    const k = this.#of(agent);
     const code = await redisScripts(this.#redis).taskAdd([k.tasks(agent), k.taskBodies(agent), k.taskSeen(agent, t.id), k.agentsWithTasks], t.id, t.createdAt, JSON.stringify(t), agent, this.#seenTtlMs, this.#maxPending);
     return code === 1 ? 'added' : code === 0 ? 'duplicate' : 'full';
   }
@@ -69,7 +74,7 @@ export class TaskInbox {
    * oldest nobody holds. The claim lapses after `claimTtlMs` (a crashed run's task returns to the others).
    */
   async next(agent: string, activationId: string, claimTtlMs: number, now = Date.now()): Promise<ClaimedTask | undefined> {
-    const k = this.#keys;
+    const k = this.#of(agent);
     const got = await redisScripts(this.#redis).taskNext([k.tasks(agent), k.taskBodies(agent), k.taskClaims(agent)], activationId, now, claimTtlMs);
     if (!got) return undefined;
     const parsed = got.body === null ? undefined : AgentTaskSchema.safeParse(parseJson(got.body));
@@ -83,24 +88,29 @@ export class TaskInbox {
 
   /** The task is done (answered or given up): never offered again; its id is still remembered. */
   async settle(agent: string, taskId: string): Promise<void> {
-    const k = this.#keys;
+    const k = this.#of(agent);
     await redisScripts(this.#redis).taskSettle([k.tasks(agent), k.taskBodies(agent), k.taskClaims(agent), k.taskSeen(agent, taskId), k.agentsWithTasks], taskId, agent, this.#seenTtlMs);
   }
 
   /** `activationId` did not get to the task: the next activation takes it, and this claim does not count. */
   async release(agent: string, taskId: string, activationId: string): Promise<void> {
-    await redisScripts(this.#redis).taskRelease(this.#keys.taskClaims(agent), taskId, activationId);
+    await redisScripts(this.#redis).taskRelease(this.#of(agent).taskClaims(agent), taskId, activationId);
   }
 
   /** Tasks waiting or running for `agent`. */
   async pending(agent: string): Promise<number> {
-    return this.#redis.zcard(this.#keys.tasks(agent));
+    return this.#redis.zcard(this.#of(agent).tasks(agent));
   }
 
-  /** Agents with a task nobody holds now: the scheduler's round queues an activation for each. */
+  /** Agents with a task nobody holds now (of every shard): the scheduler's round queues an activation for each. */
   async agentsWithTasks(now = Date.now()): Promise<string[]> {
-    const k = this.#keys;
-    return redisScripts(this.#redis).tasksWaiting(k.agentsWithTasks, k.tasksPrefix, k.taskClaimsPrefix, now);
+    const scripts = redisScripts(this.#redis);
+    const found = await Promise.all(this.#layout.shards.map((k) => scripts.tasksWaiting(k.agentsWithTasks, k.tasksPrefix, k.taskClaimsPrefix, now)));
+    return found.flat();
+  }
+
+  #of(agent: string): RedisKeys {
+    return this.#layout.of(agent);
   }
 }
 

@@ -9,7 +9,7 @@ import { isRetryableStatus } from '../policy/retryable-status.ts';
 import type { AgentConfig } from '../store/agent-config.ts';
 import { utcDay } from './agent-state.ts';
 import { minIntervalMs, type WriteOrigin } from './eligibility.ts';
-import { RedisKeys } from '../redis/keys.ts';
+import { keyLayout, type KeyLayout, type KeySpace } from '../redis/key-layout.ts';
 import { redisScripts, type RedisScripts, type RedisClient, type ReserveWriteCode } from '../redis/scripts.ts';
 
 /** The hub keeps an idempotent reply this long; a replay later than that writes again, so it counts again. */
@@ -90,11 +90,12 @@ export interface AgentWrites {
 
 export class WriteAllowance {
   readonly #scripts: RedisScripts;
-  readonly #keys: RedisKeys;
+  readonly #layout: KeyLayout;
 
-  constructor(redis: RedisClient, prefix: string) {
+  /** `space`: the daemon's key layout, or a prefix (one shard). */
+  constructor(redis: RedisClient, space: KeySpace) {
     this.#scripts = redisScripts(redis);
-    this.#keys = new RedisKeys(prefix);
+    this.#layout = keyLayout(space);
   }
 
   #keysOf(agent: string, write: HubWrite, day: string): string[] {
@@ -102,7 +103,8 @@ export class WriteAllowance {
     const thread = write.kind === 'comment' ? write.postId : '';
     // The reservation is for one write: this kind, on this thread, under this key. A key reused for another kind
     // of write or another thread is a new write (the hub would create it), so it is checked and counted again.
-    const k = this.#keys;
+    // All four in the agent's shard (one slot for the script): the thread's hash there counts this agent's responses.
+    const k = this.#layout.of(agent);
     return [k.writeReservation(agent, write.kind, thread, write.idempotencyKey), k.agentDay(day), k.agentLastWrite, k.threadResponses(thread)];
   }
 

@@ -27,6 +27,7 @@ import { knownSecrets, secretNamesOf } from './known-secrets.ts';
 import { Redactor } from './redact.ts';
 import type { ContextSources } from './runtime.ts';
 import { SecretSource } from './secrets.ts';
+import { layoutOf } from '../redis/key-layout.ts';
 
 /** What one agent turn uses of its process's services (activation/run-turn.ts). */
 export interface TurnServices extends ContextSources {
@@ -366,8 +367,8 @@ async function openDaemon(config: WarrenConfig, env: NodeJS.ProcessEnv, role: Da
       : new HubClient({ baseUrl: hubUrl, apiKey: adminKey!, logger: logger.child({ component: 'hub-client' }) }),
     (text) => redactor.redact(text),
   );
-  const writes = new WriteAllowance(redis, config.redis.prefix);
-  const agentState = new AgentStateStore(redis, config.redis.prefix);
+  const writes = new WriteAllowance(redis, layoutOf(config.redis));
+  const agentState = new AgentStateStore(redis, layoutOf(config.redis));
   // Agents with memory.enabled remember through one store per process, opened when an agent first uses it.
   const memory = await agentMemory(config, secrets, redactor, logger.child({ component: 'memory' }), {
     storeLogger: logger.child({ component: 'memory' }),
@@ -525,7 +526,7 @@ async function openOps(config: WarrenConfig, env: NodeJS.ProcessEnv, opened: Ope
     },
     agentState: async (): Promise<AgentStateStore> => {
       const { AgentStateStore } = await import('../scheduler/agent-state.ts');
-      return new AgentStateStore(await open.redis(), config.redis.prefix);
+      return new AgentStateStore(await open.redis(), layoutOf(config.redis));
     },
     definitions: (): Promise<LoadResult> =>
       (definitions ??= (async () => {
@@ -563,7 +564,7 @@ async function writeAllowance(config: WarrenConfig): Promise<{ allowance: WriteA
   const conn = await connectOnce(config.redis, 2_000).catch((err: unknown) => {
     throw new Error(`--post counts the agent's writes against its limits in Redis at ${describeRedis(config.redis)}, which does not answer (${err instanceof Error ? err.message : String(err)}); start Redis or set REDIS_URL`);
   });
-  return { allowance: new WriteAllowance(conn, config.redis.prefix), close: () => conn.disconnect() };
+  return { allowance: new WriteAllowance(conn, layoutOf(config.redis)), close: () => conn.disconnect() };
 }
 
 /**
@@ -581,7 +582,7 @@ function redisCounters(config: WarrenConfig): { usedToday: (agent: string) => Pr
           throw new Error(`cannot reach Redis at ${describeRedis(config.redis)}`, { cause: err });
         });
       }
-      return (await new AgentStateStore(conn, config.redis.prefix).dailyMany([agent])).get(agent);
+      return (await new AgentStateStore(conn, layoutOf(config.redis)).dailyMany([agent])).get(agent);
     },
     close: () => conn?.disconnect(),
   };

@@ -11,6 +11,7 @@ import { loadWarrenConfig, type WarrenConfig } from '../../services/config.ts';
 import type { SecretSource } from '../../services/secrets.ts';
 import type { DoctorServices } from '../../services/composition.ts';
 import { recallWarning } from '../../memory/recall-strategy.ts';
+import { layoutOf } from '../../redis/key-layout.ts';
 
 // The executors (and the openai SDK behind them) load only when the command runs, so `warren --help` stays fast.
 
@@ -125,7 +126,7 @@ async function hubConflicts(config: WarrenConfig, env: NodeJS.ProcessEnv, names:
   const { AgentStateStore } = await import('../../scheduler/agent-state.ts');
   const redis = connectRedis(config.redis, 'producer', pino({ level: 'silent' }));
   try {
-    const marks = await Promise.race([new AgentStateStore(redis, config.redis.prefix).notRunnable(names), new Promise<Map<string, string>>((resolve) => setTimeout(() => resolve(new Map()), 3_000).unref())]);
+    const marks = await Promise.race([new AgentStateStore(redis, layoutOf(config.redis)).notRunnable(names), new Promise<Map<string, string>>((resolve) => setTimeout(() => resolve(new Map()), 3_000).unref())]);
     for (const [name, reason] of marks) out.set(name, reason);
   } catch {
     // reported by the redis check

@@ -8,6 +8,7 @@ import { loadWarrenConfig } from '../../services/config.ts';
 import type { WarrenConfig } from '../../services/config.ts';
 import type { OpsServices } from '../../services/composition.ts';
 import type { DecideResult } from '../../scheduler/approval-store.ts';
+import { layoutOf } from '../../redis/key-layout.ts';
 
 /** The command's refusals (the CLI prints the message, exit 1). */
 export class ApprovalsCommandError extends Error {
@@ -81,7 +82,7 @@ export function registerApprovalsCommand(program: Command): void {
         try {
           await requireAdminKey(config, services);
           const redis = await services.redis();
-          const tasks = new TaskInbox(redis, config.redis.prefix);
+          const tasks = new TaskInbox(redis, layoutOf(config.redis));
           // No enqueue here: the scheduler round of any daemon queues an agent with a task nobody holds.
           const desk = new ApprovalDesk(new ApprovalStore(redis, config.redis.prefix), { add: (agent, task) => tasks.add(agent, task) });
           const r = await desk.decide(id, kind, { by: 'admin', note: opts.note ?? '' });

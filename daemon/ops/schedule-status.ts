@@ -4,6 +4,7 @@ import type { RedisClient } from '../../redis/scripts.ts';
 import { nextTick } from '../../scheduler/schedule-ticks.ts';
 import { scheduleField, ScheduleStateStore, type ScheduleReading } from '../../scheduler/schedule-state.ts';
 import type { AgentDefinition } from '../../store/definition.ts';
+import type { KeySpace } from '../../redis/key-layout.ts';
 
 export interface ScheduleStatus {
   name: string;
@@ -25,7 +26,7 @@ export function scheduleStatuses(def: AgentDefinition, readings: ReadonlyMap<str
 }
 
 /** Every defined schedule's reading, by agent (agents without schedules are left out). */
-export async function readScheduleStatuses(redis: RedisClient, prefix: string, defs: readonly AgentDefinition[], now: Date): Promise<Map<string, ScheduleStatus[]>> {
+export async function readScheduleStatuses(redis: RedisClient, prefix: KeySpace, defs: readonly AgentDefinition[], now: Date): Promise<Map<string, ScheduleStatus[]>> {
   const scheduled = defs.filter((d) => d.config.schedules.length > 0);
   const readings = await new ScheduleStateStore(redis, prefix).read(scheduled.flatMap((d) => d.config.schedules.map((s) => scheduleField(d.name, s.name))));
   return new Map(scheduled.map((d) => [d.name, scheduleStatuses(d, readings, now)]));
