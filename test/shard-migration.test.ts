@@ -310,7 +310,7 @@ describe('warren shards migrate on one Redis', () => {
   });
 
   it(
-    'moves every pending job, task, flag and record from one shard to three and back, once each',
+    'moves every pending job, task, flag and record from one shard to three, to two and back to one, once each',
     async () => {
       const prefix = `mig-${randomUUID().slice(0, 8)}`;
       const yaml = (shards: number): string => `{url: "${server.url}", prefix: ${prefix}, shards: ${shards}}`;
@@ -353,6 +353,15 @@ describe('warren shards migrate on one Redis', () => {
       const again = await warren(dir, yaml(3), ['shards', 'migrate']);
       expect(again.code, again.stderr).toBe(0);
       expect(again.stdout).toMatch(/nothing to migrate/);
+
+      // Three to two: shards 0 and 1 stay where they are (same prefixes), and keep the agents that stay in them.
+      const two = layoutOf({ prefix, shards: 2 });
+      const mid = await warren(dir, yaml(2), ['shards', 'migrate']);
+      expect(mid.code, mid.stderr).toBe(0);
+      expect(await redis.get(one.home.shardCount)).toBe('2');
+      expectPlaced(before, await census(redis, all), two, prefix);
+      expectJobs(await pendingJobs(redis, all), laid, two);
+      expect(await redis.exists(`${three.shards[2]!.prefix}:${ACTIVATION_QUEUE}:meta`)).toBe(0);
 
       const down = await warren(dir, yaml(1), ['shards', 'migrate']);
       expect(down.code, down.stderr).toBe(0);
