@@ -1,7 +1,10 @@
 // What `warren status` and `warren logs` read: one record per finished activation, kept in Redis with a
 // bounded history (per agent and overall), and announced on a channel for `warren logs --follow`.
+// With shards each agent's lists live in its shard (beside that shard's list of all its agents and byte totals, so
+// the add script's keys share one slot); the fleet's list is every shard's merged newest first, the channels home.
 import type { ActivationJob } from '../scheduler/activation-job.ts';
-import { RedisKeys } from '../redis/keys.ts';
+import type { RedisKeys } from '../redis/keys.ts';
+import { keyLayout, type KeyLayout, type KeySpace } from '../redis/key-layout.ts';
 import { redisScripts, type RecordRetention, type RedisClient, type RedisScripts } from '../redis/scripts.ts';
 import type { ActivationEvent } from '../agent-loop/events.ts';
 import type { OutcomeKind } from '../executors/run-outcome.ts';
@@ -85,26 +88,30 @@ export const DEFAULT_RECORD_RETENTION: RecordRetention = {
 export class ActivationRecords {
   readonly #redis: RedisClient;
   readonly #scripts: RedisScripts;
-  readonly #keys: RedisKeys;
+  readonly #layout: KeyLayout;
   readonly #keep: RecordRetention;
+  /** What each shard's list of all agents keeps: its share of `overall` (the fleet's bound holds over the shards). */
+  readonly #keepPerShard: RecordRetention;
   readonly #now: () => number;
 
-  constructor(redis: RedisClient, prefix: string, opts: { retention?: Partial<RecordRetention>; now?: () => number } = {}) {
+  constructor(redis: RedisClient, space: KeySpace, opts: { retention?: Partial<RecordRetention>; now?: () => number } = {}) {
     this.#redis = redis;
     this.#scripts = redisScripts(redis);
-    this.#keys = new RedisKeys(prefix);
+    this.#layout = keyLayout(space);
     this.#keep = { ...DEFAULT_RECORD_RETENTION, ...opts.retention };
+    const n = this.#layout.shards.length;
+    this.#keepPerShard = { ...this.#keep, overall: Math.max(1, Math.ceil(this.#keep.overall / n)), overallBytes: Math.max(1, Math.ceil(this.#keep.overallBytes / n)) };
     this.#now = opts.now ?? Date.now;
   }
 
-  /** What is kept of the records (older ones are dropped past it). */
+  /** What is kept of the records (older ones are dropped past it; with shards each shard keeps its share of `overall`). */
   get retention(): RecordRetention {
     return this.#keep;
   }
 
-  /** Pub/sub channel (a namespace apart from keys) on which each new record is announced. */
+  /** Pub/sub channel (a namespace apart from keys, one for the fleet) on which each new record is announced. */
   get channel(): string {
-    return this.#keys.activationRecordsChannel;
+    return this.#layout.home.activationRecordsChannel;
   }
 
   /**
@@ -113,13 +120,15 @@ export class ActivationRecords {
    */
   async add(record: ActivationRecord, redact: (text: string) => string = (t) => t): Promise<string> {
     const text = redact(JSON.stringify(boundedRecord(record, redact)));
-    await this.#scripts.addActivationRecord([this.#agentKey(record.agent), this.#allKey(), this.#keys.recordBytes], text, this.channel, this.#keep, this.#now());
+    // Every key from the agent's shard: the agent's list, the shard's list of all agents, the shard's byte totals.
+    const keys = this.#layout.of(record.agent);
+    await this.#scripts.addActivationRecord([keys.activationRecords(record.agent), keys.allActivationRecords, keys.recordBytes], text, this.channel, this.#keepPerShard, this.#now());
     return text;
   }
 
   /** Channel on which each held-mentions line (heldRecord) is announced. */
   get heldChannel(): string {
-    return this.#keys.heldRecordsChannel;
+    return this.#layout.home.heldRecordsChannel;
   }
 
   /**
@@ -128,17 +137,28 @@ export class ActivationRecords {
    * meet them.
    */
   async addHeld(record: ActivationRecord): Promise<void> {
-    await this.#scripts.addActivationRecord([this.#keys.heldRecords(record.agent), this.#keys.allHeldRecords, this.#keys.recordBytes], JSON.stringify(record), this.heldChannel, this.#keep, this.#now());
+    const keys = this.#layout.of(record.agent);
+    await this.#scripts.addActivationRecord([keys.heldRecords(record.agent), keys.allHeldRecords, keys.recordBytes], JSON.stringify(record), this.heldChannel, this.#keepPerShard, this.#now());
   }
 
   /** Held-mentions lines, newest first. */
   recentHeld(opts: { agent?: string; limit?: number } = {}): Promise<ActivationRecord[]> {
-    return this.#read(opts.agent ? this.#keys.heldRecords(opts.agent) : this.#keys.allHeldRecords, opts.limit ?? 20);
+    const limit = opts.limit ?? 20;
+    if (opts.agent) return this.#read(this.#layout.of(opts.agent).heldRecords(opts.agent), limit);
+    return this.#readAll((k) => k.allHeldRecords, limit);
   }
 
   /** Newest first. */
   recent(opts: { agent?: string; limit?: number } = {}): Promise<ActivationRecord[]> {
-    return this.#read(opts.agent ? this.#agentKey(opts.agent) : this.#allKey(), opts.limit ?? 20);
+    const limit = opts.limit ?? 20;
+    if (opts.agent) return this.#read(this.#layout.of(opts.agent).activationRecords(opts.agent), limit);
+    return this.#readAll((k) => k.allActivationRecords, limit);
+  }
+
+  /** The fleet's list: each shard's newest `limit`, merged newest first. */
+  async #readAll(list: (keys: RedisKeys) => string, limit: number): Promise<ActivationRecord[]> {
+    const perShard = await Promise.all(this.#layout.shards.map((k) => this.#read(list(k), limit)));
+    return mergeNewestFirst(perShard, limit);
   }
 
   async #read(key: string, limit: number): Promise<ActivationRecord[]> {
@@ -156,23 +176,47 @@ export class ActivationRecords {
   async lastOf(agents: readonly string[]): Promise<Map<string, ActivationRecord>> {
     const out = new Map<string, ActivationRecord>();
     if (agents.length === 0) return out;
-    const pipe = this.#redis.pipeline();
-    for (const a of agents) pipe.lindex(this.#agentKey(a), 0);
-    const rows = (await pipe.exec()) ?? [];
-    agents.forEach((a, i) => {
-      const text = rows[i]?.[1];
-      if (typeof text === 'string') out.set(a, JSON.parse(text) as ActivationRecord);
-    });
-    return out;
+    // One pipeline per shard: a cluster client refuses a pipeline whose keys span slots.
+    await Promise.all(
+      this.#layout.byShard(agents).map(async ({ keys, agents: names }) => {
+        const pipe = this.#redis.pipeline();
+        for (const a of names) pipe.lindex(keys.activationRecords(a), 0);
+        const rows = (await pipe.exec()) ?? [];
+        names.forEach((a, i) => {
+          const text = rows[i]?.[1];
+          if (typeof text === 'string') out.set(a, JSON.parse(text) as ActivationRecord);
+        });
+      }),
+    );
+    // In the caller's order.
+    return new Map(agents.flatMap((a) => (out.has(a) ? [[a, out.get(a)!] as const] : [])));
   }
+}
 
-  #agentKey(agent: string): string {
-    return this.#keys.activationRecords(agent);
-  }
+/** When a record was stored, about: its end (records are pushed as activations end, not as they start). */
+function endedAt(r: ActivationRecord): number {
+  const start = Date.parse(r.started_at);
+  return (Number.isNaN(start) ? 0 : start) + (Number(r.duration_ms) || 0);
+}
 
-  #allKey(): string {
-    return this.#keys.allActivationRecords;
+/**
+ * Lists each newest first (as stored) merged into one, newest first, at most `limit`: each list keeps its own order
+ * (a merge, not a sort), so one list comes back as it is.
+ */
+export function mergeNewestFirst(lists: readonly (readonly ActivationRecord[])[], limit: number): ActivationRecord[] {
+  if (lists.length === 1) return lists[0]!.slice(0, limit);
+  const at = lists.map(() => 0);
+  const out: ActivationRecord[] = [];
+  while (out.length < limit) {
+    let best = -1;
+    for (let i = 0; i < lists.length; i++) {
+      const r = lists[i]![at[i]!];
+      if (r && (best < 0 || endedAt(r) > endedAt(lists[best]![at[best]!]!))) best = i;
+    }
+    if (best < 0) break;
+    out.push(lists[best]![at[best]!++]!);
   }
+  return out;
 }
 
 /**

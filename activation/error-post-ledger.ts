@@ -1,6 +1,6 @@
 // Remembers which error posts an agent made in the last hour, by fingerprint, so a repeat becomes a counter on
 // the first post instead of a new post. Shared through Redis: every worker sees the same first post.
-import { RedisKeys } from '../redis/keys.ts';
+import { keyLayout, type KeyLayout, type KeySpace } from '../redis/key-layout.ts';
 import type { RedisClient } from '../redis/scripts.ts';
 
 export type ErrorPostClaim =
@@ -18,15 +18,15 @@ export interface ErrorPostLedger {
 
 export class RedisErrorPostLedger implements ErrorPostLedger {
   readonly #redis: RedisClient;
-  readonly #keys: RedisKeys;
+  readonly #layout: KeyLayout;
 
-  constructor(redis: RedisClient, prefix: string) {
+  constructor(redis: RedisClient, space: KeySpace) {
     this.#redis = redis;
-    this.#keys = new RedisKeys(prefix);
+    this.#layout = keyLayout(space);
   }
 
   #key(agent: string, fingerprint: string): string {
-    return this.#keys.errorPosts(agent, fingerprint);
+    return this.#layout.of(agent).errorPosts(agent, fingerprint);
   }
 
   async claim(agent: string, fingerprint: string, windowMs: number, at = Date.now()): Promise<ErrorPostClaim> {

@@ -1,6 +1,6 @@
 // How often each notification has failed for good, so one the agent cannot answer is given up on after a bound
 // instead of being tried for ever (activation/failure-policy.ts decides; this keeps the counts).
-import { RedisKeys } from '../redis/keys.ts';
+import { keyLayout, type KeyLayout, type KeySpace } from '../redis/key-layout.ts';
 import type { RedisClient } from '../redis/scripts.ts';
 
 /** Counts outlive any realistic backoff schedule, then expire by themselves. */
@@ -14,15 +14,15 @@ export interface NotificationFailures {
 
 export class RedisNotificationFailures implements NotificationFailures {
   readonly #redis: RedisClient;
-  readonly #keys: RedisKeys;
+  readonly #layout: KeyLayout;
 
-  constructor(redis: RedisClient, prefix: string) {
+  constructor(redis: RedisClient, space: KeySpace) {
     this.#redis = redis;
-    this.#keys = new RedisKeys(prefix);
+    this.#layout = keyLayout(space);
   }
 
   #key(agent: string): string {
-    return this.#keys.notificationFailures(agent);
+    return this.#layout.of(agent).notificationFailures(agent);
   }
 
   async increment(agent: string, notificationId: string): Promise<number> {

@@ -1,7 +1,7 @@
 // Remembers an answer between "the model produced it" and "the hub has it and the notification is read".
 // A retried or recovered activation then posts the same text under the same Idempotency-Key, so the hub
 // replays its first answer instead of refusing a changed body, and no model call is paid twice.
-import { RedisKeys } from '../redis/keys.ts';
+import { keyLayout, type KeyLayout, type KeySpace } from '../redis/key-layout.ts';
 import type { RedisClient } from '../redis/scripts.ts';
 
 const TTL_SECONDS = 24 * 3600;
@@ -14,15 +14,15 @@ export interface ReplyOutbox {
 
 export class RedisReplyOutbox implements ReplyOutbox {
   readonly #redis: RedisClient;
-  readonly #keys: RedisKeys;
+  readonly #layout: KeyLayout;
 
-  constructor(redis: RedisClient, prefix: string) {
+  constructor(redis: RedisClient, space: KeySpace) {
     this.#redis = redis;
-    this.#keys = new RedisKeys(prefix);
+    this.#layout = keyLayout(space);
   }
 
   #key(agent: string, id: string): string {
-    return this.#keys.outbox(agent, id);
+    return this.#layout.of(agent).outbox(agent, id);
   }
 
   async get(agent: string, notificationId: string): Promise<string | undefined> {

@@ -1,16 +1,18 @@
 // Which status posts were made, by the identity of the event they report (activation/status-post.ts), and which
 // agents are paused by their failures. Shared through Redis: whichever daemon claims an event first posts it,
 // every other one sees it claimed.
-import { RedisKeys } from '../redis/keys.ts';
+import type { RedisKeys } from '../redis/keys.ts';
+import { keyLayout, type KeySpace } from '../redis/key-layout.ts';
 import type { RedisClient } from '../redis/scripts.ts';
 
 export class StatusPostLedger {
   readonly #redis: RedisClient;
   readonly #keys: RedisKeys;
 
-  constructor(redis: RedisClient, prefix: string) {
+  constructor(redis: RedisClient, space: KeySpace) {
     this.#redis = redis;
-    this.#keys = new RedisKeys(prefix);
+    // Fleet-wide: claims and pauses are seen by every daemon whatever shards it works.
+    this.#keys = keyLayout(space).home;
   }
 
   /** True for the first to claim the event within `windowMs` (the expiry is set with the claim: no crash leaves it for ever). */

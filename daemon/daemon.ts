@@ -265,7 +265,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     cleanup('activation queue', 'clients', () => queue.close());
     const claims = new InboxClaims(producerConn, layout);
     const r = config.records;
-    const records = new ActivationRecords(producerConn, config.redis.prefix, {
+    const records = new ActivationRecords(producerConn, layout, {
       retention: { perAgent: r.per_agent, perAgentBytes: r.per_agent_bytes, overall: r.overall, overallBytes: r.overall_bytes, maxAgeMs: r.max_age },
     });
     // Work from outside the hub (schedules, webhooks, A2A callers, approvals) waits here until answered; each
@@ -332,7 +332,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     void approvals.sweep().catch((err: unknown) => logger.warn({ err }, 'approval sweep failed'));
     const schedulers: Scheduler[] = [];
     // `warren status`'s reading of every agent, for /metrics and the embedded hub's watch page.
-    const statusSources: StatusSources = { redis: producerConn, prefix: config.redis.prefix, minStalenessMs: config.scheduler.min_staleness, memory: services.memoryStore };
+    const statusSources: StatusSources = { redis: producerConn, prefix: layout, minStalenessMs: config.scheduler.min_staleness, memory: services.memoryStore };
     const agentStatuses = async (): Promise<AgentStatus[]> => (await readAgentStatuses(statusSources, registry.all())).agents;
     live.fleet = fleetSource({ sources: statusSources, definitions: () => registry.all(), state: agentState, brokenDefinitions: () => registry.brokenDefinitions(), pauses, onDisk: async () => new Map((await store.load()).agents.map((d) => [d.name, d.hash ?? ''])) });
     // Status posts to m/agent-status: budget crossings seen by the scheduler and by runs, MCP servers, pauses.
@@ -354,7 +354,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
           executors,
           writes,
           redact: (text) => redactor.redact(text),
-          outbox: new RedisReplyOutbox(producerConn, config.redis.prefix),
+          outbox: new RedisReplyOutbox(producerConn, layout),
           logger,
           memory,
           contextTaskTokens: services.contextTaskTokens,
@@ -371,9 +371,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
         },
         agentState,
         records,
-        errors: new ErrorReporter(hub, redactor, logger.child({ component: 'error-reporter' }), new RedisErrorPostLedger(producerConn, config.redis.prefix)),
+        errors: new ErrorReporter(hub, redactor, logger.child({ component: 'error-reporter' }), new RedisErrorPostLedger(producerConn, layout)),
         status: statusPosts,
-        notificationFailures: new RedisNotificationFailures(producerConn, config.redis.prefix),
+        notificationFailures: new RedisNotificationFailures(producerConn, layout),
         backoff: { baseMs: config.scheduler.failure_backoff, maxMs: config.scheduler.failure_backoff_max },
         giveUpAfter: config.workers.give_up_after,
         redactor,
@@ -463,7 +463,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       const summaries = new ActivitySummaryTicker({
         definitions: () => registry.all(),
         runnable: () => actable(registry.runnable()),
-        ledger: new ActivitySummaryLedger(producerConn, config.redis.prefix),
+        ledger: new ActivitySummaryLedger(producerConn, layout),
         records,
         held: new HeldMentionStore(producerConn, layout),
         hub,

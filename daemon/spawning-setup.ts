@@ -11,6 +11,7 @@ import type { WarrenConfig } from '../services/config.ts';
 import { LocalFolderStore } from '../store/local-store.ts';
 import { SpawnedAgentFolder } from '../store/spawned-agent-folder.ts';
 import { publishReload } from './reload-signal.ts';
+import { layoutOf } from '../redis/key-layout.ts';
 
 export interface Spawning {
   desk: SpawnProposalDesk;
@@ -28,7 +29,7 @@ export function startSpawning(opts: {
 }): Spawning {
   const { config, redis } = opts;
   const folder = config.store.type === 'local' ? new SpawnedAgentFolder(new LocalFolderStore(config.store.path).agentsDir) : undefined;
-  const notes = new SpawnNotes(redis, config.redis.prefix);
+  const notes = new SpawnNotes(redis, layoutOf(config.redis));
   return {
     desk: new SpawnProposalDesk({ approvals: opts.approvals, nameTaken: (name) => opts.loaded(name) || (folder?.exists(name) ?? false), redact: opts.redact, onRequested: opts.onRequested }),
     outcomes: { folder, loaded: opts.loaded, notes, reload: async () => void (await publishReload(redis, config.redis.prefix)) },

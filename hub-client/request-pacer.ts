@@ -4,7 +4,8 @@
 // wait holds a bucket back for everyone who uses it; a server that says what is left (rate-limit headers)
 // corrects the bucket. Hub adapters name their buckets; the clock is the caller's (all daemons of one Redis are
 // expected to keep time within a second or so: a skew only shifts refills by that much).
-import { RedisKeys } from '../redis/keys.ts';
+import type { RedisKeys } from '../redis/keys.ts';
+import { keyLayout, type KeySpace } from '../redis/key-layout.ts';
 import { redisScripts, type RedisClient } from '../redis/scripts.ts';
 import { sleep } from './http.ts';
 
@@ -47,9 +48,10 @@ export class RequestPacer {
   readonly #keys: RedisKeys;
   readonly #now: () => number;
 
-  constructor(redis: RedisClient, prefix: string, now: () => number = Date.now) {
+  constructor(redis: RedisClient, space: KeySpace, now: () => number = Date.now) {
     this.#redis = redis;
-    this.#keys = new RedisKeys(prefix);
+    // Fleet-wide: a take's buckets (an agent's and its host's) go to one script, so they share the home prefix.
+    this.#keys = keyLayout(space).home;
     this.#now = now;
   }
 

@@ -25,6 +25,7 @@ import type { Redactor } from './redact.ts';
 import type { AgentMemory } from '../memory/agent-memory.ts';
 import { effectiveGrants } from '../memory/memory-grants.ts';
 import { agentMemoryBackend } from '../memory/memory-tools.ts';
+import { layoutOf } from '../redis/key-layout.ts';
 
 /** Where the context pieces come from, the same for every turn of a process (names as ActivationDeps has them). */
 export interface ContextSources {
@@ -152,7 +153,7 @@ export function openMoltbookHub(config: WarrenConfig, secrets: { get(name: strin
   for (const [agent, api_key_env] of moltbookAgents) {
     if (!atStart.has(agent)) logger.warn({ agent, variable: api_key_env }, `agent ${agent} has no Moltbook key: ${api_key_env} is not set; the agent is skipped`);
   }
-  return new MoltbookAdapter({ baseUrl: config.hub.url, keys, redis, prefix: config.redis.prefix, homeIntervalMs: config.hub.home_interval, logger, onNeedsOperator: pause, budget: hubBudget(config.budget),
+  return new MoltbookAdapter({ baseUrl: config.hub.url, keys, redis, prefix: layoutOf(config.redis), homeIntervalMs: config.hub.home_interval, logger, onNeedsOperator: pause, budget: hubBudget(config.budget),
     askModel,
     communities,
     writeLimits: moltbookWriteLimits(config.hub.write_limits),
@@ -194,7 +195,7 @@ export function openBlueskyHub(config: WarrenConfig, accounts: ReadonlyMap<strin
     baseUrl: config.hub.url,
     accounts,
     redis,
-    prefix: config.redis.prefix,
+    prefix: layoutOf(config.redis),
     logger,
     budget: hubBudget(config.budget),
     writeRate: { perMinute: config.hub.writes_per_minute, burst: Math.max(1, Math.round(config.hub.writes_per_minute / 6)) },

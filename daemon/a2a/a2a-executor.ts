@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import type { TaskInbox } from '../../scheduler/task-inbox.ts';
 import { inQuietHours, type QuietHours } from '../../scheduler/quiet-hours.ts';
 import type { ActivationQueue } from '../../scheduler/activation-queue.ts';
-import { RedisKeys } from '../../redis/keys.ts';
+import { keyLayout, type KeySpace } from '../../redis/key-layout.ts';
 import type { RedisClient } from '../../redis/scripts.ts';
 import type { A2ANews } from './a2a-news.ts';
 import { callerOf, stateRank, TERMINAL_STATES, type RedisA2ATaskStore } from './a2a-task-store.ts';
@@ -29,7 +29,8 @@ export interface A2AExecutorDeps {
   inbox: Pick<TaskInbox, 'add'>;
   queue: Pick<ActivationQueue, 'enqueue'>;
   redis: RedisClient;
-  prefix: string;
+  /** Where the agent's day count lives: its shard's (a plain prefix is one shard). */
+  prefix: KeySpace;
   redact: (text: string) => string;
   logger: Logger;
 }
@@ -110,7 +111,7 @@ export class WarrenAgentExecutor implements AgentExecutor {
   /** The day's refusal, or undefined when the task is counted in. */
   async #overDailyLimit(now: Date): Promise<string | undefined> {
     const d = this.#d;
-    const key = new RedisKeys(d.prefix).a2aDay(d.agent, now.toISOString().slice(0, 10));
+    const key = keyLayout(d.prefix).of(d.agent).a2aDay(d.agent, now.toISOString().slice(0, 10));
     const [[, count]] = ((await d.redis.multi().incr(key).pexpire(key, 2 * 86_400_000).exec()) ?? []) as [[unknown, number]];
     if (count <= d.maxDailyTasks) return undefined;
     await d.redis.decr(key); // a refused task is not one of the day's

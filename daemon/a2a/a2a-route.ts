@@ -17,6 +17,7 @@ import { checkCaller, type KnownCaller } from './a2a-callers.ts';
 import { WarrenAgentExecutor } from './a2a-executor.ts';
 import type { A2ANews } from './a2a-news.ts';
 import type { RedisA2ATaskStore } from './a2a-task-store.ts';
+import type { KeySpace } from '../../redis/key-layout.ts';
 
 /** The largest JSON-RPC request body read: a task, not an upload. */
 const MAX_BODY_BYTES = 1024 * 1024;
@@ -30,7 +31,7 @@ export interface A2ARouteDeps {
   inbox: Pick<TaskInbox, 'add' | 'settle'>;
   queue: Pick<ActivationQueue, 'enqueue'>;
   redis: RedisClient;
-  prefix: string;
+  prefix: KeySpace;
   redact: (text: string) => string;
   logger: Logger;
 }

@@ -15,6 +15,7 @@ import { A2ARoute, servesA2A } from './a2a-route.ts';
 import { RedisA2ATaskStore } from './a2a-task-store.ts';
 import { A2ATaskTurns } from './a2a-task-turns.ts';
 import { A2AWaiting } from './a2a-waiting.ts';
+import { layoutOf } from '../../redis/key-layout.ts';
 
 /** Most A2A tasks the metrics and status read (the newest). */
 export const A2A_TASKS_COUNTED = 1_000;
@@ -42,7 +43,7 @@ export interface A2AServer {
 /** Starts the A2A parts; a caller whose key cannot be read fails the start (CallerKeyMissing). */
 export async function startA2A(o: A2AServerOptions): Promise<A2AServer> {
   const callers = loadCallers(o.config.a2a, (name) => o.secrets.get(name));
-  const prefix = o.config.redis.prefix;
+  const prefix = o.config.redis.prefix; // the fleet's (home) keys
   const store = new RedisA2ATaskStore(o.redis, prefix);
   const sub = connectRedis(o.config.redis, 'worker', o.logger);
   const news = new A2ANews(o.redis, sub, prefix, o.logger);
@@ -52,7 +53,7 @@ export async function startA2A(o: A2AServerOptions): Promise<A2AServer> {
     await closeRedis(sub);
     throw err;
   }
-  const route = new A2ARoute({ agents: o.agents, callers, store, news, inbox: o.inbox, queue: o.queue, redis: o.redis, prefix, redact: o.redact, logger: o.logger });
+  const route = new A2ARoute({ agents: o.agents, callers, store, news, inbox: o.inbox, queue: o.queue, redis: o.redis, prefix: layoutOf(o.config.redis), redact: o.redact, logger: o.logger });
   const waiting = new A2AWaiting({ store, news, logger: o.logger, serves: (agent) => servesAgent(o.agents.get(agent)) });
   return { route, turns: new A2ATaskTurns({ store, news, redact: o.redact, logger: o.logger }), store, waiting, close: () => closeRedis(sub) };
 }

@@ -13,10 +13,12 @@ import { ActivationRecords } from '../../activation/activation-records.ts';
 import { definitionView, readLoadedDefinitions, type LoadedDefinition } from './loaded-definitions.ts';
 import { readScheduleStatuses } from './schedule-status.ts';
 import { agentStatus, runningStatus, type AgentBudget, type AgentMemoryFigures, type AgentStatus, type FleetBudget, type RunningStatus } from './status.ts';
+import type { KeySpace } from '../../redis/key-layout.ts';
 
 export interface StatusSources {
   redis: RedisClient;
-  prefix: string;
+  /** The fleet's key layout (its shards), or one prefix. */
+  prefix: KeySpace;
   minStalenessMs: number;
   /** Entry counts and sizes of agents with `memory.enabled`; left out (null) without it. */
   memory?: MemoryStore;

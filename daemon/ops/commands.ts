@@ -36,7 +36,7 @@ async function readStatuses(services: OpsServices, config: WarrenConfig, defs: L
   const remembers = defs.agents.some((d) => d.config.memory?.enabled);
   const src: StatusSources = {
     redis: await services.redis(),
-    prefix: config.redis.prefix,
+    prefix: layoutOf(config.redis),
     minStalenessMs: config.scheduler.min_staleness,
     memory: remembers ? await services.memoryReader() : undefined,
     budget: opts.budget ? services.budgetHub : undefined,
@@ -164,7 +164,7 @@ export function registerOpsCommands(program: Command): void {
       const { RedisKeys } = await import('../../redis/keys.ts');
       const services = await opsServices(config);
       const redis = await services.redis();
-      const records = new ActivationRecords(redis, config.redis.prefix);
+      const records = new ActivationRecords(redis, layoutOf(config.redis));
       const a2aTasks = new RedisA2ATaskStore(redis, config.redis.prefix);
       const a2aChannel = new RedisKeys(config.redis.prefix).a2aChannel;
       const print = (r: ActivationRecord): void => {

@@ -4,7 +4,7 @@
 // `ready` for an agent whose daemon ran an older definition (or none).
 import { z } from 'zod';
 import type { RedisClient } from '../../redis/scripts.ts';
-import { RedisKeys } from '../../redis/keys.ts';
+import { keyLayout, type KeySpace } from '../../redis/key-layout.ts';
 import type { AgentDefinition } from '../../store/definition.ts';
 
 /** One definition as the daemon runs it. */
@@ -27,9 +27,9 @@ export class LoadedDefinitionsPublisher {
   readonly #key: string;
   #current = new Map<string, LoadedDefinition>();
 
-  constructor(redis: RedisClient, prefix: string) {
+  constructor(redis: RedisClient, space: KeySpace) {
     this.#redis = redis;
-    this.#key = new RedisKeys(prefix).loadedDefinitions;
+    this.#key = keyLayout(space).home.loadedDefinitions;
   }
 
   /** Replaces what Redis says the daemon runs with `defs` (one MULTI: a reader never sees half a set). */
@@ -53,8 +53,8 @@ export function loadedVersions(before: ReadonlyMap<string, LoadedDefinition>, de
 }
 
 /** What a daemon last published; undefined when no daemon ever did (or Redis holds something unreadable). */
-export async function readLoadedDefinitions(redis: RedisClient, prefix: string): Promise<Map<string, LoadedDefinition> | undefined> {
-  const raw = await redis.hgetall(new RedisKeys(prefix).loadedDefinitions);
+export async function readLoadedDefinitions(redis: RedisClient, space: KeySpace): Promise<Map<string, LoadedDefinition> | undefined> {
+  const raw = await redis.hgetall(keyLayout(space).home.loadedDefinitions);
   const entries = Object.entries(raw).flatMap(([name, text]): Array<[string, LoadedDefinition]> => {
     try {
       const parsed = LoadedSchema.safeParse(JSON.parse(text));

@@ -17,6 +17,7 @@ import { splitPost } from './split-text.ts';
 import { BlueskyState } from './state.ts';
 import { tidOf } from './tid.ts';
 import { seenAtAfter, WORK_REASONS, workOf, type WireNotification } from './work.ts';
+import type { KeySpace } from '../../redis/key-layout.ts';
 
 export const BLUESKY_CAPABILITIES: HubCapabilities = {
   longPoll: false,
@@ -42,7 +43,7 @@ export interface BlueskyAdapterOptions {
   /** Agent name → its account. */
   accounts: ReadonlyMap<string, BlueskyAccount>;
   redis: RedisClient;
-  prefix: string;
+  prefix: KeySpace;
   logger?: Logger;
   /** Records created per minute per account (the PDS allows 5000 points an hour, 3 a create). */
   writeRate?: Rate;

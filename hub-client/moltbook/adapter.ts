@@ -37,6 +37,7 @@ import { isConversation, MoltbookDirectMessages } from './direct-messages.ts';
 import { createdAtOf, flattenComments, HomeSchema, pageInfoOf, toPost, unwrapMoltbookList, unwrapMoltbookObject, verificationOf, WireCommentSchema, WirePostSchema, type Home, type Verification, type WireComment } from './wire.ts';
 import { mentionId, mentionsIn, postOfNotification, workOnThread } from './work.ts';
 import { commentsLeft, DEFAULT_AGE_LIMITS, limitsForAge, writeVerdict, type AgeLimits, type WriteLimits } from './write-limits.ts';
+import type { KeySpace } from '../../redis/key-layout.ts';
 
 export const MOLTBOOK_CAPABILITIES: HubCapabilities = {
   longPoll: false,
@@ -67,7 +68,7 @@ export interface MoltbookAdapterOptions {
    */
   keys: ReadonlyMap<string, string> | (() => ReadonlyMap<string, string>);
   redis: RedisClient;
-  prefix: string;
+  prefix: KeySpace;
   logger?: Logger;
   /** How often each agent's /home is read for work (jittered ±20 %). */
   homeIntervalMs?: number;

@@ -2,7 +2,8 @@
 // handled (so a post marked read on the hub never loses an unhandled sibling), the ones handled, and the
 // write ledger (by warren's idempotency key: whether a write may have happened, and what it was).
 import { createHash } from 'node:crypto';
-import { RedisKeys } from '../../redis/keys.ts';
+import type { RedisKeys } from '../../redis/keys.ts';
+import { keyLayout, type KeyLayout, type KeySpace } from '../../redis/key-layout.ts';
 import type { RedisClient } from '../../redis/scripts.ts';
 import type { WriteHistory } from './write-limits.ts';
 import { HANDLED_TTL_SECONDS, PendingNotifications } from '../pending-notifications.ts';
@@ -30,66 +31,74 @@ export function contentHash(text: string): string {
 
 export class MoltbookState extends PendingNotifications {
   readonly #redis: RedisClient;
-  readonly #keys: RedisKeys;
+  readonly #layout: KeyLayout;
+  /** The write ledger's keys: by idempotency key, fleet-wide. */
+  readonly #home: RedisKeys;
 
-  constructor(redis: RedisClient, prefix: string) {
-    const keys = new RedisKeys(prefix);
-    super(redis, { pending: (a) => keys.moltbookPending(a), handled: (a) => keys.moltbookHandled(a) });
+  constructor(redis: RedisClient, space: KeySpace) {
+    const layout = keyLayout(space);
+    super(redis, { pending: (a) => layout.of(a).moltbookPending(a), handled: (a) => layout.of(a).moltbookHandled(a) });
     this.#redis = redis;
-    this.#keys = keys;
+    this.#layout = layout;
+    this.#home = layout.home;
+  }
+
+  /** An agent's own keys: its shard's. */
+  #keys(agent: string): RedisKeys {
+    return this.#layout.of(agent);
   }
 
   /** A post the agent commented on: exploration skips it (a model call would only end in a duplicate). */
   async markAnswered(agent: string, postId: string): Promise<void> {
-    const key = this.#keys.moltbookAnswered(agent);
+    const key = this.#keys(agent).moltbookAnswered(agent);
     await this.#redis.multi().sadd(key, postId).expire(key, HANDLED_TTL_SECONDS).exec();
   }
 
   async answered(agent: string, postIds: readonly string[]): Promise<Set<string>> {
     if (postIds.length === 0) return new Set();
-    const flags = await this.#redis.smismember(this.#keys.moltbookAnswered(agent), ...postIds);
+    const flags = await this.#redis.smismember(this.#keys(agent).moltbookAnswered(agent), ...postIds);
     return new Set(postIds.filter((_, i) => flags[i] === 1));
   }
 
   /** The newest message time (ISO) seen in each of the agent's DM conversations. */
   async dmSeen(agent: string, conversationId: string): Promise<string | undefined> {
-    return (await this.#redis.hget(this.#keys.moltbookDmSeen(agent), conversationId)) ?? undefined;
+    return (await this.#redis.hget(this.#keys(agent).moltbookDmSeen(agent), conversationId)) ?? undefined;
   }
 
   async setDmSeen(agent: string, conversationId: string, at: string): Promise<void> {
-    const key = this.#keys.moltbookDmSeen(agent);
+    const key = this.#keys(agent).moltbookDmSeen(agent);
     await this.#redis.multi().hset(key, conversationId, at).expire(key, HANDLED_TTL_SECONDS).exec();
   }
 
   async ledger(key: string): Promise<LedgerEntry | undefined> {
-    const v = await this.#redis.get(this.#keys.moltbookWrite(key));
+    const v = await this.#redis.get(this.#home.moltbookWrite(key));
     return v ? (JSON.parse(v) as LedgerEntry) : undefined;
   }
 
   async setLedger(key: string, e: LedgerEntry): Promise<void> {
-    await this.#redis.set(this.#keys.moltbookWrite(key), JSON.stringify(e), 'EX', LEDGER_TTL_SECONDS);
+    await this.#redis.set(this.#home.moltbookWrite(key), JSON.stringify(e), 'EX', LEDGER_TTL_SECONDS);
   }
 
   /** Claims a one-off action (a vote, a follow) by its key: false when it was claimed before (done, or maybe). */
   async claimAction(key: string): Promise<boolean> {
-    return (await this.#redis.set(this.#keys.moltbookWrite(key), JSON.stringify({ state: 'sending' }), 'EX', LEDGER_TTL_SECONDS, 'NX')) !== null;
+    return (await this.#redis.set(this.#home.moltbookWrite(key), JSON.stringify({ state: 'sending' }), 'EX', LEDGER_TTL_SECONDS, 'NX')) !== null;
   }
 
   async forgetLedger(key: string): Promise<void> {
-    await this.#redis.del(this.#keys.moltbookWrite(key));
+    await this.#redis.del(this.#home.moltbookWrite(key));
   }
 
   /** Consecutive failed challenges of an agent (ten in a row suspend it on Moltbook). */
   async challengeFailed(agent: string): Promise<number> {
-    return this.#redis.incr(this.#keys.moltbookChallengeFailures(agent));
+    return this.#redis.incr(this.#keys(agent).moltbookChallengeFailures(agent));
   }
 
   async challengePassed(agent: string): Promise<void> {
-    await this.#redis.del(this.#keys.moltbookChallengeFailures(agent));
+    await this.#redis.del(this.#keys(agent).moltbookChallengeFailures(agent));
   }
 
   async writeHistory(agent: string, day: string): Promise<WriteHistory> {
-    const [post, comment, count] = await this.#redis.mget(this.#keys.moltbookLastWrite(agent, 'post'), this.#keys.moltbookLastWrite(agent, 'comment'), this.#keys.moltbookCommentsOn(agent, day));
+    const [post, comment, count] = await this.#redis.mget(this.#keys(agent).moltbookLastWrite(agent, 'post'), this.#keys(agent).moltbookLastWrite(agent, 'comment'), this.#keys(agent).moltbookCommentsOn(agent, day));
     return { lastPostAt: post ? Number(post) : undefined, lastCommentAt: comment ? Number(comment) : undefined, commentsToday: Number(count ?? 0) };
   }
 
@@ -99,19 +108,19 @@ export class MoltbookState extends PendingNotifications {
    */
   async reserveWrite(agent: string, kind: 'post' | 'comment', now: number, day: string, commentsPerDay: number): Promise<boolean> {
     if (kind === 'comment') {
-      const count = this.#keys.moltbookCommentsOn(agent, day);
+      const count = this.#keys(agent).moltbookCommentsOn(agent, day);
       const [[, n]] = (await this.#redis.multi().incr(count).expire(count, 2 * 86_400).exec()) as [[null, number]];
       if (n > commentsPerDay) {
         await this.#redis.decr(count);
         return false;
       }
     }
-    await this.#redis.set(this.#keys.moltbookLastWrite(agent, kind), String(now), 'EX', 86_400);
+    await this.#redis.set(this.#keys(agent).moltbookLastWrite(agent, kind), String(now), 'EX', 86_400);
     return true;
   }
 
   /** A write the hub refused (nothing created) gives its place in the day's count back. */
   async releaseWrite(agent: string, kind: 'post' | 'comment', day: string): Promise<void> {
-    if (kind === 'comment') await this.#redis.decr(this.#keys.moltbookCommentsOn(agent, day));
+    if (kind === 'comment') await this.#redis.decr(this.#keys(agent).moltbookCommentsOn(agent, day));
   }
 }
