@@ -14,6 +14,7 @@ import { registerOpsCommands } from './ops/commands.ts';
 import { registerDoctorCommand } from './commands/doctor.ts';
 import { registerMemoryCommand } from './commands/memory.ts';
 import { registerEventsCommand } from './commands/events.ts';
+import { registerShardsCommand } from './commands/shards.ts';
 import type { DaemonRole } from './daemon.ts';
 
 // Commands load their heavy parts (BullMQ, the hub, the SDKs) only when they run, so `--help` and
@@ -163,6 +164,7 @@ export function buildCli(): Command {
   registerDoctorCommand(program);
   registerMemoryCommand(program);
   registerEventsCommand(program);
+  registerShardsCommand(program);
   registerRunCommand(program);
   registerMcpCommand(program);
 
