@@ -59,6 +59,7 @@ import { checkRemoteDelegates } from '../agent-loop/a2a-check.ts';
 import { runShutdown, type ShutdownReport, type ShutdownStep } from './shutdown.ts';
 import { ActivationWorker, shardConcurrency, type ActivationStart } from '../activation/worker.ts';
 import { layoutOf, type KeyLayout } from '../redis/key-layout.ts';
+import { checkShardLayout } from './shards/shard-check.ts';
 import { leaseToken } from '../scheduler/lease.ts';
 import { ShardLeadership } from '../scheduler/shard-leadership.ts';
 
@@ -182,6 +183,11 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     });
     for (const c of services.closers) cleanup(c.name, c.stage, c.close, c.boundMs);
     const { redis: producerConn, hub, hubUrl, redactor, writes, agentState, memory, executors, store } = services;
+    // The keys must be laid out for the configured shard count before anything is read or written with it
+    // (ShardCountMismatch names the migration to run); a fresh fleet's count is recorded now.
+    const layout = layoutOf(config.redis);
+    const shardCheck = await checkShardLayout(producerConn, layout);
+    if (shardCheck.verdict === 'fresh') logger.info({ shards: shardCheck.count }, 'a fresh fleet: its keys are laid out for the configured shards');
     // An operator's pauses outlive Redis (the pause file): applied now, and again whenever Redis is back (it may
     // have restarted empty), before anything is scheduled on it.
     const pauses = config.pauses.file === undefined ? undefined : new PauseFile(config.pauses.file);
@@ -259,7 +265,6 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
 
     const role = opts.role ?? 'all';
     // The fleet's shards (README "Shards"): an agent's queue, holds, state and records live in its shard.
-    const layout = layoutOf(config.redis);
     const workShards = config.redis.work_shards ?? layout.shards.map((_, i) => i);
     const queue = new ActivationQueue(producerConn, { prefix: layout, logger });
     cleanup('activation queue', 'clients', () => queue.close());

@@ -33,10 +33,11 @@ export class ActivationQueue {
   readonly queues: ReadonlyArray<Queue<ActivationJob>>;
   readonly #layout: KeyLayout;
 
-  constructor(connection: RedisClient, opts: { prefix: KeySpace; logger: Logger }) {
+  /** `readOnly`: a reader (`warren status`) that must leave no trace, not even the queue's meta hash BullMQ writes on open. */
+  constructor(connection: RedisClient, opts: { prefix: KeySpace; logger: Logger; readOnly?: boolean }) {
     this.#layout = keyLayout(opts.prefix);
     this.queues = this.#layout.shards.map((keys) => {
-      const queue = new Queue<ActivationJob>(ACTIVATION_QUEUE, { connection, prefix: keys.prefix });
+      const queue = new Queue<ActivationJob>(ACTIVATION_QUEUE, { connection, prefix: keys.prefix, ...(opts.readOnly ? { skipMetasUpdate: true } : {}) });
       queue.on('error', (err) => opts.logger.error({ err, shard: keys.prefix }, 'activation queue error'));
       return queue;
     });

@@ -84,6 +84,25 @@ describe('one daemon, three shards', () => {
   }, 120_000);
 });
 
+describe('the shard count the keys were laid out for', () => {
+  it('a daemon configured for another count than the recorded one refuses to start, naming the migration', async () => {
+    const prefix = `laid-out-${Date.now()}`;
+    await client.set(`${prefix}:shard-count`, '1');
+    const start = startHarness({ redisUrl: redis.url, agentsDir: makeAgentsDir({}), config: (c) => void ((c.redis.shards = 3), (c.redis.prefix = prefix)) });
+    await expect(start).rejects.toThrow(/1 shard.*3|3.*1 shard|warren shards migrate/s);
+    await expect(start).rejects.toThrow(/warren shards migrate/);
+    // Nothing was written under the new layout's shards.
+    for (const i of [0, 1, 2]) expect(await keysUnder(`${prefix}:s${i}`)).toEqual([]);
+  }, 60_000);
+
+  it('a fresh fleet records its count at the first start; the next start with it is fine', async () => {
+    const prefix = `fresh-${Date.now()}`;
+    const h = await startHarness({ redisUrl: redis.url, agentsDir: makeAgentsDir({}), config: (c) => void ((c.redis.shards = 4), (c.redis.prefix = prefix)) });
+    cleanups.push(() => h.stop());
+    expect(await client.get(`${prefix}:shard-count`)).toBe('4');
+  }, 60_000);
+});
+
 describe('shard leadership among daemons', () => {
   it('two daemons split six shards; when one stops, the other owns them all', async () => {
     const layout = layoutOf({ prefix: `lead-${Date.now()}`, shards: 6 });

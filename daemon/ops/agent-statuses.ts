@@ -60,7 +60,7 @@ export async function readAgentStatuses(src: StatusSources, defs: readonly Agent
     readScheduleStatuses(src.redis, src.prefix, defs, now),
   ]);
   const onDisk = src.onDisk ?? ((name: string): string | undefined => defs.find((d) => d.name === name)?.hash);
-  const q = new ActivationQueue(src.redis, { prefix: src.prefix, logger: pino({ level: 'silent' }) });
+  const q = new ActivationQueue(src.redis, { prefix: src.prefix, logger: pino({ level: 'silent' }), readOnly: true });
   try {
     const queue = await q.counts();
     const running = (await q.running()).map(runningStatus);
