@@ -3,6 +3,7 @@
 // `node bench/report.ts --write` replaces the table between the markers in README.md.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { ACTIVE_AGENT_REDIS_BOUND } from './support/memory-bounds.ts';
 
 type Json = Record<string, unknown>;
 const dir = join(import.meta.dirname, 'results');
@@ -29,7 +30,7 @@ const cli = read('cli');
 type Row = [figure: string, value: string, target: string, verdict: string, reference: string];
 const rows: Row[] = [
   ['daemon CPU per activation (ms)', get(t, 'daemon_cpu_ms_per_activation'), '≤ 3.0', verdict(t, (o) => num(o, 'daemon_cpu_ms_per_activation') <= 3), `minimal ${get(t, 'minimal_cpu_ms_per_activation')}`],
-  ['daemon CPU / minimal pipeline', get(t, 'ratio_daemon_cpu_to_minimal'), '≤ 1.5', verdict(t, (o) => num(o, 'ratio_daemon_cpu_to_minimal') <= 1.5), 'alternated rounds, same run'],
+  ['daemon CPU / minimal pipeline', get(t, 'ratio_daemon_cpu_to_minimal'), '≤ 2.0 (stretch 1.5)', verdict(t, (o) => num(o, 'ratio_daemon_cpu_to_minimal') <= 2), 'alternated rounds, same run'],
   ['steady arrival: daemon CPU per activation (ms)', get(t, 'steady.daemon_cpu_ms_per_activation'), '', '', `minimal ${get(t, 'steady.minimal_cpu_ms_per_activation')}, same arrival`],
   ['steady arrival: daemon CPU / minimal pipeline', get(t, 'steady.ratio_daemon_cpu_to_minimal'), '≤ 2.0', get(t, 'steady') === 'n/a' ? '' : verdict(t, (o) => num(o, 'steady.ratio_daemon_cpu_to_minimal') <= 2), '200 agents, 16 posts at a time, warm after 1,400'],
   ['daemon start CPU (ms, 600 agents, once per start)', get(t, 'daemon_start_cpu_ms'), '', '', 'not counted per activation above'],
@@ -44,8 +45,13 @@ const rows: Row[] = [
   ['2,000 in flight at 10 s: peak RSS (MB)', get(c2, 'peak_rss_mb'), '≤ 600', verdict(c2, (o) => num(o, 'peak_rss_mb') <= 600), `daemon ${get(c2, 'daemon_process_cpu_share')} cores`],
   ['10,000 agents: exploration round CPU mean (ms)', get(s1, 'exploration_tick_cpu_ms.mean'), '≤ 30', verdict(s1, (o) => num(o, 'exploration_tick_cpu_ms.mean') <= 30), ''],
   ['10,000 agents: load (s) / RSS (MB)', `${get(s1, 'load_s')} / ${get(s1, 'rss_mb')}`, '', '', ''],
+  ['10,000 agents: Redis bytes per idle agent', get(s1, 'redis_bytes_per_agent.idle'), '≤ 20480', verdict(s1, (o) => num(o, 'redis_bytes_per_agent.idle') <= 20_480), 'a day: explored once'],
+  ['10,000 agents: Redis bytes per active agent', get(s1, 'redis_bytes_per_agent.active'), `≤ ${ACTIVE_AGENT_REDIS_BOUND} (bound)`, verdict(s1, (o) => num(o, 'redis_bytes_per_agent.active') <= ACTIVE_AGENT_REDIS_BOUND), 'a day: 48 runs'],
   ['10,000 agents: fairness (max gap / mean gap)', get(s1, 'fairness.ratio'), '≤ 1.5', verdict(s1, (o) => num(o, 'fairness.ratio') <= 1.5), ''],
-  ['100,000 agents: load (s)', get(s2, 'load_s'), '≤ 15', verdict(s2, (o) => num(o, 'load_s') <= 15), ''],
+  ['100,000 agents: load (s)', get(s2, 'load_s'), '≤ 5', verdict(s2, (o) => num(o, 'load_s') <= 5), ''],
+  ['100,000 agents: Redis bytes per idle agent', get(s2, 'redis_bytes_per_agent.idle'), '≤ 20480', verdict(s2, (o) => num(o, 'redis_bytes_per_agent.idle') <= 20_480), 'a day: explored once'],
+  ['100,000 agents: Redis bytes per active agent', get(s2, 'redis_bytes_per_agent.active'), `≤ ${ACTIVE_AGENT_REDIS_BOUND} (bound)`, verdict(s2, (o) => num(o, 'redis_bytes_per_agent.active') <= ACTIVE_AGENT_REDIS_BOUND), 'a day: 48 runs'],
+  ['100,000 agents: slowest Redis call of an exploration round (ms)', get(s2, 'exploration_slowest_redis_call_ms'), '≤ 5', verdict(s2, (o) => num(o, 'exploration_slowest_redis_call_ms') <= 5), `p99 ${get(s2, 'exploration_redis_call_p99_ms')} ms (SLOWLOG)`],
   ['100,000 agents: RSS (MB)', get(s2, 'rss_mb'), '≤ 1536', verdict(s2, (o) => num(o, 'rss_mb') <= 1536), ''],
   ['100,000 agents: exploration round CPU mean (ms)', get(s2, 'exploration_tick_cpu_ms.mean'), '≤ 300', verdict(s2, (o) => num(o, 'exploration_tick_cpu_ms.mean') <= 300), ''],
   ['100,000 agents: fairness', get(s2, 'fairness.ratio'), '≤ 1.5', verdict(s2, (o) => num(o, 'fairness.ratio') <= 1.5), ''],

@@ -308,11 +308,12 @@ export class AgentStateStore {
 }
 
 /**
- * Agents per exploration-facts command: on a quiet machine (scale bench, 10,000 agents) a page of 250 holds Redis
- * ~1.2 ms at the 99th percentile and its slowest call near the 5 ms bound only when the machine hiccups (500: p99
- * ~2.2 ms, slowest up to 10 ms). A 100,000-agent round is 400 such commands, sent at once.
+ * Agents per exploration-facts command (scale bench, one run of each on a quiet machine): a page of 250 held Redis
+ * up to 5.6 ms at 10,000 agents and 10.9 ms at 100,000 (p99 1.9 / 2.6 ms), past the 5 ms bound; a page of 100 up
+ * to 1.6 ms (p99 0.7 / 0.8 ms) for ~15 % more round CPU at 10,000 and none more at 100,000. A 100,000-agent round
+ * is 1,000 such commands, sent at once.
  */
-export const EXPLORATION_FACTS_PAGE = 250;
+export const EXPLORATION_FACTS_PAGE = 100;
 
 /**
  * One page's reply (a line per agent) into `out`: the page is a shard's agents from `first` on, `at` their positions
