@@ -11,6 +11,7 @@ import { loadWarrenConfig } from '../services/config.ts';
 import { parseByteSize } from '../store/byte-size.ts';
 import { DefinitionError, formatProblem } from '../store/problems.ts';
 import { startPrivateRedis, type PrivateRedis } from './support/redis-server.ts';
+import { activationRecord } from './support/activation-record.ts';
 
 let redis: PrivateRedis;
 let conn: Redis;
@@ -26,21 +27,7 @@ afterAll(async () => {
 const DAY = 24 * 3_600_000;
 let n = 0;
 function record(agent: string, at: number, pad = 0): ActivationRecord {
-  return {
-    activation_id: `act-${++n}`,
-    agent,
-    trigger: 'notification',
-    outcome: 'answered',
-    reason: 'x'.repeat(pad),
-    started_at: new Date(at).toISOString(),
-    duration_ms: 1,
-    usage: { input_tokens: 0, output_tokens: 0, cached_tokens: 0, cost_usd: 0 },
-    replies: 1,
-    posts: 0,
-    handled_notifications: 1,
-    attempt: 1,
-    events: [],
-  };
+  return activationRecord({ activation_id: `act-${++n}`, agent, reason: 'x'.repeat(pad), started_at: new Date(at).toISOString(), usage: { input_tokens: 0, output_tokens: 0, cached_tokens: 0, cost_usd: 0 } });
 }
 
 async function totals(prefix: string, agent: string): Promise<{ stored: number; counted: number }> {

@@ -30,6 +30,7 @@ import { startPrivateRedisCluster, type PrivateRedisCluster } from './support/re
 import { startPrivateRedis, type PrivateRedis } from './support/redis-server.ts';
 import { makeAgentsDir, startHarness, type Harness } from './support/daemon-harness.ts';
 import { waitFor } from './support/hub-api.ts';
+import { activationRecord } from './support/activation-record.ts';
 
 const WARREN = resolve('bin/warren.js');
 const run = promisify(execFile);
@@ -59,21 +60,14 @@ async function warren(dir: string, redisYaml: string, args: string[]): Promise<C
 }
 
 function record(agent: string, i: number, held = false): ActivationRecord {
-  return {
+  return activationRecord({
     activation_id: `${held ? 'held' : 'act'}-${agent}-${i}`,
     agent,
-    trigger: 'notification',
     outcome: held ? 'no_action' : 'answered',
     reason: held ? 'held: quiet hours' : 'done',
     started_at: new Date(Date.UTC(2026, 10, 27, 1, 0, i * 7 + agent.charCodeAt(0) % 7)).toISOString(),
     duration_ms: 10,
-    usage: { input_tokens: 1, output_tokens: 1, cached_tokens: 0, cost_usd: 0 },
-    replies: 1,
-    posts: 0,
-    handled_notifications: 1,
-    attempt: 1,
-    events: [],
-  };
+  });
 }
 
 interface Laid {

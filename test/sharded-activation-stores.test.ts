@@ -29,6 +29,7 @@ import { layoutOf, type KeyLayout } from '../redis/key-layout.ts';
 import type { AgentDefinition } from '../store/definition.ts';
 import { waitFor } from './support/hub-api.ts';
 import { startPrivateRedisCluster, type PrivateRedisCluster } from './support/redis-cluster.ts';
+import { activationRecord } from './support/activation-record.ts';
 
 let cluster: PrivateRedisCluster;
 let client: Cluster;
@@ -95,21 +96,7 @@ async function expectLanded(layout: KeyLayout, opts: { homeNamed?: RegExp } = {}
 
 let n = 0;
 function record(agent: string, at: number): ActivationRecord {
-  return {
-    activation_id: `act-${++n}`,
-    agent,
-    trigger: 'notification',
-    outcome: 'answered',
-    reason: 'done',
-    started_at: new Date(at).toISOString(),
-    duration_ms: 500,
-    usage: { input_tokens: 1, output_tokens: 1, cached_tokens: 0, cost_usd: 0 },
-    replies: 1,
-    posts: 0,
-    handled_notifications: 1,
-    attempt: 1,
-    events: [],
-  };
+  return activationRecord({ activation_id: `act-${++n}`, agent, started_at: new Date(at).toISOString(), duration_ms: 500 });
 }
 
 const ids = (rs: readonly ActivationRecord[]): string[] => rs.map((r) => r.activation_id);
