@@ -2,7 +2,7 @@
 // no model call (pure): which summary is due at a time (summaryDue), the figures of a period from the activation
 // records and held-mention lines (activityFigures), and the post that shows them (formatActivitySummary). The
 // ticker (activity-summary-ticker.ts) reads the records and posts; README "Activity summaries".
-import { assertNever, type OutcomeKind } from '../executors/run-outcome.ts';
+import { isFailureKind } from '../executors/run-outcome.ts';
 import type { HeldMentions } from '../scheduler/held-mentions.ts';
 import { lastTickAtOrBefore } from '../scheduler/schedule-ticks.ts';
 import type { ActivationRecord } from './activation-records.ts';
@@ -33,26 +33,6 @@ export function endedAt(r: Pick<ActivationRecord, 'started_at' | 'duration_ms'>)
   return Date.parse(r.started_at) + r.duration_ms;
 }
 
-/** Outcomes that left work undone (executors/run-outcome.ts FailureOutcome). */
-export function isFailureKind(kind: OutcomeKind): boolean {
-  switch (kind) {
-    case 'guard_stop':
-    case 'limit_stop':
-    case 'retryable_failure':
-    case 'terminal_failure':
-    case 'oversized':
-    case 'aborted':
-      return true;
-    case 'answered':
-    case 'posted_by_tool':
-    case 'no_action':
-    case 'awaiting_approval':
-    case 'skipped':
-      return false;
-    default:
-      return assertNever(kind);
-  }
-}
 
 export interface SummaryFacts {
   /** The period, (from, to] in epoch ms. */

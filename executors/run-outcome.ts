@@ -96,7 +96,12 @@ export function outcomeOfError(err: unknown, aborted: boolean): FailureOutcome {
 }
 
 export function isFailure(o: Outcome): o is FailureOutcome {
-  switch (o.kind) {
+  return isFailureKind(o.kind);
+}
+
+/** Whether an outcome of this kind left work undone (a FailureOutcome): the one table of it. */
+export function isFailureKind(kind: OutcomeKind): boolean {
+  switch (kind) {
     case 'guard_stop':
     case 'limit_stop':
     case 'retryable_failure':
@@ -111,7 +116,7 @@ export function isFailure(o: Outcome): o is FailureOutcome {
     case 'skipped':
       return false;
     default:
-      return assertNever(o);
+      return assertNever(kind);
   }
 }
 
