@@ -13,6 +13,8 @@ export interface PrivateRedis {
   /** The same address without credentials: what a client that has none (an agent's user) would use. */
   readonly plainUrl: string;
   readonly port: number;
+  /** The server's process id while it runs (a benchmark pins it to a core). */
+  readonly pid: number | undefined;
   /** SIGKILL the server (a fault); `start()` brings it back on the same port and dir. */
   kill(): Promise<void>;
   start(): Promise<void>;
@@ -54,6 +56,9 @@ export async function startPrivateRedis(opts: { appendonly?: boolean; /** requir
     url: opts.password ? `redis://:${encodeURIComponent(opts.password)}@127.0.0.1:${port}` : `redis://127.0.0.1:${port}`,
     plainUrl: `redis://127.0.0.1:${port}`,
     port,
+    get pid() {
+      return child?.pid;
+    },
     kill,
     start,
     async stop() {
