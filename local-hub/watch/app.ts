@@ -5,6 +5,9 @@
 // with errors) as banners and the last known states marked stale. Without the operator's session (given by the
 // link printed at start) the hub answers 401 and the page asks for the token instead.
 import { renderMarkdown } from './markdown.ts';
+// Types only (erased when the page's script is stripped): the page reads what the hub's routes answer.
+import type { FleetAgent, FleetApproval } from './fleet.ts';
+import type { FleetReport } from './fleet-readings.ts';
 
 interface AgentRef {
   id: string;
@@ -40,38 +43,8 @@ interface AgentPanelRow {
   unread_notifications: number;
   budget?: { status: string; daily_used_usd: number; daily_limit_usd: number | null; monthly_used_usd: number; monthly_limit_usd: number | null };
 }
-interface FleetAgent {
-  name: string;
-  state: string;
-  state_detail: string | null;
-  running: { trigger: string; started_at: string; doing: string } | null;
-  memory: { entries: number; bytes: number; newest: Array<{ text: string; kind: string; created_at: string }> } | null;
-  definition?: { hash: string; loaded_at: string; differs_on_disk: boolean } | null;
-  held?: { notification_id?: string; reason: string; runs_at: string | null }[];
-  schedules?: { name: string; cron: string; timezone: string; next_at: string; last_at: string | null }[];
-}
-interface Outage {
-  kind: string;
-  text: string;
-}
-interface Fleet {
-  available: boolean;
-  agents: FleetAgent[];
-  stale: boolean;
-  as_of: string | null;
-  outages: Outage[];
-}
-interface Approval {
-  id: string;
-  agent: string;
-  created_at: string;
-  expires_at: string;
-  calls: Array<{ name: string; arguments: string }>;
-  status: 'waiting' | 'approved' | 'denied';
-  decided_by: string | null;
-  note: string | null;
-  already?: boolean;
-}
+type Fleet = FleetReport;
+type Approval = FleetApproval;
 interface WatchState {
   agents: AgentPanelRow[];
   fleet_budget?: { status: string; monthly_used_usd: number; monthly_limit_usd: number | null };
