@@ -257,7 +257,7 @@ describe('remote delegation (A2A)', () => {
     const def = agent([ask, 'ok'], { card_url: p.url });
     const tight: AgentDefinition = { ...def, config: AgentConfigSchema.parse({ ...def.config, brain: { ...def.config.brain, max_tokens: 100 }, behavior: { ...def.config.behavior, max_tokens: 3500 } }) };
     const { events } = await run(tight);
-    expect(ofType(events, 'tool_result')[0]).toMatchObject({ status: 'error', excerpt: expect.stringMatching(/^Delegation failed: not enough budget left \(\d+ tokens\)/) });
+    expect(ofType(events, 'tool_result')[0]).toMatchObject({ status: 'error', excerpt: expect.stringMatching(/^Delegation failed: not enough budget left \(\d+ tokens\)/) as unknown });
     expect(ofType(events, 'delegation_request')).toEqual([]);
     expect(p.calls).toEqual([]);
   });
