@@ -3,6 +3,8 @@
 // abort and on the delegate's deadline, a retried call reattaching to its first task, grants, auth, redaction,
 // the card's ETag cache and an unreachable card.
 import { writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -234,5 +236,29 @@ describe('remote delegation (A2A)', () => {
     expect(result).toMatchObject({ termination: 'final', text: 'went on without it' });
     const excerpt = ofType(events, 'tool_result')[0]!.excerpt;
     expect(excerpt).toContain(`Delegation failed: echo cannot be reached: agent card ${url}.well-known/agent-card.json: unreachable (ECONNREFUSED)`);
+  });
+
+  it('a page that is no agent card is a tool error saying so, never a crash; nothing is sent', async () => {
+    const notACard = createServer((_req, res) => void res.writeHead(200, { 'content-type': 'application/json' }).end('{"hello":"world"}'));
+    await new Promise<void>((r) => notACard.listen(0, '127.0.0.1', r));
+    cleanups.push(() => new Promise((r) => notACard.close(r)));
+    const url = `http://127.0.0.1:${(notACard.address() as AddressInfo).port}/`;
+    const { result, events } = await run(agent([delegateCall({ task: 'hi' }), 'went on without it'], { card_url: url }));
+    expect(result).toMatchObject({ termination: 'final', text: 'went on without it' });
+    const r = ofType(events, 'tool_result')[0]!;
+    expect(r.status).toBe('error');
+    expect(r.excerpt).toContain(`Delegation failed: echo cannot be reached: agent card ${url}.well-known/agent-card.json: not an A2A agent card`);
+  });
+
+  it("a run without the token budget for a delegation is refused before anything is sent (the agent's max_tokens)", async () => {
+    const p = await peer({ behaviour: (t) => t.complete('x') });
+    // 3,500 tokens for the run (350 kept to wrap up), 2,200 spent by the call that asks for the delegation: less than a delegation needs is left.
+    const ask: ScriptedReply = { tool_calls: [{ name: 'delegate_to_echo', arguments: { task: 'hi' } }], usage: { prompt_tokens: 2200, completion_tokens: 0 } };
+    const def = agent([ask, 'ok'], { card_url: p.url });
+    const tight: AgentDefinition = { ...def, config: AgentConfigSchema.parse({ ...def.config, brain: { ...def.config.brain, max_tokens: 100 }, behavior: { ...def.config.behavior, max_tokens: 3500 } }) };
+    const { events } = await run(tight);
+    expect(ofType(events, 'tool_result')[0]).toMatchObject({ status: 'error', excerpt: expect.stringMatching(/^Delegation failed: not enough budget left \(\d+ tokens\)/) as unknown });
+    expect(ofType(events, 'delegation_request')).toEqual([]);
+    expect(p.calls).toEqual([]);
   });
 });

@@ -1,4 +1,4 @@
-// Served A2A tasks in front of the operator: `warren logs` lists them beside the activations (agent, caller,
+// Served A2A tasks in front of the operator: `warren status` lists the newest (caller, state, how long), `warren logs` lists them beside the activations (agent, caller,
 // state, how long, and the reason of a refusal) and `--follow` prints each as it ends; the embedded hub's watch
 // page serves them (/watch/api/a2a-tasks) for its "Served tasks" section. Through the real daemon, the SDK's own
 // client and `warren` as a subprocess.
@@ -28,7 +28,7 @@ a2a: {serve: true, max_daily_tasks: 1}
 `;
 
 describe('A2A tasks for the operator', { timeout: PROCESS_TEST_MS }, () => {
-  it('warren logs lists them (caller, state, duration, reason) and --follow prints each end; the watch page serves them', async () => {
+  it('warren status and warren logs list them (caller, state, duration, reason) and --follow prints each end; the watch page serves them', async () => {
     const h: Harness = await startHarness({
       redisUrl,
       agentsDir: makeAgentsDir({ clerk: { config: clerk, prompt: 'You are a clerk.' } }, { withGreeter: false }),
@@ -65,6 +65,20 @@ describe('A2A tasks for the operator', { timeout: PROCESS_TEST_MS }, () => {
       [done.id, 'loopback', 'completed'],
       [refused.id, 'loopback', 'rejected'],
     ]);
+
+    // warren status: the newest A2A tasks with their caller, state and how long they took; the same in --json.
+    const status = await warrenCli(target, ['status']);
+    expect(status.code).toBe(0);
+    const rows = status.stdout.split('\n');
+    expect(rows.some((l) => /^A2A TASK\s+AGENT\s+CALLER\s+STATE\s+TOOK\s+CAME/.test(l))).toBe(true);
+    expect(rows.find((l) => l.startsWith(done.id))).toMatch(new RegExp(`^${done.id}\\s+clerk\\s+loopback\\s+completed\\s+\\d+\\.\\ds\\s`));
+    expect(rows.find((l) => l.startsWith(refused.id))).toMatch(new RegExp(`^${refused.id}\\s+clerk\\s+loopback\\s+rejected\\s+0\\.0s\\s`));
+    const statusJson = JSON.parse((await warrenCli(target, ['status', '--json'])).stdout) as { a2a_tasks?: Array<{ id: string; agent: string; caller: string; state: string; createdAt: number; updatedAt: number }> };
+    expect(statusJson.a2a_tasks?.map((t) => [t.id, t.agent, t.caller, t.state])).toEqual([
+      [refused.id, 'clerk', 'loopback', 'rejected'],
+      [done.id, 'clerk', 'loopback', 'completed'],
+    ]);
+    expect(statusJson.a2a_tasks![1]!.updatedAt).toBeGreaterThanOrEqual(statusJson.a2a_tasks![1]!.createdAt);
 
     // The watch page's JSON, with the operator's session.
     const page = await fetch(new URL('/watch/api/a2a-tasks', h.daemon.watchUrl), { headers: { cookie: await watchSessionCookie(h.daemon.watchUrl!) } });

@@ -1,5 +1,6 @@
 // CancelTask through the SDK's client aborts the agent's running turn: a CLI agent's whole process group is gone,
 // the task ends CANCELED (GetTask says so), and the activation ends as a cancelled task, not a failure to retry.
+// And a CLI agent that answers: the task ends COMPLETED with what the CLI said as the artifact.
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +13,7 @@ import { liveGroupMembers } from './support/process-group.ts';
 
 const redisUrl = inject('redisUrl');
 const HANG = join(import.meta.dirname, 'fakes', 'cli', 'claude-hang.js');
+const ANSWER = join(import.meta.dirname, 'fakes', 'cli', 'claude-answer.js');
 let h: Harness | undefined;
 afterEach(async () => {
   await h?.stop();
@@ -68,5 +70,27 @@ describe('A2A CancelTask', () => {
     expect((await client.cancelTask({ tenant: '', id: submitted.id, metadata: undefined })).status?.state).toBe(TaskState.TASK_STATE_CANCELED);
     // (A task activation queued meanwhile finds nothing to do.)
     expect(h.outcomes.filter((o) => o.trigger === 'task' && o.reason !== 'no_task').map((o) => o.reason)).toEqual(['task_cancelled']);
+  });
+});
+
+describe('A2A tasks of a CLI agent', () => {
+  it("are run by its CLI: the task's text reaches the CLI and its answer is the COMPLETED task's artifact", async () => {
+    const workspaces = mkdtempSync(join(tmpdir(), 'warren-a2a-ws-'));
+    h = await startHarness({
+      redisUrl,
+      agentsDir: makeAgentsDir({ coder: { config: coder, prompt: 'You are {{name}}.' } }, { withGreeter: false }),
+      env: { CODER_KEY: 'sk-ant-a2a-answer', PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: workspaces },
+      config: (c) => {
+        c.executors.cli.binaries['claude-code'] = ANSWER;
+        c.executors.cli.workspaces = workspaces;
+      },
+      hubMcp: null,
+    });
+    const client = await a2aClient(`${h.daemon.ingressUrl!}/a2a/coder/`);
+    const task = (await client.sendMessage(textMessage('Refactor the parser.'))) as Task;
+    expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    const answer = task.artifacts.flatMap((a) => a.parts).map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('');
+    // The fake CLI answers with what it was given: the task's text came to it on stdin.
+    expect((JSON.parse(answer) as { task: string }).task).toContain('Refactor the parser.');
   });
 });

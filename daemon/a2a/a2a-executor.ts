@@ -82,7 +82,11 @@ export class WarrenAgentExecutor implements AgentExecutor {
     // Stored before the inbox has it: the turn that marks it WORKING finds it.
     await d.store.write(task, d.agent, caller);
     const added = await d.inbox.add(d.agent, { id: `a2a:${task.id}`, source: 'a2a', name: caller, text, createdAt: now.getTime(), meta: { taskId: task.id, contextId: task.contextId } });
-    if (added === 'full') return this.#refuse(ended(task, TaskState.TASK_STATE_REJECTED, `agent ${d.agent} has too many tasks waiting; try again later`, now), caller, bus);
+    if (added === 'full') {
+      // Refused, so not one of the day's tasks: a caller turned away by a full inbox keeps its share of the day.
+      await this.#uncount(now);
+      return this.#refuse(ended(task, TaskState.TASK_STATE_REJECTED, `agent ${d.agent} has too many tasks waiting; try again later`, now), caller, bus);
+    }
     bus.publish(AgentEvent.task(task));
     d.logger.info({ agent: d.agent, caller, task: task.id }, 'A2A task accepted');
     // In quiet hours the scheduler's task round holds it (and says so); otherwise it is queued now, not a round later
@@ -114,8 +118,14 @@ export class WarrenAgentExecutor implements AgentExecutor {
     const key = keyLayout(d.prefix).of(d.agent).a2aDay(d.agent, now.toISOString().slice(0, 10));
     const [[, count]] = ((await d.redis.multi().incr(key).pexpire(key, 2 * 86_400_000).exec()) ?? []) as [[unknown, number]];
     if (count <= d.maxDailyTasks) return undefined;
-    await d.redis.decr(key); // a refused task is not one of the day's
+    await this.#uncount(now); // a refused task is not one of the day's
     return `agent ${d.agent} has taken its ${d.maxDailyTasks} A2A tasks for today (a2a.max_daily_tasks); try again after midnight UTC`;
+  }
+
+  /** Gives back the day's count #overDailyLimit took for a task that is refused after all. */
+  async #uncount(now: Date): Promise<void> {
+    const d = this.#d;
+    await d.redis.decr(keyLayout(d.prefix).of(d.agent).a2aDay(d.agent, now.toISOString().slice(0, 10)));
   }
 
   /** Streams the task's news from the store to the request until it ends (or is cancelled here). */
