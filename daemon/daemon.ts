@@ -486,7 +486,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       throw portErrorOf(ingressPort(config), err);
     });
     ingressFromReloads = true;
-    if (ingress.url) for (const url of a2aCardUrls(registry.all(), ingress.url)) logger.info({ card: url }, 'serving an agent over A2A');
+    if (ingress.url) for (const served of a2aCardUrls(registry.all(), ingress.url)) logger.info(served, 'serving an agent over A2A');
     let metricsUrl: string | undefined;
     if (config.metrics.enabled) {
       const server = await startHealthServer({

@@ -53,7 +53,7 @@ a2a:
     });
     const base = `http://127.0.0.1:${port}/a2a/clerk/`;
     const line = await d.waitForLine(/serving an agent over A2A/, PROCESS_START_MS);
-    expect(JSON.parse(line)).toMatchObject({ card: `${base}.well-known/agent-card.json` });
+    expect(JSON.parse(line)).toMatchObject({ agent: 'clerk', card: `${base}.well-known/agent-card.json` });
 
     const card = (await (await fetch(`${base}.well-known/agent-card.json`)).json()) as { name: string; description: string; skills: Array<{ id: string }> };
     expect(card).toMatchObject({ name: 'clerk', description: 'Summarises deploys.', skills: [{ id: 'summarise' }] });

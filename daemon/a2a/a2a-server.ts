@@ -59,8 +59,8 @@ export async function startA2A(o: A2AServerOptions): Promise<A2AServer> {
 }
 
 /** The card URL of every served agent (what the daemon logs at start). Pure. */
-export function a2aCardUrls(definitions: readonly AgentDefinition[], ingressUrl: string): string[] {
-  return definitions.filter(servesA2A).map((d) => `${a2aBaseUrl(ingressUrl, d.name)}.well-known/agent-card.json`);
+export function a2aCardUrls(definitions: readonly AgentDefinition[], ingressUrl: string): Array<{ agent: string; card: string }> {
+  return definitions.filter(servesA2A).map((d) => ({ agent: d.name, card: `${a2aBaseUrl(ingressUrl, d.name)}.well-known/agent-card.json` }));
 }
 
 function servesAgent(def: AgentDefinition | undefined): boolean {
