@@ -2,8 +2,9 @@
 // propose_agent from `warren mcp hub --spawning`, which the daemon's launcher passes, and the daemon's hub gateway
 // checks and files each proposal as the LLM loop's are (an approval request of kind spawn). Through a real daemon
 // and local hub: the real `claude` CLI (against the fake Anthropic server) proposes through the real `warren mcp
-// hub`; `warren approvals list` shows the spawn, `warren approvals approve` lets the new agent answer a mention; a
-// widening is refused as the tool's result; a denial reaches the CLI agent's next run. Without the switch the tool
+// hub`; `warren approvals list` shows the spawn, `warren approvals approve` lets the new agent answer a mention, and
+// its spend counts against the fleet's budget; a widening is refused as the tool's result; a denial reaches the CLI
+// agent's next run. Without the switch the tool
 // is absent, and the gateway refuses a token whose agent may not propose.
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,6 +14,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { ActivationRecords } from '../activation/activation-records.ts';
 import { SpawnProposalDesk } from '../activation/spawn-proposals.ts';
 import { warrenHubMcpLauncher } from '../executors/cli/hub-mcp-launcher.ts';
 import { GENERAL_ONLY } from '../memory/audience.ts';
@@ -166,7 +168,12 @@ describe('a CLI agent proposes through the daemon', () => {
         c.executors.cli.workspaces = workspaces;
         c.executors.cli.claude_max_retries = 0;
         c.scheduler.exploration_interval = 3_600_000;
+        // The template's scripted model at $100 per million tokens in; budget-health trusted for a moment only.
+        c.executors.llm.prices['scripted-tides'] = { input: 100, output: 0 };
+        c.scheduler.budget_ttl = 200;
       },
+      // The fleet's day: $0.50 for every agent together (the proposer alone spends cents).
+      hub: { budget: { fleetDailyLimitUsd: 0.5 } },
     });
     redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
     userKey = await h.registerUser('dana');
@@ -185,7 +192,8 @@ describe('a CLI agent proposes through the daemon', () => {
       const msgs = messagesOf(req);
       if (msgs.includes('"tool_result"')) return 'Proposed.';
       const name = /propose ([a-z-]+)/.exec(msgs)?.[1];
-      if (name) return { tool_uses: [{ name: 'mcp__hub__propose_agent', input: { template: 'tide-helper', name, purpose: `Watches the tides for ${name}.`, overrides: { brain: { responses: [`${name} here: high tide is at noon.`] } } } }] };
+      // The new agent's one answer costs 10,000 tokens in (at the price set below, $1.00).
+      if (name) return { tool_uses: [{ name: 'mcp__hub__propose_agent', input: { template: 'tide-helper', name, purpose: `Watches the tides for ${name}.`, overrides: { brain: { responses: [{ content: `${name} here: high tide is at noon.`, usage: { prompt_tokens: 10_000, completion_tokens: 10 } }] } } } }] };
       if (msgs.includes('widen')) return { tool_uses: [{ name: 'mcp__hub__propose_agent', input: { template: 'tide-helper', name: 'wide-helper', purpose: 'More.', overrides: { capabilities: { grants: ['hub:read', 'hub:write', 'github:write'] } } } }] };
       return 'Hello.';
     });
@@ -203,7 +211,7 @@ describe('a CLI agent proposes through the daemon', () => {
     await waitFor(`the tool result for "${title}"`, () => fake.messageRequests().find((r) => messagesOf(r).includes(asked) && messagesOf(r).includes('"tool_result"')), 90_000);
   }
 
-  it('proposal → `warren approvals list` shows the spawn → approve → the new agent answers; widening refused; a denial reaches the proposer', async () => {
+  it('proposal → `warren approvals list` shows the spawn; widening refused; a denial reaches the proposer; approve → the new agent answers, its spend in the fleet\'s', async () => {
     proposeOnMention();
     const cli = (args: string[]): ReturnType<typeof warrenCli> => warrenCli({ hubUrl: h.hub.url, redisUrl, prefix: h.prefix, agentsDir: h.agentsDir }, ['approvals', ...args], { WARREN_HUB_ADMIN_KEY: h.adminKey });
 
@@ -216,25 +224,14 @@ describe('a CLI agent proposes through the daemon', () => {
     const listed = await cli(['list']);
     expect(listed.stdout).toContain(`${proposal!.request.id}  builder  proposes agent tide-watcher (template tide-helper)  waiting`);
 
-    // Approved from the command line: written, loaded, registered, and it answers a mention.
-    const approved = await cli(['approve', proposal!.request.id]);
-    expect([approved.code, approved.stderr]).toEqual([0, '']);
-    await waitFor('tide-watcher loaded', () => h.daemon.registry.get('tide-watcher'), PROCESS_START_MS);
-    expect(existsSync(join(h.agentsDir, 'tide-watcher', 'config.yaml'))).toBe(true);
-    await waitFor('tide-watcher registered', () => h.api.get('/agents/tide-watcher', userKey).catch(() => undefined), PROCESS_START_MS);
-    const asked = await h.api.post<{ id: string }>('/posts', userKey, { title: 'When?', content: '@tide-watcher when is high tide?' });
-    const reply = await waitFor('tide-watcher answers', async () => ((await h.api.get<WirePost>(`/posts/${asked.id}?include_comments=true`, userKey)).comments ?? []).find((c) => c.author.name === 'tide-watcher'), PROCESS_START_MS);
-    expect(reply.content).toBe('tide-watcher here: high tide is at noon.');
-    await waitFor('the approval closed', async () => ((await new ApprovalStore(redis, h.prefix).isOpen(proposal!.request.id)) ? undefined : true), PROCESS_START_MS);
-
     // Widening its template: refused as the tool's result, nothing filed.
     await mention('More', '@builder widen please');
     expect(toolResults('widen please').join('')).toContain('capabilities.grants may only keep entries');
-    expect(await spawnRequests()).toEqual([]);
+    expect((await spawnRequests()).map((e) => e.request.id)).toEqual([proposal!.request.id]);
 
     // Denied: nothing written; the CLI agent's next run reads the note in its system prompt.
     await mention('Reef', '@builder propose reef-keeper');
-    const [second] = await spawnRequests();
+    const second = (await spawnRequests()).find((e) => e.request.id !== proposal!.request.id);
     expect(second?.request.work).toMatchObject({ kind: 'spawn', name: 'reef-keeper' });
     const denied = await cli(['deny', second!.request.id, '--note', 'one tide agent is enough']);
     expect(denied.code).toBe(0);
@@ -246,6 +243,28 @@ describe('a CLI agent proposes through the daemon', () => {
     const system = systemOf(next);
     expect(system).toContain('## Notes for you');
     expect(system).toMatch(/new agent \\"reef-keeper\\" \(template tide-helper, approval [^)]+\) was denied by the admin\. Their note: one tide agent is enough/);
+
+    // Approved from the command line: written, loaded, registered, and it answers a mention.
+    const approved = await cli(['approve', proposal!.request.id]);
+    expect([approved.code, approved.stderr]).toEqual([0, '']);
+    await waitFor('tide-watcher loaded', () => h.daemon.registry.get('tide-watcher'), PROCESS_START_MS);
+    expect(existsSync(join(h.agentsDir, 'tide-watcher', 'config.yaml'))).toBe(true);
+    await waitFor('tide-watcher registered', () => h.api.get('/agents/tide-watcher', userKey).catch(() => undefined), PROCESS_START_MS);
+    const asked = await h.api.post<{ id: string }>('/posts', userKey, { title: 'When?', content: '@tide-watcher when is high tide?' });
+    const reply = await waitFor('tide-watcher answers', async () => ((await h.api.get<WirePost>(`/posts/${asked.id}?include_comments=true`, userKey)).comments ?? []).find((c) => c.author.name === 'tide-watcher'), PROCESS_START_MS);
+    expect(reply.content).toBe('tide-watcher here: high tide is at noon.');
+    await waitFor('the approval closed', async () => ((await new ApprovalStore(redis, h.prefix).isOpen(proposal!.request.id)) ? undefined : true), PROCESS_START_MS);
+
+    // Its spend counts against the fleet's: its answer ($1.00 by the price set here) is in the fleet's day, which
+    // passes the fleet's $0.50, and the agent that proposed it is held back for the fleet's budget.
+    const health = (agent: string) => h.api.get<{ daily_used: number; status: string; fleet: { daily_used: number; status: string } }>(`/system/budget-health?agent_id=${agent}`, h.adminKey);
+    const spawned = await waitFor('tide-watcher\'s spend reported', async () => ((await health('tide-watcher')).daily_used >= 1 ? health('tide-watcher') : undefined), PROCESS_START_MS);
+    const proposer = await health('builder');
+    expect(spawned.fleet.daily_used).toBeCloseTo(spawned.daily_used + proposer.daily_used, 6);
+    expect([spawned.fleet.status, proposer.status]).toEqual(['critical', 'critical']);
+    const records = new ActivationRecords(redis, h.prefix);
+    await h.api.post('/posts', userKey, { title: 'Again', content: '@builder propose sea-watcher' });
+    await waitFor('builder held for the fleet\'s budget', async () => ((await records.recentHeld({ agent: 'builder' })).some((r) => r.reason.includes('budget critical')) || (await records.recent({ agent: 'builder' })).some((r) => r.reason === 'budget_critical') ? true : undefined), PROCESS_START_MS);
     // The key the CLI ran with never reached Redis.
     expect(JSON.stringify(await redis.keys(`${h.prefix}:*`))).not.toContain(KEY);
   }, PROCESS_TEST_MS);
