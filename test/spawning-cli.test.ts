@@ -228,6 +228,10 @@ describe('a CLI agent proposes through the daemon', () => {
     await mention('More', '@builder widen please');
     expect(toolResults('widen please').join('')).toContain('capabilities.grants may only keep entries');
     expect((await spawnRequests()).map((e) => e.request.id)).toEqual([proposal!.request.id]);
+    // A name the hub knows already (dana, a person there): refused as the tool's result, nothing filed.
+    await mention('Dana', '@builder propose dana');
+    expect(toolResults('propose dana').join('')).toContain('name \\"dana\\" is taken');
+    expect((await spawnRequests()).map((e) => e.request.id)).toEqual([proposal!.request.id]);
 
     // Denied: nothing written; the CLI agent's next run reads the note in its system prompt.
     await mention('Reef', '@builder propose reef-keeper');
