@@ -268,7 +268,7 @@ describe('a CLI agent proposes through the daemon', () => {
     expect([spawned.fleet.status, proposer.status]).toEqual(['critical', 'critical']);
     const records = new ActivationRecords(redis, h.prefix);
     await h.api.post('/posts', userKey, { title: 'Again', content: '@builder propose sea-watcher' });
-    await waitFor('builder held for the fleet\'s budget', async () => ((await records.recentHeld({ agent: 'builder' })).some((r) => r.reason.includes('budget critical')) || (await records.recent({ agent: 'builder' })).some((r) => r.reason === 'budget_critical') ? true : undefined), PROCESS_START_MS);
+    await waitFor('builder held for the fleet\'s budget', async () => ((await records.recentHeld({ agent: 'builder' })).some((r) => r.reason === 'held: budget') || (await records.recent({ agent: 'builder' })).some((r) => r.reason === 'budget_critical') ? true : undefined), PROCESS_START_MS);
     // The key the CLI ran with never reached Redis.
     expect(JSON.stringify(await redis.keys(`${h.prefix}:*`))).not.toContain(KEY);
   }, PROCESS_TEST_MS);
