@@ -1,6 +1,6 @@
 // Where `propose_agent` calls are checked and filed (README "Agents that propose agents"). The pure checks
 // (template allowed and present, schema, only narrowing: store/agent-templates.ts) come first, then the ones that
-// read the fleet: the name must not be an agent's (loaded, on disk, or proposed and waiting), and the proposer may
+// read the fleet: the name must not be an agent's (loaded, on disk, known to the hub, or proposed and waiting), and the proposer may
 // have at most `spawning.max_pending` proposals waiting. A proposal that passes becomes an approval request of
 // kind `spawn`, its id derived from the call's idempotency key (a retried activation files the same request).
 import type { ProposeAgentCall, SpawnProposals } from '../agent-loop/propose-agent.ts';
@@ -16,8 +16,8 @@ export const DEFAULT_SPAWN_TIMEOUT_MS = 86_400_000;
 
 export interface SpawnProposalDeps {
   approvals: Pick<ApprovalStore, 'open' | 'create'>;
-  /** Whether an agent of this name is loaded or has a folder in the store. */
-  nameTaken: (name: string) => boolean;
+  /** Whether an agent of this name is loaded, has a folder in the store, or is known to the hub (a person, another fleet's agent). */
+  nameTaken: (name: string) => boolean | Promise<boolean>;
   redact: (text: string) => string;
   /** Told of each request filed (the outbound event, the log). */
   onRequested?: (request: ApprovalRequest) => void;
@@ -40,7 +40,13 @@ export class SpawnProposalDesk implements SpawnProposals {
     const id = approvalIdOf({ agent: proposer.name, idempotencyKey: `spawn:${req.idempotencyKey}` });
     const open = await this.#deps.approvals.open();
     const waiting = open.filter((e) => e.request.work.kind === 'spawn' && e.request.id !== id);
-    if (this.#deps.nameTaken(call.name) || waiting.some((e) => e.request.work.kind === 'spawn' && e.request.work.name === call.name)) {
+    let taken: boolean;
+    try {
+      taken = await this.#deps.nameTaken(call.name);
+    } catch (err) {
+      return refused([`could not check whether the name "${call.name}" is free (${this.#deps.redact(err instanceof Error ? err.message : String(err))}); try again later`]);
+    }
+    if (taken || waiting.some((e) => e.request.work.kind === 'spawn' && e.request.work.name === call.name)) {
       return refused([`name "${call.name}" is taken (an agent has it, or a proposal waiting for approval does): choose another`]);
     }
     const mine = waiting.filter((e) => e.request.agent === proposer.name && e.decision === undefined).length;

@@ -2,10 +2,11 @@
 // templates (README "Agents that propose agents"). The call is checked at once and the model reads every problem
 // as the tool's result; a proposal that passes is filed as an approval request of kind `spawn` and nothing more
 // happens until a person approves it. What checking and filing need (the templates, the names in use, the
-// approvals) is the daemon's, reached through SpawnProposals; the tool only reads its arguments.
+// approvals) is the daemon's, reached through SpawnProposals (the LLM loop, in the daemon) or the daemon's hub
+// gateway (a CLI agent's `warren mcp hub --spawning`); the tool only reads its arguments.
 import { z } from 'zod';
 import type { AgentDefinition } from '../store/definition.ts';
-import type { Tool, ToolOutcome } from './tools.ts';
+import type { Tool, ToolContext, ToolOutcome } from './tools.ts';
 
 export const PROPOSE_AGENT_TOOL = 'propose_agent';
 
@@ -25,6 +26,11 @@ export interface SpawnProposals {
 
 export function proposeAgentTool(opts: { proposer: AgentDefinition; proposals: SpawnProposals }): Tool {
   const allowed = opts.proposer.config.capabilities.spawning?.allowed_templates ?? [];
+  return proposalTool(allowed, (call, ctx) => opts.proposals.propose({ proposer: opts.proposer, call, callId: ctx.callId, idempotencyKey: ctx.idempotencyKey }));
+}
+
+/** The tool over any filer: `allowed` only shapes what the model is shown; the filer checks the proposal again. */
+export function proposalTool(allowed: readonly string[], file: (call: ProposeAgentCall, ctx: ToolContext) => Promise<ToolOutcome>): Tool {
   return {
     definition: {
       name: PROPOSE_AGENT_TOOL,
@@ -34,7 +40,7 @@ export function proposeAgentTool(opts: { proposer: AgentDefinition; proposals: S
       parameters: {
         type: 'object',
         properties: {
-          template: { type: 'string', enum: allowed.length ? allowed : undefined, description: 'the template it starts from' },
+          template: { type: 'string', enum: allowed.length ? [...allowed] : undefined, description: 'the template it starts from' },
           name: { type: 'string', description: 'its name: 3-50 lowercase letters, digits and inner dashes; must not be taken' },
           purpose: { type: 'string', maxLength: 1000, description: 'what it is for, in a sentence or two (its description)' },
           overrides: { type: 'object', description: 'config keys to change in the template, as in config.yaml (e.g. {"interests": {"topics": ["rust"]}})' },
@@ -47,7 +53,7 @@ export function proposeAgentTool(opts: { proposer: AgentDefinition; proposals: S
     execute: async (args, ctx) => {
       const parsed = ProposeAgentArgs.safeParse(args);
       if (!parsed.success) return { status: 'error', content: `propose_agent: ${parsed.error.issues.map((i) => i.message).join('; ')}` };
-      return opts.proposals.propose({ proposer: opts.proposer, call: parsed.data, callId: ctx.callId, idempotencyKey: ctx.idempotencyKey });
+      return file(parsed.data, ctx);
     },
   };
 }

@@ -328,7 +328,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       void events.publish({ type: 'approval.requested', agent: request.agent, identity: request.id, data: { approval_id: request.id, tools: request.calls.map((c) => c.name), kind: request.work.kind, ...(request.work.kind === 'spawn' ? { spawn: { name: request.work.name, template: request.work.template } } : {}) } }).catch((err: unknown) => logger.warn({ err, approval: request.id }, 'could not queue the approval event'));
     };
     // Agents that propose agents: proposals become approvals of kind spawn; approved ones are written to the store.
-    const spawning = (live.spawning = startSpawning({ config, redis: producerConn, approvals: approvalStore, loaded: (name) => registry.get(name) !== undefined, redact: (text) => redactor.redact(text), onRequested: onApprovalRequested }));
+    const spawning = (live.spawning = startSpawning({ config, redis: producerConn, approvals: approvalStore, loaded: (name) => registry.get(name) !== undefined, hub, redact: (text) => redactor.redact(text), onRequested: onApprovalRequested }));
     // Every daemon sweeps: timeouts are denied, and a decision whose task was lost (a process died between the two) is handed on again.
     const sweep = setInterval(() => void approvals.sweep().catch((err: unknown) => logger.warn({ err }, 'approval sweep failed')), opts.approvalSweepMs ?? 15_000);
     sweep.unref();

@@ -12,6 +12,8 @@ import { LocalFolderStore } from '../store/local-store.ts';
 import { SpawnedAgentFolder } from '../store/spawned-agent-folder.ts';
 import { publishReload } from './reload-signal.ts';
 import { layoutOf } from '../redis/key-layout.ts';
+import type { HubAdapter } from '../hub-client/adapter.ts';
+import { HubError } from '../hub-client/errors.ts';
 
 export interface Spawning {
   desk: SpawnProposalDesk;
@@ -24,6 +26,8 @@ export function startSpawning(opts: {
   redis: RedisClient;
   approvals: ApprovalStore;
   loaded: (name: string) => boolean;
+  /** The hub, asked whether a name is someone's already (a person, an agent of another fleet): such a name is refused too. */
+  hub?: Pick<HubAdapter, 'getAgent'>;
   redact: (text: string) => string;
   onRequested: (request: ApprovalRequest) => void;
 }): Spawning {
@@ -31,8 +35,20 @@ export function startSpawning(opts: {
   const folder = config.store.type === 'local' ? new SpawnedAgentFolder(new LocalFolderStore(config.store.path).agentsDir) : undefined;
   const notes = new SpawnNotes(redis, layoutOf(config.redis));
   return {
-    desk: new SpawnProposalDesk({ approvals: opts.approvals, nameTaken: (name) => opts.loaded(name) || (folder?.exists(name) ?? false), redact: opts.redact, onRequested: opts.onRequested }),
+    desk: new SpawnProposalDesk({ approvals: opts.approvals, nameTaken: async (name) => opts.loaded(name) || (folder?.exists(name) ?? false) || (await knownToHub(opts.hub, name)), redact: opts.redact, onRequested: opts.onRequested }),
     outcomes: { folder, loaded: opts.loaded, notes, reload: async () => void (await publishReload(redis, config.redis.prefix)) },
     takeNotes: (agent) => notes.take(agent),
   };
+}
+
+/** Whether the hub knows the name (404: free); any other failure is thrown, and the proposal is refused for now. */
+async function knownToHub(hub: Pick<HubAdapter, 'getAgent'> | undefined, name: string): Promise<boolean> {
+  if (!hub) return false;
+  try {
+    await hub.getAgent(name);
+    return true;
+  } catch (err) {
+    if (err instanceof HubError && err.status === 404) return false;
+    throw err;
+  }
 }

@@ -383,7 +383,7 @@ async function openDaemon(config: WarrenConfig, env: NodeJS.ProcessEnv, role: Da
   if (hubMcp === undefined && role.hubMcp !== null && role.runsActivations && adminKey && !moltbook) {
     // Writes that need approval are kept where the daemon's approval desk finds them (scheduler/approval-store.ts).
     const approvals = { store: new ApprovalStore(redis, config.redis.prefix), onRequested: role.onApprovalRequested };
-    const served = await runtime.startHubMcp({ hubUrl, adminKey, writes, memory, approvals, redact: (text) => redactor.redact(text), logger: logger.child({ component: 'hub-gateway' }) });
+    const served = await runtime.startHubMcp({ hubUrl, adminKey, writes, memory, approvals, proposals: role.proposals, redact: (text) => redactor.redact(text), logger: logger.child({ component: 'hub-gateway' }) });
     if (served) opened.add('hub gateway', 'services', QUICK_CLOSE_MS, served.close);
     hubMcp = served?.launcher;
   }

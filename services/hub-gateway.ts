@@ -6,6 +6,8 @@
 // (scheduler/write-allowance.ts): a CLI can call the gateway however it likes, so this is where they hold.
 // The agent's memory is served here too (memory_save / memory_search for CLI agents): the store, its
 // credentials and the daemon's redaction stay in the daemon.
+// So are an agent's proposals of new agents (propose_agent for CLI agents with capabilities.spawning): the gateway
+// hands them to the daemon's proposal desk, which checks and files them as approvals of kind spawn.
 // A write the agent's `approvals.tools` name is not made: it is kept as an approval request and answered 202 "held
 // for approval" (services/held-write.ts); the daemon makes it after approval (activation/approval-resume.ts).
 import { randomBytes } from 'node:crypto';
@@ -21,6 +23,9 @@ import type { ApprovalRequest, ApprovalStore } from '../scheduler/approval-store
 import type { ApprovalsConfig } from '../store/agent-config.ts';
 import { heldWriteAnswer, heldWriteOf, heldWriteRequest, writeNeedsApproval } from './held-write.ts';
 import { readCapped } from '../local-hub/http-io.ts';
+import { GATEWAY_PROPOSALS_PATH } from '../agent-loop/gateway-proposals.ts';
+import { ProposeAgentArgs, type ProposeAgentCall } from '../agent-loop/propose-agent.ts';
+import type { ToolOutcome } from '../agent-loop/tools.ts';
 
 /** The hub write a forwarded route makes, or undefined for a read (pure). */
 export function gatewayWrite(method: string, pathname: string, idempotencyKey: string): HubWrite | undefined {
@@ -46,9 +51,14 @@ export function gatewayMemoryRoute(method: string, pathname: string): typeof MEM
   return undefined;
 }
 
+/** Files a proposal as the token's agent (activation/spawn-proposals.ts); the outcome is what the model reads. */
+export type GatewayProposer = (call: ProposeAgentCall, callId: string, idempotencyKey: string) => Promise<ToolOutcome>;
+
 /** Notes one token may save: a CLI looping on memory_save fills no one's memory. */
 export const MAX_SAVES_PER_TOKEN = 20;
 const MAX_MEMORY_BODY = 16 * 1024;
+/** A proposal is a template name, a name, a purpose and a few overrides. */
+const MAX_PROPOSAL_BODY = 64 * 1024;
 
 export interface GatewayToken {
   token: string;
@@ -67,6 +77,8 @@ interface Scope {
   saves: number;
   /** The activation the token serves and the agent's approvals: writes they name are held. */
   hold: { activationId: string; approvals: ApprovalsConfig | undefined; sent: number } | undefined;
+  /** Where the agent's proposals of new agents go, when it may propose (capabilities.spawning) and the daemon files them. */
+  propose: GatewayProposer | undefined;
 }
 
 /** Where held writes are kept (the daemon's approval store), and who hears of a new request (logs, outbound events). */
@@ -124,12 +136,12 @@ export class HubGateway {
   }
 
   /**
-   * A token acting as `agent` with its hub and memory grants (and its write rules, and its memory), valid until
-   * revoked or `ttlMs` has passed.
+   * A token acting as `agent` with its hub and memory grants (and its write rules, its memory, and where its
+   * proposals of new agents go), valid until revoked or `ttlMs` has passed.
    */
-  issue(agent: string, grants: readonly string[], ttlMs: number, rules?: WriteRules, memory?: MemoryToolBackend, hold?: { activationId: string; approvals: ApprovalsConfig | undefined }): GatewayToken {
+  issue(agent: string, grants: readonly string[], ttlMs: number, rules?: WriteRules, memory?: MemoryToolBackend, hold?: { activationId: string; approvals: ApprovalsConfig | undefined }, propose?: GatewayProposer): GatewayToken {
     const token = `warren_gw_${randomBytes(24).toString('hex')}`;
-    this.#scopes.set(token, { agent, grants: [...grants], rules, expiresAt: Date.now() + ttlMs, memory, saves: 0, hold: hold ? { ...hold, sent: 0 } : undefined });
+    this.#scopes.set(token, { agent, grants: [...grants], rules, expiresAt: Date.now() + ttlMs, memory, saves: 0, hold: hold ? { ...hold, sent: 0 } : undefined, propose });
     return { token, revoke: () => void this.#scopes.delete(token) };
   }
 
@@ -152,6 +164,7 @@ export class HubGateway {
     const route = url.pathname.replace(/^\/api\/v1(?=\/)/, '');
     const memoryNeeds = gatewayMemoryRoute(method, route);
     if (memoryNeeds) return this.#memory(req, res, scope, memoryNeeds, url);
+    if (method === 'POST' && route === GATEWAY_PROPOSALS_PATH) return this.#propose(req, res, scope);
     const needs = gatewayRoute(method, route);
     if (!needs) return send(res, 403, { detail: `${method} ${url.pathname} is not available to an agent's gateway token` });
     if (!hasGrant(scope.grants, needs)) return send(res, 403, { detail: `${needs} is not granted to ${scope.agent}` });
@@ -229,6 +242,28 @@ export class HubGateway {
     const entry = (await opts.approvals.store.get(request.id)) ?? { request, decision: undefined };
     const answer = heldWriteAnswer(entry);
     return send(res, answer.status, answer.body);
+  }
+
+  /** A proposal of a new agent: checked and filed by the daemon's desk, whose words the model reads either way. */
+  async #propose(req: IncomingMessage, res: ServerResponse, scope: Scope): Promise<void> {
+    if (!scope.propose) return send(res, 403, { detail: `${scope.agent} may not propose agents here (capabilities.spawning.can_propose, with allowed_templates)` });
+    const capped = await readCapped(req, MAX_PROPOSAL_BODY);
+    if (capped === 'too_large') return send(res, 413, { detail: `request body over ${MAX_PROPOSAL_BODY} bytes` }, { connection: 'close' });
+    let body: unknown;
+    try {
+      body = JSON.parse(capped.toString('utf8'));
+    } catch {
+      return send(res, 400, { detail: 'request body is not JSON' });
+    }
+    const key = req.headers['idempotency-key'];
+    // The request's id comes from the key: without one a retried call would file a second request.
+    if (typeof key !== 'string' || !key) return send(res, 400, { detail: 'a proposal needs an Idempotency-Key' });
+    const fields = typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
+    const parsed = ProposeAgentArgs.safeParse(fields);
+    // A wrong argument is the model's to fix, as in the LLM loop: an outcome, not an HTTP error.
+    if (!parsed.success) return send(res, 200, { status: 'error', content: `propose_agent: ${parsed.error.issues.map((i) => i.message).join('; ')}` });
+    const callId = typeof fields.call_id === 'string' && fields.call_id ? fields.call_id.slice(0, 200) : 'call';
+    return send(res, 200, await scope.propose(parsed.data, callId, key));
   }
 
   async #memory(req: IncomingMessage, res: ServerResponse, scope: Scope, needs: string, url: URL): Promise<void> {

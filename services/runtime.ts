@@ -26,6 +26,7 @@ import type { AgentMemory } from '../memory/agent-memory.ts';
 import { effectiveGrants } from '../memory/memory-grants.ts';
 import { agentMemoryBackend } from '../memory/memory-tools.ts';
 import { layoutOf } from '../redis/key-layout.ts';
+import { offersProposals, type ProposeAgentCall, type SpawnProposals } from '../agent-loop/propose-agent.ts';
 
 /** Where the context pieces come from, the same for every turn of a process (names as ActivationDeps has them). */
 export interface ContextSources {
@@ -55,6 +56,8 @@ export async function startHubMcp(opts: {
   memory?: AgentMemory;
   /** Where CLI agents' writes that need approval are kept (the daemon's approval store); absent: they are refused. */
   approvals?: HeldWrites;
+  /** Where CLI agents' `propose_agent` calls go (capabilities.spawning), through the gateway; absent: not offered. */
+  proposals?: SpawnProposals;
 }): Promise<{ launcher: HubMcpLauncher; close: () => Promise<void> } | undefined> {
   if (!warrenHubMcpAvailable()) return undefined;
   const gateway = await HubGateway.start(opts);
@@ -62,8 +65,10 @@ export async function startHubMcp(opts: {
     credentials: (agent, audience, activationId) => {
       const memory = opts.memory ? agentMemoryBackend(opts.memory, agent, audience) : undefined;
       const grants = effectiveGrants(agent.config).filter((g) => g.startsWith('hub:') || (memory !== undefined && g.startsWith('memory:')));
-      const t = gateway.issue(agent.name, grants, agent.config.behavior.max_duration + 60_000, agent.config.behavior, memory, { activationId, approvals: agent.config.approvals });
-      return { hubUrl: gateway.url, key: t.token, grants, release: t.revoke };
+      const proposals = opts.proposals && offersProposals(agent) ? opts.proposals : undefined;
+      const propose = proposals ? (call: ProposeAgentCall, callId: string, idempotencyKey: string) => proposals.propose({ proposer: agent, call, callId, idempotencyKey }) : undefined;
+      const t = gateway.issue(agent.name, grants, agent.config.behavior.max_duration + 60_000, agent.config.behavior, memory, { activationId, approvals: agent.config.approvals }, propose);
+      return { hubUrl: gateway.url, key: t.token, grants, release: t.revoke, ...(propose ? { spawning: agent.config.capabilities.spawning?.allowed_templates ?? [] } : {}) };
     },
   });
   return { launcher, close: () => gateway.close() };

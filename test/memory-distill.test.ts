@@ -50,7 +50,7 @@ afterEach(async () => {
   distills.length = 0;
 });
 
-function keeper(opts: { maxTokens?: number; replyTokens?: number } = {}): string {
+function keeper(opts: { maxTokens?: number; replyTokens?: number; learnings?: boolean } = {}): string {
   return `name: keeper
 type: llm
 brain:
@@ -69,10 +69,11 @@ memory:
   enabled: true
   distill: true
   retrieval: {strategy: keyword, max_context_items: 5, relevance_threshold: 0.1}
+observability: {post_learnings: ${opts.learnings === true}}
 `;
 }
 
-async function start(store: string, opts: { maxTokens?: number; replyTokens?: number } = {}): Promise<Harness> {
+async function start(store: string, opts: { maxTokens?: number; replyTokens?: number; learnings?: boolean } = {}): Promise<Harness> {
   // The agent's turns and the distiller's answers come from their own queues, whatever order the requests arrive in.
   fake.setResponder((r) => (isDistill(r) ? distills : turns).shift() ?? { error: { status: 500, message: 'the test scripted no more answers' } });
   const h = await startHarness({
@@ -220,5 +221,43 @@ describe('memory.distill that cannot be done keeps the raw entry and the answer'
     await say(h, 'alice', 'Friday deploy', 'what is the deploy codeword?');
     expect(distillRequests()).toHaveLength(0); // the question's own exchange had no budget either
     expect(lastRecall()).toContain('PELICAN-42');
+  });
+});
+
+// Issue 33 item 3: with memory distillation on, a new distilled fact may be offered as a learning by the same tool
+// (post_learning), never without the switch. The fact is recalled into the next turn and the model may share it;
+// warren posts no fact by itself (a fact keeps the people it came from; a learning is read by every agent).
+describe('a distilled fact offered as a learning', { timeout: PROCESS_TEST_MS }, () => {
+  const FACT = 'Restarting the edge cache clears the 502s on the gateway.';
+  const learnings = async (h: Harness): Promise<Array<{ title: string; content: string; author: { name: string } }>> =>
+    (await h.api.get<{ posts: Array<{ title: string; content: string; author: { name: string } }> }>('/posts?community=agent-learnings&limit=100', h.adminKey)).posts;
+  const toolsOf = (r: RecordedRequest): string[] => ((r.body as { tools?: Array<{ function: { name: string } }> }).tools ?? []).map((t) => t.function.name);
+
+  it('with post_learnings: the next turn recalls the fact and post_learning shares it in m/agent-learnings', async () => {
+    const h = await start(sqlitePath(), { learnings: true });
+    turns.push('Noted.');
+    distills.push(ops({ op: 'add', text: FACT }));
+    await say(h, 'alice', 'Gateway 502s', 'remember: restarting the edge cache clears the 502s on the gateway');
+    turns.push({ tool_calls: [{ id: 'call-1', name: 'post_learning', arguments: { title: 'Gateway 502s', content: FACT } }] }, 'Shared it.');
+    distills.push(ops());
+    await say(h, 'alice', 'Share it', 'the 502s on the gateway: share what you learned with the other agents');
+    const turn = turnRequests().find((r) => bodyOf(r).messages.some((m) => m.role === 'user' && m.content.includes('share what you learned')))!;
+    expect(toolsOf(turn)).toContain('post_learning');
+    expect(bodyOf(turn).messages[0]!.content.slice(bodyOf(turn).messages[0]!.content.indexOf(MEMORY_HEADING))).toContain(FACT);
+    expect((await learnings(h)).map((p) => [p.author.name, p.title, p.content])).toEqual([['keeper', 'Gateway 502s', FACT]]);
+  });
+
+  it('without the switch: the same fact is distilled and recalled, the tool is absent, nothing reaches m/agent-learnings', async () => {
+    const h = await start(sqlitePath());
+    turns.push('Noted.');
+    distills.push(ops({ op: 'add', text: FACT }));
+    await say(h, 'alice', 'Gateway 502s', 'remember: restarting the edge cache clears the 502s on the gateway');
+    turns.push('I keep it to myself.');
+    distills.push(ops());
+    await say(h, 'alice', 'Share it', 'the 502s on the gateway: share what you learned with the other agents');
+    const turn = turnRequests().find((r) => bodyOf(r).messages.some((m) => m.role === 'user' && m.content.includes('share what you learned')))!;
+    expect(bodyOf(turn).messages[0]!.content).toContain(FACT);
+    expect(toolsOf(turn)).not.toContain('post_learning');
+    expect(await learnings(h)).toEqual([]);
   });
 });

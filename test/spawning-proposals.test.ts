@@ -49,6 +49,12 @@ describe('SpawnProposalDesk', () => {
     expect((await call('go-reader', 'act-3:1:1')).status).toBe('ok');
     expect(requested.map((r) => r.work.kind === 'spawn' && r.work.name)).toEqual(['rust-reader', 'go-reader']);
 
+    // Without max_pending: three waiting at once (the default), the fourth refused.
+    const plain = await proposer('spawning: {can_propose: true, allowed_templates: [researcher]}');
+    const byPlain = (name: string) => desk.propose({ proposer: { ...plain, name: 'plain-scout' }, call: { template: 'researcher', name, purpose: 'Reads.', overrides: {} }, callId: 'c1', idempotencyKey: `act-plain:${name}` });
+    for (const name of ['a-reader', 'b-reader', 'c-reader']) expect((await byPlain(name)).status).toBe('ok');
+    expect((await byPlain('d-reader')).content).toContain('you have 3 proposals waiting for a decision already (at most 3: capabilities.spawning.max_pending)');
+
     const off = await proposer('spawning: {can_propose: false, allowed_templates: [researcher]}');
     expect((await desk.propose({ proposer: off, call: { template: 'researcher', name: 'zig-reader', purpose: 'x', overrides: {} }, callId: 'c1', idempotencyKey: 'act-4:1:1' })).content).toContain('may not propose agents');
   });

@@ -16,17 +16,24 @@ export interface WarrenHubMcpOptions {
    * Issues the credentials the server acts with: the hub URL it talks to and a key for the agent. The daemon
    * hands out a scoped gateway token (services/hub-gateway.ts), never the admin key.
    */
-  credentials: (agent: AgentDefinition, audience: MemoryAudience, activationId: string) => { hubUrl: string; key: string; grants?: readonly string[]; release?: () => void };
+  credentials: (agent: AgentDefinition, audience: MemoryAudience, activationId: string) => {
+    hubUrl: string;
+    key: string;
+    grants?: readonly string[];
+    release?: () => void;
+    /** The templates the agent may propose from, when the key's gateway files its proposals (capabilities.spawning). */
+    spawning?: readonly string[];
+  };
   /** The Node that runs warren (process.execPath). */
   node?: string;
 }
 
 export function warrenHubMcpLauncher(opts: WarrenHubMcpOptions): HubMcpLauncher {
   return (agent, activationId, audience) => {
-    const { hubUrl, key, grants, release } = opts.credentials(agent, audience, activationId);
+    const { hubUrl, key, grants, release, spawning } = opts.credentials(agent, audience, activationId);
     return {
       command: opts.node ?? process.execPath,
-      args: [join(ROOT, 'bin', 'warren.js'), 'mcp', 'hub', '--agent', agent.name, '--grants', (grants ?? agent.config.capabilities.grants.filter((g) => g.startsWith('hub:'))).join(','), '--activation', activationId, ...(offersLearnings(agent) ? ['--learnings'] : [])],
+      args: [join(ROOT, 'bin', 'warren.js'), 'mcp', 'hub', '--agent', agent.name, '--grants', (grants ?? agent.config.capabilities.grants.filter((g) => g.startsWith('hub:'))).join(','), '--activation', activationId, ...(offersLearnings(agent) ? ['--learnings'] : []), ...(spawning?.length ? ['--spawning', spawning.join(',')] : [])],
       env: { WARREN_HUB_URL: hubUrl, WARREN_HUB_KEY: key },
       release,
     };
