@@ -23,11 +23,14 @@ export type StatusEvent =
   | { kind: 'paused'; agent: string; activationId: string; failures: number; backoffUntil: number }
   | { kind: 'resumed'; agent: string; pausedBy: string };
 
-/** Which `observability` key switches an event's post: trouble is `post_errors`, spending `post_summaries`. */
-export function statusSwitch(kind: StatusEvent['kind']): 'post_errors' | 'post_summaries' {
+/**
+ * Which `observability` key switches an event's post: every status event is `post_errors` (on by default), as
+ * failed activations, MCP outages and budget warnings are what an agent reports unasked; summaries are
+ * `post_summaries`.
+ */
+export function statusSwitch(kind: StatusEvent['kind']): 'post_errors' {
   switch (kind) {
     case 'budget':
-      return 'post_summaries';
     case 'mcp_server':
     case 'paused':
     case 'resumed':

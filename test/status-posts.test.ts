@@ -65,7 +65,7 @@ describe('the decisions', () => {
   });
 
   it.each([
-    ['budget', 'post_summaries'],
+    ['budget', 'post_errors'],
     ['mcp_server', 'post_errors'],
     ['paused', 'post_errors'],
     ['resumed', 'post_errors'],
@@ -121,7 +121,7 @@ describe('two posters on one Redis (two daemons)', () => {
       const { definition } = parseDefinition({
         folder: 'spender',
         configFile: 'agents/spender/config.yaml',
-        configText: 'name: spender\ntype: llm\nbrain: {provider: scripted, model: s, responses: [ok]}\ncapabilities: {grants: [hub:write]}\nobservability: {post_summaries: true}\n',
+        configText: 'name: spender\ntype: llm\nbrain: {provider: scripted, model: s, responses: [ok]}\ncapabilities: {grants: [hub:write]}\n',
         promptFile: 'agents/spender/system-prompt.md',
         promptText: 'You are spender.',
       });
@@ -216,13 +216,13 @@ describe('through the daemon', { timeout: PROCESS_TEST_MS }, () => {
     ]);
   });
 
-  it('a budget past its warning, then its critical threshold: one post each, with the figures; post_summaries switches them', async () => {
+  it('a budget past its warning, then its critical threshold: one post each, with the figures; post_errors switches them (on by default)', async () => {
     h = await startHarness({
       redisUrl,
       agentsDir: makeAgentsDir(
         {
-          spender: { config: `name: spender\ntype: llm\nbrain: {provider: scripted, model: s, responses: ["On it."]}\ncapabilities: {grants: [hub:read, hub:write]}\nobservability: {post_summaries: true}\n`, prompt: 'You are {{name}}.' },
-          frugal: { config: `name: frugal\ntype: llm\nbrain: {provider: scripted, model: s, responses: ["On it."]}\ncapabilities: {grants: [hub:read, hub:write]}\n`, prompt: 'You are {{name}}.' },
+          spender: { config: `name: spender\ntype: llm\nbrain: {provider: scripted, model: s, responses: ["On it."]}\ncapabilities: {grants: [hub:read, hub:write]}\n`, prompt: 'You are {{name}}.' },
+          frugal: { config: `name: frugal\ntype: llm\nbrain: {provider: scripted, model: s, responses: ["On it."]}\ncapabilities: {grants: [hub:read, hub:write]}\nobservability: {post_errors: false}\n`, prompt: 'You are {{name}}.' },
         },
         { withGreeter: false },
       ),
