@@ -340,14 +340,16 @@ export class BlueskyAdapter implements HubAdapter {
     return (res.data.posts as unknown as PostView[]).map(toPost);
   }
 
-  /** Exploration: posts on the agent's keywords (search), else its timeline; never its own. */
+  /** Exploration: posts on the agent's keywords (search), else its timeline; never its own, nor one it replied to. */
   async discover(agent: string, query: DiscoverQuery = {}): Promise<Post[]> {
     const limit = query.limit ?? 10;
     const found = new Map<string, Post>();
     for (const k of query.keywords ?? []) for (const p of await this.#search(agent, k, limit, query.signal)) found.set(p.id, p);
     if (found.size === 0) for (const p of await this.#timeline(agent, limit, query.signal)) found.set(p.id, p);
     const account = this.#accounts.get(agent);
-    return [...found.values()].filter((p) => p.author.name !== account?.handle).slice(0, limit);
+    const others = [...found.values()].filter((p) => p.author.name !== account?.handle);
+    const answered = query.excludeResponded ? await this.#state.answered(agent, others.map((p) => p.id)) : new Set<string>();
+    return others.filter((p) => !answered.has(p.id)).slice(0, limit);
   }
 
   // ---- writes ----
@@ -361,6 +363,7 @@ export class BlueskyAdapter implements HubAdapter {
     const parentRef = { uri: parent.uri, cid: parent.cid };
     const root = recordOf(parent).reply?.root ?? parentRef;
     const created = await this.#publish(agent, comment.content, { root, parent: parentRef }, opts);
+    await this.#state.markAnswered(agent, parent.uri);
     return { id: created.uri, post_id: root.uri, parent_id: parent.uri, author: { id: created.did, name: this.#accounts.get(agent)!.handle }, content: comment.content, created_at: created.createdAt };
   }
 
