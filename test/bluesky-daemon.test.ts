@@ -2,7 +2,10 @@
 // (@atproto/dev-env's TestNetwork: PLC, PDS with its rate limits, AppView) and the fake OpenAI server.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { AtpAgent } from '@atproto/api';
+import { AtpAgent } from '@atproto/api';
+import { Redis } from 'ioredis';
+import { BlueskyAdapter } from '../hub-client/bluesky/adapter.ts';
+import { HubError } from '../hub-client/errors.ts';
 import { startFakeOpenAI, type FakeOpenAI } from './fakes/openai-server.ts';
 import { makeAgentsDir } from './support/daemon-harness.ts';
 import { waitFor } from './support/hub-api.ts';
@@ -24,7 +27,7 @@ const procs: WarrenProcess[] = [];
 // Starting the network (and, once per install, building its SQLite module) takes a while.
 beforeAll(async () => {
   model = await startFakeOpenAI({ defaultReply: 'Four, as it happens.' });
-  net = await startBlueskyNetwork(['human.test', 'pinchy.test', 'snappy.test', 'crabby.test', 'shelly.test', 'clawd.test', 'kelp.test', 'reef.test']);
+  net = await startBlueskyNetwork(['human.test', 'pinchy.test', 'snappy.test', 'crabby.test', 'shelly.test', 'clawd.test', 'kelp.test', 'reef.test', 'coral.test', 'krill.test']);
   human = await net.login('human.test');
 }, 600_000);
 afterAll(async () => {
@@ -291,5 +294,35 @@ describe('warren on bluesky: what its posts look like, and exploration (a real T
     expect(model.requests.filter((r) => r.rawBody.includes(post.uri))).toHaveLength(1);
     expect(model.requests.some((r) => r.rawBody.includes(other.uri))).toBe(false); // not on its keywords
     expect(await repliesBy('reef.test', post.uri)).toHaveLength(1);
+  });
+});
+
+describe('warren on bluesky: pacing from the PDS\'s own limits (a real TestNetwork)', () => {
+  it('holds only the account whose logins the PDS refused, until its ratelimit-reset, not every account on the host', { timeout: 120_000 }, async () => {
+    const coral = net.accounts.coral!;
+    // Another client spent coral's logins of the five minutes (the PDS: 30 per 5 minutes per account and address).
+    for (let i = 0; i < 30; i++) await new AtpAgent({ service: net.pds }).login({ identifier: coral.handle, password: coral.password });
+    const redis = new Redis(redisUrl);
+    const prefix = `warren-bsky-pace-${Date.now()}`;
+    const accounts = new Map([['coral', { handle: coral.handle, password: coral.password }], ['krill', { handle: 'krill.test', password: net.accounts.krill!.password }]]);
+    const hub = new BlueskyAdapter({ baseUrl: net.pds, accounts, redis, prefix, maxWaitMs: 5_000 });
+    try {
+      const refused = await hub.listNotifications('coral').catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(HubError);
+      expect(refused).toMatchObject({ status: 429, retryable: true });
+      // The hold is in Redis, for every daemon, until the reset the PDS named (minutes away).
+      const held = Number(await redis.hget(`${prefix}:pace:bluesky:account:coral:login`, 'until'));
+      expect(held - Date.now()).toBeGreaterThan(60_000);
+      // coral is not asked to log in again meanwhile: held back locally at once, no request sent.
+      const again = await hub.listNotifications('coral').catch((e: unknown) => e);
+      expect(again).toMatchObject({ status: 429 });
+      expect((again as Error).message).toMatch(/held back locally/);
+      // krill, on the same host and Redis, goes on at once.
+      const began = Date.now();
+      await expect(hub.listNotifications('krill')).resolves.toMatchObject({ notifications: [] });
+      expect(Date.now() - began).toBeLessThan(4_000);
+    } finally {
+      await redis.quit();
+    }
   });
 });
