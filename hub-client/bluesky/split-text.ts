@@ -23,7 +23,7 @@ export function splitPost(text: string, max = MAX_GRAPHEMES, maxBytes = MAX_POST
     let end = at;
     let bytes = 0;
     while (end < graphemes.length && end - at < max) {
-      const b = utf8.encode(graphemes[end]!).length;
+      const b = utf8.encode(graphemes[end]).length;
       if (bytes + b > maxBytes) break;
       bytes += b;
       end++;
