@@ -97,7 +97,7 @@ const RULES: readonly Rule[] = [
   { members: ['a2aDay'], pattern: new RegExp(`^a2a-day:${AGENT}:[^:]+$`), kind: 'agent' },
   { members: ['activitySummaryClaim'], pattern: new RegExp(`^activity-summary-claim:${AGENT}:\\d+$`), kind: 'agent' },
   { members: ['spawnNotes'], pattern: new RegExp(`^spawn-notes:${AGENT}$`), kind: 'agent' },
-  { members: ['blueskyPending', 'blueskyHandled', 'blueskySince'], pattern: new RegExp(`^bluesky:(?:pending|handled|since):${AGENT}$`), kind: 'agent' },
+  { members: ['blueskyPending', 'blueskyHandled', 'blueskySince', 'blueskyAnswered'], pattern: new RegExp(`^bluesky:(?:pending|handled|since|answered):${AGENT}$`), kind: 'agent' },
 
   // HOME: the fleet's keys and channels.
   { members: ['once'], pattern: /^once:/, kind: 'stays', why: 'home' },

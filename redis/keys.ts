@@ -313,6 +313,10 @@ export class RedisKeys {
   blueskySince(agent: string): string {
     return `${this.prefix}:bluesky:since:${agent}`;
   }
+  /** Posts an agent has replied to (a set): exploration does not offer them again. */
+  blueskyAnswered(agent: string): string {
+    return `${this.prefix}:bluesky:answered:${agent}`;
+  }
   /** The record key a write got on its first attempt, by warren's idempotency key (a string). */
   blueskyRkey(key: string): string {
     return `${this.prefix}:bluesky:rkey:${key}`;

@@ -2,7 +2,10 @@
 // (@atproto/dev-env's TestNetwork: PLC, PDS with its rate limits, AppView) and the fake OpenAI server.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { AtpAgent } from '@atproto/api';
+import { AtpAgent } from '@atproto/api';
+import { Redis } from 'ioredis';
+import { BlueskyAdapter } from '../hub-client/bluesky/adapter.ts';
+import { HubError } from '../hub-client/errors.ts';
 import { startFakeOpenAI, type FakeOpenAI } from './fakes/openai-server.ts';
 import { makeAgentsDir } from './support/daemon-harness.ts';
 import { waitFor } from './support/hub-api.ts';
@@ -24,7 +27,7 @@ const procs: WarrenProcess[] = [];
 // Starting the network (and, once per install, building its SQLite module) takes a while.
 beforeAll(async () => {
   model = await startFakeOpenAI({ defaultReply: 'Four, as it happens.' });
-  net = await startBlueskyNetwork(['human.test', 'pinchy.test', 'snappy.test', 'crabby.test', 'shelly.test']);
+  net = await startBlueskyNetwork(['human.test', 'pinchy.test', 'snappy.test', 'crabby.test', 'shelly.test', 'clawd.test', 'kelp.test', 'reef.test', 'coral.test', 'krill.test']);
   human = await net.login('human.test');
 }, 600_000);
 afterAll(async () => {
@@ -40,7 +43,7 @@ afterEach(async () => {
   model.reset();
 });
 
-const lobster = (name: string): string => `name: ${name}
+const lobster = (name: string, extra = ''): string => `name: ${name}
 description: A friendly lobster on Bluesky.
 type: llm
 brain:
@@ -50,17 +53,18 @@ brain:
   api_key_env: MODEL_KEY
 capabilities:
   grants: [hub:read, hub:write]
-behavior: {limits: {min_interval_seconds: 0, max_responses_per_thread: 100}}
+behavior: {limits: {min_interval_seconds: 0, max_responses_per_thread: 100}${extra ? `, ${extra}` : ''}}
 `;
 
-function settings(agent: string, extra = ''): DaemonSettings {
+function settings(agent: string, extra = '', more: { agent?: string; behavior?: string; scheduler?: string } = {}): DaemonSettings {
   const a = net.accounts[agent]!;
   return {
+    ...(more.scheduler ? { scheduler: more.scheduler } : {}),
     hubUrl: '',
     adminKey: '',
     redisUrl,
     prefix: `warren-bsky-${agent}-${Date.now()}`,
-    agentsDir: makeAgentsDir({ [agent]: { config: lobster(agent), prompt: 'You are {{name}}.' } }, { withGreeter: false }),
+    agentsDir: makeAgentsDir({ [agent]: { config: lobster(agent, more.behavior) + (more.agent ?? ''), prompt: 'You are {{name}}.' } }, { withGreeter: false }),
     hub: `hub: {type: bluesky, url: "${net.pds}", agents: {${agent}: {handle: ${a.handle}, password_env: BSKY_PASSWORD}}${extra}}`,
     env: { BSKY_PASSWORD: a.password, MODEL_KEY: 'sk-model' },
   };
@@ -70,7 +74,12 @@ interface ThreadPost {
   uri: string;
   cid: string;
   author: { handle: string };
-  record: { text?: string; reply?: { root: { uri: string }; parent: { uri: string } } };
+  record: { text?: string; facets?: Facet[]; reply?: { root: { uri: string }; parent: { uri: string } } };
+}
+
+interface Facet {
+  index: { byteStart: number; byteEnd: number };
+  features: Array<{ $type: string; did?: string; uri?: string }>;
 }
 
 /** Every post in the thread of `uri`, as the human's AppView shows it. */
@@ -212,5 +221,108 @@ describe('warren on bluesky (a real TestNetwork)', () => {
     expect(by('bluesky shelly')).toMatchObject({ status: 'fail', message: expect.stringContaining('no app password') as unknown });
     const printed = checks.map(formatCheck).join('\n');
     for (const secret of [wrong, net.accounts.pinchy!.password, net.accounts.crabby!.password]) expect(printed).not.toContain(secret);
+  });
+});
+
+describe('warren on bluesky: what its posts look like, and exploration (a real TestNetwork)', () => {
+  it('replies with facets for a mention and a link (UTF-8 byte offsets, the handle resolved to its DID), so they notify and link', { timeout: PROCESS_TEST_MS }, async () => {
+    // Non-ASCII before both: character offsets would differ from the byte offsets the protocol wants.
+    const answer = 'Grüße! Ask @human.test, or read https://example.com/molting for more.';
+    model.setResponder(() => answer);
+    procs.push(startWarren(settings('clawd')));
+    const mention = await postWithFacets(human, 'Hey @clawd.test, where do I read about molting?');
+    const reply = await waitFor('clawd\'s reply', async () => (await repliesBy('clawd.test', mention.uri))[0], PROCESS_START_MS + 30_000, 250);
+    expect(reply.record.text).toBe(answer);
+    const bytes = Buffer.from(answer, 'utf8');
+    const at = (needle: string): { byteStart: number; byteEnd: number } => {
+      const start = bytes.indexOf(Buffer.from(needle, 'utf8'));
+      return { byteStart: start, byteEnd: start + Buffer.byteLength(needle, 'utf8') };
+    };
+    // (A facet's own `$type` is optional in the lexicon; @atproto/api writes it on some.)
+    const facets = (reply.record.facets ?? []).map((f) => ({ index: f.index, features: f.features })).sort((x, y) => x.index.byteStart - y.index.byteStart);
+    expect(facets).toEqual([
+      { index: at('@human.test'), features: [{ $type: 'app.bsky.richtext.facet#mention', did: net.accounts.human!.did }] },
+      { index: at('https://example.com/molting'), features: [{ $type: 'app.bsky.richtext.facet#link', uri: 'https://example.com/molting' }] },
+    ]);
+    // The facet is what notifies: the human is told of a mention by clawd (a reply that @-mentions its parent's
+    // author arrives as a mention).
+    const told = await waitFor('the human notified', async () => {
+      const res = await human.app.bsky.notification.listNotifications({ limit: 50 });
+      return res.data.notifications.find((n) => n.uri === reply.uri);
+    }, 30_000, 250);
+    expect(told.reason).toBe('mention');
+  });
+
+  it('answers with more than 300 graphemes as a reply chain in the human\'s thread, each part within the limit', { timeout: PROCESS_TEST_MS }, async () => {
+    const words = Array.from({ length: 130 }, (_, i) => `molt${i}`);
+    const answer = words.join(' '); // about 900 graphemes
+    model.setResponder(() => answer);
+    procs.push(startWarren(settings('kelp')));
+    const mention = await postWithFacets(human, 'Tell me everything, @kelp.test.');
+    const parts = await waitFor('the whole chain', async () => {
+      const mine = await repliesBy('kelp.test', mention.uri);
+      return mine.map((p) => p.record.text ?? '').join(' ') === answer ? mine : undefined;
+    }, PROCESS_START_MS + 60_000, 250);
+    expect(parts.length).toBeGreaterThanOrEqual(3);
+    const segmenter = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+    for (const p of parts) expect([...segmenter.segment(p.record.text ?? '')].length).toBeLessThanOrEqual(300);
+    // A chain: the first answers the mention, each next one answers the part before it, all in the mention's thread.
+    expect(parts[0]!.record.reply).toMatchObject({ root: { uri: mention.uri }, parent: { uri: mention.uri } });
+    for (let i = 1; i < parts.length; i++) expect(parts[i]!.record.reply).toMatchObject({ root: { uri: mention.uri }, parent: { uri: parts[i - 1]!.uri } });
+    await sleep(1_500); // more polls: the chain is not written again
+    expect(await repliesBy('kelp.test', mention.uri)).toHaveLength(parts.length);
+    expect(model.requests.filter((r) => r.path.includes('/chat/completions'))).toHaveLength(1);
+  });
+
+  it('explores from the agent\'s interests (a search for its keywords), answers a post once, and does not ask the model about it again', { timeout: PROCESS_TEST_MS }, async () => {
+    const post = await postWithFacets(human, 'Who else spends low tide in the tidepools?');
+    const other = await postWithFacets(human, 'Nothing to see here, just weather.');
+    model.setResponder((r) => (r.rawBody.includes(post.uri) ? `REPLY TO ${post.uri}\nTidepools are the best nurseries.` : 'NO_ACTION'));
+    const p = startWarren(settings('reef', '', {
+      behavior: 'discovery: {enabled: true}',
+      agent: 'interests: {keywords: [tidepools]}\n',
+      scheduler: 'exploration_interval: 200ms, min_staleness: 0',
+    }));
+    procs.push(p);
+    const reply = await waitFor('reef answered the post', async () => (await repliesBy('reef.test', post.uri))[0], PROCESS_START_MS + 30_000, 250);
+    expect(reply.record.text).toBe('Tidepools are the best nurseries.');
+    expect(reply.record.reply).toMatchObject({ root: { uri: post.uri }, parent: { uri: post.uri } });
+    // Later rounds find the same post in the search, but it is answered: no more model calls about it.
+    const explorations = (): number => new Set(p.lines.filter((l) => l.includes('"trigger":"exploration"')).map((l) => (JSON.parse(l) as { activation?: string }).activation)).size;
+    const before = explorations();
+    await waitFor('three more explorations', () => (explorations() >= before + 3 ? true : undefined), 60_000, 250);
+    expect(model.requests.filter((r) => r.rawBody.includes(post.uri))).toHaveLength(1);
+    expect(model.requests.some((r) => r.rawBody.includes(other.uri))).toBe(false); // not on its keywords
+    expect(await repliesBy('reef.test', post.uri)).toHaveLength(1);
+  });
+});
+
+describe('warren on bluesky: pacing from the PDS\'s own limits (a real TestNetwork)', () => {
+  it('holds only the account whose logins the PDS refused, until its ratelimit-reset, not every account on the host', { timeout: 120_000 }, async () => {
+    const coral = net.accounts.coral!;
+    // Another client spent coral's logins of the five minutes (the PDS: 30 per 5 minutes per account and address).
+    for (let i = 0; i < 30; i++) await new AtpAgent({ service: net.pds }).login({ identifier: coral.handle, password: coral.password });
+    const redis = new Redis(redisUrl);
+    const prefix = `warren-bsky-pace-${Date.now()}`;
+    const accounts = new Map([['coral', { handle: coral.handle, password: coral.password }], ['krill', { handle: 'krill.test', password: net.accounts.krill!.password }]]);
+    const hub = new BlueskyAdapter({ baseUrl: net.pds, accounts, redis, prefix, maxWaitMs: 5_000 });
+    try {
+      const refused = await hub.listNotifications('coral').catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(HubError);
+      expect(refused).toMatchObject({ status: 429, retryable: true });
+      // The hold is in Redis, for every daemon, until the reset the PDS named (minutes away).
+      const held = Number(await redis.hget(`${prefix}:pace:bluesky:account:coral:login`, 'until'));
+      expect(held - Date.now()).toBeGreaterThan(60_000);
+      // coral is not asked to log in again meanwhile: held back locally at once, no request sent.
+      const again = await hub.listNotifications('coral').catch((e: unknown) => e);
+      expect(again).toMatchObject({ status: 429 });
+      expect((again as Error).message).toMatch(/held back locally/);
+      // krill, on the same host and Redis, goes on at once.
+      const began = Date.now();
+      await expect(hub.listNotifications('krill')).resolves.toMatchObject({ notifications: [] });
+      expect(Date.now() - began).toBeLessThan(4_000);
+    } finally {
+      await redis.quit();
+    }
   });
 });

@@ -2,7 +2,7 @@
 // far the account's read time may move.
 import { describe, expect, it } from 'vitest';
 import { isTid, tidOf } from '../hub-client/bluesky/tid.ts';
-import { graphemeLength, splitPost } from '../hub-client/bluesky/split-text.ts';
+import { graphemeLength, MAX_POST_BYTES, splitPost } from '../hub-client/bluesky/split-text.ts';
 import { seenAtAfter, toNotification, workOf, type WireNotification } from '../hub-client/bluesky/work.ts';
 
 const wire = (over: Partial<WireNotification> & { uri: string }): WireNotification => ({
@@ -32,6 +32,14 @@ describe('bluesky pure decisions', () => {
     const out = splitPost(text, max);
     expect(out).toEqual(parts);
     for (const p of out) expect(graphemeLength(p)).toBeLessThanOrEqual(max);
+  });
+
+  it('keeps each part within the 3000 bytes a post\'s text may take too (300 long emoji are more)', () => {
+    const family = '👨‍👩‍👧‍👦'; // one grapheme, 25 bytes in UTF-8
+    const out = splitPost(family.repeat(200));
+    expect(out.map(graphemeLength)).toEqual([120, 80]);
+    for (const p of out) expect(Buffer.byteLength(p, 'utf8')).toBeLessThanOrEqual(MAX_POST_BYTES);
+    expect(out.join('')).toBe(family.repeat(200));
   });
 
   it.each([

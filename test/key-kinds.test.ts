@@ -95,6 +95,7 @@ const SAMPLES: Record<KeyMember, Array<[string, KeyKind]>> = {
   blueskyPending: [[k.blueskyPending(A), { kind: 'agent', agent: A }]],
   blueskyHandled: [[k.blueskyHandled(A), { kind: 'agent', agent: A }]],
   blueskySince: [[k.blueskySince(A), { kind: 'agent', agent: A }]],
+  blueskyAnswered: [[k.blueskyAnswered(A), { kind: 'agent', agent: A }]],
   blueskyRkey: [[k.blueskyRkey('idem-1'), { kind: 'stays', why: 'home' }]],
 };
 

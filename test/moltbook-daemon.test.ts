@@ -235,7 +235,7 @@ describe('warren on moltbook', () => {
     try {
       procs.push(startWarren(settings));
       // Killed the moment the comment exists on Moltbook: its challenge is still to be answered, the notification unhandled.
-      await waitFor('the comment POST', () => molt!.requests.find((r) => r.method === 'POST' && r.path.endsWith('/comments') && r.status === 201), 30_000, 5);
+      await waitFor('the comment POST', () => molt!.requests.find((r) => r.method === 'POST' && r.path.endsWith('/comments') && r.status === 201), PROCESS_START_MS + 30_000, 5);
       procs[0]!.kill('SIGKILL');
       expect(await procs[0]!.exited).toBe('SIGKILL');
       procs.push(startWarren(settings));

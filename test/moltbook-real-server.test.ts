@@ -104,9 +104,14 @@ describe('warren on Moltbook as real servers behave', () => {
     expect(handled.sort()).toEqual([`${post.id}:${q1.id}`, `${post.id}:${q2.id}`].sort());
   });
 
-  it('reads the agent\'s age from /agents/me createdAt (the open-source server\'s field): a week-old agent keeps the established limits, and says so (item 3)', { timeout: 60_000 }, async () => {
-    molt = await startFakeMoltbook({ challenges: false });
-    const pinchy = molt.addAgent('pinchy', { createdAt: new Date(Date.now() - 7 * 86_400_000).toISOString() });
+  it.each([
+    { fields: 'camelCase', field: 'createdAt', ageH: 7 * 24, tier: 'established', msg: 'pinchy: Moltbook\'s posting limits for established agents apply' },
+    { fields: 'snake_case', field: 'created_at', ageH: 7 * 24, tier: 'established', msg: 'pinchy: Moltbook\'s posting limits for established agents apply' },
+    { fields: 'snake_case', field: 'created_at', ageH: 2, tier: 'new', msg: 'pinchy: Moltbook\'s posting limits for agents younger than 24 h apply' },
+    { fields: 'camelCase', field: 'createdAt', ageH: 2, tier: 'new', msg: 'pinchy: Moltbook\'s posting limits for agents younger than 24 h apply' },
+  ] as const)('reads the agent\'s age from /agents/me $field: $ageH h old, the $tier agents\' limits apply, and it says so (item 3)', { timeout: 60_000 }, async ({ fields, ageH, tier, msg }) => {
+    molt = await startFakeMoltbook({ challenges: false, agentFields: fields });
+    const pinchy = molt.addAgent('pinchy', { createdAt: new Date(Date.now() - ageH * 3_600_000).toISOString() });
     molt.addAgent('alice');
     const post = molt.post('pinchy', { title: 'Hello', content: 'hi' });
     const prefix = `warren-molt-age-${randomUUID().slice(0, 8)}`;
@@ -114,9 +119,14 @@ describe('warren on Moltbook as real servers behave', () => {
     await redis.set(`${prefix}:moltbook:comments:pinchy:${new Date().toISOString().slice(0, 10)}`, '20', 'EX', 86_400);
     molt.comment('alice', post.id, 'still there?');
     const h = await start({ pinchy: pinchy.key }, { config: (c) => void (c.redis.prefix = prefix) });
-    await waitFor('pinchy answered the 21st comment of its day', () => (molt!.commentsBy('pinchy').length ? true : undefined), 20_000);
-    const tier = h.logs.map((l) => JSON.parse(l) as { tier?: string; msg: string; agent?: string }).find((l) => l.tier !== undefined);
-    expect(tier).toMatchObject({ agent: 'pinchy', tier: 'established', msg: 'pinchy: Moltbook\'s posting limits for established agents apply' });
+    if (tier === 'established') await waitFor('pinchy answered the 21st comment of its day', () => (molt!.commentsBy('pinchy').length ? true : undefined), 20_000);
+    else {
+      await waitFor('the new agent\'s cap seen', () => (h.logs.some((l) => l.includes('20 comments today already')) ? true : undefined), 20_000);
+      await sleep(1_000);
+      expect(molt.commentsBy('pinchy')).toEqual([]);
+    }
+    const told = await waitFor('the tier logged', () => h.logs.map((l) => JSON.parse(l) as { tier?: string; msg: string; agent?: string }).find((l) => l.tier !== undefined), 10_000);
+    expect(told).toMatchObject({ agent: 'pinchy', tier, msg });
     expect(molt.requests.find((r) => r.path === '/agents/me')?.status).toBe(200);
   });
 

@@ -60,6 +60,11 @@ export const DEFAULT_WRITE_RATE: Rate = { perMinute: 25, burst: 5 };
 /** 500 a minute (2500 of the 3000 per 5 minutes). */
 export const DEFAULT_HOST_RATE: Rate = { perMinute: 500, burst: 50 };
 
+/** Logins per account: the PDS allows 30 per 5 minutes (and 300 a day); a daemon logs in once per account. */
+const LOGIN_RATE: Rate = { perMinute: 5, burst: 5 };
+
+type CallKind = 'read' | 'write' | 'login';
+
 const POST = 'app.bsky.feed.post';
 /** On an agent's first scan, notifications this much older than the start are work too (a daemon started just after a mention). */
 const FIRST_LOOKBACK_MS = 15 * 60_000;
@@ -139,7 +144,7 @@ export class BlueskyAdapter implements HubAdapter {
       if (!account) throw new HubError({ method: '-', path: '-', detail: `agent ${agent} has no Bluesky account (hub.agents.${agent}.handle)`, retryable: false });
       p = (async () => {
         const client = new AtpAgent({ service: this.baseUrl });
-        await this.#call(agent, 'read', 'com.atproto.server.createSession', () => client.login({ identifier: account.handle, password: account.password }));
+        await this.#call(agent, 'login', 'com.atproto.server.createSession', () => client.login({ identifier: account.handle, password: account.password }));
         return client;
       })();
       this.#agents.set(agent, p);
@@ -148,13 +153,20 @@ export class BlueskyAdapter implements HubAdapter {
     return p;
   }
 
-  #buckets(agent: string, kind: 'read' | 'write'): PaceBucket[] {
+  /**
+   * The buckets a call takes from; the first is the one the server's rate-limit headers and 429s speak of. A login
+   * is limited per account by the PDS (30 per 5 minutes), so its headers and 429s hold that account's logins, never
+   * the host's bucket every account shares.
+   */
+  #buckets(agent: string, kind: CallKind): PaceBucket[] {
     const host: PaceBucket = { key: `bluesky:host:${this.#host}`, ...this.#hostRate };
-    return kind === 'write' ? [{ key: `bluesky:account:${agent}:write`, ...this.#writeRate }, host] : [host];
+    if (kind === 'write') return [{ key: `bluesky:account:${agent}:write`, ...this.#writeRate }, host];
+    if (kind === 'login') return [{ key: `bluesky:account:${agent}:login`, ...LOGIN_RATE }, host];
+    return [host];
   }
 
   /** One XRPC call, paced; the server's rate-limit headers correct the bucket, a 429 holds it until the reset. */
-  async #call<T>(agent: string, kind: 'read' | 'write', nsid: string, fn: () => Promise<T>, opts: { signal?: AbortSignal; poll?: boolean } = {}): Promise<T> {
+  async #call<T>(agent: string, kind: CallKind, nsid: string, fn: () => Promise<T>, opts: { signal?: AbortSignal; poll?: boolean } = {}): Promise<T> {
     const buckets = this.#buckets(agent, kind);
     try {
       await this.#pacer.take(buckets, { maxWaitMs: opts.poll ? 0 : this.#maxWaitMs, signal: opts.signal });
@@ -340,14 +352,16 @@ export class BlueskyAdapter implements HubAdapter {
     return (res.data.posts as unknown as PostView[]).map(toPost);
   }
 
-  /** Exploration: posts on the agent's keywords (search), else its timeline; never its own. */
+  /** Exploration: posts on the agent's keywords (search), else its timeline; never its own, nor one it replied to. */
   async discover(agent: string, query: DiscoverQuery = {}): Promise<Post[]> {
     const limit = query.limit ?? 10;
     const found = new Map<string, Post>();
     for (const k of query.keywords ?? []) for (const p of await this.#search(agent, k, limit, query.signal)) found.set(p.id, p);
     if (found.size === 0) for (const p of await this.#timeline(agent, limit, query.signal)) found.set(p.id, p);
     const account = this.#accounts.get(agent);
-    return [...found.values()].filter((p) => p.author.name !== account?.handle).slice(0, limit);
+    const others = [...found.values()].filter((p) => p.author.name !== account?.handle);
+    const answered = query.excludeResponded ? await this.#state.answered(agent, others.map((p) => p.id)) : new Set<string>();
+    return others.filter((p) => !answered.has(p.id)).slice(0, limit);
   }
 
   // ---- writes ----
@@ -361,6 +375,7 @@ export class BlueskyAdapter implements HubAdapter {
     const parentRef = { uri: parent.uri, cid: parent.cid };
     const root = recordOf(parent).reply?.root ?? parentRef;
     const created = await this.#publish(agent, comment.content, { root, parent: parentRef }, opts);
+    await this.#state.markAnswered(agent, parent.uri);
     return { id: created.uri, post_id: root.uri, parent_id: parent.uri, author: { id: created.did, name: this.#accounts.get(agent)!.handle }, content: comment.content, created_at: created.createdAt };
   }
 

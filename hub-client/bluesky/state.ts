@@ -5,7 +5,7 @@
 import type { RedisKeys } from '../../redis/keys.ts';
 import { keyLayout, type KeyLayout, type KeySpace } from '../../redis/key-layout.ts';
 import type { RedisClient } from '../../redis/scripts.ts';
-import { PendingNotifications } from '../pending-notifications.ts';
+import { HANDLED_TTL_SECONDS, PendingNotifications } from '../pending-notifications.ts';
 
 const RKEY_TTL_SECONDS = 7 * 86_400;
 
@@ -28,6 +28,18 @@ export class BlueskyState extends PendingNotifications {
     const k = this.#layout.of(agent).blueskySince(agent);
     if ((await this.#redis.set(k, first, 'NX')) !== null) return first;
     return (await this.#redis.get(k)) ?? first;
+  }
+
+  /** A post the agent replied to: exploration leaves it alone (a model call would only end in a second reply). */
+  async markAnswered(agent: string, uri: string): Promise<void> {
+    const key = this.#layout.of(agent).blueskyAnswered(agent);
+    await this.#redis.multi().sadd(key, uri).expire(key, HANDLED_TTL_SECONDS).exec();
+  }
+
+  async answered(agent: string, uris: readonly string[]): Promise<Set<string>> {
+    if (uris.length === 0) return new Set();
+    const flags = await this.#redis.smismember(this.#layout.of(agent).blueskyAnswered(agent), ...uris);
+    return new Set(uris.filter((_, i) => flags[i] === 1));
   }
 
   /** The record key of the write `key`: `fresh` on its first attempt, the same one on every later attempt. */

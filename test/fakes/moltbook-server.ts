@@ -128,6 +128,8 @@ export interface FakeMoltbookOptions {
    * the open-source server does it: no paging at all, `limit` up to 500, the first comments (shallowest first) only.
    */
   commentPaging?: 'offset' | 'ignored';
+  /** How /agents/me names its fields: `camelCase` (default, `createdAt`: the open-source server) or `snake_case` (`created_at`: the published API). */
+  agentFields?: 'camelCase' | 'snake_case';
 }
 
 export interface RateLimits {
@@ -345,7 +347,8 @@ export async function startFakeMoltbook(opts: FakeMoltbookOptions = {}): Promise
 
     let m: RegExpExecArray | null;
     if (method === 'GET' && path === '/agents/me') {
-      // The open-source server's auth middleware shapes the agent in camelCase.
+      // The open-source server's auth middleware shapes the agent in camelCase; the published API in snake_case.
+      if (opts.agentFields === 'snake_case') return send(200, ok('agent', { id: agent.id, name: agent.name, display_name: agent.name, description: '', karma: 0, is_claimed: agent.status === 'claimed', created_at: agent.createdAt }));
       return send(200, ok('agent', { id: agent.id, name: agent.name, displayName: agent.name, description: '', karma: 0, isClaimed: agent.status === 'claimed', createdAt: agent.createdAt }));
     }
     if (method === 'GET' && path === '/agents/status') return send(200, { success: true, status: agent.status });

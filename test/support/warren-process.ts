@@ -53,7 +53,8 @@ export function startWarren(s: DaemonSettings): WarrenProcess {
       s.hub ?? `hub: {url: "${s.hubUrl}", embedded: false}`,
       `redis: {url: "${s.redisUrl}"${s.redisCluster ? `, cluster: [${s.redisCluster.map((u) => `"${u}"`).join(', ')}]` : ''}, prefix: ${s.prefix}${s.redis ? `, ${s.redis}` : ''}}`,
       `store: {path: "${s.agentsDir}"${s.store ? `, ${s.store}` : ''}}`,
-      `scheduler: {poll_interval: 50ms, exploration_interval: 0, lease_ttl: 1s${s.scheduler ? `, ${s.scheduler}` : ''}}`,
+      // Exploration off unless the test's own scheduler entries turn it on (a key may appear once).
+      `scheduler: {poll_interval: 50ms, ${/exploration_interval/.test(s.scheduler ?? '') ? '' : 'exploration_interval: 0, '}lease_ttl: 1s${s.scheduler ? `, ${s.scheduler}` : ''}}`,
       `workers: {concurrency: 25, lock_duration: 2s, stalled_interval: 1s${s.workers ? `, ${s.workers}` : ''}}`,
       `metrics: {port: 0}`,
       // Any free port for the ingress (webhooks, A2A), unless the test configures it itself.
