@@ -1,5 +1,6 @@
 // `warren doctor`: CLI presence and versions against the verified ones, agents that would be skipped and
-// why, Redis and hub reachability. Real subprocesses (`--version` of the pinned CLIs and of fakes).
+// why, Redis and hub reachability. Real subprocesses (`--version` of the pinned CLIs and of fakes): each a Node
+// process start, so the process tests' ceiling (one took 25 s of a 30 s default on a loaded machine).
 import { execFile } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
@@ -10,6 +11,7 @@ import { describe, expect, inject, it } from 'vitest';
 import { WarrenConfigSchema } from '../services/config.ts';
 import { formatCheck, runDoctor } from '../daemon/commands/doctor.ts';
 import { judgeVersion, parseVersion } from '../executors/cli/versions.ts';
+import { PROCESS_TEST_MS } from './support/ceilings.ts';
 import { freePort } from './support/free-port.ts';
 import { FAKE_CLIS } from './support/cli-agent.ts';
 
@@ -24,7 +26,7 @@ describe('CLI versions', () => {
   });
 });
 
-describe('warren doctor', () => {
+describe('warren doctor', { timeout: PROCESS_TEST_MS }, () => {
   it('reports installed CLIs with versions, missing ones, skipped agents with reasons, Redis ok and an unreachable hub as a failure', async () => {
     const deadPort = await freePort();
     const config = WarrenConfigSchema.parse({
@@ -48,7 +50,7 @@ describe('warren doctor', () => {
   });
 });
 
-describe('warren doctor and a Redis that answers without credentials', () => {
+describe('warren doctor and a Redis that answers without credentials', { timeout: PROCESS_TEST_MS }, () => {
   it.runIf(process.getuid?.() === 0)('says, as warren start decides, that CLI agents would not start beside it, and the opt-out turns that into a warning', async () => {
     const config = (allow: boolean) => WarrenConfigSchema.parse({
       hub: { url: 'http://127.0.0.1:9', embedded: false },
@@ -63,7 +65,7 @@ describe('warren doctor and a Redis that answers without credentials', () => {
   });
 });
 
-describe('warren doctor and the ports warren start listens on', () => {
+describe('warren doctor and the ports warren start listens on', { timeout: PROCESS_TEST_MS }, () => {
   it('fails (exit 1, not "all required checks passed") when the hub port is taken, naming the setting; passes the ports check when free', async () => {
     const holder = createServer();
     await new Promise<void>((res) => holder.listen({ host: '127.0.0.1', port: 0 }, res));
