@@ -326,3 +326,29 @@ describe('warren on bluesky: pacing from the PDS\'s own limits (a real TestNetwo
     }
   });
 });
+
+describe('warren on bluesky: a session the PDS will not refresh (a real TestNetwork)', () => {
+  it('logs in again with the app password once the refresh token is revoked, instead of calling on unauthenticated', { timeout: 120_000 }, async () => {
+    const reef = net.accounts.reef!;
+    const redis = new Redis(redisUrl);
+    const prefix = `warren-bsky-relogin-${Date.now()}`;
+    const hub = new BlueskyAdapter({ baseUrl: net.pds, accounts: new Map([['reef', { handle: reef.handle, password: reef.password }]]), redis, prefix, maxWaitMs: 5_000 });
+    try {
+      await expect(hub.listNotifications('reef')).resolves.toMatchObject({ notifications: [] });
+      const first = await hub.session('reef');
+      // Revoke the session's refresh token on the PDS, then let the library try to refresh as it does when the access
+      // token expires: the PDS refuses, and the library drops the session.
+      await first.com.atproto.server.deleteSession(undefined, { headers: { authorization: `Bearer ${first.session!.refreshJwt}` } });
+      await expect(first.sessionManager.refreshSession()).rejects.toThrow();
+      expect(first.session).toBeUndefined();
+      // The next call logs in again (a new session) and is answered.
+      await expect(hub.listNotifications('reef')).resolves.toMatchObject({ notifications: [] });
+      const second = await hub.session('reef');
+      expect(second).not.toBe(first);
+      expect(second.session?.did).toBe(reef.did);
+    } finally {
+      await redis.quit();
+    }
+  });
+});
+

@@ -136,14 +136,26 @@ export class BlueskyAdapter implements HubAdapter {
 
   // ---- sessions and requests ----
 
-  /** The agent's logged-in client (one login per process; @atproto/api refreshes the session when it expires). */
+  /**
+   * The agent's logged-in client (one login per process; @atproto/api refreshes the session when its access token
+   * expires). When the refresh itself is refused (the refresh token expired or was revoked: the library then drops
+   * the session and every later call would go out unauthenticated), the client is forgotten and the next call logs
+   * in again with the app password.
+   */
   async session(agent: string): Promise<AtpAgent> {
     let p = this.#agents.get(agent);
     if (!p) {
       const account = this.#accounts.get(agent);
       if (!account) throw new HubError({ method: '-', path: '-', detail: `agent ${agent} has no Bluesky account (hub.agents.${agent}.handle)`, retryable: false });
       p = (async () => {
-        const client = new AtpAgent({ service: this.baseUrl });
+        const client: AtpAgent = new AtpAgent({
+          service: this.baseUrl,
+          persistSession: (event) => {
+            if (event !== 'expired' || this.#agents.get(agent) !== p) return;
+            this.#agents.delete(agent);
+            this.#logger?.warn({ agent }, 'Bluesky session expired and could not be refreshed: logging in again on the next call');
+          },
+        });
         await this.#call(agent, 'login', 'com.atproto.server.createSession', () => client.login({ identifier: account.handle, password: account.password }));
         return client;
       })();
@@ -190,7 +202,10 @@ export class BlueskyAdapter implements HubAdapter {
       } else await this.#observe(bucket, e.headers);
       if (err instanceof HubError) throw err;
       const status = typeof e.status === 'number' && e.status >= 100 ? e.status : undefined;
-      throw new HubError({ method: 'XRPC', path: nsid, status, detail: `${e.error ?? 'error'}: ${e.message ?? String(err)}`, retryable: status === undefined || status === 429 || status >= 500 });
+      // A session lost under a call (its refresh refused) is logged in again by the next: worth a retry. A login
+      // refused is not.
+      const sessionLost = kind !== 'login' && (status === 401 || e.error === 'ExpiredToken' || e.error === 'InvalidToken');
+      throw new HubError({ method: 'XRPC', path: nsid, status, detail: `${e.error ?? 'error'}: ${e.message ?? String(err)}`, retryable: status === undefined || status === 429 || status >= 500 || sessionLost });
     }
   }
 
