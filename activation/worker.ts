@@ -5,7 +5,7 @@ import { ROOT_CONTEXT } from '@opentelemetry/api';
 import { UnrecoverableError, Worker, type Job, type WorkerOptions } from 'bullmq';
 import type { RedisClient } from '../redis/scripts.ts';
 import type { Logger } from 'pino';
-import { ActivationJobSchema, type ActivationJob } from '../scheduler/activation-job.ts';
+import { activationIdOf, ActivationJobSchema, type ActivationJob } from '../scheduler/activation-job.ts';
 import { ACTIVATION_QUEUE } from '../redis/keys.ts';
 import { keyLayout, type KeySpace } from '../redis/key-layout.ts';
 import { endSpan, startSpan, traceparentOf, type SpanHandle } from '../agent-loop/tracing.ts';
@@ -484,7 +484,3 @@ function roundTimings(t: PhaseTimings): PhaseTimings {
   return Object.fromEntries(Object.entries(t).map(([k, v]) => [k, Math.round(v * 10) / 10]));
 }
 
-/** Stable across BullMQ retries of the job; the timestamp keeps ids unique even if Redis is wiped and ids restart. */
-function activationIdOf(job: Job<ActivationJob, ActivationJobResult>): string {
-  return `act-${job.id}-${job.timestamp.toString(36)}`;
-}

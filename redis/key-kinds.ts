@@ -118,6 +118,7 @@ const RULES: readonly Rule[] = [
   { members: ['shardCount'], pattern: /^shard-count$/, kind: 'stays', why: 'home' },
   { members: ['schedulerRoster'], pattern: /^scheduler-roster$/, kind: 'stays', why: 'home' },
   { members: ['reloadChannel'], pattern: /^reload$/, kind: 'stays', why: 'home' },
+  { members: ['adminKeyCheck'], pattern: /^admin-key-check$/, kind: 'stays', why: 'home' },
   { members: ['blueskyRkey'], pattern: /^bluesky:rkey:/, kind: 'stays', why: 'home' },
 ];
 

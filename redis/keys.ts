@@ -8,7 +8,7 @@
 // lease, the agent-state hashes, held mentions, schedules, day counters, write limits, tasks, the outbox,
 // notification failures, error posts, records, activity summaries, spawn notes, A2A day counts, and the hub
 // adapters' per-agent state. A script's keys all come from one shard. HOME keys are the fleet's and come from
-// `layout.home`: `once`, status posts, approvals, pacing, Moltbook's write ledger and fleet spend, Bluesky record
+// `layout.home`: `once`, status posts, approvals (and the admin key's check), pacing, Moltbook's write ledger and fleet spend, Bluesky record
 // keys, A2A tasks, the loaded definitions, the shard count, and every pub/sub channel.
 import { createHash } from 'node:crypto';
 
@@ -286,6 +286,10 @@ export class RedisKeys {
   }
   get reloadChannel(): string {
     return `${this.prefix}:reload`;
+  }
+  /** A salted scrypt digest of the hub's admin key the daemons run with: `warren approvals` checks a key against it. */
+  get adminKeyCheck(): string {
+    return `${this.prefix}:admin-key-check`;
   }
   // Activity summaries (activation/activity-summary-ledger.ts).
   /** The tick of each agent's last activity summary (a hash, agent → epoch ms). */

@@ -261,8 +261,8 @@ export class RedisScripts {
     return knownCode('task-release', await this.#run.warrenTaskRelease(claims, id, activationId), BOOLEAN_CODES) === 1;
   }
 
-  /** lua/tasks-waiting.lua: the agents with a task nobody holds. */
-  async tasksWaiting(agents: string, pendingPrefix: string, claimsPrefix: string, now: number): Promise<string[]> {
-    return (await this.#run.warrenTasksWaiting(agents, pendingPrefix, claimsPrefix, now)) as string[];
+  /** lua/tasks-waiting.lua: the agents with more tasks nobody holds than `task` jobs on their way to claim one. */
+  async tasksWaiting(agents: string, prefixes: { pending: string; claims: string; job: string; dedupCurrent: string; dedupNext: string; jobName: string }, now: number): Promise<string[]> {
+    return (await this.#run.warrenTasksWaiting(agents, prefixes.pending, prefixes.claims, now, prefixes.job, prefixes.dedupCurrent, prefixes.dedupNext, prefixes.jobName)) as string[];
   }
 }

@@ -327,7 +327,12 @@ export class Scheduler {
     };
     const eligible = names.filter((n) => holdBack(n, mayRun({ ...this.#holdFacts(n, states.get(n)), trigger: 'task' }, now)));
     const budgets = await this.#opts.budget.statusMany(eligible);
-    const due = eligible.filter((n) => holdBack(n, mayRun({ trigger: 'task', budget: budgets.get(n) }, now)));
+    const checked = eligible.filter((n) => holdBack(n, mayRun({ trigger: 'task', budget: budgets.get(n) }, now)));
+    // Asked again just before queueing: the budget may have taken a hub round trip, in which a schedule's tick (or
+    // an A2A task) queued its own activation and a worker started it; queued again now, BullMQ would keep an empty
+    // follow-up behind that run.
+    const still = checked.length ? new Set(await tasks.agentsWithTasks(now.getTime())) : new Set<string>();
+    const due = checked.filter((n) => still.has(n));
     const jobIds = await Promise.all(due.map((n) => queue.enqueue(n, 'task')));
     const enqueued = due.filter((n, i) => {
       const jobId = jobIds[i];

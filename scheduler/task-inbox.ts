@@ -8,11 +8,15 @@
 // With shards (redis/key-layout.ts) an agent's tasks, their bodies, claims and seen ids are in its shard, and each
 // shard keeps the set of its own agents with tasks.
 import { z } from 'zod';
+import type { ActivationJob } from './activation-job.ts';
 import { keyLayout, type KeyLayout, type KeySpace } from '../redis/key-layout.ts';
 import type { RedisKeys } from '../redis/keys.ts';
 import { redisScripts, type RedisClient } from '../redis/scripts.ts';
 
 export const TASK_SOURCES = ['schedule', 'webhook', 'a2a', 'approval'] as const;
+
+/** The BullMQ job name of a `task` activation (its trigger: scheduler/activation-queue.ts names jobs by it). */
+const TASK_JOB_NAME: ActivationJob['trigger'] = 'task';
 export type TaskSource = (typeof TASK_SOURCES)[number];
 
 export const AgentTaskSchema = z.strictObject({
@@ -102,10 +106,17 @@ export class TaskInbox {
     return this.#redis.zcard(this.#of(agent).tasks(agent));
   }
 
-  /** Agents with a task nobody holds now (of every shard): the scheduler's round queues an activation for each. */
+  /**
+   * Agents with a task nobody holds now, beyond what the `task` activations already queued or starting will claim
+   * (of every shard): the scheduler's round queues an activation for each.
+   */
   async agentsWithTasks(now = Date.now()): Promise<string[]> {
     const scripts = redisScripts(this.#redis);
-    const found = await Promise.all(this.#layout.shards.map((k) => scripts.tasksWaiting(k.agentsWithTasks, k.tasksPrefix, k.taskClaimsPrefix, now)));
+    const found = await Promise.all(
+      this.#layout.shards.map((k) =>
+        scripts.tasksWaiting(k.agentsWithTasks, { pending: k.tasksPrefix, claims: k.taskClaimsPrefix, job: k.dedup('').jobPrefix, dedupCurrent: k.dedupCurrentPrefix, dedupNext: k.dedupNextPrefix, jobName: TASK_JOB_NAME }, now),
+      ),
+    );
     return found.flat();
   }
 

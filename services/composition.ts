@@ -338,6 +338,11 @@ async function openDaemon(config: WarrenConfig, env: NodeJS.ProcessEnv, role: Da
   if (role.seed && !config.hub.embedded) throw new Error('--seed needs the embedded hub (hub.embedded: true); seed a separate hub with `warren hub --seed`');
   // Moltbook has no admin key: each agent acts with its own (hub.agents).
   if (!adminKey && !moltbook) throw new Error(secrets.whyMissing(config.hub.admin_key_env) ?? `the hub's admin key is not set: export ${config.hub.admin_key_env} (or run with hub.embedded: true)`);
+  if (adminKey) {
+    // What `warren approvals` checks a key against when the hub does not answer (services/admin-key-check.ts).
+    const { AdminKeyRecord } = await import('./admin-key-check.ts');
+    await new AdminKeyRecord(redis, layoutOf(config.redis).home).record(adminKey).catch((err: unknown) => logger.warn({ err }, 'could not record the admin key\'s check; `warren approvals` needs the hub to check a key'));
+  }
   const redactor = redactorFor(config, env, secrets, adminKey, []);
   const runtimeBluesky = config.hub.type === 'bluesky' ? await import('./runtime.ts') : undefined;
   const blueskyAccounts = runtimeBluesky?.blueskyAccounts(config, secrets, logger.child({ component: 'bluesky' }));

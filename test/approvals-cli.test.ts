@@ -2,7 +2,10 @@
 // Requests are written as a paused run writes them (ApprovalStore); the command lists them, decides one with the
 // admin key (the decision becomes the agent's task `approval:<id>`), tells a second decision what was decided
 // (exit 2), and refuses an unknown id, a deny without a note, a missing admin key and an approver the agent does not
-// take (exit 1, nothing decided). The pure views are a table.
+// take (exit 1, nothing decided). The admin key is checked, not only found: the hub refuses a wrong one; with the
+// hub down, the key a real daemon recorded on the Redis decides, and with neither nothing is decided. The pure views
+// are a table.
+import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,13 +13,17 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { approvalListRows, approvalTable } from '../daemon/ops/approval-views.ts';
 import { decisionMessage } from '../daemon/ops/approvals-command.ts';
+import { startDaemon } from '../daemon/daemon.ts';
+import { createLogger } from '../daemon/logger.ts';
+import { startHub, type RunningHub } from '../local-hub/server.ts';
+import { WarrenConfigSchema } from '../services/config.ts';
 import { RedisKeys } from '../redis/keys.ts';
 import { approvalIdOf, ApprovalStore, type ApprovalEntry, type ApprovalRequest } from '../scheduler/approval-store.ts';
 import { PROCESS_TEST_MS } from './support/ceilings.ts';
 import { startPrivateRedis, type PrivateRedis } from './support/redis-server.ts';
 import { warrenCli, type CliTarget } from './support/warren-cli.ts';
 
-const ADMIN = { WARREN_HUB_ADMIN_KEY: 'admin-key-for-approvals-cli' };
+let ADMIN: Record<string, string>;
 
 function request(activationId: string, over: Partial<ApprovalRequest> = {}): ApprovalRequest {
   const now = Date.now();
@@ -36,17 +43,21 @@ let redis: PrivateRedis;
 let conn: Redis;
 let target: CliTarget;
 let store: ApprovalStore;
+let hub: RunningHub;
 
 beforeAll(async () => {
   redis = await startPrivateRedis();
   conn = new Redis(redis.url, { maxRetriesPerRequest: 1 });
+  hub = await startHub({ dbPath: ':memory:', port: 0, adminKey: `admin-${randomUUID()}` });
+  ADMIN = { WARREN_HUB_ADMIN_KEY: hub.adminKey };
   const root = mkdtempSync(join(tmpdir(), 'warren-approvals-cli-'));
   mkdirSync(join(root, 'agents'));
-  target = { hubUrl: 'http://127.0.0.1:9', redisUrl: redis.url, prefix: `approvals-cli-${Date.now()}`, agentsDir: join(root, 'agents') };
+  target = { hubUrl: hub.url, redisUrl: redis.url, prefix: `approvals-cli-${Date.now()}`, agentsDir: join(root, 'agents') };
   store = new ApprovalStore(conn, target.prefix);
 });
 
 afterAll(async () => {
+  await hub?.close();
   conn?.disconnect();
   await redis?.stop();
 });
@@ -111,6 +122,40 @@ describe('warren approvals, with no daemon running', () => {
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('takes decisions from operator only');
     expect((await store.get(operatorsOnly.id))?.decision).toBeUndefined();
+  }, PROCESS_TEST_MS);
+
+  it('refuses a wrong admin key: the hub refuses it; with the hub down, the key a daemon recorded decides; with neither, nothing is decided', async () => {
+    const r = request('act_cli_four');
+    await store.create(r);
+    const wrong = await cli(['approve', r.id], { WARREN_HUB_ADMIN_KEY: `${hub.adminKey}-not` });
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toContain(`the admin key in WARREN_HUB_ADMIN_KEY is wrong: the hub at ${hub.url} refused it (403)`);
+    expect((await store.get(r.id))?.decision).toBeUndefined();
+
+    // The hub down and no daemon has run on this Redis prefix: the key cannot be checked.
+    const down = { ...target, hubUrl: 'http://127.0.0.1:9' };
+    const unchecked = await warrenCli(down, ['approvals', 'approve', r.id], ADMIN);
+    expect(unchecked.code).toBe(1);
+    expect(unchecked.stderr).toContain('cannot check the admin key in WARREN_HUB_ADMIN_KEY: the hub at http://127.0.0.1:9 gave no answer');
+    expect((await store.get(r.id))?.decision).toBeUndefined();
+
+    // A daemon ran with the hub's key (and stopped): its record checks the key while the hub is down.
+    const config = WarrenConfigSchema.parse({
+      hub: { url: hub.url, embedded: false },
+      redis: { url: redis.url, prefix: target.prefix, allow_unauthenticated: true },
+      store: { path: target.agentsDir },
+      metrics: { enabled: false },
+      workers: { shutdown_grace: '1s' },
+    });
+    const daemon = await startDaemon({ config, logger: createLogger({ level: 'silent' }), env: { WARREN_HUB_ADMIN_KEY: hub.adminKey }, hubMcp: null });
+    await daemon.stop();
+    const wrongOffline = await warrenCli(down, ['approvals', 'deny', r.id, '--note', 'no'], { WARREN_HUB_ADMIN_KEY: 'a-guess' });
+    expect(wrongOffline.code).toBe(1);
+    expect(wrongOffline.stderr).toContain("the admin key in WARREN_HUB_ADMIN_KEY is wrong: it is not the key the daemons on this Redis run with");
+    expect((await store.get(r.id))?.decision).toBeUndefined();
+    const right = await warrenCli(down, ['approvals', 'approve', r.id], ADMIN);
+    expect(right).toMatchObject({ code: 0 });
+    expect((await store.get(r.id))?.decision).toMatchObject({ kind: 'approved', by: 'admin' });
   }, PROCESS_TEST_MS);
 });
 

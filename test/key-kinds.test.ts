@@ -89,6 +89,7 @@ const SAMPLES: Record<KeyMember, Array<[string, KeyKind]>> = {
   shardCount: [[k.shardCount, { kind: 'stays', why: 'home' }]],
   schedulerRoster: [[k.schedulerRoster, { kind: 'stays', why: 'home' }]],
   reloadChannel: [[k.reloadChannel, { kind: 'stays', why: 'home' }]],
+  adminKeyCheck: [[k.adminKeyCheck, { kind: 'stays', why: 'home' }]],
   activitySummaries: [[k.activitySummaries, { kind: 'agent-fields', fields: 'agent' }]],
   activitySummaryClaim: [[k.activitySummaryClaim(A, 1_764_201_600_000), { kind: 'agent', agent: A }]],
   spawnNotes: [[k.spawnNotes(A), { kind: 'agent', agent: A }]],

@@ -65,10 +65,26 @@ events:
   secret_env: CLERK_EVENTS_SECRET
 `;
 
+/** An agent whose posts need approval (README "Approvals"): its model calls hub_post at once. */
+const announcer = (url: string): string => `name: announcer
+type: llm
+brain:
+  provider: scripted
+  model: m
+  responses:
+    - tool_calls: [{name: hub_post, arguments: {title: News, content: "We released 2.0."}}]
+    - Announced.
+capabilities: {grants: [hub:read, hub:write]}
+approvals: {tools: [hub_post]}
+events:
+  urls: ["${url}"]
+  secret_env: CLERK_EVENTS_SECRET
+`;
+
 async function start(url: string, attempts: number): Promise<{ inbox: TaskInbox; redis: Redis }> {
   h = await startHarness({
     redisUrl,
-    agentsDir: makeAgentsDir({ clerk: { config: clerk(url), prompt: 'You are a clerk.' } }, { withGreeter: false }),
+    agentsDir: makeAgentsDir({ clerk: { config: clerk(url), prompt: 'You are a clerk.' }, announcer: { config: announcer(url), prompt: 'You announce.' } }, { withGreeter: false }),
     env: { CLERK_EVENTS_SECRET: SECRET },
     config: (c) => {
       c.scheduler.exploration_interval = 3_600_000;
@@ -100,6 +116,20 @@ describe('outbound events', () => {
     expect(finished[0]!.id).toBe(`activation.finished:${activationId}`);
     expect(finished[0]!.event).toMatchObject({ id: finished[0]!.id, agent: 'clerk', data: { activation_id: activationId, trigger: 'task', outcome: 'answered' } });
     expect(h!.logs.join('\n')).not.toContain(SECRET);
+  });
+
+  it('a call that waits for approval sends approval.requested, signed, naming the request and the tool', async () => {
+    const r = await receiver([200]);
+    const { inbox } = await start(r.url, 5);
+    await inbox.add('announcer', { ...task(), text: 'Announce the 2.0 release.' });
+    const paused = await waitFor('the run paused', () => h!.outcomes.find((o) => o.agent === 'announcer' && o.outcome.kind === 'awaiting_approval'), 60_000);
+    const got = await waitFor('the approval.requested event', () => r.got.find((g) => g.event.type === 'approval.requested'), 60_000);
+    expect(got.signed).toBe(true);
+    expect(got.event).toMatchObject({ type: 'approval.requested', agent: 'announcer', data: { tools: ['hub_post'], kind: 'loop' } });
+    const approvalId = (got.event.data as { approval_id: string }).approval_id;
+    expect(approvalId).toMatch(/^ap_/);
+    expect(got.id).toBe(`approval.requested:${approvalId}`);
+    expect(paused.posts).toBe(0);
   });
 
   it('a receiver that never takes the event leaves a dead letter after the bounded attempts', async () => {

@@ -131,6 +131,9 @@ describe('schedules in daemons', { timeout: PROCESS_TEST_MS }, () => {
       return c.active + c.waiting + c.prioritized + c.delayed === 0 ? true : undefined;
     }, WAIT_MS);
     expect(f.runs('ticker')).toEqual(ticks);
+    // Exactly 10 activations: no empty `task` activation (one that found its tick taken) beside them.
+    expect(f.outcomes.filter((o) => o.agent === 'ticker').map((o) => `${o.trigger} ${o.outcome.kind} ${o.reason}`).filter((o) => !o.startsWith('task answered'))).toEqual([]);
+    expect(f.outcomes.filter((o) => o.agent === 'ticker')).toHaveLength(10);
     // Each tick queued by one daemon only.
     const queued = f.daemons.flatMap((d) => d.logs.filter((l) => l.includes('"msg":"scheduled task queued"')));
     expect(queued).toHaveLength(10);

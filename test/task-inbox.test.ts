@@ -3,8 +3,12 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, inject, it } from 'vitest';
+import { Worker } from 'bullmq';
+import { pino } from 'pino';
 import { TaskInbox, TaskUnreadable, type AgentTask } from '../scheduler/task-inbox.ts';
-import { RedisKeys } from '../redis/keys.ts';
+import { ActivationQueue } from '../scheduler/activation-queue.ts';
+import { activationIdOf } from '../scheduler/activation-job.ts';
+import { ACTIVATION_QUEUE, RedisKeys } from '../redis/keys.ts';
 
 const redisUrl = inject('redisUrl');
 const closers: Array<() => Promise<unknown>> = [];
@@ -77,6 +81,40 @@ describe('TaskInbox', () => {
     await inbox.add('ada', task('a'));
     if (claimed) await inbox.next('ada', 'act-1', 1_000, 50_000);
     expect(await inbox.agentsWithTasks(lapsed ? 52_000 : 50_500)).toEqual(waiting ? ['ada'] : []);
+  });
+
+  it('agentsWithTasks leaves out an agent whose queued or starting task activation will take the task (no empty follow-up)', async () => {
+    const { conn, inbox, prefix } = setup();
+    const queue = new ActivationQueue(conn, { prefix, logger: pino({ level: 'silent' }) });
+    closers.push(() => queue.close());
+    await inbox.add('ada', task('a'));
+    expect(await inbox.agentsWithTasks()).toEqual(['ada']);
+    // Queued (waiting): it will claim the task.
+    const jobId = await queue.enqueue('ada', 'task');
+    expect(await inbox.agentsWithTasks()).toEqual([]);
+    // Started but not yet at its claim (eligibility, budget): still on its way; a follow-up now would find nothing.
+    const workerConn = new Redis(redisUrl, { maxRetriesPerRequest: null });
+    closers.push(async () => workerConn.quit());
+    const worker = new Worker(ACTIVATION_QUEUE, null, { connection: workerConn, prefix, autorun: false });
+    closers.push(() => worker.close());
+    const job: { id?: string; timestamp: number } | undefined = await worker.getNextJob('token-1');
+    if (!job) throw new Error('the queued job was not handed out');
+    expect(job.id).toBe(jobId);
+    expect(await inbox.agentsWithTasks()).toEqual([]);
+    // It claimed the task; a second task comes: that one needs an activation of its own…
+    expect((await inbox.next('ada', activationIdOf(job), 60_000))?.task.id).toBe('a');
+    await inbox.add('ada', task('b', 2_000));
+    expect(await inbox.agentsWithTasks()).toEqual(['ada']);
+    // …which the follow-up BullMQ keeps behind the running job is.
+    await queue.enqueue('ada', 'task');
+    expect(await inbox.agentsWithTasks()).toEqual([]);
+    // A job of another trigger (a notification's) takes no task: the agent is listed.
+    const other = setup();
+    const q2 = new ActivationQueue(other.conn, { prefix: other.prefix, logger: pino({ level: 'silent' }) });
+    closers.push(() => q2.close());
+    await other.inbox.add('ada', task('a'));
+    await q2.enqueue('ada', 'notification');
+    expect(await other.inbox.agentsWithTasks()).toEqual(['ada']);
   });
 
   it('settling the last task takes the agent off the list', async () => {

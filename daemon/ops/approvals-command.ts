@@ -2,7 +2,7 @@
 // hub's admin key, straight against Redis: no daemon needs to run. A decision becomes the agent's task
 // `approval:<id>`; the scheduler round of whichever daemon runs next queues the agent, and that activation carries
 // the decision out. Exit codes: 0 decided now (or listed), 2 decided before (the first decision stands, printed),
-// 1 anything refused (unknown id, an approver the agent does not take, no admin key, Redis down).
+// 1 anything refused (unknown id, an approver the agent does not take, no admin key or a wrong one, Redis down).
 import type { Command } from 'commander';
 import { loadWarrenConfig } from '../../services/config.ts';
 import type { WarrenConfig } from '../../services/config.ts';
@@ -35,10 +35,22 @@ async function opsServices(config: WarrenConfig): Promise<OpsServices> {
   return openServices(config, process.env, { name: 'ops' });
 }
 
-/** Deciding takes the hub's admin key: the variable, else the embedded hub's key file (as `warren hub user` finds it). */
+/**
+ * Deciding takes the hub's admin key (the variable, else the embedded hub's key file, as `warren hub user` finds
+ * it), and that key must be the right one: the hub is asked, and when it does not answer, the digest every daemon
+ * records of its key is (services/admin-key-check.ts). A wrong key, or one nobody can check, decides nothing.
+ */
 async function requireAdminKey(config: WarrenConfig, services: OpsServices): Promise<void> {
   const { findAdminKey, missingAdminKeyHint } = await import('../../services/hub-admin-key.ts');
-  if (!findAdminKey(config.hub, services.secrets)) throw new ApprovalsCommandError(`deciding an approval takes the hub's admin key: ${missingAdminKeyHint(config.hub)}`);
+  const found = findAdminKey(config.hub, services.secrets);
+  if (!found) throw new ApprovalsCommandError(`deciding an approval takes the hub's admin key: ${missingAdminKeyHint(config.hub)}`);
+  const { AdminKeyRecord, adminKeyVerdict, askHub } = await import('../../services/admin-key-check.ts');
+  // Moltbook and Bluesky have no admin key of their own: only the daemons' record can say.
+  const hub = config.hub.type === 'warren' ? await askHub(config.hub.url, found.key) : { kind: 'silent' as const, why: `a ${config.hub.type} hub has no admin key` };
+  const record = hub.kind === 'silent' ? await new AdminKeyRecord(await services.redis(), layoutOf(config.redis).home).compare(found.key) : 'none';
+  const source = found.from === 'env' ? `in ${config.hub.admin_key_env}` : `in ${found.path}`;
+  const verdict = adminKeyVerdict(hub, record, { hubUrl: config.hub.url, source });
+  if (!verdict.ok) throw new ApprovalsCommandError(`deciding an approval takes the hub's admin key: ${verdict.message}`);
 }
 
 export function registerApprovalsCommand(program: Command): void {
