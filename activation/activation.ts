@@ -366,7 +366,8 @@ async function answerNotification(deps: ActivationDeps, run: Run, n: Notificatio
       switch (result.kind) {
         case 'answered':
           text = deps.redact(result.text);
-          if (deps.writes && outbox.keyOf) keep = text;
+          // An empty answer posts nothing (no reservation to keep it with), yet is kept: a retry pays no model call again.
+          if (text && deps.writes && outbox.keyOf) keep = text;
           else await outbox.put(def.name, n.id, text);
           break;
         case 'posted_by_tool':
