@@ -5,7 +5,7 @@
 import type { ActivationJob } from '../scheduler/activation-job.ts';
 import type { RedisKeys } from '../redis/keys.ts';
 import { keyLayout, type KeyLayout, type KeySpace } from '../redis/key-layout.ts';
-import { redisScripts, type RecordRetention, type RedisClient, type RedisScripts } from '../redis/scripts.ts';
+import { addActivationRecordCall, redisScripts, type RecordRetention, type RedisClient, type RedisScripts, type ScriptCall } from '../redis/scripts.ts';
 import type { ActivationEvent } from '../agent-loop/events.ts';
 import type { OutcomeKind } from '../executors/run-outcome.ts';
 import type { PhaseTimings } from './phase-timer.ts';
@@ -119,11 +119,26 @@ export class ActivationRecords {
    * same way in every field), serialised once. Returns what was stored.
    */
   async add(record: ActivationRecord, redact: (text: string) => string = (t) => t): Promise<string> {
+    const { call, text } = this.addCall(record, redact);
+    await this.#scripts.addActivationRecord(call);
+    return text;
+  }
+
+  /**
+   * add() at the end of a finished activation, in one command with the other parts of that end (lua/activation-end.lua):
+   * the agent's state (AgentStateStore.activatedCall) and the release of the run's inbox claim (InboxClaim.ending).
+   */
+  async addEnding(record: ActivationRecord, redact: (text: string) => string, parts: { activated?: ScriptCall; release?: ScriptCall }): Promise<{ text: string; streakEnded: boolean; releaseLost: boolean }> {
+    const { call, text } = this.addCall(record, redact);
+    return { text, ...(await this.#scripts.activationEnd({ ...parts, record: call })) };
+  }
+
+  /** add()'s script call (its keys and arguments), with the text it stores. */
+  addCall(record: ActivationRecord, redact: (text: string) => string = (t) => t): { call: ScriptCall; text: string } {
     const text = redact(JSON.stringify(boundedRecord(record, redact)));
     // Every key from the agent's shard: the agent's list, the shard's list of all agents, the shard's byte totals.
     const keys = this.#layout.of(record.agent);
-    await this.#scripts.addActivationRecord([keys.activationRecords(record.agent), keys.allActivationRecords, keys.recordBytes], text, this.channel, this.#keepPerShard, this.#now());
-    return text;
+    return { call: addActivationRecordCall([keys.activationRecords(record.agent), keys.allActivationRecords, keys.recordBytes], text, this.channel, this.#keepPerShard, this.#now()), text };
   }
 
   /** Channel on which each held-mentions line (heldRecord) is announced. */
@@ -138,7 +153,7 @@ export class ActivationRecords {
    */
   async addHeld(record: ActivationRecord): Promise<void> {
     const keys = this.#layout.of(record.agent);
-    await this.#scripts.addActivationRecord([keys.heldRecords(record.agent), keys.allHeldRecords, keys.recordBytes], JSON.stringify(record), this.heldChannel, this.#keepPerShard, this.#now());
+    await this.#scripts.addActivationRecord(addActivationRecordCall([keys.heldRecords(record.agent), keys.allHeldRecords, keys.recordBytes], JSON.stringify(record), this.heldChannel, this.#keepPerShard, this.#now()));
   }
 
   /** Held-mentions lines, newest first. */

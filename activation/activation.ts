@@ -27,7 +27,7 @@ import { parseExplorationAnswer } from './exploration-answer.ts';
 import { activatedKey, consumptionKey, explorationReplyKey, markReadKey, notificationReplyKey } from '../policy/idempotency-keys.ts';
 import type { InboxClaim } from '../scheduler/inbox-claims.ts';
 import { TaskUnreadable, type AgentTask, type TaskInbox, type TaskSource } from '../scheduler/task-inbox.ts';
-import type { ReplyOutbox } from './reply-outbox.ts';
+import { REPLY_OUTBOX_TTL_SECONDS, type ReplyOutbox } from './reply-outbox.ts';
 import type { TaskEnded, TaskEndingHandler, TaskWaitHandler } from './task-source-handlers.ts';
 import { partitionInbox } from './inbox-policy.ts';
 import { PhaseTimer, type PhaseTimings } from './phase-timer.ts';
@@ -292,22 +292,32 @@ function thrown(run: Run, err: unknown, at: { task?: TaskRef; usage: UsageWithCo
 async function answerInbox(deps: ActivationDeps, run: Run, inbox: Promise<NotificationPage>): Promise<Step[]> {
   const read = await readInbox(deps, run, inbox);
   const steps: Step[] = [read.step];
-  for (const n of read.actionable.slice(0, deps.maxNotificationsPerActivation ?? 10)) {
-    const step = await answerNotification(deps, run, n);
+  for (const n of read.actionable) {
+    const step = await answerNotification(deps, run, n, read.kept);
     steps.push(step);
     if (step.kind === 'failed') break; // the notifications after it stay unread and bring the agent back
   }
   return steps;
 }
 
-/** The inbox as the run holds it; notifications the agent does not answer are handled by policy. */
-async function readInbox(deps: ActivationDeps, run: Run, inbox: Promise<NotificationPage>): Promise<{ step: Step; actionable: readonly Notification[] }> {
-  const { hub } = deps;
+/**
+ * The inbox as the run holds it; notifications the agent does not answer are handled by policy. `actionable`: those
+ * this run answers (the rest stay unread and bring the agent back); `kept`: the answers an earlier attempt kept for
+ * them in the reply outbox, read with the claim (undefined without a claim: each is read as it is answered).
+ */
+async function readInbox(deps: ActivationDeps, run: Run, inbox: Promise<NotificationPage>): Promise<{ step: Step; actionable: readonly Notification[]; kept?: ReadonlyMap<string, string> }> {
+  const { hub, outbox } = deps;
   const { def, signal } = run;
   try {
     const { notifications } = await inbox;
-    await run.claim?.claim(notifications.length); // what this run holds now
-    const { actionable, ignorable } = partitionInbox(notifications, def.config.behavior);
+    const partition = partitionInbox(notifications, def.config.behavior);
+    const { ignorable } = partition;
+    const actionable = partition.actionable.slice(0, deps.maxNotificationsPerActivation ?? 10);
+    // What this run holds now, and in the same command what the outbox kept for the notifications it will answer
+    // (only where the outbox is in Redis beside the claim).
+    const answering = outbox.keyOf ? actionable.filter((n) => n.post_id).map((n) => n.id) : [];
+    const texts = await run.claim?.claim(notifications.length, answering.map((id) => outbox.keyOf!(def.name, id)));
+    const kept = texts && outbox.keyOf ? new Map(answering.flatMap((id, i) => (texts[i] === undefined ? [] : [[id, texts[i]] as const]))) : undefined;
     // Notifications the agent is configured not to answer are handled by policy: marking them read
     // keeps the agent from being woken for them again.
     const ids = ignorable.map((n) => n.id);
@@ -315,14 +325,14 @@ async function readInbox(deps: ActivationDeps, run: Run, inbox: Promise<Notifica
       await run.timer.time('mark_read', () => hub.markRead(def.name, ids, { idempotencyKey: markReadKey(ids), signal }));
       await run.claim?.settle(ids.length);
     }
-    return { step: done({ handled: ids }), actionable };
+    return { step: done({ handled: ids }), actionable, kept };
   } catch (err) {
     return { step: thrown(run, err, { usage: NO_USAGE }), actionable: [] };
   }
 }
 
 /** One notification: its thread, the agent's turn, the reply, and only then the notification read. */
-async function answerNotification(deps: ActivationDeps, run: Run, n: Notification): Promise<Step> {
+async function answerNotification(deps: ActivationDeps, run: Run, n: Notification, kept: ReadonlyMap<string, string> | undefined): Promise<Step> {
   const { hub, outbox } = deps;
   const { def, signal, log } = run;
   const task: TaskRef = { notificationId: n.id, postId: n.post_id ?? undefined, commentId: n.comment_id ?? undefined, from: n.from.name, excerpt: n.content ?? undefined };
@@ -335,7 +345,10 @@ async function answerNotification(deps: ActivationDeps, run: Run, n: Notificatio
       await run.claim?.settle(1);
       return done({ handled: [n.id] });
     }
-    let text = await outbox.get(def.name, n.id);
+    let text = kept ? kept.get(n.id) : await outbox.get(def.name, n.id);
+    // An answer to keep in the outbox before it is posted: with the write's reservation where both are in Redis (one
+    // command, lua/reply-before.lua), else on its own right away.
+    let keep: string | undefined;
     let posted = false;
     let post: Post | undefined;
     // How this notification ended for the activation, and for memory.
@@ -353,7 +366,9 @@ async function answerNotification(deps: ActivationDeps, run: Run, n: Notificatio
       switch (result.kind) {
         case 'answered':
           text = deps.redact(result.text);
-          await outbox.put(def.name, n.id, text);
+          // An empty answer posts nothing (no reservation to keep it with), yet is kept: a retry pays no model call again.
+          if (text && deps.writes && outbox.keyOf) keep = text;
+          else await outbox.put(def.name, n.id, text);
           break;
         case 'posted_by_tool':
           posted = true;
@@ -385,9 +400,10 @@ async function answerNotification(deps: ActivationDeps, run: Run, n: Notificatio
       const key = notificationReplyKey(n.id);
       const reply = text;
       // A reply to a mention: min_interval_seconds does not delay it (scheduler/eligibility.ts minIntervalMs).
+      const outboxKey = keep === undefined ? undefined : outbox.keyOf?.(def.name, n.id);
       const comment = await replyWithinLimits(deps.writes, run.def, postId, key, () =>
         run.timer.time('post', () => hub.createComment({ agent: def.name, postId, content: reply, parentId: n.comment_id ?? null, markRead: [n.id] }, { idempotencyKey: key, signal })),
-      'reply_to_mention');
+      'reply_to_mention', outboxKey === undefined ? undefined : { key: outboxKey, text: reply, ttlSeconds: REPLY_OUTBOX_TTL_SECONDS });
       switch (comment.kind) {
         case 'posted':
           readWithReply = comment.reply.marked_read !== undefined;
@@ -408,14 +424,19 @@ async function answerNotification(deps: ActivationDeps, run: Run, n: Notificatio
     }
     // Only now, with the answer safely on the hub, is the notification read (by the reply itself where the hub can).
     if (!readWithReply) await run.timer.time('mark_read', () => hub.markRead(def.name, [n.id], { idempotencyKey: markReadKey([n.id]), signal }));
-    await outbox.clear(def.name, n.id);
+    // The claim settled as the notification is read, and the kept answer dropped in the same command where the
+    // outbox is in Redis beside the claim (lua/reply-after.lua).
+    if (run.claim && outbox.keyOf) await run.claim.settle(1, outbox.keyOf(def.name, n.id));
+    else {
+      await outbox.clear(def.name, n.id);
+      await run.claim?.settle(1);
+    }
     // Remembered once the work is on the hub: a run that fails before this point leaves no memory.
     const postRef = post ? { id: post.id, title: post.title, community: post.community } : { id: n.post_id };
     const audience = post ? memoryAudienceOf(def.name, { kind: 'notification', post, notification: n }) : personAudience(def.name, n.from.name, []);
     // With memory.distill, the agent's model distils the exchange within what the turn left of behavior.max_tokens, charged here.
     const distilled = await run.timer.time('memory', async () => deps.memory?.remember(def, { trigger: 'notification', notification: { id: n.id, type: n.type, from: n.from.name, content: n.content }, post: postRef, ending: remembered, audience }, { spent: usage.inputTokens + usage.outputTokens, signal }));
     if (distilled) usage = plusUsage(usage, distilled);
-    await run.claim?.settle(1);
     return done({ ending, handled: [n.id], replies: text || posted ? 1 : 0, usage });
   } catch (err) {
     return thrown(run, err, { task, usage });

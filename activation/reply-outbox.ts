@@ -4,12 +4,18 @@
 import { keyLayout, type KeyLayout, type KeySpace } from '../redis/key-layout.ts';
 import type { RedisClient } from '../redis/scripts.ts';
 
-const TTL_SECONDS = 24 * 3600;
+/** How long a kept answer stays (the hub keeps an idempotent reply as long). */
+export const REPLY_OUTBOX_TTL_SECONDS = 24 * 3600;
 
 export interface ReplyOutbox {
   get(agent: string, notificationId: string): Promise<string | undefined>;
   put(agent: string, notificationId: string, text: string): Promise<void>;
   clear(agent: string, notificationId: string): Promise<void>;
+  /**
+   * The Redis key an answer is kept under (in the agent's shard), so a phase script of the activation reads, keeps
+   * or drops it in the command it sends anyway (the inbox claim's, the write reservation's). Absent: not in Redis.
+   */
+  keyOf?(agent: string, notificationId: string): string;
 }
 
 export class RedisReplyOutbox implements ReplyOutbox {
@@ -21,20 +27,20 @@ export class RedisReplyOutbox implements ReplyOutbox {
     this.#layout = keyLayout(space);
   }
 
-  #key(agent: string, id: string): string {
-    return this.#layout.of(agent).outbox(agent, id);
+  keyOf(agent: string, notificationId: string): string {
+    return this.#layout.of(agent).outbox(agent, notificationId);
   }
 
   async get(agent: string, notificationId: string): Promise<string | undefined> {
-    return (await this.#redis.get(this.#key(agent, notificationId))) ?? undefined;
+    return (await this.#redis.get(this.keyOf(agent, notificationId))) ?? undefined;
   }
 
   async put(agent: string, notificationId: string, text: string): Promise<void> {
-    await this.#redis.set(this.#key(agent, notificationId), text, 'EX', TTL_SECONDS);
+    await this.#redis.set(this.keyOf(agent, notificationId), text, 'EX', REPLY_OUTBOX_TTL_SECONDS);
   }
 
   async clear(agent: string, notificationId: string): Promise<void> {
-    await this.#redis.del(this.#key(agent, notificationId));
+    await this.#redis.del(this.keyOf(agent, notificationId));
   }
 }
 

@@ -132,12 +132,11 @@ export class ActivationWorker {
     // A notification run holds its agent's whole inbox until it has read it; the claim says so from the first moment.
     const ttl = (this.#opts.deps.agents.get(data.data.agent)?.config.behavior.max_duration ?? 300_000) + 60_000;
     const inbox = data.data.trigger === 'notification' && this.#opts.claims && job.id ? this.#opts.claims.forRun(data.data.agent, job.id, token ?? `${job.attemptsStarted}`, ttl) : undefined;
-    // Whether the agent is held back, and its counters for the context (read in #run), are asked alongside the
-    // claim: one round trip's wait, not two.
-    const facts = this.#opts.agentState.activationStart(data.data.agent);
+    // Whether the agent is held back, and its counters for the context (read in #run): with the claim begun in the
+    // same command (lua/activation-begin.lua) for a notification run. A claim that could not begin fails the run
+    // with that read: Redis did not answer, and the run could not be told whether the agent is held back either.
+    const facts = inbox ? inbox.begin() : this.#opts.agentState.activationStart(data.data.agent);
     facts.catch(() => undefined); // awaited, and its error surfaced, in #run
-    // Failures are logged, not fatal: the claim only spares the scheduler a redundant follow-up.
-    await inbox?.begin().catch((err: unknown) => this.#logger.warn({ err, agent: data.data.agent, job: job.id }, 'inbox claim not begun'));
     try {
       return await this.#run(job, data.data, signal, activationId, attempt, started, inbox, facts);
     } catch (err) {
@@ -166,7 +165,7 @@ export class ActivationWorker {
     const ending = await activate(this.#opts.deps, activationId, data, signal, { attempt, claim: inbox, today, onEvent: (e) => live.observe(e), traceparent: traceparentOf(span.context) }).finally(() => live.stop());
     switch (ending.kind) {
       case 'finished':
-        return this.#finished(data, activationId, attempt, started, span, ending.outcome);
+        return this.#finished(data, activationId, attempt, started, span, ending.outcome, inbox);
       case 'failed':
         return this.#failed(job, data, activationId, attempt, started, span, ending.error);
       default:
@@ -175,19 +174,28 @@ export class ActivationWorker {
   }
 
   /** The work is done: bookkeeping that fails from here on is logged, never turned into a failed activation. */
-  async #finished(data: ActivationJob, activationId: string, attempt: number, started: number, span: SpanHandle, outcome: ActivationOutcome): Promise<ActivationJobResult> {
-    const { agentState } = this.#opts;
+  async #finished(data: ActivationJob, activationId: string, attempt: number, started: number, span: SpanHandle, outcome: ActivationOutcome, inbox: InboxClaim | undefined): Promise<ActivationJobResult> {
+    const { agentState, records } = this.#opts;
     endSpan(span, { 'warren.outcome': outcome.outcome.kind, 'warren.reason': outcome.reason, 'warren.replies': outcome.replies, 'warren.handled': outcome.handled.length });
-    // Independent bookkeeping, sent together (each step's failure is its own).
-    await Promise.all([
-      this.#step(data.agent, 'activation state', async () => {
-        if (outcome.outcome.kind === 'skipped') return;
-        const usage = { tokensInput: outcome.usage.inputTokens, tokensOutput: outcome.usage.outputTokens, costUsd: outcome.usage.costUsd };
-        await agentState.recordActivated(data.agent, usage, { resetBackoff: resetsBackoff(outcome.outcome) });
-      }),
-      this.#step(data.agent, 'activation record', () => this.#store(recordOf(outcome, started, attempt))),
-      this.#statusAfter(data.agent, activationId, outcome.events, outcome.budget, resetsBackoff(outcome.outcome)),
-    ]);
+    const resets = resetsBackoff(outcome.outcome);
+    let streakEnded = false;
+    // The agent's state, the record and the inbox claim's release, in one command (lua/activation-end.lua).
+    await this.#step(data.agent, 'activation state and record', async () => {
+      const usage = { tokensInput: outcome.usage.inputTokens, tokensOutput: outcome.usage.outputTokens, costUsd: outcome.usage.costUsd };
+      const record = recordOf(outcome, started, attempt);
+      const release = inbox?.ending();
+      const ended = await records.addEnding(record, (text) => this.#opts.redactor.redact(text), {
+        activated: outcome.outcome.kind === 'skipped' ? undefined : agentState.activatedCall(data.agent, usage, { resetBackoff: resets }),
+        release: release?.call,
+      });
+      release?.sent();
+      if (ended.releaseLost) this.#logger.warn({ agent: data.agent, activation: activationId }, 'inbox claim not released: a later attempt of the run holds the inbox');
+      streakEnded = ended.streakEnded;
+      // Observers (metrics) count and time it; what the run said stays with the stored, redacted record.
+      this.#opts.onRecord?.({ ...record, events: [] });
+    });
+    // A pause by failures ends only where a failure streak did: the fleet's ledger is not asked after every good run.
+    await this.#statusAfter(data.agent, activationId, outcome.events, outcome.budget, resets && streakEnded);
     this.#opts.onOutcome?.(outcome);
     return { activation_id: activationId, outcome: outcome.outcome.kind, reason: outcome.reason };
   }

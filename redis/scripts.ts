@@ -56,6 +56,14 @@ const BOOLEAN_CODES = [0, 1] as const;
 
 const lua = (name: string): string => readFileSync(new URL(`./lua/${name}.lua`, import.meta.url), 'utf8');
 
+/**
+ * A phase script (lua/<name>.lua) with the scripts it runs: each part's file becomes a Lua function of its own KEYS
+ * and ARGV (`inbox-claim.lua` → `inbox_claim(keys, args)`), so a part runs exactly as it does alone and has one
+ * source. One phase of an activation is then one command, one round trip, where it was one per part.
+ */
+const phase = (name: string, parts: readonly string[]): string =>
+  [...parts.map((p) => `local ${p.replaceAll('-', '_')} = function(KEYS, ARGV)\n${lua(p)}\nend\n`), lua(name)].join('');
+
 // Name on the connection → script body and its number of keys.
 /** How much of the activation records Redis keeps (README "Records and Redis memory"): per list, the oldest go first. */
 export interface RecordRetention {
@@ -73,8 +81,6 @@ export interface RecordRetention {
 
 const SCRIPTS = {
   warrenInboxHeld: { lua: lua('inbox-held'), keys: 1 },
-  warrenInboxBegin: { lua: lua('inbox-begin'), keys: 3 },
-  warrenInboxClaim: { lua: lua('inbox-claim'), keys: 2 },
   warrenInboxSettle: { lua: lua('inbox-settle'), keys: 2 },
   warrenInboxRelease: { lua: lua('inbox-release'), keys: 2 },
   warrenLeaseAcquire: { lua: lua('lease-acquire'), keys: 1 },
@@ -98,10 +104,53 @@ const SCRIPTS = {
   warrenTaskRelease: { lua: lua('task-release'), keys: 1 },
   warrenTasksWaiting: { lua: lua('tasks-waiting'), keys: 1 },
   warrenA2aTaskSave: { lua: lua('a2a-task-save'), keys: 2 },
+  // One per phase of an activation (issue 32: warren's own round trips per activation), each made of the scripts above.
+  warrenActivationBegin: { lua: phase('activation-begin', ['activation-start', 'inbox-begin']), keys: 6 },
+  warrenInboxRead: { lua: phase('inbox-read', ['inbox-claim']), keys: undefined },
+  warrenReplyBefore: { lua: phase('reply-before', ['reserve-write']), keys: 5 },
+  warrenReplyAfter: { lua: phase('reply-after', ['inbox-settle']), keys: 3 },
+  warrenActivationEnd: { lua: phase('activation-end', ['record-activated', 'add-activation-record', 'inbox-release']), keys: undefined },
 } as const;
+
+/** The body of each script as it is sent (phase scripts with their parts): tests name EVALSHA's hashes by it. */
+export function scriptBodies(): ReadonlyMap<string, string> {
+  return new Map(Object.entries(SCRIPTS).map(([command, s]) => [command, s.lua]));
+}
 
 type ScriptName = keyof typeof SCRIPTS;
 type Arg = string | number;
+
+/**
+ * One script's keys and arguments as the store that owns them describes them (the *Call functions below), so a phase
+ * script (lua/activation-end.lua) can run it with others in one command, and the script's own method alone.
+ */
+export interface ScriptCall {
+  keys: readonly string[];
+  args: readonly Arg[];
+}
+
+/** lua/record-activated.lua's keys and arguments: the activation's time and usage; `resetBackoff` also ends failures and backoff. */
+export function recordActivatedCall(keys: readonly [lastActivated: string, day: string, failures: string, lastFailure: string, backoffUntil: string], agent: string, at: number, usage: { tokensInput: number; tokensOutput: number; costUsd: number }, ttlSeconds: number, resetBackoff: boolean): ScriptCall {
+  return { keys, args: [agent, at, Math.round(usage.tokensInput), Math.round(usage.tokensOutput), usage.costUsd, ttlSeconds, resetBackoff ? 1 : 0] };
+}
+
+/** lua/add-activation-record.lua's keys and arguments: `record` pushed to both lists, each trimmed to `keep`, and published on `channel`. */
+export function addActivationRecordCall(keys: readonly [agent: string, all: string, byteTotals: string], record: string, channel: string, keep: RecordRetention, now: number): ScriptCall {
+  const cutoff = new Date(now - keep.maxAgeMs).toISOString();
+  return { keys, args: [record, keep.perAgent, keep.overall, channel, keep.perAgentBytes, keep.overallBytes, cutoff, keep.maxAgeMs] };
+}
+
+/** lua/inbox-release.lua's keys and arguments. */
+export function inboxReleaseCall(keys: readonly [hold: string, version: string], jobId: string, attempt: string): ScriptCall {
+  return { keys, args: [jobId, attempt] };
+}
+
+/** lua/reserve-write.lua's answer (also reply-before.lua's), or UnexpectedScriptReply. */
+function reserveWriteReply(reply: unknown): [code: ReserveWriteCode, detail: number] {
+  const [code, detail] = Array.isArray(reply) ? (reply as unknown[]) : [reply];
+  if (typeof detail !== 'number') throw new UnexpectedScriptReply('reserve-write', reply, RESERVE_WRITE_CODES);
+  return [knownCode('reserve-write', code, RESERVE_WRITE_CODES), detail];
+}
 // An array argument is sent as its elements (ioredis flattens): a spread of 100,000 names would overflow the stack.
 type Defined = Record<ScriptName, (...args: Array<Arg | readonly Arg[]>) => Promise<unknown>>;
 
@@ -130,23 +179,56 @@ export class RedisScripts {
     return (await this.#run.warrenInboxHeld(versionKey, prefixes.jobName, prefixes.job, prefixes.hold, prefixes.dedupCurrent, prefixes.dedupNext, agents)) as number[];
   }
 
-  async inboxBegin(keys: readonly [hold: string, version: string, keptFollowUp: string], jobId: string, attempt: string, ttlMs: number): Promise<void> {
-    await this.#run.warrenInboxBegin(...keys, jobId, attempt, ttlMs);
+  /**
+   * lua/activation-begin.lua: activation-start's answer ([paused, backoff-until, posts today, comments today], null
+   * where unset) with the run's claim on the whole inbox begun (inbox-begin.lua) in the same command.
+   */
+  async activationBegin(start: readonly [paused: string, backoffUntil: string, day: string], agent: string, inbox: readonly [hold: string, version: string, keptFollowUp: string], jobId: string, attempt: string, ttlMs: number): Promise<Array<string | null>> {
+    return (await this.#run.warrenActivationBegin(...start, ...inbox, agent, jobId, attempt, ttlMs)) as Array<string | null>;
   }
 
-  /** Throws InboxClaimLost when a later attempt of the job began since. */
-  async inboxClaim(agent: string, keys: readonly [hold: string, version: string], jobId: string, attempt: string, ttlMs: number, count: number): Promise<void> {
-    if (knownCode('inbox-claim', await this.#run.warrenInboxClaim(...keys, jobId, attempt, ttlMs, count), CLAIM_CODES) === -1) throw new InboxClaimLost('claim', agent, jobId, attempt);
+  /**
+   * lua/inbox-read.lua: the claim of `count` notifications (InboxClaimLost when a later attempt of the job began
+   * since), then the text each of `outboxKeys` holds (undefined where none), in their order.
+   */
+  async inboxRead(agent: string, keys: readonly [hold: string, version: string], outboxKeys: readonly string[], jobId: string, attempt: string, ttlMs: number, count: number): Promise<Array<string | undefined>> {
+    const reply = await this.#run.warrenInboxRead(2 + outboxKeys.length, ...keys, outboxKeys, jobId, attempt, ttlMs, count);
+    const [code, ...texts] = Array.isArray(reply) ? (reply as unknown[]) : [reply];
+    if (knownCode('inbox-read', code, CLAIM_CODES) === -1) throw new InboxClaimLost('claim', agent, jobId, attempt);
+    if (texts.length !== outboxKeys.length || texts.some((t) => t !== null && typeof t !== 'string')) throw new UnexpectedScriptReply('inbox-read', reply, CLAIM_CODES);
+    return texts.map((t) => (typeof t === 'string' ? t : undefined));
   }
+
+  /** lua/reply-after.lua: `outboxKey` dropped, then `count` settled. Throws InboxClaimLost when a later attempt began since. */
+  async replyAfter(agent: string, keys: readonly [hold: string, version: string], outboxKey: string, jobId: string, attempt: string, count: number): Promise<void> {
+    if (knownCode('reply-after', await this.#run.warrenReplyAfter(...keys, outboxKey, jobId, attempt, count), CLAIM_CODES) === -1) throw new InboxClaimLost('settle', agent, jobId, attempt);
+  }
+
+  /**
+   * lua/activation-end.lua: the parts described by their stores (recordActivatedCall, addActivationRecordCall,
+   * inboxReleaseCall), run in one command. `streakEnded`: record-activated's answer (false without that part);
+   * `releaseLost`: inbox-release answered that a later attempt holds the inbox now.
+   */
+  async activationEnd(parts: { activated?: ScriptCall; record: ScriptCall; release?: ScriptCall }): Promise<{ streakEnded: boolean; releaseLost: boolean }> {
+    const calls = [parts.activated, parts.record, parts.release];
+    const counts = calls.flatMap((c) => (c ? [c.keys.length, c.args.length] : [0, 0]));
+    const keys = calls.flatMap((c) => c?.keys ?? []);
+    const reply = await this.#run.warrenActivationEnd(keys.length, keys, counts, calls.flatMap((c) => c?.args ?? []));
+    const [activated, released] = Array.isArray(reply) ? (reply as unknown[]) : [];
+    const streakEnded = parts.activated ? knownCode('record-activated', activated, BOOLEAN_CODES) === 1 : false;
+    const releaseLost = parts.release ? knownCode('inbox-release', released, CLAIM_CODES) === -1 : false;
+    return { streakEnded, releaseLost };
+  }
+
 
   /** Throws InboxClaimLost when a later attempt of the job began since. */
   async inboxSettle(agent: string, keys: readonly [hold: string, version: string], jobId: string, attempt: string, count: number): Promise<void> {
     if (knownCode('inbox-settle', await this.#run.warrenInboxSettle(...keys, jobId, attempt, count), CLAIM_CODES) === -1) throw new InboxClaimLost('settle', agent, jobId, attempt);
   }
 
-  /** Throws InboxClaimLost when a later attempt of the job began since. */
-  async inboxRelease(agent: string, keys: readonly [hold: string, version: string], jobId: string, attempt: string): Promise<void> {
-    if (knownCode('inbox-release', await this.#run.warrenInboxRelease(...keys, jobId, attempt), CLAIM_CODES) === -1) throw new InboxClaimLost('release', agent, jobId, attempt);
+  /** lua/inbox-release.lua (inboxReleaseCall). Throws InboxClaimLost when a later attempt of the job began since. */
+  async inboxRelease(agent: string, call: ScriptCall, jobId: string, attempt: string): Promise<void> {
+    if (knownCode('inbox-release', await this.#run.warrenInboxRelease(...call.keys, ...call.args), CLAIM_CODES) === -1) throw new InboxClaimLost('release', agent, jobId, attempt);
   }
 
   /** True when `token` holds the lease afterwards (it was free, or already ours and is renewed). */
@@ -173,10 +255,15 @@ export class RedisScripts {
    * Any other code throws UnexpectedScriptReply.
    */
   async reserveWrite(keys: readonly string[], args: readonly Arg[]): Promise<[code: ReserveWriteCode, detail: number]> {
-    const reply = await this.#run.warrenReserveWrite(...keys, ...args);
-    const [code, detail] = Array.isArray(reply) ? (reply as unknown[]) : [reply];
-    if (typeof detail !== 'number') throw new UnexpectedScriptReply('reserve-write', reply, RESERVE_WRITE_CODES);
-    return [knownCode('reserve-write', code, RESERVE_WRITE_CODES), detail];
+    return reserveWriteReply(await this.#run.warrenReserveWrite(...keys, ...args));
+  }
+
+  /**
+   * lua/reply-before.lua: `keep.text` kept under `keep.key` (the reply outbox) for `keep.ttlSeconds`, then the write
+   * reserved as by reserveWrite, in one command.
+   */
+  async replyBefore(keys: readonly string[], args: readonly Arg[], keep: { key: string; text: string; ttlSeconds: number }): Promise<[code: ReserveWriteCode, detail: number]> {
+    return reserveWriteReply(await this.#run.warrenReplyBefore(...keys, keep.key, ...args, keep.text, keep.ttlSeconds));
   }
 
   /** True when there was a reservation to give back. */
@@ -192,15 +279,14 @@ export class RedisScripts {
     return (await this.#run.warrenExplorationFacts(...keys, dedupPrefix, agents)) as string;
   }
 
-  /** lua/add-activation-record.lua: `record` pushed to both lists (each trimmed to its retention) and published. */
-  async addActivationRecord(keys: readonly [agent: string, all: string, byteTotals: string], record: string, channel: string, keep: RecordRetention, now: number): Promise<void> {
-    const cutoff = new Date(now - keep.maxAgeMs).toISOString();
-    await this.#run.warrenAddActivationRecord(...keys, record, keep.perAgent, keep.overall, channel, keep.perAgentBytes, keep.overallBytes, cutoff, keep.maxAgeMs);
+  /** lua/add-activation-record.lua (addActivationRecordCall): the record pushed to both lists (each trimmed to its retention) and published. */
+  async addActivationRecord(call: ScriptCall): Promise<void> {
+    await this.#run.warrenAddActivationRecord(...call.keys, ...call.args);
   }
 
-  /** lua/record-activated.lua: the activation's time and usage; `resetBackoff` also ends failures and backoff. */
-  async recordActivated(keys: readonly [lastActivated: string, day: string, failures: string, lastFailure: string, backoffUntil: string], agent: string, at: number, usage: { tokensInput: number; tokensOutput: number; costUsd: number }, ttlSeconds: number, resetBackoff: boolean): Promise<void> {
-    await this.#run.warrenRecordActivated(...keys, agent, at, Math.round(usage.tokensInput), Math.round(usage.tokensOutput), usage.costUsd, ttlSeconds, resetBackoff ? 1 : 0);
+  /** lua/record-activated.lua (recordActivatedCall): true when its reset ended a failure streak. */
+  async recordActivated(call: ScriptCall): Promise<boolean> {
+    return knownCode('record-activated', await this.#run.warrenRecordActivated(...call.keys, ...call.args), BOOLEAN_CODES) === 1;
   }
 
   /** lua/agent-holds.lua: per agent [paused, backoff-until], null where unset. */

@@ -2,7 +2,7 @@
 // machines agree: failures (for backoff), last activation, pause flag, and today's counters.
 import { keyLayout, type KeyLayout, type KeySpace } from '../redis/key-layout.ts';
 import type { RedisKeys } from '../redis/keys.ts';
-import { redisScripts, type RedisClient, type RedisScripts } from '../redis/scripts.ts';
+import { recordActivatedCall, redisScripts, type RedisClient, type RedisScripts, type ScriptCall } from '../redis/scripts.ts';
 
 export interface AgentState {
   failures: number;
@@ -17,6 +17,22 @@ export interface AgentState {
 
 /** What holds an agent back: `warren pause`, or a failure backoff until then. */
 export type AgentHold = Pick<AgentState, 'paused' | 'backoffUntil'>;
+
+/** What an activation reads of its agent as it starts: what holds it back, and its posts and comments today. */
+export interface ActivationStartFacts {
+  hold: AgentHold;
+  today: { posts: number; comments: number };
+}
+
+/** lua/activation-start.lua's keys for an agent (its shard's). */
+export function startKeysOf(k: RedisKeys, day = utcDay()): [paused: string, backoffUntil: string, day: string] {
+  return [k.agentPaused, k.agentBackoffUntil, k.agentDay(day)];
+}
+
+/** lua/activation-start.lua's answer (also activation-begin.lua's): [paused, backoff-until, posts, comments], null where unset. */
+export function startFactsOf([paused, until, posts, comments]: ReadonlyArray<string | null | undefined>): ActivationStartFacts {
+  return { hold: holdOf(paused, until), today: { posts: Number(posts ?? 0), comments: Number(comments ?? 0) } };
+}
 
 /** A hold as the scripts answer it: the paused flag and the backoff's end, each null (or absent) when unset. */
 function holdOf(paused: string | null | undefined, until: string | null | undefined): AgentHold {
@@ -110,21 +126,31 @@ export class AgentStateStore {
     await this.#redis.hincrby(this.#of(agent).agentAbandoned, agent, count);
   }
 
-  /** `warren resume` also ends a backoff: the operator says the cause is fixed. */
+  /**
+   * `warren resume` also ends a backoff: the operator says the cause is fixed. The last failure's time stays until
+   * the agent's next good run: it marks a streak that may have paused the agent, so that run ends the pause's status
+   * too (recordActivated's answer; the fleet's ledger is asked only then).
+   */
   async clearBackoff(agent: string): Promise<void> {
     const k = this.#of(agent);
-    await this.#redis.multi().hdel(k.agentFailures, agent).hdel(k.agentLastFailure, agent).hdel(k.agentBackoffUntil, agent).exec();
+    await this.#redis.multi().hdel(k.agentFailures, agent).hdel(k.agentBackoffUntil, agent).exec();
   }
 
   /**
    * The end of an activation (any outcome): what exploration's staleness order is based on, and today's usage.
-   * `resetBackoff`: the run succeeded, so the failure count and any backoff end, in the same round trip.
+   * `resetBackoff`: the run succeeded, so the failure count and any backoff end, in the same round trip. Resolves
+   * true when that ended a failure streak (only then may the agent be paused by its failures: StatusPoster.ranWell).
    * Posts and comments are not counted here: every write counts itself as it is admitted (write-allowance.ts).
    */
-  async recordActivated(agent: string, usage: { tokensInput: number; tokensOutput: number; costUsd: number }, opts: { at?: number; resetBackoff?: boolean } = {}): Promise<void> {
+  async recordActivated(agent: string, usage: { tokensInput: number; tokensOutput: number; costUsd: number }, opts: { at?: number; resetBackoff?: boolean } = {}): Promise<boolean> {
+    return this.#scripts.recordActivated(this.activatedCall(agent, usage, opts));
+  }
+
+  /** recordActivated as a part of the activation's end script (RedisScripts.activationEnd). */
+  activatedCall(agent: string, usage: { tokensInput: number; tokensOutput: number; costUsd: number }, opts: { at?: number; resetBackoff?: boolean } = {}): ScriptCall {
     const at = opts.at ?? Date.now();
     const k = this.#of(agent);
-    await this.#scripts.recordActivated([k.agentLastActivated, k.agentDay(utcDay(at)), k.agentFailures, k.agentLastFailure, k.agentBackoffUntil], agent, at, usage, DAILY_TTL_SECONDS, opts.resetBackoff ?? false);
+    return recordActivatedCall([k.agentLastActivated, k.agentDay(utcDay(at)), k.agentFailures, k.agentLastFailure, k.agentBackoffUntil], agent, at, usage, DAILY_TTL_SECONDS, opts.resetBackoff ?? false);
   }
 
   async setPaused(agent: string, paused: boolean): Promise<void> {
@@ -261,12 +287,11 @@ export class AgentStateStore {
 
   /**
    * What an activation reads of its agent as it starts (lua/activation-start.lua, one command): whether it is held
-   * back (`warren pause`, a backoff) and its posts and comments today (the context's "left today" lines).
+   * back (`warren pause`, a backoff) and its posts and comments today (the context's "left today" lines). A
+   * notification run reads it with its inbox claim instead (InboxClaim.begin).
    */
-  async activationStart(agent: string, day = utcDay()): Promise<{ hold: AgentHold; today: { posts: number; comments: number } }> {
-    const k = this.#of(agent);
-    const [paused, until, posts, comments] = await this.#scripts.activationStart([k.agentPaused, k.agentBackoffUntil, k.agentDay(day)], agent);
-    return { hold: holdOf(paused, until), today: { posts: Number(posts ?? 0), comments: Number(comments ?? 0) } };
+  async activationStart(agent: string, day = utcDay()): Promise<ActivationStartFacts> {
+    return startFactsOf(await this.#scripts.activationStart(startKeysOf(this.#of(agent), day), agent));
   }
 
   /** What holds each of many agents back, in one command (lua/agent-holds.lua): what an intake round decides on. */

@@ -13,7 +13,8 @@
 // With shards (redis/key-layout.ts) an agent's hold, its shard's hold version and BullMQ's deduplication keys all sit
 // in the agent's shard: a version is only comparable with the holds of its own shard (InboxHoldVersions).
 import { keyLayout, type KeyLayout, type KeySpace } from '../redis/key-layout.ts';
-import { redisScripts, type RedisClient, type RedisScripts } from '../redis/scripts.ts';
+import { inboxReleaseCall, redisScripts, type RedisClient, type RedisScripts, type ScriptCall } from '../redis/scripts.ts';
+import { startFactsOf, startKeysOf, type ActivationStartFacts } from './agent-state.ts';
 
 /** What a run holds of its agent's inbox, and the claim version of its last decrease. */
 export interface InboxHold {
@@ -57,11 +58,20 @@ export class InboxClaims {
     const k = this.#layout.of(agent);
     const keys = [k.inboxHold(agent), k.inboxHoldVersion] as const;
     const scripts = this.#scripts;
+    // Sent with the activation's end (ending()) instead of alone: release() then has nothing left to send.
+    let released = false;
     return {
-      begin: () => scripts.inboxBegin([...keys, k.dedup(agent).next], jobId, attempt, ttlMs),
-      claim: (count) => scripts.inboxClaim(agent, keys, jobId, attempt, ttlMs, count),
-      settle: async (count) => (count > 0 ? scripts.inboxSettle(agent, keys, jobId, attempt, count) : undefined),
-      release: () => scripts.inboxRelease(agent, keys, jobId, attempt),
+      // One command with what the activation reads of its agent as it starts (lua/activation-begin.lua).
+      begin: async () => startFactsOf(await scripts.activationBegin(startKeysOf(k), agent, [...keys, k.dedup(agent).next], jobId, attempt, ttlMs)),
+      claim: (count, outboxKeys = []) => scripts.inboxRead(agent, keys, outboxKeys, jobId, attempt, ttlMs, count),
+      settle: async (count, outboxKey) => {
+        if (outboxKey !== undefined) return scripts.replyAfter(agent, keys, outboxKey, jobId, attempt, count);
+        if (count > 0) await scripts.inboxSettle(agent, keys, jobId, attempt, count);
+      },
+      ending: () => ({ call: inboxReleaseCall(keys, jobId, attempt), sent: () => void (released = true) }),
+      release: async () => {
+        if (!released) await scripts.inboxRelease(agent, inboxReleaseCall(keys, jobId, attempt), jobId, attempt);
+      },
     };
   }
 
@@ -107,12 +117,28 @@ export class InboxClaims {
 
 /** One run's side of the claim; the worker begins and releases it, the activation claims and settles. */
 export interface InboxClaim {
-  /** The run started and has not read the inbox: it holds all of it. */
-  begin(): Promise<void>;
-  /** The run read `count` unread notifications. Throws InboxClaimLost when a later attempt of the run began. */
-  claim(count: number): Promise<void>;
-  /** `count` claimed notifications were marked read. Throws InboxClaimLost when a later attempt began. */
-  settle(count: number): Promise<void>;
+  /**
+   * The run started and has not read the inbox: it holds all of it. In the same command, what the activation reads
+   * of its agent as it starts (AgentStateStore.activationStart's answer).
+   */
+  begin(): Promise<ActivationStartFacts>;
+  /**
+   * The run read `count` unread notifications. In the same command, what each of `outboxKeys` holds (the answers an
+   * earlier attempt kept in the reply outbox, activation/reply-outbox.ts), undefined where none, in their order.
+   * Throws InboxClaimLost when a later attempt of the run began.
+   */
+  claim(count: number, outboxKeys?: readonly string[]): Promise<Array<string | undefined>>;
+  /**
+   * `count` claimed notifications were marked read; `outboxKey`: the answer now on the hub, dropped from the reply
+   * outbox in the same command (first, so even a lost claim leaves it behind no longer). Throws InboxClaimLost when
+   * a later attempt began.
+   */
+  settle(count: number, outboxKey?: string): Promise<void>;
+  /**
+   * The release as a part of the activation's end (lua/activation-end.lua: one command with its state and record);
+   * `sent()` once that command ran, so release() sends nothing more.
+   */
+  ending(): { call: ScriptCall; sent(): void };
   /** The run is over. Throws InboxClaimLost when a later attempt began (which then holds the inbox). */
   release(): Promise<void>;
 }

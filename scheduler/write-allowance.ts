@@ -82,6 +82,13 @@ export function hubRefusedWrite(status: number | undefined): boolean {
   return status !== undefined && status >= 400 && status < 500 && !isRetryableStatus(status, 'busy');
 }
 
+/** A text kept in Redis with a write's reservation, in one command: the reply outbox's answer about to be posted. */
+export interface KeepText {
+  key: string;
+  text: string;
+  ttlSeconds: number;
+}
+
 /** One agent's writes under its rules: what the hub tools and the pipeline hold. */
 export interface AgentWrites {
   reserve(write: HubWrite): Promise<WriteReservation>;
@@ -112,12 +119,16 @@ export class WriteAllowance {
     return { reserve: (write) => this.reserve(agent, rules, write), guard: (write, act) => this.guard(agent, rules, write, act) };
   }
 
-  /** Reserves the write, or throws WriteRefused naming the limit it would break. */
-  async reserve(agent: string, rules: WriteRules, write: HubWrite, now = Date.now()): Promise<WriteReservation> {
+  /**
+   * Reserves the write, or throws WriteRefused naming the limit it would break. `keep`: a text set under a key of the
+   * agent's shard first, whatever the answer (the reply outbox's answer: lua/reply-before.lua), in the same command.
+   */
+  async reserve(agent: string, rules: WriteRules, write: HubWrite, now = Date.now(), keep?: KeepText): Promise<WriteReservation> {
     const day = utcDay(now);
     const l = rules.limits;
     const daily = write.kind === 'post' ? l.max_daily_posts : l.max_daily_comments;
-    const [code, detail] = await this.#scripts.reserveWrite(this.#keysOf(agent, write, day), [
+    const keys = this.#keysOf(agent, write, day);
+    const args = [
       agent,
       write.kind,
       rules.can_create_posts ? 1 : 0,
@@ -128,7 +139,8 @@ export class WriteAllowance {
       RESERVATION_TTL_MS,
       DAY_TTL_SECONDS,
       THREAD_TTL_SECONDS,
-    ]);
+    ];
+    const [code, detail] = keep ? await this.#scripts.replyBefore(keys, args, keep) : await this.#scripts.reserveWrite(keys, args);
     if (code !== 1 && code !== 0) throw refusalOf(agent, rules, write, code, detail);
     return { agent, write, day, at: now, replay: code === 0 };
   }
@@ -140,10 +152,10 @@ export class WriteAllowance {
 
   /**
    * Runs `act` (the hub call) under a reservation: refused writes throw WriteRefused before any hub call, and
-   * a write the hub refused gives its reservation back.
+   * a write the hub refused gives its reservation back. `keep`: as reserve's.
    */
-  async guard<T>(agent: string, rules: WriteRules, write: HubWrite, act: () => Promise<T>): Promise<T> {
-    const reservation = await this.reserve(agent, rules, write);
+  async guard<T>(agent: string, rules: WriteRules, write: HubWrite, act: () => Promise<T>, keep?: KeepText): Promise<T> {
+    const reservation = await this.reserve(agent, rules, write, Date.now(), keep);
     try {
       return await act();
     } catch (err) {

@@ -11,6 +11,9 @@ import { ActivationQueue } from '../scheduler/activation-queue.ts';
 import { InboxClaims } from '../scheduler/inbox-claims.ts';
 import { RedisKeys } from '../redis/keys.ts';
 import { InboxClaimLost } from '../redis/scripts.ts';
+import { AgentStateStore } from '../scheduler/agent-state.ts';
+import { ActivationRecords } from '../activation/activation-records.ts';
+import { activationRecord } from './support/activation-record.ts';
 
 const redisUrl = inject('redisUrl');
 const logger = pino({ level: 'silent' });
@@ -166,6 +169,57 @@ describe('inbox holds from BullMQ state', () => {
     await attempt2.claim(2);
     await expect(attempt1.settle(2)).rejects.toBeInstanceOf(InboxClaimLost);
     expect(await held()).toBe(2);
+  });
+
+  it('the phase scripts keep each guarantee: the claim with the kept answers, the answer dropped even by a lost claim, the release with the record', async () => {
+    const { prefix, conn, queue, claims, held } = setup();
+    const k = new RedisKeys(prefix);
+    const id = await queue.enqueue('ann', 'notification');
+    const attempt1 = claims.forRun('ann', id!, 'attempt-1', 60_000);
+    // Begun in one command with what the activation reads of the agent as it starts.
+    await conn.hset(k.agentPaused, 'ann', '1');
+    expect(await attempt1.begin()).toEqual({ hold: { paused: true, backoffUntil: undefined }, today: { posts: 0, comments: 0 } });
+    expect(await held()).toBe(Infinity);
+    // The claim reads what the outbox kept for the notifications it will answer, in their order.
+    await conn.set(k.outbox('ann', 'n2'), 'kept answer');
+    expect(await attempt1.claim(3, [k.outbox('ann', 'n1'), k.outbox('ann', 'n2')])).toEqual([undefined, 'kept answer']);
+    expect(await held()).toBe(3);
+    // Answered: the kept answer goes with the settle.
+    await attempt1.settle(1, k.outbox('ann', 'n2'));
+    expect(await conn.exists(k.outbox('ann', 'n2'))).toBe(0);
+    expect(await held()).toBe(2);
+
+    // A later attempt begins: the first one's claim is lost, and still its answer on the hub leaves nothing kept.
+    const attempt2 = claims.forRun('ann', id!, 'attempt-2', 60_000);
+    await attempt2.begin();
+    await conn.set(k.outbox('ann', 'n3'), 'posted by the old attempt');
+    await expect(attempt1.settle(1, k.outbox('ann', 'n3'))).rejects.toMatchObject({ name: 'InboxClaimLost', step: 'settle' });
+    expect(await conn.exists(k.outbox('ann', 'n3'))).toBe(0);
+    await expect(attempt1.claim(1, [k.outbox('ann', 'n1')])).rejects.toBeInstanceOf(InboxClaimLost);
+    expect(await held()).toBe(Infinity);
+
+    // The end of attempt 2 releases with its state and record, in one command; release() then sends nothing more.
+    const state = new AgentStateStore(conn, prefix);
+    const records = new ActivationRecords(conn, prefix);
+    await attempt2.claim(1);
+    const ending = attempt2.ending();
+    const ended = await records.addEnding(activationRecord({ agent: 'ann', activation_id: 'act-2', started_at: new Date().toISOString() }), (t) => t, { activated: state.activatedCall('ann', { tokensInput: 5, tokensOutput: 1, costUsd: 0 }, { at: 42, resetBackoff: true }), release: ending.call });
+    ending.sent();
+    expect(ended).toMatchObject({ streakEnded: false, releaseLost: false });
+    expect(await conn.hget(k.inboxHold('ann'), 'count')).toBeNull(); // released: it holds nothing it has not read
+    expect((await state.getMany(['ann'])).get('ann')?.lastActivatedAt).toBe(42);
+    expect((await records.recent({ agent: 'ann' })).map((r) => r.activation_id)).toEqual(['act-2']);
+    const attempt3 = claims.forRun('ann', id!, 'attempt-3', 60_000);
+    await attempt3.begin();
+    // Sent with the end already: were it sent again, attempt 3's claim would answer that it is lost.
+    await expect(attempt2.release()).resolves.toBeUndefined();
+
+    // The end of a run whose claim was lost: the state and record are written all the same, the loss reported.
+    const late = attempt1.ending();
+    const lost = await records.addEnding(activationRecord({ agent: 'ann', activation_id: 'act-1', started_at: new Date().toISOString() }), (t) => t, { release: late.call });
+    expect(lost).toMatchObject({ releaseLost: true });
+    expect((await records.recent({ agent: 'ann' })).map((r) => r.activation_id)).toEqual(['act-1', 'act-2']);
+    await expect(attempt1.release()).rejects.toBeInstanceOf(InboxClaimLost); // not sent with an end: sent now
   });
 
   it('the deduplication keys are where BullMQ keeps them', async () => {

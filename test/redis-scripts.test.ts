@@ -51,17 +51,19 @@ describe('warren Redis scripts', () => {
 
   // A script and its caller out of step (an edited script, a partial deploy): the script is replaced on a connection
   // of its own by one that answers a code nobody knows, and the caller gets a typed error naming script and code.
-  it.each<[string, string, number, string, (c: Redis) => Promise<unknown>]>([
+  it.each<[string, string, number | undefined, string, (c: Redis) => Promise<unknown>]>([
     // [script, its command, keys, what it answers, the caller]
     ['reserve-write', 'warrenReserveWrite', 4, 'return {-9, 1500}', (c) => new WriteAllowance(c, `odd-${randomUUID().slice(0, 8)}`).reserve('bee', { can_create_posts: true, limits: { max_daily_posts: 5, max_daily_comments: 50, max_responses_per_thread: 3, min_interval_seconds: 60 } }, { kind: 'comment', postId: 'p1', idempotencyKey: 'k1' })],
     ['lease-acquire', 'warrenLeaseAcquire', 1, 'return 7', (c) => new LeaderLease(c, { prefix: `odd-${randomUUID().slice(0, 8)}`, ttlMs: 5_000 }).tryAcquireOrRenew()],
     ['release-write', 'warrenReleaseWrite', 4, "return 'yes'", (c) => redisScripts(c).releaseWrite(['a', 'b', 'c', 'd'], 'bee', 'comment', 1)],
-    ['inbox-claim', 'warrenInboxClaim', 2, 'return 2', (c) => redisScripts(c).inboxClaim('bee', ['a', 'b'], 'job-1', '1', 1_000, 1)],
+    // A phase script, whose key count goes first (undefined here).
+    ['inbox-read', 'warrenInboxRead', undefined, 'return {2}', (c) => redisScripts(c).inboxRead('bee', ['a', 'b'], ['c'], 'job-1', '1', 1_000, 1)],
+    ['record-activated', 'warrenActivationEnd', undefined, 'return {7, 1}', (c) => redisScripts(c).activationEnd({ activated: { keys: ['a'], args: [1] }, record: { keys: ['b'], args: [2] }, release: { keys: ['c'], args: [3] } })],
   ])('an unknown answer of %s is UnexpectedScriptReply, never read as a known one', async (script, command, keys, body, call) => {
     const odd = new Redis(server.url);
     try {
       redisScripts(odd); // registers the real scripts on this connection, then one is replaced
-      odd.defineCommand(command, { lua: body, numberOfKeys: keys });
+      odd.defineCommand(command, keys === undefined ? { lua: body } : { lua: body, numberOfKeys: keys });
       const err = await call(odd).then(
         () => undefined,
         (e: unknown) => e,

@@ -14,6 +14,8 @@ import { scheduleField, ScheduleStateStore } from '../scheduler/schedule-state.t
 import { TaskInbox, type AgentTask } from '../scheduler/task-inbox.ts';
 import { WriteAllowance, WriteRefused, type WriteRules } from '../scheduler/write-allowance.ts';
 import { startPrivateRedisCluster, type PrivateRedisCluster } from './support/redis-cluster.ts';
+import { ActivationRecords } from '../activation/activation-records.ts';
+import { activationRecord } from './support/activation-record.ts';
 import { PROCESS_TEST_MS } from './support/ceilings.ts';
 
 let cluster: PrivateRedisCluster;
@@ -205,7 +207,9 @@ describe('InboxClaims over 3 shards', () => {
       await client.hset(`${k.dedup(a).jobPrefix}job-${a}`, 'name', 'notification');
       const run = claims.forRun(a, `job-${a}`, 'attempt-1', 60_000);
       await run.begin();
-      if (i % 3 !== 2) await run.claim(i + 1); // the others have not read their inbox yet: they hold all of it
+      // With what the reply outbox kept for it (one command, lua/inbox-read.lua: a key of its shard).
+      await client.set(k.outbox(a, 'n1'), `kept by ${a}`);
+      if (i % 3 !== 2) expect(await run.claim(i + 1, [k.outbox(a, 'n1'), k.outbox(a, 'n2')])).toEqual([`kept by ${a}`, undefined]); // the others have not read their inbox yet: they hold all of it
     }
     const held = await claims.heldByMany([...agents].reverse());
     expect([...held.keys()]).toEqual([...agents].reverse());
@@ -213,12 +217,20 @@ describe('InboxClaims over 3 shards', () => {
 
     // A settle bumps its shard's version only.
     const settled = agents[0]!;
-    await claims.forRun(settled, `job-${settled}`, 'attempt-1', 60_000).settle(1);
+    await claims.forRun(settled, `job-${settled}`, 'attempt-1', 60_000).settle(1, layout.of(settled).outbox(settled, 'n1'));
+    expect(await client.exists(layout.of(settled).outbox(settled, 'n1'))).toBe(0);
     const versions = await claims.versions();
     for (const a of agents) expect(versions.of(a), a).toBe(layout.indexOf(a) === layout.indexOf(settled) ? 1 : 0);
     expect((await claims.heldByMany([settled])).get(settled)).toEqual({ held: 0, version: 1 });
     await expect(claims.version()).rejects.toBeInstanceOf(InboxVersionPerShard);
     await claims.forRun(agents[1]!, `job-${agents[1]}`, 'attempt-1', 60_000).release();
+    // A run's end: its state, its record and its release in one command (lua/activation-end.lua), all of its shard.
+    const ender = agents[3]!;
+    const ended = await new ActivationRecords(client, layout).addEnding(activationRecord({ agent: ender, activation_id: 'act-end', started_at: new Date().toISOString() }), (t) => t, {
+      activated: new AgentStateStore(client, layout).activatedCall(ender, { tokensInput: 1, tokensOutput: 1, costUsd: 0 }, { resetBackoff: true }),
+      release: claims.forRun(ender, `job-${ender}`, 'attempt-1', 60_000).ending().call,
+    });
+    expect(ended).toMatchObject({ streakEnded: false, releaseLost: false });
 
     const { masters } = await expectInShards(tag, layout, agents);
     expectSpread(masters);
@@ -304,9 +316,13 @@ describe('WriteAllowance over 3 shards', () => {
     for (const a of agents) {
       await writes.reserve(a, rules, { kind: 'post', idempotencyKey: `p-${a}` }, now);
       // Every agent answers in the same thread: each has its own count there.
-      await writes.reserve(a, rules, { kind: 'comment', postId: 'post-1', idempotencyKey: `c1-${a}` }, now);
+      // The first kept in the reply outbox in the same command (lua/reply-before.lua: a key of the agent's shard).
+      await writes.reserve(a, rules, { kind: 'comment', postId: 'post-1', idempotencyKey: `c1-${a}` }, now, { key: layout.of(a).outbox(a, 'n1'), text: 'the answer', ttlSeconds: 60 });
+      expect(await client.get(layout.of(a).outbox(a, 'n1'))).toBe('the answer');
       await writes.reserve(a, rules, { kind: 'comment', postId: 'post-1', idempotencyKey: `c2-${a}` }, now);
-      await expect(writes.reserve(a, rules, { kind: 'comment', postId: 'post-1', idempotencyKey: `c3-${a}` }, now)).rejects.toMatchObject({ limit: 'max_responses_per_thread' });
+      // Refused: the answer is kept all the same (a retry posts it once the limit allows, as when they were two commands).
+      await expect(writes.reserve(a, rules, { kind: 'comment', postId: 'post-1', idempotencyKey: `c3-${a}` }, now, { key: layout.of(a).outbox(a, 'n3'), text: 'refused for now', ttlSeconds: 60 })).rejects.toMatchObject({ limit: 'max_responses_per_thread' });
+      expect(await client.get(layout.of(a).outbox(a, 'n3'))).toBe('refused for now');
       await expect(writes.reserve(a, rules, { kind: 'post', idempotencyKey: `p2-${a}` }, now)).rejects.toBeInstanceOf(WriteRefused);
     }
     // A replay passes uncounted; a released write is given back.

@@ -1,0 +1,24 @@
+-- The end of an activation that finished, one command where three were: the agent's state (record-activated.lua;
+-- absent for a skipped run), the activation's record (add-activation-record.lua) and, for a notification run, the
+-- release of its inbox claim (inbox-release.lua). Each part runs as it does alone, in that order.
+-- ARGV[1..6] how many keys and arguments each part has (state, record, release; 0 for an absent part), then each
+-- part's keys in KEYS and its arguments in ARGV, in that order.
+-- Returns {what record-activated answered (nil when absent), what inbox-release answered (nil when absent)}.
+local function part(from, n, list)
+  local out = {}
+  for i = 1, n do out[i] = list[from + i - 1] end
+  return out
+end
+local k, a = 1, 7
+local function run(fn, nk, na)
+  local keys, args = part(k, nk, KEYS), part(a, na, ARGV)
+  k, a = k + nk, a + na
+  return fn(keys, args)
+end
+local activated, released = false, false
+local n = {}
+for i = 1, 6 do n[i] = tonumber(ARGV[i]) end
+if n[1] > 0 then activated = run(record_activated, n[1], n[2]) end
+run(add_activation_record, n[3], n[4])
+if n[5] > 0 then released = run(inbox_release, n[5], n[6]) end
+return {activated, released}
