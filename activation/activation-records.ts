@@ -38,6 +38,11 @@ export interface ActivationRecord {
   events_dropped?: number;
   /** An `oversized` failure: which output passed which bound, how many bytes were read, and its head. */
   oversized?: OversizedOutput;
+  /**
+   * A task-triggered run: the task it answered (a webhook delivery's `task_id` from its 202, `schedule:…`,
+   * `a2a:…`, `approval:…`), so the run of a delivery can be found by the id its sender was given.
+   */
+  task_id?: string;
   events: ActivationEvent[];
 }
 

@@ -104,6 +104,8 @@ export interface ActivationOutcome {
   events: ActivationEvent[];
   /** Milliseconds spent per phase (hub calls, context, executor…). */
   timings: PhaseTimings;
+  /** The task a task-triggered run took from its inbox (none when it found none). */
+  taskId?: string;
 }
 
 /** The activation left work undone; `outcome` says how (the worker's failure policy decides what follows). */
@@ -153,6 +155,8 @@ interface Run {
   /** The run's claim on its inbox (notification runs in the daemon; none in tests that run one by hand). */
   claim: InboxClaim | undefined;
   traceparent: string | undefined;
+  /** Set once a task run has claimed its task: the record names it. */
+  taskId?: string;
 }
 
 export interface RunActivationOptions {
@@ -190,10 +194,10 @@ async function activation(deps: ActivationDeps, activationId: string, job: Activ
   const log = logger.child({ agent: job.agent, activation: activationId, trigger: job.trigger });
   const events = new EventLog(activationId, { listener: opts.onEvent });
   const timer = new PhaseTimer();
-  const ended = (ending: Ending, budget: BudgetStatus): ActivationEnding => {
+  const ended = (ending: Ending, budget: BudgetStatus, taskId?: string): ActivationEnding => {
     switch (ending.kind) {
       case 'ended':
-        return { kind: 'finished', outcome: { activationId, agent: job.agent, trigger: job.trigger, outcome: ending.outcome, reason: ending.reason, handled: ending.handled, replies: ending.replies, posts: ending.posts, usage: ending.usage, budget, events: events.events, timings: timer.timings } };
+        return { kind: 'finished', outcome: { activationId, agent: job.agent, trigger: job.trigger, outcome: ending.outcome, reason: ending.reason, handled: ending.handled, replies: ending.replies, posts: ending.posts, usage: ending.usage, budget, events: events.events, timings: timer.timings, ...(taskId ? { taskId } : {}) } };
       case 'failed': {
         const f = ending.failure;
         return { kind: 'failed', error: new ActivationError(job.agent, f.outcome, { cause: f.cause, task: f.task, usage: f.usage, stop: f.stop, errorName: f.errorName, events: events.events }) };
@@ -269,7 +273,7 @@ async function activation(deps: ActivationDeps, activationId: string, job: Activ
       }),
     ]),
   );
-  return ended(ending, status);
+  return ended(ending, status, run.taskId);
 }
 
 type FailedStep = Extract<Step, { kind: 'failed' }>;
@@ -463,6 +467,7 @@ async function answerTask(deps: ActivationDeps, run: Run): Promise<Step> {
   // Another activation got to it first (the task round queued this one before that one claimed): nothing ran.
   if (!claimed) return { kind: 'skipped', reason: 'no_task' };
   const { task } = claimed;
+  run.taskId = task.id;
   const ref: TaskRef = { taskId: task.id, source: task.source, from: task.name, excerpt: task.text.slice(0, 200) };
   const end = async (ended: TaskEnded): Promise<void> => {
     await deps.taskEndings?.[task.source]?.(def.name, task, ended);

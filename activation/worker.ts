@@ -350,6 +350,7 @@ export class ActivationWorker {
         error: redactor.redact(o.message),
         ...(abandoned.length ? { abandoned } : {}),
         ...(o.kind === 'oversized' ? { oversized: o.output } : {}),
+        ...(err.task?.taskId ? { task_id: err.task.taskId } : {}),
         events: err.events,
       }),
     );
@@ -484,6 +485,7 @@ function recordOf(o: ActivationOutcome, started: number, attempt: number): Activ
     handled_notifications: o.handled.length,
     attempt,
     timings: roundTimings(o.timings),
+    ...(o.taskId ? { task_id: o.taskId } : {}),
     events: o.events,
   };
 }

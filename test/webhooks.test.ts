@@ -5,6 +5,8 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterEach, describe, expect, inject, it } from 'vitest';
+import { ActivationRecords } from '../activation/activation-records.ts';
+import { formatRecordLine } from '../daemon/ops/logs.ts';
 import { signBody } from '../policy/hub-signature.ts';
 import { ActivationQueue } from '../scheduler/activation-queue.ts';
 import { TaskInbox } from '../scheduler/task-inbox.ts';
@@ -75,7 +77,7 @@ async function everythingIn(redis: Redis, prefix: string): Promise<string> {
 
 describe('inbound webhooks', () => {
   it('a signed delivery delivered three times runs once, as a task with the rendered, redacted payload', async () => {
-    const { url, inbox } = await start();
+    const { url, inbox, redis } = await start();
     const body = JSON.stringify({ repository: { full_name: 'acme/site' }, ref: 'refs/heads/main', leaked: SECRET });
     const headers = { 'x-github-event': 'push', 'x-github-delivery': `d-${randomUUID()}` };
     const answers = await Promise.all([1, 2, 3].map(() => deliver(`${url}/hooks/clerk/deploys`, body, headers)));
@@ -92,6 +94,11 @@ describe('inbound webhooks', () => {
     expect(asked).toContain('refs/heads/main');
     expect(asked).not.toContain(SECRET);
     expect(h!.outcomes.filter((o) => o.trigger === 'task' && o.outcome.kind === 'answered')).toHaveLength(1);
+    // The run is found by the id the sender was given: its record (and `warren logs` line) names the task.
+    const taskId = bodies[0]!.task_id;
+    const record = (await new ActivationRecords(redis, h!.prefix).lastOf(['clerk'])).get('clerk');
+    expect(record).toMatchObject({ trigger: 'task', task_id: taskId });
+    expect(formatRecordLine(record!)).toContain(`task ${taskId}`);
   });
 
   it('without a delivery id the same body counts as one delivery', async () => {

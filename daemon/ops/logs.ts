@@ -4,7 +4,10 @@ import type { ActivationRecord } from '../../activation/activation-records.ts';
 import type { ActivationEvent } from '../../agent-loop/events.ts';
 import { a2aTaskTookMs, OPEN_A2A_STATES, type A2ATaskEntry } from '../a2a/a2a-task-view.ts';
 
-/** e.g. `2026-11-23 07:13:06Z greeter notification replied (final) 1.2s 120+6 tok $0.0001 act-12-lx3` */
+/**
+ * e.g. `2026-11-23 07:13:06Z greeter notification replied (final) 1.2s 120+6 tok $0.0001 act-12-lx3`; a task's run
+ * ends with `task <id>` (the id a webhook's 202 gave its sender).
+ */
 export function formatRecordLine(r: ActivationRecord): string {
   const at = r.started_at.replace('T', ' ').slice(0, 19) + 'Z';
   const tokens = `${r.usage.input_tokens}+${r.usage.output_tokens} tok`;
@@ -14,7 +17,7 @@ export function formatRecordLine(r: ActivationRecord): string {
   const error = r.error ? ` — ${r.error}` : '';
   const abandoned = r.abandoned?.length ? ` abandoned ${r.abandoned.join(', ')}` : '';
   const detail = r.detail ? ` — ${r.detail}` : '';
-  return `${at} ${r.agent} ${r.trigger} ${r.outcome}${r.reason ? ` (${r.reason})` : ''} ${(r.duration_ms / 1000).toFixed(1)}s ${tokens}${cost}${did ? ` ${did}` : ''}${retry}${abandoned} ${r.activation_id}${error}${detail}`;
+  return `${at} ${r.agent} ${r.trigger} ${r.outcome}${r.reason ? ` (${r.reason})` : ''} ${(r.duration_ms / 1000).toFixed(1)}s ${tokens}${cost}${did ? ` ${did}` : ''}${retry}${abandoned} ${r.activation_id}${r.task_id ? ` task ${r.task_id}` : ''}${error}${detail}`;
 }
 
 /**
