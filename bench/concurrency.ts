@@ -12,7 +12,7 @@ import { getHeapSpaceStatistics, writeHeapSnapshot } from 'node:v8';
 import { heapSettings } from '../bin/heap-settings.js';
 import { pino } from 'pino';
 import { startDaemon } from '../daemon/daemon.ts';
-import { printSideBySide, printTable, round, writeResults } from './support/stats.ts';
+import { liveHeapBytes, printSideBySide, printTable, round, writeResults } from './support/stats.ts';
 import { BENCH_ENV, benchConfig, inParallel, makeBenchAgents, mentioner, processCpuMs, registerAgents, startWorld } from './support/world.ts';
 
 const IN_FLIGHT = Number(process.env.BENCH_IN_FLIGHT ?? 1_000);
@@ -96,8 +96,7 @@ export async function concurrency(): Promise<Record<string, unknown>> {
     // the machine's load as timings do. Taken after the measured window, so its collections cost that window
     // nothing. BENCH_HEAP_SNAPSHOT=<dir> writes a heap snapshot at each of the two points, to see what is retained.
     const live = (label: string): { bytes: number; inFlight: number } => {
-      collect();
-      const at = { bytes: process.memoryUsage().heapUsed, inFlight: running };
+      const at = { bytes: liveHeapBytes(), inFlight: running };
       if (process.env.BENCH_HEAP_SNAPSHOT) console.log(`heap snapshot (${at.inFlight} in flight): ${writeHeapSnapshot(join(process.env.BENCH_HEAP_SNAPSHOT, `${label}-${process.pid}.heapsnapshot`))}`);
       return at;
     };
@@ -171,17 +170,6 @@ export async function concurrency(): Promise<Record<string, unknown>> {
     return figures;
   } finally {
     await world.stop();
-  }
-}
-
-/** Full collections until the live heap stops shrinking (a weak reference or finalizer can free more on the next). */
-function collect(): void {
-  const gc = (globalThis as { gc?: () => void }).gc;
-  if (!gc) return;
-  let before = Infinity;
-  for (let i = 0; i < 4 && process.memoryUsage().heapUsed < before; i++) {
-    before = process.memoryUsage().heapUsed;
-    gc();
   }
 }
 

@@ -10,23 +10,11 @@ import { join } from 'node:path';
 import { writeHeapSnapshot } from 'node:v8';
 import { pino } from 'pino';
 import { startDaemon } from '../daemon/daemon.ts';
-import { printTable, round, writeResults } from './support/stats.ts';
+import { liveHeapBytes, printTable, round, writeResults } from './support/stats.ts';
 import { BENCH_ENV, benchConfig, inParallel, makeBenchAgents, mentioner, registerAgents, startWorld } from './support/world.ts';
 
 const IN_FLIGHT = Number(process.env.BENCH_IN_FLIGHT ?? 1_000);
 const MODEL_MS = Number(process.env.BENCH_MODEL_MS ?? 30_000);
-
-/** Full collections until the live heap stops shrinking (a weak reference or finalizer can free more on the next). */
-export function liveHeapBytes(): number {
-  const gc = (globalThis as { gc?: () => void }).gc;
-  if (!gc) throw new Error('run with --expose-gc');
-  let before = Infinity;
-  for (let i = 0; i < 4 && process.memoryUsage().heapUsed < before; i++) {
-    before = process.memoryUsage().heapUsed;
-    gc();
-  }
-  return process.memoryUsage().heapUsed;
-}
 
 export async function liveHeap(): Promise<Record<string, unknown>> {
   const world = await startWorld({ modelDelayMs: MODEL_MS });
