@@ -12,9 +12,9 @@
 // The young generation: on such a machine V8 lets each of its two semi-spaces grow to 32 MB, and a daemon with many
 // activations in flight allocates fast enough to reach it. 16 MB halves that ceiling. The trade-off is more
 // frequent scavenges; each costs what survives it (the activations' live objects), not the space's size, so the
-// count rises and the work per activation barely does. Side by side in one run on the shared 2-core machine (1,000
-// in flight at 5 s, alternated rounds; README "Performance"), it took 65-95 MB off the peak RSS at the same
-// daemon CPU per activation within the run's noise.
+// count rises and the work per activation barely does. Side by side with the growing factor alone on the shared
+// 2-core machine (1,000 in flight at 5 s, alternated rounds in one run; three runs, README "Performance"), it took
+// 70-110 MB off the peak RSS at a daemon CPU per activation within each run's noise (+2 % in the quietest).
 
 /** The old space may grow to this percentage above what the last full collection left live. */
 export const HEAP_GROWING_PERCENT = 50;
