@@ -5,13 +5,28 @@
 import type { HubAdapter } from '../hub-client/adapter.ts';
 import { hubToolWriteKey } from '../policy/idempotency-keys.ts';
 import type { SocialFeature } from '../hub-client/social.ts';
-import type { Tool, ToolContext, ToolOutcome } from './tools.ts';
+import { deepFreeze, type Tool, type ToolContext, type ToolOutcome } from './tools.ts';
 
 const obj = (properties: Record<string, unknown>, required: string[]): Record<string, unknown> => ({ type: 'object', properties, required, additionalProperties: false });
 const ok = (v: unknown): ToolOutcome => ({ status: 'ok', content: JSON.stringify(v) });
 const str = (a: Record<string, unknown>, k: string): string => (typeof a[k] === 'string' ? a[k] : '');
 const num = (a: Record<string, unknown>, k: string): number | undefined => (typeof a[k] === 'number' ? a[k] : undefined);
 const write = (ctx: ToolContext): { idempotencyKey: string; signal: AbortSignal } => ({ idempotencyKey: hubToolWriteKey(ctx.idempotencyKey), signal: ctx.signal });
+
+// Built once and shared by every activation (hub-tools.ts says why).
+const HUB_VOTE = deepFreeze({
+  name: 'hub_vote',
+  description: 'Upvote or downvote a post or a comment, as yourself. Vote for what you genuinely find good (or bad); once per item.',
+  parameters: obj({ target: { type: 'string', enum: ['post', 'comment'] }, id: { type: 'string' }, direction: { type: 'string', enum: ['up', 'down'] } }, ['target', 'id', 'direction']),
+});
+const HUB_FOLLOW = deepFreeze({ name: 'hub_follow', description: 'Follow another agent by name: its posts then appear in your feed.', parameters: obj({ agent: { type: 'string' } }, ['agent']) });
+const HUB_SUBSCRIBE = deepFreeze({ name: 'hub_subscribe', description: 'Subscribe to a community (e.g. m/tidepools): its posts then appear in your feed.', parameters: obj({ community: { type: 'string' } }, ['community']) });
+const HUB_FEED = deepFreeze({
+  name: 'hub_feed',
+  description: 'Your personalised feed: new posts of the communities you subscribe to and the agents you follow.',
+  parameters: obj({ sort: { type: 'string', enum: ['new', 'hot', 'top'] }, limit: { type: 'integer', minimum: 1, maximum: 50 } }, []),
+});
+const HUB_SEARCH_COMMENTS = deepFreeze({ name: 'hub_search_comments', description: 'Search comments on the hub.', parameters: obj({ query: { type: 'string' }, limit: { type: 'integer', minimum: 1, maximum: 50 } }, ['query']) });
 
 export function socialTools(hub: HubAdapter, agent: string): Tool[] {
   const social = hub.social;
@@ -20,11 +35,7 @@ export function socialTools(hub: HubAdapter, agent: string): Tool[] {
   const tools: Array<Tool & { feature: SocialFeature }> = [
     {
       feature: 'vote',
-      definition: {
-        name: 'hub_vote',
-        description: 'Upvote or downvote a post or a comment, as yourself. Vote for what you genuinely find good (or bad); once per item.',
-        parameters: obj({ target: { type: 'string', enum: ['post', 'comment'] }, id: { type: 'string' }, direction: { type: 'string', enum: ['up', 'down'] } }, ['target', 'id', 'direction']),
-      },
+      definition: HUB_VOTE,
       readOnly: false,
       grant: 'hub:write',
       execute: async (a, ctx) => {
@@ -34,7 +45,7 @@ export function socialTools(hub: HubAdapter, agent: string): Tool[] {
     },
     {
       feature: 'follow',
-      definition: { name: 'hub_follow', description: 'Follow another agent by name: its posts then appear in your feed.', parameters: obj({ agent: { type: 'string' } }, ['agent']) },
+      definition: HUB_FOLLOW,
       readOnly: false,
       grant: 'hub:write',
       execute: async (a, ctx) => {
@@ -44,7 +55,7 @@ export function socialTools(hub: HubAdapter, agent: string): Tool[] {
     },
     {
       feature: 'subscribe',
-      definition: { name: 'hub_subscribe', description: 'Subscribe to a community (e.g. m/tidepools): its posts then appear in your feed.', parameters: obj({ community: { type: 'string' } }, ['community']) },
+      definition: HUB_SUBSCRIBE,
       readOnly: false,
       grant: 'hub:write',
       execute: async (a, ctx) => {
@@ -54,11 +65,7 @@ export function socialTools(hub: HubAdapter, agent: string): Tool[] {
     },
     {
       feature: 'feed',
-      definition: {
-        name: 'hub_feed',
-        description: 'Your personalised feed: new posts of the communities you subscribe to and the agents you follow.',
-        parameters: obj({ sort: { type: 'string', enum: ['new', 'hot', 'top'] }, limit: { type: 'integer', minimum: 1, maximum: 50 } }, []),
-      },
+      definition: HUB_FEED,
       readOnly: true,
       grant: 'hub:read',
       execute: async (a, ctx) => {
@@ -68,7 +75,7 @@ export function socialTools(hub: HubAdapter, agent: string): Tool[] {
     },
     {
       feature: 'search_comments',
-      definition: { name: 'hub_search_comments', description: 'Search comments on the hub.', parameters: obj({ query: { type: 'string' }, limit: { type: 'integer', minimum: 1, maximum: 50 } }, ['query']) },
+      definition: HUB_SEARCH_COMMENTS,
       readOnly: true,
       grant: 'hub:read',
       execute: async (a, ctx) => ok(await social.searchComments(agent, str(a, 'query'), { limit: num(a, 'limit') ?? 10, signal: ctx.signal })),

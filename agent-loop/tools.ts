@@ -24,6 +24,15 @@ export interface ToolOutcome {
   ledger?: readonly LedgerEntry[];
 }
 
+/** Freezes a definition and everything in it: one object shared by every activation must not be changed by one. */
+export function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}
+
 export interface Tool {
   definition: ToolDefinition;
   /** No side effects: may run concurrently with other read-only calls. Unknown effects count as mutating. */

@@ -8,10 +8,11 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { getHeapSpaceStatistics, writeHeapSnapshot } from 'node:v8';
 import { heapSettings } from '../bin/heap-settings.js';
 import { pino } from 'pino';
 import { startDaemon } from '../daemon/daemon.ts';
-import { printSideBySide, printTable, round, writeResults } from './support/stats.ts';
+import { liveHeapBytes, printSideBySide, printTable, round, writeResults } from './support/stats.ts';
 import { BENCH_ENV, benchConfig, inParallel, makeBenchAgents, mentioner, processCpuMs, registerAgents, startWorld } from './support/world.ts';
 
 const IN_FLIGHT = Number(process.env.BENCH_IN_FLIGHT ?? 1_000);
@@ -71,9 +72,11 @@ export async function concurrency(): Promise<Record<string, unknown>> {
     lag.enable();
     let peakRss = process.memoryUsage().rss;
     let atPeak = process.memoryUsage();
+    // V8's spaces at the peak: how much of the RSS is heap V8 holds (committed) and how much of that is in use.
+    let spacesAtPeak = getHeapSpaceStatistics();
     const sampler = setInterval(() => {
       const m = process.memoryUsage();
-      if (m.rss > peakRss) [peakRss, atPeak] = [m.rss, m];
+      if (m.rss > peakRss) [peakRss, atPeak, spacesAtPeak] = [m.rss, m, getHeapSpaceStatistics()];
     }, 100);
     const hubCpu0 = processCpuMs(world.hubProcess.pid!);
     const modelCpu0 = processCpuMs(world.modelProcess.pid!);
@@ -86,9 +89,24 @@ export async function concurrency(): Promise<Record<string, unknown>> {
     const hubCpuShare = (processCpuMs(world.hubProcess.pid!) - hubCpu0) / (to - from);
     const modelCpuShare = (processCpuMs(world.modelProcess.pid!) - modelCpu0) / (to - from);
     const daemonCpuShare = (cpu.user + cpu.system) / 1000 / (to - from);
-    stopMentioning = true;
     lag.disable();
     clearInterval(sampler);
+    // What each activation in flight keeps alive: the live heap (after full collections) with the workers full,
+    // less the live heap once they have drained, over the activations in flight. Bytes retained do not move with
+    // the machine's load as timings do. Taken after the measured window, so its collections cost that window
+    // nothing. BENCH_HEAP_SNAPSHOT=<dir> writes a heap snapshot at each of the two points, to see what is retained.
+    const live = (label: string): { bytes: number; inFlight: number } => {
+      const at = { bytes: liveHeapBytes(), inFlight: running };
+      if (process.env.BENCH_HEAP_SNAPSHOT) console.log(`heap snapshot (${at.inFlight} in flight): ${writeHeapSnapshot(join(process.env.BENCH_HEAP_SNAPSHOT, `${label}-${process.pid}.heapsnapshot`))}`);
+      return at;
+    };
+    const full = live('in-flight');
+    stopMentioning = true;
+    const drainBy = Date.now() + MODEL_MS * 2 + 10_000;
+    while (running > 0 && Date.now() < drainBy) await new Promise((r) => setTimeout(r, 100));
+    // The last activations' bookkeeping (records, state) settles just after their outcome.
+    await new Promise((r) => setTimeout(r, 500));
+    const drained = live('drained');
     await daemon.stop();
 
     const completed = finishes.filter((t) => t >= from && t < to).length;
@@ -110,8 +128,22 @@ export async function concurrency(): Promise<Record<string, unknown>> {
       ideal_per_s: ideal,
       percent_of_ideal: round((100 * achieved) / ideal),
       peak_rss_mb: round(peakRss / 2 ** 20),
+      live_heap: {
+        in_flight: full.inFlight,
+        in_flight_mb: round(full.bytes / 2 ** 20),
+        drained_in_flight: drained.inFlight,
+        drained_mb: round(drained.bytes / 2 ** 20),
+        // Only with the workers mostly full: on a starved machine a few in flight leave the difference to noise.
+        kb_per_activation: full.inFlight >= IN_FLIGHT / 2 && drained.inFlight === 0 ? round((full.bytes - drained.bytes) / full.inFlight / 1024) : null,
+      },
       max_rss_mb_process: round(process.resourceUsage().maxRSS / 1024),
-      at_peak_mb: { heap_used: round(atPeak.heapUsed / 2 ** 20), heap_total: round(atPeak.heapTotal / 2 ** 20), external: round(atPeak.external / 2 ** 20), array_buffers: round(atPeak.arrayBuffers / 2 ** 20) },
+      at_peak_mb: {
+        heap_used: round(atPeak.heapUsed / 2 ** 20),
+        heap_total: round(atPeak.heapTotal / 2 ** 20),
+        external: round(atPeak.external / 2 ** 20),
+        array_buffers: round(atPeak.arrayBuffers / 2 ** 20),
+        spaces: Object.fromEntries(spacesAtPeak.map((sp) => [sp.space_name, { committed: round(sp.physical_space_size / 2 ** 20), used: round(sp.space_used_size / 2 ** 20) }])),
+      },
       event_loop_lag_ms: { p50: round(lag.percentile(50) / 1e6), p99: round(lag.percentile(99) / 1e6), max: round(lag.max / 1e6) },
       daemon_process_cpu_share: round(daemonCpuShare, 2),
       daemon_cpu_ms_per_activation: round(((cpu.user + cpu.system) / 1000) / Math.max(1, completed), 2),
@@ -127,6 +159,8 @@ export async function concurrency(): Promise<Record<string, unknown>> {
       ['ideal (in flight / latency)', ideal],
       ['% of ideal', figures.percent_of_ideal, '≥ 95'],
       ['peak RSS (MB)', figures.peak_rss_mb, `≤ ${RSS_TARGET_MB}`],
+      [`live heap: ${full.inFlight} in flight / drained (MB)`, `${figures.live_heap.in_flight_mb} / ${figures.live_heap.drained_mb}`],
+      ['live heap per activation in flight (KB)', figures.live_heap.kb_per_activation ?? 'n/a'],
       ['event-loop lag p50 (ms)', figures.event_loop_lag_ms.p50],
       ['event-loop lag p99 (ms)', figures.event_loop_lag_ms.p99, '≤ 30'],
       ['daemon process CPU (cores)', figures.daemon_process_cpu_share],
@@ -192,6 +226,7 @@ async function compareHeapSettings(): Promise<Record<string, unknown>> {
     daemon_cpu_ms_per_round: runs.get(v.name)!.map((o) => o.daemon_cpu_ms_per_activation),
     percent_of_ideal: round(mean(v.name, (o) => o.percent_of_ideal as number)),
     event_loop_lag_p99_ms: round(mean(v.name, (o) => (o.event_loop_lag_ms as { p99: number }).p99)),
+    live_heap_kb_per_activation_per_round: runs.get(v.name)!.map((o) => (o.live_heap as { kb_per_activation: number | null }).kb_per_activation),
   }));
   const [base, chosen] = [summary[0]!, summary.at(-1)!];
   printSideBySide(`concurrency — ${IN_FLIGHT} in flight, model ${MODEL_MS} ms: memory settings side by side (${rounds} alternated round${rounds > 1 ? 's' : ''} each; RSS is the highest)`, summary.map((s) => s.name), [
@@ -199,6 +234,7 @@ async function compareHeapSettings(): Promise<Record<string, unknown>> {
     ['daemon CPU ms per activation', summary.map((s) => s.daemon_cpu_ms_per_activation), '≤ +10 %'],
     ['% of ideal', summary.map((s) => s.percent_of_ideal), '≥ 95'],
     ['event-loop lag p99 (ms)', summary.map((s) => s.event_loop_lag_p99_ms), '≤ 30'],
+    ['live heap per activation in flight (KB, per round)', summary.map((s) => s.live_heap_kb_per_activation_per_round.map((k) => k ?? 'n/a').join(' / '))],
   ]);
   // The top-level figures are the last variant's (what `warren start` runs with), the README table's source.
   const last = runs.get(chosen.name)!.at(-1)!;

@@ -20,6 +20,7 @@ const BENCHMARKS: Bench[] = [
   { name: 'latency', file: 'latency', limitMs: 180_000, quick: true },
   { name: 'concurrency-1000x5s', file: 'concurrency', env: { BENCH_IN_FLIGHT: '1000', BENCH_MODEL_MS: '5000' }, limitMs: 600_000, quick: true },
   { name: 'concurrency-2000x10s', file: 'concurrency', env: { BENCH_IN_FLIGHT: '2000', BENCH_MODEL_MS: '10000' }, limitMs: 900_000, quick: false },
+  { name: 'live-heap', file: 'live-heap', limitMs: 300_000, quick: false },
   { name: 'scale-10k', file: 'scale', env: { BENCH_AGENTS: '10000' }, limitMs: 240_000, quick: true },
   { name: 'scale-100k', file: 'scale', env: { BENCH_AGENTS: '100000' }, limitMs: 900_000, quick: false },
   { name: 'cli', file: 'cli', limitMs: 180_000, quick: true },

@@ -3,7 +3,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { poolFetch } from '../executors/llm/pool-fetch.ts';
+import { ownBytes, poolFetch } from '../executors/llm/pool-fetch.ts';
 
 let server: Server;
 let base: string;
@@ -12,8 +12,10 @@ const seen: Array<{ method: string; headers: IncomingMessage['headers']; body: s
 beforeAll(async () => {
   server = createServer((req: IncomingMessage, res: ServerResponse) => {
     let body = '';
-    req.on('data', (c: Buffer) => (body += c.toString()));
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
+      body = Buffer.concat(chunks).toString('utf8');
       seen.push({ method: req.method ?? '', headers: req.headers, body });
       switch (req.url) {
         case '/json':
@@ -48,6 +50,19 @@ afterAll(async () => {
 });
 
 describe('poolFetch', () => {
+  it('sends a long text body (a model request) whole, multi-byte characters and length exact, from bytes of its own', async () => {
+    const text = JSON.stringify({ messages: [{ role: 'system', content: `Grüße, 你好 🦀 ${'lorem ipsum '.repeat(400)}` }] });
+    const res = await poolFetch(`${base}/json`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: text });
+    expect(await res.json()).toEqual({ echo: text });
+    expect(seen.at(-1)!.headers['content-length']).toBe(String(Buffer.byteLength(text)));
+    // Its bytes are not a slice of Node's shared pool, which one long-lived request would keep whole.
+    const bytes = ownBytes(text);
+    expect(Buffer.isBuffer(bytes) && bytes.buffer.byteLength).toBe(Buffer.byteLength(text));
+    expect(Buffer.from(text).buffer.byteLength).toBeGreaterThan(Buffer.byteLength(text)); // what undici would have made
+    expect(ownBytes('{"q":1}')).toBe('{"q":1}');
+  });
+
+
   it('sends method, headers (Headers or a record) and body; gives back status, headers and body', async () => {
     const res = await poolFetch(`${base}/json`, { method: 'post', headers: new Headers({ 'Content-Type': 'application/json', Authorization: 'Bearer k' }), body: '{"q":1}' });
     expect(res.status).toBe(201);

@@ -56,3 +56,15 @@ export function printSideBySide(title: string, columns: readonly string[], rows:
   console.log(`${'figure'.padEnd(w0)}  ${columns.map((c, i) => c.padStart(widths[i]!)).join('  ')}  target`);
   for (const [label, values, target] of rows) console.log(`${label.padEnd(w0)}  ${values.map((v, i) => String(v).padStart(widths[i]!)).join('  ')}  ${target ?? ''}`);
 }
+
+/** Full collections until the live heap stops shrinking (a weak reference or finalizer can free more on the next). */
+export function liveHeapBytes(): number {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (!gc) throw new Error('run with --expose-gc');
+  let before = Infinity;
+  for (let i = 0; i < 4 && process.memoryUsage().heapUsed < before; i++) {
+    before = process.memoryUsage().heapUsed;
+    gc();
+  }
+  return process.memoryUsage().heapUsed;
+}

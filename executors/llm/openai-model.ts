@@ -247,8 +247,22 @@ function toWireMessage(m: ChatMessage): ChatCompletionMessageParam {
   }
 }
 
-function toWireTool(t: { name: string; description: string; parameters: Record<string, unknown> }): ChatCompletionTool {
-  return { type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } };
+type WireToolSource = { name: string; description: string; parameters: Record<string, unknown> };
+
+/**
+ * A definition's wire form, made once per definition: the built-in tools' definitions are shared by every
+ * activation (agent-loop/hub-tools.ts), so their wire forms are too, not rebuilt and held by each request in flight.
+ * Weak: a definition made for one run (an MCP server's tool) goes with it.
+ */
+const wireTools = new WeakMap<WireToolSource, ChatCompletionTool>();
+
+function toWireTool(t: WireToolSource): ChatCompletionTool {
+  let wire = wireTools.get(t);
+  if (!wire) {
+    wire = { type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } };
+    wireTools.set(t, wire);
+  }
+  return wire;
 }
 
 /** A property of something that may not be an object at all. */
