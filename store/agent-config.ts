@@ -3,8 +3,12 @@
 import { z } from 'zod';
 import { DEFAULT_OUTPUT_BOUNDS } from '../policy/output-bounds.ts';
 import { cronProblem } from './cron-expression.ts';
+import { memoized } from './memo.ts';
 import { parseDuration } from './duration.ts';
 import { templateProblem } from './webhook-template.ts';
+
+/** Whether `tz` is an IANA time zone; remembered per name (a fleet names a few zones, and each check builds a formatter). */
+const isTimeZone = memoized(isTimeZoneUncached);
 
 /** Hub registration is stricter than the schema's `^[a-z0-9-]+$`; warren validates the stricter form. */
 export const AGENT_NAME = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/;
@@ -350,7 +354,7 @@ export function executorTypeOf(config: Pick<AgentConfig, 'type'>): ExecutorType 
   return config.type === 'native' || config.type === 'custom' ? 'llm' : config.type;
 }
 
-function isTimeZone(tz: string): boolean {
+function isTimeZoneUncached(tz: string): boolean {
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: tz });
     return true;

@@ -2,12 +2,18 @@
 // cron-parser also takes a seconds field, `@` macros and `H` (a random value per process): none of them is standard
 // cron, and `H` would let two daemons disagree on a schedule's ticks, so they are refused here.
 import { CronExpressionParser, type CronExpression } from 'cron-parser';
+import { memoized } from './memo.ts';
 
 const FIELDS = ['minute', 'hour', 'day of month', 'month', 'day of week'] as const;
 const NAMES = /mon|tue|wed|thu|fri|sat|sun|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec/gi;
 
-/** Why `expr` is not a five-field cron expression that ever fires; undefined when it is one. */
-export function cronProblem(expr: string): string | undefined {
+/**
+ * Why `expr` is not a five-field cron expression that ever fires; undefined when it is one. Remembered per
+ * expression: every agent's default summary schedule is the same one, and its check costs ~40 µs.
+ */
+export const cronProblem: (expr: string) => string | undefined = memoized(uncachedCronProblem);
+
+function uncachedCronProblem(expr: string): string | undefined {
   const fields = expr.trim().split(/\s+/).filter(Boolean);
   if (fields.length !== FIELDS.length) return `expected five fields (${FIELDS.join(', ')}), like "0 9 * * 1-5"; got ${fields.length}`;
   // Day and month names aside (`thu`), an H is cron-parser's random value.

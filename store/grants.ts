@@ -16,11 +16,14 @@ export interface GrantProblem {
   message: string;
 }
 
-/** The scopes of the services warren itself knows; any other service's grants keep the free form. */
-const KNOWN_SCOPES: Readonly<Record<string, readonly string[]>> = {
-  hub: ['read', 'write'],
-  memory: ['read', 'write'],
-};
+/**
+ * The scopes of the services warren itself knows; any other service's grants keep the free form. A Map, not an
+ * object: a service named `constructor` or `__proto__` must not find an object's inherited properties.
+ */
+const KNOWN_SCOPES: ReadonlyMap<string, readonly string[]> = new Map([
+  ['hub', ['read', 'write']],
+  ['memory', ['read', 'write']],
+]);
 
 /**
  * Problems with an agent's grants of services warren knows (`hub:wrte` would never allow anything): hub and memory
@@ -30,12 +33,16 @@ const KNOWN_SCOPES: Readonly<Record<string, readonly string[]>> = {
  */
 export function grantProblems(grants: readonly string[], mcpServers: readonly string[]): GrantProblem[] {
   const out: GrantProblem[] = [];
-  for (const [index, grant] of grants.entries()) {
-    const [service = '', ...rest] = grant.split(':');
-    const scopes = KNOWN_SCOPES[service] ?? (service === 'mcp' ? mcpServers : undefined);
-    if (scopes === undefined || rest.length === 0) continue; // no scope at all: the schema's own error
-    const scope = rest.join(':');
-    if (scope === '*' || (rest.length === 1 && scopes.includes(scope))) continue;
+  // A plain loop without splitting each grant: every agent of a fleet runs it at every load.
+  for (let index = 0; index < grants.length; index++) {
+    const grant = grants[index]!;
+    const colon = grant.indexOf(':');
+    if (colon < 0) continue; // no scope at all: the schema's own error
+    const service = grant.slice(0, colon);
+    const scopes = KNOWN_SCOPES.get(service) ?? (service === 'mcp' ? mcpServers : undefined);
+    if (scopes === undefined) continue;
+    const scope = grant.slice(colon + 1);
+    if (scope === '*' || (!scope.includes(':') && scopes.includes(scope))) continue;
     const valid = [...scopes.map((s) => `${service}:${s}`), `${service}:*`];
     const hint = didYouMean(grant, valid);
     const what = service === 'mcp' ? `"${grant}" names no MCP server of this agent (capabilities.mcp_servers: ${mcpServers.join(', ') || 'none'})` : `"${grant}" is not a ${service} grant`;

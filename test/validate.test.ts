@@ -16,6 +16,8 @@ describe('grantProblems', () => {
     ['mcp: a declared server, or all', ['mcp:docs', 'mcp:*'], ['docs'], []],
     ['mcp: a server declared nowhere', ['mcp:dcos'], ['docs', 'github'], [{ index: 0, severity: 'warning', message: '"mcp:dcos" names no MCP server of this agent (capabilities.mcp_servers: docs, github) (did you mean "mcp:docs"?)' }]],
     ['no scope at all is the schema\'s error, not this one', ['hub'], [], []],
+    // Service names that are also names of every object's inherited properties are services like any other.
+    ['services named like inherited properties keep the free form', ['constructor:read', '__proto__:read', 'tostring:x'], [], []],
   ];
   it.each(cases)('%s', (_name, grants, servers, expected) => {
     expect(grantProblems(grants, servers)).toEqual(expected);
