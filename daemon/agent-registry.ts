@@ -81,7 +81,7 @@ export class AgentRegistry {
       this.#logger.error({ err: err.message, store: this.#store.location, kept: [...this.#agents.keys()] }, 'definitions store unreachable; keeping the last good definitions');
       return false;
     }
-    const { agents, problems } = loaded;
+    const { agents, problems, parsedOnThreads } = loaded;
     for (const p of problems) {
       const line = formatProblem(p);
       if (p.severity === 'error') this.#logger.error({ file: p.file, line: p.line }, `agent definition problem, agent skipped: ${line}`);
@@ -103,7 +103,8 @@ export class AgentRegistry {
     this.#broken = new Set(problems.filter((p) => p.severity === 'error').map((p) => p.file)).size;
     this.#runnable = this.#withoutConflicts();
     // Names only for a readable number of agents: with thousands the line would be the log.
-    this.#logger.info({ loaded: agents.length, runnable: this.#runnable.size <= 50 ? [...this.#runnable] : this.#runnable.size, store: this.#store.location }, 'agent definitions loaded');
+    // parsed_on_threads: 0 for a large store means its parse threads could not start (the load parsed them here).
+    this.#logger.info({ loaded: agents.length, runnable: this.#runnable.size <= 50 ? [...this.#runnable] : this.#runnable.size, store: this.#store.location, parsed_on_threads: parsedOnThreads ?? 0 }, 'agent definitions loaded');
     return true;
   }
 

@@ -47,6 +47,8 @@ export interface LoadResult {
   problems: Problem[];
   /** Skills and template overrides (empty when the store has none). */
   shared: SharedDefinitions;
+  /** Agents parsed on parse threads (store/parse-pool.ts), for the load's log line; absent or 0: on the loading thread. */
+  parsedOnThreads?: number;
 }
 
 /** A place agent definitions live: a local folder or an S3-compatible bucket, same layout. */

@@ -51,5 +51,6 @@ export function mergeLoads(loads: readonly LoadResult[]): LoadResult {
   const skills = new Map(loads.flatMap((l) => l.shared.skills.map((s) => [s.name, s] as const)));
   const templates = Object.assign({}, ...loads.map((l) => l.shared.templates)) as Record<string, string>;
   const agentTemplates = Object.assign({}, ...loads.map((l) => l.shared.agentTemplates ?? {})) as NonNullable<LoadResult['shared']['agentTemplates']>;
-  return { agents: [...byName.values()], problems, shared: { skills: [...skills.values()], templates, agentTemplates } };
+  const parsedOnThreads = loads.reduce((sum, l) => sum + (l.parsedOnThreads ?? 0), 0);
+  return { agents: [...byName.values()], problems, shared: { skills: [...skills.values()], templates, agentTemplates }, parsedOnThreads };
 }

@@ -3,12 +3,14 @@
 //   templates/<name>/config.yaml and system-prompt.md (agent templates, store/agent-templates.ts)
 // A backend only lists keys and reads objects; turning them into definitions happens here, once, so the
 // folder and the bucket load the same agents identically.
+import { availableParallelism } from 'node:os';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { builtinSkills } from './builtin-skills.ts';
 import { parseTemplate } from './agent-templates.ts';
 import type { AgentDefinition, AgentTemplate, LoadResult, SharedDefinitions } from './definition.ts';
 import { mapLimit } from './map-limit.ts';
-import { parseDefinition } from './parse-definition.ts';
+import { parsedSafely, type ParsedAgent, type RawAgentFiles } from './parse-definition.ts';
+import { ParsePool, parseThreadCount } from './parse-pool.ts';
 import type { Problem } from './problems.ts';
 import { parseSkill, type Skill } from './skill.ts';
 
@@ -25,8 +27,9 @@ export interface StoreReader {
 /** Objects read at once: enough to hide a bucket's latency, few enough not to exhaust sockets or file handles. */
 const READ_CONCURRENCY = 16;
 /**
- * Agents read or parsed between two turns of the event loop: a folder is read synchronously and parsing is
- * synchronous, so without turns 100,000 agents would hold the loop (leases, queue locks) for seconds.
+ * Agents read (and, without parse threads, parsed) between two turns of the event loop, and sent to a parse thread
+ * at once: a folder is read synchronously and parsing is synchronous, so without turns 100,000 agents would hold
+ * the loop (leases, queue locks) for seconds.
  */
 const AGENTS_PER_TURN = 500;
 
@@ -76,44 +79,46 @@ export function classifyKeys(keys: readonly string[]): LayoutKeys {
   };
 }
 
-export async function loadFromReader(reader: StoreReader): Promise<LoadResult> {
+/** How a load parses (tests choose; a store leaves it to parseThreadCount). */
+export interface LoadOptions {
+  /** Parse threads (0: the loading thread alone); default from the count of agents and of cores. */
+  parseThreads?: number;
+  /** The parse thread's module (tests only). */
+  parseWorkerUrl?: URL;
+}
+
+export async function loadFromReader(reader: StoreReader, opts: LoadOptions = {}): Promise<LoadResult> {
   const layout = classifyKeys(await reader.keys());
-  const problems: Problem[] = [];
-  const shared = await loadShared(reader, layout, problems);
-  // Read in parallel (bounded), then parse in listing order, so problems and agents come out the same every time.
-  let readSinceTurn = 0;
-  let turn: Promise<void> | undefined;
-  const files = await mapLimit(layout.agents, READ_CONCURRENCY, async (folder) => {
-    // One turn that every reader waits for: a reader pausing alone would let the others carry on without one.
-    if (++readSinceTurn > AGENTS_PER_TURN) {
-      readSinceTurn = 0;
-      turn = nextTurn().then(() => void (turn = undefined));
+  // Started first, so the threads import their modules while the shared definitions and the first files are read.
+  const pool = new ParsePool(opts.parseThreads ?? parseThreadCount(layout.agents.length, availableParallelism()), opts.parseWorkerUrl);
+  try {
+    const problems: Problem[] = [];
+    const shared = await loadShared(reader, layout, problems);
+    // Read a batch (in parallel, bounded), hand it to the parse pool, read the next while it parses; the results are
+    // taken in listing order, so problems and agents come out the same every time.
+    const batches: Array<Promise<ParsedAgent[]>> = [];
+    for (let start = 0; start < layout.agents.length; start += AGENTS_PER_TURN) {
+      const files = await mapLimit(layout.agents.slice(start, start + AGENTS_PER_TURN), READ_CONCURRENCY, async (folder): Promise<RawAgentFiles[]> => {
+        const configKey = `agents/${folder}/config.yaml`;
+        const promptKey = `agents/${folder}/system-prompt.md`;
+        const [configText, promptText] = await Promise.all([reader.read(configKey), reader.read(promptKey)]);
+        if (configText === undefined) return []; // deleted between listing and reading
+        return [{ folder, configFile: reader.displayName(configKey), configText, promptFile: reader.displayName(promptKey), promptText }];
+      });
+      batches.push(pool.parse(files.flat()));
+      await nextTurn();
     }
-    if (turn) await turn;
-    const configKey = `agents/${folder}/config.yaml`;
-    const promptKey = `agents/${folder}/system-prompt.md`;
-    const [configText, promptText] = await Promise.all([reader.read(configKey), reader.read(promptKey)]);
-    return { folder, configKey, promptKey, configText, promptText };
-  });
-  const agents: AgentDefinition[] = [];
-  for (const [i, f] of files.entries()) {
-    if (i > 0 && i % AGENTS_PER_TURN === 0) await nextTurn();
-    const configText = f.configText;
-    if (configText === undefined) continue; // deleted between listing and reading
-    const parsed = parsedSafely(reader.displayName(f.configKey), () =>
-      parseDefinition({
-        folder: f.folder,
-        configFile: reader.displayName(f.configKey),
-        configText,
-        promptFile: reader.displayName(f.promptKey),
-        promptText: f.promptText,
-      }),
-      (failed) => ({ problems: failed }),
-    );
-    problems.push(...parsed.problems);
-    if (parsed.definition) agents.push({ ...parsed.definition, shared });
+    const agents: AgentDefinition[] = [];
+    for (const batch of await Promise.all(batches)) {
+      for (const parsed of batch) {
+        problems.push(...parsed.problems);
+        if (parsed.definition) agents.push({ ...parsed.definition, shared });
+      }
+    }
+    return { agents, problems, shared, parsedOnThreads: pool.parsedOnThreads };
+  } finally {
+    await pool.close();
   }
-  return { agents, problems, shared };
 }
 
 async function loadShared(reader: StoreReader, layout: LayoutKeys, problems: Problem[]): Promise<SharedDefinitions> {
@@ -145,16 +150,4 @@ async function loadShared(reader: StoreReader, layout: LayoutKeys, problems: Pro
     if (parsed.template) agentTemplates[folder] = parsed.template;
   }
   return { skills: [...skills.values()], templates, agentTemplates };
-}
-
-/**
- * One file's parse, whatever it throws: a file that fails is its own agent's (or skill's) problem, reported with
- * the file and the reason, and never stops the others from loading.
- */
-function parsedSafely<T extends { problems: Problem[] }>(file: string, parse: () => T, failed: (problems: Problem[]) => NoInfer<T>): T {
-  try {
-    return parse();
-  } catch (err) {
-    return failed([{ file, message: `could not be read: ${err instanceof Error ? err.message : String(err)}`, severity: 'error' }]);
-  }
 }

@@ -17,7 +17,30 @@ export interface RawAgentFiles {
   promptText: string | undefined;
 }
 
-export function parseDefinition(raw: RawAgentFiles): { definition?: AgentDefinition; problems: Problem[] } {
+/** One agent's files turned into a definition or problems; what a parse thread sends back (store/parse-pool.ts). */
+export interface ParsedAgent {
+  definition?: AgentDefinition;
+  problems: Problem[];
+}
+
+/** parseDefinition, whatever it throws: the agent's own problem, never the whole store's. */
+export function parseAgentSafely(raw: RawAgentFiles): ParsedAgent {
+  return parsedSafely(raw.configFile, () => parseDefinition(raw), (failed) => ({ problems: failed }));
+}
+
+/**
+ * One file's parse, whatever it throws: a file that fails is its own agent's (or skill's) problem, reported with
+ * the file and the reason, and never stops the others from loading.
+ */
+export function parsedSafely<T extends { problems: Problem[] }>(file: string, parse: () => T, failed: (problems: Problem[]) => NoInfer<T>): T {
+  try {
+    return parse();
+  } catch (err) {
+    return failed([{ file, message: `could not be read: ${err instanceof Error ? err.message : String(err)}`, severity: 'error' }]);
+  }
+}
+
+export function parseDefinition(raw: RawAgentFiles): ParsedAgent {
   const result = validateYaml(raw.configFile, raw.configText, AgentConfigSchema);
   const problems = [...result.problems];
   if (raw.promptText === undefined) {

@@ -1,0 +1,197 @@
+// Definitions parsed on worker threads (store/parse-pool.ts) are exactly the ones the loading thread makes: every
+// malformed fixture keeps its file:line:column problems, a store of thousands loads the same agents and problems
+// with threads as without (compared strictly), and a thread that cannot start or dies changes nothing but speed.
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, existsSync, cpSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { loadFromReader, type StoreReader } from '../store/layout.ts';
+import { LocalFolderStore } from '../store/local-store.ts';
+import { parseAgentSafely, type RawAgentFiles } from '../store/parse-definition.ts';
+import { MIN_AGENTS_FOR_THREADS, ParsePool, parseThreadCount } from '../store/parse-pool.ts';
+import { formatProblem } from '../store/problems.ts';
+
+const MALFORMED = join(import.meta.dirname, 'fixtures', 'malformed');
+const CASES = readdirSync(MALFORMED).sort();
+
+/** A malformed fixture's agents as the loader hands them to a parse, named as `expected.txt` names them. */
+function caseFiles(name: string): RawAgentFiles[] {
+  const agents = join(MALFORMED, name, 'agents');
+  return readdirSync(agents)
+    .sort()
+    .map((folder) => {
+      const prompt = join(agents, folder, 'system-prompt.md');
+      return {
+        folder,
+        configFile: `agents/${folder}/config.yaml`,
+        configText: readFileSync(join(agents, folder, 'config.yaml'), 'utf8'),
+        promptFile: `agents/${folder}/system-prompt.md`,
+        promptText: existsSync(prompt) ? readFileSync(prompt, 'utf8') : undefined,
+      };
+    });
+}
+
+/**
+ * Valid agents of many shapes (fast path and positional path, defaults, every optional block, values the two
+ * parsers and a structured clone could disagree on: -0, .inf, .nan, an own `__proto__` key), and a few with
+ * warnings or cross-check errors.
+ */
+function fillerConfig(name: string, i: number): string {
+  const base = `name: ${name}\ntype: llm\nbrain:\n  provider: openai\n  model: m-${i % 7}\n  api_key_env: KEY_${i % 3}\ncapabilities:\n  grants: [hub:read, hub:write]\n`;
+  switch (i % 10) {
+    case 0:
+      return base;
+    case 1:
+      return `${base}behavior:\n  quiet_hours: {start: "22:00", end: "06:00", timezone: Europe/Berlin}\n  max_duration: 90s\nschedules:\n  - {name: daily, cron: "0 9 * * 1-5", task: Say hello, timezone: Asia/Tokyo}\n`;
+    case 2:
+      // anchors and an alias: the positional path
+      return `${base}interests:\n  topics: &t [a, b]\n  keywords: *t\n`;
+    case 3:
+      return `${base}network: {zero: -0, big: .inf, small: -.inf, nan: .nan, octal: 0o17, hex: 0x1F, "__proto__": {polluted: true}, nothing: ~}\n`;
+    case 4:
+      return `${base}system_prompt: legacy\n`; // a warning
+    case 5:
+      return `${base}memory: {enabled: true, retrieval: {strategy: recent}}\napprovals: {tools: [hub_post], timeout: 2h}\n`;
+    case 6:
+      return base.replace('[hub:read, hub:write]', '[hub:read, hub:wrte, mcp:docs]'); // an error and a warning, located by the positional parser
+    case 7:
+      return `${base}webhooks:\n  - {name: deploy, secret_env: HOOK_SECRET, task: "Deployed {{body.ref}}"}\nevents: {urls: ["https://example.com/e"], secret_file: /run/s}\na2a: {serve: true, skills: [{id: s1, name: S, description: D}]}\n`;
+    case 8:
+      return `${base}description: "quoted: with colon"\ndisplay_name: 'single # not a comment'\ncache_ttl: 600\n`;
+    default:
+      return base.replace(`name: ${name}`, `name: ${name}x`); // name differs from the folder
+  }
+}
+
+function memoryReader(files: ReadonlyMap<string, string>): StoreReader {
+  return { keys: () => Promise.resolve([...files.keys()]), read: (key) => Promise.resolve(files.get(key)), displayName: (key) => `/mem/${key}` };
+}
+
+/** Filler agents interleaved (by name) with every malformed fixture's agents, and a skill, in one store. */
+function bigStore(fillers: number): Map<string, string> {
+  const files = new Map<string, string>();
+  for (let i = 0; i < fillers; i++) {
+    const name = `f${String(i).padStart(5, '0')}`;
+    files.set(`agents/${name}/config.yaml`, fillerConfig(name, i));
+    if (i % 97 !== 13) files.set(`agents/${name}/system-prompt.md`, `You are {{name}}, number ${i}.`);
+  }
+  for (const c of CASES) {
+    for (const raw of caseFiles(c)) {
+      // `f<case>…` sorts among the fillers, so broken agents sit in the middle of batches.
+      const folder = `f0${c}-${raw.folder}`;
+      files.set(`agents/${folder}/config.yaml`, raw.configText);
+      if (raw.promptText !== undefined) files.set(`agents/${folder}/system-prompt.md`, raw.promptText);
+    }
+  }
+  files.set('skills/notes/SKILL.md', '---\nname: notes\ndescription: Keep notes\n---\nWrite things down.');
+  return files;
+}
+
+describe('parseThreadCount', () => {
+  it.each([
+    [MIN_AGENTS_FOR_THREADS - 1, 8, 0],
+    [MIN_AGENTS_FOR_THREADS, 1, 0],
+    [MIN_AGENTS_FOR_THREADS, 2, 2],
+    [100_000, 2, 2],
+    [100_000, 16, 4],
+  ])('%i agents on %i cores: %i threads', (agents, cores, threads) => {
+    expect(parseThreadCount(agents, cores)).toBe(threads);
+  });
+});
+
+describe('the parse pool', () => {
+  it('gives every malformed fixture its exact problems (file:line:column) from a parse thread', { timeout: 60_000 }, async () => {
+    const pool = new ParsePool(2);
+    try {
+      const results = await Promise.all(CASES.map((c) => pool.parse(caseFiles(c))));
+      CASES.forEach((c, i) => {
+        const expected = readFileSync(join(MALFORMED, c, 'expected.txt'), 'utf8').trim().split('\n');
+        expect(results[i]!.flatMap((r) => r.problems.map(formatProblem)), c).toEqual(expected);
+      });
+      expect(pool.parsedOnThreads).toBe(CASES.reduce((n, c) => n + caseFiles(c).length, 0));
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('parses a batch exactly as the loading thread does, strictly equal', { timeout: 60_000 }, async () => {
+    const raws = Array.from({ length: 300 }, (_, i): RawAgentFiles => {
+      const name = `f${String(i).padStart(5, '0')}`;
+      return { folder: name, configFile: `${name}.yaml`, configText: fillerConfig(name, i), promptFile: `${name}.md`, promptText: i % 50 === 7 ? undefined : 'p' };
+    });
+    const pool = new ParsePool(2);
+    try {
+      const threaded = await pool.parse(raws);
+      expect(pool.parsedOnThreads).toBe(raws.length);
+      expect(threaded).toStrictEqual(raws.map(parseAgentSafely));
+      // The shapes the clone could have bent came through: -0, infinities, NaN, an own __proto__ key.
+      const network = threaded[3]!.definition!.config.network as Record<string, unknown>;
+      expect(Object.is(network.zero, -0)).toBe(true);
+      expect([network.big, network.small, network.nan]).toStrictEqual([Infinity, -Infinity, NaN]);
+      expect(Object.getPrototypeOf(network)).toBe(Object.prototype);
+      expect(Object.hasOwn(network, '__proto__')).toBe(true);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('parses here when its thread cannot start, or dies with batches in hand: the same results', { timeout: 60_000 }, async () => {
+    const raws = caseFiles('yaml-bad-indent').concat(caseFiles('key-brain-modle'));
+    const expected = raws.map(parseAgentSafely);
+    const cannotStart = new ParsePool(1, new URL('data:text/javascript,throw new Error("no thread today")'));
+    const dies = new ParsePool(1, new URL('data:text/javascript,import { parentPort } from "node:worker_threads"; parentPort.on("message", () => process.exit(3));'));
+    try {
+      for (const pool of [cannotStart, dies]) {
+        const first = await pool.parse(raws);
+        const second = await pool.parse(raws); // no thread left: parsed here at once
+        expect(first).toStrictEqual(expected);
+        expect(second).toStrictEqual(expected);
+        expect(pool.parsedOnThreads).toBe(0);
+      }
+    } finally {
+      await Promise.all([cannotStart.close(), dies.close()]);
+    }
+  });
+});
+
+describe('a store loaded with parse threads', () => {
+  const dirs: string[] = [];
+  afterAll(() => {
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+
+  it('loads the same agents and problems as without, strictly equal, malformed files among thousands', { timeout: 120_000 }, async () => {
+    const reader = memoryReader(bigStore(3_000));
+    const inline = await loadFromReader(reader, { parseThreads: 0 });
+    const threaded = await loadFromReader(reader, { parseThreads: 2 });
+    expect(inline.parsedOnThreads).toBe(0);
+    const parsed = [...(await reader.keys())].filter((k) => k.endsWith('/config.yaml')).length;
+    expect(threaded.parsedOnThreads).toBe(parsed);
+    const { parsedOnThreads: _a, ...inlineRest } = inline;
+    const { parsedOnThreads: _b, ...threadedRest } = threaded;
+    expect(threadedRest).toStrictEqual(inlineRest);
+    // Not a comparison of two empty loads: most fillers load, and every kind of problem is there.
+    expect(threaded.agents.length).toBeGreaterThan(2_000);
+    expect(threaded.problems.filter((p) => p.severity === 'warning').length).toBeGreaterThan(300);
+    expect(threaded.problems.map(formatProblem)).toContain('/mem/agents/f0yaml-bad-indent-agent-x/config.yaml:5:4: YAML syntax: "model" is indented deeper than the line above, which already has a value (keys of one mapping line up)');
+  });
+
+  it('a folder of thousands parses on threads by default, and its one broken file keeps its file:line:column', { timeout: 120_000 }, async () => {
+    const root = mkdtempSync(join(tmpdir(), 'warren-parse-pool-'));
+    dirs.push(root);
+    const count = MIN_AGENTS_FOR_THREADS + 1;
+    for (let i = 0; i < count - 1; i++) {
+      const name = `a${String(i).padStart(5, '0')}`;
+      mkdirSync(join(root, 'agents', name), { recursive: true });
+      writeFileSync(join(root, 'agents', name, 'config.yaml'), `name: ${name}\ntype: llm\nbrain:\n  model: m\ncapabilities:\n  grants: [hub:read]\n`);
+      writeFileSync(join(root, 'agents', name, 'system-prompt.md'), 'You are {{name}}.');
+    }
+    cpSync(join(MALFORMED, 'yaml-unclosed-flow', 'agents', 'agent-x'), join(root, 'agents', 'a02000-x'), { recursive: true });
+    const expected = readFileSync(join(MALFORMED, 'yaml-unclosed-flow', 'expected.txt'), 'utf8').trim().replaceAll('agents/agent-x/', `${root}/agents/a02000-x/`);
+    const result = await new LocalFolderStore(root).load();
+    expect(result.agents.length).toBe(count - 1);
+    expect(result.problems.map(formatProblem).join('\n')).toBe(expected);
+    // On one core a load parses on its own thread (parseThreadCount); on this project's machines there are two.
+    expect(result.parsedOnThreads).toBe(parseThreadCount(count, availableParallelism()) > 0 ? count : 0);
+  });
+});
