@@ -45,7 +45,8 @@ interface Lane {
   alive: boolean;
 }
 
-const WORKER_URL = new URL('./parse-worker.ts', import.meta.url);
+/** Plain JavaScript first: it makes an installed warren's thread able to load TypeScript (see the file). */
+const WORKER_URL = new URL('./parse-worker.js', import.meta.url);
 
 export class ParsePool {
   readonly #lanes: Lane[];

@@ -1,9 +1,10 @@
 // Definitions parsed on worker threads (store/parse-pool.ts) are exactly the ones the loading thread makes: every
 // malformed fixture keeps its file:line:column problems, a store of thousands loads the same agents and problems
 // with threads as without (compared strictly), and a thread that cannot start or dies changes nothing but speed.
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, existsSync, cpSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadFromReader, type StoreReader } from '../store/layout.ts';
 import { LocalFolderStore } from '../store/local-store.ts';
@@ -132,6 +133,31 @@ describe('the parse pool', () => {
       expect(Object.hasOwn(network, '__proto__')).toBe(true);
     } finally {
       await pool.close();
+    }
+  });
+
+  it('parses on its threads in an installed warren too (under node_modules, where Node strips no types)', { timeout: 60_000 }, () => {
+    const tmp = mkdtempSync(join(tmpdir(), 'warren-installed-pool-'));
+    try {
+      // What the store's code needs of an installed package (test/package.test.ts installs the whole tarball).
+      const pkg = join(tmp, 'node_modules', 'warren');
+      for (const part of ['package.json', 'bin', 'store', 'policy']) cpSync(resolve(part), join(pkg, part), { recursive: true });
+      symlinkSync(resolve('node_modules'), join(pkg, 'node_modules'));
+      // As bin/warren.js starts an installed warren: its hooks registered, then the TypeScript.
+      const script = [
+        "import { register } from 'node:module';",
+        "register('./bin/strip-types-hooks.js', import.meta.url);",
+        "const { ParsePool } = await import('./store/parse-pool.ts');",
+        'const pool = new ParsePool(1);',
+        "const [parsed] = await pool.parse([{ folder: 'abc', configFile: 'c.yaml', configText: 'name: abc\\ntype: llm\\nbrain: {model: m}\\ncapabilities: {}\\n', promptFile: 'p.md', promptText: 'p' }]);",
+        'await pool.close();',
+        'console.log(JSON.stringify({ name: parsed.definition?.name, onThreads: pool.parsedOnThreads }));',
+      ].join('\n');
+      writeFileSync(join(pkg, 'try.js'), script);
+      const out = execFileSync(process.execPath, [join(pkg, 'try.js')], { cwd: pkg, encoding: 'utf8' });
+      expect(JSON.parse(out)).toEqual({ name: 'abc', onThreads: 1 });
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
     }
   });
 
