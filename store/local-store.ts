@@ -37,9 +37,13 @@ export class LocalFolderStore implements DefinitionStore {
   readonly root: string;
   readonly #debounceMs: number;
   readonly #checkIntervalMs: number;
+  readonly #parseThreads: number | undefined;
 
-  /** Accepts the store root (holding `agents/`) or the `agents` folder itself. */
-  constructor(dir: string, opts: { debounceMs?: number; checkIntervalMs?: number } = {}) {
+  /**
+   * Accepts the store root (holding `agents/`) or the `agents` folder itself. `parseThreads`: how many threads parse
+   * the definitions (tests); by default as many as the store's size and the machine's cores call for (store/parse-pool.ts).
+   */
+  constructor(dir: string, opts: { debounceMs?: number; checkIntervalMs?: number; parseThreads?: number } = {}) {
     if (existsSync(join(dir, 'agents'))) {
       this.root = dir;
       this.agentsDir = join(dir, 'agents');
@@ -50,10 +54,11 @@ export class LocalFolderStore implements DefinitionStore {
     this.location = this.agentsDir;
     this.#debounceMs = opts.debounceMs ?? 200;
     this.#checkIntervalMs = opts.checkIntervalMs ?? DEFAULT_CHECK_INTERVAL_MS;
+    this.#parseThreads = opts.parseThreads;
   }
 
   async load(): Promise<LoadResult> {
-    return loadFromReader(this.#reader());
+    return loadFromReader(this.#reader(), this.#parseThreads === undefined ? {} : { parseThreads: this.#parseThreads });
   }
 
   watch(onChange: (noticed?: string) => void): () => void {
