@@ -10,7 +10,7 @@ import { parseTemplate } from './agent-templates.ts';
 import type { AgentDefinition, AgentTemplate, LoadResult, SharedDefinitions } from './definition.ts';
 import { mapLimit } from './map-limit.ts';
 import { parsedSafely, type ParsedAgent, type RawAgentFiles } from './parse-definition.ts';
-import { ParsePool, parseThreadCount } from './parse-pool.ts';
+import { ParsePool, parseThreadCount, type AgentFilePaths } from './parse-pool.ts';
 import type { Problem } from './problems.ts';
 import { parseSkill, type Skill } from './skill.ts';
 
@@ -22,6 +22,8 @@ export interface StoreReader {
   read(key: string): Promise<string | undefined>;
   /** The name shown in problems: a file path or an s3:// URL. */
   displayName(key: string): string;
+  /** The object's path on this machine, for a backend of local files: a parse thread then reads it itself. */
+  localPath?(key: string): string;
 }
 
 /** Objects read at once: enough to hide a bucket's latency, few enough not to exhaust sockets or file handles. */
@@ -94,18 +96,34 @@ export async function loadFromReader(reader: StoreReader, opts: LoadOptions = {}
   try {
     const problems: Problem[] = [];
     const shared = await loadShared(reader, layout, problems);
-    // Read a batch (in parallel, bounded), hand it to the parse pool, read the next while it parses; the results are
-    // taken in listing order, so problems and agents come out the same every time.
-    const batches: Array<Promise<ParsedAgent[]>> = [];
-    for (let start = 0; start < layout.agents.length; start += AGENTS_PER_TURN) {
-      const files = await mapLimit(layout.agents.slice(start, start + AGENTS_PER_TURN), READ_CONCURRENCY, async (folder): Promise<RawAgentFiles[]> => {
+    // Batch by batch, in listing order (so problems and agents come out the same every time). A store of local files
+    // with parse threads hands each thread the paths: reading is a third of the work and waits on the system, so the
+    // threads read too. Otherwise a batch is read here (in parallel, bounded) and parsed while the next is read.
+    const localPath = pool.threads > 0 ? reader.localPath?.bind(reader) : undefined;
+    const readBatch = async (folders: readonly string[]): Promise<RawAgentFiles[]> => {
+      const files = await mapLimit(folders, READ_CONCURRENCY, async (folder): Promise<RawAgentFiles[]> => {
         const configKey = `agents/${folder}/config.yaml`;
         const promptKey = `agents/${folder}/system-prompt.md`;
         const [configText, promptText] = await Promise.all([reader.read(configKey), reader.read(promptKey)]);
         if (configText === undefined) return []; // deleted between listing and reading
         return [{ folder, configFile: reader.displayName(configKey), configText, promptFile: reader.displayName(promptKey), promptText }];
       });
-      batches.push(pool.parse(files.flat()));
+      return files.flat();
+    };
+    const batches: Array<Promise<ParsedAgent[]>> = [];
+    for (let start = 0; start < layout.agents.length; start += AGENTS_PER_TURN) {
+      const folders = layout.agents.slice(start, start + AGENTS_PER_TURN);
+      if (localPath) {
+        const files = folders.map((folder): AgentFilePaths => {
+          const configKey = `agents/${folder}/config.yaml`;
+          const promptKey = `agents/${folder}/system-prompt.md`;
+          return { folder, configFile: reader.displayName(configKey), configPath: localPath(configKey), promptFile: reader.displayName(promptKey), promptPath: localPath(promptKey) };
+        });
+        // A thread that cannot read them hands the batch back: read here then, as without threads.
+        batches.push(pool.readAndParse(files, () => readBatch(folders)));
+        continue;
+      }
+      batches.push(pool.parse(await readBatch(folders)));
       await nextTurn();
     }
     const agents: AgentDefinition[] = [];

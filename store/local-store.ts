@@ -3,11 +3,12 @@
 // own files; and a periodic check of those files' inode, size and times, because Node's recursive watch on Linux
 // stops reporting in-place writes to a file once it was replaced by a rename (`sed -i`, vim): the check then
 // notices the change and starts the watchers anew.
-import { existsSync, readFileSync, watch as fsWatch, type FSWatcher } from 'node:fs';
+import { existsSync, watch as fsWatch, type FSWatcher } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { StoreUnavailableError, type DefinitionStore, type LoadResult } from './definition.ts';
 import { isStoreKey, loadFromReader, storeFileKeys, type StoreReader } from './layout.ts';
+import { readIfExists } from './local-files.ts';
 import { mapLimit } from './map-limit.ts';
 
 /** How often the store's own files are compared while watching (`store.check_interval`); 0 turns the check off. */
@@ -212,19 +213,12 @@ class FolderReader implements StoreReader {
     return Promise.resolve(readIfExists(this.displayName(key)));
   }
 
+  localPath(key: string): string {
+    return this.displayName(key);
+  }
+
   displayName(key: string): string {
     return key.startsWith('agents/') ? join(this.#agentsDir, key.slice('agents/'.length)) : join(this.#root, key);
-  }
-}
-
-/** The file's text; undefined when it does not exist (or is a folder). Other errors are thrown. */
-function readIfExists(path: string): string | undefined {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'EISDIR') return undefined;
-    throw err;
   }
 }
 

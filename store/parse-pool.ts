@@ -22,21 +22,32 @@ export function parseThreadCount(agents: number, cores: number): number {
   return Math.min(cores, MAX_THREADS);
 }
 
-/** A batch sent to a parse thread (store/parse-worker.ts). */
-export interface ParseRequest {
-  id: number;
-  raws: RawAgentFiles[];
+/** One agent's files by path, for a thread to read (a store of local files). */
+export interface AgentFilePaths {
+  folder: string;
+  configFile: string;
+  configPath: string;
+  promptFile: string;
+  promptPath: string;
 }
 
-/** A parse thread's answer: one entry per file of the batch, in its order. */
+/** A batch sent to a parse thread (store/parse-worker.ts): the files' texts, or their paths for it to read. */
+export type ParseRequest = { id: number; raws: RawAgentFiles[] } | { id: number; paths: AgentFilePaths[] };
+
+/**
+ * A parse thread's answer: one entry per agent of the batch, in its order; null for an agent whose config.yaml was
+ * gone when the thread read it (deleted since the listing, as a read here would find it).
+ */
 export interface ParseReply {
   id: number;
-  parsed: ParsedAgent[];
+  parsed: Array<ParsedAgent | null>;
 }
 
 interface Batch {
-  raws: RawAgentFiles[];
+  size: number;
   resolve: (parsed: ParsedAgent[]) => void;
+  /** The batch done on the loading thread instead, when its thread fails (settles the batch's promise). */
+  here: () => Promise<void>;
 }
 
 interface Lane {
@@ -66,15 +77,34 @@ export class ParsePool {
     return this.#onThreads;
   }
 
+  /** Threads this pool started (some may have failed since). */
+  get threads(): number {
+    return this.#lanes.length;
+  }
+
   /** The batch's definitions and problems in its order: on a thread when one is alive, else here, now. */
   parse(raws: RawAgentFiles[]): Promise<ParsedAgent[]> {
     if (raws.length === 0) return Promise.resolve([]);
+    const here = (): Promise<ParsedAgent[]> => Promise.resolve(raws.map(parseAgentSafely));
+    return this.#send({ id: this.#nextId++, raws }, raws.length, here);
+  }
+
+  /**
+   * The batch's agents read and parsed on a thread, in its order (an agent whose config.yaml is gone is left out);
+   * when no thread is alive, or its thread fails, `readHere` reads them on this thread and they are parsed here.
+   */
+  readAndParse(paths: AgentFilePaths[], readHere: () => Promise<RawAgentFiles[]>): Promise<ParsedAgent[]> {
+    if (paths.length === 0) return Promise.resolve([]);
+    const here = async (): Promise<ParsedAgent[]> => (await readHere()).map(parseAgentSafely);
+    return this.#send({ id: this.#nextId++, paths }, paths.length, here);
+  }
+
+  #send(req: ParseRequest, size: number, here: () => Promise<ParsedAgent[]>): Promise<ParsedAgent[]> {
     const lane = this.#pickLane();
-    if (!lane) return Promise.resolve(raws.map(parseAgentSafely));
-    const id = this.#nextId++;
-    return new Promise((resolve) => {
-      lane.waiting.set(id, { raws, resolve });
-      lane.worker.postMessage({ id, raws } satisfies ParseRequest);
+    if (!lane) return here();
+    return new Promise((resolve, reject) => {
+      lane.waiting.set(req.id, { size, resolve, here: () => here().then(resolve, reject) });
+      lane.worker.postMessage(req);
     });
   }
 
@@ -98,8 +128,8 @@ export class ParsePool {
       const batch = lane.waiting.get(reply.id);
       if (!batch) return;
       lane.waiting.delete(reply.id);
-      this.#onThreads += batch.raws.length;
-      batch.resolve(reply.parsed);
+      this.#onThreads += batch.size;
+      batch.resolve(reply.parsed.filter((p) => p !== null));
     });
     // A thread that could not start (a runtime that does not strip types there) or died: its batches are parsed
     // here, and no more go to it.
@@ -109,7 +139,7 @@ export class ParsePool {
       const batches = [...lane.waiting.values()];
       lane.waiting.clear();
       if (this.#closing) return;
-      for (const b of batches) b.resolve(b.raws.map(parseAgentSafely));
+      for (const b of batches) void b.here();
     };
     lane.worker.on('error', fail);
     lane.worker.on('messageerror', fail);

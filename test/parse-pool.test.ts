@@ -64,8 +64,9 @@ function fillerConfig(name: string, i: number): string {
   }
 }
 
-function memoryReader(files: ReadonlyMap<string, string>): StoreReader {
-  return { keys: () => Promise.resolve([...files.keys()]), read: (key) => Promise.resolve(files.get(key)), displayName: (key) => `/mem/${key}` };
+/** A reader of texts in memory (as a bucket's gives them, no local paths), named as the same files in `root`. */
+function memoryReader(files: ReadonlyMap<string, string>, root: string): StoreReader {
+  return { keys: () => Promise.resolve([...files.keys()]), read: (key) => Promise.resolve(files.get(key)), displayName: (key) => join(root, key) };
 }
 
 /** Filler agents interleaved (by name) with every malformed fixture's agents, and a skill, in one store. */
@@ -171,8 +172,12 @@ describe('the parse pool', () => {
       for (const pool of [cannotStart, dies]) {
         const first = await pool.parse(raws);
         const second = await pool.parse(raws); // no thread left: parsed here at once
+        // Paths a thread would read: read here instead (by the loader's own reading, given as readHere).
+        const paths = raws.map((r) => ({ folder: r.folder, configFile: r.configFile, configPath: '/nowhere/c.yaml', promptFile: r.promptFile, promptPath: '/nowhere/p.md' }));
+        const third = await pool.readAndParse(paths, () => Promise.resolve(raws));
         expect(first).toStrictEqual(expected);
         expect(second).toStrictEqual(expected);
+        expect(third).toStrictEqual(expected);
         expect(pool.parsedOnThreads).toBe(0);
       }
     } finally {
@@ -187,20 +192,31 @@ describe('a store loaded with parse threads', () => {
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
   });
 
-  it('loads the same agents and problems as without, strictly equal, malformed files among thousands', { timeout: 120_000 }, async () => {
-    const reader = memoryReader(bigStore(3_000));
+  it('loads the same agents and problems as without, strictly equal, malformed files among thousands', { timeout: 180_000 }, async () => {
+    const files = bigStore(3_000);
+    const root = mkdtempSync(join(tmpdir(), 'warren-parse-pool-'));
+    dirs.push(root);
+    for (const [key, text] of files) {
+      mkdirSync(join(root, key, '..'), { recursive: true });
+      writeFileSync(join(root, key), text);
+    }
+    const reader = memoryReader(files, root);
     const inline = await loadFromReader(reader, { parseThreads: 0 });
+    // Texts sent to the threads (a bucket's reader), and paths the threads read themselves (a folder).
     const threaded = await loadFromReader(reader, { parseThreads: 2 });
-    expect(inline.parsedOnThreads).toBe(0);
-    const parsed = [...(await reader.keys())].filter((k) => k.endsWith('/config.yaml')).length;
-    expect(threaded.parsedOnThreads).toBe(parsed);
+    const folderThreaded = await new LocalFolderStore(root, { parseThreads: 2 }).load();
+    const folderInline = await new LocalFolderStore(root, { parseThreads: 0 }).load();
+    const configs = [...files.keys()].filter((k) => k.endsWith('/config.yaml')).length;
+    expect([inline, threaded, folderThreaded, folderInline].map((l) => l.parsedOnThreads)).toEqual([0, configs, configs, 0]);
     const { parsedOnThreads: _a, ...inlineRest } = inline;
-    const { parsedOnThreads: _b, ...threadedRest } = threaded;
-    expect(threadedRest).toStrictEqual(inlineRest);
+    for (const load of [threaded, folderThreaded, folderInline]) {
+      const { parsedOnThreads: _b, ...rest } = load;
+      expect(rest).toStrictEqual(inlineRest);
+    }
     // Not a comparison of two empty loads: most fillers load, and every kind of problem is there.
     expect(threaded.agents.length).toBeGreaterThan(2_000);
     expect(threaded.problems.filter((p) => p.severity === 'warning').length).toBeGreaterThan(300);
-    expect(threaded.problems.map(formatProblem)).toContain('/mem/agents/f0yaml-bad-indent-agent-x/config.yaml:5:4: YAML syntax: "model" is indented deeper than the line above, which already has a value (keys of one mapping line up)');
+    expect(threaded.problems.map(formatProblem)).toContain(`${root}/agents/f0yaml-bad-indent-agent-x/config.yaml:5:4: YAML syntax: "model" is indented deeper than the line above, which already has a value (keys of one mapping line up)`);
   });
 
   it('a folder of thousands parsed on threads: its one broken file keeps its file:line:column', { timeout: 120_000 }, async () => {
