@@ -4,10 +4,10 @@
 // and an abort (the daemon stopping past its grace) send CancelTask; a card that cannot be read is a warning at start, not a stop; and a daemon
 // SIGKILLed mid-delegation leaves no second remote task: the retried activation reattaches to the first.
 import { randomUUID } from 'node:crypto';
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startHub, type RunningHub } from '../local-hub/server.ts';
 import type { ActivationEvent } from '../agent-loop/events.ts';
-import { startFakeOpenAI, type FakeOpenAI } from './fakes/openai-server.ts';
+import { llmDaemonSuite } from './support/llm-daemon-suite.ts';
 import { startA2aPeer, type A2aPeer, type PeerOptions } from './support/a2a-peer.ts';
 import { makeAgentsDir, startHarness, type Harness } from './support/daemon-harness.ts';
 import { hubCaller, waitFor, type WirePost } from './support/hub-api.ts';
@@ -15,33 +15,24 @@ import { PROCESS_START_MS, PROCESS_TEST_MS } from './support/ceilings.ts';
 import { startPrivateRedis } from './support/redis-server.ts';
 import { startWarren, type WarrenProcess } from './support/warren-process.ts';
 
-const redisUrl = inject('redisUrl');
-const cleanups: Array<() => Promise<unknown>> = [];
-let fake: FakeOpenAI;
-beforeAll(async () => {
-  fake = await startFakeOpenAI();
-});
-afterAll(() => fake.close());
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
-  fake.reset();
-});
+const suite = llmDaemonSuite({ redis: false });
+const redisUrl = suite.redisUrl;
 
 async function peer(opts: PeerOptions): Promise<A2aPeer> {
   const p = await startA2aPeer(opts);
-  cleanups.push(() => p.close());
+  suite.defer(() => p.close());
   return p;
 }
 
 async function harness(config: string, env: Record<string, string> = {}): Promise<Harness> {
   const h = await startHarness({ redisUrl, agentsDir: makeAgentsDir({ relay: { config, prompt: 'You are {{name}}.' } }, { withGreeter: false }), env: { RELAY_API_KEY: 'sk-relay', ...env } });
-  cleanups.push(() => h.stop());
+  suite.defer(() => h.stop());
   return h;
 }
 
 const relay = (delegate: string, extra = ''): string => `name: relay
 type: llm
-brain: {provider: openai, model: fake-gpt, api_base: ${fake.url}, api_key_env: RELAY_API_KEY}
+brain: {provider: openai, model: fake-gpt, api_base: ${suite.fake.url}, api_key_env: RELAY_API_KEY}
 capabilities:
   grants: [hub:read, hub:write, a2a:echo]
   delegates:
@@ -51,7 +42,7 @@ behavior: {limits: {min_interval_seconds: 0}${extra}}
 
 /** The model: it hands the thread's question to echo, then says what echo answered. */
 function relayModel(): void {
-  fake.setResponder((req) => {
+  suite.fake.setResponder((req) => {
     const messages = (req.body as { messages: Array<{ role: string; content: string }> }).messages;
     const answer = messages.findLast((m) => m.role === 'tool');
     if (answer) return { content: `echo says: ${answer.content}` };
@@ -94,7 +85,7 @@ describe('remote delegation through the daemon', () => {
 
   it('INPUT_REQUIRED through the daemon: the question reaches the model, its follow-up call with the ids continues the same remote task, the answer reaches the reply', async () => {
     const p = await peer({ behaviour: (t) => (t.followUp ? t.complete(`Sunny in ${t.text}`) : t.ask('Which city?')) });
-    fake.setResponder((req) => {
+    suite.fake.setResponder((req) => {
       const tools = (req.body as { messages: Array<{ role: string; content: string }> }).messages.filter((m) => m.role === 'tool');
       if (tools.length === 0) return { tool_calls: [{ name: 'delegate_to_echo', arguments: { task: 'weather please' } }] };
       const last = tools.at(-1)!.content;
@@ -127,7 +118,7 @@ describe('remote delegation through the daemon', () => {
       },
     });
     let stopped = false;
-    cleanups.push(() => (stopped ? Promise.resolve() : h.stop()));
+    suite.defer(() => (stopped ? Promise.resolve() : h.stop()));
     const me = await h.registerUser('alice');
     await h.api.post<{ id: string }>('/posts', me, { title: 'Slow', content: '@relay take your time' });
     const turn = await p.turn(1);
@@ -152,9 +143,9 @@ describe('remote delegation through the daemon', () => {
 describe('remote delegation across a SIGKILL', { timeout: PROCESS_TEST_MS }, () => {
   it('the daemon is killed mid-delegation: the retried activation reattaches to the remote task, no second one, one reply', async () => {
     const redis = await startPrivateRedis();
-    cleanups.push(() => redis.stop());
+    suite.defer(() => redis.stop());
     const hub: RunningHub = await startHub({ dbPath: ':memory:', port: 0, adminKey: `admin-${randomUUID()}` });
-    cleanups.push(() => hub.close());
+    suite.defer(() => hub.close());
     const api = hubCaller(hub.url);
     let release!: () => void;
     const released = new Promise<void>((r) => (release = r));
@@ -184,7 +175,7 @@ behavior: {limits: {min_interval_seconds: 0}}
     const prefix = `a2a-${randomUUID().slice(0, 8)}`;
     const daemon = (): WarrenProcess => {
       const d = startWarren({ hubUrl: hub.url, adminKey: hub.adminKey, redisUrl: redis.url, prefix, agentsDir: dir });
-      cleanups.push(async () => {
+      suite.defer(async () => {
         d.kill('SIGKILL');
         await d.exited;
       });

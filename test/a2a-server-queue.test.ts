@@ -3,28 +3,19 @@
 // is not one of the day's tasks (a2a.max_daily_tasks). Through the real daemon, the A2A SDK's own client and a model
 // on real HTTP (the fake OpenAI server) that counts how many turns are at it at once.
 import { TaskState, type Task } from '@a2a-js/sdk';
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { startFakeOpenAI, type FakeOpenAI } from './fakes/openai-server.ts';
+import { describe, expect, it } from 'vitest';
+import { llmDaemonSuite } from './support/llm-daemon-suite.ts';
 import { a2aClient, textMessage } from './support/a2a-caller.ts';
 import { makeAgentsDir, startHarness, type Harness } from './support/daemon-harness.ts';
 import { waitFor } from './support/hub-api.ts';
 import { PROCESS_START_MS, PROCESS_TEST_MS } from './support/ceilings.ts';
 
-const redisUrl = inject('redisUrl');
-const cleanups: Array<() => Promise<unknown>> = [];
-let fake: FakeOpenAI;
-beforeAll(async () => {
-  fake = await startFakeOpenAI();
-});
-afterAll(() => fake.close());
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
-  fake.reset();
-});
+const suite = llmDaemonSuite({ redis: false });
+const redisUrl = suite.redisUrl;
 
 async function start(config: string): Promise<Harness> {
   const h = await startHarness({ redisUrl, agentsDir: makeAgentsDir({ clerk: { config, prompt: 'You are a clerk.' } }, { withGreeter: false }), env: { CLERK_KEY: 'sk-clerk-queue' } });
-  cleanups.push(() => h.stop());
+  suite.defer(() => h.stop());
   return h;
 }
 
@@ -38,7 +29,7 @@ describe('A2A tasks in the agent queue', { timeout: PROCESS_TEST_MS }, () => {
     let most = 0;
     let gate!: () => void;
     const opened = new Promise<void>((r) => (gate = r));
-    fake.setResponder(async (req) => {
+    suite.fake.setResponder(async (req) => {
       inFlight++;
       most = Math.max(most, inFlight);
       try {
@@ -52,7 +43,7 @@ describe('A2A tasks in the agent queue', { timeout: PROCESS_TEST_MS }, () => {
     });
     const h = await start(`name: clerk
 type: llm
-brain: {provider: openai, model: fake-gpt, api_base: ${fake.url}, api_key_env: CLERK_KEY}
+brain: {provider: openai, model: fake-gpt, api_base: ${suite.fake.url}, api_key_env: CLERK_KEY}
 capabilities: {grants: [hub:read]}
 behavior: {limits: {min_interval_seconds: 0}}
 a2a: {serve: true}

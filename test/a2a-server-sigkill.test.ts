@@ -3,9 +3,9 @@
 // it at once, runs the retried activation, and the task ends COMPLETED once, with one answer, told once.
 import { randomUUID } from 'node:crypto';
 import { TaskState, type Task } from '@a2a-js/sdk';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startHub, type RunningHub } from '../local-hub/server.ts';
-import { startFakeOpenAI, type FakeOpenAI } from './fakes/openai-server.ts';
+import { llmDaemonSuite } from './support/llm-daemon-suite.ts';
 import { a2aClient, textMessage } from './support/a2a-caller.ts';
 import { makeAgentsDir } from './support/daemon-harness.ts';
 import { waitFor } from './support/hub-api.ts';
@@ -13,16 +13,7 @@ import { PROCESS_START_MS, PROCESS_TEST_MS } from './support/ceilings.ts';
 import { startPrivateRedis } from './support/redis-server.ts';
 import { startWarren, type WarrenProcess } from './support/warren-process.ts';
 
-const cleanups: Array<() => Promise<unknown>> = [];
-let fake: FakeOpenAI;
-beforeAll(async () => {
-  fake = await startFakeOpenAI();
-});
-afterAll(() => fake.close());
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
-  fake.reset();
-});
+const suite = llmDaemonSuite({ redis: false });
 
 const answerOf = (t: Task): string[] => t.artifacts.flatMap((a) => a.parts).map((p) => (p.content?.$case === 'text' ? p.content.value : ''));
 
@@ -35,19 +26,19 @@ async function baseUrlOf(d: WarrenProcess): Promise<string> {
 describe('a served A2A task across a SIGKILL', { timeout: PROCESS_TEST_MS }, () => {
   it('the first daemon dies mid-task: a second answers GetTask, runs the retry, and the task is answered exactly once', async () => {
     const redis = await startPrivateRedis();
-    cleanups.push(() => redis.stop());
+    suite.defer(() => redis.stop());
     const hub: RunningHub = await startHub({ dbPath: ':memory:', port: 0, adminKey: `admin-${randomUUID()}` });
-    cleanups.push(() => hub.close());
+    suite.defer(() => hub.close());
     // The model holds every turn until released: the first daemon is killed while its turn waits here.
     let release!: () => void;
     const released = new Promise<void>((r) => (release = r));
-    fake.setResponder(async () => (await released, 'Build 4711 is green.'));
+    suite.fake.setResponder(async () => (await released, 'Build 4711 is green.'));
     const dir = makeAgentsDir(
       {
         clerk: {
           config: `name: clerk
 type: llm
-brain: {provider: openai, model: fake-gpt, api_base: ${fake.url}, api_key_env: CLERK_KEY}
+brain: {provider: openai, model: fake-gpt, api_base: ${suite.fake.url}, api_key_env: CLERK_KEY}
 capabilities: {grants: [hub:read]}
 behavior: {max_duration: 120s}
 a2a: {serve: true}
@@ -60,13 +51,13 @@ a2a: {serve: true}
     const prefix = `a2a-kill-${randomUUID().slice(0, 8)}`;
     const daemon = (): WarrenProcess => {
       const d = startWarren({ hubUrl: hub.url, adminKey: hub.adminKey, redisUrl: redis.url, prefix, agentsDir: dir, env: { CLERK_KEY: 'sk-clerk-kill' } });
-      cleanups.push(async () => {
+      suite.defer(async () => {
         d.kill('SIGKILL');
         await d.exited;
       });
       return d;
     };
-    const modelCalls = (): number => fake.requests.filter((r) => r.path.includes('/chat/completions')).length;
+    const modelCalls = (): number => suite.fake.requests.filter((r) => r.path.includes('/chat/completions')).length;
 
     const first = daemon();
     const firstClient = await a2aClient(await baseUrlOf(first));

@@ -13,10 +13,13 @@ export interface LlmDaemonSuite {
   redis: Redis;
   /** The test's daemon: assign it, and it is stopped after the test. */
   h: Harness | undefined;
+  /** Stops something the test started (a peer, a process, a Redis) after it, last started first; errors ignored. */
+  defer(stop: () => Promise<unknown>): void;
 }
 
 export function llmDaemonSuite(opts: { redis?: boolean } = {}): LlmDaemonSuite {
-  const suite = { redisUrl: inject('redisUrl'), h: undefined } as LlmDaemonSuite;
+  const deferred: Array<() => Promise<unknown>> = [];
+  const suite = { redisUrl: inject('redisUrl'), h: undefined, defer: (stop) => void deferred.push(stop) } as LlmDaemonSuite;
   beforeAll(async () => {
     suite.fake = await startFakeOpenAI();
     if (opts.redis !== false) suite.redis = new Redis(suite.redisUrl);
@@ -26,6 +29,7 @@ export function llmDaemonSuite(opts: { redis?: boolean } = {}): LlmDaemonSuite {
     if (opts.redis !== false) await suite.redis.quit();
   });
   afterEach(async () => {
+    for (const stop of deferred.splice(0).reverse()) await stop().catch(() => undefined);
     await suite.h?.stop();
     suite.h = undefined;
     suite.fake.reset();
