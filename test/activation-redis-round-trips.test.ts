@@ -3,6 +3,7 @@
 // trip. They are fused into one script per phase of the activation (issue 32 item 5); this counts them on a private
 // Redis with MONITOR, so a change that adds one back fails here. Commands, never time.
 import { createHash, randomUUID } from 'node:crypto';
+import { createConnection } from 'node:net';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -78,14 +79,7 @@ interface Sent {
 async function oneActivation(): Promise<Sent[]> {
   await hubCaller(hub.url).post('/posts', userKey, { title: 'Q', content: `@${AGENT} ping?` });
   const answered = outcomes.length;
-  const monitor = await conn.monitor();
-  const sent: Sent[] = [];
-  monitor.on('monitor', (_time: string, args: string[], source: string) => {
-    if (source === 'lua') return;
-    const [command = '', ...rest] = args;
-    const c = command.toLowerCase();
-    sent.push({ name: c === 'evalsha' || c === 'eval' ? (SCRIPTS.get(c === 'eval' ? sha1(rest[0]!) : rest[0]!) ?? 'bullmq-script') : `${c} ${rest[0] ?? ''}`, args: rest });
-  });
+  const monitor = await monitorRedis(redis.port);
   try {
     const id = await queue.enqueue(AGENT, 'notification');
     const job = await queue.queue.getJob(id!);
@@ -94,11 +88,65 @@ async function oneActivation(): Promise<Sent[]> {
       if (Date.now() > deadline) throw new Error('the activation did not complete');
       await new Promise((r) => setTimeout(r, 20));
     }
+    // Everything sent before this PING has been printed before it: the trace is whole once the PING is seen.
+    const marker = `trace-end-${randomUUID()}`;
+    await conn.ping(marker);
+    await monitor.seen(marker);
   } finally {
-    monitor.disconnect();
+    monitor.stop();
   }
+  const sent = monitor.lines
+    .filter((l) => l.source !== 'lua')
+    .map(({ args }): Sent => {
+      const [command = '', ...rest] = args;
+      const c = command.toLowerCase();
+      return { name: c === 'evalsha' || c === 'eval' ? (SCRIPTS.get(c === 'eval' ? sha1(rest[0]!) : rest[0]!) ?? 'bullmq-script') : `${c} ${rest[0] ?? ''}`, args: rest };
+    })
+    .filter((s) => !s.name.startsWith('ping '));
   expect(outcomes.slice(answered).map((o) => o.outcome.kind)).toEqual(['answered']);
   return sent;
+}
+
+/**
+ * MONITOR on a plain socket: ioredis's monitor() can take a trace line that arrives in the same read as MONITOR's
+ * +OK for a reply ("Command queue state error", seen in a loaded CI run) and lose the trace. Each line is
+ * `+<time> [<db> <client | lua>] "<command>" "<arg>" …` with C-style escapes in the quotes.
+ */
+async function monitorRedis(port: number): Promise<{ lines: Array<{ source: string; args: string[] }>; seen(arg: string): Promise<void>; stop(): void }> {
+  const socket = createConnection({ host: '127.0.0.1', port });
+  const lines: Array<{ source: string; args: string[] }> = [];
+  const waiting = new Map<string, () => void>();
+  let buffer = '';
+  let ok!: () => void;
+  const started = new Promise<void>((resolve) => (ok = resolve));
+  socket.setEncoding('latin1');
+  socket.on('data', (chunk: string) => {
+    buffer += chunk;
+    for (let end = buffer.indexOf('\r\n'); end >= 0; end = buffer.indexOf('\r\n')) {
+      const line = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      if (line === '+OK') {
+        ok();
+        continue;
+      }
+      const m = /^\+\S+ \[\d+ ([^\]]+)\] (.*)$/.exec(line);
+      if (!m) continue;
+      const args = [...m[2]!.matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((a) => unescapeMonitorArg(a[1]!));
+      lines.push({ source: m[1]!, args });
+      for (const a of args) waiting.get(a)?.();
+    }
+  });
+  socket.write('MONITOR\r\n');
+  await started;
+  return {
+    lines,
+    seen: (arg) => (lines.some((l) => l.args.includes(arg)) ? Promise.resolve() : new Promise<void>((resolve) => waiting.set(arg, resolve))),
+    stop: () => socket.destroy(),
+  };
+}
+
+function unescapeMonitorArg(text: string): string {
+  return text.replace(/\\(x[0-9a-fA-F]{2}|.)/g, (_, e: string) => (e[0] === 'x' ? String.fromCharCode(parseInt(e.slice(1), 16)) : ({ n: '\n', r: '\r', t: '\t', a: '\x07', b: '\b' } as Record<string, string>)[e] ?? e));
 }
 
 /** warren's own commands about the agent: not BullMQ's (its scripts, its queue's keys), not the test's own polling. */
