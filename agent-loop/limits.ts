@@ -35,11 +35,19 @@ export function estimatePromptTokens(messages: readonly ChatMessage[], tools: re
   return Math.ceil(chars / 4);
 }
 
-/** A run's tool definitions do not change between its steps: their JSON size is measured once per list. */
-const toolCharsOf = new WeakMap<readonly ToolDefinition[], number>();
-function toolChars(tools: readonly ToolDefinition[]): number {
-  let n = toolCharsOf.get(tools);
-  if (n === undefined) toolCharsOf.set(tools, (n = JSON.stringify(tools).length));
+/**
+ * JSON size of each tool definition, measured once per definition object: most are module constants (the hub's
+ * tools) offered to every activation in a list of its own, so a cache per list measured them again every run.
+ */
+const definitionChars = new WeakMap<ToolDefinition, number>();
+/** Exactly JSON.stringify(tools).length: the definitions, a comma between each two, and the brackets. */
+export function toolChars(tools: readonly ToolDefinition[]): number {
+  let n = 2 + Math.max(0, tools.length - 1);
+  for (const t of tools) {
+    let c = definitionChars.get(t);
+    if (c === undefined) definitionChars.set(t, (c = JSON.stringify(t).length));
+    n += c;
+  }
   return n;
 }
 

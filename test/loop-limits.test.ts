@@ -1,6 +1,8 @@
 // Limits with a graceful end (docs/agent-loop.md R1, R9, R10): step limit, token budget, deadline, typed endings.
 import { describe, expect, it } from 'vitest';
 import { noActionTool, taskCompleteTool } from '../agent-loop/builtin-tools.ts';
+import { toolChars } from '../agent-loop/limits.ts';
+import type { ToolDefinition } from '../agent-loop/model.ts';
 import { runLoop, type LoopInput } from '../agent-loop/loop.ts';
 import { ToolRegistry, type Tool } from '../agent-loop/tools.ts';
 import { AgentConfigSchema } from '../store/agent-config.ts';
@@ -129,5 +131,23 @@ describe('deadline and abort', () => {
     const r = await runLoop(input(model, []));
     expect(r.termination).toBe('error');
     expect(r.error?.message).toContain('boom');
+  });
+});
+
+describe('prompt estimate', () => {
+  // The size of the tools offered is measured per definition (most are constants offered to every run), and must
+  // still be exactly the size of the list as sent.
+  const a = taskCompleteTool.definition;
+  const b = noActionTool.definition;
+  const fresh: ToolDefinition = { name: 'lookup', description: 'Looks up "a thing" — once.', parameters: { type: 'object', properties: { q: { type: 'string' } } } };
+  it.each([
+    ['none', []],
+    ['one', [a]],
+    ['two', [a, b]],
+    ['three, one made now', [a, fresh, b]],
+    ['the same definition twice', [b, b]],
+  ])('tool size of %s is the JSON size of the list', (_name, tools) => {
+    expect(toolChars(tools)).toBe(JSON.stringify(tools).length);
+    expect(toolChars([...tools])).toBe(JSON.stringify(tools).length); // a new list of known definitions
   });
 });
