@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { monitorEventLoopDelay, PerformanceObserver, constants as perfConstants } from 'node:perf_hooks';
 import { getHeapSpaceStatistics, writeHeapSnapshot } from 'node:v8';
 import { heapSettings } from '../bin/heap-settings.js';
 import { pino } from 'pino';
@@ -80,12 +80,23 @@ export async function concurrency(): Promise<Record<string, unknown>> {
     }, 100);
     const hubCpu0 = processCpuMs(world.hubProcess.pid!);
     const modelCpu0 = processCpuMs(world.modelProcess.pid!);
+    // The garbage collector's pauses in the window, by kind: what a heap setting costs, apart from the rest.
+    const gc = { minorMs: 0, minor: 0, majorMs: 0, major: 0 };
+    const gcObserver = new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) {
+        const kind = (e as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind;
+        if (kind === perfConstants.NODE_PERFORMANCE_GC_MINOR) [gc.minorMs, gc.minor] = [gc.minorMs + e.duration, gc.minor + 1];
+        else [gc.majorMs, gc.major] = [gc.majorMs + e.duration, gc.major + 1];
+      }
+    });
+    gcObserver.observe({ entryTypes: ['gc'] });
     const cpu0 = process.cpuUsage();
     from = Date.now();
     await new Promise((r) => setTimeout(r, MEASURE_MS));
     const to = Date.now();
     until = to;
     const cpu = process.cpuUsage(cpu0);
+    gcObserver.disconnect();
     const hubCpuShare = (processCpuMs(world.hubProcess.pid!) - hubCpu0) / (to - from);
     const modelCpuShare = (processCpuMs(world.modelProcess.pid!) - modelCpu0) / (to - from);
     const daemonCpuShare = (cpu.user + cpu.system) / 1000 / (to - from);
@@ -115,6 +126,9 @@ export async function concurrency(): Promise<Record<string, unknown>> {
     // Every agent is always in its cycle, so the fleet's rate is the agents over the mean cycle.
     const achieved = cycles.length ? IN_FLIGHT / (meanCycleMs / 1000) : windowRate;
     const ideal = IN_FLIGHT / (MODEL_MS / 1000);
+    // Activations the window's CPU paid for: the fleet's rate over the window, not the completions counted in it,
+    // which move by a whole wave (a third of them at 5 s in a 15 s window) with where the window falls.
+    const activationsInWindow = achieved * ((to - from) / 1000);
     const figures = {
       in_flight_target: IN_FLIGHT,
       peak_in_flight: peakRunning,
@@ -146,7 +160,15 @@ export async function concurrency(): Promise<Record<string, unknown>> {
       },
       event_loop_lag_ms: { p50: round(lag.percentile(50) / 1e6), p99: round(lag.percentile(99) / 1e6), max: round(lag.max / 1e6) },
       daemon_process_cpu_share: round(daemonCpuShare, 2),
-      daemon_cpu_ms_per_activation: round(((cpu.user + cpu.system) / 1000) / Math.max(1, completed), 2),
+      daemon_cpu_ms_per_activation: round((cpu.user + cpu.system) / 1000 / Math.max(1, activationsInWindow), 2),
+      daemon_cpu_ms_per_completion_in_window: round((cpu.user + cpu.system) / 1000 / Math.max(1, completed), 2),
+      gc: {
+        minor_pauses: gc.minor,
+        major_pauses: gc.major,
+        pause_ms_per_activation: round((gc.minorMs + gc.majorMs) / Math.max(1, activationsInWindow), 3),
+        minor_ms_per_activation: round(gc.minorMs / Math.max(1, activationsInWindow), 3),
+        major_ms_per_activation: round(gc.majorMs / Math.max(1, activationsInWindow), 3),
+      },
       hub_process_cpu_share: round(hubCpuShare, 2),
       model_process_cpu_share: round(modelCpuShare, 2),
       rss_target_mb: RSS_TARGET_MB,
@@ -164,7 +186,10 @@ export async function concurrency(): Promise<Record<string, unknown>> {
       ['event-loop lag p50 (ms)', figures.event_loop_lag_ms.p50],
       ['event-loop lag p99 (ms)', figures.event_loop_lag_ms.p99, '≤ 30'],
       ['daemon process CPU (cores)', figures.daemon_process_cpu_share],
-      ['daemon CPU ms per activation', figures.daemon_cpu_ms_per_activation],
+      ['daemon CPU ms per activation (window CPU / fleet rate × window)', figures.daemon_cpu_ms_per_activation],
+      ['daemon CPU ms per completion counted in the window', figures.daemon_cpu_ms_per_completion_in_window],
+      ['GC pauses per activation (ms): all / minor / major', `${figures.gc.pause_ms_per_activation} / ${figures.gc.minor_ms_per_activation} / ${figures.gc.major_ms_per_activation}`],
+      ['GC pauses in the window: minor / major', `${gc.minor} / ${gc.major}`],
       ['hub process CPU (cores)', figures.hub_process_cpu_share],
       ['model server CPU (cores)', figures.model_process_cpu_share],
     ]);
@@ -224,6 +249,8 @@ async function compareHeapSettings(): Promise<Record<string, unknown>> {
     peak_rss_mb_per_round: runs.get(v.name)!.map((o) => o.peak_rss_mb),
     daemon_cpu_ms_per_activation: round(mean(v.name, (o) => o.daemon_cpu_ms_per_activation as number), 2),
     daemon_cpu_ms_per_round: runs.get(v.name)!.map((o) => o.daemon_cpu_ms_per_activation),
+    gc_pause_ms_per_activation: round(mean(v.name, (o) => (o.gc as { pause_ms_per_activation: number }).pause_ms_per_activation), 3),
+    gc_pause_ms_per_round: runs.get(v.name)!.map((o) => (o.gc as { pause_ms_per_activation: number }).pause_ms_per_activation),
     percent_of_ideal: round(mean(v.name, (o) => o.percent_of_ideal as number)),
     event_loop_lag_p99_ms: round(mean(v.name, (o) => (o.event_loop_lag_ms as { p99: number }).p99)),
     live_heap_kb_per_activation_per_round: runs.get(v.name)!.map((o) => (o.live_heap as { kb_per_activation: number | null }).kb_per_activation),
@@ -232,6 +259,9 @@ async function compareHeapSettings(): Promise<Record<string, unknown>> {
   printSideBySide(`concurrency — ${IN_FLIGHT} in flight, model ${MODEL_MS} ms: memory settings side by side (${rounds} alternated round${rounds > 1 ? 's' : ''} each; RSS is the highest)`, summary.map((s) => s.name), [
     ['peak RSS (MB)', summary.map((s) => s.peak_rss_mb), `≤ ${RSS_TARGET_MB}`],
     ['daemon CPU ms per activation', summary.map((s) => s.daemon_cpu_ms_per_activation), '≤ +10 %'],
+    ['daemon CPU ms per activation, per round', summary.map((s) => s.daemon_cpu_ms_per_round.join(' / '))],
+    ['GC pauses ms per activation (main thread)', summary.map((s) => s.gc_pause_ms_per_activation)],
+    ['GC pauses ms per activation, per round', summary.map((s) => s.gc_pause_ms_per_round.join(' / '))],
     ['% of ideal', summary.map((s) => s.percent_of_ideal), '≥ 95'],
     ['event-loop lag p99 (ms)', summary.map((s) => s.event_loop_lag_p99_ms), '≤ 30'],
     ['live heap per activation in flight (KB, per round)', summary.map((s) => s.live_heap_kb_per_activation_per_round.map((k) => k ?? 'n/a').join(' / '))],
