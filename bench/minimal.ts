@@ -36,7 +36,7 @@ interface MinimalPipeline {
  * Builds the pipeline; `onDone(agent, answered)` runs after each job: `answered` false when the inbox held no
  * mention (under steady arrival an intake can list an agent whose mention its last job just answered).
  */
-function minimalPipeline(world: World, concurrency: number, onDone: (agent: string, answered: boolean) => void, onFailed: (err: unknown) => void): MinimalPipeline {
+function minimalPipeline(world: World, concurrency: number, onDone: (agent: string, answered: boolean, modelMs: number) => void, onFailed: (err: unknown) => void): MinimalPipeline {
   const hub = new Pool(world.hubUrl, { connections: 64 });
   const model = new Pool(new URL(world.modelUrl).origin, { connections: 64 });
   const modelPath = `${new URL(world.modelUrl).pathname.replace(/\/+$/, '')}/chat/completions`;
@@ -61,9 +61,10 @@ function minimalPipeline(world: World, concurrency: number, onDone: (agent: stri
     const activationId = randomUUID();
     const inbox = (await call('GET', `/notifications?agent_id=${a}&unread=true&limit=50&include_budget=true`)) as { notifications: Notification[] };
     const n = inbox.notifications[0];
-    if (!n?.post_id) return onDone(agent, false);
+    if (!n?.post_id) return onDone(agent, false, 0);
     const thread = (await call('GET', `/posts/${encodeURIComponent(n.post_id)}?include_comments=true`)) as { post?: { content?: string }; content?: string };
     const content = thread.post?.content ?? thread.content ?? '';
+    const modelAt = performance.now();
     const res = await model.request({
       method: 'POST',
       path: modelPath,
@@ -77,6 +78,7 @@ function minimalPipeline(world: World, concurrency: number, onDone: (agent: stri
       }),
     });
     const answer = (await res.body.json()) as { choices: Array<{ message: { content: string } }>; usage: { prompt_tokens: number; completion_tokens: number } };
+    const modelMs = performance.now() - modelAt;
     await call('POST', `/posts/${encodeURIComponent(n.post_id)}/comments?mark_read=${encodeURIComponent(n.id)}`, { agent_id: agent, content: answer.choices[0]!.message.content, parent_id: n.comment_id ?? undefined }, `notification:${n.id}:reply`);
     await Promise.all([
       call(
@@ -87,7 +89,7 @@ function minimalPipeline(world: World, concurrency: number, onDone: (agent: stri
       ),
       call('POST', `/agents/${a}/activated`, undefined, `${activationId}:activated`),
     ]);
-    onDone(agent, true);
+    onDone(agent, true, modelMs);
   };
   const worker = new Worker('activations', activate, { connection: workerConn, prefix, concurrency });
   worker.on('failed', (_job, err) => onFailed(err));
@@ -139,13 +141,13 @@ export async function runMinimal(world: World, agents: readonly string[], concur
  * long-poll of agents with unread notifications, one job per listed agent (deduplicated per agent while one is
  * queued or running), paced at `pollIntervalMs` after a poll that found work. Runs until `stop`.
  */
-export function startMinimal(world: World, concurrency: number, pollIntervalMs: number, onAnswered: (agent: string) => void): { stop(): Promise<void> } {
+export function startMinimal(world: World, concurrency: number, pollIntervalMs: number, onAnswered: (agent: string, modelMs: number) => void): { stop(): Promise<void> } {
   let failure: Error | undefined;
   const pipeline = minimalPipeline(
     world,
     concurrency,
-    (agent, answered) => {
-      if (answered) onAnswered(agent);
+    (agent, answered, modelMs) => {
+      if (answered) onAnswered(agent, modelMs);
     },
     (err) => (failure ??= err instanceof Error ? err : new Error(String(err))),
   );

@@ -1,0 +1,12 @@
+import { Redis } from 'ioredis';
+import { startPrivateRedis } from '../test/support/redis-server.ts';
+const r = await startPrivateRedis();
+const c = new Redis(r.url);
+c.defineCommand('holds', { numberOfKeys: 2, lua: "local o={} for i=1,#ARGV do o[#o+1]=redis.call('HGET',KEYS[1],ARGV[i]) or false; o[#o+1]=false end return o" });
+const names = Array.from({ length: 600 }, (_, i) => `a${String(i).padStart(5, '0')}`);
+for (let i = 0; i < 50; i++) await (c as any).holds('k1', 'k2', names);
+let t = performance.now(); const c0 = process.cpuUsage();
+for (let i = 0; i < 200; i++) await (c as any).holds('k1', 'k2', names);
+const cu = process.cpuUsage(c0);
+console.log('wall per call ms', ((performance.now() - t) / 200).toFixed(3), 'cpu per call ms', ((cu.user + cu.system) / 1000 / 200).toFixed(3));
+c.disconnect(); await r.stop();
