@@ -1,6 +1,7 @@
 // Scale: 10,000 agent definitions in one daemon: how long they take to load and how much memory they hold,
-// the CPU time of one exploration round over all of them (real Redis, real hub), and how fairly
-// staleness-first exploration spreads turns over a simulated period.
+// the CPU time of one exploration round over all of them (real Redis, real hub), how fairly
+// staleness-first exploration spreads turns over a simulated period, and what a watched folder's periodic check
+// of all their files costs, with the interval it then chooses (store/check-pacing.ts).
 // BENCH_LOAD_ONLY=1 measures the load alone (no hub registration, no rounds): `BENCH_AGENTS=100000 BENCH_LOAD_ONLY=1 node --expose-gc bench/scale.ts`.
 import { spawnSync } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
@@ -24,7 +25,8 @@ import { InboxClaims } from '../scheduler/inbox-claims.ts';
 import { LeaderLease } from '../scheduler/lease.ts';
 import { Scheduler } from '../scheduler/scheduler.ts';
 import { pickStalest, type ExplorationCandidate } from '../scheduler/staleness.ts';
-import { LocalFolderStore } from '../store/local-store.ts';
+import { nextCheckDelayMs } from '../store/check-pacing.ts';
+import { DEFAULT_CHECK_INTERVAL_MS, LocalFolderStore } from '../store/local-store.ts';
 import { Prng } from '../test/support/prng.ts';
 import { printTable, round, summarize, writeResults } from './support/stats.ts';
 import { makeBenchAgents, registerAgents, startWorld, type World } from './support/world.ts';
@@ -84,7 +86,8 @@ export async function scale(): Promise<Record<string, unknown>> {
     global.gc?.();
     const rssBefore = process.memoryUsage().rss;
     const llm = new LlmExecutor({ secret: () => 'sk-bench-not-a-secret', defaultApiBase: undefined, mockResponses: undefined, stream: false });
-    const registry = new AgentRegistry({ store: new LocalFolderStore(root), executors: new ExecutorRegistry(llm), logger });
+    const store = new LocalFolderStore(root);
+    const registry = new AgentRegistry({ store, executors: new ExecutorRegistry(llm), logger });
     const t0 = performance.now();
     const loadCpu0 = process.cpuUsage();
     await registry.reload();
@@ -103,14 +106,23 @@ export async function scale(): Promise<Record<string, unknown>> {
     };
     const yamlFastS = parseCpu(validateYaml);
     const yamlPositionalS = parseCpu(validateWithPositions);
+    const check = await storeCheck(store);
+    const checkRows = [
+      [`store check: files stat'ed (${check.files}), wall ms per check`, check.wall_ms],
+      ['store check: CPU ms per check (every thread)', check.cpu_ms],
+      [`store check: interval chosen (ms; configured ${DEFAULT_CHECK_INTERVAL_MS})`, check.interval_ms],
+      ['store check: share of a core (%)', check.core_share_pct, '≤ 2'],
+      ['store check: share of a core at a fixed interval, before (%)', check.fixed_interval_core_share_pct],
+    ] as const;
     if (process.env.BENCH_LOAD_ONLY) {
       // Only the load (BENCH_LOAD_ONLY=1): the definitions' figures without registering 100,000 agents on the hub.
-      const load = { agents: AGENTS, load_s: round(loadMs / 1000, 2), load_cpu_s: round((loadCpu.user + loadCpu.system) / 1e6, 2), yaml_cpu_s: { fast_path: round(yamlFastS, 2), positional_only: round(yamlPositionalS, 2) }, rss_mb: round(rss / 2 ** 20) };
+      const load = { agents: AGENTS, load_s: round(loadMs / 1000, 2), load_cpu_s: round((loadCpu.user + loadCpu.system) / 1e6, 2), yaml_cpu_s: { fast_path: round(yamlFastS, 2), positional_only: round(yamlPositionalS, 2) }, rss_mb: round(rss / 2 ** 20), store_check: check };
       printTable(`scale — loading ${AGENTS} agent definitions`, [
         ['load time (s)', load.load_s, TARGETS.load],
         ['load CPU (s, every thread)', load.load_cpu_s],
         ['YAML parse + validate CPU, fast path (s)', load.yaml_cpu_s.fast_path],
         ['RSS after load (MB)', load.rss_mb, TARGETS.rss],
+        ...checkRows,
       ]);
       return load;
     }
@@ -202,6 +214,7 @@ export async function scale(): Promise<Record<string, unknown>> {
       yaml_cpu_s: { fast_path: round(yamlFastS, 2), positional_only: round(yamlPositionalS, 2) },
       rss_mb: round(rss / 2 ** 20),
       rss_growth_mb: round((rss - rssBefore) / 2 ** 20),
+      store_check: check,
       exploration_tick_cpu_ms: { mean: round(cpu.mean), p50: round(cpu.p50), max: round(cpu.max) },
       // The process figure includes V8's own threads (concurrent GC, compilers); the main thread's is steadier.
       exploration_tick_main_thread_cpu_ms: { mean: round(summarize(mainMs).mean) },
@@ -223,6 +236,7 @@ export async function scale(): Promise<Record<string, unknown>> {
       ['YAML parse + validate CPU, fast path (s)', figures.yaml_cpu_s.fast_path],
       ['YAML parse + validate CPU, positional parser only (s)', figures.yaml_cpu_s.positional_only],
       ['RSS after load (MB)', figures.rss_mb, TARGETS.rss],
+      ...checkRows,
       ['exploration round CPU, mean (ms)', figures.exploration_tick_cpu_ms.mean, TARGETS.round],
       ['exploration round CPU, p50 (ms)', figures.exploration_tick_cpu_ms.p50],
       ['exploration round CPU, max (ms)', figures.exploration_tick_cpu_ms.max],
@@ -242,6 +256,31 @@ export async function scale(): Promise<Record<string, unknown>> {
     // 100,000 agents are 300,000 files and folders: left behind, a few runs use up the disk's inodes.
     if (root) rmSync(root, { recursive: true, force: true });
   }
+}
+
+/**
+ * One periodic check of a watched folder (stat of every store file), timed after an untimed one that warms the
+ * JIT: wall and CPU time, the interval store/check-pacing.ts chooses from it at the default `check_interval`, and
+ * the share of a core the check then takes, beside the share at the fixed default interval it had before (a check
+ * longer than the interval ran back to back).
+ */
+async function storeCheck(store: LocalFolderStore): Promise<{ files: number; wall_ms: number; cpu_ms: number; interval_ms: number; core_share_pct: number; fixed_interval_core_share_pct: number }> {
+  await store.signatures();
+  const c0 = process.cpuUsage();
+  const t0 = performance.now();
+  const files = (await store.signatures()).size;
+  const wallMs = performance.now() - t0;
+  const c = process.cpuUsage(c0);
+  const cpuMs = (c.user + c.system) / 1000;
+  const intervalMs = nextCheckDelayMs({ configuredMs: DEFAULT_CHECK_INTERVAL_MS, lastCheckMs: wallMs });
+  return {
+    files,
+    wall_ms: round(wallMs),
+    cpu_ms: round(cpuMs),
+    interval_ms: intervalMs,
+    core_share_pct: round((100 * cpuMs) / (wallMs + intervalMs), 2),
+    fixed_interval_core_share_pct: round((100 * cpuMs) / Math.max(wallMs, DEFAULT_CHECK_INTERVAL_MS), 1),
+  };
 }
 
 /** Runs a day of an active agent (a mention answered every half hour), and how many agents are active. */

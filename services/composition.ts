@@ -416,7 +416,7 @@ async function openDaemon(config: WarrenConfig, env: NodeJS.ProcessEnv, role: Da
     proposals: role.proposals,
   });
   const { openStore } = await import('./open-store.ts');
-  const store = openStore(config.store, env);
+  const store = openStore(config.store, env, undefined, logger.child({ component: 'definitions' }));
   opened.add('store', 'services', QUICK_CLOSE_MS, () => store.close?.());
   return {
     ...opened.bundle(secrets),

@@ -1,24 +1,27 @@
 // Opens the definitions store warren.yaml (or `warren validate <dir|s3://…>`) points at.
 import type { DefinitionStore } from '../store/definition.ts';
 import { LayeredStore } from '../store/layered-store.ts';
-import { LocalFolderStore } from '../store/local-store.ts';
+import { LocalFolderStore, type StoreLogger } from '../store/local-store.ts';
 import { parseS3Url } from '../store/s3-location.ts';
 import { S3Store } from '../store/s3-store.ts';
 import type { WarrenConfig } from './config.ts';
 
 export type StoreSettings = WarrenConfig['store'];
 
-/** `target` overrides the configured location: a folder path or an `s3://bucket/prefix` URL. */
-export function openStore(settings: StoreSettings, env: NodeJS.ProcessEnv, target?: string): DefinitionStore & { close?: () => void } {
-  const main = openOne(settings, env, target);
+/**
+ * `target` overrides the configured location: a folder path or an `s3://bucket/prefix` URL. `logger`: where a
+ * watched folder says that its check's interval stretched with its size.
+ */
+export function openStore(settings: StoreSettings, env: NodeJS.ProcessEnv, target?: string, logger?: StoreLogger): DefinitionStore & { close?: () => void } {
+  const main = openOne(settings, env, target, logger);
   // `store.include`: folders read with the configured store (not with an explicit target, which is the whole store).
   if (target !== undefined || settings.include.length === 0) return main;
-  return new LayeredStore([...settings.include.map((dir) => new LocalFolderStore(dir, { checkIntervalMs: settings.check_interval })), main]);
+  return new LayeredStore([...settings.include.map((dir) => new LocalFolderStore(dir, { checkIntervalMs: settings.check_interval, logger })), main]);
 }
 
-function openOne(settings: StoreSettings, env: NodeJS.ProcessEnv, target?: string): DefinitionStore & { close?: () => void } {
+function openOne(settings: StoreSettings, env: NodeJS.ProcessEnv, target: string | undefined, logger: StoreLogger | undefined): DefinitionStore & { close?: () => void } {
   const url = target ?? (settings.type === 's3' ? settings.url : undefined);
-  if (url === undefined || !url.startsWith('s3://')) return new LocalFolderStore(target ?? settings.path, { checkIntervalMs: settings.check_interval });
+  if (url === undefined || !url.startsWith('s3://')) return new LocalFolderStore(target ?? settings.path, { checkIntervalMs: settings.check_interval, logger });
   const location = parseS3Url(url);
   if (!location) throw new Error(`not an S3 location: ${url} (expected s3://bucket/prefix)`);
   const accessKeyId = env[settings.access_key_id_env];

@@ -2,22 +2,32 @@
 // fs.watch, debounced (editors write a file in several steps: truncate, write, rename), filtered to the store's
 // own files; and a periodic check of those files' inode, size and times, because Node's recursive watch on Linux
 // stops reporting in-place writes to a file once it was replaced by a rename (`sed -i`, vim): the check then
-// notices the change and starts the watchers anew.
+// notices the change and starts the watchers anew. The check's interval stretches with what a check costs
+// (store/check-pacing.ts), so a large store is not stat'ed continuously.
 import { existsSync, watch as fsWatch, type FSWatcher } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { nextCheckDelayMs, stretchWorthLogging } from './check-pacing.ts';
 import { StoreUnavailableError, type DefinitionStore, type LoadResult } from './definition.ts';
 import { isStoreKey, loadFromReader, storeFileKeys, type StoreReader } from './layout.ts';
 import { readIfExists } from './local-files.ts';
 import { mapLimit } from './map-limit.ts';
 
-/** How often the store's own files are compared while watching (`store.check_interval`); 0 turns the check off. */
+/**
+ * How often the store's own files are compared while watching (`store.check_interval`), at least; 0 turns the check
+ * off. A store whose check costs more waits longer (store/check-pacing.ts).
+ */
 export const DEFAULT_CHECK_INTERVAL_MS = 2_000;
 /** Files stat'ed at once by the check. */
 const STAT_CONCURRENCY = 16;
 
+/** Where the store says that its check's interval stretched (the daemon's logger). */
+export interface StoreLogger {
+  info(obj: object, msg: string): void;
+}
+
 /** Layout key → inode, size and times of the file ('-' when it is missing). */
-type FileSignatures = ReadonlyMap<string, string>;
+export type FileSignatures = ReadonlyMap<string, string>;
 
 /** A file's inode, size and times; '-' when it is missing. */
 async function signatureOf(path: string): Promise<string> {
@@ -39,12 +49,13 @@ export class LocalFolderStore implements DefinitionStore {
   readonly #debounceMs: number;
   readonly #checkIntervalMs: number;
   readonly #parseThreads: number | undefined;
+  readonly #logger: StoreLogger | undefined;
 
   /**
    * Accepts the store root (holding `agents/`) or the `agents` folder itself. `parseThreads`: how many threads parse
    * the definitions (tests); by default as many as the store's size and the machine's cores call for (store/parse-pool.ts).
    */
-  constructor(dir: string, opts: { debounceMs?: number; checkIntervalMs?: number; parseThreads?: number } = {}) {
+  constructor(dir: string, opts: { debounceMs?: number; checkIntervalMs?: number; parseThreads?: number; logger?: StoreLogger } = {}) {
     if (existsSync(join(dir, 'agents'))) {
       this.root = dir;
       this.agentsDir = join(dir, 'agents');
@@ -56,6 +67,7 @@ export class LocalFolderStore implements DefinitionStore {
     this.#debounceMs = opts.debounceMs ?? 200;
     this.#checkIntervalMs = opts.checkIntervalMs ?? DEFAULT_CHECK_INTERVAL_MS;
     this.#parseThreads = opts.parseThreads;
+    this.#logger = opts.logger;
   }
 
   async load(): Promise<LoadResult> {
@@ -120,33 +132,42 @@ export class LocalFolderStore implements DefinitionStore {
     arm();
 
     let check: NodeJS.Timeout | undefined;
-    if (this.#checkIntervalMs > 0) {
+    const configuredMs = this.#checkIntervalMs;
+    if (configuredMs > 0) {
+      /** The files as the last check saw them; undefined until the first check (which only takes them). */
       let last: FileSignatures | undefined;
-      let checking = false;
-      void this.#signatures().then((sigs) => (last ??= sigs));
-      check = setInterval(() => {
-        if (checking) return;
-        checking = true;
-        void this.#signatures()
-          .then((now) => {
-            // A change is the watchers' when they reported the file as it is now; a later write they missed is not.
-            const missed = last === undefined ? [] : changedKeys(last, now).filter((k) => heard.get(k) !== now.get(k));
-            if (missed.length > 0 && !stopped) {
-              // Changes no watcher reported: they went deaf (see the top of the file), so they start again.
-              rearm();
-              fire(`by the periodic check, not fs.watch (its watchers start anew): ${missed.slice(0, 5).join(', ')}${missed.length > 5 ? ` and ${missed.length - 5} more` : ''}`);
-            }
-            last = now;
-            heard.clear();
-          })
-          .finally(() => (checking = false));
-      }, this.#checkIntervalMs);
-      check.unref();
+      let loggedMs: number | undefined;
+      // One check at a time, the next scheduled when this one ends: its wait stretches with what it cost.
+      const runCheck = async (): Promise<void> => {
+        const t0 = performance.now();
+        const now = await this.signatures(); // never rejects: a file or folder it cannot read is an entry
+        const lastCheckMs = performance.now() - t0;
+        if (stopped) return; // a check under way when the watch stopped
+        if (last !== undefined) {
+          // A change is the watchers' when they reported the file as it is now; a later write they missed is not.
+          const missed = changedKeys(last, now).filter((k) => heard.get(k) !== now.get(k));
+          if (missed.length > 0) {
+            // Changes no watcher reported: they went deaf (see the top of the file), so they start again.
+            rearm();
+            fire(`by the periodic check, not fs.watch (its watchers start anew): ${missed.slice(0, 5).join(', ')}${missed.length > 5 ? ` and ${missed.length - 5} more` : ''}`);
+          }
+          heard.clear();
+        }
+        last = now;
+        const delayMs = nextCheckDelayMs({ configuredMs, lastCheckMs });
+        if (stretchWorthLogging({ configuredMs, loggedMs, delayMs })) {
+          loggedMs = delayMs;
+          this.#logger?.info({ store: this.location, files: now.size, checkMs: Math.round(lastCheckMs), checkIntervalMs: delayMs, configuredMs }, "store check interval stretched with the store's size");
+        }
+        check = setTimeout(() => void runCheck(), delayMs);
+        check.unref();
+      };
+      void runCheck();
     }
     return () => {
       stopped = true;
       clearTimeout(timer);
-      clearInterval(check);
+      clearTimeout(check);
       for (const w of watchers.values()) w.close();
       watchers.clear();
     };
@@ -154,9 +175,10 @@ export class LocalFolderStore implements DefinitionStore {
 
   /**
    * What the store's own files look like now, cheaply: inode, size, modification and change time of each (no
-   * reads). Any save changes its file's entry, in place or by rename.
+   * reads). Any save changes its file's entry, in place or by rename. One periodic check; public so bench/scale.ts
+   * can time one.
    */
-  async #signatures(): Promise<FileSignatures> {
+  async signatures(): Promise<FileSignatures> {
     const reader = this.#reader();
     let keys: string[];
     try {
