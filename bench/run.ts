@@ -24,6 +24,7 @@ const BENCHMARKS: Bench[] = [
   { name: 'scale-10k', file: 'scale', env: { BENCH_AGENTS: '10000' }, limitMs: 240_000, quick: true },
   { name: 'scale-100k', file: 'scale', env: { BENCH_AGENTS: '100000' }, limitMs: 900_000, quick: false },
   { name: 'cli', file: 'cli', limitMs: 180_000, quick: true },
+  { name: 'redact', file: 'redact', limitMs: 120_000, quick: true },
   { name: 'memory', file: 'memory', limitMs: 300_000, quick: false },
   { name: 'memory-recall', file: 'memory-recall/recall-quality', limitMs: 120_000, quick: true },
 ];

@@ -6,6 +6,7 @@
 // characters, `\u` escapes, quoted-printable soft breaks); a match is replaced in the original text, so text
 // around a secret reads exactly as it was written. Deliberate encodings (rot13, base32, reversed, double
 // base64…) are not caught: README "Security model" says why key scoping, not redaction, is the defence there.
+import { NeedleIndex, WINDOW } from './needle-index.ts';
 import { hasSoftBreak, normalise, spanOf, type NormaliseMode } from './normalised-text.ts';
 
 export const REDACTED = '[REDACTED]';
@@ -15,8 +16,8 @@ const AS_KNOWN: NormaliseMode = { splits: true, softBreaks: false };
 /** How shapes are searched for a second time: disguises undone, whitespace kept (shapes end at it). */
 const AS_SHAPES: NormaliseMode = { splits: false, softBreaks: true };
 
-/** Shorter values are not hidden: they would redact ordinary words. */
-const MIN_SECRET = 8;
+/** Shorter values are not hidden: they would redact ordinary words. (8: the needle index files every form by its last 8.) */
+const MIN_SECRET = WINDOW;
 
 export interface Shape {
   /** After the gitleaks rule(s) it follows, where there is one. */
@@ -102,8 +103,11 @@ function base64Cores(value: Buffer): string[] {
   return cores;
 }
 
-/** Every form a secret may be written in: as it is, JSON-escaped, URL-encoded, hex, base64 and base64url. */
-function formsOf(secret: string): string[] {
+/**
+ * Every form a secret may be written in: as it is, JSON-escaped, URL-encoded, hex, base64 and base64url, split
+ * characters removed (as the known values are searched for). Exported for the differential test and the bench.
+ */
+export function formsOf(secret: string): string[] {
   const bytes = Buffer.from(secret, 'utf8');
   const url = encodeURIComponent(secret);
   const hex = bytes.toString('hex');
@@ -123,48 +127,51 @@ function formsOf(secret: string): string[] {
 
 export class Redactor {
   readonly #known = new Set<string>();
-  /** Every form of every known secret, split characters removed, longest first. */
-  #needles: string[] = [];
+  /** Every form of every known secret, split characters removed. */
+  readonly #needles = new NeedleIndex();
 
   /** `secrets`: the values to hide. */
   constructor(secrets: Iterable<string | undefined>) {
     this.learn(secrets);
   }
 
-  /** Adds secrets (e.g. of agents loaded since); secrets already known stay hidden. */
+  /** Adds secrets (e.g. of agents loaded since); secrets already known stay hidden. Costs what the new ones add. */
   learn(secrets: Iterable<string | undefined>): void {
-    const needles = new Set(this.#needles);
     for (const s of secrets) {
       if (typeof s !== 'string' || s.length < MIN_SECRET || this.#known.has(s)) continue;
       this.#known.add(s);
-      for (const form of formsOf(s)) if (form.length >= MIN_SECRET) needles.add(form);
+      for (const form of formsOf(s)) if (form.length >= MIN_SECRET) this.#needles.add(form);
     }
-    this.#needles = [...needles].sort((a, b) => b.length - a.length);
   }
 
   redact(text: string): string {
-    const hits = this.#needles.length ? this.#knownHits(text) : [];
-    for (const hit of disguisedShapeHits(text)) hits.push(hit);
-    let out = hits.length ? replaceSpans(text, hits) : text;
-    for (const { pattern, replace } of SHAPES) out = typeof replace === 'string' ? out.replace(pattern, replace) : out.replace(pattern, replace);
-    return out;
+    return redactHits(text, this.#needles.size ? this.#knownHits(text) : []);
   }
 
   /**
-   * Where every form of every known secret is in the text, found in the normalised text (one indexOf scan per
-   * form; a second pass without `=` soft breaks only when the text has one, as `=` may end a value).
+   * Where every form of every known secret is in the text, found in the normalised text (one scan of it whatever
+   * the number of secrets, needle-index.ts; a second pass without `=` soft breaks only when the text has one, as
+   * `=` may end a value). Every occurrence counts, overlapping ones of one value too ("aaaaaaaaa" holds
+   * "aaaaaaaa" twice): their spans merge, so at least what a left-to-right search that skips overlaps finds.
    */
   #knownHits(text: string): Array<[number, number]> {
     const passes = [normalise(text, AS_KNOWN)];
     if (hasSoftBreak(text)) passes.push(normalise(text, { ...AS_KNOWN, softBreaks: true }));
     const hits: Array<[number, number]> = [];
-    for (const n of passes) {
-      for (const needle of this.#needles) {
-        for (let i = n.flat.indexOf(needle); i !== -1; i = n.flat.indexOf(needle, i + needle.length)) hits.push(spanOf(n, i, i + needle.length));
-      }
-    }
+    for (const n of passes) this.#needles.find(n.flat, (start, end) => hits.push(spanOf(n, start, end)));
     return hits;
   }
+}
+
+/**
+ * The text with `hits` (where known secrets are, taken over) and every secret shape redacted. Exported so the
+ * differential test and the bench can put a reference search for known secrets in front of the same rest.
+ */
+export function redactHits(text: string, hits: Array<[number, number]>): string {
+  for (const hit of disguisedShapeHits(text)) hits.push(hit);
+  let out = hits.length ? replaceSpans(text, hits) : text;
+  for (const { pattern, replace } of SHAPES) out = typeof replace === 'string' ? out.replace(pattern, replace) : out.replace(pattern, replace);
+  return out;
 }
 
 /**
