@@ -20,6 +20,13 @@ const get = (o: Json | undefined, path: string): string => {
 const num = (o: Json | undefined, path: string): number => Number(get(o, path));
 const verdict = (o: Json | undefined, ok: (o: Json) => boolean): string => (o === undefined ? '' : ok(o) ? 'met' : '**missed**');
 
+const round1 = (n: number): string => (Number.isFinite(n) ? String(Math.round(n * 10) / 10) : 'n/a');
+const red = read('redact');
+/** A redaction cell of bench/redact.ts: 1 KB of text at `secrets` known secrets. */
+const redactionUs = (secrets: number, which: 'index_us' | 'old_us' = 'index_us'): string => {
+  const cell = (red?.redaction as Array<Record<string, number>> | undefined)?.find((c) => c.secrets === secrets && c.text_chars === 1024);
+  return cell?.[which] === undefined ? 'n/a' : String(cell[which]);
+};
 const t = read('throughput');
 const l = read('latency');
 const c1 = read('concurrency-1000x5s');
@@ -55,10 +62,12 @@ const rows: Row[] = [
   ['100,000 agents: RSS (MB)', get(s2, 'rss_mb'), '≤ 1536', verdict(s2, (o) => num(o, 'rss_mb') <= 1536), ''],
   ['100,000 agents: exploration round CPU mean (ms)', get(s2, 'exploration_tick_cpu_ms.mean'), '≤ 300', verdict(s2, (o) => num(o, 'exploration_tick_cpu_ms.mean') <= 300), ''],
   ['100,000 agents: fairness', get(s2, 'fairness.ratio'), '≤ 1.5', verdict(s2, (o) => num(o, 'fairness.ratio') <= 1.5), ''],
+  ['100,000 agents: store check (ms) / its interval (s) / share of a core (%)', `${get(s2, 'store_check.wall_ms')} / ${round1(num(s2, 'store_check.interval_ms') / 1000)} / ${get(s2, 'store_check.core_share_pct')}`, '', '', `at a fixed 2 s: ${get(s2, 'store_check.fixed_interval_core_share_pct')} % of a core`],
+  ['redaction of 1 KB, 100,000 known secrets (µs)', redactionUs(100_000), '', '', `1 secret: ${redactionUs(1)}; one search per secret (before): ${redactionUs(100_000, 'old_us')}`],
   ['cli: overhead per activation p50 (ms)', get(cli, 'overhead_ms.p50'), '', '', ''],
   ['cli: deadline → process group gone, max (ms)', get(cli, 'kill_ms.max'), '≤ grace + 1000', verdict(cli, (o) => num(o, 'kill_ms.max') <= num(o, 'grace_ms') + 1000), ''],
 ];
-const all = [t, l, c1, c2, s1, s2, cli].filter((o): o is Json => o !== undefined);
+const all = [t, l, c1, c2, s1, s2, cli, red].filter((o): o is Json => o !== undefined);
 const m = all[0]?.machine as { cores?: number; memory_gib?: number; cpu?: string; node?: string } | undefined;
 const dates = [...new Set(all.map((o) => String(o.at).slice(0, 10)))].sort();
 const lines = [
