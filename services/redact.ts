@@ -24,6 +24,8 @@ export interface Shape {
   id: string;
   pattern: RegExp;
   replace: string | ((match: string, ...groups: string[]) => string);
+  /** Text every match contains: a text without it skips the pattern (one native substring search, not a regex walk). */
+  hint?: string;
 }
 
 // A token starts only where the character before could not belong to it. Each run of token characters is then
@@ -46,37 +48,37 @@ function hideValue(_m: string, label: string, value: string): string {
 export const SHAPES: readonly Shape[] = [
   // private-key: the whole block, also when it is cut off before its END line. The body stops at a dash run,
   // which PEM headers (Proc-Type, DEK-Info) do not contain, or at a quote (the end of a JSON string).
-  { id: 'private-key', pattern: /-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----(?:[^-"'<>]|-(?!----))*(?:-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----)?/g, replace: REDACTED },
+  { id: 'private-key', hint: '-----BEGIN', pattern: /-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----(?:[^-"'<>]|-(?!----))*(?:-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----)?/g, replace: REDACTED },
   // url-credentials (cf. curl-auth-user): scheme://user:pass@host keeps the scheme and the host.
-  { id: 'url-credentials', pattern: /\b([A-Za-z][A-Za-z0-9+.-]{0,30}:\/\/)[^\s/?#@:"'<>]*:[^\s/?#"'<>]+@/g, replace: `$1${REDACTED}@` },
+  { id: 'url-credentials', hint: '://', pattern: /\b([A-Za-z][A-Za-z0-9+.-]{0,30}:\/\/)[^\s/?#@:"'<>]*:[^\s/?#"'<>]+@/g, replace: `$1${REDACTED}@` },
   // slack-webhook-url: the path is the credential.
-  { id: 'slack-webhook-url', pattern: /(hooks\.slack\.com\/(?:services|workflows|triggers)\/)[A-Za-z0-9+/]{20,}/g, replace: `$1${REDACTED}` },
+  { id: 'slack-webhook-url', hint: 'hooks.slack.com/', pattern: /(hooks\.slack\.com\/(?:services|workflows|triggers)\/)[A-Za-z0-9+/]{20,}/g, replace: `$1${REDACTED}` },
   // jwt: header and payload are base64url JSON (`ey…`), the signature optional.
-  { id: 'jwt', pattern: token('ey[A-Za-z0-9_-]{10,}\\.ey[A-Za-z0-9_-]{10,}\\.[A-Za-z0-9_-]*'), replace: REDACTED },
-  { id: 'gcp-api-key', pattern: token('AIza[A-Za-z0-9_-]{35}'), replace: REDACTED },
+  { id: 'jwt', hint: '.ey', pattern: token('ey[A-Za-z0-9_-]{10,}\\.ey[A-Za-z0-9_-]{10,}\\.[A-Za-z0-9_-]*'), replace: REDACTED },
+  { id: 'gcp-api-key', hint: 'AIza', pattern: token('AIza[A-Za-z0-9_-]{35}'), replace: REDACTED },
   // slack-bot-token, slack-user-token, slack-legacy-token, slack-config-access-token, slack-app-token
   { id: 'slack-token', pattern: token('(?:xox[abeoprs]|xapp)-[A-Za-z0-9-]{10,}'), replace: REDACTED },
   // github-pat, github-oauth, github-app-token, github-refresh-token
   { id: 'github-token', pattern: token('gh[pousr]_[A-Za-z0-9]{30,}'), replace: REDACTED },
-  { id: 'github-fine-grained-pat', pattern: token('github_pat_[A-Za-z0-9_]{22,}'), replace: REDACTED },
-  { id: 'gitlab-pat', pattern: token('glpat-[A-Za-z0-9_-]{20,}'), replace: REDACTED },
-  { id: 'stripe-access-token', pattern: token('[rs]k_(?:live|test|prod)_[A-Za-z0-9]{10,}'), replace: REDACTED },
+  { id: 'github-fine-grained-pat', hint: 'github_pat_', pattern: token('github_pat_[A-Za-z0-9_]{22,}'), replace: REDACTED },
+  { id: 'gitlab-pat', hint: 'glpat-', pattern: token('glpat-[A-Za-z0-9_-]{20,}'), replace: REDACTED },
+  { id: 'stripe-access-token', hint: 'k_', pattern: token('[rs]k_(?:live|test|prod)_[A-Za-z0-9]{10,}'), replace: REDACTED },
   // huggingface-access-token, huggingface-organization-api-token
   { id: 'huggingface-access-token', pattern: token('(?:hf|api_org)_[A-Za-z0-9]{30,}'), replace: REDACTED },
   // openai-api-key, anthropic-api-key, anthropic-admin-api-key (and compatible providers): `sk-` and a digit
   // somewhere, so hyphenated words such as sk-learn-compatible stay.
-  { id: 'openai-anthropic-key', pattern: token('sk-(?=[A-Za-z_-]*[0-9])[A-Za-z0-9_-]{20,}'), replace: REDACTED },
+  { id: 'openai-anthropic-key', hint: 'sk-', pattern: token('sk-(?=[A-Za-z_-]*[0-9])[A-Za-z0-9_-]{20,}'), replace: REDACTED },
   { id: 'aws-access-token', pattern: /\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b/g, replace: REDACTED },
   // Moltbook agent keys (`moltbook_…`), whether or not the config names them.
-  { id: 'moltbook-api-key', pattern: token('moltbook_[A-Za-z0-9_]{20,}'), replace: REDACTED },
-  { id: 'npm-access-token', pattern: token('npm_[A-Za-z0-9]{36}'), replace: REDACTED },
-  { id: 'sendgrid-api-token', pattern: token('SG\\.[A-Za-z0-9_-]{16,}\\.[A-Za-z0-9_-]{16,}'), replace: REDACTED },
+  { id: 'moltbook-api-key', hint: 'moltbook_', pattern: token('moltbook_[A-Za-z0-9_]{20,}'), replace: REDACTED },
+  { id: 'npm-access-token', hint: 'npm_', pattern: token('npm_[A-Za-z0-9]{36}'), replace: REDACTED },
+  { id: 'sendgrid-api-token', hint: 'SG.', pattern: token('SG\\.[A-Za-z0-9_-]{16,}\\.[A-Za-z0-9_-]{16,}'), replace: REDACTED },
   // digitalocean-pat, digitalocean-access-token, digitalocean-refresh-token
-  { id: 'digitalocean-token', pattern: token('do[opr]_v1_[a-f0-9]{64}'), replace: REDACTED },
-  { id: 'pypi-upload-token', pattern: token('pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}'), replace: REDACTED },
+  { id: 'digitalocean-token', hint: '_v1_', pattern: token('do[opr]_v1_[a-f0-9]{64}'), replace: REDACTED },
+  { id: 'pypi-upload-token', hint: 'pypi-AgEIcHlwaS5vcmc', pattern: token('pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}'), replace: REDACTED },
   // warren's own: hub agent keys and generated hub admin keys.
-  { id: 'hub-agent-key', pattern: /\bbotburrow_agent_[0-9a-f]{64}\b/g, replace: REDACTED },
-  { id: 'hub-admin-key', pattern: /\bwarren_admin_[0-9a-f]{16,}\b/g, replace: REDACTED },
+  { id: 'hub-agent-key', hint: 'botburrow_agent_', pattern: /\bbotburrow_agent_[0-9a-f]{64}\b/g, replace: REDACTED },
+  { id: 'hub-admin-key', hint: 'warren_admin_', pattern: /\bwarren_admin_[0-9a-f]{16,}\b/g, replace: REDACTED },
   // curl-auth-header: the credential after an auth scheme.
   { id: 'bearer', pattern: /\b(Bearer\s+)[A-Za-z0-9._~+/=-]{8,}/gi, replace: `$1${REDACTED}` },
   // generic-api-key, narrowed to names that say secret (aws_secret_access_key = …, client_secret: …,
@@ -170,7 +172,10 @@ export class Redactor {
 export function redactHits(text: string, hits: Array<[number, number]>): string {
   for (const hit of disguisedShapeHits(text)) hits.push(hit);
   let out = hits.length ? replaceSpans(text, hits) : text;
-  for (const { pattern, replace } of SHAPES) out = typeof replace === 'string' ? out.replace(pattern, replace) : out.replace(pattern, replace);
+  for (const { pattern, replace, hint } of SHAPES) {
+    if (hint !== undefined && !out.includes(hint)) continue;
+    out = typeof replace === 'string' ? out.replace(pattern, replace) : out.replace(pattern, replace);
+  }
   return out;
 }
 
@@ -182,7 +187,8 @@ function disguisedShapeHits(text: string): Array<[number, number]> {
   const n = normalise(text, AS_SHAPES);
   if (!n.from) return [];
   const hits: Array<[number, number]> = [];
-  for (const { pattern } of SHAPES) {
+  for (const { pattern, hint } of SHAPES) {
+    if (hint !== undefined && !n.flat.includes(hint)) continue;
     for (const m of n.flat.matchAll(pattern)) {
       const span = spanOf(n, m.index, m.index + m[0].length);
       if (text.slice(span[0], span[1]) !== m[0]) hits.push(span);

@@ -182,6 +182,15 @@ describe('well-known shapes, unknown values', () => {
     expect(Object.keys(FAKES).sort()).toEqual(SHAPES.map((s) => s.id).sort());
   });
 
+  // A shape's hint lets a text without it skip the pattern: it must be in every match, so in every fake.
+  it.each(SHAPES.filter((s) => s.hint !== undefined).map((s) => [s.id, s.hint!] as const))('%s: every fake holds its hint %s', (id, hint) => {
+    for (const fake of FAKES[id]!) {
+      const matched = [...fake.matchAll(SHAPES.find((s) => s.id === id)!.pattern)].map((m) => m[0]);
+      expect(matched.length, fake).toBeGreaterThan(0);
+      for (const m of matched) expect(m, fake).toContain(hint);
+    }
+  });
+
   for (const [id, fakes] of Object.entries(FAKES)) {
     it.each(fakes)(`${id}: %s`, (fake) => {
       const out = new Redactor([]).redact(`before ${fake} after`);
