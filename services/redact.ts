@@ -24,8 +24,11 @@ export interface Shape {
   id: string;
   pattern: RegExp;
   replace: string | ((match: string, ...groups: string[]) => string);
-  /** Text every match contains: a text without it skips the pattern (one native substring search, not a regex walk). */
-  hint?: string;
+  /**
+   * What every match contains: a text without it skips the pattern (a native substring search, or a small regex
+   * with no backtracking, instead of the pattern's walk from every word boundary).
+   */
+  hint?: string | RegExp;
 }
 
 // A token starts only where the character before could not belong to it. Each run of token characters is then
@@ -57,14 +60,14 @@ export const SHAPES: readonly Shape[] = [
   { id: 'jwt', hint: '.ey', pattern: token('ey[A-Za-z0-9_-]{10,}\\.ey[A-Za-z0-9_-]{10,}\\.[A-Za-z0-9_-]*'), replace: REDACTED },
   { id: 'gcp-api-key', hint: 'AIza', pattern: token('AIza[A-Za-z0-9_-]{35}'), replace: REDACTED },
   // slack-bot-token, slack-user-token, slack-legacy-token, slack-config-access-token, slack-app-token
-  { id: 'slack-token', pattern: token('(?:xox[abeoprs]|xapp)-[A-Za-z0-9-]{10,}'), replace: REDACTED },
+  { id: 'slack-token', hint: /xox[abeoprs]-|xapp-/, pattern: token('(?:xox[abeoprs]|xapp)-[A-Za-z0-9-]{10,}'), replace: REDACTED },
   // github-pat, github-oauth, github-app-token, github-refresh-token
-  { id: 'github-token', pattern: token('gh[pousr]_[A-Za-z0-9]{30,}'), replace: REDACTED },
+  { id: 'github-token', hint: /gh[pousr]_/, pattern: token('gh[pousr]_[A-Za-z0-9]{30,}'), replace: REDACTED },
   { id: 'github-fine-grained-pat', hint: 'github_pat_', pattern: token('github_pat_[A-Za-z0-9_]{22,}'), replace: REDACTED },
   { id: 'gitlab-pat', hint: 'glpat-', pattern: token('glpat-[A-Za-z0-9_-]{20,}'), replace: REDACTED },
   { id: 'stripe-access-token', hint: 'k_', pattern: token('[rs]k_(?:live|test|prod)_[A-Za-z0-9]{10,}'), replace: REDACTED },
   // huggingface-access-token, huggingface-organization-api-token
-  { id: 'huggingface-access-token', pattern: token('(?:hf|api_org)_[A-Za-z0-9]{30,}'), replace: REDACTED },
+  { id: 'huggingface-access-token', hint: /hf_|api_org_/, pattern: token('(?:hf|api_org)_[A-Za-z0-9]{30,}'), replace: REDACTED },
   // openai-api-key, anthropic-api-key, anthropic-admin-api-key (and compatible providers): `sk-` and a digit
   // somewhere, so hyphenated words such as sk-learn-compatible stay.
   { id: 'openai-anthropic-key', hint: 'sk-', pattern: token('sk-(?=[A-Za-z_-]*[0-9])[A-Za-z0-9_-]{20,}'), replace: REDACTED },
@@ -80,12 +83,13 @@ export const SHAPES: readonly Shape[] = [
   { id: 'hub-agent-key', hint: 'botburrow_agent_', pattern: /\bbotburrow_agent_[0-9a-f]{64}\b/g, replace: REDACTED },
   { id: 'hub-admin-key', hint: 'warren_admin_', pattern: /\bwarren_admin_[0-9a-f]{16,}\b/g, replace: REDACTED },
   // curl-auth-header: the credential after an auth scheme.
-  { id: 'bearer', pattern: /\b(Bearer\s+)[A-Za-z0-9._~+/=-]{8,}/gi, replace: `$1${REDACTED}` },
+  { id: 'bearer', hint: /bearer/i, pattern: /\b(Bearer\s+)[A-Za-z0-9._~+/=-]{8,}/gi, replace: `$1${REDACTED}` },
   // generic-api-key, narrowed to names that say secret (aws_secret_access_key = …, client_secret: …,
   // DB_PASSWORD=…), at most four name parts either side. The value: quoted (kept quoted, also JSON-escaped
   // quotes), an auth scheme and its credential, or a bare word.
   {
     id: 'secret-assignment',
+    hint: /key|secret|token|passw|credential|authorization/i,
     pattern:
       /\b((?:[A-Za-z0-9]+[_.-]){0,4}(?:api[_-]?key|access[_-]?key|private[_-]?key|secret|token|passw(?:or)?d|credentials?|authorization)(?:[_.-][A-Za-z0-9]+){0,4}(?:\\?["'])?\s{0,5}[:=]\s{0,5})("[^"\n]{6,}"|'[^'\n]{6,}'|\\"[^"\\\n]{6,}\\"|(?:Basic|Bearer|Token|Digest)\s+[A-Za-z0-9._~+/=-]{6,}|(?!Bearer\b)[^\s"',;[\\]{6,})/gi,
     replace: hideValue,
@@ -173,10 +177,15 @@ export function redactHits(text: string, hits: Array<[number, number]>): string 
   for (const hit of disguisedShapeHits(text)) hits.push(hit);
   let out = hits.length ? replaceSpans(text, hits) : text;
   for (const { pattern, replace, hint } of SHAPES) {
-    if (hint !== undefined && !out.includes(hint)) continue;
+    if (hint !== undefined && !holds(out, hint)) continue;
     out = typeof replace === 'string' ? out.replace(pattern, replace) : out.replace(pattern, replace);
   }
   return out;
+}
+
+/** Whether `text` holds a shape's hint. */
+function holds(text: string, hint: string | RegExp): boolean {
+  return typeof hint === 'string' ? text.includes(hint) : hint.test(text);
 }
 
 /**
@@ -188,7 +197,7 @@ function disguisedShapeHits(text: string): Array<[number, number]> {
   if (!n.from) return [];
   const hits: Array<[number, number]> = [];
   for (const { pattern, hint } of SHAPES) {
-    if (hint !== undefined && !n.flat.includes(hint)) continue;
+    if (hint !== undefined && !holds(n.flat, hint)) continue;
     for (const m of n.flat.matchAll(pattern)) {
       const span = spanOf(n, m.index, m.index + m[0].length);
       if (text.slice(span[0], span[1]) !== m[0]) hits.push(span);

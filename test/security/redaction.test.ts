@@ -183,11 +183,11 @@ describe('well-known shapes, unknown values', () => {
   });
 
   // A shape's hint lets a text without it skip the pattern: it must be in every match, so in every fake.
-  it.each(SHAPES.filter((s) => s.hint !== undefined).map((s) => [s.id, s.hint!] as const))('%s: every fake holds its hint %s', (id, hint) => {
+  it.each(SHAPES.filter((s) => s.hint !== undefined).map((s) => [s.id, s.hint!] as const))('%s: every fake holds its hint', (id, hint) => {
     for (const fake of FAKES[id]!) {
       const matched = [...fake.matchAll(SHAPES.find((s) => s.id === id)!.pattern)].map((m) => m[0]);
       expect(matched.length, fake).toBeGreaterThan(0);
-      for (const m of matched) expect(m, fake).toContain(hint);
+      for (const m of matched) expect(typeof hint === 'string' ? m.includes(hint) : hint.test(m), `${fake} holds ${String(hint)}`).toBe(true);
     }
   });
 
