@@ -31,8 +31,8 @@ import { REPLY_OUTBOX_TTL_SECONDS, type ReplyOutbox } from './reply-outbox.ts';
 import type { TaskEnded, TaskEndingHandler, TaskWaitHandler } from './task-source-handlers.ts';
 import { partitionInbox } from './inbox-policy.ts';
 import { PhaseTimer, type PhaseTimings } from './phase-timer.ts';
-import { personAudience } from '../memory/audience.ts';
-import type { Ending as MemoryEnding } from '../memory/remember.ts';
+import { personAudience, type MemoryAudience } from '../memory/audience.ts';
+import type { Ending as MemoryEnding, PostRef } from '../memory/remember.ts';
 import { endingOf, NO_USAGE, plusUsage, type Ending, type Step, type StepFailure, type StopDetail, type TaskRef, type UsageWithCost, type WorkOutcome } from './ending.ts';
 import { runTurn, type ContextPieces, type Turn } from './run-turn.ts';
 import type { TurnServices } from '../services/composition.ts';
@@ -354,15 +354,17 @@ async function answerNotification(deps: ActivationDeps, run: Run, n: Notificatio
     // command, lua/reply-before.lua), else on its own right away.
     let keep: string | undefined;
     let posted = false;
-    let post: Post | undefined;
+    // What memory is told of the thread, read from it before the turn: the thread itself (its post and every
+    // comment) is not held while the model is asked (run-turn.ts: nor by the turn, once its context is built).
+    let about: { post: PostRef; audience: MemoryAudience } | undefined;
     // How this notification ended for the activation, and for memory.
     let ending: { outcome: WorkOutcome; by: 'agent' | 'pipeline' };
     let remembered: MemoryEnding = { kind: 'no_action', reason: 'no_action' };
     let readWithReply = false;
     if (text === undefined) {
-      const thread = await run.timer.time('thread', () => hub.getPost(n.post_id!, { includeComments: true, signal }));
-      post = thread;
-      const turn = await takeTurn(deps, run, { kind: 'notification', post: thread, notification: n });
+      const onThread = await turnOnThread(deps, run, n, n.post_id);
+      about = onThread.about;
+      const { turn } = onThread;
       usage = plusUsage(usage, turn.result.usage);
       const result = workOf(run, turn, { usage, task });
       if (result.kind === 'failed') return result;
@@ -436,8 +438,8 @@ async function answerNotification(deps: ActivationDeps, run: Run, n: Notificatio
       await run.claim?.settle(1);
     }
     // Remembered once the work is on the hub: a run that fails before this point leaves no memory.
-    const postRef = post ? { id: post.id, title: post.title, community: post.community } : { id: n.post_id };
-    const audience = post ? memoryAudienceOf(def.name, { kind: 'notification', post, notification: n }) : personAudience(def.name, n.from.name, []);
+    const postRef = about?.post ?? { id: n.post_id };
+    const audience = about?.audience ?? personAudience(def.name, n.from.name, []);
     // With memory.distill, the agent's model distils the exchange within what the turn left of behavior.max_tokens, charged here.
     const distilled = await run.timer.time('memory', async () => deps.memory?.remember(def, { trigger: 'notification', notification: { id: n.id, type: n.type, from: n.from.name, content: n.content }, post: postRef, ending: remembered, audience }, { spent: usage.inputTokens + usage.outputTokens, signal }));
     if (distilled) usage = plusUsage(usage, distilled);
@@ -608,6 +610,19 @@ async function explore(deps: ActivationDeps, run: Run): Promise<Step> {
   } catch (err) {
     return thrown(run, err, { task, usage });
   }
+}
+
+/**
+ * A notification's thread read, what memory needs of it taken, and the agent's turn on it. Not async: a suspended
+ * async function keeps its locals, and the thread (its post and every comment) is done with once the turn has
+ * built its context from it, long before the model answers.
+ */
+function turnOnThread(deps: ActivationDeps, run: Run, n: Notification, postId: string): Promise<{ turn: Turn<ExecutorResult>; about: { post: PostRef; audience: MemoryAudience } }> {
+  return run.timer.time('thread', () => deps.hub.getPost(postId, { includeComments: true, signal: run.signal })).then((thread) => {
+    const asked = { kind: 'notification' as const, post: thread, notification: n };
+    const about = { post: { id: thread.id, title: thread.title, community: thread.community }, audience: memoryAudienceOf(run.def.name, asked) };
+    return takeTurn(deps, run, asked).then((turn) => ({ turn, about }));
+  });
 }
 
 /** The agent's turn on its task (activation/run-turn.ts), with the pieces this activation read as it started. */

@@ -49,9 +49,23 @@ export interface Turn<R extends ExecutorResult> {
 /**
  * One turn of `definition` on `task`. An executor's failure is an outcome, not a throw; what throws (an executor
  * that could not start, the unexpected) is left to the caller, which knows whether it fails an activation.
+ *
+ * Not itself async: an async function keeps its arguments for as long as it waits, and the task (a thread with
+ * every comment, a feed) has done its work once the context is built from it. The executor's run, which lasts the
+ * model's latency, is waited on where the task is no longer held.
  */
-export async function runTurn<R extends ExecutorResult>(services: TurnServices, definition: AgentDefinition, task: ActivationTask, signal: AbortSignal, opts: TurnOptions<R>): Promise<Turn<R>> {
+export function runTurn<R extends ExecutorResult>(services: TurnServices, definition: AgentDefinition, task: ActivationTask, signal: AbortSignal, opts: TurnOptions<R>): Promise<Turn<R>> {
   const timer = opts.timer ?? new PhaseTimer();
+  return prepareTurn(services, definition, task, signal, opts, timer).then((prepared) => executeTurn(services, definition, prepared, signal, opts, timer));
+}
+
+/** What a turn gives its executor, read from the task: the context and whom it answers. */
+interface PreparedTurn {
+  context: ActivationInput['context'];
+  audience: MemoryAudience;
+}
+
+async function prepareTurn(services: TurnServices, definition: AgentDefinition, task: ActivationTask, signal: AbortSignal, opts: TurnOptions<ExecutorResult>, timer: PhaseTimer): Promise<PreparedTurn> {
   const memory = opts.recall === false ? undefined : services.memory;
   const audience = opts.audience ?? memoryAudienceOf(definition.name, task);
   const memories = memory ? await timer.time('memory', () => memory.recall(definition, recallTextOf(task), audience, signal)) : [];
@@ -61,11 +75,16 @@ export async function runTurn<R extends ExecutorResult>(services: TurnServices, 
   const notes = opts.recall === false || !definition.config.capabilities.spawning ? [] : await (services.takeNotes?.(definition.name) ?? Promise.resolve([])).catch((err: unknown) => (services.onWarning?.('notes unavailable', err), []));
   // Everything a model or a CLI is given passes the redaction, here, for every executor (prompts/redacted-context.ts).
   const context = timer.timeSync('context', () => buildRedactedContext(definition, task, { ...contextOptions(services, pieces), memories, notes }, services.redact));
+  return { context, audience };
+}
+
+async function executeTurn<R extends ExecutorResult>(services: TurnServices, definition: AgentDefinition, prepared: PreparedTurn, signal: AbortSignal, opts: TurnOptions<R>, timer: PhaseTimer): Promise<Turn<R>> {
+  const { audience } = prepared;
   const result = await timer.time('executor', () =>
     opts.executor.run({
       id: opts.id,
       definition,
-      context,
+      context: prepared.context,
       events: opts.events,
       signal,
       hub: services.hub,

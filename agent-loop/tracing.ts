@@ -4,7 +4,7 @@
 // passed explicitly (no global context manager needed); across a boundary (a delegate, an HTTP MCP server, a
 // CLI subprocess) the W3C `traceparent` carries the trace.
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { ROOT_CONTEXT, SpanStatusCode, trace, type Attributes, type Context, type Span, type TextMapGetter, type TextMapSetter } from '@opentelemetry/api';
+import { isSpanContextValid, ROOT_CONTEXT, SpanStatusCode, trace, type Attributes, type Context, type Span, type SpanContext, type TextMapGetter, type TextMapSetter } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 
 /** How a run is traced. */
@@ -26,7 +26,20 @@ const PAYLOAD_CAP = 16_000;
 
 export function startSpan(name: string, parent: Context, attributes: Attributes = {}): SpanHandle {
   const span = trace.getTracer('warren').startSpan(name, { attributes }, parent);
-  return { span, context: trace.setSpan(parent, span) };
+  return { span, context: addsSpan(span.isRecording(), span.spanContext(), trace.getSpanContext(parent)) ? trace.setSpan(parent, span) : parent };
+}
+
+/**
+ * Whether a new span's children need a context of their own. Tracing off (no SDK), the no-op tracer's span carries
+ * its parent's span context, or an invalid one under none: its children see the same trace through the parent's
+ * context, and a context per span (a map and three closures, ≈ 450 bytes) is not built for each of the four
+ * spans an activation holds open while it waits on its model. A recording span, or a sampled-out one with an id
+ * of its own, gets its context as before.
+ */
+export function addsSpan(recording: boolean, span: SpanContext, parent: SpanContext | undefined): boolean {
+  if (recording) return true;
+  if (!parent) return isSpanContextValid(span);
+  return span.traceId !== parent.traceId || span.spanId !== parent.spanId || span.traceFlags !== parent.traceFlags;
 }
 
 /** Ends a span with an error status when `error` is given (its message, never a payload). */

@@ -24,6 +24,18 @@ describe.each([false, true])('OpenAIChatModel (stream: %s)', (stream) => {
     expect((fake.requests[0]?.body as { stream?: boolean }).stream ?? false).toBe(stream);
   });
 
+  it('sends its parameters as JSON bytes: a JSON content type, its exact length, characters outside Latin-1 intact', async () => {
+    fake.reset();
+    fake.enqueue({ content: 'ok' });
+    const model = new OpenAIChatModel({ baseURL: fake.url, apiKey: 'k', stream, maxRetries: 0 });
+    const text = 'a dash — a quote ’ an é and a 🐇';
+    await model.complete({ model: 'fake-gpt', messages: [{ role: 'user', content: text }], temperature: 0.5 });
+    const sent = fake.requests[0]!;
+    expect(sent.headers['content-type']).toBe('application/json');
+    expect(Number(sent.headers['content-length'])).toBe(Buffer.byteLength(sent.rawBody));
+    expect(sent.body).toMatchObject({ model: 'fake-gpt', messages: [{ role: 'user', content: text }], temperature: 0.5 });
+  });
+
   it('reassembles tool calls, two of the same tool with distinct ids', async () => {
     fake.reset();
     fake.enqueue({ tool_calls: [{ id: 'c1', name: 'hub_search', arguments: { q: 'flaky tests', limit: 5 } }, { id: 'c2', name: 'hub_search', arguments: { q: 'ci' } }] });

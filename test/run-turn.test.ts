@@ -1,5 +1,7 @@
 // One agent turn (activation/run-turn.ts) on its unit-test seam: an in-memory hub, a stub executor, a real SQLite
 // memory. What the turn puts in the context, what it leaves to the caller, and a delegate's turn through the hook.
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { EventLog } from '../agent-loop/events.ts';
@@ -101,5 +103,31 @@ describe('one turn', () => {
     await parent.inputs[0]!.delegate!(keeper, `use ${canary}`, { id: events.activationId, events, run: (input) => child.run(input) }, signal);
     expect(child.inputs[0]!.context.task).toBe(`use ${REDACTED}`);
     expect(JSON.stringify([parent.inputs[0]!.context, child.inputs[0]!.context])).not.toContain(canary);
+  });
+  it('lets the task go once the context is built: the executor runs (a model call long) without the turn holding it', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const s = await services();
+    const stub = new StubExecutor([{ termination: 'final', text: 'ok' }]);
+    // Made where the test keeps no reference of its own: only the WeakRef and the turn see it.
+    let held: WeakRef<object> | undefined;
+    const task = (): { kind: 'prompt'; text: string } => {
+      const t = { kind: 'prompt' as const, text: 'a thread of many comments' };
+      held = new WeakRef(t);
+      return t;
+    };
+    let collected: boolean | undefined;
+    const executor = {
+      run: async (input: Parameters<StubExecutor['run']>[0]) => {
+        await new Promise((r) => setTimeout(r, 0)); // past the job that made the WeakRef (which keeps its target till then)
+        gc();
+        collected = held?.deref() === undefined;
+        return stub.run(input);
+      },
+    };
+    const turn = runTurn(s, keeper, task(), signal, { id: 'a', events: new EventLog('a'), executor });
+    expect((await turn).outcome.kind).toBe('answered');
+    expect(stub.inputs[0]!.context.task).toContain('a thread of many comments');
+    expect(collected).toBe(true);
   });
 });

@@ -47,7 +47,8 @@ export class OpenAIChatModel implements ChatModel {
         const idle = new IdleWatchdog(this.#timeoutMs);
         const signal = req.signal ? AbortSignal.any([req.signal, idle.signal]) : idle.signal;
         try {
-          const stream = await this.#client.chat.completions.create({ ...params, stream: true, stream_options: { include_usage: true } }, { signal });
+          const streamed = { ...params, stream: true as const, stream_options: { include_usage: true } };
+          const stream = await this.#client.chat.completions.create(streamed, { signal, ...jsonBody(streamed) });
           const res = await collectStream(stream, req, () => idle.touch());
           // The SDK ends an aborted stream quietly: what came before a cancel or a stall is not an answer.
           if (req.signal?.aborted) throw new ModelError('model call aborted', { retryable: false });
@@ -64,7 +65,7 @@ export class OpenAIChatModel implements ChatModel {
         }
       }
       // With bounds, the body is read against a cap (a 10 MB answer is never held whole), then parsed as the SDK would.
-      const call = this.#client.chat.completions.create(params, { signal: req.signal });
+      const call = this.#client.chat.completions.create(params, { signal: req.signal, ...jsonBody(params) });
       const res = (req.bounds ? await readBoundedJson(await call.asResponse(), req.bounds, req.signal) : await call) as Partial<ChatCompletion> | undefined;
       // The SDK types the body but does not check it: every field is taken as untrusted (wrong types count as absent).
       const choice = Array.isArray(res?.choices) ? (res.choices[0] as unknown) : undefined;
@@ -90,6 +91,19 @@ export class OpenAIChatModel implements ChatModel {
     }
   }
 }
+
+/**
+ * The request's JSON as bytes of its own, handed to the SDK as its body (a body in the request options replaces
+ * the one it would serialize; the parameters still say whether to stream). Given the parameters, the SDK keeps
+ * their JSON string in five frames of its call chain for the model's whole latency, beside the bytes undici sends:
+ * heap snapshots at 300 calls in flight held a 4.2 KB string apiece (twice that when a prompt has a character
+ * outside Latin-1), growing with the thread. Encoded here, the string is dropped at once and only the bytes wait.
+ */
+function jsonBody(params: object): { body: Uint8Array; headers: { 'content-type': string } } {
+  return { body: utf8.encode(JSON.stringify(params)), headers: { 'content-type': 'application/json' } };
+}
+
+const utf8 = new TextEncoder();
 
 /** Aborts when `touch` has not been called for `ms`. */
 class IdleWatchdog {
