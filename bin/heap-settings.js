@@ -9,18 +9,14 @@
 // collections), and the hard limit stays V8's own, sized from the machine, so a burst meets no OOM it would not
 // have met anyway. A cap (--max-old-space-size) was not chosen: sized for one fleet it would crash a larger one.
 //
-// The young generation: on such a machine V8 lets each of its two semi-spaces grow to 32 MB, and a daemon with many
-// activations in flight allocates fast enough to reach it. 16 MB halves that ceiling. The trade-off is more
-// frequent scavenges; each costs what survives it (the activations' live objects), not the space's size, so the
-// count rises and the work per activation barely does. Side by side with the growing factor alone on the shared
-// 2-core machine (1,000 in flight at 5 s, alternated rounds in one run; three runs, README "Performance"), it took
-// 70-110 MB off the peak RSS at a daemon CPU per activation within each run's noise (+2 % in the quietest).
+// The young generation is left as V8 sizes it. A cap on its semi-spaces (--max-semi-space-size=16, the default
+// for a while) took another ~80 MB off the peak, but doubled the scavenges: side by side at 1,000 in flight
+// (bench/concurrency.ts, 2-3 alternated rounds each, CPU per activation over the fleet's rate), Node's defaults
+// 636-671 MB at 2.72-2.84 ms, this growing factor alone 440-446 MB at 3.14 ms (+11-15 %), with the cap as well
+// 357 MB at 3.43 ms (+26 %). The growing factor alone meets the 450 MB bound at the least CPU; README "Performance".
 
 /** The old space may grow to this percentage above what the last full collection left live. */
 export const HEAP_GROWING_PERCENT = 50;
-
-/** Each of the young generation's two semi-spaces grows to at most this many MB (V8's own ceiling here: 32). */
-export const MAX_SEMI_SPACE_MB = 16;
 
 /**
  * V8 flags and environment for the daemon's process. The same on every machine: the factor is relative to what is
@@ -28,5 +24,5 @@ export const MAX_SEMI_SPACE_MB = 16;
  * @returns {{ execArgv: string[], env: Record<string, string> }}
  */
 export function heapSettings() {
-  return { execArgv: [`--heap-growing-percent=${HEAP_GROWING_PERCENT}`, `--max-semi-space-size=${MAX_SEMI_SPACE_MB}`], env: {} };
+  return { execArgv: [`--heap-growing-percent=${HEAP_GROWING_PERCENT}`], env: {} };
 }

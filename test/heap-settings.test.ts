@@ -6,12 +6,11 @@ import { mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { HEAP_GROWING_PERCENT, MAX_SEMI_SPACE_MB, heapSettings } from '../bin/heap-settings.js';
+import { HEAP_GROWING_PERCENT, heapSettings } from '../bin/heap-settings.js';
 import { PROCESS_START_MS } from './support/ceilings.ts';
 
 const WARREN = resolve('bin/warren.js');
 const OURS = `--heap-growing-percent=${HEAP_GROWING_PERCENT}`;
-const SEMI = `--max-semi-space-size=${MAX_SEMI_SPACE_MB}`;
 
 interface Image {
   pid: number;
@@ -31,18 +30,18 @@ function run(nodeArgs: string[], args: string[], env: Record<string, string> = {
 }
 
 describe('heap settings of warren start', () => {
-  it('are a fixed growing factor, a smaller young generation and no hard limit', () => {
-    expect(heapSettings().execArgv).toEqual([OURS, SEMI]);
-    expect(heapSettings().execArgv.some((f) => f.startsWith('--max-old-space-size'))).toBe(false);
+  it('are a fixed growing factor, V8’s own young generation and no hard limit', () => {
+    expect(heapSettings().execArgv).toEqual([OURS]);
+    expect(heapSettings().execArgv.some((f) => f.startsWith('--max-old-space-size') || f.startsWith('--max-semi-space-size'))).toBe(false);
   });
 
   const missing = join(tmpdir(), 'warren-heap-no-such-dir', 'warren.yaml');
   const cases: Array<{ name: string; nodeArgs: string[]; args: string[]; env?: Record<string, string>; images: number; lastFlags: string[]; notFlags: string[] }> = [
-    { name: 'start: re-run once, same pid, with our flags', nodeArgs: [], args: ['start', '-c', missing], images: 2, lastFlags: [OURS, SEMI], notFlags: [] },
-    { name: 'start with the operator’s own growing factor: theirs wins, our young generation still applies', nodeArgs: ['--heap-growing-percent=70'], args: ['start', '-c', missing], images: 2, lastFlags: ['--heap-growing-percent=70', SEMI], notFlags: [OURS] },
-    { name: 'start with the operator’s own semi-space size: theirs wins', nodeArgs: ['--max-semi-space-size=32'], args: ['start', '-c', missing], images: 2, lastFlags: ['--max-semi-space-size=32', OURS], notFlags: [SEMI] },
-    { name: 'WARREN_HEAP_SETTINGS=off: Node’s defaults, no re-run', nodeArgs: [], args: ['start', '-c', missing], env: { WARREN_HEAP_SETTINGS: 'off' }, images: 1, lastFlags: [], notFlags: [OURS, SEMI] },
-    { name: 'other commands: no re-run', nodeArgs: [], args: ['validate', join(tmpdir(), 'warren-heap-no-such-dir')], images: 1, lastFlags: [], notFlags: [OURS, SEMI] },
+    { name: 'start: re-run once, same pid, with our flag', nodeArgs: [], args: ['start', '-c', missing], images: 2, lastFlags: [OURS], notFlags: [] },
+    { name: 'start with the operator’s own growing factor: theirs wins', nodeArgs: ['--heap-growing-percent=70'], args: ['start', '-c', missing], images: 2, lastFlags: ['--heap-growing-percent=70'], notFlags: [OURS] },
+    { name: 'start with the operator’s own semi-space size: kept beside ours', nodeArgs: ['--max-semi-space-size=16'], args: ['start', '-c', missing], images: 2, lastFlags: ['--max-semi-space-size=16', OURS], notFlags: [] },
+    { name: 'WARREN_HEAP_SETTINGS=off: Node’s defaults, no re-run', nodeArgs: [], args: ['start', '-c', missing], env: { WARREN_HEAP_SETTINGS: 'off' }, images: 1, lastFlags: [], notFlags: [OURS] },
+    { name: 'other commands: no re-run', nodeArgs: [], args: ['validate', join(tmpdir(), 'warren-heap-no-such-dir')], images: 1, lastFlags: [], notFlags: [OURS] },
   ];
   for (const c of cases) {
     it(c.name, () => {
