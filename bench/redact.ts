@@ -4,8 +4,8 @@
 // beside the search it replaced (one indexOf scan per form of every secret, kept here only as the reference);
 // and the time to learn 100,000 secrets one by one, as agents load. No Redis, no hub: the redactor alone.
 import { performance } from 'node:perf_hooks';
-import { hasSoftBreak, normalise, spanOf } from '../services/normalised-text.ts';
-import { formsOf, Redactor, redactHits } from '../services/redact.ts';
+import { Redactor } from '../services/redact.ts';
+import { ReferenceRedactor as OldRedactor } from '../test/support/reference-redactor.ts';
 import { Prng } from '../test/support/prng.ts';
 import { liveHeapBytes, printSideBySide, round, summarize, writeResults } from './support/stats.ts';
 
@@ -17,35 +17,6 @@ const ROUNDS = 8;
 /** A reference redaction slower than this is measured once, and not at all beyond the first such count. */
 const OLD_SLOW_MS = 2_000;
 
-/** The search the index replaced: every form, longest first, one indexOf scan each; each learn re-sorts them all. */
-class OldRedactor {
-  readonly #known = new Set<string>();
-  #needles: string[] = [];
-  constructor(secrets: readonly string[]) {
-    this.learn(secrets);
-  }
-  learn(secrets: readonly string[]): void {
-    const needles = new Set(this.#needles);
-    for (const s of secrets) {
-      if (s.length < 8 || this.#known.has(s)) continue;
-      this.#known.add(s);
-      for (const f of formsOf(s)) if (f.length >= 8) needles.add(f);
-    }
-    this.#needles = [...needles].sort((a, b) => b.length - a.length);
-  }
-  redact(text: string): string {
-    const known = { splits: true, softBreaks: false };
-    const passes = [normalise(text, known)];
-    if (hasSoftBreak(text)) passes.push(normalise(text, { ...known, softBreaks: true }));
-    const hits: Array<[number, number]> = [];
-    for (const n of passes) {
-      for (const needle of this.#needles) {
-        for (let i = n.flat.indexOf(needle); i !== -1; i = n.flat.indexOf(needle, i + needle.length)) hits.push(spanOf(n, i, i + needle.length));
-      }
-    }
-    return redactHits(text, hits);
-  }
-}
 
 /** Per-agent keys of one kind: one head, a random tail (the index's hard case is a shared head, see needle-index.ts). */
 function fleetKeys(count: number): string[] {
