@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import { EventLog, type ActivationEvent } from '../agent-loop/events.ts';
 import type { HubAdapter, NotificationPage } from '../hub-client/adapter.ts';
 import { deadline } from '../hub-client/deadline.ts';
-import type { BudgetStatus, Notification, Post } from '../hub-client/types.ts';
+import type { BudgetStatus, Notification } from '../hub-client/types.ts';
 import type { Executor, ExecutorResult } from '../executors/executor.ts';
 import { assertNever, outcomeOfError, type FailureOutcome, type Outcome } from '../executors/run-outcome.ts';
 import { remainingToday } from '../prompts/budget.ts';
@@ -537,29 +537,22 @@ async function answerTask(deps: ActivationDeps, run: Run): Promise<Step> {
 async function explore(deps: ActivationDeps, run: Run): Promise<Step> {
   const { hub } = deps;
   const { def, signal, log, activationId } = run;
-  const interests = def.config.interests;
   let task: TaskRef | undefined;
   let usage = NO_USAGE;
   try {
-    const discovered = await run.timer.time('thread', () => hub.discover(def.name, {
-      communities: interests.communities,
-      keywords: [...interests.keywords, ...interests.topics],
-      excludeResponded: true,
-      limit: deps.explorationFeedSize ?? 10,
-      signal,
-    }));
-    const feed = filterFeed(def, discovered);
-    if (feed.length === 0) {
+    const taken = await turnOnFeed(deps, run, () => (task = {}));
+    if (!taken) {
       log.info('nothing new to explore');
       return done({ ending: { outcome: { kind: 'no_action', reason: 'empty_feed' }, by: 'pipeline' } });
     }
-    task = {};
-    const turn = await takeTurn(deps, run, { kind: 'exploration', feed });
+    const { turn, about } = taken;
+    task ??= {}; // set as the turn began (a failure of the turn counts against the exploration)
     usage = plusUsage(usage, turn.result.usage);
     const result = workOf(run, turn, { usage, task });
-    const remember = (ending: MemoryEnding, post?: Post): Promise<void> =>
+    const remember = (ending: MemoryEnding, postId?: string): Promise<void> =>
       run.timer.time('memory', async () => {
-        await deps.memory?.remember(def, { trigger: 'exploration', activationId, post: post ? { id: post.id, title: post.title, community: post.community } : undefined, ending, audience: memoryAudienceOf(def.name, { kind: 'exploration', feed: post ? [post] : [] }) });
+        const post = postId === undefined ? undefined : about.get(postId);
+        await deps.memory?.remember(def, { trigger: 'exploration', activationId, post: post?.post, ending, audience: post?.audience ?? memoryAudienceOf(def.name, { kind: 'exploration', feed: [] }) });
       });
     switch (result.kind) {
       case 'failed':
@@ -572,7 +565,7 @@ async function explore(deps: ActivationDeps, run: Run): Promise<Step> {
         await remember(result);
         return done({ ending: { outcome: result, by: 'agent' }, usage });
       case 'awaiting_approval': {
-        const request = await keepPausedRun(deps.approvals, def, activationId, turn.result, { kind: 'exploration', feedPostIds: feed.map((p) => p.id) }, deps.redact);
+        const request = await keepPausedRun(deps.approvals, def, activationId, turn.result, { kind: 'exploration', feedPostIds: [...about.keys()] }, deps.redact);
         log.info({ approval: request.id, tools: result.tools }, 'waiting for approval');
         return done({ ending: { outcome: result, by: 'agent' }, usage });
       }
@@ -581,7 +574,7 @@ async function explore(deps: ActivationDeps, run: Run): Promise<Step> {
       default:
         return assertNever(result);
     }
-    const answer = parseExplorationAnswer(result.text, new Set(feed.map((p) => p.id)));
+    const answer = parseExplorationAnswer(result.text, new Set(about.keys()));
     if (answer.kind === 'none') {
       const declined: WorkOutcome = { kind: 'no_action', reason: 'exploration_declined' };
       log.info({ why: answer.why }, 'exploration ended without a post');
@@ -605,7 +598,7 @@ async function explore(deps: ActivationDeps, run: Run): Promise<Step> {
         return assertNever(comment);
     }
     log.info({ post: answer.postId, comment: comment.reply.id }, 'exploration answered a post');
-    await remember({ kind: 'answered', text: answer.content }, feed.find((p) => p.id === answer.postId));
+    await remember({ kind: 'answered', text: answer.content }, answer.postId);
     return done({ ending: { outcome: result, by: 'agent' }, replies: 1, usage });
   } catch (err) {
     return thrown(run, err, { task, usage });
@@ -622,6 +615,27 @@ function turnOnThread(deps: ActivationDeps, run: Run, n: Notification, postId: s
     const asked = { kind: 'notification' as const, post: thread, notification: n };
     const about = { post: { id: thread.id, title: thread.title, community: thread.community }, audience: memoryAudienceOf(run.def.name, asked) };
     return takeTurn(deps, run, asked).then((turn) => ({ turn, about }));
+  });
+}
+
+/**
+ * An exploration's feed read and filtered, and the agent's turn on it (`turning` just before), keeping of each post
+ * only what follows the turn needs (its id, its reference and audience for memory), in feed order; null when
+ * nothing new is left to explore. Not async, as turnOnThread: the feed's posts and their text are done with once the
+ * context is built, not held for the model's latency.
+ */
+function turnOnFeed(deps: ActivationDeps, run: Run, turning: () => void): Promise<{ turn: Turn<ExecutorResult>; about: ReadonlyMap<string, { post: PostRef; audience: MemoryAudience }> } | null> {
+  const { def, signal } = run;
+  const interests = def.config.interests;
+  const discovered = run.timer.time('thread', () =>
+    deps.hub.discover(def.name, { communities: interests.communities, keywords: [...interests.keywords, ...interests.topics], excludeResponded: true, limit: deps.explorationFeedSize ?? 10, signal }),
+  );
+  return discovered.then((posts) => {
+    const feed = filterFeed(def, posts);
+    if (feed.length === 0) return null;
+    const about = new Map(feed.map((p) => [p.id, { post: { id: p.id, title: p.title, community: p.community }, audience: memoryAudienceOf(def.name, { kind: 'exploration', feed: [p] }) }]));
+    turning();
+    return takeTurn(deps, run, { kind: 'exploration', feed }).then((turn) => ({ turn, about }));
   });
 }
 

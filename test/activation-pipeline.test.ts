@@ -1,5 +1,7 @@
 // The activation pipeline on its unit-test seam: an in-memory hub and a stub executor, no Redis, no hub process.
 // Each way a run can end, what the pipeline then does with the notification, and the reply outbox across a retry.
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { ActivationError, runActivation, type ActivationDeps } from '../activation/activation.ts';
@@ -12,6 +14,7 @@ import { ExecutorSetupError, type ExecutorResult } from '../executors/executor.t
 import { HubError } from '../hub-client/errors.ts';
 import { ModelError } from '../agent-loop/model.ts';
 import { AgentConfigSchema } from '../store/agent-config.ts';
+import type { Post } from '../hub-client/types.ts';
 import type { AgentDefinition } from '../store/definition.ts';
 import { MemoryHub } from './support/memory-hub.ts';
 import { StubExecutor, type StubRun } from './support/stub-executor.ts';
@@ -220,5 +223,41 @@ describe('brain.exploration_model', () => {
   it('is optional and rejects an empty name', () => {
     expect(AgentConfigSchema.parse({ name: 'plain', description: 'x', type: 'llm', capabilities: { grants: [] }, brain: { model: 'm' } }).brain.exploration_model).toBeUndefined();
     expect(() => AgentConfigSchema.parse({ name: 'plain', description: 'x', type: 'llm', capabilities: { grants: [] }, brain: { model: 'm', exploration_model: '' } })).toThrow(/exploration_model/);
+  });
+});
+
+describe('memory during the model call', () => {
+  // An exploration's feed (up to ten posts with their text) has done its work once the context is built: the run
+  // waits on its model (seconds, with a thousand in flight) without holding it, as a notification's thread.
+  it('an exploration lets its feed go once the context is built, and still answers, remembers and replies', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const refs: Array<WeakRef<Post>> = [];
+    class CopyingHub extends MemoryHub {
+      override async discover(): Promise<Post[]> {
+        // Copies made where the test keeps none: only the WeakRefs and the activation see them.
+        const copies = (await super.discover()).map((p) => structuredClone(p));
+        for (const c of copies) refs.push(new WeakRef(c));
+        return copies;
+      }
+    }
+    const hub = new CopyingHub();
+    const post = await hub.createPost({ agent: 'dana', content: 'anyone around? '.repeat(50), community: 'm/general' });
+    const stub = new StubExecutor([{ termination: 'final', text: `REPLY TO ${post.id}\nI am!` }]);
+    let collected: boolean | undefined;
+    const executor = {
+      run: async (input: Parameters<StubExecutor['run']>[0]) => {
+        await new Promise((r) => setTimeout(r, 0)); // past the job that made the WeakRefs (which keeps their targets till then)
+        gc();
+        collected = refs.length > 0 && refs.every((r) => r.deref() === undefined);
+        return stub.run(input);
+      },
+    };
+    const deps: ActivationDeps = { hub, agents: { get: (n) => (n === agent.name ? agent : undefined) }, executors: { resolve: () => ({ executor }) }, outbox: new MemoryReplyOutbox(), logger: pino({ level: 'silent' }), redact: (text) => text };
+    const outcome = await runActivation(deps, 'act-feed', { agent: 'greeter', trigger: 'exploration', enqueuedAt: Date.now() }, signal);
+    expect(stub.inputs[0]!.context.task).toContain('anyone around?');
+    expect(collected).toBe(true);
+    expect(outcome.outcome.kind).toBe('answered');
+    expect(hub.commentsOn(post.id).map((c) => c.content)).toEqual(['I am!']);
   });
 });
