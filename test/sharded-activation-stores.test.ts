@@ -114,7 +114,8 @@ describe('activation records on three shards', () => {
     const sharded = new ActivationRecords(client, layout);
     const single = new ActivationRecords(client, one);
     // Interleaved over the agents, each later than the last: the order `warren logs` must show back.
-    const t0 = Date.parse('2026-11-20T10:00:00Z');
+    // Recent: records past the retention's age (7 days) are dropped, so a fixed date failed once it was a week old.
+    const t0 = Date.now() - 3_600_000;
     const written: ActivationRecord[] = [];
     for (let round = 0; round < 3; round++) {
       for (const [i, a] of agents.entries()) {
@@ -160,7 +161,7 @@ describe('activation records on three shards', () => {
     const { layout, one } = spaces();
     const sharded = new ActivationRecords(client, layout);
     const single = new ActivationRecords(client, one);
-    const t0 = Date.parse('2026-11-21T08:00:00Z');
+    const t0 = Date.now() - 3_600_000; // recent, as above
     for (const [i, a] of [...agents, ...agents.slice(0, 5)].entries()) {
       const line = heldRecord(a, { reason: 'quiet_hours', runs_at: new Date(t0 + 3_600_000).toISOString(), waiting: 2, since: new Date(t0).toISOString() }, new Date(t0 + i * 1_000));
       await sharded.addHeld(line);
@@ -186,7 +187,7 @@ describe('activation records on three shards', () => {
     sub.on('message', (_channel: string, text: string) => heard.push((JSON.parse(text) as ActivationRecord).activation_id));
     await sub.subscribe(records.channel);
     try {
-      const t0 = Date.parse('2026-11-22T08:00:00Z');
+      const t0 = Date.now() - 3_600_000; // recent, as above
       const written = agents.map((a, i) => record(a, t0 + i * 1_000));
       for (const r of written) await records.add(r);
       await waitFor('every record announced', () => (heard.length === written.length ? true : undefined));
