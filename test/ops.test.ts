@@ -288,6 +288,26 @@ describe('what the daemon runs', { timeout: PROCESS_TEST_MS }, () => {
     expect((await warren(h, ['status'])).stdout).not.toContain('DIFFERS ON DISK');
   });
 
+  it('once no daemon runs, status no longer says what one runs: no drift flagged against the last daemon’s load', async () => {
+    const echo = (reply: string): string => `name: echo\ntype: llm\nbrain: {provider: scripted, model: m, responses: [${JSON.stringify(reply)}]}\ncapabilities: {grants: [hub:read, hub:write]}\n`;
+    h = await startHarness({ redisUrl, agentsDir: makeAgentsDir({ echo: { config: echo('first'), prompt: 'x' } }), config: (c) => (c.store.watch = false) });
+    const harness = h;
+    const report = async (): Promise<StatusReport> => JSON.parse((await warren(harness, ['status', '--json'])).stdout) as StatusReport;
+    expect((await report()).agents.find((a) => a.name === 'echo')?.definition).toMatchObject({ differs_on_disk: false });
+    await h.daemon.stop(); // a clean stop hands its lease over at once: no scheduler leads
+    writeFileSync(join(h.agentsDir, 'echo', 'config.yaml'), echo('second'));
+    const after = await report();
+    expect(after.leader).toBeNull();
+    expect(after.definitions_published).toBe(false);
+    expect(after.agents.find((a) => a.name === 'echo')?.definition).toBeNull();
+    expect(after.runs_without_definition).toEqual([]);
+    const human = (await warren(h, ['status'])).stdout;
+    expect(human).toContain('none (no scheduler running)');
+    expect(human).not.toContain('DIFFERS ON DISK');
+    expect(human).not.toContain('differs from what the daemon runs');
+    expect((await warren(h, ['agents'])).stdout).not.toContain('DIFFERS ON DISK');
+  });
+
   it('a definition keeps its load time across reloads of unchanged files; a gone one is "runs without definition"', () => {
     const def = (name: string, hash: string): AgentDefinition => ({ name, hash, config: {} as AgentDefinition['config'], systemPrompt: '', files: { config: '', prompt: '' } });
     const t0 = new Date('2026-01-01T00:00:00Z');

@@ -30,18 +30,28 @@ async function opsServices(config: WarrenConfig): Promise<OpsServices> {
   return openServices(config, process.env, { name: 'ops' });
 }
 
-/** What `status` and `agents` read beside Redis: the memory store when an agent remembers, the hub's budget when asked. */
-async function readStatuses(services: OpsServices, config: WarrenConfig, defs: LoadResult, opts: { budget: boolean }): Promise<AgentStatuses> {
+/**
+ * What `status` and `agents` read beside Redis: the memory store when an agent remembers, the hub's budget when
+ * asked; and each shard's scheduler leader (null: none).
+ */
+async function readStatuses(services: OpsServices, config: WarrenConfig, defs: LoadResult, opts: { budget: boolean }): Promise<AgentStatuses & { leaders: Array<string | null> }> {
   const { readAgentStatuses } = await import('./agent-statuses.ts');
+  const { LeaderLease } = await import('../../scheduler/lease.ts');
+  const { withoutPublishedDefinitions } = await import('./loaded-definitions.ts');
   const remembers = defs.agents.some((d) => d.config.memory?.enabled);
+  const redis = await services.redis();
+  const layout = layoutOf(config.redis);
   const src: StatusSources = {
-    redis: await services.redis(),
-    prefix: layoutOf(config.redis),
+    redis,
+    prefix: layout,
     minStalenessMs: config.scheduler.min_staleness,
     memory: remembers ? await services.memoryReader() : undefined,
     budget: opts.budget ? services.budgetHub : undefined,
   };
-  return readAgentStatuses(src, defs.agents);
+  const [statuses, leaders] = await Promise.all([readAgentStatuses(src, defs.agents), Promise.all(layout.shards.map((s) => new LeaderLease(redis, { prefix: s.prefix, ttlMs: config.scheduler.lease_ttl }).holder()))]);
+  // What a daemon published is what runs only while one runs: every running daemon leads or renews a shard's lease,
+  // so with no leader anywhere the publication is the last daemon's, and drift flagged against it would mislead.
+  return { ...(leaders.every((l) => l === null) ? withoutPublishedDefinitions(statuses) : statuses), leaders };
 }
 
 export function registerOpsCommands(program: Command): void {
@@ -66,10 +76,9 @@ export function registerOpsCommands(program: Command): void {
         let a2aTasks: A2ATaskSummary[] | undefined;
         let fleet: Omit<AgentStatuses, 'queue'> & { queue: QueueCounts | null } = { agents: [], running: [], queue: null, fleetBudget: null, loaded: undefined };
         if (redisProbe.ok) {
-          const { LeaderLease } = await import('../../scheduler/lease.ts');
-          fleet = await readStatuses(services, config, defs, { budget: hubProbe.ok });
+          const { leaders, ...statuses } = await readStatuses(services, config, defs, { budget: hubProbe.ok });
+          fleet = statuses;
           const layout = layoutOf(config.redis);
-          const leaders = await Promise.all(layout.shards.map(async (s) => new LeaderLease(await services.redis(), { prefix: s.prefix, ttlMs: config.scheduler.lease_ttl }).holder()));
           leader = leaders[0] ?? null;
           if (layout.shards.length > 1) shards = layout.shards.map((s, i) => ({ shard: i, prefix: s.prefix, leader: leaders[i] ?? null, agents: defs.agents.filter((d) => layout.indexOf(d.name) === i).length }));
           const { RedisA2ATaskStore } = await import('../a2a/a2a-task-store.ts');

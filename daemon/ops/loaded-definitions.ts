@@ -81,3 +81,8 @@ export function driftNotice(name: string, view: DefinitionView | null, daemonPub
   if (!view && daemonPublished) return `${name}: not loaded by the daemon (its definition on disk is newer than the daemon's last load): run \`warren reload\` or check the daemon log`;
   return undefined;
 }
+
+/** A fleet reading with no daemon's definitions in it (pure): each agent's definition view null, none published. */
+export function withoutPublishedDefinitions<F extends { loaded: ReadonlyMap<string, LoadedDefinition> | undefined; agents: ReadonlyArray<{ definition?: DefinitionView | null }> }>(fleet: F): F {
+  return { ...fleet, loaded: undefined, agents: fleet.agents.map((a) => (a.definition === undefined ? a : { ...a, definition: null })) };
+}
