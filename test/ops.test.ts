@@ -45,7 +45,8 @@ function parseProm(text: string): Map<string, number> {
   const out = new Map<string, number>();
   for (const line of text.split('\n')) {
     if (line === '' || line.startsWith('#')) continue;
-    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*(?:\{[^}]*\})?) (-?[0-9.e+-]+|NaN|\+Inf|-Inf)$/.exec(line);
+    // NaN in any case, as Prometheus parses it: prom-client writes `Nan` (the event-loop lag's mean before its first sample).
+    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*(?:\{[^}]*\})?) (-?[0-9.e+-]+|[Nn][Aa][Nn]|\+Inf|-Inf)$/.exec(line);
     if (!m) throw new Error(`not Prometheus text format: ${line}`);
     out.set(m[1]!, Number(m[2]));
   }
