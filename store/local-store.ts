@@ -1,10 +1,10 @@
 // Agent definitions from a local folder in the store layout (store/layout.ts). Changes are noticed two ways:
-// fs.watch, debounced (editors write a file in several steps: truncate, write, rename), filtered to the store's
-// own files; and a periodic check of those files' inode, size and times, because Node's recursive watch on Linux
-// stops reporting in-place writes to a file once it was replaced by a rename (`sed -i`, vim): the check then
-// notices the change and starts the watchers anew. The check's interval stretches with what a check costs
-// (store/check-pacing.ts), so a large store is not stat'ed continuously.
-import { existsSync, watch as fsWatch, type FSWatcher } from 'node:fs';
+// fs.watch of every folder of the store (store/tree-watch.ts), debounced (editors write a file in several steps:
+// truncate, write, rename), filtered to the store's own files; and a periodic check of those files' inode, size and
+// times, for what no watch reports (a folder that could not be watched: past the kernel's inotify limit, a network
+// file system): the check then notices the change and starts the watches anew. The check's interval stretches with
+// what a check costs (store/check-pacing.ts), so a large store is not stat'ed continuously.
+import { existsSync, watch as fsWatch } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { nextCheckDelayMs, stretchWorthLogging } from './check-pacing.ts';
@@ -12,6 +12,7 @@ import { StoreUnavailableError, type DefinitionStore, type LoadResult } from './
 import { isStoreKey, loadFromReader, storeFileKeys, type StoreReader } from './layout.ts';
 import { readIfExists } from './local-files.ts';
 import { mapLimit } from './map-limit.ts';
+import { watchTree } from './tree-watch.ts';
 
 /**
  * How often the store's own files are compared while watching (`store.check_interval`), at least; 0 turns the check
@@ -78,7 +79,7 @@ export class LocalFolderStore implements DefinitionStore {
     let timer: NodeJS.Timeout | undefined;
     /** How the pending change was noticed, when the periodic check found it. */
     let noticed: string | undefined;
-    const watchers = new Map<string, FSWatcher>();
+    const watchers = new Map<string, { close(): void }>();
     /** The store's files watchers reported since the last check, as each was when reported. */
     const heard = new Map<string, string>();
     const reader = this.#reader();
@@ -94,15 +95,16 @@ export class LocalFolderStore implements DefinitionStore {
     };
     const watchDir = (dir: string, recursive: boolean, keyOf: (file: string) => string): void => {
       if (watchers.has(dir) || !existsSync(dir)) return;
+      const heardOf = (file: string | null): void => {
+        const key = file === null ? undefined : keyOf(file);
+        // Only the store's own files: a log file beside the store must not reload it at every line it writes.
+        if (key !== undefined && !isStoreKey(key)) return;
+        if (key !== undefined) void signatureOf(reader.displayName(key)).then((sig) => heard.set(key, sig));
+        fire();
+      };
+      if (recursive) return void watchers.set(dir, watchTree(dir, heardOf));
       try {
-        // Recursive watching is native on Linux since Node 20; an error (folder removed) ends that watcher.
-        const w = fsWatch(dir, { recursive }, (_event, file) => {
-          const key = file === null ? undefined : keyOf(file);
-          // Only the store's own files: a log file beside the store must not reload it at every line it writes.
-          if (key !== undefined && !isStoreKey(key)) return;
-          if (key !== undefined) void signatureOf(reader.displayName(key)).then((sig) => heard.set(key, sig));
-          fire();
-        });
+        const w = fsWatch(dir, (_event, file) => heardOf(file));
         w.on('error', () => {
           w.close();
           watchers.delete(dir);

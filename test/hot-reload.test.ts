@@ -115,7 +115,7 @@ describe('one bad file', () => {
 /** How long a save may take to be loaded: `store.check_interval` (2 s, README "Definitions store") and the debounce, with room for a busy machine. */
 const SAVE_LOADED_MS = 10_000;
 
-describe('saves the watcher misses', () => {
+describe('saves as editors make them', () => {
   it('a save by rename, then two in place: each is loaded within seconds', async () => {
     const dir = makeAgentsDir({ echo: { config: echo('zero'), prompt: 'x' } });
     h = await startHarness({ redisUrl, agentsDir: dir });
@@ -126,11 +126,10 @@ describe('saves the watcher misses', () => {
     writeFileSync(`${file}.tmp`, echo('renamed'));
     renameSync(`${file}.tmp`, file);
     await loaded('renamed');
-    // As nano and VS Code save: the same file written again. Node's recursive fs.watch no longer reports these.
+    // As nano and VS Code save: the same file written again. Node's recursive fs.watch went deaf to these once the
+    // file had been replaced (its watch stayed on the old inode); the folder's watch hears them.
     writeFileSync(file, echo('in place'));
     await loaded('in place');
-    // Said in the log, so a change found late is not a mystery.
-    expect(harness.logs.join('\n')).toMatch(/"noticed":"by the periodic check, not fs.watch[^"]*agents\/echo\/config\.yaml".*definitions changed on disk; reloading/);
     writeFileSync(file, echo('in place again'));
     await loaded('in place again');
   });
@@ -186,6 +185,7 @@ describe('folder watch', () => {
     let changes = 0;
     const stop = store.watch(() => changes++);
     try {
+      await new Promise((r) => setTimeout(r, 300)); // the folders' watches are set up without blocking the loop
       writeFileSync(join(agents, 'echo', 'config.yaml'), echo('y'));
       writeFileSync(join(agents, 'echo', 'system-prompt.md'), 'y');
       await expect.poll(() => changes, { timeout: 3_000 }).toBe(1); // two writes, one reload
