@@ -93,6 +93,13 @@ export class LocalFolderStore implements DefinitionStore {
         onChange(how);
       }, this.#debounceMs);
     };
+    let toldUnwatchable = false;
+    // Said once: past inotify's limit (fs.inotify.max_user_watches) saves wait for the periodic check.
+    const unwatchable = (dir: string, err: unknown): void => {
+      if (toldUnwatchable) return;
+      toldUnwatchable = true;
+      this.#logger?.info({ store: this.location, folder: dir, err: err instanceof Error ? err.message : String(err) }, 'a folder of the store cannot be watched; its saves are found by the periodic check (store.check_interval)');
+    };
     const watchDir = (dir: string, recursive: boolean, keyOf: (file: string) => string): void => {
       if (watchers.has(dir) || !existsSync(dir)) return;
       const heardOf = (file: string | null): void => {
@@ -102,7 +109,7 @@ export class LocalFolderStore implements DefinitionStore {
         if (key !== undefined) void signatureOf(reader.displayName(key)).then((sig) => heard.set(key, sig));
         fire();
       };
-      if (recursive) return void watchers.set(dir, watchTree(dir, heardOf));
+      if (recursive) return void watchers.set(dir, watchTree(dir, heardOf, unwatchable));
       try {
         const w = fsWatch(dir, (_event, file) => heardOf(file));
         w.on('error', () => {
@@ -110,8 +117,8 @@ export class LocalFolderStore implements DefinitionStore {
           watchers.delete(dir);
         });
         watchers.set(dir, w);
-      } catch {
-        // An unwatchable folder is still noticed by the periodic check, `warren reload` and SIGHUP.
+      } catch (err) {
+        unwatchable(dir, err); // still noticed by the periodic check, `warren reload` and SIGHUP
       }
     };
     let stopped = false;

@@ -22,10 +22,10 @@ export interface TreeWatch {
 
 /**
  * Calls `onEvent` with the path (relative to `root`, `/`-separated) of whatever changed below `root`, or null when
- * the platform did not say. A folder that cannot be watched (gone, a limit reached) is left out: callers keep a
- * periodic check for what no watch reports.
+ * the platform did not say. A folder that cannot be watched (gone, a limit reached) is left out and told to
+ * `onUnwatchable`: callers keep a periodic check for what no watch reports.
  */
-export function watchTree(root: string, onEvent: (relativePath: string | null) => void): TreeWatch {
+export function watchTree(root: string, onEvent: (relativePath: string | null) => void, onUnwatchable?: (dir: string, err: unknown) => void): TreeWatch {
   const watchers = new Map<string, FSWatcher>();
   let closed = false;
 
@@ -54,7 +54,8 @@ export function watchTree(root: string, onEvent: (relativePath: string | null) =
       w.on('error', () => unwatch(dir)); // the folder went; its parent's watch reports that
       watchers.set(dir, w);
       return true;
-    } catch {
+    } catch (err) {
+      onUnwatchable?.(dir, err);
       return false;
     }
   };
