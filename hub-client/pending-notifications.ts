@@ -1,7 +1,7 @@
 // Notifications a hub adapter found and has not handled yet, and the ones it handled, kept in Redis for hubs that
 // keep no per-notification read state warren can trust (Moltbook, Bluesky): one found while an activation runs is
 // never lost to a read mark of the whole account, and one handled is never taken again.
-import type { RedisClient } from '../redis/scripts.ts';
+import { redisScripts, type RedisClient, type RedisScripts } from '../redis/scripts.ts';
 import type { Notification } from './types.ts';
 
 /** How long a handled notification's id is remembered (a hub answers recent notifications, never older ones). */
@@ -17,10 +17,12 @@ export interface PendingKeys {
 export class PendingNotifications {
   readonly #redis: RedisClient;
   readonly #keys: PendingKeys;
+  readonly #scripts: RedisScripts;
 
   constructor(redis: RedisClient, keys: PendingKeys) {
     this.#redis = redis;
     this.#keys = keys;
+    this.#scripts = redisScripts(redis);
   }
 
   /** Oldest first. */
@@ -33,9 +35,13 @@ export class PendingNotifications {
     return this.#redis.hlen(this.#keys.pending(agent));
   }
 
+  /**
+   * Pending from now on, except those handled meanwhile: a scan reads handled() before it adds, and an activation may
+   * mark one handled in between; the check is made again in the command that adds (lua/pending-add.lua).
+   */
   async addPending(agent: string, ns: readonly Notification[]): Promise<void> {
     if (ns.length === 0) return;
-    await this.#redis.hset(this.#keys.pending(agent), Object.fromEntries(ns.map((n) => [n.id, JSON.stringify(n)])));
+    await this.#scripts.pendingAdd([this.#keys.pending(agent), this.#keys.handled(agent)], ns.map((n) => [n.id, JSON.stringify(n)] as const));
   }
 
   /** Which of `ids` were handled. */

@@ -104,6 +104,7 @@ const SCRIPTS = {
   warrenTaskRelease: { lua: lua('task-release'), keys: 1 },
   warrenTasksWaiting: { lua: lua('tasks-waiting'), keys: 1 },
   warrenA2aTaskSave: { lua: lua('a2a-task-save'), keys: 2 },
+  warrenPendingAdd: { lua: lua('pending-add'), keys: 2 },
   // One per phase of an activation (issue 32: warren's own round trips per activation), each made of the scripts above.
   warrenActivationBegin: { lua: phase('activation-begin', ['activation-start', 'inbox-begin']), keys: 6 },
   warrenInboxRead: { lua: phase('inbox-read', ['inbox-claim']), keys: undefined },
@@ -340,6 +341,13 @@ export class RedisScripts {
   /** lua/a2a-task-save.lua: true when the state was written (never over an ended task, never backwards). */
   async a2aTaskSave(keys: readonly [task: string, index: string], id: string, body: string, state: number, rank: number, agent: string, caller: string, now: number, ttlMs: number, forwardOnly = false): Promise<boolean> {
     return knownCode('a2a-task-save', await this.#run.warrenA2aTaskSave(...keys, id, body, state, rank, agent, caller, now, ttlMs, forwardOnly ? 1 : 0), BOOLEAN_CODES) === 1;
+  }
+
+  /** lua/pending-add.lua: each of `items` put in the pending hash unless the handled set has its id; how many were. */
+  async pendingAdd(keys: readonly [pending: string, handled: string], items: ReadonlyArray<readonly [id: string, json: string]>): Promise<number> {
+    const reply = await this.#run.warrenPendingAdd(...keys, items.flat());
+    if (typeof reply !== 'number' || reply < 0) throw new UnexpectedScriptReply('pending-add', reply, []);
+    return reply;
   }
 
   /** lua/task-release.lua: true when `activationId` held the task and let it go. */
