@@ -202,7 +202,7 @@ export async function runAgent(agentName: string, opts: RunOptions, env: NodeJS.
     process.once('SIGINT', onSigint);
     cleanups.push(() => void process.off('SIGINT', onSigint));
     const { startTracing } = await import('../tracing-setup.ts');
-    const tracing = startTracing(config.tracing, logger);
+    const tracing = await startTracing(config.tracing, logger);
     if (tracing) cleanups.push(() => tracing.shutdown());
     events.emit({ type: 'activation_start', agent: def.name, executor: def.config.type });
     const task = await runTask(def, opts, hub);
