@@ -360,7 +360,7 @@ async function openDaemon(config: WarrenConfig, env: NodeJS.ProcessEnv, role: Da
   // Whatever an agent writes through the daemon is redacted on its way to the hub (services/redacting-hub.ts).
   const hub: HubAdapter = redactingWrites(
     blueskyAccounts
-      ? runtime.openBlueskyHub(config, blueskyAccounts, redis, logger.child({ component: 'bluesky' }))
+      ? await runtime.openBlueskyHub(config, blueskyAccounts, redis, logger.child({ component: 'bluesky' }))
       : moltbook
       ? runtime.openMoltbookHub(config, secrets, redis, logger.child({ component: 'moltbook' }), (agent) => agentState.setPaused(agent, true),
         // Late-bound: a challenge the solver is unsure of goes to the agent's own model (built further down).
