@@ -21,7 +21,7 @@ export default tseslint.config(
   // The house plan: imports point down the floors written in lint/floors.js.
   { plugins: { warren }, rules: { 'warren/floors': 'error' } },
   {
-    files: ['**/*.js'],
+    files: ['**/*.js', '**/*.mjs'],
     extends: [tseslint.configs.disableTypeChecked],
     languageOptions: {
       parserOptions: { projectService: false },

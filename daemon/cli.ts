@@ -101,7 +101,7 @@ export function buildCli(): Command {
       const config = loadWarrenConfig(opts.config);
       const { openStore } = await import('../services/open-store.ts');
       const { recallWarnings } = await import('../memory/recall-strategy.ts');
-      const store = openStore(config.store, process.env, location);
+      const store = await openStore(config.store, process.env, location);
       try {
         const loaded = await store.load();
         const { agents } = loaded;
@@ -131,7 +131,7 @@ export function buildCli(): Command {
       const { openStore } = await import('../services/open-store.ts');
       const { S3Store } = await import('../store/s3-store.ts');
       const { MANIFEST_KEY } = await import('../store/s3-manifest.ts');
-      const store = openStore(config.store, process.env, location ?? (config.store.type === 's3' ? config.store.url : undefined));
+      const store = await openStore(config.store, process.env, location ?? (config.store.type === 's3' ? config.store.url : undefined));
       try {
         if (!(store instanceof S3Store)) throw new Error(`${store.location} is a folder: only an S3 store has a manifest (a folder is watched for changes)`);
         const m = await store.writeManifest();

@@ -195,7 +195,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       await applyPauses(pauses, agentState, logger);
       producerConn.on('ready', () => void applyPauses(pauses, agentState, logger).catch((err: unknown) => logger.error({ err }, 'could not apply the operator pauses to Redis')));
     }
-    const tracing = startTracing(config.tracing, logger);
+    const tracing = await startTracing(config.tracing, logger);
     if (tracing) cleanup('tracing', 'last', () => tracing.shutdown(), 2_000); // after the workers' final spans
     // Agents the hub cannot act as (no Moltbook key) are loaded but not run; said once per agent.
     const unkeyed = new Set<string>();

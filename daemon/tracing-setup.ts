@@ -1,9 +1,6 @@
 // Turns tracing on for this process: an SDK tracer provider exporting batches over OTLP/HTTP. Without it
 // the spans agent-loop/tracing.ts starts are no-ops.
 import { trace } from '@opentelemetry/api';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import type { Logger } from 'pino';
 import type { WarrenConfig } from '../services/config.ts';
 
@@ -12,8 +9,14 @@ export interface Tracing {
   shutdown(): Promise<void>;
 }
 
-export function startTracing(cfg: WarrenConfig['tracing'], logger: Logger): Tracing | undefined {
+export async function startTracing(cfg: WarrenConfig['tracing'], logger: Logger): Promise<Tracing | undefined> {
   if (!cfg.enabled) return undefined;
+  // The SDK and its exporter are megabytes of live heap: loaded only when tracing is on.
+  const [{ OTLPTraceExporter }, { resourceFromAttributes }, { BatchSpanProcessor, TracerProvider }] = await Promise.all([
+    import('@opentelemetry/exporter-trace-otlp-http'),
+    import('@opentelemetry/resources'),
+    import('@opentelemetry/sdk-trace'),
+  ]);
   const provider = new TracerProvider({
     resource: resourceFromAttributes({ 'service.name': cfg.service_name }),
     spanProcessors: [new BatchSpanProcessor({ exporter: new OTLPTraceExporter({ url: cfg.endpoint }), scheduledDelayMillis: 1_000 })],

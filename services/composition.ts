@@ -360,7 +360,7 @@ async function openDaemon(config: WarrenConfig, env: NodeJS.ProcessEnv, role: Da
   // Whatever an agent writes through the daemon is redacted on its way to the hub (services/redacting-hub.ts).
   const hub: HubAdapter = redactingWrites(
     blueskyAccounts
-      ? runtime.openBlueskyHub(config, blueskyAccounts, redis, logger.child({ component: 'bluesky' }))
+      ? await runtime.openBlueskyHub(config, blueskyAccounts, redis, logger.child({ component: 'bluesky' }))
       : moltbook
       ? runtime.openMoltbookHub(config, secrets, redis, logger.child({ component: 'moltbook' }), (agent) => agentState.setPaused(agent, true),
         // Late-bound: a challenge the solver is unsure of goes to the agent's own model (built further down).
@@ -416,7 +416,7 @@ async function openDaemon(config: WarrenConfig, env: NodeJS.ProcessEnv, role: Da
     proposals: role.proposals,
   });
   const { openStore } = await import('./open-store.ts');
-  const store = openStore(config.store, env, undefined, logger.child({ component: 'definitions' }));
+  const store = await openStore(config.store, env, undefined, logger.child({ component: 'definitions' }));
   opened.add('store', 'services', QUICK_CLOSE_MS, () => store.close?.());
   return {
     ...opened.bundle(secrets),
@@ -536,7 +536,7 @@ async function openOps(config: WarrenConfig, env: NodeJS.ProcessEnv, opened: Ope
     definitions: (): Promise<LoadResult> =>
       (definitions ??= (async () => {
         const { openStore } = await import('./open-store.ts');
-        const store = openStore(config.store, env); // the folder or the bucket warren.yaml names
+        const store = await openStore(config.store, env); // the folder or the bucket warren.yaml names
         try {
           return await store.load();
         } finally {

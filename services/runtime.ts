@@ -5,7 +5,7 @@ import type { RedisClient } from '../redis/scripts.ts';
 import type { Logger } from 'pino';
 import type { AgentDefinition } from '../store/definition.ts';
 import { MoltbookAdapter } from '../hub-client/moltbook/adapter.ts';
-import { BlueskyAdapter, type BlueskyAccount } from '../hub-client/bluesky/adapter.ts';
+import type { BlueskyAdapter, BlueskyAccount } from '../hub-client/bluesky/adapter.ts';
 import { readFileSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import type { AgeLimits } from '../hub-client/moltbook/write-limits.ts';
@@ -195,7 +195,9 @@ export function blueskyAccounts(config: WarrenConfig, secrets: { get(name: strin
   return accounts;
 }
 
-export function openBlueskyHub(config: WarrenConfig, accounts: ReadonlyMap<string, BlueskyAccount>, redis: RedisClient, logger: Logger): BlueskyAdapter {
+export async function openBlueskyHub(config: WarrenConfig, accounts: ReadonlyMap<string, BlueskyAccount>, redis: RedisClient, logger: Logger): Promise<BlueskyAdapter> {
+  // @atproto/api is megabytes of live heap (its lexicon tables): loaded only when the hub is Bluesky.
+  const { BlueskyAdapter } = await import('../hub-client/bluesky/adapter.ts');
   return new BlueskyAdapter({
     baseUrl: config.hub.url,
     accounts,

@@ -19,19 +19,19 @@ describe('store.include', () => {
     const mine = mkdtempSync(join(tmpdir(), 'warren-layer-'));
     mkdirSync(join(mine, 'agents'));
     cpSync('examples/agents/greeter', join(mine, 'agents', 'hello-bot'), { recursive: true });
-    const layered = storeOf(mine, [resolve('examples')]);
+    const layered = await storeOf(mine, [resolve('examples')]);
     expect(layered).toBeInstanceOf(LayeredStore);
     const { agents, problems } = await layered.load();
     // greeter's config says name: greeter, so the copy under another folder name is refused; the examples load.
     expect(agents.map((a) => a.name)).toContain('greeter');
     expect(problems.filter((p) => p.severity === 'error').map((p) => p.message)).toEqual(['name "greeter" must equal its folder name "hello-bot"']);
-    expect(storeOf(mine, [])).toBeInstanceOf(LocalFolderStore);
+    expect(await storeOf(mine, [])).toBeInstanceOf(LocalFolderStore);
   });
 
   it('an agent in two folders: the first kept, the later file an error naming the first', async () => {
     const mine = mkdtempSync(join(tmpdir(), 'warren-layer-'));
     cpSync('examples/agents/greeter', join(mine, 'agents', 'greeter'), { recursive: true });
-    const { agents, problems } = await storeOf(mine, [resolve('examples')]).load();
+    const { agents, problems } = await (await storeOf(mine, [resolve('examples')])).load();
     expect(agents.filter((a) => a.name === 'greeter').map((a) => a.files.config)).toEqual([resolve('examples/agents/greeter/config.yaml')]);
     expect(problems).toContainEqual({
       file: join(mine, 'agents', 'greeter', 'config.yaml'),
@@ -44,7 +44,7 @@ describe('store.include', () => {
   it('a new agent in store.path is noticed while the included folder is watched too', async () => {
     const mine = mkdtempSync(join(tmpdir(), 'warren-layer-'));
     mkdirSync(join(mine, 'agents'));
-    const store = storeOf(mine, [resolve('examples')]);
+    const store = await storeOf(mine, [resolve('examples')]);
     let changes = 0;
     const stop = store.watch(() => changes++);
     try {

@@ -58,16 +58,16 @@ describe('warren.yaml validation', () => {
     expect(problemsOf('store:\n  type: r2\n')).toEqual(['warren.yaml:2:9: store.type: expected one of: local, s3; got "r2"']);
   });
 
-  it('opens the configured store: a folder by default, a bucket for type s3 or an s3:// target', () => {
+  it('opens the configured store: a folder by default, a bucket for type s3 or an s3:// target', async () => {
     const local = loadWarrenConfig(configFile('store: {path: ./defs}\n'), {});
-    expect(openStore(local.store, {})).toBeInstanceOf(LocalFolderStore);
+    expect(await openStore(local.store, {})).toBeInstanceOf(LocalFolderStore);
     const s3 = loadWarrenConfig(configFile('store:\n  type: s3\n  url: s3://team-defs/prod\n  endpoint: https://acct.r2.cloudflarestorage.com\n  cache_ttl: 2m\n'), {});
     expect(s3.store).toMatchObject({ type: 's3', url: 's3://team-defs/prod', region: 'auto', cache_ttl: 120_000, poll_interval: 30_000, watch: true });
-    const store = openStore(s3.store, { AWS_ACCESS_KEY_ID: 'id', AWS_SECRET_ACCESS_KEY: 'secret' });
+    const store = await openStore(s3.store, { AWS_ACCESS_KEY_ID: 'id', AWS_SECRET_ACCESS_KEY: 'secret' });
     expect(store).toBeInstanceOf(S3Store);
     expect(store.location).toBe('s3://team-defs/prod/');
     store.close?.();
-    const target = openStore(local.store, {}, 's3://other/x');
+    const target = await openStore(local.store, {}, 's3://other/x');
     expect(target.location).toBe('s3://other/x/');
     target.close?.();
   });

@@ -74,7 +74,7 @@ async function doctorChecks(config: WarrenConfig, env: NodeJS.ProcessEnv, servic
 
   // The store as the daemon opens it: the folder or bucket, with store.include.
   const { openStore } = await import('../../services/open-store.ts');
-  const store = openStore(config.store, env);
+  const store = await openStore(config.store, env);
   const { agents, problems } = await store.load().finally(() => store.close?.());
   const broken = problems.filter((p) => p.severity === 'error').length;
   if (broken) checks.push({ status: 'warn', area: 'agents', message: `${broken} definition problem${broken === 1 ? '' : 's'} (run warren validate)` });

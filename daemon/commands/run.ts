@@ -158,7 +158,7 @@ export async function runAgent(agentName: string, opts: RunOptions, env: NodeJS.
   const { openStore } = await import('../../services/open-store.ts');
   const { formatProblem } = await import('../../store/problems.ts');
   // --agents is a folder; without it, the store of warren.yaml (store.path and store.include).
-  const store = openStore(config.store, env, opts.agents);
+  const store = await openStore(config.store, env, opts.agents);
   const { agents, problems } = await store.load().finally(() => store.close?.());
   const def = agents.find((a) => a.name === agentName);
   if (!def) {
@@ -202,7 +202,7 @@ export async function runAgent(agentName: string, opts: RunOptions, env: NodeJS.
     process.once('SIGINT', onSigint);
     cleanups.push(() => void process.off('SIGINT', onSigint));
     const { startTracing } = await import('../tracing-setup.ts');
-    const tracing = startTracing(config.tracing, logger);
+    const tracing = await startTracing(config.tracing, logger);
     if (tracing) cleanups.push(() => tracing.shutdown());
     events.emit({ type: 'activation_start', agent: def.name, executor: def.config.type });
     const task = await runTask(def, opts, hub);
