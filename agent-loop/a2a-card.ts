@@ -1,7 +1,8 @@
 // The agent card of a remote delegate (A2A, issue 29): fetched once and kept with its ETag, asked again only when
 // older than maxAgeMs, and then conditionally (a 304 keeps the card). Checked with zod at the edge, so a page that
 // is no agent card is a clear error naming the field, never a crash; an unreachable card keeps the last good one.
-import { DefaultAgentCardResolver } from '@a2a-js/sdk/client';
+// The SDK's client (its card normaliser) is loaded by the first card read: a daemon whose agents have no remote
+// delegate never loads it.
 import type { AgentCard } from '@a2a-js/sdk';
 import { z } from 'zod';
 
@@ -63,7 +64,8 @@ export class AgentCardError extends Error {
 }
 
 /** The card's JSON checked and normalised (v0.3 cards translated by the SDK), or why it is no card. */
-export function parseCard(url: string, json: unknown): { card: AgentCard; summary: CardSummary } {
+export async function parseCard(url: string, json: unknown): Promise<{ card: AgentCard; summary: CardSummary }> {
+  const { DefaultAgentCardResolver } = await import('@a2a-js/sdk/client');
   const normalised = new DefaultAgentCardResolver({ legacyCompat: { enabled: true } }).normalizeAgentCard(json);
   const parsed = CardSchema.safeParse(normalised);
   if (!parsed.success) {
@@ -158,7 +160,7 @@ export class AgentCardCache {
       throw new AgentCardError(url, 'not JSON');
     }
     const etag = res.headers.get('etag') ?? undefined;
-    return { ...parseCard(url, json), url, fetchedAt: this.#now(), ...(etag ? { etag } : {}) };
+    return { ...(await parseCard(url, json)), url, fetchedAt: this.#now(), ...(etag ? { etag } : {}) };
   }
 }
 

@@ -2,10 +2,11 @@
 // attempt of the same call started (A2A servers do not deduplicate by message id, so a new task's context id is
 // derived from the call and listed), reattach to it, or send the message; follow the task over SSE or by GetTask
 // until it ends or asks something; CancelTask when the caller gives up. I/O only: what the answer means is
-// a2a-result.ts's.
+// a2a-result.ts's. The SDK's client is loaded by the first clientFor: an agent without remote delegates never
+// loads it (it and what it pulls in cost megabytes of heap for the daemon's whole life).
 import { readFile } from 'node:fs/promises';
-import { Role, type Artifact, type Message, type StreamResponse, type Task } from '@a2a-js/sdk';
-import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, RestTransportFactory, type Client } from '@a2a-js/sdk/client';
+import type { Artifact, Message, Role, StreamResponse, Task } from '@a2a-js/sdk';
+import type { Client } from '@a2a-js/sdk/client';
 import type { RemoteDelegate } from '../store/agent-config.ts';
 import type { CachedCard } from './a2a-card.ts';
 import { isInterrupted, isTerminal, stateName, textOfArtifacts, textOfMessage, type RemoteReply, type RemoteState } from './a2a-result.ts';
@@ -14,6 +15,8 @@ import { isInterrupted, isTerminal, stateName, textOfArtifacts, textOfMessage, t
 const CANCEL_TIMEOUT_MS = 5_000;
 const POLL_FIRST_MS = 200;
 const POLL_MAX_MS = 2_000;
+/** The SDK's Role.ROLE_USER, without loading the SDK to read it (the type checks the value). */
+const ROLE_USER: Role.ROLE_USER = 1;
 
 /** The delegate's bearer token could not be read. */
 export class RemoteAuthError extends Error {
@@ -48,6 +51,7 @@ export async function clientFor(card: CachedCard, token: string | undefined, fet
     if (res.status === 401 || res.status === 403) refused = res.status;
     return res;
   };
+  const { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, RestTransportFactory } = await import('@a2a-js/sdk/client');
   const legacyCompat = { enabled: true };
   const factory = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { transports: [new JsonRpcTransportFactory({ fetchImpl: authed, legacyCompat }), new RestTransportFactory({ fetchImpl: authed, legacyCompat })] }));
   return { client: await factory.createFromAgentCard(card.card), refused: () => refused };
@@ -101,7 +105,7 @@ export class RemoteCall {
       messageId: this.#req.messageId,
       taskId: this.#req.taskId ?? '',
       contextId: this.#req.taskId ? (this.#req.contextId ?? '') : this.#req.newContextId,
-      role: Role.ROLE_USER,
+      role: ROLE_USER,
       parts: [{ content: { $case: 'text', value: this.#req.text }, metadata: undefined, filename: '', mediaType: 'text/plain' }],
       metadata: {},
       extensions: [],

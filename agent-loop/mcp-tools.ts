@@ -6,13 +6,14 @@
 // for that call only: never for `initialize` (the specification forbids it; an abort while connecting closes the
 // transport instead) nor for a request already answered (each request gets a signal of its own, let go once it
 // is answered, because the SDK never removes its abort listeners). Closing ends what was opened: a stdio server's whole process group (mcp-stdio-transport.ts), an HTTP session
-// with its DELETE, so neither outlives the run.
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+// with its DELETE, so neither outlives the run. The SDK is loaded with the first server connected (loadMcpClient):
+// its client costs megabytes of heap for the daemon's whole life, and most agents name no MCP server.
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { EventLog } from './events.ts';
 import { hasGrant } from '../store/grants.ts';
 import { mcpServerGrant } from './grants.ts';
-import { ProcessGroupStdioTransport } from './mcp-stdio-transport.ts';
+import type { ProcessGroupStdioTransport } from './mcp-stdio-transport.ts';
 import type { Tool, ToolOutcome } from './tools.ts';
 import { currentTraceparent } from './tracing.ts';
 
@@ -91,14 +92,14 @@ export async function connectMcpServers(servers: readonly McpServerConfig[], opt
       skip(s.name, `its secret ${declared.missing} is not set`);
       continue;
     }
-    const connection: Connection = {
-      client: new Client({ name: 'warren', version: '0.1.0' }),
-      transport:
-        'command' in s
-          ? new ProcessGroupStdioTransport({ command: s.command, args: s.args, env: declared.resolved, killGraceMs: opts.killGraceMs })
-          : new StreamableHTTPClientTransport(new URL(s.url), { requestInit: { headers: declared.resolved }, fetch: tracedFetch }),
-    };
-    const { client } = connection;
+    const sdk = await loadMcpClient();
+    // Loading it the first time took a moment: a run that ended meanwhile starts no server.
+    if (opts.signal?.aborted) break;
+    const client = new sdk.Client({ name: 'warren', version: '0.1.0' });
+    const connection: Connection =
+      'command' in s
+        ? { kind: 'stdio', client, transport: new sdk.ProcessGroupStdioTransport({ command: s.command, args: s.args, env: declared.resolved, killGraceMs: opts.killGraceMs }) }
+        : { kind: 'http', client, transport: new sdk.StreamableHTTPClientTransport(new URL(s.url), { requestInit: { headers: declared.resolved }, fetch: tracedFetch }) };
     // An abort while connecting ends the server (the pending initialize then fails at once) instead of cancelling it.
     const abandon = (): void => void connection.transport.close();
     opts.signal?.addEventListener('abort', abandon, { once: true });
@@ -133,17 +134,26 @@ export async function connectMcpServers(servers: readonly McpServerConfig[], opt
   };
 }
 
-interface Connection {
+type Connection = {
   client: Client;
-  transport: ProcessGroupStdioTransport | StreamableHTTPClientTransport;
   /** Set when warren closes it: the end that follows is no death. */
   closing?: boolean;
+} & ({ kind: 'stdio'; transport: ProcessGroupStdioTransport } | { kind: 'http'; transport: StreamableHTTPClientTransport });
+
+/** The SDK's client and the two transports; the module system keeps them once loaded. */
+async function loadMcpClient(): Promise<{ Client: typeof Client; StreamableHTTPClientTransport: typeof StreamableHTTPClientTransport; ProcessGroupStdioTransport: typeof ProcessGroupStdioTransport }> {
+  const [{ Client }, { StreamableHTTPClientTransport }, { ProcessGroupStdioTransport }] = await Promise.all([
+    import('@modelcontextprotocol/sdk/client/index.js'),
+    import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
+    import('./mcp-stdio-transport.ts'),
+  ]);
+  return { Client, StreamableHTTPClientTransport, ProcessGroupStdioTransport };
 }
 
 /** Never throws and is bounded: an HTTP session is ended (its DELETE), then the transport is closed. */
 async function closeConnection(c: Connection): Promise<void> {
   c.closing = true;
-  if (c.transport instanceof StreamableHTTPClientTransport) {
+  if (c.kind === 'http') {
     let timer: NodeJS.Timeout | undefined;
     const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, SESSION_END_WAIT_MS)));
     // A server that does not answer is not waited for: closing the transport below aborts the request.

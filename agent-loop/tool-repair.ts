@@ -9,7 +9,8 @@
 // is one edit from that one (tool_b beside tool_c: a near miss of one may have meant the other), and neither
 // name is a delegate (`delegate_to_*`): a guess must never call another agent. Anything else is unknown: an
 // `unknown_tool` result the model sees, never a name echoed back to the provider.
-import { Ajv, type ValidateFunction } from 'ajv';
+import { createRequire } from 'node:module';
+import type { Ajv, ValidateFunction } from 'ajv';
 import { DELEGATE_TOOL_PREFIX } from './delegate-name.ts';
 import { parseLenientJson } from './json-repair.ts';
 import type { ToolCall } from './messages.ts';
@@ -25,7 +26,7 @@ export type PreparedCall =
    */
   | { kind: 'unknown'; call: ToolCall; message: string };
 
-const ajv = new Ajv({ allErrors: true, strict: false });
+let ajv: Ajv | undefined;
 const compiled = new WeakMap<object, ValidateFunction>();
 
 export function prepareCall(raw: RawToolCall, registry: ToolRegistry): PreparedCall {
@@ -135,11 +136,23 @@ export function coerceToSchema(value: unknown, schema: unknown): { value: unknow
 export function validate(schema: Record<string, unknown>, value: unknown): string | undefined {
   let fn = compiled.get(schema);
   if (!fn) {
-    fn = ajv.compile(schema);
+    fn = validator().compile(schema);
     compiled.set(schema, fn);
   }
   if (fn(value)) return undefined;
   return (fn.errors ?? []).map((e) => `${e.instancePath || '(root)'} ${e.message ?? 'is invalid'}`).join('; ');
+}
+
+/**
+ * Ajv, loaded by the first call validated: a megabyte of heap for the daemon's life that an agent which only
+ * writes text never needs. Required, not imported: validation is synchronous, and ajv is CommonJS.
+ */
+function validator(): Ajv {
+  if (!ajv) {
+    const { Ajv: AjvClass } = createRequire(import.meta.url)('ajv') as { Ajv: typeof Ajv };
+    ajv = new AjvClass({ allErrors: true, strict: false });
+  }
+  return ajv;
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {

@@ -48,10 +48,10 @@ describe('agent cards', () => {
     expect(cardUrlOf(given)).toBe(url);
   });
 
-  it('a page that is no card is an AgentCardError naming the field', () => {
-    expect(() => parseCard('http://x/c.json', { name: 'x' })).toThrow(new AgentCardError('http://x/c.json', 'not an A2A agent card: supportedInterfaces: Invalid input: expected array, received undefined'));
-    expect(() => parseCard('http://x/c.json', { name: 'x', supportedInterfaces: [] })).toThrow(/supportedInterfaces: the card names no interface/);
-    const ok = parseCard('http://x/c.json', { name: 'Echo', supportedInterfaces: [{ url: 'http://x/', protocolBinding: 'JSONRPC' }], capabilities: { streaming: true }, skills: [{ id: 's', name: '' }] });
+  it('a page that is no card is an AgentCardError naming the field', async () => {
+    await expect(parseCard('http://x/c.json', { name: 'x' })).rejects.toThrow(new AgentCardError('http://x/c.json', 'not an A2A agent card: supportedInterfaces: Invalid input: expected array, received undefined'));
+    await expect(parseCard('http://x/c.json', { name: 'x', supportedInterfaces: [] })).rejects.toThrow(/supportedInterfaces: the card names no interface/);
+    const ok = await parseCard('http://x/c.json', { name: 'Echo', supportedInterfaces: [{ url: 'http://x/', protocolBinding: 'JSONRPC' }], capabilities: { streaming: true }, skills: [{ id: 's', name: '' }] });
     expect(ok.summary).toEqual({ name: 'Echo', description: '', streaming: true, skills: [{ name: 's', description: '', examples: [] }] });
   });
 

@@ -1,12 +1,13 @@
 // The A2A server's pure decisions: who is calling (keys by hash, loopback without callers), and a task state's rank
 // (the store never moves a task back, never rewrites its end).
-import { TaskState } from '@a2a-js/sdk';
+import { Role as SdkRole, TaskState } from '@a2a-js/sdk';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { checkCaller, hashKey, type KnownCaller } from '../daemon/a2a/a2a-callers.ts';
 import { stateName, stateRank } from '../daemon/a2a/a2a-task-store.ts';
+import { Role, TaskState as StateConstants } from '../daemon/a2a/a2a-enums.ts';
 import { a2aTaskRows } from '../daemon/ops/status.ts';
 import { waitingTask, waitingText } from '../daemon/a2a/a2a-waiting.ts';
-import { agentMessage } from '../daemon/a2a/a2a-executor.ts';
+import { agentMessage } from '../daemon/a2a/a2a-messages.ts';
 import { a2aTaskEnded, formatA2ATaskLine } from '../daemon/ops/logs.ts';
 import { PARTIAL_EVERY_MS, PARTIAL_MAX_CHARS, PartialAnswer } from '../daemon/a2a/a2a-partial-answer.ts';
 
@@ -44,6 +45,17 @@ describe('stateRank', () => {
   });
   it('names states for people', () => {
     expect(stateName(TaskState.TASK_STATE_INPUT_REQUIRED)).toBe('input_required');
+  });
+  // The server reads no enum of the SDK (that would load it into every daemon): its own constants must be the SDK's.
+  it.each([
+    ['TaskState', StateConstants, TaskState],
+    ['Role', Role, SdkRole],
+  ] as const)('the constants of %s are the SDK enum, member by member', (_, ours, sdk) => {
+    expect(ours).toEqual(Object.fromEntries(Object.entries(sdk).filter(([, v]) => typeof v === 'number')));
+  });
+  it.each([-1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, NaN])('names state %s as the SDK enum does', (state) => {
+    const sdkName = (TaskState as unknown as Record<number, string | undefined>)[state];
+    expect(stateName(state)).toBe(sdkName ? sdkName.replace(/^TASK_STATE_/, '').toLowerCase() : 'unknown');
   });
 });
 

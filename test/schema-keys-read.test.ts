@@ -158,7 +158,7 @@ const READERS: Readonly<Record<string, { file: string; reads: string }>> = {
   'a2a.skills[].description': { file: 'daemon/a2a/a2a-card.ts', reads: 'description: s.description' },
   'a2a.skills[].tags': { file: 'daemon/a2a/a2a-card.ts', reads: 'tags: s.tags' },
   'a2a.skills[].examples': { file: 'daemon/a2a/a2a-card.ts', reads: 'examples: s.examples' },
-  'a2a.max_daily_tasks': { file: 'daemon/a2a/a2a-route.ts', reads: 'def.config.a2a?.max_daily_tasks' },
+  'a2a.max_daily_tasks': { file: 'daemon/a2a/a2a-endpoint.ts', reads: 'def.config.a2a?.max_daily_tasks' },
   schedules: { file: 'scheduler/schedule-ticker.ts', reads: 'd.config.schedules' },
   'schedules[].name': { file: 'scheduler/schedule-ticker.ts', reads: 'scheduleField(def.name, schedule.name)' },
   'schedules[].cron': { file: 'scheduler/schedule-ticker.ts', reads: 'schedule.cron' },

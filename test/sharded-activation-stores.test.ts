@@ -16,7 +16,8 @@ import { RedisNotificationFailures } from '../activation/notification-failures.t
 import { RedisReplyOutbox } from '../activation/reply-outbox.ts';
 import { SpawnNotes } from '../activation/spawn-notes.ts';
 import { StatusPostLedger } from '../activation/status-post-ledger.ts';
-import { agentMessage, WarrenAgentExecutor } from '../daemon/a2a/a2a-executor.ts';
+import { WarrenAgentExecutor } from '../daemon/a2a/a2a-executor.ts';
+import { agentMessage } from '../daemon/a2a/a2a-messages.ts';
 import type { A2ANews } from '../daemon/a2a/a2a-news.ts';
 import { RedisA2ATaskStore } from '../daemon/a2a/a2a-task-store.ts';
 import { LoadedDefinitionsPublisher, readLoadedDefinitions } from '../daemon/ops/loaded-definitions.ts';

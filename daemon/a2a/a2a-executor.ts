@@ -3,7 +3,8 @@
 // the store says of the task (WORKING, then the end with its answer) to the caller's request. Whatever daemon runs
 // the turn writes its progress to the store (a2a-task-turns.ts); a daemon that dies mid-request loses the stream,
 // not the task: GetTask or SubscribeToTask from any daemon finds it.
-import { Role, TaskState, type Artifact, type Message, type Task } from '@a2a-js/sdk';
+// Loaded with a served agent's endpoint (a2a-endpoint.ts), never before.
+import type { Task } from '@a2a-js/sdk';
 import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server';
 import type { Logger } from 'pino';
 import type { TaskInbox } from '../../scheduler/task-inbox.ts';
@@ -11,6 +12,8 @@ import { inQuietHours, type QuietHours } from '../../scheduler/quiet-hours.ts';
 import type { ActivationQueue } from '../../scheduler/activation-queue.ts';
 import { keyLayout, type KeySpace } from '../../redis/key-layout.ts';
 import type { RedisClient } from '../../redis/scripts.ts';
+import { TaskState } from './a2a-enums.ts';
+import { answerArtifact, ended, messageText } from './a2a-messages.ts';
 import type { A2ANews } from './a2a-news.ts';
 import { callerOf, stateRank, TERMINAL_STATES, type RedisA2ATaskStore } from './a2a-task-store.ts';
 
@@ -33,24 +36,6 @@ export interface A2AExecutorDeps {
   prefix: KeySpace;
   redact: (text: string) => string;
   logger: Logger;
-}
-
-/** The text parts of a message, joined; what the agent reads. Pure. */
-export function messageText(message: Message | undefined): string {
-  return (message?.parts ?? [])
-    .map((p) => (p.content?.$case === 'text' ? p.content.value : p.content?.$case === 'data' ? JSON.stringify(p.content.value) : ''))
-    .filter((t) => t.length > 0)
-    .join('\n');
-}
-
-/** An agent's message of one text part (a status's reason, an answer). */
-export function agentMessage(task: Pick<Task, 'id' | 'contextId'>, text: string, messageId: string): Message {
-  return { messageId, contextId: task.contextId, taskId: task.id, role: Role.ROLE_AGENT, parts: [{ content: { $case: 'text', value: text }, metadata: undefined, filename: '', mediaType: 'text/plain' }], metadata: undefined, extensions: [], referenceTaskIds: [] };
-}
-
-/** `task` ended in `state` with `reason` said to its caller. Pure. */
-export function ended(task: Task, state: TaskState, reason: string, now: Date): Task {
-  return { ...task, status: { state, message: agentMessage(task, reason, `${task.id}:status:${state}`), timestamp: now.toISOString() } };
 }
 
 export class WarrenAgentExecutor implements AgentExecutor {
@@ -171,9 +156,4 @@ export class WarrenAgentExecutor implements AgentExecutor {
     }
     if (!stopped) bus.finished();
   }
-}
-
-/** The task's answer as its one artifact (ids derived from the task: the same on every retry, so a newer one replaces it). Pure. */
-export function answerArtifact(task: Pick<Task, 'id' | 'contextId'>, text: string): Artifact {
-  return { artifactId: `${task.id}:answer`, name: 'answer', description: "the agent's answer", parts: agentMessage(task, text, `${task.id}:answer`).parts, metadata: undefined, extensions: [] };
 }

@@ -2,10 +2,13 @@
 // from any daemon of the fleet, and tasks outlive a restart), plus what warren itself writes as a task runs. A
 // write never moves a task back and never rewrites an ended one (lua/a2a-task-save.lua): a task is answered once,
 // however many activations or daemons tell its end. Each task belongs to its caller: another caller sees none of it.
-import { Task, TaskState, type ListTasksRequest, type ListTasksResponse } from '@a2a-js/sdk';
+// A task's JSON is the SDK's (its Task codec), loaded with the first task written or read: status and metrics read
+// the index alone, so a daemon that serves no A2A agent never loads the SDK.
+import type { ListTasksRequest, ListTasksResponse, Task } from '@a2a-js/sdk';
 import type { ServerCallContext, TaskStore } from '@a2a-js/sdk/server';
 import { RedisKeys } from '../../redis/keys.ts';
 import { redisScripts, type RedisClient } from '../../redis/scripts.ts';
+import { TaskState } from './a2a-enums.ts';
 
 /** How long a task is kept after its last change. */
 const TASK_TTL_MS = 7 * 86_400_000;
@@ -58,7 +61,8 @@ export class RedisA2ATaskStore implements TaskStore {
   /** Writes `task` (first write: for `agent` and `caller`); false when refused (it ended before, or it is behind). */
   async write(task: Task, agent: string, caller: string, now = Date.now(), opts: { forwardOnly?: boolean } = {}): Promise<boolean> {
     const state = task.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED;
-    return redisScripts(this.#redis).a2aTaskSave([this.#keys.a2aTask(task.id), this.#keys.a2aTasks], task.id, JSON.stringify(Task.toJSON(task)), state, stateRank(state), agent, caller, now, TASK_TTL_MS, opts.forwardOnly ?? false);
+    const { Task: codec } = await import('@a2a-js/sdk');
+    return redisScripts(this.#redis).a2aTaskSave([this.#keys.a2aTask(task.id), this.#keys.a2aTasks], task.id, JSON.stringify(codec.toJSON(task)), state, stateRank(state), agent, caller, now, TASK_TTL_MS, opts.forwardOnly ?? false);
   }
 
   /** The task, when it exists and belongs to the context's caller. */
@@ -72,7 +76,8 @@ export class RedisA2ATaskStore implements TaskStore {
   async read(taskId: string): Promise<{ task: Task; agent: string; caller: string; createdAt: number; updatedAt: number } | undefined> {
     const h = await this.#redis.hgetall(this.#keys.a2aTask(taskId));
     if (!h.body) return undefined;
-    return { task: Task.fromJSON(JSON.parse(h.body)), agent: h.agent ?? '', caller: h.caller ?? '', createdAt: Number(h.created ?? 0), updatedAt: Number(h.updated ?? 0) };
+    const { Task: codec } = await import('@a2a-js/sdk');
+    return { task: codec.fromJSON(JSON.parse(h.body)), agent: h.agent ?? '', caller: h.caller ?? '', createdAt: Number(h.created ?? 0), updatedAt: Number(h.updated ?? 0) };
   }
 
   /** The caller's tasks, newest first, filtered as asked (context, state); a page token is the offset. */
@@ -112,8 +117,10 @@ export class RedisA2ATaskStore implements TaskStore {
   }
 }
 
+/** Each state's name for people, from its constant's: `TASK_STATE_COMPLETED` → `completed`. */
+const STATE_NAMES = new Map<number, string>(Object.entries(TaskState).map(([name, state]) => [state, name.replace(/^TASK_STATE_/, '').toLowerCase()]));
+
 /** `TASK_STATE_COMPLETED` → `completed`. Pure. */
 export function stateName(state: TaskState): string {
-  const name = TaskState[state] as string | undefined;
-  return name ? name.replace(/^TASK_STATE_/, '').toLowerCase() : 'unknown';
+  return STATE_NAMES.get(state) ?? 'unknown';
 }

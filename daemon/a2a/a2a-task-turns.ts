@@ -2,11 +2,12 @@
 // listens for its caller's cancel, which aborts the turn), its end writes COMPLETED with the answer as the artifact,
 // or FAILED with the reason. Both go through the store's forward-only write, so a retried or doubled turn
 // (SIGKILL mid-task) answers the caller once; each change is then announced to the daemon holding the request.
-import { TaskState, type Task } from '@a2a-js/sdk';
+import type { Task } from '@a2a-js/sdk';
 import type { Logger } from 'pino';
 import type { TaskEnded, TaskEndingHandler, TaskStartHandler, TaskWaitHandler, TaskWatch } from '../../activation/activation.ts';
 import type { AgentTask } from '../../scheduler/task-inbox.ts';
-import { agentMessage, answerArtifact, ended } from './a2a-executor.ts';
+import { TaskState } from './a2a-enums.ts';
+import { agentMessage, answerArtifact, ended } from './a2a-messages.ts';
 import type { A2ANews } from './a2a-news.ts';
 import { PartialAnswer } from './a2a-partial-answer.ts';
 import { TERMINAL_STATES, type RedisA2ATaskStore } from './a2a-task-store.ts';

@@ -1,7 +1,7 @@
 // A served A2A task as the operator reads it (`warren logs`, the watch page): its summary with what its status says
 // (why it waits, why it was refused or failed), and how long it took or has been open.
 import type { FleetA2ATask } from '../../local-hub/watch/fleet.ts';
-import { messageText } from './a2a-executor.ts';
+import { messageText } from './a2a-messages.ts';
 import { stateName, type A2ATaskSummary, type RedisA2ATaskStore } from './a2a-task-store.ts';
 
 export interface A2ATaskEntry extends A2ATaskSummary {

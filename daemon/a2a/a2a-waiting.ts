@@ -2,10 +2,11 @@
 // refused: they stay SUBMITTED and say why, in their status message, to a caller that streams or asks GetTask. The
 // scheduler's task round tells each hold (onTasksHeld); a task's message is written only when it says something new
 // (the store's forward-only write keeps it from overwriting a task that started meanwhile).
-import { TaskState, type Task } from '@a2a-js/sdk';
+import type { Task } from '@a2a-js/sdk';
 import type { Logger } from 'pino';
 import { describeHold, type Hold } from '../../scheduler/held-mentions.ts';
-import { agentMessage, messageText } from './a2a-executor.ts';
+import { TaskState } from './a2a-enums.ts';
+import { agentMessage, messageText } from './a2a-messages.ts';
 import type { A2ANews } from './a2a-news.ts';
 import type { RedisA2ATaskStore } from './a2a-task-store.ts';
 
