@@ -16,7 +16,7 @@ import { PROCESS_TEST_MS } from './support/ceilings.ts';
 
 const HOOK = resolve('test/support/loaded-packages-hook.mjs');
 /** Packages only a configured peer needs. */
-const PEER_SDKS = ['@atproto/api', '@aws-sdk/client-s3', 'pg', '@opentelemetry/sdk-trace', '@opentelemetry/exporter-trace-otlp-http', '@modelcontextprotocol/sdk', '@a2a-js/sdk'];
+const PEER_SDKS = ['@atproto/api', '@aws-sdk/client-s3', 'pg', '@opentelemetry/sdk-trace', '@opentelemetry/exporter-trace-otlp-http', '@modelcontextprotocol/sdk', '@a2a-js/sdk', 'jose'];
 
 let redis: PrivateRedis;
 let hub: RunningHub;
