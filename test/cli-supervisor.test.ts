@@ -10,6 +10,7 @@ import { LineSplitter, LineTooLongError, TailBuffer } from '../executors/cli/lin
 import { runningSubprocessCount, supervise, type SuperviseOptions } from '../executors/cli/supervisor.ts';
 import { ensureWorkspace } from '../executors/cli/workspace.ts';
 import { liveGroupMembers } from './support/process-group.ts';
+import { Prng } from './support/prng.ts';
 
 const FAKES = join(import.meta.dirname, 'fakes', 'cli');
 
@@ -41,6 +42,32 @@ describe('LineSplitter', () => {
     expect(s.push(Buffer.from(':3}'))).toEqual([]);
     expect(s.end()).toBe('{"c":3}');
     expect(s.end()).toBeUndefined();
+  });
+
+  it('decodes as Buffer#toString does, whatever the bytes and wherever the chunks split them (invalid UTF-8 included)', () => {
+    const rng = new Prng(7);
+    const alphabet = [...Buffer.from('a\n\r✓é😀'), 0xff, 0xc3, 0xe2, 0x80, 0xf0];
+    for (let round = 0; round < 300; round++) {
+      const bytes = Buffer.from(Array.from({ length: 1 + rng.int(60) }, () => alphabet[rng.int(alphabet.length)]!));
+      const s = new LineSplitter(1_000);
+      const got: string[] = [];
+      for (let at = 0; at < bytes.length; ) {
+        const next = Math.min(bytes.length, at + 1 + rng.int(8));
+        got.push(...s.push(bytes.subarray(at, next)));
+        at = next;
+      }
+      const last = s.end();
+      if (last !== undefined) got.push(last);
+      // The reference: every line's bytes, whole, then decoded.
+      const want: string[] = [];
+      let start = 0;
+      for (let nl = bytes.indexOf(10); nl !== -1; nl = bytes.indexOf(10, start)) {
+        want.push(bytes.subarray(start, nl).toString('utf8').replace(/\r$/, ''));
+        start = nl + 1;
+      }
+      if (start < bytes.length) want.push(bytes.subarray(start).toString('utf8').replace(/\r$/, ''));
+      expect(got, bytes.toString('hex')).toEqual(want);
+    }
   });
 
   it('keeps multi-byte characters split between chunks intact', () => {
