@@ -14,6 +14,8 @@
 // (bench/concurrency.ts, 2-3 alternated rounds each, CPU per activation over the fleet's rate), Node's defaults
 // 636-671 MB at 2.72-2.84 ms, this growing factor alone 440-446 MB at 3.14 ms (+11-15 %), with the cap as well
 // 357 MB at 3.43 ms (+26 %). The growing factor alone meets the 450 MB bound at the least CPU; README "Performance".
+// Since a plain daemon stopped loading peer SDKs it does not use (drained live heap 84 -> 60 MB): 409-419 MB, the
+// CPU beside the defaults within the rounds' own spread (+2 % to +26 %); a 100 % factor went past 450 MB (467).
 
 /** The old space may grow to this percentage above what the last full collection left live. */
 export const HEAP_GROWING_PERCENT = 50;
