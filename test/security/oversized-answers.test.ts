@@ -38,6 +38,13 @@ const WAIT_MS = 30_000;
 /** Longer than the agent's backoff (200 ms here) several times over: a repeated model call would have come. */
 const AFTER_BACKOFF_MS = 2_000;
 
+/**
+ * A flat copy of a large ASCII text, made before anything is measured. V8 builds `repeat` and template strings as
+ * ropes, flattened on first read; the fake model server (in this process) would flatten a 10 MB one inside the
+ * measured window, ~50 ms of the fake's stall counted as warren's.
+ */
+const flat = (text: string): string => Buffer.from(text, 'latin1').toString('latin1');
+
 
 const oracle = (apiBase: string, extra = ''): string => `name: oracle
 type: llm
@@ -136,7 +143,7 @@ async function expectBoundedRedis(harness: Harness): Promise<void> {
 
 describe('a 10 MB model answer', () => {
   it('streamed: read up to max_answer_bytes only, one model call, settled with an excerpt, Redis and the event loop bounded', async () => {
-    answers({ content: 'Hello.' }, { content: 'x'.repeat(10 * MB), fragment_chars: 4 * 1024 });
+    answers({ content: 'Hello.' }, { content: flat('x'.repeat(10 * MB)), fragment_chars: 4 * 1024 });
     s.h = await start(true);
     const alice = await s.h.registerUser('alice');
     const calls = await warmUp(s.h, alice);
@@ -182,7 +189,7 @@ describe('a 10 MB model answer', () => {
 
 describe('a 5 MB tool argument', () => {
   it('streamed: read up to max_tool_argument_bytes only, the tool never runs, one model call, Redis and the event loop bounded', async () => {
-    answers({ content: 'Hello.' }, { tool_calls: [{ name: 'hub_post', arguments: `{"content": "${'w'.repeat(5 * MB)}"}` }], fragment_chars: 4 * 1024 });
+    answers({ content: 'Hello.' }, { tool_calls: [{ name: 'hub_post', arguments: flat(`{"content": "${'w'.repeat(5 * MB)}"}`) }], fragment_chars: 4 * 1024 });
     s.h = await start(true);
     const alice = await s.h.registerUser('alice');
     const calls = await warmUp(s.h, alice);
