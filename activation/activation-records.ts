@@ -131,9 +131,10 @@ export class ActivationRecords {
 
   /**
    * add() at the end of a finished activation, in one command with the other parts of that end (lua/activation-end.lua):
-   * the agent's state (AgentStateStore.activatedCall) and the release of the run's inbox claim (InboxClaim.ending).
+   * the agent's state (AgentStateStore.activatedCall), the release of the run's inbox claim (InboxClaim.ending) and
+   * the budget status the run read (AgentStateStore.budgetSeenCall).
    */
-  async addEnding(record: ActivationRecord, redact: (text: string) => string, parts: { activated?: ScriptCall; release?: ScriptCall }): Promise<{ text: string; streakEnded: boolean; releaseLost: boolean }> {
+  async addEnding(record: ActivationRecord, redact: (text: string) => string, parts: { activated?: ScriptCall; release?: ScriptCall; budget?: ScriptCall }): Promise<{ text: string; streakEnded: boolean; releaseLost: boolean }> {
     const { call, text } = this.addCall(record, redact);
     return { text, ...(await this.#scripts.activationEnd({ ...parts, record: call })) };
   }

@@ -100,7 +100,8 @@ export interface ActivationOutcome {
   replies: number;
   posts: number;
   usage: UsageWithCost;
-  budget: BudgetStatus;
+  /** The hub's budget status as the run read it; absent when it was not asked or the hub did not answer (the run went on). */
+  budget?: BudgetStatus;
   events: ActivationEvent[];
   /** Milliseconds spent per phase (hub calls, context, executor…). */
   timings: PhaseTimings;
@@ -194,10 +195,10 @@ async function activation(deps: ActivationDeps, activationId: string, job: Activ
   const log = logger.child({ agent: job.agent, activation: activationId, trigger: job.trigger });
   const events = new EventLog(activationId, { listener: opts.onEvent });
   const timer = new PhaseTimer();
-  const ended = (ending: Ending, budget: BudgetStatus, taskId?: string): ActivationEnding => {
+  const ended = (ending: Ending, budget: BudgetStatus | undefined, taskId?: string): ActivationEnding => {
     switch (ending.kind) {
       case 'ended':
-        return { kind: 'finished', outcome: { activationId, agent: job.agent, trigger: job.trigger, outcome: ending.outcome, reason: ending.reason, handled: ending.handled, replies: ending.replies, posts: ending.posts, usage: ending.usage, budget, events: events.events, timings: timer.timings, ...(taskId ? { taskId } : {}) } };
+        return { kind: 'finished', outcome: { activationId, agent: job.agent, trigger: job.trigger, outcome: ending.outcome, reason: ending.reason, handled: ending.handled, replies: ending.replies, posts: ending.posts, usage: ending.usage, ...(budget ? { budget } : {}), events: events.events, timings: timer.timings, ...(taskId ? { taskId } : {}) } };
       case 'failed': {
         const f = ending.failure;
         return { kind: 'failed', error: new ActivationError(job.agent, f.outcome, { cause: f.cause, task: f.task, usage: f.usage, stop: f.stop, errorName: f.errorName, events: events.events }) };
@@ -210,10 +211,10 @@ async function activation(deps: ActivationDeps, activationId: string, job: Activ
   const def = deps.agents.get(job.agent);
   if (!def) {
     log.warn('agent is no longer defined; activation skipped');
-    return ended(endingOf([{ kind: 'skipped', reason: 'undefined_agent' }]), 'healthy');
+    return ended(endingOf([{ kind: 'skipped', reason: 'undefined_agent' }]), undefined);
   }
   const resolved = deps.executors.resolve(def);
-  if ('unavailable' in resolved) return ended(endingOf([{ kind: 'failed', failure: { outcome: { kind: 'terminal_failure', message: resolved.unavailable, source: 'agent' }, usage: NO_USAGE } }]), 'healthy');
+  if ('unavailable' in resolved) return ended(endingOf([{ kind: 'failed', failure: { outcome: { kind: 'terminal_failure', message: resolved.unavailable, source: 'agent' }, usage: NO_USAGE } }]), undefined);
 
   // One signal for the whole activation: the worker's cancel (shutdown) or the agent's max_duration.
   const limit = deadline(def.config.behavior.max_duration, jobSignal);
@@ -273,7 +274,7 @@ async function activation(deps: ActivationDeps, activationId: string, job: Activ
       }),
     ]),
   );
-  return ended(ending, status, run.taskId);
+  return ended(ending, budget?.status, run.taskId);
 }
 
 type FailedStep = Extract<Step, { kind: 'failed' }>;

@@ -187,6 +187,8 @@ export class ActivationWorker {
       const ended = await records.addEnding(record, (text) => this.#opts.redactor.redact(text), {
         activated: outcome.outcome.kind === 'skipped' ? undefined : agentState.activatedCall(data.agent, usage, { resetBackoff: resets }),
         release: release?.call,
+        // Read at the run's start, with its inbox: the intake takes it as the hub's answer while it is fresh.
+        budget: outcome.budget ? agentState.budgetSeenCall(data.agent, { status: outcome.budget, at: started }) : undefined,
       });
       release?.sent();
       if (ended.releaseLost) this.#logger.warn({ agent: data.agent, activation: activationId }, 'inbox claim not released: a later attempt of the run holds the inbox');
@@ -226,7 +228,7 @@ export class ActivationWorker {
 
   async #skipped(activationId: string, data: ActivationJob, started: number, attempt: number, reason: string): Promise<ActivationJobResult> {
     await this.#step(data.agent, 'activation record', () => this.#store({ ...emptyRecord(activationId, data, started, attempt), outcome: 'skipped', reason }));
-    this.#opts.onOutcome?.({ activationId, agent: data.agent, trigger: data.trigger, outcome: { kind: 'skipped', reason }, reason, handled: [], replies: 0, posts: 0, usage: { ...ZERO_USAGE, costUsd: 0 }, budget: 'healthy', events: [], timings: {} });
+    this.#opts.onOutcome?.({ activationId, agent: data.agent, trigger: data.trigger, outcome: { kind: 'skipped', reason }, reason, handled: [], replies: 0, posts: 0, usage: { ...ZERO_USAGE, costUsd: 0 }, events: [], timings: {} });
     return { activation_id: activationId, outcome: 'skipped', reason };
   }
 

@@ -64,8 +64,8 @@ const RULES: readonly Rule[] = [
 
   // SHARD: hashes and sets of the shard whose fields or members are agents.
   {
-    members: ['agentFailures', 'agentLastFailure', 'agentBackoffUntil', 'agentAbandoned', 'agentLastActivated', 'agentPaused', 'agentNotRunnable', 'agentSkipped', 'agentHeld', 'agentLastWrite', 'activitySummaries'],
-    pattern: /^(agent-failures|agent-last-failure|agent-backoff-until|agent-abandoned|agent-last-activated|agent-paused|agent-not-runnable|agent-skipped|agent-held|agent-last-write|activity-summaries)$/,
+    members: ['agentFailures', 'agentLastFailure', 'agentBackoffUntil', 'agentAbandoned', 'agentLastActivated', 'agentBudgetSeen', 'agentPaused', 'agentNotRunnable', 'agentSkipped', 'agentHeld', 'agentLastWrite', 'activitySummaries'],
+    pattern: /^(agent-failures|agent-last-failure|agent-backoff-until|agent-abandoned|agent-last-activated|agent-budget-seen|agent-paused|agent-not-runnable|agent-skipped|agent-held|agent-last-write|activity-summaries)$/,
     kind: 'agent-fields',
     fields: 'agent',
   },

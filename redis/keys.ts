@@ -84,6 +84,10 @@ export class RedisKeys {
   get agentAbandoned(): string {
     return `${this.prefix}:agent-abandoned`;
   }
+  /** The hub's budget status each agent's last activation read, and when (`status|epoch ms`): scheduler/budget-cache.ts. */
+  get agentBudgetSeen(): string {
+    return `${this.prefix}:agent-budget-seen`;
+  }
   get agentLastActivated(): string {
     return `${this.prefix}:agent-last-activated`;
   }

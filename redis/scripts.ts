@@ -92,7 +92,7 @@ const SCRIPTS = {
   warrenExplorationFacts: { lua: lua('exploration-facts'), keys: 4 },
   warrenAddActivationRecord: { lua: lua('add-activation-record'), keys: 3 },
   warrenRecordActivated: { lua: lua('record-activated'), keys: 5 },
-  warrenAgentHolds: { lua: lua('agent-holds'), keys: 2 },
+  warrenAgentHolds: { lua: lua('agent-holds'), keys: 3 },
   warrenActivationStart: { lua: lua('activation-start'), keys: 3 },
   // The request pacer takes as many buckets as a request is paced by: the key count goes first (numberOfKeys absent).
   warrenPaceTake: { lua: lua('pace-take'), keys: undefined },
@@ -110,7 +110,7 @@ const SCRIPTS = {
   warrenInboxRead: { lua: phase('inbox-read', ['inbox-claim']), keys: undefined },
   warrenReplyBefore: { lua: phase('reply-before', ['reserve-write']), keys: 5 },
   warrenReplyAfter: { lua: phase('reply-after', ['inbox-settle']), keys: 3 },
-  warrenActivationEnd: { lua: phase('activation-end', ['record-activated', 'add-activation-record', 'inbox-release']), keys: undefined },
+  warrenActivationEnd: { lua: phase('activation-end', ['record-activated', 'add-activation-record', 'inbox-release', 'budget-seen']), keys: undefined },
 } as const;
 
 /** The body of each script as it is sent (phase scripts with their parts): tests name EVALSHA's hashes by it. */
@@ -139,6 +139,11 @@ export function recordActivatedCall(keys: readonly [lastActivated: string, day: 
 export function addActivationRecordCall(keys: readonly [agent: string, all: string, byteTotals: string], record: string, channel: string, keep: RecordRetention, now: number): ScriptCall {
   const cutoff = new Date(now - keep.maxAgeMs).toISOString();
   return { keys, args: [record, keep.perAgent, keep.overall, channel, keep.perAgentBytes, keep.overallBytes, cutoff, keep.maxAgeMs] };
+}
+
+/** lua/budget-seen.lua's keys and arguments: `status`, as the hub answered it `at` (epoch ms), for `agent`. */
+export function budgetSeenCall(key: string, agent: string, status: string, at: number): ScriptCall {
+  return { keys: [key], args: [agent, status, at] };
 }
 
 /** lua/inbox-release.lua's keys and arguments. */
@@ -207,11 +212,11 @@ export class RedisScripts {
 
   /**
    * lua/activation-end.lua: the parts described by their stores (recordActivatedCall, addActivationRecordCall,
-   * inboxReleaseCall), run in one command. `streakEnded`: record-activated's answer (false without that part);
-   * `releaseLost`: inbox-release answered that a later attempt holds the inbox now.
+   * inboxReleaseCall, budgetSeenCall), run in one command. `streakEnded`: record-activated's answer (false without
+   * that part); `releaseLost`: inbox-release answered that a later attempt holds the inbox now.
    */
-  async activationEnd(parts: { activated?: ScriptCall; record: ScriptCall; release?: ScriptCall }): Promise<{ streakEnded: boolean; releaseLost: boolean }> {
-    const calls = [parts.activated, parts.record, parts.release];
+  async activationEnd(parts: { activated?: ScriptCall; record: ScriptCall; release?: ScriptCall; budget?: ScriptCall }): Promise<{ streakEnded: boolean; releaseLost: boolean }> {
+    const calls = [parts.activated, parts.record, parts.release, parts.budget];
     const counts = calls.flatMap((c) => (c ? [c.keys.length, c.args.length] : [0, 0]));
     const keys = calls.flatMap((c) => c?.keys ?? []);
     const reply = await this.#run.warrenActivationEnd(keys.length, keys, counts, calls.flatMap((c) => c?.args ?? []));
@@ -291,7 +296,7 @@ export class RedisScripts {
   }
 
   /** lua/agent-holds.lua: per agent [paused, backoff-until], null where unset. */
-  async agentHolds(keys: readonly [paused: string, backoffUntil: string], agents: readonly string[]): Promise<Array<string | null>> {
+  async agentHolds(keys: readonly [paused: string, backoffUntil: string, budgetSeen: string], agents: readonly string[]): Promise<Array<string | null>> {
     return (await this.#run.warrenAgentHolds(...keys, agents)) as Array<string | null>;
   }
 

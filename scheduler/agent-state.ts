@@ -2,7 +2,8 @@
 // machines agree: failures (for backoff), last activation, pause flag, and today's counters.
 import { keyLayout, type KeyLayout, type KeySpace } from '../redis/key-layout.ts';
 import type { RedisKeys } from '../redis/keys.ts';
-import { recordActivatedCall, redisScripts, type RedisClient, type RedisScripts, type ScriptCall } from '../redis/scripts.ts';
+import { BUDGET_STATUSES, type BudgetStatus } from '../hub-client/types.ts';
+import { budgetSeenCall, recordActivatedCall, redisScripts, type RedisClient, type RedisScripts, type ScriptCall } from '../redis/scripts.ts';
 
 export interface AgentState {
   failures: number;
@@ -17,6 +18,24 @@ export interface AgentState {
 
 /** What holds an agent back: `warren pause`, or a failure backoff until then. */
 export type AgentHold = Pick<AgentState, 'paused' | 'backoffUntil'>;
+
+/** The hub's budget status as an activation read it, and when (epoch ms). */
+export interface BudgetSeen {
+  status: BudgetStatus;
+  at: number;
+}
+
+/** What an intake round reads of each agent: what holds it back, and the budget status its last run read. */
+export interface IntakeHold extends AgentHold {
+  budgetSeen?: BudgetSeen;
+}
+
+/** 'status|epoch ms' as lua/budget-seen.lua stores it; undefined when unset or not a reading this version knows. */
+function budgetSeenOf(value: string | null | undefined): BudgetSeen | undefined {
+  const [status, at] = value?.split('|') ?? [];
+  const known = BUDGET_STATUSES.find((s) => s === status);
+  return known && Number.isFinite(Number(at)) ? { status: known, at: Number(at) } : undefined;
+}
 
 /** What an activation reads of its agent as it starts: what holds it back, and its posts and comments today. */
 export interface ActivationStartFacts {
@@ -151,6 +170,11 @@ export class AgentStateStore {
     const at = opts.at ?? Date.now();
     const k = this.#of(agent);
     return recordActivatedCall([k.agentLastActivated, k.agentDay(utcDay(at)), k.agentFailures, k.agentLastFailure, k.agentBackoffUntil], agent, at, usage, DAILY_TTL_SECONDS, opts.resetBackoff ?? false);
+  }
+
+  /** The budget status a run read (`at`: when) as a part of the activation's end script (RedisScripts.activationEnd). */
+  budgetSeenCall(agent: string, seen: BudgetSeen): ScriptCall {
+    return budgetSeenCall(this.#of(agent).agentBudgetSeen, agent, seen.status, seen.at);
   }
 
   async setPaused(agent: string, paused: boolean): Promise<void> {
@@ -294,16 +318,22 @@ export class AgentStateStore {
     return startFactsOf(await this.#scripts.activationStart(startKeysOf(this.#of(agent), day), agent));
   }
 
-  /** What holds each of many agents back, in one command (lua/agent-holds.lua): what an intake round decides on. */
-  async holdMany(agents: readonly string[]): Promise<Map<string, AgentHold>> {
-    const holds = new Array<AgentHold>(agents.length);
+  /**
+   * What holds each of many agents back, and the budget status its last run read, in one command
+   * (lua/agent-holds.lua): what an intake round decides on.
+   */
+  async holdMany(agents: readonly string[]): Promise<Map<string, IntakeHold>> {
+    const holds = new Array<IntakeHold>(agents.length);
     await Promise.all(
       this.#layout.byShard(agents).map(async ({ keys: k, items, at }) => {
-        const values = await this.#scripts.agentHolds([k.agentPaused, k.agentBackoffUntil], items);
-        at.forEach((pos, i) => (holds[pos] = holdOf(values[2 * i], values[2 * i + 1])));
+        const values = await this.#scripts.agentHolds([k.agentPaused, k.agentBackoffUntil, k.agentBudgetSeen], items);
+        at.forEach((pos, i) => {
+          const budgetSeen = budgetSeenOf(values[3 * i + 2]);
+          holds[pos] = { ...holdOf(values[3 * i], values[3 * i + 1]), ...(budgetSeen ? { budgetSeen } : {}) };
+        });
       }),
     );
-    const out = new Map<string, AgentHold>();
+    const out = new Map<string, IntakeHold>();
     agents.forEach((a, i) => out.set(a, holds[i]!));
     return out;
   }

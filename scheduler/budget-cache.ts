@@ -1,8 +1,11 @@
 // The hub's budget status per agent, asked at most once per TTL. Fails open (as the original runner did):
-// when the hub cannot say, the agent is treated as healthy and the error is logged.
+// when the hub cannot say, the agent is treated as healthy and the error is logged. What an agent's last run read
+// with its inbox (AgentStateStore.budgetSeenCall, on any daemon) is as good as an answer while it is younger than the
+// TTL: an intake round asks the hub only of agents no run has told it about lately.
 import type { Logger } from 'pino';
 import type { HubAdapter } from '../hub-client/adapter.ts';
 import type { BudgetHealth, BudgetStatus } from '../hub-client/types.ts';
+import type { BudgetSeen } from './agent-state.ts';
 
 export class BudgetCache {
   readonly #hub: Pick<HubAdapter, 'budgetHealth'>;
@@ -34,15 +37,27 @@ export class BudgetCache {
     return status;
   }
 
-  /** Statuses of many agents, asking the hub for up to `parallel` at once (a cold cache must not cost N round trips in a row). */
-  async statusMany(agents: readonly string[], parallel = 16, now = Date.now()): Promise<Map<string, BudgetStatus>> {
+  /**
+   * Statuses of many agents, asking the hub for up to `parallel` at once (a cold cache must not cost N round trips
+   * in a row). `seen`: what each agent's last run read, taken while younger than the TTL.
+   */
+  async statusMany(agents: readonly string[], opts: { seen?: (agent: string) => BudgetSeen | undefined; parallel?: number; now?: number } = {}): Promise<Map<string, BudgetStatus>> {
+    const { seen, parallel = 16, now = Date.now() } = opts;
     const out = new Map<string, BudgetStatus>();
     // What is known is answered without a promise per agent (an intake round asks this of every agent with work).
     const unknown: string[] = [];
     for (const agent of agents) {
       const known = this.#known.get(agent);
-      if (known && known.until > now) out.set(agent, known.status);
-      else unknown.push(agent);
+      if (known && known.until > now) {
+        out.set(agent, known.status);
+        continue;
+      }
+      const read = seen?.(agent);
+      if (read && read.at + this.#ttlMs > now) {
+        // Another machine's clock may run ahead: a reading is never good for longer than the TTL from now.
+        this.#known.set(agent, { status: read.status, until: Math.min(read.at, now) + this.#ttlMs });
+        out.set(agent, read.status);
+      } else unknown.push(agent);
     }
     let next = 0;
     await Promise.all(

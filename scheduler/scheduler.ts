@@ -157,8 +157,8 @@ export class Scheduler {
       return verdict.eligible;
     };
     const eligible = candidates.filter((a) => holdBack(a, this.#notificationVerdict(a.name, states.get(a.name), now)));
-    // The budget is asked only of those (a hub call each, when not cached), then decided on by itself.
-    const budgets = await this.#opts.budget.statusMany(eligible.map((a) => a.name));
+    // The budget is asked only of those (a hub call each, unless cached or read by a recent run), then decided on by itself.
+    const budgets = await this.#opts.budget.statusMany(eligible.map((a) => a.name), { seen: (name) => states.get(name)?.budgetSeen });
     const t2 = Date.now();
     const due = eligible.filter(
       // A queued or running activation holds some or all of them: a follow-up only for ones that came after.
@@ -326,7 +326,7 @@ export class Scheduler {
       return verdict.eligible;
     };
     const eligible = names.filter((n) => holdBack(n, mayRun({ ...this.#holdFacts(n, states.get(n)), trigger: 'task' }, now)));
-    const budgets = await this.#opts.budget.statusMany(eligible);
+    const budgets = await this.#opts.budget.statusMany(eligible, { seen: (name) => states.get(name)?.budgetSeen });
     const checked = eligible.filter((n) => holdBack(n, mayRun({ trigger: 'task', budget: budgets.get(n) }, now)));
     // Asked again just before queueing: the budget may have taken a hub round trip, in which a schedule's tick (or
     // an A2A task) queued its own activation and a worker started it; queued again now, BullMQ would keep an empty

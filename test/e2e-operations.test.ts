@@ -3,7 +3,7 @@
 import { Queue } from 'bullmq';
 import { describe, expect, it } from 'vitest';
 import { ActivationRecords } from '../activation/activation-records.ts';
-import { ACTIVATION_QUEUE } from '../redis/keys.ts';
+import { ACTIVATION_QUEUE, RedisKeys } from '../redis/keys.ts';
 import { makeAgentsDir, startHarness, type Harness } from './support/daemon-harness.ts';
 import { waitFor, type WirePost } from './support/hub-api.ts';
 import { llmDaemonSuite } from './support/llm-daemon-suite.ts';
@@ -105,6 +105,10 @@ describe('exploration by staleness', () => {
     await sleep(800);
     expect(await commentsBy(harness, feedPost.id, 'scout')).toHaveLength(0);
     expect(s.fake.requests).toHaveLength(1);
+    // The run read the budget with its inbox: the next intake takes that reading while it is fresh
+    // (scheduler.budget_ttl) instead of asking the hub.
+    const seen = await waitFor('the budget the run read', async () => (await s.redis.hget(new RedisKeys(harness.prefix).agentBudgetSeen, 'scout')) ?? undefined);
+    expect(seen).toMatch(/^warning\|\d+$/);
   });
 
   it('runs nothing at budget critical: no model call, the mention stays unread', async () => {

@@ -26,6 +26,7 @@ const SAMPLES: Record<KeyMember, Array<[string, KeyKind]>> = {
   agentBackoffUntil: [[k.agentBackoffUntil, { kind: 'agent-fields', fields: 'agent' }]],
   agentAbandoned: [[k.agentAbandoned, { kind: 'agent-fields', fields: 'agent' }]],
   agentLastActivated: [[k.agentLastActivated, { kind: 'agent-fields', fields: 'agent' }]],
+  agentBudgetSeen: [[k.agentBudgetSeen, { kind: 'agent-fields', fields: 'agent' }]],
   agentPaused: [[k.agentPaused, { kind: 'agent-fields', fields: 'agent' }]],
   agentNotRunnable: [[k.agentNotRunnable, { kind: 'agent-fields', fields: 'agent' }]],
   agentSkipped: [[k.agentSkipped, { kind: 'agent-fields', fields: 'agent' }]],

@@ -1,0 +1,127 @@
+// The budget an agent's run read with its inbox stands for the hub's answer at the next intake while it is younger
+// than the budget's TTL (scheduler/budget-cache.ts): a healthy fleet's intake asks /system/budget-health of nobody
+// who ran lately, on whichever daemon. Real Redis and BullMQ; a counting hub.
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { pino } from 'pino';
+import { afterEach, describe, expect, inject, it } from 'vitest';
+import type { HubAdapter } from '../hub-client/adapter.ts';
+import type { BudgetStatus } from '../hub-client/types.ts';
+import { RedisKeys } from '../redis/keys.ts';
+import { addActivationRecordCall, redisScripts } from '../redis/scripts.ts';
+import { ActivationQueue } from '../scheduler/activation-queue.ts';
+import { AgentStateStore } from '../scheduler/agent-state.ts';
+import { BudgetCache } from '../scheduler/budget-cache.ts';
+import { HeldMentionStore } from '../scheduler/held-mentions.ts';
+import { InboxClaims } from '../scheduler/inbox-claims.ts';
+import { LeaderLease } from '../scheduler/lease.ts';
+import { Scheduler } from '../scheduler/scheduler.ts';
+import { waitFor } from './support/hub-api.ts';
+import { AgentConfigSchema } from '../store/agent-config.ts';
+import type { AgentDefinition } from '../store/definition.ts';
+
+const redisUrl = inject('redisUrl');
+const logger = pino({ level: 'silent' });
+const TTL_MS = 30_000;
+const closers: Array<() => Promise<unknown>> = [];
+afterEach(async () => {
+  for (const c of closers.splice(0).reverse()) await c();
+});
+
+function agent(name: string): AgentDefinition {
+  const config = AgentConfigSchema.parse({ name, description: 'x', type: 'llm', capabilities: { grants: [] }, brain: { model: 'm' } });
+  return { name, config, systemPrompt: 'x', files: { config: 'c', prompt: 'p' } };
+}
+
+/**
+ * A scheduler on its own prefix whose hub says `bob` has one unread mention and answers budget-health `hubSays`;
+ * `before` runs before its first intake round. Resolves once that round queued bob or held him back.
+ */
+async function world(hubSays: BudgetStatus, before: (w: { state: AgentStateStore; conn: Redis; keys: RedisKeys; runRead: (status: BudgetStatus, at: number) => Promise<unknown> }) => Promise<unknown> = () => Promise.resolve()) {
+  const prefix = `warren-budget-seen-${randomUUID().slice(0, 8)}`;
+  const conn = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
+  const queue = new ActivationQueue(conn, { prefix, logger });
+  const state = new AgentStateStore(conn, prefix);
+  const asked: string[] = [];
+  const hub = {
+    capabilities: { longPoll: false },
+    agentsWithNotifications: () => Promise.resolve([{ name: 'bob', notification_count: 1 }]),
+    budgetHealth: (a: string) => {
+      asked.push(a);
+      return Promise.resolve({ status: hubSays });
+    },
+  } as unknown as HubAdapter;
+  const defs = new Map([['bob', agent('bob')]]);
+  const held = new HeldMentionStore(conn, prefix);
+  const queued: string[] = [];
+  let decided!: () => void;
+  const round = new Promise<void>((resolve) => (decided = resolve));
+  const enqueue = queue.enqueue.bind(queue);
+  queue.enqueue = async (...args) => {
+    queued.push(args[0]);
+    const id = await enqueue(...args);
+    decided();
+    return id;
+  };
+  const scheduler = new Scheduler({
+    hub,
+    queue,
+    agentState: state,
+    claims: new InboxClaims(conn, prefix),
+    lease: new LeaderLease(conn, { prefix, ttlMs: 60_000 }),
+    leaseTtlMs: 60_000,
+    runnableAgents: () => new Set(defs.keys()),
+    definition: (n) => defs.get(n),
+    budget: new BudgetCache(hub, { ttlMs: TTL_MS, logger }),
+    explorationIntervalMs: 0,
+    minStalenessMs: 1_000,
+    workerConcurrency: 5,
+    pollIntervalMs: 60_000,
+    longPollSeconds: 0,
+    held,
+    onHeld: () => decided(),
+    logger,
+  });
+  closers.push(async () => conn.quit(), () => queue.close(), () => scheduler.stop());
+  const keys = new RedisKeys(prefix);
+  /** Stores a reading as a run's end does: its record and its budget part, in the one end-of-activation command. */
+  const runRead = (status: BudgetStatus, at: number): Promise<unknown> =>
+    redisScripts(conn).activationEnd({
+      record: addActivationRecordCall([keys.activationRecords('bob'), keys.allActivationRecords, keys.recordBytes], '{}', keys.activationRecordsChannel, { perAgent: 10, overall: 10, perAgentBytes: 1e6, overallBytes: 1e6, maxAgeMs: 86_400_000 }, Date.now()),
+      budget: state.budgetSeenCall('bob', { status, at }),
+    });
+  await before({ state, conn, keys, runRead });
+  scheduler.start(); // its first round comes at once; the next one a minute later
+  await round;
+  return { asked, queued, held, state, conn, keys, runRead };
+}
+
+describe('the budget a run read, at the next intake', () => {
+  const now = Date.now();
+  it.each([
+    ['no run read it: the hub is asked', undefined, 'healthy', ['bob'], ['bob']],
+    ['a healthy reading younger than the TTL: queued, the hub not asked', { status: 'healthy', age: 1_000 }, 'critical', [], ['bob']],
+    ['a critical reading younger than the TTL: held, the hub not asked', { status: 'critical', age: 1_000 }, 'healthy', [], []],
+    ['a reading older than the TTL: the hub is asked, and its answer decides', { status: 'critical', age: TTL_MS + 1_000 }, 'healthy', ['bob'], ['bob']],
+    ['a warning reading: a mention still runs (only exploration waits from warning on)', { status: 'warning', age: 1_000 }, 'critical', [], ['bob']],
+  ] as const)('%s', async (_what, reading, hubSays, asked, queued) => {
+    const w = await world(hubSays, async ({ runRead }) => reading && runRead(reading.status, now - reading.age));
+    expect(w.queued).toEqual(queued);
+    expect(w.asked).toEqual(asked);
+    if (queued.length === 0) await waitFor('bob held back for his budget', async () => ((await w.held.read(['bob'])).get('bob')?.reason === 'budget' ? true : undefined));
+  });
+
+  it('a reading this version cannot read is no reading: the hub is asked', async () => {
+    const w = await world('healthy', ({ conn, keys }) => conn.hset(keys.agentBudgetSeen, 'bob', 'splendid|12'));
+    expect(w.queued).toEqual(['bob']);
+    expect(w.asked).toEqual(['bob']);
+  });
+
+  it('a run that read the budget earlier and ends later leaves the fresher reading', async () => {
+    const w = await world('healthy');
+    await w.runRead('critical', now - 1_000);
+    await w.runRead('healthy', now - 5_000);
+    expect(await w.conn.hget(w.keys.agentBudgetSeen, 'bob')).toBe(`critical|${now - 1_000}`);
+    expect((await w.state.holdMany(['bob'])).get('bob')?.budgetSeen).toEqual({ status: 'critical', at: now - 1_000 });
+  });
+});
