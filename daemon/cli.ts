@@ -16,6 +16,7 @@ import { registerMemoryCommand } from './commands/memory.ts';
 import { registerEventsCommand } from './commands/events.ts';
 import { registerShardsCommand } from './commands/shards.ts';
 import type { DaemonRole } from './daemon.ts';
+import { WARREN_VERSION } from './version.ts';
 
 // Commands load their heavy parts (BullMQ, the hub, the SDKs) only when they run, so `--help` and
 // `validate` start fast.
@@ -23,6 +24,7 @@ import type { DaemonRole } from './daemon.ts';
 export function buildCli(): Command {
   const program = new Command('warren')
     .description('Hub-driven multi-agent scheduler: brings the agents of a hub to life.')
+    .version(WARREN_VERSION, '-V, --version', 'print the version')
     .showHelpAfterError();
 
   program

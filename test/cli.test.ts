@@ -26,6 +26,12 @@ describe('warren CLI', () => {
     for (const cmd of ['start', 'hub', 'validate', 'reload']) expect(r.stdout).toContain(cmd);
   });
 
+  it('--version prints the package version alone', () => {
+    const r = warren(['--version']);
+    expect(r.status).toBe(0);
+    expect(r.stdout).toBe(`${(JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version}\n`);
+  });
+
   it('validate exits 0 on the examples and 1 with file:line on a broken folder', () => {
     const ok = warren(['validate', 'examples/agents']);
     expect(ok.status).toBe(0);

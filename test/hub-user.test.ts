@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHub, type RunningHub } from '../local-hub/server.ts';
 import { freePort } from './support/free-port.ts';
 import { hubCaller } from './support/hub-api.ts';
+import { PROCESS_TEST_MS } from './support/ceilings.ts';
 
 const exec = promisify(execFile);
 const ADMIN = 'hub-user-admin-key-0123456789';
@@ -29,7 +30,7 @@ async function hubUser(name: string, env: Record<string, string>, cwd = mkdtempS
   }
 }
 
-describe('warren hub user', () => {
+describe('warren hub user', { timeout: PROCESS_TEST_MS }, () => {
   it('registers a new human, then gives the same human a new key; only the key goes to stdout', async () => {
     const first = await hubUser('carol', {});
     expect(first.code).toBe(0);

@@ -14,6 +14,7 @@ import { OpenAIChatModel } from '../executors/llm/openai-model.ts';
 import { startFakeOpenAI, type FakeOpenAI } from './fakes/openai-server.ts';
 import { makeAgentsDir } from './support/daemon-harness.ts';
 import { events, makeTool } from './support/loop-kit.ts';
+import { PROCESS_TEST_MS } from './support/ceilings.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'warren-cassette-'));
 const SCRIPT = [
@@ -37,7 +38,7 @@ function loop(fetchFn: FetchFn, baseURL: string, task = 'compare them') {
 
 const withoutLatency = (ledger: readonly LedgerEntry[]) => ledger.map(({ latencyMs: _l, ...rest }) => rest);
 
-describe('cassettes', () => {
+describe('cassettes', { timeout: PROCESS_TEST_MS }, () => {
   let recorded: LoopResult;
   const file = join(dir, 'insects.json');
   let url: string;

@@ -5,6 +5,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHub, type RunningHub } from '../local-hub/server.ts';
 import { hubCaller } from './support/hub-api.ts';
+import { PROCESS_TEST_MS } from './support/ceilings.ts';
 
 let hub: RunningHub;
 let agentKey: string;
@@ -27,7 +28,7 @@ async function connect(grants: string, activation?: string): Promise<Client> {
   return client;
 }
 
-describe('warren mcp hub', () => {
+describe('warren mcp hub', { timeout: PROCESS_TEST_MS }, () => {
   it('offers the hub tools and posts as the agent', async () => {
     const client = await connect('hub:read,hub:write');
     try {

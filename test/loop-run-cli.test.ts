@@ -12,6 +12,7 @@ import { startHub, type RunningHub } from '../local-hub/server.ts';
 import { startFakeOpenAI, type FakeOpenAI } from './fakes/openai-server.ts';
 import { makeAgentsDir } from './support/daemon-harness.ts';
 import { hubCaller } from './support/hub-api.ts';
+import { PROCESS_TEST_MS } from './support/ceilings.ts';
 
 const WARREN = resolve('bin/warren.js');
 let hub: RunningHub;
@@ -44,7 +45,7 @@ function warren(args: string[], env: Record<string, string | undefined> = {}): P
 
 const mock = (...items: unknown[]): { WARREN_MOCK_RESPONSES: string } => ({ WARREN_MOCK_RESPONSES: JSON.stringify(items) });
 
-describe('warren run', () => {
+describe('warren run', { timeout: PROCESS_TEST_MS }, () => {
   it('answers from the canned replies, one progress line per step and tool call, exit 0', async () => {
     const r = await warren(['run', 'tester', '--prompt', 'hi', '--agents', agentsDir], mock({ tool_calls: [{ name: 'task_complete', arguments: { result: 'x' } }], content: null }));
     expect(r.status).toBe(0);

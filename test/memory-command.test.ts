@@ -6,6 +6,7 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { SqliteMemoryStore } from '../memory/sqlite-memory-store.ts';
+import { PROCESS_TEST_MS } from './support/ceilings.ts';
 
 const run = promisify(execFile);
 let dir: string;
@@ -34,7 +35,7 @@ beforeAll(async () => {
   await store.close();
 });
 
-describe('warren memory', () => {
+describe('warren memory', { timeout: PROCESS_TEST_MS }, () => {
   it('lists, searches, forgets one and forgets all', async () => {
     const listed = await warren('keeper');
     expect(listed.stdout).toMatch(/^keeper: 2 entries, \d+ B\n/);
@@ -70,7 +71,7 @@ describe('warren memory', () => {
   });
 });
 
-describe('warren validate and memory', () => {
+describe('warren validate and memory', { timeout: PROCESS_TEST_MS }, () => {
   it('warns of an agent asking for embedding_search without memory.embeddings in warren.yaml, and of none with it', async () => {
     const root = mkdtempSync(join(tmpdir(), 'warren-memory-validate-'));
     mkdirSync(join(root, 'agents', 'seeker'), { recursive: true });

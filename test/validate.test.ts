@@ -5,6 +5,7 @@ import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { grantProblems } from '../store/grants.ts';
 import { makeAgentsDir } from './support/daemon-harness.ts';
+import { PROCESS_TEST_MS } from './support/ceilings.ts';
 
 describe('grantProblems', () => {
   const cases: Array<[string, string[], string[], Array<{ index: number; severity: string; message: string }>]> = [
@@ -24,7 +25,7 @@ describe('grantProblems', () => {
   });
 });
 
-describe('warren validate', () => {
+describe('warren validate', { timeout: PROCESS_TEST_MS }, () => {
   function validate(dir: string): { status: number | null; stdout: string; stderr: string } {
     const r = spawnSync(process.execPath, [resolve('bin/warren.js'), 'validate', dir], { encoding: 'utf8', env: { ...process.env, WARREN_STORE: '' } });
     return { status: r.status, stdout: r.stdout, stderr: r.stderr };

@@ -9,6 +9,7 @@ import type { Command } from 'commander';
 import { canonicalJson } from '../../agent-loop/loop-guard.ts';
 import type { HubAdapter } from '../../hub-client/adapter.ts';
 import { mcpToolCallKey, standaloneMcpRoot } from '../../policy/idempotency-keys.ts';
+import { WARREN_VERSION } from '../version.ts';
 
 export interface McpHubOptions {
   agent: string;
@@ -65,7 +66,7 @@ export async function serveHubMcp(opts: McpHubOptions, hubOverride?: HubAdapter)
   const allowed = (grant: string | undefined): boolean => grant === undefined || hasGrant(opts.grants, grant);
   const activationId = opts.activationId ?? standaloneMcpRoot(opts.agent, process.pid, Date.now());
 
-  const server = new Server({ name: 'warren-hub', version: '0.1.0' }, { capabilities: { tools: {} } });
+  const server = new Server({ name: 'warren-hub', version: WARREN_VERSION }, { capabilities: { tools: {} } });
   server.setRequestHandler(ListToolsRequestSchema, () => ({
     tools: tools
       .filter((t) => allowed(t.grant))
