@@ -15,6 +15,7 @@ import { startHub, type RunningHub } from '../local-hub/server.ts';
 import { startFakeOpenAI, type FakeOpenAI, type RecordedRequest } from './fakes/openai-server.ts';
 import { activation, definition, exitOf, feed } from './support/cli-agent.ts';
 import { hubCaller, type WirePost } from './support/hub-api.ts';
+import { PROCESS_TEST_MS } from './support/ceilings.ts';
 
 const OPENCODE = join(import.meta.dirname, '..', 'node_modules', '.bin', 'opencode');
 const FAKE_HUB_MCP = join(import.meta.dirname, 'fakes', 'hub-mcp-server.ts');
@@ -66,7 +67,7 @@ describe('opencode output classification (golden fixtures)', () => {
   });
 });
 
-describe('the real opencode CLI against the fake OpenAI-compatible server', () => {
+describe('the real opencode CLI against the fake OpenAI-compatible server', { timeout: PROCESS_TEST_MS }, () => {
   let fake: FakeOpenAI;
   let hub: RunningHub;
   let root: string;

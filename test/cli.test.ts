@@ -134,7 +134,7 @@ async function occupy(): Promise<{ port: number; close: () => Promise<void> }> {
 
 const noStack = /\n\s+at |Reached the max retries|Unhandled error event/;
 
-describe('errors that say what to do', () => {
+describe('errors that say what to do', { timeout: PROCESS_TEST_MS }, () => {
   it('a metrics port in use is named with its setting and variable before the hub starts or leadership is taken', async () => {
     const held = await occupy();
     try {

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clusterSlot } from '../redis/cluster-slot.ts';
 import { shardPrefixes } from '../redis/key-layout.ts';
 import { startPrivateRedisCluster, type PrivateRedisCluster } from './support/redis-cluster.ts';
+import { PROCESS_TEST_MS } from './support/ceilings.ts';
 
 let cluster: PrivateRedisCluster;
 let node: Redis;
@@ -28,7 +29,7 @@ describe('clusterSlot against CLUSTER KEYSLOT', () => {
   });
 });
 
-describe('shard prefixes on a 3-master cluster', () => {
+describe('shard prefixes on a 3-master cluster', { timeout: PROCESS_TEST_MS }, () => {
   it("shardPrefixes('{x}', 6, true): each prefix's slot is the cluster's, and the six land two on each master", async () => {
     const prefixes = shardPrefixes('{x}', 6, true);
     const masters: number[] = [];

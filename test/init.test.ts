@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, inject, it } from 'vitest';
+import { PROCESS_TEST_MS } from './support/ceilings.ts';
 
 const WARREN = resolve('bin/warren.js');
 const exec = promisify(execFile);
@@ -19,7 +20,7 @@ async function warren(cwd: string, ...args: string[]): Promise<{ code: number; o
   }
 }
 
-describe('warren init', () => {
+describe('warren init', { timeout: PROCESS_TEST_MS }, () => {
   it('creates warren.yaml and an example agent in an empty folder, which validate accepts; a second run keeps them', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'warren-init-'));
     const first = await warren(dir, 'init');

@@ -10,6 +10,7 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { freePort } from './support/free-port.ts';
 import { waitFor } from './support/hub-api.ts';
+import { PROCESS_TEST_MS } from './support/ceilings.ts';
 
 const exec = promisify(execFile);
 
@@ -75,7 +76,7 @@ function newer(a: number[], b: number[]): boolean {
   return i >= 0 && a[i]! > b[i]!;
 }
 
-describe('the Node warren needs', () => {
+describe('the Node warren needs', { timeout: PROCESS_TEST_MS }, () => {
   it('engines.node is at least what every production dependency asks for', async () => {
     const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { engines: { node: string } };
     const ours = lowerBound(pkg.engines.node)!;

@@ -281,7 +281,7 @@ describe('migrationPlan', () => {
   });
 });
 
-describe('warren shards migrate on one Redis', () => {
+describe('warren shards migrate on one Redis', { timeout: PROCESS_TEST_MS }, () => {
   let server: PrivateRedis;
   let redis: Redis;
   let workerConn: Redis;
@@ -442,7 +442,7 @@ describe('warren shards migrate on one Redis', () => {
   );
 });
 
-describe('a daemon with three shards after the migration', () => {
+describe('a daemon with three shards after the migration', { timeout: PROCESS_TEST_MS }, () => {
   let server: PrivateRedis;
   let redis: Redis;
   let dir: string;
@@ -507,7 +507,7 @@ describe('a daemon with three shards after the migration', () => {
   );
 });
 
-describe('warren shards migrate on a Redis Cluster', () => {
+describe('warren shards migrate on a Redis Cluster', { timeout: PROCESS_TEST_MS }, () => {
   let cluster: PrivateRedisCluster;
   let redis: Cluster;
   let workerConn: Cluster;

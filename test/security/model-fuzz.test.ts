@@ -17,6 +17,7 @@ import { OpenAIChatModel } from '../../executors/llm/openai-model.ts';
 import { readBody } from '../fakes/read-body.ts';
 import { anthropicPairingProblems, events, FnModel, makeTool, pairingProblems, type Turn } from '../support/loop-kit.ts';
 import { Prng } from '../support/prng.ts';
+import { PROCESS_TEST_MS } from '../support/ceilings.ts';
 
 const TERMINATIONS: readonly TerminationReason[] = ['final', 'stop_tool', 'no_action', 'max_steps', 'budget', 'deadline', 'aborted', 'loop_detected', 'circuit_open', 'error'];
 const FAST_RETRY = { attemptsPerModel: 2, initialDelayMs: 1, maxDelayMs: 2, maxRetryAfterMs: 5 };
@@ -129,7 +130,7 @@ function summarise(reports: RunReport[]): { crashes: string[]; problems: string[
   return { crashes: reports.flatMap((r) => (r.crash ? [r.crash] : [])), problems: reports.flatMap((r) => r.problems), answers: reports.reduce((s, r) => s + r.answers, 0), terminations };
 }
 
-describe('malformed model answers through the real loop', () => {
+describe('malformed model answers through the real loop', { timeout: PROCESS_TEST_MS }, () => {
   it('a model name from the server never picks a price off the object prototype', () => {
     for (const name of ['__proto__', 'constructor', 'toString', 'hasOwnProperty']) expect(costOf(name, { inputTokens: 1_000_000, outputTokens: 0, cachedTokens: 0 }, DEFAULT_PRICES)).toBe(DEFAULT_PRICES.default.input);
   });
