@@ -1,24 +1,19 @@
 // The budget an agent's run read with its inbox stands for the hub's answer at the next intake while it is younger
 // than the budget's TTL (scheduler/budget-cache.ts): a healthy fleet's intake asks /system/budget-health of nobody
 // who ran lately, on whichever daemon. Real Redis and BullMQ; a counting hub.
-import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import type { HubAdapter } from '../hub-client/adapter.ts';
 import type { BudgetStatus } from '../hub-client/types.ts';
 import { RedisKeys } from '../redis/keys.ts';
 import { addActivationRecordCall, redisScripts } from '../redis/scripts.ts';
-import { ActivationQueue } from '../scheduler/activation-queue.ts';
-import { AgentStateStore } from '../scheduler/agent-state.ts';
+import type { AgentStateStore } from '../scheduler/agent-state.ts';
 import { BudgetCache } from '../scheduler/budget-cache.ts';
-import { HeldMentionStore } from '../scheduler/held-mentions.ts';
-import { InboxClaims } from '../scheduler/inbox-claims.ts';
-import { LeaderLease } from '../scheduler/lease.ts';
-import { Scheduler } from '../scheduler/scheduler.ts';
 import { waitFor } from './support/hub-api.ts';
 import { AgentConfigSchema } from '../store/agent-config.ts';
 import type { AgentDefinition } from '../store/definition.ts';
+import { schedulerWorld } from './support/scheduler-world.ts';
 
 const redisUrl = inject('redisUrl');
 const logger = pino({ level: 'silent' });
@@ -38,10 +33,6 @@ function agent(name: string): AgentDefinition {
  * `before` runs before its first intake round. Resolves once that round queued bob or held him back.
  */
 async function world(hubSays: BudgetStatus, before: (w: { state: AgentStateStore; conn: Redis; keys: RedisKeys; runRead: (status: BudgetStatus, at: number) => Promise<unknown> }) => Promise<unknown> = () => Promise.resolve()) {
-  const prefix = `warren-budget-seen-${randomUUID().slice(0, 8)}`;
-  const conn = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
-  const queue = new ActivationQueue(conn, { prefix, logger });
-  const state = new AgentStateStore(conn, prefix);
   const asked: string[] = [];
   const hub = {
     capabilities: { longPoll: false },
@@ -51,11 +42,12 @@ async function world(hubSays: BudgetStatus, before: (w: { state: AgentStateStore
       return Promise.resolve({ status: hubSays });
     },
   } as unknown as HubAdapter;
-  const defs = new Map([['bob', agent('bob')]]);
-  const held = new HeldMentionStore(conn, prefix);
-  const queued: string[] = [];
   let decided!: () => void;
   const round = new Promise<void>((resolve) => (decided = resolve));
+  const w = schedulerWorld(redisUrl, 'budget-seen', [agent('bob')], { hub, budget: new BudgetCache(hub, { ttlMs: TTL_MS, logger }), onHeld: () => decided() });
+  closers.push(() => w.close());
+  const { scheduler, queue, state, conn, held, prefix } = w;
+  const queued: string[] = [];
   const enqueue = queue.enqueue.bind(queue);
   queue.enqueue = async (...args) => {
     queued.push(args[0]);
@@ -63,26 +55,6 @@ async function world(hubSays: BudgetStatus, before: (w: { state: AgentStateStore
     decided();
     return id;
   };
-  const scheduler = new Scheduler({
-    hub,
-    queue,
-    agentState: state,
-    claims: new InboxClaims(conn, prefix),
-    lease: new LeaderLease(conn, { prefix, ttlMs: 60_000 }),
-    leaseTtlMs: 60_000,
-    runnableAgents: () => new Set(defs.keys()),
-    definition: (n) => defs.get(n),
-    budget: new BudgetCache(hub, { ttlMs: TTL_MS, logger }),
-    explorationIntervalMs: 0,
-    minStalenessMs: 1_000,
-    workerConcurrency: 5,
-    pollIntervalMs: 60_000,
-    longPollSeconds: 0,
-    held,
-    onHeld: () => decided(),
-    logger,
-  });
-  closers.push(async () => conn.quit(), () => queue.close(), () => scheduler.stop());
   const keys = new RedisKeys(prefix);
   /** Stores a reading as a run's end does: its record and its budget part, in the one end-of-activation command. */
   const runRead = (status: BudgetStatus, at: number): Promise<unknown> =>

@@ -1,18 +1,12 @@
 // One exploration round on real Redis and BullMQ: which agents get an exploration activation, in which order,
 // when budget refusals, pauses, quiet hours, backoffs and busy agents take candidates out.
-import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import type { HubAdapter } from '../hub-client/adapter.ts';
-import { ActivationQueue } from '../scheduler/activation-queue.ts';
-import { AgentStateStore } from '../scheduler/agent-state.ts';
 import { BudgetCache } from '../scheduler/budget-cache.ts';
-import { InboxClaims } from '../scheduler/inbox-claims.ts';
-import { LeaderLease } from '../scheduler/lease.ts';
-import { Scheduler } from '../scheduler/scheduler.ts';
 import { AgentConfigSchema } from '../store/agent-config.ts';
 import type { AgentDefinition } from '../store/definition.ts';
+import { schedulerWorld } from './support/scheduler-world.ts';
 
 const redisUrl = inject('redisUrl');
 const logger = pino({ level: 'silent' });
@@ -34,10 +28,6 @@ function agent(name: string, behavior: Record<string, unknown> = {}): AgentDefin
 }
 
 async function world(defs: AgentDefinition[], opts: { warning?: readonly string[]; concurrency: number }) {
-  const prefix = `warren-explore-${randomUUID().slice(0, 8)}`;
-  const conn = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
-  const queue = new ActivationQueue(conn, { prefix, logger });
-  const state = new AgentStateStore(conn, prefix);
   const asked: string[][] = [];
   const hub = {
     capabilities: { longPoll: false },
@@ -50,28 +40,11 @@ async function world(defs: AgentDefinition[], opts: { warning?: readonly string[
     if (agents.length) asked.push([...agents]); // the intake asks too, for nobody
     return statusMany(agents, ...rest);
   };
-  const byName = new Map(defs.map((d) => [d.name, d]));
-  const scheduler = new Scheduler({
-    hub,
-    queue,
-    agentState: state,
-    claims: new InboxClaims(conn, prefix),
-    lease: new LeaderLease(conn, { prefix, ttlMs: 60_000 }),
-    leaseTtlMs: 60_000,
-    runnableAgents: () => new Set(byName.keys()),
-    definition: (n) => byName.get(n),
-    budget,
-    explorationIntervalMs: 0,
-    minStalenessMs: 1_000,
-    workerConcurrency: opts.concurrency,
-    pollIntervalMs: 60_000,
-    longPollSeconds: 0,
-    logger,
-  });
-  scheduler.start();
-  closers.push(async () => conn.quit(), () => queue.close(), () => scheduler.stop());
-  while (!scheduler.isLeader) await new Promise((r) => setTimeout(r, 5));
-  return { scheduler, state, queue, asked };
+  const w = schedulerWorld(redisUrl, 'explore', defs, { hub, budget, workerConcurrency: opts.concurrency });
+  w.scheduler.start();
+  closers.push(() => w.close());
+  while (!w.scheduler.isLeader) await new Promise((r) => setTimeout(r, 5));
+  return { scheduler: w.scheduler, state: w.state, queue: w.queue, asked };
 }
 
 describe('exploration round', () => {
