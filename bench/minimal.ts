@@ -7,6 +7,7 @@ import { Queue, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { Pool } from 'undici';
+import { countHubRequests } from './support/hub-requests.ts';
 import { printTable, round, writeResults } from './support/stats.ts';
 import { inParallel, makeBenchAgents, mentioner, registerAgents, startWorld, type World } from './support/world.ts';
 
@@ -183,13 +184,15 @@ export async function minimal(): Promise<Record<string, unknown>> {
     await registerAgents(world, names);
     const mention = await mentioner(world);
     await inParallel(names, 16, async (n) => void (await mention(n)));
+    const hubCalls = countHubRequests(world.hubUrl);
     const run = await runMinimal(world, names, CONCURRENCY);
+    hubCalls.stop();
     const figures = {
       agents: AGENTS,
       concurrency: CONCURRENCY,
       activations_per_s: round(AGENTS / run.seconds),
       cpu_ms_per_activation: round(run.cpuMs / AGENTS, 2),
-      hub_calls_per_activation: 5,
+      hub_calls_per_activation: round(hubCalls.count / AGENTS, 2),
     };
     printTable(`minimal pipeline — ${AGENTS} agents, one mention each, concurrency ${CONCURRENCY}`, [
       ['activations/s', figures.activations_per_s],
