@@ -49,10 +49,14 @@ describe('a pause outlives Redis', { timeout: PROCESS_TEST_MS }, () => {
     expect(Object.keys((JSON.parse(readFileSync(file, 'utf8')) as { paused: object }).paused)).toEqual(['greeter']);
     expect(statSync(file).mode & 0o777).toBe(0o600);
 
+    // A key only this test writes: gone after the restart, it shows Redis came back empty, the pause with it. (Reading
+    // the pause itself raced the daemon, whose reconnect may put it back before this client's.)
+    const sentinel = `${harness.prefix}:test-sentinel`;
+    await c.set(sentinel, '1');
     await r.kill();
     await r.start();
-    expect(await c.hget(`${harness.prefix}:agent-paused`, 'greeter')).toBeNull(); // Redis lost it...
-    // ...and the daemon puts it back once its connection is ready again.
+    expect(await c.exists(sentinel)).toBe(0);
+    // The daemon puts the pause back once its connection is ready again.
     await waitFor('the pause re-applied', async () => ((await c.hget(`${harness.prefix}:agent-paused`, 'greeter')) === '1' ? true : undefined), PROCESS_START_MS);
     // Logged once the write is answered: the daemon's log line may follow this test's read of the key.
     await waitFor('the re-applied pause logged', () => (harness.logs.some((l) => l.includes('operator pauses applied from the pause file')) ? true : undefined), PROCESS_START_MS);
