@@ -42,6 +42,7 @@ const rows: Row[] = [
   ['steady arrival: daemon CPU / minimal pipeline', get(t, 'steady.ratio_daemon_cpu_to_minimal'), '≤ 2.0', get(t, 'steady') === 'n/a' ? '' : verdict(t, (o) => num(o, 'steady.ratio_daemon_cpu_to_minimal') <= 2), '200 agents, 16 posts at a time, warm after 1,400'],
   ['daemon start CPU (ms, 600 agents, once per start)', get(t, 'daemon_start_cpu_ms'), '', '', 'not counted per activation above'],
   ['hub CPU per activation (ms)', get(t, 'hub_cpu_ms_per_activation'), '≤ 2.0', verdict(t, (o) => num(o, 'hub_cpu_ms_per_activation') <= 2), ''],
+  ['hub calls per activation (counted)', get(t, 'hub_calls_per_activation'), '', '', `minimal ${get(t, 'minimal_hub_calls_per_activation')}; a fresh deployment's intake asks each agent's budget once`],
   ['activations/s (concurrency 50, zero-latency model)', get(t, 'warren_activations_per_s'), '', '', `minimal ${get(t, 'minimal_activations_per_s')}; raw BullMQ no-op ${get(t, 'raw_bullmq_jobs_per_s')} jobs/s`],
   ['overhead (end to end − model) p50 / p99 (ms)', `${get(l, 'overhead_ms.p50')} / ${get(l, 'overhead_ms.p99')}`, 'p50 ≤ 4, p99 ≤ 15', verdict(l, (o) => num(o, 'overhead_ms.p50') <= 4 && num(o, 'overhead_ms.p99') <= 15), `minimal pipeline ${get(l, 'minimal.overhead_ms.p50')} / ${get(l, 'minimal.overhead_ms.p99')}, same mentions`],
   ['mention → activation start p50 / p99 (ms)', `${get(l, 'mention_to_start_ms.p50')} / ${get(l, 'mention_to_start_ms.p99')}`, 'p99 ≤ 20', verdict(l, (o) => num(o, 'mention_to_start_ms.p99') <= 20), ''],
