@@ -48,16 +48,14 @@ export class BudgetCache {
     const unknown: string[] = [];
     for (const agent of agents) {
       const known = this.#known.get(agent);
-      if (known && known.until > now) {
-        out.set(agent, known.status);
-        continue;
-      }
       const read = seen?.(agent);
-      if (read && read.at + this.#ttlMs > now) {
+      // The newer of what this daemon was told (`until` is a TTL after it) and what a run read, while fresh.
+      if (read && read.at + this.#ttlMs > now && (!known || read.at > known.until - this.#ttlMs)) {
         // Another machine's clock may run ahead: a reading is never good for longer than the TTL from now.
         this.#known.set(agent, { status: read.status, until: Math.min(read.at, now) + this.#ttlMs });
         out.set(agent, read.status);
-      } else unknown.push(agent);
+      } else if (known && known.until > now) out.set(agent, known.status);
+      else unknown.push(agent);
     }
     let next = 0;
     await Promise.all(

@@ -89,6 +89,16 @@ describe('the budget a run read, at the next intake', () => {
     expect(w.asked).toEqual(['bob']);
   });
 
+  it('the newer of what the daemon was told and what a run read decides', async () => {
+    const hub = { budgetHealth: () => Promise.resolve({ status: 'critical' }) } as unknown as HubAdapter;
+    const cache = new BudgetCache(hub, { ttlMs: TTL_MS, logger });
+    expect(await cache.status('bob', now - 10_000)).toBe('critical'); // told 10 s ago
+    const ask = (seen: { status: BudgetStatus; at: number }) => cache.statusMany(['bob'], { seen: () => seen, now }).then((m) => m.get('bob'));
+    expect(await ask({ status: 'healthy', at: now - 15_000 })).toBe('critical'); // read before it was told
+    expect(await ask({ status: 'healthy', at: now - 5_000 })).toBe('healthy'); // read since: the limit was raised
+    expect(await ask({ status: 'critical', at: now - 8_000 })).toBe('healthy');
+  });
+
   it('a run that read the budget earlier and ends later leaves the fresher reading', async () => {
     const w = await world('healthy');
     await w.runRead('critical', now - 1_000);
