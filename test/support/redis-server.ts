@@ -15,7 +15,7 @@ export interface PrivateRedis {
   readonly port: number;
   /** The server's process id while it runs (a benchmark pins it to a core). */
   readonly pid: number | undefined;
-  /** SIGKILL the server (a fault); `start()` brings it back on the same port and dir. */
+  /** SIGKILL the server (a fault); `start()` brings it back on the same port and dir (and does nothing while it runs). */
   kill(): Promise<void>;
   start(): Promise<void>;
   stop(): Promise<void>;
@@ -30,7 +30,11 @@ export async function startPrivateRedis(opts: { appendonly?: boolean; /** requir
   const dir = mkdtempSync(join(tmpdir(), 'warren-redis-'));
   let child: ChildProcess | undefined;
 
+  const alive = (): boolean => child !== undefined && child.exitCode === null && child.signalCode === null;
   const start = async (): Promise<void> => {
+    // Already up: a second server would fail to bind and exit, and stop() would then kill that one and leave this
+    // one running (a leaked server after every CI run, from a test's cleanup that restarts Redis "in case").
+    if (alive()) return;
     child = spawn(
       'redis-server',
       [
@@ -45,7 +49,7 @@ export async function startPrivateRedis(opts: { appendonly?: boolean; /** requir
   };
   const kill = async (): Promise<void> => {
     const c = child;
-    if (!c || c.exitCode !== null || c.signalCode !== null) return; // already gone (killed before): no 'exit' to wait for
+    if (!c || !alive()) return; // already gone (killed before): no 'exit' to wait for
     await new Promise<void>((resolve) => {
       c.once('exit', () => resolve());
       c.kill('SIGKILL');
