@@ -8,7 +8,7 @@ import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { startDaemon } from '../daemon/daemon.ts';
 import { runMinimal, startMinimal } from './minimal.ts';
-import { countHubRequests } from './support/hub-requests.ts';
+import { countHubRequests, type RequestCount } from './support/hub-requests.ts';
 import { printSideBySide, printTable, round, writeResults } from './support/stats.ts';
 import { BENCH_ENV, benchConfig, inParallel, makeBenchAgents, mentioner, processCpuMs, registerAgents, startWorld, type World } from './support/world.ts';
 
@@ -139,6 +139,8 @@ export async function throughput(): Promise<Record<string, unknown>> {
         daemon_cpu_ms_per_round: steadyWarren.map((r) => round(r.cpuMs / STEADY_MEASURED, 2)),
         minimal_cpu_ms_per_round: steadyMinimal.map((r) => round(r.cpuMs / STEADY_MEASURED, 2)),
         hub_cpu_ms_per_activation: round(steadyPer(steadyWarren, (r) => r.hubCpuMs), 2),
+        hub_calls_per_activation: round(steadyPer(steadyWarren, (r) => r.hubCalls), 2),
+        minimal_hub_calls_per_activation: round(steadyPer(steadyMinimal, (r) => r.hubCalls), 2),
       },
     };
     printTable(`throughput — ${AGENTS} agents × ${ROUNDS} rounds alternating with the minimal pipeline, worker concurrency ${CONCURRENCY}, zero-latency model over HTTP`, [
@@ -161,6 +163,7 @@ export async function throughput(): Promise<Record<string, unknown>> {
       ['minimal pipeline CPU ms per activation', [figures.minimal_cpu_ms_per_activation, figures.steady.minimal_cpu_ms_per_activation]],
       ['daemon CPU / minimal', [figures.ratio_daemon_cpu_to_minimal, figures.steady.ratio_daemon_cpu_to_minimal], '≤ 2.0 (stretch 1.5)'],
       ['hub CPU ms per activation', [figures.hub_cpu_ms_per_activation, figures.steady.hub_cpu_ms_per_activation], '≤ 2.0'],
+      ['hub calls per activation (warren / minimal)', [`${figures.hub_calls_per_activation} / ${figures.minimal_hub_calls_per_activation}`, `${figures.steady.hub_calls_per_activation} / ${figures.steady.minimal_hub_calls_per_activation}`]],
     ]);
     return figures;
   } finally {
@@ -219,6 +222,8 @@ interface SteadyRound {
   cpuMs: number;
   hubCpuMs: number;
   seconds: number;
+  /** Requests to the hub over the measured answers, counted (the intake's polls included). */
+  hubCalls: number;
 }
 
 /** A warren daemon over the store, calling `onAnswered` for each answered activation, until stopped. */
@@ -264,17 +269,19 @@ async function steadyArrival(
   let cpu0 = process.cpuUsage();
   let hub0 = 0;
   let t0 = 0;
+  let hubCalls: RequestCount | undefined;
   const onAnswered = (agent: string): void => {
     idle.push(agent);
     wake();
     answered++;
     if (answered === STEADY_WARM) {
-      [cpu0, hub0, t0] = [process.cpuUsage(), processCpuMs(world.hubProcess.pid!), Date.now()];
+      [cpu0, hub0, t0, hubCalls] = [process.cpuUsage(), processCpuMs(world.hubProcess.pid!), Date.now(), countHubRequests(world.hubUrl)];
     } else if (answered === STEADY_WARM + STEADY_MEASURED) {
       const cpu = process.cpuUsage(cpu0);
+      hubCalls?.stop();
       posting = false;
       wake();
-      measured.resolve({ cpuMs: (cpu.user + cpu.system) / 1000, hubCpuMs: processCpuMs(world.hubProcess.pid!) - hub0, seconds: (Date.now() - t0) / 1000 });
+      measured.resolve({ cpuMs: (cpu.user + cpu.system) / 1000, hubCpuMs: processCpuMs(world.hubProcess.pid!) - hub0, seconds: (Date.now() - t0) / 1000, hubCalls: hubCalls?.count ?? Number.NaN });
     }
     if (!posting && idle.length === agents.length) drained.resolve();
   };
