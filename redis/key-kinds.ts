@@ -87,8 +87,8 @@ const RULES: readonly Rule[] = [
   { members: ['activationRecords'], pattern: new RegExp(`^activation-records:${AGENT}$`), kind: 'agent' },
   { members: ['heldRecords'], pattern: new RegExp(`^held-records:${AGENT}$`), kind: 'agent' },
   {
-    members: ['moltbookPending', 'moltbookHandled', 'moltbookChallengeFailures', 'moltbookDmSeen', 'moltbookAnswered', 'moltbookLastWrite'],
-    pattern: new RegExp(`^moltbook:(?:pending|handled|challenge-failures|dm-seen|answered|last-post|last-comment):${AGENT}$`),
+    members: ['moltbookPending', 'moltbookHandled', 'moltbookRecheck', 'moltbookChallengeFailures', 'moltbookDmSeen', 'moltbookAnswered', 'moltbookLastWrite'],
+    pattern: new RegExp(`^moltbook:(?:pending|handled|recheck|challenge-failures|dm-seen|answered|last-post|last-comment):${AGENT}$`),
     kind: 'agent',
   },
   { members: ['moltbookCommentsOn'], pattern: new RegExp(`^moltbook:comments:${AGENT}:[^:]+$`), kind: 'agent' },

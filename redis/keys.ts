@@ -201,6 +201,10 @@ export class RedisKeys {
   moltbookHandled(agent: string): string {
     return `${this.prefix}:moltbook:handled:${agent}`;
   }
+  /** Posts marked read on the hub whose thread is still to be read again for comments that came just before (post → since, epoch ms). */
+  moltbookRecheck(agent: string): string {
+    return `${this.prefix}:moltbook:recheck:${agent}`;
+  }
   moltbookWrite(key: string): string {
     return `${this.prefix}:moltbook:write:${key}`;
   }

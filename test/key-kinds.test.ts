@@ -63,6 +63,7 @@ const SAMPLES: Record<KeyMember, Array<[string, KeyKind]>> = {
   moltbookWrite: [[k.moltbookWrite('abc'), { kind: 'stays', why: 'home' }]],
   moltbookChallengeFailures: [[k.moltbookChallengeFailures(A), { kind: 'agent', agent: A }]],
   moltbookDmSeen: [[k.moltbookDmSeen(A), { kind: 'agent', agent: A }]],
+  moltbookRecheck: [[k.moltbookRecheck(A), { kind: 'agent', agent: A }]],
   moltbookAnswered: [[k.moltbookAnswered(A), { kind: 'agent', agent: A }]],
   moltbookLastWrite: [
     [k.moltbookLastWrite(A, 'post'), { kind: 'agent', agent: A }],

@@ -53,7 +53,7 @@ describe('moltbook adapter', () => {
     expect((await hub.listNotifications('greeter')).notifications).toEqual([]);
   });
 
-  it('does not mark a post read when a comment arrived after the listing', async () => {
+  it('keeps a comment that arrived after the listing when the post is marked read, reading the thread once', async () => {
     fake = await startFakeMoltbook();
     const hub = adapterFor(fake, ['greeter']);
     fake.addAgent('alice');
@@ -61,9 +61,65 @@ describe('moltbook adapter', () => {
     const first = fake.comment('alice', post.id, 'one');
     await hub.listNotifications('greeter');
     const late = fake.comment('alice', post.id, 'two, while greeter was busy');
+    const before = fake.requests.length;
     await hub.markRead('greeter', [`${post.id}:${first.id}`]);
-    expect(fake.unread('greeter').map((n) => n.commentId)).toContain(late.id);
+    expect(fake.requests.slice(before).map((r) => `${r.method} ${r.path.split('?')[0]}`)).toEqual([`POST /notifications/read-by-post/${post.id}`, `GET /posts/${post.id}/comments`]);
     expect((await hub.listNotifications('greeter')).notifications.map((n) => n.comment_id)).toEqual([late.id]);
+  });
+
+  // Moltbook marks a whole post read at once: a comment written between warren's last read of the thread and that
+  // mark would be read on the hub and never seen. The thread is read again after the mark.
+  const readByPost = (postId: string) => (method: string, path: string): boolean => method === 'POST' && path === `/notifications/read-by-post/${postId}`;
+  const threadRead = (postId: string) => (method: string, path: string): boolean => method === 'GET' && path.startsWith(`/posts/${postId}/comments`);
+
+  it('keeps a comment that arrives just before its post is marked read after an answer', async () => {
+    fake = await startFakeMoltbook();
+    const hub = adapterFor(fake, ['greeter']);
+    fake.addAgent('alice');
+    const post = fake.post('greeter', { title: 'Hello', content: 'hi' });
+    const first = fake.comment('alice', post.id, 'one');
+    await hub.listNotifications('greeter');
+    let late: { id: string } | undefined;
+    fake.beforeNext(readByPost(post.id), { act: () => void (late = fake!.comment('alice', post.id, 'two, just before the mark')) });
+    await hub.markRead('greeter', [`${post.id}:${first.id}`]);
+    expect(late).toBeDefined();
+    expect(await hub.agentsWithNotifications()).toMatchObject([{ name: 'greeter', notification_count: 1 }]);
+    expect((await hub.listNotifications('greeter')).notifications.map((n) => n.comment_id)).toEqual([late!.id]);
+  });
+
+  it('keeps a comment that arrives just before a thread with nothing to answer is marked read', async () => {
+    fake = await startFakeMoltbook();
+    const hub = adapterFor(fake, ['greeter']);
+    fake.addAgent('alice');
+    const post = fake.post('greeter', { title: 'Hello', content: 'hi' });
+    const first = fake.comment('alice', post.id, 'one');
+    await hub.listNotifications('greeter');
+    // Handled, but the post not marked read (the mark failed): the next listing finds nothing to answer on it.
+    fake.beforeNext(readByPost(post.id), { status: 500 });
+    await expect(hub.markRead('greeter', [`${post.id}:${first.id}`])).rejects.toThrow();
+    let late: { id: string } | undefined;
+    fake.beforeNext(readByPost(post.id), { act: () => void (late = fake!.comment('alice', post.id, 'two, just before the mark')) });
+    await hub.listNotifications('greeter');
+    expect(late).toBeDefined();
+    expect((await hub.listNotifications('greeter')).notifications.map((n) => n.comment_id)).toEqual([late!.id]);
+  });
+
+  it('reads the thread again later when it could not right after marking it read', async () => {
+    fake = await startFakeMoltbook();
+    const hub = adapterFor(fake, ['greeter']);
+    fake.addAgent('alice');
+    const post = fake.post('greeter', { title: 'Hello', content: 'hi' });
+    const first = fake.comment('alice', post.id, 'one');
+    await hub.listNotifications('greeter');
+    let late: { id: string } | undefined;
+    fake.beforeNext(readByPost(post.id), { act: () => void (late = fake!.comment('alice', post.id, 'two, just before the mark')) });
+    fake.beforeNext(threadRead(post.id), { status: 500 });
+    // The answer's own work is done: the failed read is left for later, not the activation's failure.
+    await hub.markRead('greeter', [`${post.id}:${first.id}`]);
+    expect(fake.unread('greeter')).toEqual([]);
+    expect(await hub.agentsWithNotifications()).toMatchObject([{ name: 'greeter', notification_count: 1 }]);
+    expect((await hub.listNotifications('greeter')).notifications.map((n) => n.comment_id)).toEqual([late!.id]);
+    expect((await hub.listNotifications('greeter')).notifications.map((n) => n.comment_id)).toEqual([late!.id]);
   });
 
   it('solves the challenge of a new comment and verifies it, so the comment is published', async () => {

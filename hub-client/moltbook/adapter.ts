@@ -390,7 +390,7 @@ export class MoltbookAdapter implements HubAdapter, HubSocial {
       try {
         home = await this.#home(agent, signal, true);
       } catch (err) {
-        if (err instanceof HeldBackLocally) return (home?.count ?? 0) + (await this.#state.pendingCount(agent)); // the bucket is work's now
+        if (err instanceof HeldBackLocally) return (home?.count ?? 0) + (await this.#state.workCount(agent)); // the bucket is work's now
         const retryInMs = (this.#homeFailures.get(agent)?.nextAt ?? now) - now;
         this.#logger?.warn({ agent, err, retryInMs }, 'could not read the agent\'s Moltbook home; its mentions are still looked for');
         home = undefined;
@@ -413,7 +413,7 @@ export class MoltbookAdapter implements HubAdapter, HubSocial {
       }
     }
     try {
-      return (home?.count ?? 0) + (await this.#state.pendingCount(agent));
+      return (home?.count ?? 0) + (await this.#state.workCount(agent));
     } catch (err) {
       this.#logger?.warn({ agent, err }, 'could not count the agent\'s pending Moltbook work');
       return 0;
@@ -440,6 +440,7 @@ export class MoltbookAdapter implements HubAdapter, HubSocial {
   }
 
   async listNotifications(agent: string, opts: NotificationQuery = {}): Promise<NotificationPage> {
+    for (const [postId, since] of await this.#state.rechecks(agent)) await this.#recheck(agent, postId, since, opts.signal);
     const pending = await this.#state.pending(agent);
     let home: Home | undefined;
     try {
@@ -465,7 +466,8 @@ export class MoltbookAdapter implements HubAdapter, HubSocial {
       await this.#state.addPending(agent, work);
       if (work.length === 0 && !pending.some((n) => n.post_id === postId)) {
         // Nothing on it warren answers (e.g. a vote): read on the hub, or it would wake the agent for ever.
-        await this.#call(agent, 'read', { method: 'POST', path: `/notifications/read-by-post/${encodeURIComponent(postId)}`, signal: opts.signal });
+        const newest = Math.max(0, ...comments.map((c) => Date.parse(c.created_at) || 0));
+        await this.#markPostRead(agent, postId, newest, opts.signal);
       }
     }
     const all = await this.#state.pending(agent);
@@ -484,24 +486,46 @@ export class MoltbookAdapter implements HubAdapter, HubSocial {
     const posts = new Set(replyIds.flatMap((id) => postOfNotification(id) ?? []));
     for (const postId of posts) {
       if (left.some((n) => n.post_id === postId)) continue;
-      // Marking the post read covers every comment on it: first make sure none arrived since it was listed.
       const since = Math.min(...notificationIds.filter((id) => postOfNotification(id) === postId).map((id) => Date.parse(before.get(id)?.created_at ?? '') || 0));
-      const { author, comments } = await this.#thread(agent, postId, opts.signal);
-      const handled = await this.#state.handled(agent, comments.map((c) => `${postId}:${c.id}`));
-      const arrived = workOnThread({ agent, postId, postAuthor: author, comments: comments.filter((c) => Date.parse(c.created_at) > since), handled, limit: Number.MAX_SAFE_INTEGER });
-      if (arrived.length) {
-        await this.#state.addPending(agent, arrived);
-        continue;
-      }
-      try {
-        await this.#call(agent, 'read', { method: 'POST', path: `/notifications/read-by-post/${encodeURIComponent(postId)}`, signal: opts.signal });
-      } catch (err) {
-        // Handled is kept in Redis all the same; a server without read state (404) only keeps counting the post.
-        if (!(err instanceof HubError && err.status === 404)) throw err;
-        this.#logger?.info({ agent, post: postId }, 'this Moltbook server keeps no read state (404 on read-by-post); what was handled is kept by warren');
-      }
+      await this.#markPostRead(agent, postId, since, opts.signal);
     }
     return notificationIds.length;
+  }
+
+  /**
+   * Marks a post read on the hub. Moltbook marks every comment on it at once, so a comment written after warren last
+   * read the thread would be read unseen: the thread is read again after the mark and what came is kept pending.
+   * The intent is in Redis before the mark, so a read that fails (or a daemon that dies) leaves it for the next run.
+   */
+  async #markPostRead(agent: string, postId: string, since: number, signal?: AbortSignal): Promise<void> {
+    await this.#state.recheckLater(agent, postId, since);
+    try {
+      await this.#call(agent, 'read', { method: 'POST', path: `/notifications/read-by-post/${encodeURIComponent(postId)}`, signal });
+    } catch (err) {
+      // Handled is kept in Redis all the same; a server without read state (404) only keeps counting the post.
+      if (!(err instanceof HubError && err.status === 404)) throw err;
+      this.#logger?.info({ agent, post: postId }, 'this Moltbook server keeps no read state (404 on read-by-post); what was handled is kept by warren');
+      await this.#state.recheckDone(agent, postId); // nothing was marked read: the hub still counts what comes
+      return;
+    }
+    await this.#recheck(agent, postId, since, signal);
+  }
+
+  /** Reads a thread marked read again: its unhandled comments from `since` on become pending, then the intent is done. */
+  async #recheck(agent: string, postId: string, since: number, signal?: AbortSignal): Promise<void> {
+    try {
+      const { author, comments } = await this.#thread(agent, postId, signal);
+      const handled = await this.#state.handled(agent, comments.map((c) => `${postId}:${c.id}`));
+      const arrived = workOnThread({ agent, postId, postAuthor: author, comments: comments.filter((c) => (Date.parse(c.created_at) || 0) >= since), handled, limit: Number.MAX_SAFE_INTEGER });
+      await this.#state.addPending(agent, arrived);
+    } catch (err) {
+      // A deleted post has nothing more to find; anything else is tried again at the agent's next run.
+      if (!(err instanceof HubError && err.status === 404)) {
+        this.#logger?.warn({ agent, post: postId, err }, 'could not read a thread again after marking it read; it is read at the agent\'s next run');
+        return;
+      }
+    }
+    await this.#state.recheckDone(agent, postId);
   }
 
   async markAllRead(agent: string, opts: WriteOptions = {}): Promise<number> {
@@ -514,7 +538,7 @@ export class MoltbookAdapter implements HubAdapter, HubSocial {
 
   async notificationCount(agent: string, signal?: AbortSignal): Promise<NotificationCount> {
     const { count } = await this.#home(agent, signal);
-    const n = count + (await this.#state.pendingCount(agent));
+    const n = count + (await this.#state.workCount(agent));
     return { unread: n, total: n };
   }
 

@@ -9,6 +9,8 @@ import type { WriteHistory } from './write-limits.ts';
 import { HANDLED_TTL_SECONDS, PendingNotifications } from '../pending-notifications.ts';
 
 const LEDGER_TTL_SECONDS = 7 * 86_400;
+/** A thread that cannot be read again for this long after its mark is given up (it wakes its agent until then). */
+const RECHECK_TTL_SECONDS = 86_400;
 
 export interface LedgerEntry {
   state: 'sending' | 'unverified' | 'done';
@@ -46,6 +48,32 @@ export class MoltbookState extends PendingNotifications {
   /** An agent's own keys: its shard's. */
   #keys(agent: string): RedisKeys {
     return this.#layout.of(agent);
+  }
+
+  /** Pending notifications and threads still to be read again: what wakes the agent, besides the hub's count. */
+  async workCount(agent: string): Promise<number> {
+    const keys = this.#keys(agent);
+    const [[, pending], [, rechecks]] = (await this.#redis.multi().hlen(keys.moltbookPending(agent)).hlen(keys.moltbookRecheck(agent)).exec()) as [[null, number], [null, number]];
+    return pending + rechecks;
+  }
+
+  /**
+   * Before a post is marked read on the hub: its thread is to be read again for comments from `since` (epoch ms) on.
+   * An earlier intent for the post is kept (its `since` is older, so it covers this one).
+   */
+  async recheckLater(agent: string, postId: string, since: number): Promise<void> {
+    const key = this.#keys(agent).moltbookRecheck(agent);
+    await this.#redis.multi().hsetnx(key, postId, String(since)).expire(key, RECHECK_TTL_SECONDS).exec();
+  }
+
+  /** Threads still to be read again: post → since (epoch ms). */
+  async rechecks(agent: string): Promise<Map<string, number>> {
+    const all = await this.#redis.hgetall(this.#keys(agent).moltbookRecheck(agent));
+    return new Map(Object.entries(all).map(([post, since]) => [post, Number(since) || 0]));
+  }
+
+  async recheckDone(agent: string, postId: string): Promise<void> {
+    await this.#redis.hdel(this.#keys(agent).moltbookRecheck(agent), postId);
   }
 
   /** A post the agent commented on: exploration skips it (a model call would only end in a duplicate). */

@@ -180,6 +180,11 @@ export interface FakeMoltbook {
   social: { votes: Array<{ agent: string; kind: 'post' | 'comment'; id: string; direction: 'up' | 'down' }>; follows: Array<{ agent: string; name: string }>; subscriptions: Array<{ agent: string; submolt: string }> };
   /** /home of the agent answers `status` (a server error) until set to undefined. */
   failHome(agentName: string, status: number | undefined): void;
+  /**
+   * Once, just before the next authenticated request `match` accepts (its path without /api/v1, with its query):
+   * `act` runs (another client's write at that moment) and, with `status`, the request is answered so (a server error).
+   */
+  beforeNext(match: (method: string, path: string) => boolean, opts: { act?: () => void; status?: number }): void;
   close(): Promise<void>;
 }
 
@@ -194,6 +199,7 @@ export async function startFakeMoltbook(opts: FakeMoltbookOptions = {}): Promise
   const revoked = new Set<string>();
   let envelope: Envelope = opts.envelope ?? 'named';
   const failingHomes = new Map<string, number>();
+  const hooks: Array<{ match: (method: string, path: string) => boolean; act?: () => void; status?: number }> = [];
   const conversations = new Map<string, FakeConversation>();
   const social: FakeMoltbook['social'] = { votes: [], follows: [], subscriptions: [] };
   const limits: RateLimits | undefined = opts.rateLimits === false ? undefined : { ...OPEN_SOURCE_LIMITS, ...opts.rateLimits };
@@ -319,6 +325,12 @@ export async function startFakeMoltbook(opts: FakeMoltbookOptions = {}): Promise
     record.agent = agent.name;
 
     const method = req.method ?? 'GET';
+    const hook = hooks.findIndex((h) => h.match(method, record.path));
+    if (hook >= 0) {
+      const [{ act, status }] = hooks.splice(hook, 1) as [(typeof hooks)[number]];
+      act?.();
+      if (status !== undefined) return fail(status, 'Internal server error');
+    }
     const kind = method === 'POST' && /^\/posts\/[^/]+\/comments$/.test(path) ? 'comment' : method === 'POST' && path === '/posts' ? 'post' : 'other';
     const fault = takeRateFault(kind, agent);
     if (fault) {
@@ -621,6 +633,9 @@ export async function startFakeMoltbook(opts: FakeMoltbookOptions = {}): Promise
     failHome(agentName, status) {
       if (status === undefined) failingHomes.delete(agentName);
       else failingHomes.set(agentName, status);
+    },
+    beforeNext(match, opts) {
+      hooks.push({ match, ...opts });
     },
     close: () =>
       new Promise<void>((resolve) => {
