@@ -5,7 +5,7 @@
 import type { ActivationJob } from '../scheduler/activation-job.ts';
 import type { RedisKeys } from '../redis/keys.ts';
 import { keyLayout, type KeyLayout, type KeySpace } from '../redis/key-layout.ts';
-import { addActivationRecordCall, redisScripts, type RecordRetention, type RedisClient, type RedisScripts, type ScriptCall } from '../redis/scripts.ts';
+import { addActivationRecordCall, redisScripts, type ActivationEndParts, type RecordRetention, type RedisClient, type RedisScripts, type ScriptCall } from '../redis/scripts.ts';
 import type { ActivationEvent } from '../agent-loop/events.ts';
 import type { OutcomeKind } from '../executors/run-outcome.ts';
 import type { PhaseTimings } from './phase-timer.ts';
@@ -131,10 +131,10 @@ export class ActivationRecords {
 
   /**
    * add() at the end of a finished activation, in one command with the other parts of that end (lua/activation-end.lua):
-   * the agent's state (AgentStateStore.activatedCall), the release of the run's inbox claim (InboxClaim.ending) and
-   * the budget status the run read (AgentStateStore.budgetSeenCall).
+   * the agent's state (AgentStateStore.activatedCall), the answer's outbox entry and the release of the run's inbox
+   * claim (InboxClaim.ending) and the budget status the run read (AgentStateStore.budgetSeenCall).
    */
-  async addEnding(record: ActivationRecord, redact: (text: string) => string, parts: { activated?: ScriptCall; release?: ScriptCall; budget?: ScriptCall }): Promise<{ text: string; streakEnded: boolean; releaseLost: boolean }> {
+  async addEnding(record: ActivationRecord, redact: (text: string) => string, parts: Omit<ActivationEndParts, 'record'>): Promise<{ text: string; streakEnded: boolean; releaseLost: boolean }> {
     const { call, text } = this.addCall(record, redact);
     return { text, ...(await this.#scripts.activationEnd({ ...parts, record: call })) };
   }

@@ -432,9 +432,12 @@ async function answerNotification(deps: ActivationDeps, run: Run, n: Notificatio
     // Only now, with the answer safely on the hub, is the notification read (by the reply itself where the hub can).
     if (!readWithReply) await run.timer.time('mark_read', () => hub.markRead(def.name, [n.id], { idempotencyKey: markReadKey([n.id]), signal }));
     // The claim settled as the notification is read, and the kept answer dropped in the same command where the
-    // outbox is in Redis beside the claim (lua/reply-after.lua).
-    if (run.claim && outbox.keyOf) await run.claim.settle(1, outbox.keyOf(def.name, n.id));
-    else {
+    // outbox is in Redis beside the claim (lua/reply-after.lua); with no memory to write, nothing follows but the
+    // end, which carries both (lua/activation-end.lua).
+    if (run.claim && outbox.keyOf) {
+      if (deps.memory?.remembers(def)) await run.claim.settle(1, outbox.keyOf(def.name, n.id));
+      else run.claim.settleWithEnd(outbox.keyOf(def.name, n.id));
+    } else {
       await outbox.clear(def.name, n.id);
       await run.claim?.settle(1);
     }

@@ -179,13 +179,14 @@ export class ActivationWorker {
     endSpan(span, { 'warren.outcome': outcome.outcome.kind, 'warren.reason': outcome.reason, 'warren.replies': outcome.replies, 'warren.handled': outcome.handled.length });
     const resets = resetsBackoff(outcome.outcome);
     let streakEnded = false;
-    // The agent's state, the record and the inbox claim's release, in one command (lua/activation-end.lua).
+    // The agent's state, the record, the answer's outbox entry and the inbox claim's release, in one command (lua/activation-end.lua).
     await this.#step(data.agent, 'activation state and record', async () => {
       const usage = { tokensInput: outcome.usage.inputTokens, tokensOutput: outcome.usage.outputTokens, costUsd: outcome.usage.costUsd };
       const record = recordOf(outcome, started, attempt);
       const release = inbox?.ending();
       const ended = await records.addEnding(record, (text) => this.#opts.redactor.redact(text), {
         activated: outcome.outcome.kind === 'skipped' ? undefined : agentState.activatedCall(data.agent, usage, { resetBackoff: resets }),
+        outbox: release?.outbox,
         release: release?.call,
         // Read at the run's start, with its inbox: the intake takes it as the hub's answer while it is fresh.
         budget: outcome.budget ? agentState.budgetSeenCall(data.agent, { status: outcome.budget, at: started }) : undefined,

@@ -80,6 +80,11 @@ export class AgentMemory {
     return { entries, bytes };
   }
 
+  /** Whether remember() would do anything for this agent (its memory is on). */
+  remembers(def: AgentDefinition): boolean {
+    return memoryOf(def) !== undefined;
+  }
+
   /**
    * Stores what the activation did, per the agent's `remember` switches; with `memory.distill` and a `budget`
    * (what the activation's turn left), distils the exchange into facts and returns what that cost.

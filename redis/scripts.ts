@@ -109,8 +109,8 @@ const SCRIPTS = {
   warrenActivationBegin: { lua: phase('activation-begin', ['activation-start', 'inbox-begin']), keys: 6 },
   warrenInboxRead: { lua: phase('inbox-read', ['inbox-claim']), keys: undefined },
   warrenReplyBefore: { lua: phase('reply-before', ['reserve-write']), keys: 5 },
-  warrenReplyAfter: { lua: phase('reply-after', ['inbox-settle']), keys: 3 },
-  warrenActivationEnd: { lua: phase('activation-end', ['record-activated', 'add-activation-record', 'inbox-release', 'budget-seen']), keys: undefined },
+  warrenReplyAfter: { lua: phase('reply-after', ['outbox-drop', 'inbox-settle']), keys: 3 },
+  warrenActivationEnd: { lua: phase('activation-end', ['record-activated', 'add-activation-record', 'outbox-drop', 'inbox-release', 'budget-seen']), keys: undefined },
 } as const;
 
 /** The body of each script as it is sent (phase scripts with their parts): tests name EVALSHA's hashes by it. */
@@ -144,6 +144,20 @@ export function addActivationRecordCall(keys: readonly [agent: string, all: stri
 /** lua/budget-seen.lua's keys and arguments: `status`, as the hub answered it `at` (epoch ms), for `agent`. */
 export function budgetSeenCall(key: string, agent: string, status: string, at: number): ScriptCall {
   return { keys: [key], args: [agent, status, at] };
+}
+
+/** The parts of lua/activation-end.lua, each as its store describes it; only the record is always there. */
+export interface ActivationEndParts {
+  activated?: ScriptCall;
+  record: ScriptCall;
+  outbox?: ScriptCall;
+  release?: ScriptCall;
+  budget?: ScriptCall;
+}
+
+/** lua/outbox-drop.lua's keys: the reply outbox entry of an answer now on the hub. */
+export function outboxDropCall(outboxKey: string): ScriptCall {
+  return { keys: [outboxKey], args: [] };
 }
 
 /** lua/inbox-release.lua's keys and arguments. */
@@ -212,11 +226,11 @@ export class RedisScripts {
 
   /**
    * lua/activation-end.lua: the parts described by their stores (recordActivatedCall, addActivationRecordCall,
-   * inboxReleaseCall, budgetSeenCall), run in one command. `streakEnded`: record-activated's answer (false without
-   * that part); `releaseLost`: inbox-release answered that a later attempt holds the inbox now.
+   * outboxDropCall, inboxReleaseCall, budgetSeenCall), run in one command. `streakEnded`: record-activated's answer
+   * (false without that part); `releaseLost`: inbox-release answered that a later attempt holds the inbox now.
    */
-  async activationEnd(parts: { activated?: ScriptCall; record: ScriptCall; release?: ScriptCall; budget?: ScriptCall }): Promise<{ streakEnded: boolean; releaseLost: boolean }> {
-    const calls = [parts.activated, parts.record, parts.release, parts.budget];
+  async activationEnd(parts: ActivationEndParts): Promise<{ streakEnded: boolean; releaseLost: boolean }> {
+    const calls = [parts.activated, parts.record, parts.outbox, parts.release, parts.budget];
     const counts = calls.flatMap((c) => (c ? [c.keys.length, c.args.length] : [0, 0]));
     const keys = calls.flatMap((c) => c?.keys ?? []);
     const reply = await this.#run.warrenActivationEnd(keys.length, keys, counts, calls.flatMap((c) => c?.args ?? []));

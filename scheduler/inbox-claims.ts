@@ -13,7 +13,7 @@
 // With shards (redis/key-layout.ts) an agent's hold, its shard's hold version and BullMQ's deduplication keys all sit
 // in the agent's shard: a version is only comparable with the holds of its own shard (InboxHoldVersions).
 import { keyLayout, type KeyLayout, type KeySpace } from '../redis/key-layout.ts';
-import { inboxReleaseCall, redisScripts, type RedisClient, type RedisScripts, type ScriptCall } from '../redis/scripts.ts';
+import { inboxReleaseCall, outboxDropCall, redisScripts, type RedisClient, type RedisScripts, type ScriptCall } from '../redis/scripts.ts';
 import { startFactsOf, startKeysOf, type ActivationStartFacts } from './agent-state.ts';
 
 /** What a run holds of its agent's inbox, and the claim version of its last decrease. */
@@ -58,8 +58,11 @@ export class InboxClaims {
     const k = this.#layout.of(agent);
     const keys = [k.inboxHold(agent), k.inboxHoldVersion] as const;
     const scripts = this.#scripts;
+    const redis = this.#redis;
     // Sent with the activation's end (ending()) instead of alone: release() then has nothing left to send.
     let released = false;
+    /** An answer on the hub whose outbox entry goes with the end (settleWithEnd). */
+    let dropAtEnd: string | undefined;
     return {
       // One command with what the activation reads of its agent as it starts (lua/activation-begin.lua).
       begin: async () => startFactsOf(await scripts.activationBegin(startKeysOf(k), agent, [...keys, k.dedup(agent).next], jobId, attempt, ttlMs)),
@@ -68,9 +71,13 @@ export class InboxClaims {
         if (outboxKey !== undefined) return scripts.replyAfter(agent, keys, outboxKey, jobId, attempt, count);
         if (count > 0) await scripts.inboxSettle(agent, keys, jobId, attempt, count);
       },
-      ending: () => ({ call: inboxReleaseCall(keys, jobId, attempt), sent: () => void (released = true) }),
+      settleWithEnd: (outboxKey) => void (dropAtEnd = outboxKey),
+      ending: () => ({ call: inboxReleaseCall(keys, jobId, attempt), outbox: dropAtEnd === undefined ? undefined : outboxDropCall(dropAtEnd), sent: () => void (released = true) }),
       release: async () => {
-        if (!released) await scripts.inboxRelease(agent, inboxReleaseCall(keys, jobId, attempt), jobId, attempt);
+        if (released) return;
+        // The end's command did not run: what it would have carried goes alone, the answer first (as in reply-after.lua).
+        if (dropAtEnd !== undefined) await redis.del(dropAtEnd);
+        await scripts.inboxRelease(agent, inboxReleaseCall(keys, jobId, attempt), jobId, attempt);
       },
     };
   }
@@ -135,10 +142,17 @@ export interface InboxClaim {
    */
   settle(count: number, outboxKey?: string): Promise<void>;
   /**
-   * The release as a part of the activation's end (lua/activation-end.lua: one command with its state and record);
-   * `sent()` once that command ran, so release() sends nothing more.
+   * settle() for a run whose answer, now on the hub, is its last write: nothing is sent now. The answer leaves the
+   * reply outbox with the activation's end, just before the release lets go of every notification the run claimed
+   * (so no settling of its own is needed): one command fewer. Only where nothing but the end follows (a stale
+   * attempt learns it lost the claim from the end's release, with no further work to stop).
    */
-  ending(): { call: ScriptCall; sent(): void };
+  settleWithEnd(outboxKey: string): void;
+  /**
+   * The release as a part of the activation's end (lua/activation-end.lua: one command with its state and record),
+   * with the outbox entry settleWithEnd left for it; `sent()` once that command ran, so release() sends nothing more.
+   */
+  ending(): { call: ScriptCall; outbox: ScriptCall | undefined; sent(): void };
   /** The run is over. Throws InboxClaimLost when a later attempt began (which then holds the inbox). */
   release(): Promise<void>;
 }

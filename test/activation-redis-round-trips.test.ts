@@ -28,6 +28,8 @@ function sha1(text: string): string {
 }
 
 const AGENT = 'bee';
+/** An agent with memory on: something is written after its answer, so the answer's outbox entry goes right away. */
+const REMEMBERING = 'wasp';
 let redis: PrivateRedis;
 let hub: RunningHub;
 let daemon: RunningDaemon;
@@ -42,9 +44,12 @@ beforeAll(async () => {
   hub = await startHub({ dbPath: ':memory:', port: 0, adminKey: `admin-${randomUUID()}` });
   const api = hubCaller(hub.url);
   userKey = (await api.post<{ api_key: string }>('/agents/register', hub.adminKey, { name: 'dana', type: 'human' })).api_key;
-  await api.post('/agents/register', hub.adminKey, { name: AGENT, type: 'native' });
+  for (const name of [AGENT, REMEMBERING]) await api.post('/agents/register', hub.adminKey, { name, type: 'native' });
   const agentsDir = makeAgentsDir(
-    { [AGENT]: { config: `name: ${AGENT}\ntype: llm\nbrain:\n  provider: scripted\n  model: m\n  responses:\n    - {content: "Buzz."}\ncapabilities: {grants: [hub:read, hub:write]}\nbehavior: {limits: {min_interval_seconds: 0}}\n`, prompt: 'You are {{name}}.' } },
+    Object.fromEntries([AGENT, REMEMBERING].map((name) => [name, {
+      config: `name: ${name}\ntype: llm\nbrain:\n  provider: scripted\n  model: m\n  responses:\n    - {content: "Buzz."}\ncapabilities: {grants: [hub:read, hub:write]}\nbehavior: {limits: {min_interval_seconds: 0}}\n${name === REMEMBERING ? 'memory: {enabled: true}\n' : ''}`,
+      prompt: 'You are {{name}}.',
+    }])),
     { withGreeter: false },
   );
   prefix = `trips-${randomUUID().slice(0, 8)}`;
@@ -54,6 +59,7 @@ beforeAll(async () => {
     store: { path: agentsDir },
     workers: { concurrency: 2, shutdown_grace: '2s' },
     metrics: { enabled: false },
+    memory: { store: ':memory:' },
   });
   // Only a worker: the jobs are queued here, so no scheduler's round reads the agent's state between them.
   daemon = await startDaemon({ config, role: 'worker', logger: pino({ level: 'silent' }), env: { WARREN_HUB_ADMIN_KEY: hub.adminKey }, onOutcome: (o) => outcomes.push(o) });
@@ -76,12 +82,12 @@ interface Sent {
 }
 
 /** One mention answered by one queued activation, with every command clients sent Redis meanwhile, up to the job's completion. */
-async function oneActivation(): Promise<Sent[]> {
-  await hubCaller(hub.url).post('/posts', userKey, { title: 'Q', content: `@${AGENT} ping?` });
+async function oneActivation(agent = AGENT): Promise<Sent[]> {
+  await hubCaller(hub.url).post('/posts', userKey, { title: 'Q', content: `@${agent} ping?` });
   const answered = outcomes.length;
   const monitor = await monitorRedis(redis.port);
   try {
-    const id = await queue.enqueue(AGENT, 'notification');
+    const id = await queue.enqueue(agent, 'notification');
     const job = await queue.queue.getJob(id!);
     const deadline = Date.now() + PROCESS_START_MS;
     while ((await job!.getState()) !== 'completed') {
@@ -150,22 +156,22 @@ function unescapeMonitorArg(text: string): string {
 }
 
 /** warren's own commands about the agent: not BullMQ's (its scripts, its queue's keys), not the test's own polling. */
-function warrensOwn(sent: readonly Sent[]): string[] {
+function warrensOwn(sent: readonly Sent[], agent = AGENT): string[] {
   const queueKeys = `${prefix}:activations:`;
   return sent
     .filter((s) => s.name !== 'bullmq-script' && !s.args[0]?.startsWith(queueKeys) && !s.name.startsWith('monitor') && !s.name.startsWith('exec') && !s.name.startsWith('multi'))
-    .filter((s) => s.args.some((a) => a === AGENT || a.includes(`:${AGENT}`) || a.startsWith(`${AGENT}|`) || a.includes(`${AGENT}\u0000`)))
+    .filter((s) => s.args.some((a) => a === agent || a.includes(`:${agent}`) || a.startsWith(`${agent}|`) || a.includes(`${agent}\u0000`)))
     .map((s) => s.name.replace(prefix, '<prefix>'));
 }
 
 describe("warren's own Redis round trips of one activation", () => {
-  it('a notification answered: one command at the start, one as the inbox is read, one before the reply, one after it, one at the end', async () => {
+  it('a notification answered: one command at the start, one as the inbox is read, one before the reply, one at the end', async () => {
     await oneActivation(); // the scripts are loaded and the agent has run once (no failure streak to end)
     const sent = await oneActivation();
     // Were twelve (main before issue 32 item 5): activation-start, inbox-begin, inbox-claim, the outbox's GET, SET
     // and DEL, reserve-write, inbox-settle, record-activated, add-activation-record, the fleet's paused ledger
-    // (HGET and HDEL in a MULTI) and inbox-release.
-    expect(warrensOwn(sent)).toEqual(['warrenActivationBegin', 'warrenInboxRead', 'warrenReplyBefore', 'warrenReplyAfter', 'warrenActivationEnd']);
+    // (HGET and HDEL in a MULTI) and inbox-release. The answer is the run's last write: its outbox entry goes with the end.
+    expect(warrensOwn(sent)).toEqual(['warrenActivationBegin', 'warrenInboxRead', 'warrenReplyBefore', 'warrenActivationEnd']);
     // And every guarantee those commands kept is still kept: the hold is released, no answer is left in the outbox,
     // the write is counted, the agent's state and both records are written.
     const k = new RedisKeys(prefix);
@@ -176,12 +182,21 @@ describe("warren's own Redis round trips of one activation", () => {
     expect(await conn.llen(k.activationRecords(AGENT))).toBe(2);
   }, PROCESS_TEST_MS);
 
+  it('with memory to write after the answer, the answer leaves the outbox and the claim is settled right after the reply', async () => {
+    await oneActivation(REMEMBERING);
+    const sent = await oneActivation(REMEMBERING);
+    expect(warrensOwn(sent, REMEMBERING)).toEqual(['warrenActivationBegin', 'warrenInboxRead', 'warrenReplyBefore', 'warrenReplyAfter', 'warrenActivationEnd']);
+    const k = new RedisKeys(prefix);
+    expect(await conn.hget(k.inboxHold(REMEMBERING), 'count')).toBeNull();
+    expect(await conn.keys(k.outbox(REMEMBERING, '*'))).toEqual([]);
+  }, PROCESS_TEST_MS);
+
   it('after a failure streak, a good run also asks the fleet whether the streak paused the agent (then only)', async () => {
     // What a final failure leaves (AgentStateStore.recordFailure): the last failure's time, which the good run clears.
     const k = new RedisKeys(prefix);
     await conn.hset(k.agentLastFailure, AGENT, Date.now());
     const own = warrensOwn(await oneActivation());
-    expect(own).toEqual(['warrenActivationBegin', 'warrenInboxRead', 'warrenReplyBefore', 'warrenReplyAfter', 'warrenActivationEnd', `hget <prefix>:status-paused`, `hdel <prefix>:status-paused`]);
+    expect(own).toEqual(['warrenActivationBegin', 'warrenInboxRead', 'warrenReplyBefore', 'warrenActivationEnd', `hget <prefix>:status-paused`, `hdel <prefix>:status-paused`]);
     expect(await conn.hget(k.agentLastFailure, AGENT)).toBeNull();
     // The streak is over: the next good run does not ask again.
     expect(warrensOwn(await oneActivation())).not.toContain('hget <prefix>:status-paused');

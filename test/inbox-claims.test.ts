@@ -222,6 +222,49 @@ describe('inbox holds from BullMQ state', () => {
     await expect(attempt1.release()).rejects.toBeInstanceOf(InboxClaimLost); // not sent with an end: sent now
   });
 
+  it('an answer that was the run\'s last write leaves the outbox with the end, or with release() when the end did not run, claim lost or not', async () => {
+    const { prefix, conn, queue, claims, held } = setup();
+    const k = new RedisKeys(prefix);
+    const records = new ActivationRecords(conn, prefix);
+    const record = (id: string) => activationRecord({ agent: 'ann', activation_id: id, started_at: new Date().toISOString() });
+    const id = await queue.enqueue('ann', 'notification');
+
+    // Carried by the end: nothing is sent at settleWithEnd, the end drops the answer and releases.
+    const attempt1 = claims.forRun('ann', id!, 'attempt-1', 60_000);
+    await attempt1.begin();
+    await attempt1.claim(1);
+    await conn.set(k.outbox('ann', 'n1'), 'the answer');
+    attempt1.settleWithEnd(k.outbox('ann', 'n1'));
+    expect(await conn.exists(k.outbox('ann', 'n1'))).toBe(1);
+    expect(await held()).toBe(1);
+    const ending1 = attempt1.ending();
+    expect(await records.addEnding(record('act-1'), (t) => t, { outbox: ending1.outbox, release: ending1.call })).toMatchObject({ releaseLost: false });
+    ending1.sent();
+    expect(await conn.exists(k.outbox('ann', 'n1'))).toBe(0);
+    expect(await conn.hget(k.inboxHold('ann'), 'count')).toBeNull();
+
+    // A later attempt took the claim: the end reports the loss, and the answer on the hub is dropped all the same.
+    const attempt2 = claims.forRun('ann', id!, 'attempt-2', 60_000);
+    await attempt2.begin();
+    await attempt2.claim(1);
+    await conn.set(k.outbox('ann', 'n2'), 'answer of a stale attempt');
+    attempt2.settleWithEnd(k.outbox('ann', 'n2'));
+    await claims.forRun('ann', id!, 'attempt-3', 60_000).begin();
+    const ending2 = attempt2.ending();
+    expect(await records.addEnding(record('act-2'), (t) => t, { outbox: ending2.outbox, release: ending2.call })).toMatchObject({ releaseLost: true });
+    expect(await conn.exists(k.outbox('ann', 'n2'))).toBe(0);
+
+    // The end's command never ran (Redis failed it): release() drops the answer, then releases.
+    const attempt4 = claims.forRun('ann', id!, 'attempt-4', 60_000);
+    await attempt4.begin();
+    await attempt4.claim(1);
+    await conn.set(k.outbox('ann', 'n4'), 'the answer');
+    attempt4.settleWithEnd(k.outbox('ann', 'n4'));
+    await attempt4.release();
+    expect(await conn.exists(k.outbox('ann', 'n4'))).toBe(0);
+    expect(await conn.hget(k.inboxHold('ann'), 'count')).toBeNull();
+  });
+
   it('the deduplication keys are where BullMQ keeps them', async () => {
     const { prefix, queue, conn } = setup();
     const w = gatedWorker(prefix);

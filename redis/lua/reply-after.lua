@@ -1,8 +1,8 @@
 -- The answer is on the hub and its notification read, one command where two were: the kept answer dropped from the
--- reply outbox, then the claim settled (inbox-settle.lua). The outbox key goes first, as it did when it was its own
--- command: a lost claim (-1) still leaves no answer behind.
+-- reply outbox (outbox-drop.lua), then the claim settled (inbox-settle.lua). The outbox key goes first: a lost
+-- claim (-1) still leaves no answer behind.
 -- KEYS[1..2] inbox-settle's (hold, version)  KEYS[3] the outbox key
 -- ARGV as inbox-settle's (job id, attempt, count)
 -- Returns inbox-settle's code.
-redis.call('DEL', KEYS[3])
+outbox_drop({KEYS[3]}, {})
 return inbox_settle({KEYS[1], KEYS[2]}, ARGV)
