@@ -42,6 +42,24 @@ export function changedKeys(before: FileSignatures, after: FileSignatures): stri
   return [...changed, ...[...before.keys()].filter((k) => !after.has(k))];
 }
 
+/** A signature's change time in epoch ms (undefined for a missing file). */
+function changeTimeMs(signature: string): number | undefined {
+  const ns = signature.split(':')[3];
+  return ns === undefined ? undefined : Number(BigInt(ns) / 1_000_000n);
+}
+
+/**
+ * Keys saved, created or removed since a load began (listed by it and gone, there and not listed by it, or changed
+ * after the millisecond it began): what a watch that began after the load has not seen. The file system's clock is
+ * coarse (a few ms behind), so a save from before the load never counts (a spurious reload is not made at every
+ * start); one within a tick of the load's start (a few ms) is most likely read by the load itself. A missing file listed by the load (an
+ * agent without its prompt) counts as unchanged: whether it was there at the load is not known.
+ */
+export function changedSinceLoad(load: { startedAt: number; keys: ReadonlySet<string> }, now: FileSignatures): string[] {
+  const changed = [...now].filter(([k, sig]) => sig !== '-' && (!load.keys.has(k) || (changeTimeMs(sig) ?? 0) > load.startedAt)).map(([k]) => k);
+  return [...changed, ...[...load.keys].filter((k) => !now.has(k))];
+}
+
 export class LocalFolderStore implements DefinitionStore {
   readonly location: string;
   readonly agentsDir: string;
@@ -51,6 +69,8 @@ export class LocalFolderStore implements DefinitionStore {
   readonly #checkIntervalMs: number;
   readonly #parseThreads: number | undefined;
   readonly #logger: StoreLogger | undefined;
+  /** When the last load began and the files it listed: a watch's first check compares the store with them. */
+  #lastLoad: { startedAt: number; keys: ReadonlySet<string> } | undefined;
 
   /**
    * Accepts the store root (holding `agents/`) or the `agents` folder itself. `parseThreads`: how many threads parse
@@ -72,7 +92,11 @@ export class LocalFolderStore implements DefinitionStore {
   }
 
   async load(): Promise<LoadResult> {
-    return loadFromReader(this.#reader(), this.#parseThreads === undefined ? {} : { parseThreads: this.#parseThreads });
+    const startedAt = Date.now();
+    const reader = this.#reader();
+    const result = await loadFromReader(reader, this.#parseThreads === undefined ? {} : { parseThreads: this.#parseThreads });
+    this.#lastLoad = { startedAt, keys: new Set(storeFileKeys(reader.listed ?? [])) };
+    return result;
   }
 
   watch(onChange: (noticed?: string) => void): () => void {
@@ -143,8 +167,10 @@ export class LocalFolderStore implements DefinitionStore {
     let check: NodeJS.Timeout | undefined;
     const configuredMs = this.#checkIntervalMs;
     if (configuredMs > 0) {
-      /** The files as the last check saw them; undefined until the first check (which only takes them). */
+      /** The files as the last check saw them; undefined until the first check. */
       let last: FileSignatures | undefined;
+      /** The load before this watch: its saves until the first check are no watcher's, so that check looks for them. */
+      const loaded = this.#lastLoad;
       let loggedMs: number | undefined;
       // One check at a time, the next scheduled when this one ends: its wait stretches with what it cost.
       const runCheck = async (): Promise<void> => {
@@ -161,6 +187,9 @@ export class LocalFolderStore implements DefinitionStore {
             fire(`by the periodic check, not fs.watch (its watchers start anew): ${missed.slice(0, 5).join(', ')}${missed.length > 5 ? ` and ${missed.length - 5} more` : ''}`);
           }
           heard.clear();
+        } else if (loaded !== undefined) {
+          const since = changedSinceLoad(loaded, now);
+          if (since.length > 0) fire(`by the first check, saved since the store was loaded: ${since.slice(0, 5).join(', ')}${since.length > 5 ? ` and ${since.length - 5} more` : ''}`);
         }
         last = now;
         const delayMs = nextCheckDelayMs({ configuredMs, lastCheckMs });
@@ -208,6 +237,8 @@ export class LocalFolderStore implements DefinitionStore {
 class FolderReader implements StoreReader {
   readonly #root: string;
   readonly #agentsDir: string;
+  /** What keys() answered last. */
+  listed: string[] | undefined;
 
   constructor(root: string, agentsDir: string) {
     this.#root = root;
@@ -234,6 +265,7 @@ class FolderReader implements StoreReader {
     if (this.#root !== this.#agentsDir && existsSync(templatesDir)) {
       keys.push(...(await subfolders(templatesDir)).map((f) => `templates/${f}/config.yaml`));
     }
+    this.listed = keys;
     return keys;
   }
 

@@ -1,7 +1,7 @@
 // Definitions change under a running daemon: file edits, a broken agent fixed later, `warren reload`, and an
 // unreachable store that keeps the last good definitions.
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, mkdirSync, mkdtempSync, renameSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pino } from 'pino';
@@ -11,7 +11,7 @@ import { ExecutorRegistry } from '../services/executor-registry.ts';
 import { LlmExecutor } from '../executors/llm/llm-executor.ts';
 import { StoreUnavailableError, type DefinitionStore, type LoadResult } from '../store/definition.ts';
 import { isStoreKey } from '../store/layout.ts';
-import { changedKeys, LocalFolderStore } from '../store/local-store.ts';
+import { changedKeys, changedSinceLoad, LocalFolderStore } from '../store/local-store.ts';
 import { Reloader, retryDelay } from '../store/reloader.ts';
 import { makeAgentsDir, startHarness, type Harness } from './support/daemon-harness.ts';
 import { waitFor, type WirePost } from './support/hub-api.ts';
@@ -145,6 +145,21 @@ describe('saves as editors make them', () => {
     ];
     for (const [what, after, changed] of cases) expect(changedKeys(before, after), what).toEqual(changed);
   });
+
+  it('what a watch that began after a load has not seen: saved after the millisecond the load began, added or removed', () => {
+    const ns = (ms: number): string => String(BigInt(ms) * 1_000_000n + 123n);
+    const load = { startedAt: 5_000, keys: new Set(['agents/a/config.yaml', 'agents/a/system-prompt.md', 'agents/b/config.yaml']) };
+    const at = (ms: number): string => `7:10:${ns(ms)}:${ns(ms)}`;
+    const cases: Array<[string, Array<[string, string]>, string[]]> = [
+      ['saved before the load', [['agents/a/config.yaml', at(4_990)], ['agents/a/system-prompt.md', at(10)], ['agents/b/config.yaml', at(4_999)]], []],
+      ['saved in the millisecond the load began (the file clock lags: before it)', [['agents/a/config.yaml', at(5_000)], ['agents/a/system-prompt.md', at(10)], ['agents/b/config.yaml', at(10)]], []],
+      ['saved after', [['agents/a/config.yaml', at(10)], ['agents/a/system-prompt.md', at(5_001)], ['agents/b/config.yaml', at(10)]], ['agents/a/system-prompt.md']],
+      ['a listed file missing (an agent without its prompt)', [['agents/a/config.yaml', at(10)], ['agents/a/system-prompt.md', '-'], ['agents/b/config.yaml', at(10)]], []],
+      ['an agent added', [['agents/a/config.yaml', at(10)], ['agents/a/system-prompt.md', at(10)], ['agents/b/config.yaml', at(10)], ['agents/c/config.yaml', at(10)], ['agents/c/system-prompt.md', '-']], ['agents/c/config.yaml']],
+      ['an agent removed', [['agents/a/config.yaml', at(10)], ['agents/a/system-prompt.md', at(10)]], ['agents/b/config.yaml']],
+    ];
+    for (const [what, now, changed] of cases) expect(changedSinceLoad(load, new Map(now)), what).toEqual(changed);
+  });
 });
 
 describe('what the watcher reacts to', () => {
@@ -196,6 +211,37 @@ describe('folder watch', () => {
       writeFileSync(join(root, 'skills', 'late', 'SKILL.md'), 'Be late.');
       await expect.poll(() => changes, { timeout: 3_000 }).toBeGreaterThan(before);
       expect((await store.load()).shared.skills.map((k) => k.name)).toContain('late');
+    } finally {
+      stop();
+    }
+  });
+
+  // The watch begins after the start's load; its first check took the files as they were then as its baseline, so a
+  // save in between (a large store loads for seconds) was never reloaded.
+  it('a save made after the load read the store and before the watch began is reloaded; an untouched store is not', async () => {
+    const agents = makeAgentsDir({ echo: { config: echo('x'), prompt: 'x' }, other: { config: echo('o').replace('name: echo', 'name: other'), prompt: 'o' } });
+    const root = join(agents, '..');
+    rmSync(join(agents, 'other', 'system-prompt.md')); // an agent without its prompt file: missing is no change
+    const untouched = new LocalFolderStore(root, { debounceMs: 50, checkIntervalMs: 100 });
+    const edited = new LocalFolderStore(root, { debounceMs: 50, checkIntervalMs: 100 });
+    await untouched.load();
+    let quiet = 0;
+    const stopQuiet = untouched.watch(() => quiet++);
+    await new Promise((r) => setTimeout(r, 600)); // several checks
+    stopQuiet();
+    expect(quiet).toBe(0);
+
+    const reasons: Array<string | undefined> = [];
+    await edited.load();
+    // While the daemon's start goes on (a file's change time lags the clock by a tick: not in the same few ms).
+    await new Promise((r) => setTimeout(r, 50));
+    writeFileSync(join(agents, 'echo', 'config.yaml'), echo('saved during the start'));
+    rmSync(join(agents, 'other'), { recursive: true });
+    const stop = edited.watch((how) => reasons.push(how));
+    try {
+      await expect.poll(() => reasons.length, { timeout: 5_000 }).toBeGreaterThanOrEqual(1);
+      expect(reasons[0]).toContain('agents/echo/config.yaml');
+      expect(reasons[0]).toContain('agents/other/config.yaml');
     } finally {
       stop();
     }
