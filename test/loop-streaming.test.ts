@@ -11,6 +11,7 @@ import { ProgressPrinter } from '../daemon/commands/run.ts';
 import { OpenAIChatModel } from '../executors/llm/openai-model.ts';
 import { startFakeOpenAI, type FakeOpenAI } from './fakes/openai-server.ts';
 import { makeAgentsDir } from './support/daemon-harness.ts';
+import { PROCESS_TEST_MS } from './support/ceilings.ts';
 
 let fake: FakeOpenAI;
 beforeAll(async () => {
@@ -115,7 +116,7 @@ describe('progress printer', () => {
   });
 });
 
-describe('warren run streams by default', () => {
+describe('warren run streams by default', { timeout: PROCESS_TEST_MS }, () => {
   const agentsDir = makeAgentsDir({ streamer: { config: 'name: streamer\ntype: llm\nbrain:\n  provider: openai\n  model: fake-gpt\n  api_key_env: STREAM_KEY\ncapabilities:\n  grants: [hub:read]\n', prompt: 'You are {{name}}.' } }, { withGreeter: false });
   const warren = (args: string[]) =>
     new Promise<{ status: number | null; stdout: string }>((done) => {

@@ -14,6 +14,7 @@ import { AgentMemory } from '../memory/agent-memory.ts';
 import { SqliteMemoryStore } from '../memory/sqlite-memory-store.ts';
 import { AgentConfigSchema, type AgentConfigInput } from '../store/agent-config.ts';
 import type { AgentDefinition } from '../store/definition.ts';
+import { PROCESS_TEST_MS } from './support/ceilings.ts';
 
 const CANARY = 'canary-secret-7f3a9c1e55';
 let hub: RunningHub;
@@ -47,7 +48,7 @@ async function connect(def: AgentDefinition, activation: string): Promise<{ clie
 }
 const text = (r: Awaited<ReturnType<Client['callTool']>>): string => (r.content as Array<{ text: string }>)[0]!.text;
 
-describe('memory tools through warren mcp hub', () => {
+describe('memory tools through warren mcp hub', { timeout: PROCESS_TEST_MS }, () => {
   it('a CLI agent with memory on saves a redacted note and finds it; a retried activation does not save twice', async () => {
     const def = cliAgent('cli-keeper', { enabled: true });
     const { client, release } = await connect(def, 'act_mem_1');

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { makeAgentsDir, startHarness } from '../support/daemon-harness.ts';
 import { waitFor } from '../support/hub-api.ts';
 import { llmDaemonSuite } from '../support/llm-daemon-suite.ts';
+import { PROCESS_TEST_MS } from '../support/ceilings.ts';
 
 const s = llmDaemonSuite();
 const redisUrl = s.redisUrl;
@@ -35,7 +36,7 @@ async function dumpRedis(prefix: string): Promise<string> {
   return out.join('\n');
 }
 
-describe('canaries after failing activations', () => {
+describe('canaries after failing activations', { timeout: PROCESS_TEST_MS }, () => {
   it('reach no Redis key, log line, hub post, record or model request', async () => {
     // The model fails echoing the key (as providers do: "Incorrect API key provided: …"), on every attempt.
     s.fake.setResponder((req) => {
