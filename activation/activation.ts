@@ -297,8 +297,8 @@ function thrown(run: Run, err: unknown, at: { task?: TaskRef; usage: UsageWithCo
 async function answerInbox(deps: ActivationDeps, run: Run, inbox: Promise<NotificationPage>): Promise<Step[]> {
   const read = await readInbox(deps, run, inbox);
   const steps: Step[] = [read.step];
-  for (const n of read.actionable) {
-    const step = await answerNotification(deps, run, n, read.kept);
+  for (const [i, n] of read.actionable.entries()) {
+    const step = await answerNotification(deps, run, n, read.kept, i === read.actionable.length - 1);
     steps.push(step);
     if (step.kind === 'failed') break; // the notifications after it stay unread and bring the agent back
   }
@@ -336,8 +336,11 @@ async function readInbox(deps: ActivationDeps, run: Run, inbox: Promise<Notifica
   }
 }
 
-/** One notification: its thread, the agent's turn, the reply, and only then the notification read. */
-async function answerNotification(deps: ActivationDeps, run: Run, n: Notification, kept: ReadonlyMap<string, string> | undefined): Promise<Step> {
+/**
+ * One notification: its thread, the agent's turn, the reply, and only then the notification read. `last`: the run
+ * answers no notification after it.
+ */
+async function answerNotification(deps: ActivationDeps, run: Run, n: Notification, kept: ReadonlyMap<string, string> | undefined, last: boolean): Promise<Step> {
   const { hub, outbox } = deps;
   const { def, signal, log } = run;
   const task: TaskRef = { notificationId: n.id, postId: n.post_id ?? undefined, commentId: n.comment_id ?? undefined, from: n.from.name, excerpt: n.content ?? undefined };
@@ -432,11 +435,11 @@ async function answerNotification(deps: ActivationDeps, run: Run, n: Notificatio
     // Only now, with the answer safely on the hub, is the notification read (by the reply itself where the hub can).
     if (!readWithReply) await run.timer.time('mark_read', () => hub.markRead(def.name, [n.id], { idempotencyKey: markReadKey([n.id]), signal }));
     // The claim settled as the notification is read, and the kept answer dropped in the same command where the
-    // outbox is in Redis beside the claim (lua/reply-after.lua); with no memory to write, nothing follows but the
-    // end, which carries both (lua/activation-end.lua).
+    // outbox is in Redis beside the claim (lua/reply-after.lua). Where nothing follows but the end (the run's last
+    // notification, no memory to write), the end carries both (lua/activation-end.lua).
     if (run.claim && outbox.keyOf) {
-      if (deps.memory?.remembers(def)) await run.claim.settle(1, outbox.keyOf(def.name, n.id));
-      else run.claim.settleWithEnd(outbox.keyOf(def.name, n.id));
+      if (last && !deps.memory?.remembers(def)) run.claim.settleWithEnd(outbox.keyOf(def.name, n.id));
+      else await run.claim.settle(1, outbox.keyOf(def.name, n.id));
     } else {
       await outbox.clear(def.name, n.id);
       await run.claim?.settle(1);

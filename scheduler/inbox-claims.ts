@@ -71,7 +71,11 @@ export class InboxClaims {
         if (outboxKey !== undefined) return scripts.replyAfter(agent, keys, outboxKey, jobId, attempt, count);
         if (count > 0) await scripts.inboxSettle(agent, keys, jobId, attempt, count);
       },
-      settleWithEnd: (outboxKey) => void (dropAtEnd = outboxKey),
+      settleWithEnd: (outboxKey) => {
+        // One answer only: the end carries one outbox entry, and a settle that waits for it holds the claim until then.
+        if (dropAtEnd !== undefined) throw new Error(`settleWithEnd called twice in one run of ${agent} (${dropAtEnd}, ${outboxKey}): only the run's last answer may wait for its end`);
+        dropAtEnd = outboxKey;
+      },
       ending: () => ({ call: inboxReleaseCall(keys, jobId, attempt), outbox: dropAtEnd === undefined ? undefined : outboxDropCall(dropAtEnd), sent: () => void (released = true) }),
       release: async () => {
         if (released) return;
@@ -142,10 +146,11 @@ export interface InboxClaim {
    */
   settle(count: number, outboxKey?: string): Promise<void>;
   /**
-   * settle() for a run whose answer, now on the hub, is its last write: nothing is sent now. The answer leaves the
+   * settle() for the run's last answer, now on the hub, when nothing but the end follows: nothing is sent now. The answer leaves the
    * reply outbox with the activation's end, just before the release lets go of every notification the run claimed
    * (so no settling of its own is needed): one command fewer. Only where nothing but the end follows (a stale
-   * attempt learns it lost the claim from the end's release, with no further work to stop).
+   * attempt learns it lost the claim from the end's release, with no further work to stop); once per run (throws
+   * on a second call).
    */
   settleWithEnd(outboxKey: string): void;
   /**

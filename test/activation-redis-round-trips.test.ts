@@ -82,8 +82,8 @@ interface Sent {
 }
 
 /** One mention answered by one queued activation, with every command clients sent Redis meanwhile, up to the job's completion. */
-async function oneActivation(agent = AGENT): Promise<Sent[]> {
-  await hubCaller(hub.url).post('/posts', userKey, { title: 'Q', content: `@${agent} ping?` });
+async function oneActivation(agent = AGENT, mentions = 1): Promise<Sent[]> {
+  for (let i = 0; i < mentions; i++) await hubCaller(hub.url).post('/posts', userKey, { title: 'Q', content: `@${agent} ping ${i}?` });
   const answered = outcomes.length;
   const monitor = await monitorRedis(redis.port);
   try {
@@ -180,6 +180,15 @@ describe("warren's own Redis round trips of one activation", () => {
     expect(await conn.hget(k.agentDay(utcDay()), `${AGENT}|comments`)).toBe('2');
     expect(Number(await conn.hget(k.agentLastActivated, AGENT))).toBeGreaterThan(0);
     expect(await conn.llen(k.activationRecords(AGENT))).toBe(2);
+  }, PROCESS_TEST_MS);
+
+  it('two notifications in one run: the first answer settles right after its reply, the last with the end; no answer is left kept', async () => {
+    const sent = await oneActivation(AGENT, 2);
+    expect(warrensOwn(sent)).toEqual(['warrenActivationBegin', 'warrenInboxRead', 'warrenReplyBefore', 'warrenReplyAfter', 'warrenReplyBefore', 'warrenActivationEnd']);
+    const k = new RedisKeys(prefix);
+    expect(await conn.keys(k.outbox(AGENT, '*'))).toEqual([]);
+    expect(await conn.hget(k.inboxHold(AGENT), 'count')).toBeNull();
+    expect(outcomes.at(-1)?.replies).toBe(2);
   }, PROCESS_TEST_MS);
 
   it('with memory to write after the answer, the answer leaves the outbox and the claim is settled right after the reply', async () => {

@@ -235,6 +235,7 @@ describe('inbox holds from BullMQ state', () => {
     await attempt1.claim(1);
     await conn.set(k.outbox('ann', 'n1'), 'the answer');
     attempt1.settleWithEnd(k.outbox('ann', 'n1'));
+    expect(() => attempt1.settleWithEnd(k.outbox('ann', 'n0'))).toThrow(/only the run's last answer/); // the end carries one
     expect(await conn.exists(k.outbox('ann', 'n1'))).toBe(1);
     expect(await held()).toBe(1);
     const ending1 = attempt1.ending();
