@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Redactor } from '../services/redact.ts';
+import { RedisKeys } from '../redis/keys.ts';
 import { HubError } from '../hub-client/errors.ts';
 import { MoltbookAdapter, MoltbookChallengeError } from '../hub-client/moltbook/adapter.ts';
 import { DEFAULT_AGE_LIMITS, type AgeLimits } from '../hub-client/moltbook/write-limits.ts';
@@ -22,9 +23,9 @@ afterEach(async () => {
 /** No cooldowns unless a test is about them: the tests below write several times in a row. */
 const NO_GAPS: AgeLimits = { established: { postGapMs: 0, commentGapMs: 0, commentsPerDay: 50 }, newAgent: { postGapMs: 0, commentGapMs: 0, commentsPerDay: 20 } };
 
-function adapterFor(f: FakeMoltbook, agents: string[], opts: { maxWaitMs?: number; onNeedsOperator?: (agent: string, why: string) => void; writeLimits?: AgeLimits; now?: () => number } = {}): MoltbookAdapter {
+function adapterFor(f: FakeMoltbook, agents: string[], opts: { maxWaitMs?: number; onNeedsOperator?: (agent: string, why: string) => void; writeLimits?: AgeLimits; now?: () => number; prefix?: string } = {}): MoltbookAdapter {
   const keys = new Map(agents.map((name) => [name, f.addAgent(name).key]));
-  return new MoltbookAdapter({ baseUrl: f.url, keys, redis, prefix: `molt-${randomUUID().slice(0, 8)}`, maxWaitMs: opts.maxWaitMs, onNeedsOperator: opts.onNeedsOperator, writeLimits: opts.writeLimits ?? NO_GAPS, now: opts.now });
+  return new MoltbookAdapter({ baseUrl: f.url, keys, redis, prefix: opts.prefix ?? `molt-${randomUUID().slice(0, 8)}`, maxWaitMs: opts.maxWaitMs, onNeedsOperator: opts.onNeedsOperator, writeLimits: opts.writeLimits ?? NO_GAPS, now: opts.now });
 }
 
 describe('moltbook adapter', () => {
@@ -120,6 +121,70 @@ describe('moltbook adapter', () => {
     expect(await hub.agentsWithNotifications()).toMatchObject([{ name: 'greeter', notification_count: 1 }]);
     expect((await hub.listNotifications('greeter')).notifications.map((n) => n.comment_id)).toEqual([late!.id]);
     expect((await hub.listNotifications('greeter')).notifications.map((n) => n.comment_id)).toEqual([late!.id]);
+  });
+
+  it('has the intent to read the thread again in Redis before the mark is sent', async () => {
+    fake = await startFakeMoltbook();
+    const prefix = `molt-${randomUUID().slice(0, 8)}`;
+    const hub = adapterFor(fake, ['greeter'], { prefix });
+    fake.addAgent('alice');
+    const post = fake.post('greeter', { title: 'Hello', content: 'hi' });
+    const first = fake.comment('alice', post.id, 'one');
+    await hub.listNotifications('greeter');
+    let atMark: Promise<string | null> | undefined;
+    // Read as the mark arrives: a daemon killed right after it would leave this for the next run.
+    fake.beforeNext(readByPost(post.id), { act: () => void (atMark = redis.hget(new RedisKeys(prefix).moltbookRecheck('greeter'), post.id)) });
+    await hub.markRead('greeter', [`${post.id}:${first.id}`]);
+    expect(await atMark).toMatch(/^\d+\|\d+$/);
+    expect(await redis.hlen(new RedisKeys(prefix).moltbookRecheck('greeter'))).toBe(0); // read again: done
+  });
+
+  it('reads a thread again from the oldest intent kept for it, not from a later mark', async () => {
+    fake = await startFakeMoltbook();
+    const hub = adapterFor(fake, ['greeter']);
+    fake.addAgent('alice');
+    const post = fake.post('greeter', { title: 'Hello', content: 'hi' });
+    const first = fake.comment('alice', post.id, 'one');
+    await hub.listNotifications('greeter');
+    let late: { id: string } | undefined;
+    fake.beforeNext(readByPost(post.id), { act: () => void (late = fake!.comment('alice', post.id, 'two, just before the mark')) });
+    fake.beforeNext(threadRead(post.id), { status: 500 }); // the read after the mark fails: the intent stays
+    await hub.markRead('greeter', [`${post.id}:${first.id}`]);
+    // The next run's read of the intent fails too; a newer comment is listed and answered meanwhile.
+    await new Promise((r) => setTimeout(r, 5));
+    const third = fake.comment('alice', post.id, 'three');
+    fake.beforeNext(threadRead(post.id), { status: 500 });
+    expect((await hub.listNotifications('greeter')).notifications.map((n) => n.comment_id)).toEqual([third.id]);
+    await hub.markRead('greeter', [`${post.id}:${third.id}`]);
+    // That mark's read starts where the first intent did: the comment written before the first mark is found.
+    expect((await hub.listNotifications('greeter')).notifications.map((n) => n.comment_id)).toEqual([late!.id]);
+  });
+
+  it('ends an intent the hub refuses for good at once, and one it keeps failing after a day', async () => {
+    fake = await startFakeMoltbook();
+    let now = Date.now();
+    const prefix = `molt-${randomUUID().slice(0, 8)}`;
+    const hub = adapterFor(fake, ['greeter'], { prefix, now: () => now });
+    const intents = (): Promise<number> => redis.hlen(new RedisKeys(prefix).moltbookRecheck('greeter'));
+    fake.addAgent('alice');
+    const post = fake.post('greeter', { title: 'Hello', content: 'hi' });
+    const first = fake.comment('alice', post.id, 'one');
+    await hub.listNotifications('greeter');
+    fake.beforeNext(threadRead(post.id), { status: 403 });
+    await hub.markRead('greeter', [`${post.id}:${first.id}`]);
+    expect(await intents()).toBe(0);
+
+    const second = fake.comment('alice', post.id, 'two');
+    now += 120_000; // past home_interval: /home is read again
+    expect((await hub.listNotifications('greeter')).notifications.map((n) => n.comment_id)).toEqual([second.id]);
+    fake.beforeNext(threadRead(post.id), { status: 503 });
+    await hub.markRead('greeter', [`${post.id}:${second.id}`]);
+    expect(await intents()).toBe(1);
+    expect(await hub.agentsWithNotifications()).toMatchObject([{ name: 'greeter', notification_count: 1 }]); // it wakes the agent
+    now += 25 * 3_600_000;
+    await hub.listNotifications('greeter');
+    expect(await intents()).toBe(0);
+    expect(await hub.agentsWithNotifications()).toEqual([]);
   });
 
   it('solves the challenge of a new comment and verifies it, so the comment is published', async () => {

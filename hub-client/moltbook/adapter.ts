@@ -109,6 +109,8 @@ const MAX_COMMENT_PAGES = 10;
 const UNPAGED_COMMENTS = 500;
 /** How long an agent's DMs are not asked for after the server said it has none (404). */
 const NO_DMS_RECHECK_MS = 60 * 60_000;
+/** A thread marked read that cannot be read again for this long is given up (it wakes its agent until then). */
+const THREAD_RECHECK_GIVE_UP_MS = 86_400_000;
 /** The longest wait before a failing /home is read again. */
 const HOME_BACKOFF_CAP_MS = 15 * 60_000;
 
@@ -440,7 +442,9 @@ export class MoltbookAdapter implements HubAdapter, HubSocial {
   }
 
   async listNotifications(agent: string, opts: NotificationQuery = {}): Promise<NotificationPage> {
-    for (const [postId, since] of await this.#state.rechecks(agent)) await this.#recheck(agent, postId, since, opts.signal);
+    const rechecks = await this.#state.rechecks(agent, this.#now());
+    for (const post of rechecks.expired) this.#logger?.warn({ agent, post }, `a thread marked read could not be read again for ${THREAD_RECHECK_GIVE_UP_MS / 3_600_000} h; a comment written just before its mark may be missed`);
+    for (const [postId, since] of rechecks.due) await this.#recheck(agent, postId, since, opts.signal);
     const pending = await this.#state.pending(agent);
     let home: Home | undefined;
     try {
@@ -498,7 +502,7 @@ export class MoltbookAdapter implements HubAdapter, HubSocial {
    * The intent is in Redis before the mark, so a read that fails (or a daemon that dies) leaves it for the next run.
    */
   async #markPostRead(agent: string, postId: string, since: number, signal?: AbortSignal): Promise<void> {
-    await this.#state.recheckLater(agent, postId, since);
+    const from = await this.#state.recheckLater(agent, postId, since, this.#now() + THREAD_RECHECK_GIVE_UP_MS);
     try {
       await this.#call(agent, 'read', { method: 'POST', path: `/notifications/read-by-post/${encodeURIComponent(postId)}`, signal });
     } catch (err) {
@@ -508,7 +512,7 @@ export class MoltbookAdapter implements HubAdapter, HubSocial {
       await this.#state.recheckDone(agent, postId); // nothing was marked read: the hub still counts what comes
       return;
     }
-    await this.#recheck(agent, postId, since, signal);
+    await this.#recheck(agent, postId, from, signal);
   }
 
   /** Reads a thread marked read again: its unhandled comments from `since` on become pending, then the intent is done. */
@@ -519,11 +523,14 @@ export class MoltbookAdapter implements HubAdapter, HubSocial {
       const arrived = workOnThread({ agent, postId, postAuthor: author, comments: comments.filter((c) => (Date.parse(c.created_at) || 0) >= since), handled, limit: Number.MAX_SAFE_INTEGER });
       await this.#state.addPending(agent, arrived);
     } catch (err) {
-      // A deleted post has nothing more to find; anything else is tried again at the agent's next run.
-      if (!(err instanceof HubError && err.status === 404)) {
+      // The hub's refusal (a deleted post: 404; 403, 410…) is final; a failure that may pass (a 5xx, a 429, the local
+      // pace, the network) is tried again at the agent's next run, until the intent's deadline.
+      const final = err instanceof HubError && err.status !== undefined && err.status >= 400 && err.status < 500 && err.status !== 429;
+      if (!final) {
         this.#logger?.warn({ agent, post: postId, err }, 'could not read a thread again after marking it read; it is read at the agent\'s next run');
         return;
       }
+      if (err.status !== 404) this.#logger?.warn({ agent, post: postId, err }, 'the hub refused to read a thread again after marking it read; a comment written just before its mark may be missed');
     }
     await this.#state.recheckDone(agent, postId);
   }

@@ -9,8 +9,8 @@ import type { WriteHistory } from './write-limits.ts';
 import { HANDLED_TTL_SECONDS, PendingNotifications } from '../pending-notifications.ts';
 
 const LEDGER_TTL_SECONDS = 7 * 86_400;
-/** A thread that cannot be read again for this long after its mark is given up (it wakes its agent until then). */
-const RECHECK_TTL_SECONDS = 86_400;
+/** Housekeeping only: each intent to read a thread again carries its own deadline (recheckLater). */
+const RECHECK_TTL_SECONDS = 2 * 86_400;
 
 export interface LedgerEntry {
   state: 'sending' | 'unverified' | 'done';
@@ -24,6 +24,13 @@ export interface LedgerEntry {
   verificationCode?: string;
   challenge?: string;
   expiresAt?: string;
+}
+
+/** An intent to read a thread again as kept in Redis (`since|deadline`, epoch ms); undefined when unreadable. */
+function parseRecheck(value: unknown): { since: number; deadline: number } | undefined {
+  if (typeof value !== 'string') return undefined;
+  const [since, deadline] = value.split('|').map(Number);
+  return Number.isFinite(since) && Number.isFinite(deadline) ? { since: since!, deadline: deadline! } : undefined;
 }
 
 /** The same text in the same thread is one text, whatever its surrounding white space. */
@@ -53,23 +60,34 @@ export class MoltbookState extends PendingNotifications {
   /** Pending notifications and threads still to be read again: what wakes the agent, besides the hub's count. */
   async workCount(agent: string): Promise<number> {
     const keys = this.#keys(agent);
-    const [[, pending], [, rechecks]] = (await this.#redis.multi().hlen(keys.moltbookPending(agent)).hlen(keys.moltbookRecheck(agent)).exec()) as [[null, number], [null, number]];
+    // Two plain commands, sent together: a MULTI would build a pipeline object for each agent at each intake round.
+    const [pending, rechecks] = await Promise.all([this.#redis.hlen(keys.moltbookPending(agent)), this.#redis.hlen(keys.moltbookRecheck(agent))]);
     return pending + rechecks;
   }
 
   /**
-   * Before a post is marked read on the hub: its thread is to be read again for comments from `since` (epoch ms) on.
-   * An earlier intent for the post is kept (its `since` is older, so it covers this one).
+   * Before a post is marked read on the hub: its thread is to be read again for comments from `since` (epoch ms) on,
+   * until `deadline` (epoch ms). An earlier intent for the post is kept, deadline and all: its `since` is older, so
+   * it covers this one. Returns the `since` the read must start from (the kept one).
    */
-  async recheckLater(agent: string, postId: string, since: number): Promise<void> {
+  async recheckLater(agent: string, postId: string, since: number, deadline: number): Promise<number> {
     const key = this.#keys(agent).moltbookRecheck(agent);
-    await this.#redis.multi().hsetnx(key, postId, String(since)).expire(key, RECHECK_TTL_SECONDS).exec();
+    const replies = await this.#redis.multi().hsetnx(key, postId, `${since}|${deadline}`).hget(key, postId).expire(key, RECHECK_TTL_SECONDS).exec();
+    return parseRecheck(replies?.[1]?.[1])?.since ?? since;
   }
 
-  /** Threads still to be read again: post → since (epoch ms). */
-  async rechecks(agent: string): Promise<Map<string, number>> {
-    const all = await this.#redis.hgetall(this.#keys(agent).moltbookRecheck(agent));
-    return new Map(Object.entries(all).map(([post, since]) => [post, Number(since) || 0]));
+  /** Threads still to be read again (post → since, epoch ms); those past their deadline at `now` are dropped and named. */
+  async rechecks(agent: string, now: number): Promise<{ due: Map<string, number>; expired: string[] }> {
+    const key = this.#keys(agent).moltbookRecheck(agent);
+    const due = new Map<string, number>();
+    const expired: string[] = [];
+    for (const [post, value] of Object.entries(await this.#redis.hgetall(key))) {
+      const r = parseRecheck(value);
+      if (r && r.deadline > now) due.set(post, r.since);
+      else expired.push(post);
+    }
+    if (expired.length) await this.#redis.hdel(key, ...expired);
+    return { due, expired };
   }
 
   async recheckDone(agent: string, postId: string): Promise<void> {
