@@ -52,12 +52,23 @@ function changeTimeMs(signature: string): number | undefined {
  * Keys saved, created or removed since a load began (listed by it and gone, there and not listed by it, or changed
  * after the millisecond it began): what a watch that began after the load has not seen. The file system's clock is
  * coarse (a few ms behind), so a save from before the load never counts (a spurious reload is not made at every
- * start); one within a tick of the load's start (a few ms) is most likely read by the load itself. A missing file listed by the load (an
- * agent without its prompt) counts as unchanged: whether it was there at the load is not known.
+ * start); one within a tick of the load's start is most likely read by the load itself. A listed file missing now
+ * counts when its folder changed since (`folderChangedAt`, epoch ms, by key): otherwise it was missing at the load
+ * too (an agent without its prompt). Clocks of a network file system that disagree with this machine's make this
+ * check miss or repeat; the watches and later checks are not affected.
  */
-export function changedSinceLoad(load: { startedAt: number; keys: ReadonlySet<string> }, now: FileSignatures): string[] {
-  const changed = [...now].filter(([k, sig]) => sig !== '-' && (!load.keys.has(k) || (changeTimeMs(sig) ?? 0) > load.startedAt)).map(([k]) => k);
+export function changedSinceLoad(load: { startedAt: number; keys: ReadonlySet<string> }, now: FileSignatures, folderChangedAt: ReadonlyMap<string, number> = new Map()): string[] {
+  const changed = [...now]
+    .filter(([k, sig]) => (sig === '-' ? load.keys.has(k) && (folderChangedAt.get(k) ?? 0) > load.startedAt : !load.keys.has(k) || (changeTimeMs(sig) ?? 0) > load.startedAt))
+    .map(([k]) => k);
   return [...changed, ...[...load.keys].filter((k) => !now.has(k))];
+}
+
+/** The change time (epoch ms) of the folder of each listed key missing in `now`: whether it went since a load. */
+async function foldersOfMissing(keys: ReadonlySet<string>, now: FileSignatures, pathOf: (key: string) => string): Promise<Map<string, number>> {
+  const missing = [...now].filter(([k, sig]) => sig === '-' && keys.has(k)).map(([k]) => k);
+  const times = await mapLimit(missing, STAT_CONCURRENCY, async (k) => (await stat(dirname(pathOf(k))).catch(() => undefined))?.ctimeMs ?? 0);
+  return new Map(missing.map((k, i) => [k, times[i]!]));
 }
 
 export class LocalFolderStore implements DefinitionStore {
@@ -71,6 +82,7 @@ export class LocalFolderStore implements DefinitionStore {
   readonly #logger: StoreLogger | undefined;
   /** When the last load began and the files it listed: a watch's first check compares the store with them. */
   #lastLoad: { startedAt: number; keys: ReadonlySet<string> } | undefined;
+  #watched = false;
 
   /**
    * Accepts the store root (holding `agents/`) or the `agents` folder itself. `parseThreads`: how many threads parse
@@ -95,11 +107,15 @@ export class LocalFolderStore implements DefinitionStore {
     const startedAt = Date.now();
     const reader = this.#reader();
     const result = await loadFromReader(reader, this.#parseThreads === undefined ? {} : { parseThreads: this.#parseThreads });
-    this.#lastLoad = { startedAt, keys: new Set(storeFileKeys(reader.listed ?? [])) };
+    // Kept only for a watch yet to begin (a large store's keys are megabytes): its first check compares with them.
+    if (!this.#watched) this.#lastLoad = { startedAt, keys: new Set(storeFileKeys(reader.listed ?? [])) };
     return result;
   }
 
   watch(onChange: (noticed?: string) => void): () => void {
+    this.#watched = true;
+    const lastLoad = this.#lastLoad;
+    this.#lastLoad = undefined;
     let timer: NodeJS.Timeout | undefined;
     /** How the pending change was noticed, when the periodic check found it. */
     let noticed: string | undefined;
@@ -170,7 +186,7 @@ export class LocalFolderStore implements DefinitionStore {
       /** The files as the last check saw them; undefined until the first check. */
       let last: FileSignatures | undefined;
       /** The load before this watch: its saves until the first check are no watcher's, so that check looks for them. */
-      const loaded = this.#lastLoad;
+      let loaded = lastLoad;
       let loggedMs: number | undefined;
       // One check at a time, the next scheduled when this one ends: its wait stretches with what it cost.
       const runCheck = async (): Promise<void> => {
@@ -188,7 +204,8 @@ export class LocalFolderStore implements DefinitionStore {
           }
           heard.clear();
         } else if (loaded !== undefined) {
-          const since = changedSinceLoad(loaded, now);
+          const since = changedSinceLoad(loaded, now, await foldersOfMissing(loaded.keys, now, (k) => reader.displayName(k)));
+          loaded = undefined;
           if (since.length > 0) fire(`by the first check, saved since the store was loaded: ${since.slice(0, 5).join(', ')}${since.length > 5 ? ` and ${since.length - 5} more` : ''}`);
         }
         last = now;

@@ -150,15 +150,17 @@ describe('saves as editors make them', () => {
     const ns = (ms: number): string => String(BigInt(ms) * 1_000_000n + 123n);
     const load = { startedAt: 5_000, keys: new Set(['agents/a/config.yaml', 'agents/a/system-prompt.md', 'agents/b/config.yaml']) };
     const at = (ms: number): string => `7:10:${ns(ms)}:${ns(ms)}`;
-    const cases: Array<[string, Array<[string, string]>, string[]]> = [
+    const cases: Array<[string, Array<[string, string]>, string[], Map<string, number>?]> = [
       ['saved before the load', [['agents/a/config.yaml', at(4_990)], ['agents/a/system-prompt.md', at(10)], ['agents/b/config.yaml', at(4_999)]], []],
       ['saved in the millisecond the load began (the file clock lags: before it)', [['agents/a/config.yaml', at(5_000)], ['agents/a/system-prompt.md', at(10)], ['agents/b/config.yaml', at(10)]], []],
       ['saved after', [['agents/a/config.yaml', at(10)], ['agents/a/system-prompt.md', at(5_001)], ['agents/b/config.yaml', at(10)]], ['agents/a/system-prompt.md']],
       ['a listed file missing (an agent without its prompt)', [['agents/a/config.yaml', at(10)], ['agents/a/system-prompt.md', '-'], ['agents/b/config.yaml', at(10)]], []],
+      ['a listed file missing, its folder changed since (deleted)', [['agents/a/config.yaml', at(10)], ['agents/a/system-prompt.md', '-'], ['agents/b/config.yaml', at(10)]], ['agents/a/system-prompt.md'], new Map([['agents/a/system-prompt.md', 5_001]])],
+      ['a listed file missing, its folder unchanged since', [['agents/a/config.yaml', at(10)], ['agents/a/system-prompt.md', '-'], ['agents/b/config.yaml', at(10)]], [], new Map([['agents/a/system-prompt.md', 4_000]])],
       ['an agent added', [['agents/a/config.yaml', at(10)], ['agents/a/system-prompt.md', at(10)], ['agents/b/config.yaml', at(10)], ['agents/c/config.yaml', at(10)], ['agents/c/system-prompt.md', '-']], ['agents/c/config.yaml']],
       ['an agent removed', [['agents/a/config.yaml', at(10)], ['agents/a/system-prompt.md', at(10)]], ['agents/b/config.yaml']],
     ];
-    for (const [what, now, changed] of cases) expect(changedSinceLoad(load, new Map(now)), what).toEqual(changed);
+    for (const [what, now, changed, folders] of cases) expect(changedSinceLoad(load, new Map(now), folders), what).toEqual(changed);
   });
 });
 
@@ -237,10 +239,12 @@ describe('folder watch', () => {
     await new Promise((r) => setTimeout(r, 50));
     writeFileSync(join(agents, 'echo', 'config.yaml'), echo('saved during the start'));
     rmSync(join(agents, 'other'), { recursive: true });
+    rmSync(join(agents, 'greeter', 'system-prompt.md')); // a prompt deleted: its folder changed
     const stop = edited.watch((how) => reasons.push(how));
     try {
       await expect.poll(() => reasons.length, { timeout: 5_000 }).toBeGreaterThanOrEqual(1);
       expect(reasons[0]).toContain('agents/echo/config.yaml');
+      expect(reasons[0]).toContain('agents/greeter/system-prompt.md');
       expect(reasons[0]).toContain('agents/other/config.yaml');
     } finally {
       stop();
