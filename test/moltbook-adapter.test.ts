@@ -54,34 +54,35 @@ describe('moltbook adapter', () => {
     expect((await hub.listNotifications('greeter')).notifications).toEqual([]);
   });
 
-  it('keeps a comment that arrived after the listing when the post is marked read, reading the thread once', async () => {
-    fake = await startFakeMoltbook();
-    const hub = adapterFor(fake, ['greeter']);
-    fake.addAgent('alice');
-    const post = fake.post('greeter', { title: 'Hello', content: 'hi' });
-    const first = fake.comment('alice', post.id, 'one');
-    await hub.listNotifications('greeter');
-    const late = fake.comment('alice', post.id, 'two, while greeter was busy');
-    const before = fake.requests.length;
-    await hub.markRead('greeter', [`${post.id}:${first.id}`]);
-    expect(fake.requests.slice(before).map((r) => `${r.method} ${r.path.split('?')[0]}`)).toEqual([`POST /notifications/read-by-post/${post.id}`, `GET /posts/${post.id}/comments`]);
-    expect((await hub.listNotifications('greeter')).notifications.map((n) => n.comment_id)).toEqual([late.id]);
-  });
-
   // Moltbook marks a whole post read at once: a comment written between warren's last read of the thread and that
   // mark would be read on the hub and never seen. The thread is read again after the mark.
+  /** greeter's post with alice's comment on it, listed: the notification is pending, the post unread on the hub. */
+  async function listedThread(opts: { prefix?: string; now?: () => number } = {}) {
+    const molt = await startFakeMoltbook();
+    fake = molt; // closed after the test
+    const hub = adapterFor(molt, ['greeter'], opts);
+    molt.addAgent('alice');
+    const post = molt.post('greeter', { title: 'Hello', content: 'hi' });
+    const first = molt.comment('alice', post.id, 'one');
+    await hub.listNotifications('greeter');
+    return { hub, post, first, molt };
+  }
   const readByPost = (postId: string) => (method: string, path: string): boolean => method === 'POST' && path === `/notifications/read-by-post/${postId}`;
   const threadRead = (postId: string) => (method: string, path: string): boolean => method === 'GET' && path.startsWith(`/posts/${postId}/comments`);
 
+  it('keeps a comment that arrived after the listing when the post is marked read, reading the thread once', async () => {
+    const { hub, post, first, molt } = await listedThread();
+    const late = molt.comment('alice', post.id, 'two, while greeter was busy');
+    const before = molt.requests.length;
+    await hub.markRead('greeter', [`${post.id}:${first.id}`]);
+    expect(molt.requests.slice(before).map((r) => `${r.method} ${r.path.split('?')[0]}`)).toEqual([`POST /notifications/read-by-post/${post.id}`, `GET /posts/${post.id}/comments`]);
+    expect((await hub.listNotifications('greeter')).notifications.map((n) => n.comment_id)).toEqual([late.id]);
+  });
+
   it('keeps a comment that arrives just before its post is marked read after an answer', async () => {
-    fake = await startFakeMoltbook();
-    const hub = adapterFor(fake, ['greeter']);
-    fake.addAgent('alice');
-    const post = fake.post('greeter', { title: 'Hello', content: 'hi' });
-    const first = fake.comment('alice', post.id, 'one');
-    await hub.listNotifications('greeter');
+    const { hub, post, first, molt } = await listedThread();
     let late: { id: string } | undefined;
-    fake.beforeNext(readByPost(post.id), { act: () => void (late = fake!.comment('alice', post.id, 'two, just before the mark')) });
+    molt.beforeNext(readByPost(post.id), { act: () => void (late = molt.comment('alice', post.id, 'two, just before the mark')) });
     await hub.markRead('greeter', [`${post.id}:${first.id}`]);
     expect(late).toBeDefined();
     expect(await hub.agentsWithNotifications()).toMatchObject([{ name: 'greeter', notification_count: 1 }]);
@@ -89,71 +90,51 @@ describe('moltbook adapter', () => {
   });
 
   it('keeps a comment that arrives just before a thread with nothing to answer is marked read', async () => {
-    fake = await startFakeMoltbook();
-    const hub = adapterFor(fake, ['greeter']);
-    fake.addAgent('alice');
-    const post = fake.post('greeter', { title: 'Hello', content: 'hi' });
-    const first = fake.comment('alice', post.id, 'one');
-    await hub.listNotifications('greeter');
+    const { hub, post, first, molt } = await listedThread();
     // Handled, but the post not marked read (the mark failed): the next listing finds nothing to answer on it.
-    fake.beforeNext(readByPost(post.id), { status: 500 });
+    molt.beforeNext(readByPost(post.id), { status: 500 });
     await expect(hub.markRead('greeter', [`${post.id}:${first.id}`])).rejects.toThrow();
     let late: { id: string } | undefined;
-    fake.beforeNext(readByPost(post.id), { act: () => void (late = fake!.comment('alice', post.id, 'two, just before the mark')) });
+    molt.beforeNext(readByPost(post.id), { act: () => void (late = molt.comment('alice', post.id, 'two, just before the mark')) });
     await hub.listNotifications('greeter');
     expect(late).toBeDefined();
     expect((await hub.listNotifications('greeter')).notifications.map((n) => n.comment_id)).toEqual([late!.id]);
   });
 
   it('reads the thread again later when it could not right after marking it read', async () => {
-    fake = await startFakeMoltbook();
-    const hub = adapterFor(fake, ['greeter']);
-    fake.addAgent('alice');
-    const post = fake.post('greeter', { title: 'Hello', content: 'hi' });
-    const first = fake.comment('alice', post.id, 'one');
-    await hub.listNotifications('greeter');
+    const { hub, post, first, molt } = await listedThread();
     let late: { id: string } | undefined;
-    fake.beforeNext(readByPost(post.id), { act: () => void (late = fake!.comment('alice', post.id, 'two, just before the mark')) });
-    fake.beforeNext(threadRead(post.id), { status: 500 });
+    molt.beforeNext(readByPost(post.id), { act: () => void (late = molt.comment('alice', post.id, 'two, just before the mark')) });
+    molt.beforeNext(threadRead(post.id), { status: 500 });
     // The answer's own work is done: the failed read is left for later, not the activation's failure.
     await hub.markRead('greeter', [`${post.id}:${first.id}`]);
-    expect(fake.unread('greeter')).toEqual([]);
+    expect(molt.unread('greeter')).toEqual([]);
     expect(await hub.agentsWithNotifications()).toMatchObject([{ name: 'greeter', notification_count: 1 }]);
     expect((await hub.listNotifications('greeter')).notifications.map((n) => n.comment_id)).toEqual([late!.id]);
     expect((await hub.listNotifications('greeter')).notifications.map((n) => n.comment_id)).toEqual([late!.id]);
   });
 
   it('has the intent to read the thread again in Redis before the mark is sent', async () => {
-    fake = await startFakeMoltbook();
     const prefix = `molt-${randomUUID().slice(0, 8)}`;
-    const hub = adapterFor(fake, ['greeter'], { prefix });
-    fake.addAgent('alice');
-    const post = fake.post('greeter', { title: 'Hello', content: 'hi' });
-    const first = fake.comment('alice', post.id, 'one');
-    await hub.listNotifications('greeter');
+    const { hub, post, first, molt } = await listedThread({ prefix });
     let atMark: Promise<string | null> | undefined;
     // Read as the mark arrives: a daemon killed right after it would leave this for the next run.
-    fake.beforeNext(readByPost(post.id), { act: () => void (atMark = redis.hget(new RedisKeys(prefix).moltbookRecheck('greeter'), post.id)) });
+    molt.beforeNext(readByPost(post.id), { act: () => void (atMark = redis.hget(new RedisKeys(prefix).moltbookRecheck('greeter'), post.id)) });
     await hub.markRead('greeter', [`${post.id}:${first.id}`]);
     expect(await atMark).toMatch(/^\d+\|\d+$/);
     expect(await redis.hlen(new RedisKeys(prefix).moltbookRecheck('greeter'))).toBe(0); // read again: done
   });
 
   it('reads a thread again from the oldest intent kept for it, not from a later mark', async () => {
-    fake = await startFakeMoltbook();
-    const hub = adapterFor(fake, ['greeter']);
-    fake.addAgent('alice');
-    const post = fake.post('greeter', { title: 'Hello', content: 'hi' });
-    const first = fake.comment('alice', post.id, 'one');
-    await hub.listNotifications('greeter');
+    const { hub, post, first, molt } = await listedThread();
     let late: { id: string } | undefined;
-    fake.beforeNext(readByPost(post.id), { act: () => void (late = fake!.comment('alice', post.id, 'two, just before the mark')) });
-    fake.beforeNext(threadRead(post.id), { status: 500 }); // the read after the mark fails: the intent stays
+    molt.beforeNext(readByPost(post.id), { act: () => void (late = molt.comment('alice', post.id, 'two, just before the mark')) });
+    molt.beforeNext(threadRead(post.id), { status: 500 }); // the read after the mark fails: the intent stays
     await hub.markRead('greeter', [`${post.id}:${first.id}`]);
     // The next run's read of the intent fails too; a newer comment is listed and answered meanwhile.
     await new Promise((r) => setTimeout(r, 5));
-    const third = fake.comment('alice', post.id, 'three');
-    fake.beforeNext(threadRead(post.id), { status: 500 });
+    const third = molt.comment('alice', post.id, 'three');
+    molt.beforeNext(threadRead(post.id), { status: 500 });
     expect((await hub.listNotifications('greeter')).notifications.map((n) => n.comment_id)).toEqual([third.id]);
     await hub.markRead('greeter', [`${post.id}:${third.id}`]);
     // That mark's read starts where the first intent did: the comment written before the first mark is found.
@@ -161,23 +142,18 @@ describe('moltbook adapter', () => {
   });
 
   it('ends an intent the hub refuses for good at once, and one it keeps failing after a day', async () => {
-    fake = await startFakeMoltbook();
     let now = Date.now();
     const prefix = `molt-${randomUUID().slice(0, 8)}`;
-    const hub = adapterFor(fake, ['greeter'], { prefix, now: () => now });
+    const { hub, post, first, molt } = await listedThread({ prefix, now: () => now });
     const intents = (): Promise<number> => redis.hlen(new RedisKeys(prefix).moltbookRecheck('greeter'));
-    fake.addAgent('alice');
-    const post = fake.post('greeter', { title: 'Hello', content: 'hi' });
-    const first = fake.comment('alice', post.id, 'one');
-    await hub.listNotifications('greeter');
-    fake.beforeNext(threadRead(post.id), { status: 403 });
+    molt.beforeNext(threadRead(post.id), { status: 403 });
     await hub.markRead('greeter', [`${post.id}:${first.id}`]);
     expect(await intents()).toBe(0);
 
-    const second = fake.comment('alice', post.id, 'two');
+    const second = molt.comment('alice', post.id, 'two');
     now += 120_000; // past home_interval: /home is read again
     expect((await hub.listNotifications('greeter')).notifications.map((n) => n.comment_id)).toEqual([second.id]);
-    fake.beforeNext(threadRead(post.id), { status: 503 });
+    molt.beforeNext(threadRead(post.id), { status: 503 });
     await hub.markRead('greeter', [`${post.id}:${second.id}`]);
     expect(await intents()).toBe(1);
     expect(await hub.agentsWithNotifications()).toMatchObject([{ name: 'greeter', notification_count: 1 }]); // it wakes the agent
