@@ -42,6 +42,11 @@ export function changedKeys(before: FileSignatures, after: FileSignatures): stri
   return [...changed, ...[...before.keys()].filter((k) => !after.has(k))];
 }
 
+/** The first five keys, and how many more: a log line's worth. */
+function someOf(keys: readonly string[]): string {
+  return `${keys.slice(0, 5).join(', ')}${keys.length > 5 ? ` and ${keys.length - 5} more` : ''}`;
+}
+
 /** A signature's change time in epoch ms (undefined for a missing file). */
 function changeTimeMs(signature: string): number | undefined {
   const ns = signature.split(':')[3];
@@ -114,7 +119,8 @@ export class LocalFolderStore implements DefinitionStore {
 
   watch(onChange: (noticed?: string) => void): () => void {
     this.#watched = true;
-    const lastLoad = this.#lastLoad;
+    /** The load before this watch: its saves until the first check are no watcher's, so that check looks for them. */
+    let loaded = this.#lastLoad;
     this.#lastLoad = undefined;
     let timer: NodeJS.Timeout | undefined;
     /** How the pending change was noticed, when the periodic check found it. */
@@ -185,8 +191,6 @@ export class LocalFolderStore implements DefinitionStore {
     if (configuredMs > 0) {
       /** The files as the last check saw them; undefined until the first check. */
       let last: FileSignatures | undefined;
-      /** The load before this watch: its saves until the first check are no watcher's, so that check looks for them. */
-      let loaded = lastLoad;
       let loggedMs: number | undefined;
       // One check at a time, the next scheduled when this one ends: its wait stretches with what it cost.
       const runCheck = async (): Promise<void> => {
@@ -200,13 +204,13 @@ export class LocalFolderStore implements DefinitionStore {
           if (missed.length > 0) {
             // Changes no watcher reported: they went deaf (see the top of the file), so they start again.
             rearm();
-            fire(`by the periodic check, not fs.watch (its watchers start anew): ${missed.slice(0, 5).join(', ')}${missed.length > 5 ? ` and ${missed.length - 5} more` : ''}`);
+            fire(`by the periodic check, not fs.watch (its watchers start anew): ${someOf(missed)}`);
           }
           heard.clear();
         } else if (loaded !== undefined) {
           const since = changedSinceLoad(loaded, now, await foldersOfMissing(loaded.keys, now, (k) => reader.displayName(k)));
           loaded = undefined;
-          if (since.length > 0) fire(`by the first check, saved since the store was loaded: ${since.slice(0, 5).join(', ')}${since.length > 5 ? ` and ${since.length - 5} more` : ''}`);
+          if (since.length > 0) fire(`by the first check, saved since the store was loaded: ${someOf(since)}`);
         }
         last = now;
         const delayMs = nextCheckDelayMs({ configuredMs, lastCheckMs });

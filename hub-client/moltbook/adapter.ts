@@ -21,7 +21,7 @@ import type {
 import { HubError } from '../errors.ts';
 import type { FeedPost, FoundComment, HubSocial, SocialWrite } from '../social.ts';
 import { sleep } from '../http.ts';
-import { type Agent, type AgentWithWork, type BudgetHealth, type Comment, type Community, type KeyRotation, type NotificationCount, type Post, type RegisteredAgent, type StaleAgent } from '../types.ts';
+import { type Agent, type AgentWithWork, type BudgetHealth, type Comment, type Community, type KeyRotation, type Notification, type NotificationCount, type Post, type RegisteredAgent, type StaleAgent } from '../types.ts';
 import type { BudgetConfig } from '../../local-hub/budget-rules.ts';
 import { moltbookLedgerKey } from '../../policy/idempotency-keys.ts';
 import { LocalBudgetLedger } from './budget-ledger.ts';
@@ -35,7 +35,7 @@ import { contentHash, MoltbookState, type LedgerEntry } from './state.ts';
 import { invalidComment, invalidPost } from './write-checks.ts';
 import { isConversation, MoltbookDirectMessages } from './direct-messages.ts';
 import { createdAtOf, flattenComments, HomeSchema, pageInfoOf, toPost, unwrapMoltbookList, unwrapMoltbookObject, verificationOf, WireCommentSchema, WirePostSchema, type Home, type Verification, type WireComment } from './wire.ts';
-import { mentionId, mentionsIn, postOfNotification, workOnThread } from './work.ts';
+import { mentionId, mentionsIn, notificationId, postOfNotification, workOnThread } from './work.ts';
 import { commentsLeft, DEFAULT_AGE_LIMITS, limitsForAge, writeVerdict, type AgeLimits, type WriteLimits } from './write-limits.ts';
 import type { KeySpace } from '../../redis/key-layout.ts';
 
@@ -460,13 +460,9 @@ export class MoltbookAdapter implements HubAdapter, HubSocial {
       const fresh = activity.new_notification_count ?? 1;
       if (fresh <= 0) continue;
       // Paged until as many unanswered replies to the agent are found as /home counts new.
-      const enough = async (cs: readonly Comment[]): Promise<boolean> => {
-        const handled = await this.#state.handled(agent, cs.map((c) => `${postId}:${c.id}`));
-        return workOnThread({ agent, postId, postAuthor: this.#postAuthors.get(postId), comments: cs, handled, limit: fresh }).length >= fresh;
-      };
+      const enough = async (cs: readonly Comment[]): Promise<boolean> => (await this.#unanswered(agent, postId, this.#postAuthors.get(postId), cs, fresh)).length >= fresh;
       const { author, comments } = await this.#thread(agent, postId, opts.signal, enough);
-      const handled = await this.#state.handled(agent, comments.map((c) => `${postId}:${c.id}`));
-      const work = workOnThread({ agent, postId, postAuthor: author, comments, handled, limit: fresh });
+      const work = await this.#unanswered(agent, postId, author, comments, fresh);
       await this.#state.addPending(agent, work);
       if (work.length === 0 && !pending.some((n) => n.post_id === postId)) {
         // Nothing on it warren answers (e.g. a vote): read on the hub, or it would wake the agent for ever.
@@ -515,13 +511,18 @@ export class MoltbookAdapter implements HubAdapter, HubSocial {
     await this.#recheck(agent, postId, from, signal);
   }
 
+  /** Which of a thread's `comments` answer the agent and are not handled yet, newest `limit` of them, as notifications. */
+  async #unanswered(agent: string, postId: string, postAuthor: string | undefined, comments: readonly Comment[], limit: number): Promise<Notification[]> {
+    const handled = await this.#state.handled(agent, comments.map((c) => notificationId(postId, c.id)));
+    return workOnThread({ agent, postId, postAuthor, comments, handled, limit });
+  }
+
   /** Reads a thread marked read again: its unhandled comments from `since` on become pending, then the intent is done. */
   async #recheck(agent: string, postId: string, since: number, signal?: AbortSignal): Promise<void> {
     try {
       const { author, comments } = await this.#thread(agent, postId, signal);
-      const handled = await this.#state.handled(agent, comments.map((c) => `${postId}:${c.id}`));
-      const arrived = workOnThread({ agent, postId, postAuthor: author, comments: comments.filter((c) => (Date.parse(c.created_at) || 0) >= since), handled, limit: Number.MAX_SAFE_INTEGER });
-      await this.#state.addPending(agent, arrived);
+      const arrived = comments.filter((c) => (Date.parse(c.created_at) || 0) >= since);
+      await this.#state.addPending(agent, await this.#unanswered(agent, postId, author, arrived, Number.MAX_SAFE_INTEGER));
     } catch (err) {
       // The hub's refusal (a deleted post: 404; 403, 410…) is final; a failure that may pass (a 5xx, a 429, the local
       // pace, the network) is tried again at the agent's next run, until the intent's deadline.
