@@ -40,9 +40,15 @@ export class BudgetCache {
   /**
    * Statuses of many agents, asking the hub for up to `parallel` at once (a cold cache must not cost N round trips
    * in a row). `seen`: what each agent's last run read, taken while younger than the TTL.
+   *
+   * `runDecides`: the run to be queued reads the budget itself and is skipped when it is short (activation.ts), so
+   * an agent with no reading, or whose last reading (of any age) was healthy, is not asked about: it is left out of
+   * the answer and its run decides. Asking cost a hub call per activation whenever the reading had aged past the TTL
+   * (every agent after a start; every agent mentioned less often than the TTL). An agent last read short of healthy
+   * is asked, so that it is not queued again and again only to be skipped.
    */
-  async statusMany(agents: readonly string[], opts: { seen?: (agent: string) => BudgetSeen | undefined; parallel?: number; now?: number } = {}): Promise<Map<string, BudgetStatus>> {
-    const { seen, parallel = 16, now = Date.now() } = opts;
+  async statusMany(agents: readonly string[], opts: { seen?: (agent: string) => BudgetSeen | undefined; parallel?: number; now?: number; runDecides?: boolean } = {}): Promise<Map<string, BudgetStatus>> {
+    const { seen, parallel = 16, now = Date.now(), runDecides = false } = opts;
     const out = new Map<string, BudgetStatus>();
     // What is known is answered without a promise per agent (an intake round asks this of every agent with work).
     const unknown: string[] = [];
@@ -55,7 +61,7 @@ export class BudgetCache {
         this.#known.set(agent, { status: read.status, until: Math.min(read.at, now) + this.#ttlMs });
         out.set(agent, read.status);
       } else if (known && known.until > now) out.set(agent, known.status);
-      else unknown.push(agent);
+      else if (!runDecides || lastReading(known && { status: known.status, at: known.until - this.#ttlMs }, read) === 'short') unknown.push(agent);
     }
     let next = 0;
     await Promise.all(
@@ -73,4 +79,10 @@ export class BudgetCache {
   invalidate(agent: string): void {
     this.#known.delete(agent);
   }
+}
+
+/** Whether the newer of two readings of any age was short of healthy ('none' when there is neither). */
+function lastReading(told: BudgetSeen | undefined, read: BudgetSeen | undefined): 'healthy' | 'short' | 'none' {
+  const last = !told ? read : !read ? told : read.at > told.at ? read : told;
+  return !last ? 'none' : last.status === 'healthy' ? 'healthy' : 'short';
 }

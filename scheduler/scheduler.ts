@@ -157,8 +157,9 @@ export class Scheduler {
       return verdict.eligible;
     };
     const eligible = candidates.filter((a) => holdBack(a, this.#notificationVerdict(a.name, states.get(a.name), now)));
-    // The budget is asked only of those (a hub call each, unless cached or read by a recent run), then decided on by itself.
-    const budgets = await this.#opts.budget.statusMany(eligible.map((a) => a.name), { seen: (name) => states.get(name)?.budgetSeen });
+    // The budget is asked only of those last read short of healthy (a hub call each, unless cached or read by a
+    // recent run), then decided on by itself; the others' runs read it with their inbox and are skipped when short.
+    const budgets = await this.#opts.budget.statusMany(eligible.map((a) => a.name), { seen: (name) => states.get(name)?.budgetSeen, runDecides: true });
     const t2 = Date.now();
     const due = eligible.filter(
       // A queued or running activation holds some or all of them: a follow-up only for ones that came after.

@@ -71,10 +71,14 @@ async function world(hubSays: BudgetStatus, before: (w: { state: AgentStateStore
 describe('the budget a run read, at the next intake', () => {
   const now = Date.now();
   it.each([
-    ['no run read it: the hub is asked', undefined, 'healthy', ['bob'], ['bob']],
+    // The run reads the budget with its inbox and is skipped when short (test/local-hub-round-trips.test.ts).
+    ['no run read it: queued, the hub not asked (its run reads the budget)', undefined, 'critical', [], ['bob']],
     ['a healthy reading younger than the TTL: queued, the hub not asked', { status: 'healthy', age: 1_000 }, 'critical', [], ['bob']],
     ['a critical reading younger than the TTL: held, the hub not asked', { status: 'critical', age: 1_000 }, 'healthy', [], []],
-    ['a reading older than the TTL: the hub is asked, and its answer decides', { status: 'critical', age: TTL_MS + 1_000 }, 'healthy', ['bob'], ['bob']],
+    ['a healthy reading older than the TTL: queued, the hub not asked (its run reads the budget)', { status: 'healthy', age: TTL_MS + 1_000 }, 'critical', [], ['bob']],
+    ['a critical reading older than the TTL: the hub is asked, and its answer decides', { status: 'critical', age: TTL_MS + 1_000 }, 'healthy', ['bob'], ['bob']],
+    ['a critical reading older than the TTL, still critical: held', { status: 'critical', age: TTL_MS + 1_000 }, 'critical', ['bob'], []],
+    ['a warning reading older than the TTL: the hub is asked', { status: 'warning', age: TTL_MS + 1_000 }, 'healthy', ['bob'], ['bob']],
     ['a warning reading: a mention still runs (only exploration waits from warning on)', { status: 'warning', age: 1_000 }, 'critical', [], ['bob']],
   ] as const)('%s', async (_what, reading, hubSays, asked, queued) => {
     const w = await world(hubSays, async ({ runRead }) => reading && runRead(reading.status, now - reading.age));
@@ -83,11 +87,34 @@ describe('the budget a run read, at the next intake', () => {
     if (queued.length === 0) await waitFor('bob held back for his budget', async () => ((await w.held.read(['bob'])).get('bob')?.reason === 'budget' ? true : undefined));
   });
 
-  it('a reading this version cannot read is no reading: the hub is asked', async () => {
-    const w = await world('healthy', ({ conn, keys }) => conn.hset(keys.agentBudgetSeen, 'bob', 'splendid|12'));
+  it('a reading this version cannot read is no reading: queued, its run reads the budget', async () => {
+    const w = await world('critical', ({ conn, keys }) => conn.hset(keys.agentBudgetSeen, 'bob', 'splendid|12'));
     expect(w.queued).toEqual(['bob']);
-    expect(w.asked).toEqual(['bob']);
+    expect(w.asked).toEqual([]);
   });
+
+  it.each([
+    // [what, told by the hub (age), read by a run (age), asked]
+    ['nothing known', undefined, undefined, false],
+    ['told healthy, long ago', { status: 'healthy', age: 120_000 }, undefined, false],
+    ['told critical, long ago', { status: 'critical', age: 120_000 }, undefined, true],
+    ['told warning, long ago', { status: 'warning', age: 120_000 }, undefined, true],
+    ['told critical long ago, a run read healthy since (also long ago)', { status: 'critical', age: 120_000 }, { status: 'healthy', age: 60_000 }, false],
+    ['a run read critical long ago, told healthy since', { status: 'healthy', age: 60_000 }, { status: 'critical', age: 120_000 }, false],
+    ['a run read critical long ago, nothing told', undefined, { status: 'critical', age: 120_000 }, true],
+  ] as const)('when the run decides, the hub is asked only of an agent last read short: %s', async (_what, told, read, asked) => {
+    let answer: BudgetStatus = told?.status ?? 'healthy';
+    const calls: string[] = [];
+    const hub = { budgetHealth: (a: string) => (calls.push(a), Promise.resolve({ status: answer })) } as unknown as HubAdapter;
+    const cache = new BudgetCache(hub, { ttlMs: TTL_MS, logger });
+    if (told) expect(await cache.status('bob', now - told.age)).toBe(told.status); // told then, as the hub answered
+    calls.length = 0;
+    answer = 'healthy';
+    const statuses = await cache.statusMany(['bob'], { seen: () => read && { status: read.status, at: now - read.age }, now, runDecides: true });
+    expect(calls).toEqual(asked ? ['bob'] : []);
+    expect(statuses.get('bob')).toBe(asked ? 'healthy' : undefined);
+  });
+
 
   it('the newer of what the daemon was told and what a run read decides', async () => {
     const hub = { budgetHealth: () => Promise.resolve({ status: 'critical' }) } as unknown as HubAdapter;
