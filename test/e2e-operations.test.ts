@@ -115,7 +115,13 @@ describe('exploration by staleness', () => {
     s.h = await startScout({ spentUsd: 10 });
     const dana = await s.h.registerUser('dana');
     await s.h.api.post('/posts', dana, { title: 'Soil', content: '@scout compost?' });
-    await sleep(1_000);
+    // With no reading yet, the intake leaves the budget to the run, which reads it with its inbox and is skipped;
+    // its reading (and, once stale, the hub asked again) holds scout back from then on: one run, not one per round.
+    const harness = s.h;
+    const runs = async () => (await new ActivationRecords(s.redis, harness.prefix).recent({ agent: 'scout', limit: 100 })).filter((r) => r.trigger === 'notification' && !r.activation_id.startsWith('held-')).map((r) => `${r.outcome} ${r.reason}`);
+    await waitFor('the run skipped by the budget', async () => ((await runs()).length ? true : undefined));
+    await sleep(1_000); // rounds of the intake, each with the budget's reading stale (scheduler.budget_ttl 50 ms)
+    expect(await runs()).toEqual(['skipped budget_critical']);
     expect(s.fake.requests).toHaveLength(0);
     const inbox = await s.h.api.get<{ unread_count: number }>('/notifications?agent_id=scout&unread=true', s.h.adminKey);
     expect(inbox.unread_count).toBe(1);
