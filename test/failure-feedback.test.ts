@@ -126,8 +126,10 @@ describe('held mentions', { timeout: PROCESS_TEST_MS }, () => {
     // A second mention while held: one more line, with both waiting.
     await s.h.api.post('/posts', dana, { content: '@greeter anyone?' });
     await waitFor('the second mention held', async () => ((await new ActivationRecords(s.redis, harness.prefix).recentHeld({ agent: 'greeter' })).some((r) => r.detail?.startsWith('2 mentions waiting')) ? true : undefined), PROCESS_START_MS);
-    // Not an activation: the agent's records (its last outcome in `warren status`) do not hold them.
-    expect(await records(harness, 'greeter')).toEqual([]);
+    // Not an activation: the agent's records (its last outcome in `warren status`) do not hold them. They hold the one
+    // run before the first hold: with no budget reading yet, the intake left the budget to the run, which read it
+    // with its inbox and was skipped (docs/scheduling.md "Budget gates").
+    expect((await records(harness, 'greeter')).map((r) => `${r.outcome} ${r.reason}`)).toEqual(['skipped budget_critical']);
 
     // The watch page's fleet JSON, served over HTTP from the same reading.
     const defs = (await new LocalFolderStore(join(harness.agentsDir, '..')).load()).agents;
