@@ -64,7 +64,8 @@ function changeTimeMs(signature: string): number | undefined {
  */
 export function changedSinceLoad(load: { startedAt: number; keys: ReadonlySet<string> }, now: FileSignatures, folderChangedAt: ReadonlyMap<string, number> = new Map()): string[] {
   const changed = [...now]
-    .filter(([k, sig]) => (sig === '-' ? load.keys.has(k) && (folderChangedAt.get(k) ?? 0) > load.startedAt : !load.keys.has(k) || (changeTimeMs(sig) ?? 0) > load.startedAt))
+    // Whole ms on both sides, as the load's start is: a change in the millisecond it began counts as before it.
+    .filter(([k, sig]) => (sig === '-' ? load.keys.has(k) && Math.floor(folderChangedAt.get(k) ?? 0) > load.startedAt : !load.keys.has(k) || (changeTimeMs(sig) ?? 0) > load.startedAt))
     .map(([k]) => k);
   return [...changed, ...[...load.keys].filter((k) => !now.has(k))];
 }

@@ -157,6 +157,8 @@ describe('saves as editors make them', () => {
       ['a listed file missing (an agent without its prompt)', [['agents/a/config.yaml', at(10)], ['agents/a/system-prompt.md', '-'], ['agents/b/config.yaml', at(10)]], []],
       ['a listed file missing, its folder changed since (deleted)', [['agents/a/config.yaml', at(10)], ['agents/a/system-prompt.md', '-'], ['agents/b/config.yaml', at(10)]], ['agents/a/system-prompt.md'], new Map([['agents/a/system-prompt.md', 5_001]])],
       ['a listed file missing, its folder unchanged since', [['agents/a/config.yaml', at(10)], ['agents/a/system-prompt.md', '-'], ['agents/b/config.yaml', at(10)]], [], new Map([['agents/a/system-prompt.md', 4_000]])],
+      // A folder's change time comes with a fraction of a ms; the load's start is whole ms (a CI run reloaded an untouched store).
+      ['a listed file missing, its folder changed in the millisecond the load began (before it)', [['agents/a/config.yaml', at(10)], ['agents/a/system-prompt.md', '-'], ['agents/b/config.yaml', at(10)]], [], new Map([['agents/a/system-prompt.md', 5_000.53]])],
       ['an agent added', [['agents/a/config.yaml', at(10)], ['agents/a/system-prompt.md', at(10)], ['agents/b/config.yaml', at(10)], ['agents/c/config.yaml', at(10)], ['agents/c/system-prompt.md', '-']], ['agents/c/config.yaml']],
       ['an agent removed', [['agents/a/config.yaml', at(10)], ['agents/a/system-prompt.md', at(10)]], ['agents/b/config.yaml']],
     ];
