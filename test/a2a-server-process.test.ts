@@ -73,6 +73,8 @@ a2a:
     // The opening task is as the store has it when the SDK sends it: SUBMITTED, or already WORKING when this fast
     // daemon's worker took it up first (the SDK reads the task back from the store for that event).
     expect(['task:TASK_STATE_SUBMITTED', 'task:TASK_STATE_WORKING']).toContain(seen[0]);
-    expect(seen.slice(1)).toEqual(['TASK_STATE_WORKING', 'answer:Build 4711 is green.', 'TASK_STATE_COMPLETED']);
+    // The relay reports each forward step it reads from the store: a turn that ends between two of its reads (a busy
+    // machine) goes from the opening state to the answer, with no WORKING update between (a CI run saw that).
+    expect([['TASK_STATE_WORKING', 'answer:Build 4711 is green.', 'TASK_STATE_COMPLETED'], ['answer:Build 4711 is green.', 'TASK_STATE_COMPLETED']]).toContainEqual(seen.slice(1));
   });
 });
