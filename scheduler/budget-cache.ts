@@ -1,7 +1,7 @@
 // The hub's budget status per agent, asked at most once per TTL. Fails open (as the original runner did):
 // when the hub cannot say, the agent is treated as healthy and the error is logged. What an agent's last run read
 // with its inbox (AgentStateStore.budgetSeenCall, on any daemon) is as good as an answer while it is younger than the
-// TTL: an intake round asks the hub only of agents no run has told it about lately.
+// TTL; the notification intake asks the hub only of agents last read short of healthy (statusMany's `runDecides`).
 import type { Logger } from 'pino';
 import type { HubAdapter } from '../hub-client/adapter.ts';
 import type { BudgetHealth, BudgetStatus } from '../hub-client/types.ts';

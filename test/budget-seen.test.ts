@@ -1,6 +1,7 @@
 // The budget an agent's run read with its inbox stands for the hub's answer at the next intake while it is younger
-// than the budget's TTL (scheduler/budget-cache.ts): a healthy fleet's intake asks /system/budget-health of nobody
-// who ran lately, on whichever daemon. Real Redis and BullMQ; a counting hub.
+// than the budget's TTL (scheduler/budget-cache.ts), on whichever daemon; older, the intake asks /system/budget-health
+// only of an agent last read short of healthy, and leaves the others to their run, which reads it with its inbox.
+// Real Redis and BullMQ; a counting hub.
 import type { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterEach, describe, expect, inject, it } from 'vitest';
@@ -114,7 +115,6 @@ describe('the budget a run read, at the next intake', () => {
     expect(calls).toEqual(asked ? ['bob'] : []);
     expect(statuses.get('bob')).toBe(asked ? 'healthy' : undefined);
   });
-
 
   it('the newer of what the daemon was told and what a run read decides', async () => {
     const hub = { budgetHealth: () => Promise.resolve({ status: 'critical' }) } as unknown as HubAdapter;
