@@ -80,7 +80,7 @@ describe('A2A server', () => {
     expect(metrics).toContain('warren_a2a_tasks{agent="clerk",state="completed"} 2');
   });
 
-  it('SendStreamingMessage streams the task, WORKING, then the answer as the artifact and COMPLETED', async () => {
+  it('SendStreamingMessage streams the task, WORKING when read at it, then the answer as the artifact and COMPLETED', async () => {
     const h = await start();
     const client = await a2aClient(base(h));
     const seen: string[] = [];
@@ -97,7 +97,9 @@ describe('A2A server', () => {
     // The opening task is as the store has it when the SDK sends it (it reads it back): SUBMITTED, or WORKING when
     // the worker took it up first (a real daemon process usually does: test/a2a-server-process.test.ts).
     expect(['task:TASK_STATE_SUBMITTED', 'task:TASK_STATE_WORKING']).toContain(seen[0]);
-    expect(seen.slice(1)).toEqual(['TASK_STATE_WORKING', 'artifact', 'TASK_STATE_COMPLETED']);
+    // The relay reports each forward step it reads from the store: an instant turn may end between two of its reads,
+    // with no WORKING update between (the next test's slow turn always shows it).
+    expect([['TASK_STATE_WORKING', 'artifact', 'TASK_STATE_COMPLETED'], ['artifact', 'TASK_STATE_COMPLETED']]).toContainEqual(seen.slice(1));
     expect(artifact).toBe('Build 4711 is green.');
   });
 
