@@ -84,8 +84,17 @@ export async function runToolCalls(calls: readonly PlannedCall[], opts: RunnerOp
     opts.events.emit({ type: 'progress', step: opts.step, max_steps: opts.maxSteps, ...(delegate ? { action: 'delegate', target: delegate } : { action: 'tool_call', target: c.call.name }) });
     opts.events.emit({ type: 'tool_call', id: c.call.id, name: c.call.name, arguments: c.call.arguments });
   }
-  for (const stage of stages) {
-    await Promise.all(stage.map(async (i) => (results[i] = await runOne(calls[i]!, i, opts))));
+  // One timer ends the step for all its calls: a call it cut means the step is over for every call after it. With a
+  // timer per call, one could fire a millisecond before the clock reached the step's end, and the next write was
+  // started with a millisecond left, then reported as timed out (and tried again next step).
+  const stepEnd = opts.endsAt === undefined ? undefined : new AbortController();
+  const stepTimer = stepEnd && setTimeout(() => stepEnd.abort(), Math.max(0, opts.endsAt! - Date.now()));
+  try {
+    for (const stage of stages) {
+      await Promise.all(stage.map(async (i) => (results[i] = await runOne(calls[i]!, i, opts, stepEnd?.signal))));
+    }
+  } finally {
+    clearTimeout(stepTimer);
   }
   const committed = results.map((r, i) => r ?? { call: calls[i]!.call, status: 'error' as const, content: 'internal error: no result' });
   for (const r of committed) {
@@ -94,7 +103,7 @@ export async function runToolCalls(calls: readonly PlannedCall[], opts: RunnerOp
   return committed;
 }
 
-async function runOne(c: PlannedCall, index: number, opts: RunnerOptions): Promise<ToolResultRecord> {
+async function runOne(c: PlannedCall, index: number, opts: RunnerOptions, stepOver: AbortSignal | undefined): Promise<ToolResultRecord> {
   const { call } = c;
   if (c.kind === 'unknown') return { call, status: 'unknown_tool', content: capOutput(`Error: ${c.message}`, opts.outputCap ?? DEFAULT_OUTPUT_CAP) };
   const { tool } = c;
@@ -127,19 +136,22 @@ async function runOne(c: PlannedCall, index: number, opts: RunnerOptions): Promi
   const stepLeftMs = opts.endsAt === undefined ? Infinity : opts.endsAt - Date.now();
   // Never start a call the step has no time left for: a write sent and then reported as timed out would be
   // tried again next step under another idempotency key.
-  if (stepLeftMs <= 0) return done('timed_out', `Error: ${call.name} was not started: the step's time limit was reached.`);
-  const timeoutMs = Math.min(ownTimeoutMs, stepLeftMs);
+  if (stepOver?.aborted || stepLeftMs <= 0) return done('timed_out', `Error: ${call.name} was not started: the step's time limit was reached.`);
   const local = new AbortController();
   const signal = AbortSignal.any([opts.signal, local.signal]);
   let timer: NodeJS.Timeout | undefined;
   let onAbort: (() => void) | undefined;
-  // Races the tool against the run's abort and its own timeout, so a tool that ignores its signal cannot hold
-  // the run: the result is settled now, the stray promise is left to finish on its own (its rejection is caught).
+  let onStepOver: (() => void) | undefined;
+  // Races the tool against the run's abort, its own timeout and the step's end, so a tool that ignores its signal
+  // cannot hold the run: the result is settled now, the stray promise is left to finish on its own (its rejection is caught).
   const interrupted = new Promise<ToolResultRecord>((resolve) => {
-    timer = setTimeout(() => {
+    const cut = (message: string): void => {
       local.abort(new Error('tool timeout'));
-      resolve(done('timed_out', timeoutMs < ownTimeoutMs ? `Error: ${call.name} was stopped at the step's time limit, after ${timeoutMs} ms.` : `Error: ${call.name} timed out after ${timeoutMs} ms.`));
-    }, timeoutMs);
+      resolve(done('timed_out', message));
+    };
+    timer = setTimeout(() => cut(`Error: ${call.name} timed out after ${ownTimeoutMs} ms.`), ownTimeoutMs);
+    onStepOver = () => cut(`Error: ${call.name} was stopped at the step's time limit, after ${Math.max(0, stepLeftMs)} ms.`);
+    stepOver?.addEventListener('abort', onStepOver, { once: true });
     onAbort = () => resolve(done('cancelled', `Cancelled: the run was aborted while ${call.name} was running.`));
     opts.signal.addEventListener('abort', onAbort, { once: true });
   });
@@ -161,6 +173,7 @@ async function runOne(c: PlannedCall, index: number, opts: RunnerOptions): Promi
   } finally {
     clearTimeout(timer);
     if (onAbort) opts.signal.removeEventListener('abort', onAbort);
+    if (onStepOver) stepOver?.removeEventListener('abort', onStepOver);
   }
 }
 
