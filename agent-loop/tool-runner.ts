@@ -3,6 +3,7 @@
 // committed in call order whatever order they finish in. Every call gets exactly one result and its
 // tool_call/tool_result events, whatever happens: tool unknown, call rejected by a guard, grant missing,
 // arguments invalid, tool throws, times out or the run is aborted.
+import { deadline } from '../hub-client/deadline.ts';
 import { toolCallKey } from '../policy/idempotency-keys.ts';
 import type { EventLog, ToolResultStatus } from './events.ts';
 import type { ToolCall } from './messages.ts';
@@ -87,14 +88,13 @@ export async function runToolCalls(calls: readonly PlannedCall[], opts: RunnerOp
   // One timer ends the step for all its calls: a call it cut means the step is over for every call after it. With a
   // timer per call, one could fire a millisecond before the clock reached the step's end, and the next write was
   // started with a millisecond left, then reported as timed out (and tried again next step).
-  const stepEnd = opts.endsAt === undefined ? undefined : new AbortController();
-  const stepTimer = stepEnd && setTimeout(() => stepEnd.abort(), Math.max(0, opts.endsAt! - Date.now()));
+  const stepEnd = opts.endsAt === undefined ? undefined : deadline(Math.max(0, opts.endsAt - Date.now()));
   try {
     for (const stage of stages) {
       await Promise.all(stage.map(async (i) => (results[i] = await runOne(calls[i]!, i, opts, stepEnd?.signal))));
     }
   } finally {
-    clearTimeout(stepTimer);
+    stepEnd?.dispose();
   }
   const committed = results.map((r, i) => r ?? { call: calls[i]!.call, status: 'error' as const, content: 'internal error: no result' });
   for (const r of committed) {
