@@ -1,6 +1,6 @@
 // Layered timeouts (docs/agent-loop.md R10): per tool, per step, per model call, and in total. A tool past its
 // limit is `timed_out` and the loop goes on; a model that outlasts its step ends the run with an error.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { runLoop } from '../agent-loop/loop.ts';
 import { ToolRegistry } from '../agent-loop/tools.ts';
 import { OpenAIChatModel } from '../executors/llm/openai-model.ts';
@@ -30,6 +30,34 @@ describe('layered timeouts', () => {
     expect(r.toolResults.map((t) => t.status)).toEqual(['timed_out', 'timed_out']);
     expect(r.toolResults[0]!.content).toMatch(/^Error: write was stopped at the step's time limit, after \d+ ms\.$/);
     expect(r.toolResults[1]!.content).toBe("Error: write was not started: the step's time limit was reached.");
+  });
+
+  it('a step cut by its timer is over for the calls after it even where the wall clock reads short of its end', async () => {
+    // Timers run on the monotonic clock, Date.now() on the wall clock: the step's timer can fire while Date.now()
+    // still reads a few ms before the step's end (seen in CI: the second write was started with 1 ms left). Here
+    // the wall clock falls 200 ms behind once the first write runs, so only the timer says the step is over.
+    let started = 0;
+    const realNow = Date.now.bind(Date);
+    const lag = vi.spyOn(Date, 'now');
+    const write = makeTool('write', {
+      readOnly: false,
+      timeoutMs: 60_000,
+      run: async (_a, ctx) => {
+        started++;
+        lag.mockImplementation(() => realNow() - 200);
+        await sleep(60_000, ctx.signal);
+        return { status: 'ok', content: 'written' };
+      },
+    });
+    try {
+      const model = new FnModel((_r, n) => (n === 1 ? { calls: [{ name: 'write', arguments: { q: '1' } }, { name: 'write', arguments: { q: '2' } }] } : { content: 'done' }));
+      const r = await runLoop({ model, modelName: 'm', system: 's', task: 't', maxSteps: 3, stepTimeoutMs: 1_000, signal: new AbortController().signal, events: events(), tools: new ToolRegistry([write], []) });
+      expect(started).toBe(1);
+      expect(r.toolResults.map((t) => t.status)).toEqual(['timed_out', 'timed_out']);
+      expect(r.toolResults[1]!.content).toBe("Error: write was not started: the step's time limit was reached.");
+    } finally {
+      lag.mockRestore();
+    }
   });
 
   it('a tool that throws before returning a promise is an error result, not a crash', async () => {
