@@ -222,8 +222,10 @@ async function activation(deps: ActivationDeps, activationId: string, job: Activ
   // The inbox is asked with the budget: warren's hub answers both in one call (docs/hub-api.md §5.3).
   const inbox = job.trigger === 'notification' ? timer.time('inbox', () => hub.listNotifications(def.name, { unreadOnly: true, limit: 50, includeBudget: true, signal })) : undefined;
   inbox?.catch(() => undefined); // awaited (and its error surfaced) in readInbox; ignored when the budget says no
-  // Today's counters, for the "left today" lines of the context; asked alongside, never fatal.
-  const usedToday = opts.today ? Promise.resolve(opts.today) : deps.usedToday?.(def.name).catch((err: unknown) => void log.warn({ err }, 'daily counters unavailable'));
+  // Today's counters, for the "left today" lines of the context; asked alongside, never fatal. A notification run
+  // with a claim reads them with it, once it has read its inbox (readInbox).
+  const opensClaim = job.trigger === 'notification' && claim !== undefined;
+  const usedToday = opts.today ? Promise.resolve(opts.today) : opensClaim ? undefined : deps.usedToday?.(def.name).catch((err: unknown) => void log.warn({ err }, 'daily counters unavailable'));
   // The hub's word on the budget, asked fresh (with the inbox, or apart when the inbox did not bring it): at
   // critical nothing runs; exploration only when healthy.
   const budget = (await inbox?.then((page) => page.budget, () => undefined)) ?? await timer.time('budget', () => hub.budgetHealth(def.name)).then(
@@ -263,6 +265,8 @@ async function activation(deps: ActivationDeps, activationId: string, job: Activ
     limit.dispose();
   }
   const ending = endingOf(steps);
+  // Held back (paused, a backoff), as the claim's command told once the inbox was read: nothing ran, nothing is reported.
+  if (opensClaim && steps[0]?.kind === 'skipped') return ended(ending, budget?.status);
   const usage = ending.kind === 'failed' ? ending.failure.usage : ending.usage;
   // Two independent reports, sent together: one round trip of the hub's instead of two at the activation's end.
   await timer.time('report', () =>
@@ -318,10 +322,18 @@ async function readInbox(deps: ActivationDeps, run: Run, inbox: Promise<Notifica
     const partition = partitionInbox(notifications, def.config.behavior);
     const { ignorable } = partition;
     const actionable = partition.actionable.slice(0, deps.maxNotificationsPerActivation ?? 10);
-    // What this run holds now, and in the same command what the outbox kept for the notifications it will answer
-    // (only where the outbox is in Redis beside the claim).
+    // What this run holds now, and in the same command whether the agent is held back, its counters today and what
+    // the outbox kept for the notifications it will answer (only where the outbox is in Redis beside the claim).
     const answering = outbox.keyOf ? actionable.filter((n) => n.post_id).map((n) => n.id) : [];
-    const texts = await run.claim?.claim(notifications.length, answering.map((id) => outbox.keyOf!(def.name, id)));
+    const opened = await run.claim?.open(notifications.length, answering.map((id) => outbox.keyOf!(def.name, id)));
+    if (opened) {
+      // `warren pause` also holds back what was already queued, and so does a backoff (as the worker asks of other runs).
+      const { hold, today } = opened.facts;
+      const verdict = mayRun({ trigger: 'notification', paused: hold.paused, backoffUntil: hold.backoffUntil }, new Date());
+      if (!verdict.eligible) return { step: { kind: 'skipped', reason: verdict.reason }, actionable: [] };
+      run.pieces.remaining = remainingToday(def.config.behavior.limits, today);
+    }
+    const texts = opened?.kept;
     const kept = texts && outbox.keyOf ? new Map(answering.flatMap((id, i) => (texts[i] === undefined ? [] : [[id, texts[i]] as const]))) : undefined;
     // Notifications the agent is configured not to answer are handled by policy: marking them read
     // keeps the agent from being woken for them again.

@@ -129,14 +129,14 @@ export class ActivationWorker {
     const activationId = activationIdOf(job);
     const attempt = job.attemptsMade + 1;
     const started = Date.now();
-    // A notification run holds its agent's whole inbox until it has read it; the claim says so from the first moment.
+    // A notification run holds its agent's whole inbox until it has read it (its job does); once read, the claim holds
+    // what it read (opened by the activation).
     const ttl = (this.#opts.deps.agents.get(data.data.agent)?.config.behavior.max_duration ?? 300_000) + 60_000;
-    const inbox = data.data.trigger === 'notification' && this.#opts.claims && job.id ? this.#opts.claims.forRun(data.data.agent, job.id, token ?? `${job.attemptsStarted}`, ttl) : undefined;
-    // Whether the agent is held back, and its counters for the context (read in #run): with the claim begun in the
-    // same command (lua/activation-begin.lua) for a notification run. A claim that could not begin fails the run
-    // with that read: Redis did not answer, and the run could not be told whether the agent is held back either.
-    const facts = inbox ? inbox.begin() : this.#opts.agentState.activationStart(data.data.agent);
-    facts.catch(() => undefined); // awaited, and its error surfaced, in #run
+    const inbox = data.data.trigger === 'notification' && this.#opts.claims && job.id ? this.#opts.claims.forRun(data.data.agent, job.id, { token: token ?? `${job.attemptsStarted}`, started: job.attemptsStarted }, ttl) : undefined;
+    // Whether the agent is held back, and its counters for the context (read in #run). A notification run reads
+    // them with its claim, once it has read its inbox (one command, lua/activation-open.lua), and is held back there.
+    const facts = inbox ? undefined : this.#opts.agentState.activationStart(data.data.agent);
+    facts?.catch(() => undefined); // awaited, and its error surfaced, in #run
     try {
       return await this.#run(job, data.data, signal, activationId, attempt, started, inbox, facts);
     } catch (err) {
@@ -149,14 +149,19 @@ export class ActivationWorker {
     }
   }
 
-  async #run(job: Job<ActivationJob, ActivationJobResult>, data: ActivationJob, signal: AbortSignal, activationId: string, attempt: number, started: number, inbox: InboxClaim | undefined, facts: Promise<ActivationStartFacts>): Promise<ActivationJobResult> {
+  async #run(job: Job<ActivationJob, ActivationJobResult>, data: ActivationJob, signal: AbortSignal, activationId: string, attempt: number, started: number, inbox: InboxClaim | undefined, facts: Promise<ActivationStartFacts> | undefined): Promise<ActivationJobResult> {
     this.#opts.onStart?.({ agent: data.agent, trigger: data.trigger, enqueuedAt: data.enqueuedAt, startedAt: started });
     // `warren pause` also holds back what was already queued, and so does a backoff: the follow-up BullMQ kept
     // behind a run that then failed for good must not start the moment it failed. Quiet hours and staleness were
-    // asked when the run was queued; the budget is asked by the run (activation.ts).
-    const { hold, today } = await facts;
-    const verdict = mayRun({ trigger: data.trigger, paused: hold.paused, backoffUntil: hold.backoffUntil }, new Date());
-    if (!verdict.eligible) return this.#skipped(activationId, data, started, attempt, verdict.reason);
+    // asked when the run was queued; the budget is asked by the run (activation.ts), and so is the hold of a
+    // notification run with a claim.
+    let today: ActivationStartFacts['today'] | undefined;
+    if (facts) {
+      const read = await facts;
+      const verdict = mayRun({ trigger: data.trigger, paused: read.hold.paused, backoffUntil: read.hold.backoffUntil }, new Date());
+      if (!verdict.eligible) return this.#skipped(activationId, data, started, attempt, verdict.reason);
+      today = read.today;
+    }
     // What the run is doing, for `warren status` on any machine: BullMQ's job progress, kept small.
     const live = new ProgressPublisher(activationId, (p) => job.updateProgress({ ...p }).catch((err: unknown) => this.#logger.debug({ err: this.#redact(err), agent: data.agent }, 'live progress not published')));
     live.start();

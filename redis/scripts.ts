@@ -58,7 +58,7 @@ const lua = (name: string): string => readFileSync(new URL(`./lua/${name}.lua`, 
 
 /**
  * A phase script (lua/<name>.lua) with the scripts it runs: each part's file becomes a Lua function of its own KEYS
- * and ARGV (`inbox-claim.lua` → `inbox_claim(keys, args)`), so a part runs exactly as it does alone and has one
+ * and ARGV (`inbox-open.lua` → `inbox_open(keys, args)`), so a part runs exactly as it does alone and has one
  * source. One phase of an activation is then one command, one round trip, where it was one per part.
  */
 const phase = (name: string, parts: readonly string[]): string =>
@@ -106,8 +106,7 @@ const SCRIPTS = {
   warrenA2aTaskSave: { lua: lua('a2a-task-save'), keys: 2 },
   warrenPendingAdd: { lua: lua('pending-add'), keys: 2 },
   // One per phase of an activation (issue 32: warren's own round trips per activation), each made of the scripts above.
-  warrenActivationBegin: { lua: phase('activation-begin', ['activation-start', 'inbox-begin']), keys: 6 },
-  warrenInboxRead: { lua: phase('inbox-read', ['inbox-claim']), keys: undefined },
+  warrenActivationOpen: { lua: phase('activation-open', ['activation-start', 'inbox-open']), keys: undefined },
   warrenReplyBefore: { lua: phase('reply-before', ['reserve-write']), keys: 5 },
   warrenReplyAfter: { lua: phase('reply-after', ['outbox-drop', 'inbox-settle']), keys: 3 },
   warrenActivationEnd: { lua: phase('activation-end', ['record-activated', 'add-activation-record', 'outbox-drop', 'inbox-release', 'budget-seen']), keys: undefined },
@@ -200,23 +199,17 @@ export class RedisScripts {
   }
 
   /**
-   * lua/activation-begin.lua: activation-start's answer ([paused, backoff-until, posts today, comments today], null
-   * where unset) with the run's claim on the whole inbox begun (inbox-begin.lua) in the same command.
+   * lua/activation-open.lua: the run's claim of the `count` notifications it read (InboxClaimLost when a later attempt
+   * of the job holds the inbox), with activation-start's answer ([paused, backoff-until, posts today, comments today],
+   * null where unset) and the text each of `outboxKeys` holds (undefined where none), in their order.
    */
-  async activationBegin(start: readonly [paused: string, backoffUntil: string, day: string], agent: string, inbox: readonly [hold: string, version: string, keptFollowUp: string], jobId: string, attempt: string, ttlMs: number): Promise<Array<string | null>> {
-    return (await this.#run.warrenActivationBegin(...start, ...inbox, agent, jobId, attempt, ttlMs)) as Array<string | null>;
-  }
-
-  /**
-   * lua/inbox-read.lua: the claim of `count` notifications (InboxClaimLost when a later attempt of the job began
-   * since), then the text each of `outboxKeys` holds (undefined where none), in their order.
-   */
-  async inboxRead(agent: string, keys: readonly [hold: string, version: string], outboxKeys: readonly string[], jobId: string, attempt: string, ttlMs: number, count: number): Promise<Array<string | undefined>> {
-    const reply = await this.#run.warrenInboxRead(2 + outboxKeys.length, ...keys, outboxKeys, jobId, attempt, ttlMs, count);
-    const [code, ...texts] = Array.isArray(reply) ? (reply as unknown[]) : [reply];
-    if (knownCode('inbox-read', code, CLAIM_CODES) === -1) throw new InboxClaimLost('claim', agent, jobId, attempt);
-    if (texts.length !== outboxKeys.length || texts.some((t) => t !== null && typeof t !== 'string')) throw new UnexpectedScriptReply('inbox-read', reply, CLAIM_CODES);
-    return texts.map((t) => (typeof t === 'string' ? t : undefined));
+  async activationOpen(agent: string, start: readonly [paused: string, backoffUntil: string, day: string], inbox: readonly [hold: string, version: string, keptFollowUp: string], outboxKeys: readonly string[], run: { jobId: string; attempt: string; started: number; ttlMs: number }, count: number): Promise<{ start: Array<string | null>; texts: Array<string | undefined> }> {
+    const reply = await this.#run.warrenActivationOpen(6 + outboxKeys.length, ...start, ...inbox, outboxKeys, agent, run.jobId, run.attempt, run.started, run.ttlMs, count);
+    const [code, ...rest] = Array.isArray(reply) ? (reply as unknown[]) : [reply];
+    if (knownCode('activation-open', code, CLAIM_CODES) === -1) throw new InboxClaimLost('claim', agent, run.jobId, run.attempt);
+    if (rest.length !== 4 + outboxKeys.length || rest.some((t) => t !== null && typeof t !== 'string')) throw new UnexpectedScriptReply('activation-open', reply, CLAIM_CODES);
+    const texts = rest as Array<string | null>;
+    return { start: texts.slice(0, 4), texts: texts.slice(4).map((t) => t ?? undefined) };
   }
 
   /** lua/reply-after.lua: `outboxKey` dropped, then `count` settled. Throws InboxClaimLost when a later attempt began since. */

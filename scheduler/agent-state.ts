@@ -48,7 +48,7 @@ export function startKeysOf(k: RedisKeys, day = utcDay()): [paused: string, back
   return [k.agentPaused, k.agentBackoffUntil, k.agentDay(day)];
 }
 
-/** lua/activation-start.lua's answer (also activation-begin.lua's): [paused, backoff-until, posts, comments], null where unset. */
+/** lua/activation-start.lua's answer (also part of activation-open.lua's): [paused, backoff-until, posts, comments], null where unset. */
 export function startFactsOf([paused, until, posts, comments]: ReadonlyArray<string | null | undefined>): ActivationStartFacts {
   return { hold: holdOf(paused, until), today: { posts: Number(posts ?? 0), comments: Number(comments ?? 0) } };
 }

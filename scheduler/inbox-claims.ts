@@ -6,7 +6,8 @@
 // activation's claim, so there is no moment between two runs in which the inbox looks unowned:
 // - a queued or started notification activation that has not read the inbox yet holds all of it (it will
 //   read everything unread now), and so does a notification follow-up BullMQ keeps for after the run;
-// - once a run has read its inbox it claims that many, and settles the claim as it marks them read;
+// - once a run has read its inbox it claims that many (one command with what it reads of its agent as it starts,
+//   lua/activation-open.lua), and settles the claim as it marks them read;
 // - an exploration activation holds nothing.
 // Counts, not ids, so the scheduler can compare them with the unread counts its intake already has.
 //
@@ -51,37 +52,44 @@ export class InboxClaims {
   }
 
   /**
-   * The claim of one attempt (`attempt`: unique per attempt, e.g. BullMQ's lock token) of one run (job) of one
-   * agent. `ttlMs` bounds a claim whose worker died.
+   * The claim of one attempt of one run (job) of one agent: `attempt` unique per attempt (BullMQ's lock token),
+   * `started` its start number (BullMQ's attemptsStarted: a later attempt's is higher). `ttlMs` bounds a claim whose
+   * worker died.
    */
-  forRun(agent: string, jobId: string, attempt: string, ttlMs: number): InboxClaim {
+  forRun(agent: string, jobId: string, attempt: { token: string; started: number }, ttlMs: number): InboxClaim {
     const k = this.#layout.of(agent);
     const keys = [k.inboxHold(agent), k.inboxHoldVersion] as const;
     const scripts = this.#scripts;
     const redis = this.#redis;
+    const run = { jobId, attempt: attempt.token, started: attempt.started, ttlMs };
+    const { token } = attempt;
+    // Until open() is sent the run has no claim of its own (its job holds the whole inbox): nothing to release.
+    let opened = false;
     // Sent with the activation's end (ending()) instead of alone: release() then has nothing left to send.
     let released = false;
     /** An answer on the hub whose outbox entry goes with the end (settleWithEnd). */
     let dropAtEnd: string | undefined;
     return {
-      // One command with what the activation reads of its agent as it starts (lua/activation-begin.lua).
-      begin: async () => startFactsOf(await scripts.activationBegin(startKeysOf(k), agent, [...keys, k.dedup(agent).next], jobId, attempt, ttlMs)),
-      claim: (count, outboxKeys = []) => scripts.inboxRead(agent, keys, outboxKeys, jobId, attempt, ttlMs, count),
+      open: async (count, outboxKeys = []) => {
+        opened = true; // sent: it may have run even if its answer is lost
+        const { start, texts } = await scripts.activationOpen(agent, startKeysOf(k), [...keys, k.dedup(agent).next], outboxKeys, run, count);
+        return { facts: startFactsOf(start), kept: texts };
+      },
       settle: async (count, outboxKey) => {
-        if (outboxKey !== undefined) return scripts.replyAfter(agent, keys, outboxKey, jobId, attempt, count);
-        if (count > 0) await scripts.inboxSettle(agent, keys, jobId, attempt, count);
+        if (outboxKey !== undefined) return scripts.replyAfter(agent, keys, outboxKey, jobId, token, count);
+        if (count > 0) await scripts.inboxSettle(agent, keys, jobId, token, count);
       },
       settleWithEnd: (outboxKey) => {
         // One answer only: the end carries one outbox entry, and a settle that waits for it holds the claim until then.
         if (dropAtEnd !== undefined) throw new Error(`settleWithEnd called twice in one run of ${agent} (${dropAtEnd}, ${outboxKey}): only the run's last answer may wait for its end`);
         dropAtEnd = outboxKey;
       },
-      ending: () => ({ call: inboxReleaseCall(keys, jobId, attempt), outbox: dropAtEnd === undefined ? undefined : outboxDropCall(dropAtEnd), sent: () => void (released = true) }),
+      ending: () => ({ call: opened ? inboxReleaseCall(keys, jobId, token) : undefined, outbox: dropAtEnd === undefined ? undefined : outboxDropCall(dropAtEnd), sent: () => void (released = true) }),
       release: async () => {
-        if (released) return;
+        if (released || !opened) return;
         // The end's command did not run: what it would have carried goes alone, the answer first (as in reply-after.lua).
         if (dropAtEnd !== undefined) await redis.del(dropAtEnd);
-        await scripts.inboxRelease(agent, inboxReleaseCall(keys, jobId, attempt), jobId, attempt);
+        await scripts.inboxRelease(agent, inboxReleaseCall(keys, jobId, token), jobId, token);
       },
     };
   }
@@ -126,19 +134,22 @@ export class InboxClaims {
   }
 }
 
-/** One run's side of the claim; the worker begins and releases it, the activation claims and settles. */
+/** What opening a claim answers besides the claim itself. */
+export interface InboxOpened {
+  /** Whether the agent is held back, and its posts and comments today (AgentStateStore.activationStart's answer). */
+  facts: ActivationStartFacts;
+  /** What each of the outbox keys holds (the answers an earlier attempt kept, activation/reply-outbox.ts), in their order. */
+  kept: Array<string | undefined>;
+}
+
+/** One run's side of the claim; the activation opens and settles it, the worker releases it. */
 export interface InboxClaim {
   /**
-   * The run started and has not read the inbox: it holds all of it. In the same command, what the activation reads
-   * of its agent as it starts (AgentStateStore.activationStart's answer).
+   * The run read `count` unread notifications: it holds that many from now (until then its job held all of them).
+   * In the same command, what the activation reads of its agent as it starts and what each of `outboxKeys` holds.
+   * Throws InboxClaimLost when a later attempt of the run holds the inbox.
    */
-  begin(): Promise<ActivationStartFacts>;
-  /**
-   * The run read `count` unread notifications. In the same command, what each of `outboxKeys` holds (the answers an
-   * earlier attempt kept in the reply outbox, activation/reply-outbox.ts), undefined where none, in their order.
-   * Throws InboxClaimLost when a later attempt of the run began.
-   */
-  claim(count: number, outboxKeys?: readonly string[]): Promise<Array<string | undefined>>;
+  open(count: number, outboxKeys?: readonly string[]): Promise<InboxOpened>;
   /**
    * `count` claimed notifications were marked read; `outboxKey`: the answer now on the hub, dropped from the reply
    * outbox in the same command (first, so even a lost claim leaves it behind no longer). Throws InboxClaimLost when
@@ -155,10 +166,11 @@ export interface InboxClaim {
   settleWithEnd(outboxKey: string): void;
   /**
    * The release as a part of the activation's end (lua/activation-end.lua: one command with its state and record),
-   * with the outbox entry settleWithEnd left for it; `sent()` once that command ran, so release() sends nothing more.
+   * with the outbox entry settleWithEnd left for it (no release where the claim was never opened); `sent()` once that
+   * command ran, so release() sends nothing more.
    */
-  ending(): { call: ScriptCall; outbox: ScriptCall | undefined; sent(): void };
-  /** The run is over. Throws InboxClaimLost when a later attempt began (which then holds the inbox). */
+  ending(): { call: ScriptCall | undefined; outbox: ScriptCall | undefined; sent(): void };
+  /** The run is over. Throws InboxClaimLost when a later attempt holds the inbox. */
   release(): Promise<void>;
 }
 

@@ -20,7 +20,7 @@ import { hubCaller } from './support/hub-api.ts';
 import { startPrivateRedis, type PrivateRedis } from './support/redis-server.ts';
 import { PROCESS_START_MS, PROCESS_TEST_MS } from './support/ceilings.ts';
 
-/** warren's scripts (their ioredis commands, e.g. warrenActivationBegin) by the SHA-1 they run by (EVALSHA). */
+/** warren's scripts (their ioredis commands, e.g. warrenActivationOpen) by the SHA-1 they run by (EVALSHA). */
 const SCRIPTS = new Map([...scriptBodies()].map(([command, body]) => [sha1(body), command]));
 
 function sha1(text: string): string {
@@ -165,13 +165,14 @@ function warrensOwn(sent: readonly Sent[], agent = AGENT): string[] {
 }
 
 describe("warren's own Redis round trips of one activation", () => {
-  it('a notification answered: one command at the start, one as the inbox is read, one before the reply, one at the end', async () => {
+  it('a notification answered: one command once the inbox is read, one before the reply, one at the end', async () => {
     await oneActivation(); // the scripts are loaded and the agent has run once (no failure streak to end)
     const sent = await oneActivation();
     // Were twelve (main before issue 32 item 5): activation-start, inbox-begin, inbox-claim, the outbox's GET, SET
     // and DEL, reserve-write, inbox-settle, record-activated, add-activation-record, the fleet's paused ledger
-    // (HGET and HDEL in a MULTI) and inbox-release. The answer is the run's last write: its outbox entry goes with the end.
-    expect(warrensOwn(sent)).toEqual(['warrenActivationBegin', 'warrenInboxRead', 'warrenReplyBefore', 'warrenActivationEnd']);
+    // (HGET and HDEL in a MULTI) and inbox-release; then four. The answer is the run's last write: its outbox entry
+    // goes with the end. The start's command is sent once the inbox is read, with the claim of what was read.
+    expect(warrensOwn(sent)).toEqual(['warrenActivationOpen', 'warrenReplyBefore', 'warrenActivationEnd']);
     // And every guarantee those commands kept is still kept: the hold is released, no answer is left in the outbox,
     // the write is counted, the agent's state and both records are written.
     const k = new RedisKeys(prefix);
@@ -184,7 +185,7 @@ describe("warren's own Redis round trips of one activation", () => {
 
   it('two notifications in one run: the first answer settles right after its reply, the last with the end; no answer is left kept', async () => {
     const sent = await oneActivation(AGENT, 2);
-    expect(warrensOwn(sent)).toEqual(['warrenActivationBegin', 'warrenInboxRead', 'warrenReplyBefore', 'warrenReplyAfter', 'warrenReplyBefore', 'warrenActivationEnd']);
+    expect(warrensOwn(sent)).toEqual(['warrenActivationOpen', 'warrenReplyBefore', 'warrenReplyAfter', 'warrenReplyBefore', 'warrenActivationEnd']);
     const k = new RedisKeys(prefix);
     expect(await conn.keys(k.outbox(AGENT, '*'))).toEqual([]);
     expect(await conn.hget(k.inboxHold(AGENT), 'count')).toBeNull();
@@ -194,7 +195,7 @@ describe("warren's own Redis round trips of one activation", () => {
   it('with memory to write after the answer, the answer leaves the outbox and the claim is settled right after the reply', async () => {
     await oneActivation(REMEMBERING);
     const sent = await oneActivation(REMEMBERING);
-    expect(warrensOwn(sent, REMEMBERING)).toEqual(['warrenActivationBegin', 'warrenInboxRead', 'warrenReplyBefore', 'warrenReplyAfter', 'warrenActivationEnd']);
+    expect(warrensOwn(sent, REMEMBERING)).toEqual(['warrenActivationOpen', 'warrenReplyBefore', 'warrenReplyAfter', 'warrenActivationEnd']);
     const k = new RedisKeys(prefix);
     expect(await conn.hget(k.inboxHold(REMEMBERING), 'count')).toBeNull();
     expect(await conn.keys(k.outbox(REMEMBERING, '*'))).toEqual([]);
@@ -205,7 +206,7 @@ describe("warren's own Redis round trips of one activation", () => {
     const k = new RedisKeys(prefix);
     await conn.hset(k.agentLastFailure, AGENT, Date.now());
     const own = warrensOwn(await oneActivation());
-    expect(own).toEqual(['warrenActivationBegin', 'warrenInboxRead', 'warrenReplyBefore', 'warrenActivationEnd', `hget <prefix>:status-paused`, `hdel <prefix>:status-paused`]);
+    expect(own).toEqual(['warrenActivationOpen', 'warrenReplyBefore', 'warrenActivationEnd', `hget <prefix>:status-paused`, `hdel <prefix>:status-paused`]);
     expect(await conn.hget(k.agentLastFailure, AGENT)).toBeNull();
     // The streak is over: the next good run does not ask again.
     expect(warrensOwn(await oneActivation())).not.toContain('hget <prefix>:status-paused');

@@ -1,9 +1,12 @@
 // The scheduler and worker beyond mentions, end to end (real hub, private Redis, the real `openai` SDK
 // against the fake server): exploration by staleness, budget gates, error posts, activation records.
 import { Queue } from 'bullmq';
+import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { ActivationRecords } from '../activation/activation-records.ts';
 import { ACTIVATION_QUEUE, RedisKeys } from '../redis/keys.ts';
+import { ActivationQueue } from '../scheduler/activation-queue.ts';
+import { AgentStateStore } from '../scheduler/agent-state.ts';
 import { makeAgentsDir, startHarness, type Harness } from './support/daemon-harness.ts';
 import { waitFor, type WirePost } from './support/hub-api.ts';
 import { llmDaemonSuite } from './support/llm-daemon-suite.ts';
@@ -186,6 +189,51 @@ describe('final failures', () => {
       expect(job!.attemptsMade).toBe(1);
       const due = await s.redis.zscore(`${s.h.prefix}:${ACTIVATION_QUEUE}:delayed`, job!.id!);
       expect(Math.floor(Number(due) / 4096)).toBeGreaterThanOrEqual(Date.now() + 100_000); // BullMQ keeps the due time above 12 low bits
+    } finally {
+      await queue.close();
+    }
+  });
+});
+
+describe('held back after it was queued', () => {
+  it('a notification run queued before its agent was paused is skipped once it has read its inbox: no model call, no reply, the mention kept for after the pause', async () => {
+    s.fake.setResponder(() => 'Hello there.');
+    s.h = await startHarness({
+      redisUrl,
+      agentsDir: makeAgentsDir({ scout: { config: scout(s.fake.url).replace('enabled: true', 'enabled: false'), prompt: 'You are {{name}}.' } }, { withGreeter: false }),
+      env: { SCOUT_API_KEY: 'sk-scout-key-123456' },
+    });
+    const state = new AgentStateStore(s.redis, s.h.prefix);
+    await state.setPaused('scout', true);
+    const dana = await s.h.registerUser('dana');
+    const post = await s.h.api.post<{ id: string }>('/posts', dana, { title: 'Hi', content: '@scout hello?' });
+    // Queued as the intake would have before the pause (it holds a paused agent's mentions back itself).
+    const queue = new ActivationQueue(s.redis, { prefix: s.h.prefix, logger: pino({ level: 'silent' }) });
+    const records = new ActivationRecords(s.redis, s.h.prefix);
+    try {
+      await queue.enqueue('scout', 'notification');
+      const [skipped] = await waitFor('the queued run to end', async () => {
+        const r = await records.recent({ agent: 'scout' });
+        return r.length ? r : undefined;
+      });
+      expect(skipped).toMatchObject({ trigger: 'notification', outcome: 'skipped', reason: 'paused' });
+      expect(s.fake.requests).toHaveLength(0);
+      expect(await commentsBy(s.h, post.id, 'scout')).toEqual([]);
+      const me = await s.h.api.get<{ last_activated_at?: string | null }>('/agents/scout', s.h.adminKey);
+      expect(me.last_activated_at ?? null).toBeNull(); // the hub is not told it ran
+      const inbox = await s.h.api.get<{ unread_count: number }>('/notifications?agent_id=scout&unread=true', s.h.adminKey);
+      expect(inbox.unread_count).toBe(1);
+      expect(await s.redis.hget(new RedisKeys(s.h.prefix).inboxHold('scout'), 'count')).toBeNull(); // it holds nothing now
+
+      // Resumed, the mention it read and left is answered, once.
+      await state.setPaused('scout', false);
+      const harness = s.h;
+      expect(await waitFor('the answer after the pause', async () => {
+        const r = await commentsBy(harness, post.id, 'scout');
+        return r.length ? r : undefined;
+      })).toEqual(['Hello there.']);
+      await sleep(300);
+      expect(await commentsBy(s.h, post.id, 'scout')).toEqual(['Hello there.']);
     } finally {
       await queue.close();
     }

@@ -11,7 +11,7 @@ import { ActivationQueue } from '../scheduler/activation-queue.ts';
 import { InboxClaims } from '../scheduler/inbox-claims.ts';
 import { RedisKeys } from '../redis/keys.ts';
 import { InboxClaimLost } from '../redis/scripts.ts';
-import { AgentStateStore } from '../scheduler/agent-state.ts';
+import { AgentStateStore, utcDay } from '../scheduler/agent-state.ts';
 import { ActivationRecords } from '../activation/activation-records.ts';
 import { activationRecord } from './support/activation-record.ts';
 
@@ -55,6 +55,9 @@ function setup() {
   return { prefix, conn, queue, claims, held };
 }
 
+/** Attempt n of a run: BullMQ's lock token and start number. */
+const attempt = (n: number) => ({ token: `attempt-${n}`, started: n });
+
 async function until(what: string, check: () => Promise<boolean>): Promise<void> {
   const end = Date.now() + 5_000;
   while (!(await check())) {
@@ -84,12 +87,11 @@ describe('inbox holds from BullMQ state', () => {
     let starting = w.nextStart();
     const first = await queue.enqueue('ann', 'notification');
     await starting;
-    // Started, and its claim not written yet: the moment the old claim-at-start left open.
+    // Started, its inbox not read yet: its job holds all of it.
     expect(await held()).toBe(Infinity);
-    const claim = claims.forRun('ann', first!, 'attempt-1', 60_000);
-    await claim.begin();
+    const claim = claims.forRun('ann', first!, attempt(1), 60_000);
     expect(await held()).toBe(Infinity);
-    await claim.claim(2);
+    await claim.open(2);
     expect(await held()).toBe(2);
     const v0 = await claims.version();
     await claim.settle(1);
@@ -111,10 +113,9 @@ describe('inbox holds from BullMQ state', () => {
     expect(second.id).not.toBe(first);
     // The follow-up started and has not claimed: it holds everything, and the first run's claim counts no more.
     expect(await held()).toBe(Infinity);
-    const claim2 = claims.forRun('ann', second.id!, 'attempt-1', 60_000);
+    const claim2 = claims.forRun('ann', second.id!, attempt(1), 60_000);
     await claim.settle(5); // a late write of the old run changes nothing
-    await claim2.begin();
-    await claim2.claim(1);
+    await claim2.open(1);
     expect(await held()).toBe(1);
     await claim2.settle(1);
     await claim2.release();
@@ -134,7 +135,7 @@ describe('inbox holds from BullMQ state', () => {
     w.finish();
   });
 
-  it('a retried attempt drops the notification follow-up kept behind its earlier attempt: it reads everything itself', async () => {
+  it('a run that read its inbox drops the notification follow-up kept before the read: it read everything itself', async () => {
     const { prefix, queue, claims, held, conn } = setup();
     const w = gatedWorker(prefix);
     const starting = w.nextStart();
@@ -143,65 +144,100 @@ describe('inbox holds from BullMQ state', () => {
     await queue.enqueue('ann', 'notification'); // kept as the follow-up
     const next = new RedisKeys(prefix).dedup('ann').next;
     expect(await conn.hget(next, 'name')).toBe('notification');
-    await claims.forRun('ann', id!, 'attempt-2', 60_000).begin(); // as a retried attempt of the same job begins
+    await claims.forRun('ann', id!, attempt(2), 60_000).open(1); // as a retried attempt of the same job reads its inbox
     expect(await conn.exists(next)).toBe(0);
-    expect(await held()).toBe(Infinity);
+    expect(await held()).toBe(1);
     await queue.enqueue('ann', 'exploration'); // an exploration follow-up is not the run's to drop
-    await claims.forRun('ann', id!, 'attempt-3', 60_000).begin();
+    await claims.forRun('ann', id!, attempt(3), 60_000).open(1);
     expect(await conn.hget(next, 'name')).toBe('exploration');
     w.finish();
   });
 
-  it('a restarted attempt voids what an earlier attempt claimed, and the earlier one can no longer write', async () => {
+  it('a follow-up kept while an earlier attempt\'s claim stood is kept: it may be for what came after the read', async () => {
+    const { prefix, queue, claims, held, conn } = setup();
+    const w = gatedWorker(prefix);
+    const starting = w.nextStart();
+    const id = await queue.enqueue('ann', 'notification');
+    await starting;
+    await claims.forRun('ann', id!, attempt(1), 60_000).open(2); // attempt 1 read two, then died without letting go
+    expect(await held()).toBe(2);
+    // Attempt 2 reads its inbox; a third mention comes after its read, and the intake (seeing attempt 1's claim of
+    // two) keeps a follow-up for it.
+    await queue.enqueue('ann', 'notification');
+    const next = new RedisKeys(prefix).dedup('ann').next;
+    await claims.forRun('ann', id!, attempt(2), 60_000).open(2);
+    expect(await conn.hget(next, 'name')).toBe('notification');
+    expect(await held()).toBe(Infinity); // the follow-up will read everything
+    w.finish();
+  });
+
+  it('a later attempt takes over an earlier one\'s claim once it has read the inbox, and the earlier one can no longer write', async () => {
     const { queue, claims, held } = setup();
     const id = await queue.enqueue('ann', 'notification');
-    const attempt1 = claims.forRun('ann', id!, 'attempt-1', 60_000);
-    await attempt1.begin();
-    await attempt1.claim(3);
+    const attempt1 = claims.forRun('ann', id!, attempt(1), 60_000);
+    await attempt1.open(3);
     expect(await held()).toBe(3);
-    const attempt2 = claims.forRun('ann', id!, 'attempt-2', 60_000);
-    await attempt2.begin();
-    expect(await held()).toBe(Infinity);
+    const attempt2 = claims.forRun('ann', id!, attempt(2), 60_000);
+    expect(await held()).toBe(3); // attempt 2 is reading: attempt 1's claim stands until then
+    await attempt2.open(2);
+    expect(await held()).toBe(2);
     // Attempt 1 lost its lock but still runs: its writes change nothing, and it is told so.
-    await expect(attempt1.claim(1)).rejects.toBeInstanceOf(InboxClaimLost);
+    await expect(attempt1.open(1)).rejects.toBeInstanceOf(InboxClaimLost);
     await expect(attempt1.release()).rejects.toMatchObject({ name: 'InboxClaimLost', step: 'release', agent: 'ann', attempt: 'attempt-1' });
-    expect(await held()).toBe(Infinity);
-    await attempt2.claim(2);
     await expect(attempt1.settle(2)).rejects.toBeInstanceOf(InboxClaimLost);
     expect(await held()).toBe(2);
+    // Attempt 2 is over and let go; attempt 1, still reading, opens late: a later attempt held the inbox, so it is refused.
+    await attempt2.release();
+    const late = claims.forRun('ann', id!, attempt(1), 60_000);
+    await expect(late.open(1)).rejects.toMatchObject({ name: 'InboxClaimLost', step: 'claim' });
+    expect(await held()).toBe(Infinity);
+  });
+
+  it('a run that never read its inbox (the read failed, the budget said no) has nothing to release', async () => {
+    const { queue, claims, held, conn, prefix } = setup();
+    const id = await queue.enqueue('ann', 'notification');
+    const attempt1 = claims.forRun('ann', id!, attempt(1), 60_000);
+    await attempt1.open(2);
+    await attempt1.release();
+    const v = await claims.version();
+    const attempt2 = claims.forRun('ann', id!, attempt(2), 60_000);
+    expect(attempt2.ending().call).toBeUndefined();
+    await expect(attempt2.release()).resolves.toBeUndefined();
+    expect(await claims.version()).toBe(v); // nothing was sent
+    expect(await conn.hget(new RedisKeys(prefix).inboxHold('ann'), 'attempt')).toBe('attempt-1');
+    expect(await held()).toBe(Infinity);
   });
 
   it('the phase scripts keep each guarantee: the claim with the kept answers, the answer dropped even by a lost claim, the release with the record', async () => {
     const { prefix, conn, queue, claims, held } = setup();
     const k = new RedisKeys(prefix);
     const id = await queue.enqueue('ann', 'notification');
-    const attempt1 = claims.forRun('ann', id!, 'attempt-1', 60_000);
-    // Begun in one command with what the activation reads of the agent as it starts.
+    const attempt1 = claims.forRun('ann', id!, attempt(1), 60_000);
+    // Opened in one command with what the activation reads of the agent as it starts, and what the outbox kept for
+    // the notifications it will answer, in their order.
     await conn.hset(k.agentPaused, 'ann', '1');
-    expect(await attempt1.begin()).toEqual({ hold: { paused: true, backoffUntil: undefined }, today: { posts: 0, comments: 0 } });
-    expect(await held()).toBe(Infinity);
-    // The claim reads what the outbox kept for the notifications it will answer, in their order.
+    await conn.hset(k.agentDay(utcDay()), 'ann|comments', '4');
     await conn.set(k.outbox('ann', 'n2'), 'kept answer');
-    expect(await attempt1.claim(3, [k.outbox('ann', 'n1'), k.outbox('ann', 'n2')])).toEqual([undefined, 'kept answer']);
+    expect(await held()).toBe(Infinity);
+    expect(await attempt1.open(3, [k.outbox('ann', 'n1'), k.outbox('ann', 'n2')])).toEqual({ facts: { hold: { paused: true, backoffUntil: undefined }, today: { posts: 0, comments: 4 } }, kept: [undefined, 'kept answer'] });
     expect(await held()).toBe(3);
     // Answered: the kept answer goes with the settle.
     await attempt1.settle(1, k.outbox('ann', 'n2'));
     expect(await conn.exists(k.outbox('ann', 'n2'))).toBe(0);
     expect(await held()).toBe(2);
 
-    // A later attempt begins: the first one's claim is lost, and still its answer on the hub leaves nothing kept.
-    const attempt2 = claims.forRun('ann', id!, 'attempt-2', 60_000);
-    await attempt2.begin();
+    // A later attempt read the inbox: the first one's claim is lost, and still its answer on the hub leaves nothing kept.
+    const attempt2 = claims.forRun('ann', id!, attempt(2), 60_000);
+    await attempt2.open(1);
     await conn.set(k.outbox('ann', 'n3'), 'posted by the old attempt');
     await expect(attempt1.settle(1, k.outbox('ann', 'n3'))).rejects.toMatchObject({ name: 'InboxClaimLost', step: 'settle' });
     expect(await conn.exists(k.outbox('ann', 'n3'))).toBe(0);
-    await expect(attempt1.claim(1, [k.outbox('ann', 'n1')])).rejects.toBeInstanceOf(InboxClaimLost);
-    expect(await held()).toBe(Infinity);
+    await expect(attempt1.open(1, [k.outbox('ann', 'n1')])).rejects.toBeInstanceOf(InboxClaimLost);
+    expect(await held()).toBe(1);
 
     // The end of attempt 2 releases with its state and record, in one command; release() then sends nothing more.
     const state = new AgentStateStore(conn, prefix);
     const records = new ActivationRecords(conn, prefix);
-    await attempt2.claim(1);
     const ending = attempt2.ending();
     const ended = await records.addEnding(activationRecord({ agent: 'ann', activation_id: 'act-2', started_at: new Date().toISOString() }), (t) => t, { activated: state.activatedCall('ann', { tokensInput: 5, tokensOutput: 1, costUsd: 0 }, { at: 42, resetBackoff: true }), release: ending.call });
     ending.sent();
@@ -209,8 +245,8 @@ describe('inbox holds from BullMQ state', () => {
     expect(await conn.hget(k.inboxHold('ann'), 'count')).toBeNull(); // released: it holds nothing it has not read
     expect((await state.getMany(['ann'])).get('ann')?.lastActivatedAt).toBe(42);
     expect((await records.recent({ agent: 'ann' })).map((r) => r.activation_id)).toEqual(['act-2']);
-    const attempt3 = claims.forRun('ann', id!, 'attempt-3', 60_000);
-    await attempt3.begin();
+    const attempt3 = claims.forRun('ann', id!, attempt(3), 60_000);
+    await attempt3.open(1);
     // Sent with the end already: were it sent again, attempt 3's claim would answer that it is lost.
     await expect(attempt2.release()).resolves.toBeUndefined();
 
@@ -230,9 +266,8 @@ describe('inbox holds from BullMQ state', () => {
     const id = await queue.enqueue('ann', 'notification');
 
     // Carried by the end: nothing is sent at settleWithEnd, the end drops the answer and releases.
-    const attempt1 = claims.forRun('ann', id!, 'attempt-1', 60_000);
-    await attempt1.begin();
-    await attempt1.claim(1);
+    const attempt1 = claims.forRun('ann', id!, attempt(1), 60_000);
+    await attempt1.open(1);
     await conn.set(k.outbox('ann', 'n1'), 'the answer');
     attempt1.settleWithEnd(k.outbox('ann', 'n1'));
     expect(() => attempt1.settleWithEnd(k.outbox('ann', 'n0'))).toThrow(/only the run's last answer/); // the end carries one
@@ -245,20 +280,18 @@ describe('inbox holds from BullMQ state', () => {
     expect(await conn.hget(k.inboxHold('ann'), 'count')).toBeNull();
 
     // A later attempt took the claim: the end reports the loss, and the answer on the hub is dropped all the same.
-    const attempt2 = claims.forRun('ann', id!, 'attempt-2', 60_000);
-    await attempt2.begin();
-    await attempt2.claim(1);
+    const attempt2 = claims.forRun('ann', id!, attempt(2), 60_000);
+    await attempt2.open(1);
     await conn.set(k.outbox('ann', 'n2'), 'answer of a stale attempt');
     attempt2.settleWithEnd(k.outbox('ann', 'n2'));
-    await claims.forRun('ann', id!, 'attempt-3', 60_000).begin();
+    await claims.forRun('ann', id!, attempt(3), 60_000).open(1);
     const ending2 = attempt2.ending();
     expect(await records.addEnding(record('act-2'), (t) => t, { outbox: ending2.outbox, release: ending2.call })).toMatchObject({ releaseLost: true });
     expect(await conn.exists(k.outbox('ann', 'n2'))).toBe(0);
 
     // The end's command never ran (Redis failed it): release() drops the answer, then releases.
-    const attempt4 = claims.forRun('ann', id!, 'attempt-4', 60_000);
-    await attempt4.begin();
-    await attempt4.claim(1);
+    const attempt4 = claims.forRun('ann', id!, attempt(4), 60_000);
+    await attempt4.open(1);
     await conn.set(k.outbox('ann', 'n4'), 'the answer');
     attempt4.settleWithEnd(k.outbox('ann', 'n4'));
     await attempt4.release();

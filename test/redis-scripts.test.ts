@@ -57,7 +57,7 @@ describe('warren Redis scripts', () => {
     ['lease-acquire', 'warrenLeaseAcquire', 1, 'return 7', (c) => new LeaderLease(c, { prefix: `odd-${randomUUID().slice(0, 8)}`, ttlMs: 5_000 }).tryAcquireOrRenew()],
     ['release-write', 'warrenReleaseWrite', 4, "return 'yes'", (c) => redisScripts(c).releaseWrite(['a', 'b', 'c', 'd'], 'bee', 'comment', 1)],
     // A phase script, whose key count goes first (undefined here).
-    ['inbox-read', 'warrenInboxRead', undefined, 'return {2}', (c) => redisScripts(c).inboxRead('bee', ['a', 'b'], ['c'], 'job-1', '1', 1_000, 1)],
+    ['activation-open', 'warrenActivationOpen', undefined, 'return {2}', (c) => redisScripts(c).activationOpen('bee', ['a', 'b', 'c'], ['d', 'e', 'f'], ['g'], { jobId: 'job-1', attempt: '1', started: 1, ttlMs: 1_000 }, 1)],
     ['record-activated', 'warrenActivationEnd', undefined, 'return {7, 1}', (c) => redisScripts(c).activationEnd({ activated: { keys: ['a'], args: [1] }, record: { keys: ['b'], args: [2] }, release: { keys: ['c'], args: [3] } })],
   ])('an unknown answer of %s is UnexpectedScriptReply, never read as a known one', async (script, command, keys, body, call) => {
     const odd = new Redis(server.url);

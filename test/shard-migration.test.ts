@@ -128,9 +128,7 @@ async function layOut(redis: RedisClient, workerConn: RedisClient, prefix: strin
   await records.addHeld(record('eve', 9, true));
   await records.addHeld(record('bob', 9, true));
   // A run of dee's that read its inbox (a hold, with its TTL) when its daemon stopped.
-  const hold = new InboxClaims(redis, prefix).forRun('dee', '999', 'attempt-1', 600_000);
-  await hold.begin();
-  await hold.claim(3);
+  await new InboxClaims(redis, prefix).forRun('dee', '999', { token: 'attempt-1', started: 1 }, 600_000).open(3);
   // Fleet keys (HOME): never moved.
   await redis.set(k.once('final:act-1:1'), '1');
   await redis.zadd(k.approvalsOpen, 1, 'ap-1');

@@ -201,15 +201,14 @@ describe('InboxClaims over 3 shards', () => {
     const agents = agentsOver(layout, 9);
     const claims = new InboxClaims(client, layout);
     // A run of each agent: BullMQ's deduplication key names its job, the run claims i + 1 notifications.
+    const runs = agents.map((a) => claims.forRun(a, `job-${a}`, { token: 'attempt-1', started: 1 }, 60_000));
     for (const [i, a] of agents.entries()) {
       const k = layout.of(a);
       await client.set(k.dedup(a).current, `job-${a}`);
       await client.hset(`${k.dedup(a).jobPrefix}job-${a}`, 'name', 'notification');
-      const run = claims.forRun(a, `job-${a}`, 'attempt-1', 60_000);
-      await run.begin();
-      // With what the reply outbox kept for it (one command, lua/inbox-read.lua: a key of its shard).
+      // With what the reply outbox kept for it (one command, lua/activation-open.lua: keys of its shard).
       await client.set(k.outbox(a, 'n1'), `kept by ${a}`);
-      if (i % 3 !== 2) expect(await run.claim(i + 1, [k.outbox(a, 'n1'), k.outbox(a, 'n2')])).toEqual([`kept by ${a}`, undefined]); // the others have not read their inbox yet: they hold all of it
+      if (i % 3 !== 2) expect((await runs[i]!.open(i + 1, [k.outbox(a, 'n1'), k.outbox(a, 'n2')])).kept).toEqual([`kept by ${a}`, undefined]); // the others have not read their inbox yet: they hold all of it
     }
     const held = await claims.heldByMany([...agents].reverse());
     expect([...held.keys()]).toEqual([...agents].reverse());
@@ -217,18 +216,18 @@ describe('InboxClaims over 3 shards', () => {
 
     // A settle bumps its shard's version only.
     const settled = agents[0]!;
-    await claims.forRun(settled, `job-${settled}`, 'attempt-1', 60_000).settle(1, layout.of(settled).outbox(settled, 'n1'));
+    await runs[0]!.settle(1, layout.of(settled).outbox(settled, 'n1'));
     expect(await client.exists(layout.of(settled).outbox(settled, 'n1'))).toBe(0);
     const versions = await claims.versions();
     for (const a of agents) expect(versions.of(a), a).toBe(layout.indexOf(a) === layout.indexOf(settled) ? 1 : 0);
     expect((await claims.heldByMany([settled])).get(settled)).toEqual({ held: 0, version: 1 });
     await expect(claims.version()).rejects.toBeInstanceOf(InboxVersionPerShard);
-    await claims.forRun(agents[1]!, `job-${agents[1]}`, 'attempt-1', 60_000).release();
+    await runs[1]!.release();
     // A run's end: its state, its record and its release in one command (lua/activation-end.lua), all of its shard.
     const ender = agents[3]!;
     const ended = await new ActivationRecords(client, layout).addEnding(activationRecord({ agent: ender, activation_id: 'act-end', started_at: new Date().toISOString() }), (t) => t, {
       activated: new AgentStateStore(client, layout).activatedCall(ender, { tokensInput: 1, tokensOutput: 1, costUsd: 0 }, { resetBackoff: true }),
-      release: claims.forRun(ender, `job-${ender}`, 'attempt-1', 60_000).ending().call,
+      release: runs[3]!.ending().call,
     });
     expect(ended).toMatchObject({ streakEnded: false, releaseLost: false });
 
