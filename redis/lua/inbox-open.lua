@@ -9,7 +9,7 @@
 -- ARGV[5] count
 local owner = redis.call('HMGET', KEYS[1], 'job', 'attempt', 'started', 'count')
 local earlier = owner[1] == ARGV[1] and owner[2] ~= ARGV[2]
-if earlier and (tonumber(owner[3]) or 0) > tonumber(ARGV[3]) then return -1 end
+if earlier and (tonumber(owner[3]) or 0) > (tonumber(ARGV[3]) or 0) then return -1 end
 -- A notification follow-up BullMQ kept behind the run is redundant: it was queued before the read, which took
 -- everything unread then. Not while an earlier attempt's claim stood: the intake counted only that many as held,
 -- and may have kept one for what came after the read.
