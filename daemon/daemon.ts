@@ -175,7 +175,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       fleet,
       redactLogs,
       // Late-bound: the metrics are built further down; entries are evicted only as activations run.
-      onMemoryEvicted: (agent, count) => metrics.observeMemoryEvictions(agent, count),
+      onMemoryEvicted: (agent, count) => metrics?.observeMemoryEvictions(agent, count),
       // Late-bound: CLI agents' held hub writes are told as paused runs are (built further down, before any run).
       onApprovalRequested: (request) => onApprovalRequested(request),
       // Late-bound: proposals are filed with the approvals, opened further down (before any activation runs).
@@ -342,7 +342,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     live.fleet = fleetSource({ sources: statusSources, definitions: () => registry.all(), state: agentState, brokenDefinitions: () => registry.brokenDefinitions(), pauses, onDisk: async () => new Map((await store.load()).agents.map((d) => [d.name, d.hash ?? ''])) });
     // Status posts to m/agent-status: budget crossings seen by the scheduler and by runs, MCP servers, pauses.
     const statusPosts = new StatusPoster(hub, redactor, logger.child({ component: 'status-posts' }), new StatusPostLedger(producerConn, config.redis.prefix), registry);
-    const metrics = new WarrenMetrics({ queueCounts: () => queue.counts(), isLeader: role === 'worker' ? undefined : () => schedulers.some((s) => s.isLeader), subprocesses: runningSubprocessCount, agentStatuses, a2aTasks: () => a2a.store.recent(A2A_TASKS_COUNTED) });
+    // Only where /metrics serves them: prom-client's process metrics watch every GC and the event loop for as long as
+    // the process lives (a daemon started again in the same process would add another set).
+    const metrics = config.metrics.enabled ? new WarrenMetrics({ queueCounts: () => queue.counts(), isLeader: role === 'worker' ? undefined : () => schedulers.some((s) => s.isLeader), subprocesses: runningSubprocessCount, agentStatuses, a2aTasks: () => a2a.store.recent(A2A_TASKS_COUNTED) }) : undefined;
 
     if (role !== 'scheduler') {
       const worker = new ActivationWorker({
@@ -385,7 +387,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
         logger,
         onOutcome: opts.onOutcome,
         onRecord: (r) => {
-          metrics.observe(r);
+          metrics?.observe(r);
           if (r.outcome === 'skipped') return;
           const failed = r.error !== undefined;
           void events.publish({
@@ -398,7 +400,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
         onHeldByFailure: (held) =>
           void events.publish({ type: 'agent.paused', agent: held.agent, identity: held.activationId, data: { activation_id: held.activationId, until: new Date(held.until).toISOString(), failures: held.failures, reason: held.reason } }),
         onStart: (s) => {
-          metrics.observeLag(s.trigger, s.startedAt - s.enqueuedAt);
+          metrics?.observeLag(s.trigger, s.startedAt - s.enqueuedAt);
           opts.onActivationStart?.(s);
         },
       });
@@ -488,7 +490,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     ingressFromReloads = true;
     if (ingress.url) for (const served of a2aCardUrls(registry.all(), ingress.url)) logger.info(served, 'serving an agent over A2A');
     let metricsUrl: string | undefined;
-    if (config.metrics.enabled) {
+    if (metrics) {
       const server = await startHealthServer({
         host: config.metrics.host,
         port: config.metrics.port,

@@ -20,6 +20,20 @@ export interface MetricsSources {
   a2aTasks?: () => Promise<Array<{ agent: string; state: string }>>;
 }
 
+/**
+ * The process's own metrics (CPU, memory, GC, event loop), one set per process however many daemons it starts:
+ * prom-client watches every GC and the event loop for as long as the process lives, so a set per daemon would add
+ * another watcher with each start in one process (tests, benchmarks).
+ */
+let processRegistry: Registry | undefined;
+function processMetrics(): Registry {
+  if (!processRegistry) {
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry, prefix: 'warren_process_' });
+  }
+  return processRegistry;
+}
+
 export class WarrenMetrics {
   readonly registry = new Registry();
   readonly #activations: Counter<'agent' | 'trigger' | 'outcome'>;
@@ -31,7 +45,6 @@ export class WarrenMetrics {
 
   constructor(sources: MetricsSources = {}) {
     const registers = [this.registry];
-    collectDefaultMetrics({ register: this.registry, prefix: 'warren_process_' });
     this.#activations = new Counter({ name: 'warren_activations_total', help: 'Finished activations by agent, trigger and outcome (answered, posted_by_tool, no_action, skipped, guard_stop, limit_stop, retryable_failure, terminal_failure, oversized, aborted).', labelNames: ['agent', 'trigger', 'outcome'], registers });
     this.#duration = new Histogram({
       name: 'warren_activation_duration_seconds',
@@ -175,8 +188,9 @@ export class WarrenMetrics {
     this.#memoryEvictions.inc({ agent }, count);
   }
 
+  /** This daemon's metrics with the process's, as /metrics serves them. */
   text(): Promise<string> {
-    return this.registry.metrics();
+    return Registry.merge([this.registry, processMetrics()]).metrics();
   }
 
   get contentType(): string {
