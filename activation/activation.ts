@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import { EventLog, type ActivationEvent } from '../agent-loop/events.ts';
 import type { HubAdapter, NotificationPage } from '../hub-client/adapter.ts';
 import { deadline } from '../hub-client/deadline.ts';
-import type { BudgetStatus, Notification } from '../hub-client/types.ts';
+import type { BudgetStatus, Notification, Post } from '../hub-client/types.ts';
 import type { Executor, ExecutorResult } from '../executors/executor.ts';
 import { assertNever, outcomeOfError, type FailureOutcome, type Outcome } from '../executors/run-outcome.ts';
 import { remainingToday } from '../prompts/budget.ts';
@@ -31,6 +31,7 @@ import { REPLY_OUTBOX_TTL_SECONDS, type ReplyOutbox } from './reply-outbox.ts';
 import type { TaskEnded, TaskEndingHandler, TaskWaitHandler } from './task-source-handlers.ts';
 import { partitionInbox } from './inbox-policy.ts';
 import { PhaseTimer, type PhaseTimings } from './phase-timer.ts';
+import { ThreadAhead } from './thread-ahead.ts';
 import { personAudience, type MemoryAudience } from '../memory/audience.ts';
 import type { Ending as MemoryEnding, PostRef } from '../memory/remember.ts';
 import { endingOf, NO_USAGE, plusUsage, type Ending, type Step, type StepFailure, type StopDetail, type TaskRef, type UsageWithCost, type WorkOutcome } from './ending.ts';
@@ -302,7 +303,7 @@ async function answerInbox(deps: ActivationDeps, run: Run, inbox: Promise<Notifi
   const read = await readInbox(deps, run, inbox);
   const steps: Step[] = [read.step];
   for (const [i, n] of read.actionable.entries()) {
-    const step = await answerNotification(deps, run, n, read.kept, i === read.actionable.length - 1);
+    const step = await answerNotification(deps, run, n, read.kept, i === read.actionable.length - 1, read.thread);
     steps.push(step);
     if (step.kind === 'failed') break; // the notifications after it stay unread and bring the agent back
   }
@@ -314,9 +315,10 @@ async function answerInbox(deps: ActivationDeps, run: Run, inbox: Promise<Notifi
  * this run answers (the rest stay unread and bring the agent back); `kept`: the answers an earlier attempt kept for
  * them in the reply outbox, read with the claim (undefined without a claim: each is read as it is answered).
  */
-async function readInbox(deps: ActivationDeps, run: Run, inbox: Promise<NotificationPage>): Promise<{ step: Step; actionable: readonly Notification[]; kept?: ReadonlyMap<string, string> }> {
+async function readInbox(deps: ActivationDeps, run: Run, inbox: Promise<NotificationPage>): Promise<{ step: Step; actionable: readonly Notification[]; kept?: ReadonlyMap<string, string>; thread: ThreadAhead }> {
   const { hub, outbox } = deps;
   const { def, signal } = run;
+  let thread = ThreadAhead.none;
   try {
     const { notifications } = await inbox;
     const partition = partitionInbox(notifications, def.config.behavior);
@@ -325,12 +327,16 @@ async function readInbox(deps: ActivationDeps, run: Run, inbox: Promise<Notifica
     // What this run holds now, and in the same command whether the agent is held back, its counters today and what
     // the outbox kept for the notifications it will answer (only where the outbox is in Redis beside the claim).
     const answering = outbox.keyOf ? actionable.filter((n) => n.post_id).map((n) => n.id) : [];
-    const opened = await run.claim?.open(notifications.length, answering.map((id) => outbox.keyOf!(def.name, id)));
+    const opening = run.claim?.open(notifications.length, answering.map((id) => outbox.keyOf!(def.name, id)));
+    // The first thread is read while that command runs: a read, so one the command then makes needless (the agent
+    // held back, an answer kept) costs a hub GET and nothing else, and the reply waits one round trip less.
+    if (opening && actionable[0]?.post_id) thread = ThreadAhead.start(actionable[0].id, readThread(deps, run, actionable[0].post_id));
+    const opened = await opening;
     if (opened) {
       // `warren pause` also holds back what was already queued, and so does a backoff (as the worker asks of other runs).
       const { hold, today } = opened.facts;
       const verdict = mayRun({ trigger: 'notification', paused: hold.paused, backoffUntil: hold.backoffUntil }, new Date());
-      if (!verdict.eligible) return { step: { kind: 'skipped', reason: verdict.reason }, actionable: [] };
+      if (!verdict.eligible) return { step: { kind: 'skipped', reason: verdict.reason }, actionable: [], thread };
       run.pieces.remaining = remainingToday(def.config.behavior.limits, today);
     }
     const texts = opened?.kept;
@@ -342,17 +348,21 @@ async function readInbox(deps: ActivationDeps, run: Run, inbox: Promise<Notifica
       await run.timer.time('mark_read', () => hub.markRead(def.name, ids, { idempotencyKey: markReadKey(ids), signal }));
       await run.claim?.settle(ids.length);
     }
-    return { step: done({ handled: ids }), actionable, kept };
+    return { step: done({ handled: ids }), actionable, kept, thread };
   } catch (err) {
-    return { step: thrown(run, err, { usage: NO_USAGE }), actionable: [] };
+    return { step: thrown(run, err, { usage: NO_USAGE }), actionable: [], thread };
   }
+}
+
+function readThread(deps: ActivationDeps, run: Run, postId: string): Promise<Post> {
+  return run.timer.time('thread', () => deps.hub.getPost(postId, { includeComments: true, signal: run.signal }));
 }
 
 /**
  * One notification: its thread, the agent's turn, the reply, and only then the notification read. `last`: the run
  * answers no notification after it.
  */
-async function answerNotification(deps: ActivationDeps, run: Run, n: Notification, kept: ReadonlyMap<string, string> | undefined, last: boolean): Promise<Step> {
+async function answerNotification(deps: ActivationDeps, run: Run, n: Notification, kept: ReadonlyMap<string, string> | undefined, last: boolean, ahead: ThreadAhead): Promise<Step> {
   const { hub, outbox } = deps;
   const { def, signal, log } = run;
   const task: TaskRef = { notificationId: n.id, postId: n.post_id ?? undefined, commentId: n.comment_id ?? undefined, from: n.from.name, excerpt: n.content ?? undefined };
@@ -378,7 +388,7 @@ async function answerNotification(deps: ActivationDeps, run: Run, n: Notificatio
     let remembered: MemoryEnding = { kind: 'no_action', reason: 'no_action' };
     let readWithReply = false;
     if (text === undefined) {
-      const onThread = await turnOnThread(deps, run, n, n.post_id);
+      const onThread = await turnOnThread(deps, run, n, ahead.take(n.id) ?? readThread(deps, run, n.post_id));
       about = onThread.about;
       const { turn } = onThread;
       usage = plusUsage(usage, turn.result.usage);
@@ -629,8 +639,8 @@ async function explore(deps: ActivationDeps, run: Run): Promise<Step> {
  * async function keeps its locals, and the thread (its post and every comment) is done with once the turn has
  * built its context from it, long before the model answers.
  */
-function turnOnThread(deps: ActivationDeps, run: Run, n: Notification, postId: string): Promise<{ turn: Turn<ExecutorResult>; about: { post: PostRef; audience: MemoryAudience } }> {
-  return run.timer.time('thread', () => deps.hub.getPost(postId, { includeComments: true, signal: run.signal })).then((thread) => {
+function turnOnThread(deps: ActivationDeps, run: Run, n: Notification, reading: Promise<Post>): Promise<{ turn: Turn<ExecutorResult>; about: { post: PostRef; audience: MemoryAudience } }> {
+  return reading.then((thread) => {
     const asked = { kind: 'notification' as const, post: thread, notification: n };
     const about = { post: { id: thread.id, title: thread.title, community: thread.community }, audience: memoryAudienceOf(run.def.name, asked) };
     return takeTurn(deps, run, asked).then((turn) => ({ turn, about }));

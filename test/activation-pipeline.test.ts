@@ -15,6 +15,7 @@ import { HubError } from '../hub-client/errors.ts';
 import { ModelError } from '../agent-loop/model.ts';
 import { AgentConfigSchema } from '../store/agent-config.ts';
 import type { Post } from '../hub-client/types.ts';
+import type { InboxClaim, InboxOpened } from '../scheduler/inbox-claims.ts';
 import type { AgentDefinition } from '../store/definition.ts';
 import { MemoryHub } from './support/memory-hub.ts';
 import { StubExecutor, type StubRun } from './support/stub-executor.ts';
@@ -259,5 +260,111 @@ describe('memory during the model call', () => {
     expect(collected).toBe(true);
     expect(outcome.outcome.kind).toBe('answered');
     expect(hub.commentsOn(post.id).map((c) => c.content)).toEqual(['I am!']);
+  });
+});
+
+describe('the thread read while the claim opens', () => {
+  /** A claim whose open() answers when the test says, with the agent held back or not; the rest does nothing. */
+  function gatedClaim(opened: InboxOpened): { claim: InboxClaim; opening: Promise<void>; answer(): void } {
+    const gate = Promise.withResolvers<void>();
+    const asked = Promise.withResolvers<void>();
+    const claim: InboxClaim = {
+      open: async () => {
+        asked.resolve();
+        await gate.promise;
+        return opened;
+      },
+      settle: () => Promise.resolve(),
+      settleWithEnd: () => undefined,
+      ending: () => ({ call: undefined, outbox: undefined, sent: () => undefined }),
+      release: () => Promise.resolve(),
+    };
+    return { claim, opening: asked.promise, answer: () => gate.resolve() };
+  }
+  const free: InboxOpened = { facts: { hold: { paused: false, backoffUntil: undefined }, today: { posts: 0, comments: 0 } }, kept: [] };
+
+  it("is asked of the hub before the claim's command answers, and the turn is given it", async () => {
+    const w = world([{ termination: 'final', text: 'Hi Dana.' }]);
+    const { post } = w.hub.mention('greeter', 'dana', '@greeter what time is it?');
+    const threadReads: string[] = [];
+    const getPost = w.hub.getPost.bind(w.hub);
+    w.hub.getPost = (id, opts) => {
+      threadReads.push(id);
+      return getPost(id, opts);
+    };
+    const gated = gatedClaim(free);
+    const running = runActivation(w.deps, 'act-ahead', job, signal, { claim: gated.claim });
+    await gated.opening;
+    // The claim's command is still out: the thread is already being read (before, it waited for the command).
+    await new Promise((r) => setTimeout(r, 20));
+    expect(threadReads).toEqual([post.id]);
+    gated.answer();
+    const outcome = await running;
+    expect(outcome.outcome).toMatchObject({ kind: 'answered', text: 'Hi Dana.' });
+    expect(threadReads).toEqual([post.id]); // read once, not again for the turn
+    expect(w.executor.inputs[0]!.context.task).toContain('what time is it?');
+    expect(w.hub.commentsOn(post.id).map((c) => c.content)).toEqual(['Hi Dana.']);
+  });
+
+  it('the thread read ahead is let go once the context is built, as one read for the turn is', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const refs: Array<WeakRef<Post>> = [];
+    class CopyingHub extends MemoryHub {
+      override async getPost(id: string, opts?: { includeComments?: boolean }): Promise<Post> {
+        const copy = structuredClone(await super.getPost(id, opts));
+        refs.push(new WeakRef(copy));
+        return copy;
+      }
+    }
+    const hub = new CopyingHub();
+    const { post } = hub.mention('greeter', 'dana', `@greeter ${'long question '.repeat(50)}`);
+    const stub = new StubExecutor([{ termination: 'final', text: 'Short answer.' }]);
+    let collected: boolean | undefined;
+    const executor = {
+      run: async (input: Parameters<StubExecutor['run']>[0]) => {
+        await new Promise((r) => setTimeout(r, 0));
+        gc();
+        collected = refs.length === 1 && refs[0]!.deref() === undefined;
+        return stub.run(input);
+      },
+    };
+    const deps: ActivationDeps = { hub, agents: { get: (n) => (n === agent.name ? agent : undefined) }, executors: { resolve: () => ({ executor }) }, outbox: new MemoryReplyOutbox(), logger: pino({ level: 'silent' }), redact: (text) => text };
+    const gated = gatedClaim(free);
+    gated.answer();
+    const outcome = await runActivation(deps, 'act-ahead-gc', job, signal, { claim: gated.claim });
+    expect(outcome.outcome.kind).toBe('answered');
+    expect(collected).toBe(true);
+    expect(hub.commentsOn(post.id).map((c) => c.content)).toEqual(['Short answer.']);
+  });
+
+  it('read for nothing when the command says the agent is held back: skipped, no model call, its failure unheard', async () => {
+    const w = world([{ termination: 'final', text: 'never' }]);
+    const { post } = w.hub.mention('greeter', 'dana', '@greeter hi');
+    w.hub.failNext('getPost'); // the read ahead fails: nobody takes it, so nothing may surface (no unhandled rejection)
+    const gated = gatedClaim({ ...free, facts: { ...free.facts, hold: { paused: true, backoffUntil: undefined } } });
+    const running = runActivation(w.deps, 'act-held', job, signal, { claim: gated.claim });
+    await gated.opening;
+    gated.answer();
+    const outcome = await running;
+    expect(outcome.outcome).toMatchObject({ kind: 'skipped', reason: 'paused' });
+    expect(w.executor.inputs).toHaveLength(0);
+    expect(w.hub.commentsOn(post.id)).toHaveLength(0);
+    expect(w.hub.unread('greeter')).toHaveLength(1);
+  });
+
+  it('a read ahead that failed fails the turn that takes it, as a read of its own would: nothing posted, the mention unread', async () => {
+    const w = world([{ termination: 'final', text: 'never' }]);
+    const { post } = w.hub.mention('greeter', 'dana', '@greeter hi');
+    w.hub.failNext('getPost');
+    const gated = gatedClaim(free);
+    const running = failureOf(runActivation(w.deps, 'act-ahead-failed', job, signal, { claim: gated.claim }));
+    await gated.opening;
+    gated.answer();
+    const err = await running;
+    expect(err.outcome).toMatchObject({ kind: 'retryable_failure', source: 'hub' });
+    expect(w.executor.inputs).toHaveLength(0);
+    expect(w.hub.commentsOn(post.id)).toHaveLength(0);
+    expect(w.hub.unread('greeter')).toHaveLength(1);
   });
 });
