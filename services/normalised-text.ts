@@ -109,6 +109,21 @@ class Origins {
   }
 }
 
+/** Whitespace and escaped `\n` `\r` `\t`: what splits mode takes out of text that holds nothing else to undo. */
+const SPLITS = /[\t-\r ]|\\[nrt]/g;
+const UNICODE_ESCAPE = /\\u[0-9A-Fa-f]{4}/;
+
+/**
+ * normalise(text, mode).flat without the origins, which cost a number per character and are needed only where a
+ * match is to be placed in the original (rare: ask normalise() then). ASCII text with no `\u` escape, and no soft
+ * break where those count, has only splits to take out: one native replace instead of the walk.
+ */
+export function flatten(text: string, mode: NormaliseMode): string {
+  if (!mayChange(text, mode)) return text;
+  if (mode.splits && !NON_ASCII.test(text) && !UNICODE_ESCAPE.test(text) && !(mode.softBreaks && SOFT_BREAK.test(text))) return text.replace(SPLITS, '');
+  return normalise(text, mode).flat;
+}
+
 export function normalise(text: string, mode: NormaliseMode): Normalised {
   if (!mayChange(text, mode)) return { flat: text };
   // Allocated at the first change: most text that may change does not (accented letters, emoji).
