@@ -338,33 +338,34 @@ describe('the thread read while the claim opens', () => {
     expect(hub.commentsOn(post.id).map((c) => c.content)).toEqual(['Short answer.']);
   });
 
-  it('read for nothing when the command says the agent is held back: skipped, no model call, its failure unheard', async () => {
-    const w = world([{ termination: 'final', text: 'never' }]);
-    const { post } = w.hub.mention('greeter', 'dana', '@greeter hi');
-    w.hub.failNext('getPost'); // the read ahead fails: nobody takes it, so nothing may surface (no unhandled rejection)
-    const gated = gatedClaim({ ...free, facts: { ...free.facts, hold: { paused: true, backoffUntil: undefined } } });
-    const running = runActivation(w.deps, 'act-held', job, signal, { claim: gated.claim });
-    await gated.opening;
-    gated.answer();
-    const outcome = await running;
-    expect(outcome.outcome).toMatchObject({ kind: 'skipped', reason: 'paused' });
-    expect(w.executor.inputs).toHaveLength(0);
-    expect(w.hub.commentsOn(post.id)).toHaveLength(0);
-    expect(w.hub.unread('greeter')).toHaveLength(1);
-  });
-
-  it('a read ahead that failed fails the turn that takes it, as a read of its own would: nothing posted, the mention unread', async () => {
+  /** One run whose thread read ahead fails, the claim's command answering `opened`: nothing may be posted or read. */
+  async function withFailedReadAhead(opened: InboxOpened): Promise<Awaited<ReturnType<typeof runActivation>> | ActivationError> {
     const w = world([{ termination: 'final', text: 'never' }]);
     const { post } = w.hub.mention('greeter', 'dana', '@greeter hi');
     w.hub.failNext('getPost');
-    const gated = gatedClaim(free);
-    const running = failureOf(runActivation(w.deps, 'act-ahead-failed', job, signal, { claim: gated.claim }));
+    const gated = gatedClaim(opened);
+    const running = runActivation(w.deps, 'act-ahead-failed', job, signal, { claim: gated.claim }).catch((err: unknown) => {
+      if (err instanceof ActivationError) return err;
+      throw err;
+    });
     await gated.opening;
     gated.answer();
-    const err = await running;
-    expect(err.outcome).toMatchObject({ kind: 'retryable_failure', source: 'hub' });
+    const result = await running;
     expect(w.executor.inputs).toHaveLength(0);
     expect(w.hub.commentsOn(post.id)).toHaveLength(0);
     expect(w.hub.unread('greeter')).toHaveLength(1);
+    return result;
+  }
+
+  it('read for nothing when the command says the agent is held back: skipped, its failure unheard (no unhandled rejection)', async () => {
+    const result = await withFailedReadAhead({ ...free, facts: { ...free.facts, hold: { paused: true, backoffUntil: undefined } } });
+    expect(result).not.toBeInstanceOf(ActivationError);
+    expect(result).toMatchObject({ outcome: { kind: 'skipped', reason: 'paused' } });
+  });
+
+  it('a read ahead that failed fails the turn that takes it, as a read of its own would', async () => {
+    const result = await withFailedReadAhead(free);
+    expect(result).toBeInstanceOf(ActivationError);
+    expect((result as ActivationError).outcome).toMatchObject({ kind: 'retryable_failure', source: 'hub' });
   });
 });
