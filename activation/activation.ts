@@ -635,9 +635,10 @@ async function explore(deps: ActivationDeps, run: Run): Promise<Step> {
 }
 
 /**
- * A notification's thread read, what memory needs of it taken, and the agent's turn on it. Not async: a suspended
- * async function keeps its locals, and the thread (its post and every comment) is done with once the turn has
- * built its context from it, long before the model answers.
+ * A notification's thread once `reading` (begun by the caller, maybe ahead: thread-ahead.ts) has it, what memory
+ * needs of it taken, and the agent's turn on it. Not async: a suspended async function keeps its locals, and the
+ * thread (its post and every comment) is done with once the turn has built its context from it, long before the
+ * model answers.
  */
 function turnOnThread(deps: ActivationDeps, run: Run, n: Notification, reading: Promise<Post>): Promise<{ turn: Turn<ExecutorResult>; about: { post: PostRef; audience: MemoryAudience } }> {
   return reading.then((thread) => {
