@@ -8,6 +8,7 @@
 // posted twice.
 import { keyLayout, type KeyLayout, type KeySpace } from '../redis/key-layout.ts';
 import type { RedisClient } from '../redis/scripts.ts';
+import { FIELDS_PER_COMMAND } from '../redis/agent-pages.ts';
 
 /** How long a claim stands: a daemon that died between claim and post leaves the tick to another after this. */
 export const SUMMARY_CLAIM_MS = 10 * 60_000;
@@ -25,10 +26,10 @@ export class ActivitySummaryLedger {
   async done(agents: readonly string[]): Promise<Map<string, number>> {
     const out = new Map<string, number>();
     if (agents.length === 0) return out;
-    // One HMGET per shard (each shard's hash holds its agents), merged in the caller's order.
+    // One HMGET per page of a shard (each shard's hash holds its agents), merged in the caller's order.
     const found = new Map<string, number>();
     await Promise.all(
-      this.#layout.byShard(agents).map(async ({ keys, items: names }) => {
+      this.#layout.byShardInPages(agents, FIELDS_PER_COMMAND).map(async ({ keys, items: names }) => {
         const ticks = (await this.#redis.call('HMGET', [keys.activitySummaries, ...names])) as Array<string | null>;
         names.forEach((a, i) => {
           const t = ticks[i];

@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import { RedisKeys } from './keys.ts';
 import { clusterSlot, CLUSTER_SLOTS } from './cluster-slot.ts';
+import { pagesOf } from './agent-pages.ts';
 
 /** The most shards a fleet may be spread over (each one a BullMQ queue and a scheduler lease). */
 export const MAX_SHARDS = 64;
@@ -73,6 +74,16 @@ export class KeyLayout {
   /** Agents grouped by shard (see groups). */
   byShard(agents: readonly string[]): Array<ShardGroup<string>> {
     return this.groups(agents, (a) => a);
+  }
+
+  /** groups, each shard's items cut in pages of at most `size`: a command per page (redis/agent-pages.ts). */
+  groupsInPages<T>(items: readonly T[], agentOf: (item: T) => string, size: number): Array<ShardGroup<T>> {
+    return this.groups(items, agentOf).flatMap((g) => pagesOf(g.items, size).map((p) => ({ keys: g.keys, items: p.items, at: g.at.slice(p.first, p.first + p.items.length) })));
+  }
+
+  /** byShard in pages (see groupsInPages). */
+  byShardInPages(agents: readonly string[], size: number): Array<ShardGroup<string>> {
+    return this.groupsInPages(agents, (a) => a, size);
   }
 }
 

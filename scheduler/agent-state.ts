@@ -4,6 +4,7 @@ import { keyLayout, type KeyLayout, type KeySpace } from '../redis/key-layout.ts
 import type { RedisKeys } from '../redis/keys.ts';
 import { BUDGET_STATUSES, type BudgetStatus } from '../hub-client/types.ts';
 import { budgetSeenCall, recordActivatedCall, redisScripts, type RedisClient, type RedisScripts, type ScriptCall } from '../redis/scripts.ts';
+import { AGENTS_PER_SCRIPT, FIELDS_PER_COMMAND } from '../redis/agent-pages.ts';
 
 export interface AgentState {
   failures: number;
@@ -189,13 +190,13 @@ export class AgentStateStore {
    */
   async setNotRunnable(checked: readonly string[], reasons: ReadonlyMap<string, string>): Promise<void> {
     const cleared = checked.filter((a) => !reasons.has(a));
-    // One transaction per shard that has any of them (a MULTI's keys share one slot).
+    // One transaction per page of a shard that has any of them (a MULTI's keys share one slot; a MULTI runs whole,
+    // so one over a whole fleet's marks would hold Redis for all of them).
     await Promise.all(
-      this.#layout.byShard([...cleared, ...reasons.keys()]).map(async ({ keys, items }) => {
-        const mine = new Set(items);
+      this.#layout.byShardInPages([...cleared, ...reasons.keys()], FIELDS_PER_COMMAND).map(async ({ keys, items }) => {
         const m = this.#redis.multi();
-        const gone = cleared.filter((a) => mine.has(a));
-        const marked = [...reasons].filter(([a]) => mine.has(a));
+        const gone = items.filter((a) => !reasons.has(a));
+        const marked = items.flatMap((a) => (reasons.has(a) ? [[a, reasons.get(a)!] as const] : []));
         if (gone.length) m.hdel(keys.agentNotRunnable, ...gone);
         if (marked.length) m.hset(keys.agentNotRunnable, Object.fromEntries(marked));
         await m.exec();
@@ -234,7 +235,7 @@ export class AgentStateStore {
   async #reasons(key: (k: RedisKeys) => string, agents: readonly string[]): Promise<Map<string, string>> {
     const values = new Array<string | null>(agents.length);
     await Promise.all(
-      this.#layout.byShard(agents).map(async ({ keys, items, at }) => {
+      this.#layout.byShardInPages(agents, FIELDS_PER_COMMAND).map(async ({ keys, items, at }) => {
         const got = (await this.#redis.call('HMGET', [key(keys), ...items])) as Array<string | null>;
         at.forEach((pos, i) => (values[pos] = got[i] ?? null));
       }),
@@ -253,9 +254,9 @@ export class AgentStateStore {
    */
   async getMany(agents: readonly string[]): Promise<Map<string, AgentState>> {
     const states = new Array<AgentState>(agents.length);
-    // One pipeline per shard (its six hashes share the shard's slot).
+    // One pipeline per page of a shard (its six hashes share the shard's slot).
     await Promise.all(
-      this.#layout.byShard(agents).map(async ({ keys: k, items, at }) => {
+      this.#layout.byShardInPages(agents, FIELDS_PER_COMMAND).map(async ({ keys: k, items, at }) => {
         const rows = (await this.#redis
           .pipeline()
           .call('HMGET', [k.agentFailures, ...items])
@@ -297,15 +298,12 @@ export class AgentStateStore {
     // A page per command (of one shard: a script's keys share its slot), all sent at once: Redis runs other clients'
     // commands between two pages, so a round over 100,000 agents never blocks it for the whole read (one script
     // over all of them held it for the whole read).
-    const pages: Array<Promise<void>> = [];
-    for (const { keys: k, items, at } of this.#layout.byShard(agents)) {
-      const keys = [k.agentLastActivated, k.agentPaused, k.agentBackoffUntil, k.agentDay(day)] as const;
-      for (let first = 0; first < items.length; first += EXPLORATION_FACTS_PAGE) {
-        const page = items.slice(first, first + EXPLORATION_FACTS_PAGE);
-        pages.push(this.#scripts.explorationFacts(keys, k.dedupCurrentPrefix, page).then((reply) => parseFactsReply(reply, page.length, out, at, first)));
-      }
-    }
-    await Promise.all(pages);
+    await Promise.all(
+      this.#layout.byShardInPages(agents, AGENTS_PER_SCRIPT).map(async ({ keys: k, items, at }) => {
+        const keys = [k.agentLastActivated, k.agentPaused, k.agentBackoffUntil, k.agentDay(day)] as const;
+        parseFactsReply(await this.#scripts.explorationFacts(keys, k.dedupCurrentPrefix, items), items.length, out, at);
+      }),
+    );
     return out;
   }
 
@@ -325,7 +323,7 @@ export class AgentStateStore {
   async holdMany(agents: readonly string[]): Promise<Map<string, IntakeHold>> {
     const holds = new Array<IntakeHold>(agents.length);
     await Promise.all(
-      this.#layout.byShard(agents).map(async ({ keys: k, items, at }) => {
+      this.#layout.byShardInPages(agents, AGENTS_PER_SCRIPT).map(async ({ keys: k, items, at }) => {
         const values = await this.#scripts.agentHolds([k.agentPaused, k.agentBackoffUntil, k.agentBudgetSeen], items);
         at.forEach((pos, i) => {
           const budgetSeen = budgetSeenOf(values[3 * i + 2]);
@@ -348,7 +346,7 @@ export class AgentStateStore {
   async dailyMany(agents: readonly string[], day = utcDay()): Promise<Map<string, DailyCounters>> {
     const counters = new Array<DailyCounters>(agents.length);
     await Promise.all(
-      this.#layout.byShard(agents).map(async ({ keys, items, at }) => {
+      this.#layout.byShardInPages(agents, Math.floor(FIELDS_PER_COMMAND / DAY_FIELDS.length)).map(async ({ keys, items, at }) => {
         const values = (await this.#redis.call('HMGET', [keys.agentDay(day), ...items.flatMap((a) => DAY_FIELDS.map((f) => `${a}|${f}`))])) as Array<string | null>;
         at.forEach((pos, i) => {
           const v = (k: number): number => Number(values[i * DAY_FIELDS.length + k] ?? 0);
@@ -363,24 +361,16 @@ export class AgentStateStore {
 }
 
 /**
- * Agents per exploration-facts command (scale bench, one run of each on a quiet machine): a page of 250 held Redis
- * up to 5.6 ms at 10,000 agents and 10.9 ms at 100,000 (p99 1.9 / 2.6 ms), past the 5 ms bound; a page of 100 up
- * to 1.6 ms (p99 0.7 / 0.8 ms) for ~15 % more round CPU at 10,000 and none more at 100,000. A 100,000-agent round
- * is 1,000 such commands, sent at once.
+ * One page's reply (a line per agent) into `out`: `at` are the page's agents' positions in the caller's list. A
+ * reply of another length is a broken script.
  */
-export const EXPLORATION_FACTS_PAGE = 100;
-
-/**
- * One page's reply (a line per agent) into `out`: the page is a shard's agents from `first` on, `at` their positions
- * in the caller's list. A reply of another length is a broken script.
- */
-function parseFactsReply(reply: string, count: number, out: Array<ExplorationFacts | undefined>, at: readonly number[], first: number): void {
+function parseFactsReply(reply: string, count: number, out: Array<ExplorationFacts | undefined>, at: readonly number[]): void {
   let from = 0;
   for (let i = 0; i < count; i++) {
     if (from > reply.length) throw new Error(`exploration facts: ${i} lines for ${count} agents`);
     const nl = reply.indexOf('\n', from);
     const end = nl < 0 ? reply.length : nl;
-    out[at[first + i]!] = parseFactsLine(reply.slice(from, end));
+    out[at[i]!] = parseFactsLine(reply.slice(from, end));
     from = end + 1;
   }
   if (from !== reply.length + 1) throw new Error(`exploration facts: more lines than ${count} agents`);

@@ -7,6 +7,7 @@ import type { RedisClient } from '../redis/scripts.ts';
 import { z } from 'zod';
 import type { Verdict } from './eligibility.ts';
 import { localMinutes, type QuietHours } from './quiet-hours.ts';
+import { FIELDS_PER_COMMAND } from '../redis/agent-pages.ts';
 
 export type HoldReason = 'paused' | 'backoff' | 'quiet_hours' | 'budget';
 
@@ -105,7 +106,7 @@ export class HeldMentionStore {
   async read(agents: readonly string[], now = Date.now()): Promise<Map<string, HeldMentions>> {
     const values = new Array<string | null>(agents.length);
     await Promise.all(
-      this.#layout.byShard(agents).map(async ({ keys, items, at }) => {
+      this.#layout.byShardInPages(agents, FIELDS_PER_COMMAND).map(async ({ keys, items, at }) => {
         const got = (await this.#redis.call('HMGET', [keys.agentHeld, ...items])) as Array<string | null>;
         at.forEach((pos, i) => (values[pos] = got[i] ?? null));
       }),

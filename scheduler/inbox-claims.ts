@@ -16,6 +16,7 @@
 import { keyLayout, type KeyLayout, type KeySpace } from '../redis/key-layout.ts';
 import { inboxReleaseCall, outboxDropCall, redisScripts, type RedisClient, type RedisScripts, type ScriptCall } from '../redis/scripts.ts';
 import { startFactsOf, startKeysOf, type ActivationStartFacts } from './agent-state.ts';
+import { AGENTS_PER_SCRIPT } from '../redis/agent-pages.ts';
 
 /** What a run holds of its agent's inbox, and the claim version of its last decrease. */
 export interface InboxHold {
@@ -114,9 +115,9 @@ export class InboxClaims {
   /** The holds of many agents, in one atomic round trip per shard (agents nobody holds anything of are left out). */
   async heldByMany(agents: readonly string[]): Promise<Map<string, InboxHold>> {
     const holds = new Array<InboxHold | undefined>(agents.length);
-    // One script per shard: the keys it makes from the prefixes are all in that shard's slot.
+    // One script per page of a shard: the keys it makes from the prefixes are all in that shard's slot.
     await Promise.all(
-      this.#layout.byShard(agents).map(async ({ keys: k, items, at }) => {
+      this.#layout.byShardInPages(agents, AGENTS_PER_SCRIPT).map(async ({ keys: k, items, at }) => {
         const values = await this.#scripts.inboxHeld(k.inboxHoldVersion, { jobName: 'notification', job: k.dedup('').jobPrefix, hold: k.inboxHoldPrefix, dedupCurrent: k.dedupCurrentPrefix, dedupNext: k.dedupNextPrefix }, items);
         at.forEach((pos, i) => {
           const held = values[2 * i] ?? 0;

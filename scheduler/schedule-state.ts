@@ -8,6 +8,7 @@
 import { keyLayout, type KeyLayout, type KeySpace } from '../redis/key-layout.ts';
 import type { RedisKeys } from '../redis/keys.ts';
 import type { RedisClient } from '../redis/scripts.ts';
+import { FIELDS_PER_COMMAND } from '../redis/agent-pages.ts';
 
 export interface ScheduleReading {
   /** Epoch ms up to which a round looked at the schedule; undefined: none yet. */
@@ -42,7 +43,7 @@ export class ScheduleStateStore {
   async read(fields: readonly string[]): Promise<Map<string, ScheduleReading>> {
     const readings = new Array<ScheduleReading>(fields.length);
     await Promise.all(
-      this.#layout.groups(fields, agentOfField).map(async ({ keys, items, at }) => {
+      this.#layout.groupsInPages(fields, agentOfField, FIELDS_PER_COMMAND).map(async ({ keys, items, at }) => {
         const rows = (await this.#redis.pipeline().call('HMGET', [keys.scheduleChecked, ...items]).call('HMGET', [keys.scheduleFired, ...items]).exec()) ?? [];
         const [checked, fired] = rows.map(([err, r]) => {
           if (err) throw err;

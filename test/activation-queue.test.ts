@@ -7,7 +7,8 @@ import { afterEach, describe, expect, inject, it } from 'vitest';
 import type { ActivationJob } from '../scheduler/activation-job.ts';
 import { ACTIVATION_QUEUE } from '../redis/keys.ts';
 import { ActivationQueue } from '../scheduler/activation-queue.ts';
-import { AgentStateStore, EXPLORATION_FACTS_PAGE, utcDay, type ExplorationFacts } from '../scheduler/agent-state.ts';
+import { AgentStateStore, utcDay, type ExplorationFacts } from '../scheduler/agent-state.ts';
+import { AGENTS_PER_SCRIPT } from '../redis/agent-pages.ts';
 import { RedisKeys } from '../redis/keys.ts';
 import { activationRetryDelay, MAX_RETRY_AFTER_MS, NO_RETRY } from '../scheduler/retry-delay.ts';
 import { ACTIVATION_WORKER_SETTINGS } from '../activation/worker.ts';
@@ -177,8 +178,8 @@ describe('exploration facts', () => {
       };
       const before = await scriptCalls();
       const facts = await state.explorationFacts(names);
-      // One command per page of EXPLORATION_FACTS_PAGE agents, never one over all of them.
-      expect((await scriptCalls()) - before).toBe(Math.ceil(names.length / EXPLORATION_FACTS_PAGE));
+      // One command per page of AGENTS_PER_SCRIPT agents, never one over all of them.
+      expect((await scriptCalls()) - before).toBe(Math.ceil(names.length / AGENTS_PER_SCRIPT));
       expect(facts).toHaveLength(2_500);
       expect([facts[999]?.lastActivatedAt, facts[1_000]?.lastActivatedAt, facts[2_499]?.lastActivatedAt, facts[998]?.lastActivatedAt]).toEqual([41, 42, 43, undefined]);
       expect(facts[0]).toEqual({ lastActivatedAt: undefined, paused: false, backoffUntil: undefined, today: { posts: 0, comments: 0 } });

@@ -7,7 +7,8 @@ import { Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { layoutOf, type KeyLayout } from '../redis/key-layout.ts';
 import { RedisKeys } from '../redis/keys.ts';
-import { AgentStateStore, EXPLORATION_FACTS_PAGE, utcDay } from '../scheduler/agent-state.ts';
+import { AgentStateStore, utcDay } from '../scheduler/agent-state.ts';
+import { AGENTS_PER_SCRIPT } from '../redis/agent-pages.ts';
 import { HeldMentionStore, type HeldMentions } from '../scheduler/held-mentions.ts';
 import { InboxClaims, InboxVersionPerShard } from '../scheduler/inbox-claims.ts';
 import { scheduleField, ScheduleStateStore } from '../scheduler/schedule-state.ts';
@@ -161,9 +162,9 @@ describe('AgentStateStore over 3 shards', () => {
     expect((await sharded.getMany([agents[0]!])).get(agents[0]!)?.failures).toBe(0);
   });
 
-  it(`pages exploration facts per shard (over ${EXPLORATION_FACTS_PAGE} agents in a shard) and puts them back in the order asked`, async () => {
+  it(`pages exploration facts per shard (over ${AGENTS_PER_SCRIPT} agents in a shard) and puts them back in the order asked`, async () => {
     const { tag, layout, one } = fleet();
-    const agents = agentsOver(layout, 3 * EXPLORATION_FACTS_PAGE + 150, EXPLORATION_FACTS_PAGE + 1);
+    const agents = agentsOver(layout, 3 * AGENTS_PER_SCRIPT + 150, AGENTS_PER_SCRIPT + 1);
     const sharded = new AgentStateStore(client, layout);
     const single = new AgentStateStore(client, one);
     const at = Date.UTC(2026, 10, 27, 9);
