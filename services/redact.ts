@@ -36,6 +36,12 @@ export interface Shape {
 const START = '(?<![A-Za-z0-9_-])';
 const token = (body: string, flags = ''): RegExp => new RegExp(`${START}${body}`, `g${flags}`);
 
+/**
+ * The end of a name that says it holds a secret (at most four name parts after the word), an optional quote and its
+ * `:` or `=`: the secret-assignment shape's core, and its hint alone.
+ */
+const SECRET_NAME_END = String.raw`(?:api[_-]?key|access[_-]?key|private[_-]?key|secret|token|passw(?:or)?d|credentials?|authorization)(?:[_.-][A-Za-z0-9]+){0,4}(?:\\?["'])?\s{0,5}[:=]`;
+
 /** Keeps the quotes of a quoted value, so redacted JSON stays JSON. */
 function hideValue(_m: string, label: string, value: string): string {
   const quote = /^(?:\\?["'])/.exec(value)?.[0] ?? '';
@@ -91,9 +97,8 @@ export const SHAPES: readonly Shape[] = [
     id: 'secret-assignment',
     // The name's end and its `:` or `=`: what every match holds, without the walk back over the name's parts that
     // makes the whole expression costly on text full of words such as input_tokens.
-    hint: /(?:api[_-]?key|access[_-]?key|private[_-]?key|secret|token|passw(?:or)?d|credentials?|authorization)(?:[_.-][A-Za-z0-9]+){0,4}(?:\\?["'])?\s{0,5}[:=]/i,
-    pattern:
-      /\b((?:[A-Za-z0-9]+[_.-]){0,4}(?:api[_-]?key|access[_-]?key|private[_-]?key|secret|token|passw(?:or)?d|credentials?|authorization)(?:[_.-][A-Za-z0-9]+){0,4}(?:\\?["'])?\s{0,5}[:=]\s{0,5})("[^"\n]{6,}"|'[^'\n]{6,}'|\\"[^"\\\n]{6,}\\"|(?:Basic|Bearer|Token|Digest)\s+[A-Za-z0-9._~+/=-]{6,}|(?!Bearer\b)[^\s"',;[\\]{6,})/gi,
+    hint: new RegExp(SECRET_NAME_END, 'i'),
+    pattern: new RegExp(String.raw`\b((?:[A-Za-z0-9]+[_.-]){0,4}${SECRET_NAME_END}\s{0,5})("[^"\n]{6,}"|'[^'\n]{6,}'|\\"[^"\\\n]{6,}\\"|(?:Basic|Bearer|Token|Digest)\s+[A-Za-z0-9._~+/=-]{6,}|(?!Bearer\b)[^\s"',;[\\]{6,})`, 'gi'),
     replace: hideValue,
   },
 ];
