@@ -24,9 +24,11 @@ export function nextCheckDelayMs({ configuredMs, lastCheckMs }: { configuredMs: 
 }
 
 /**
- * Whether a wait is worth a log line: the first time it stretches past the configured interval, and again each
- * time it doubles past the last one logged (a store that grew), never at every check nor when it wobbles.
+ * Whether a wait is worth a log line: the first time it is at least twice the configured interval, and again each
+ * time it doubles past the last one logged (a store that grew), never at every check nor when it wobbles. A small
+ * store's check slowed by a busy moment (the daemon starting: 16 files took 23 ms) stretches the wait a little,
+ * once; that is not the store's size, and an operator told so would look for a cause that is not there.
  */
 export function stretchWorthLogging({ configuredMs, loggedMs, delayMs }: { configuredMs: number; loggedMs: number | undefined; delayMs: number }): boolean {
-  return loggedMs === undefined ? delayMs > configuredMs : delayMs >= 2 * loggedMs;
+  return delayMs >= 2 * (loggedMs ?? configuredMs);
 }

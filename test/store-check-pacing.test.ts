@@ -56,10 +56,13 @@ describe('check pacing (decisions)', () => {
     expect(CHECK_COST_FACTOR).toBe(100); // ≈ 2 % of a core: the check's CPU ≈ 2 × its main thread's ≤ 2 × its wall time, / (1 + 100)
   });
 
-  it('logs a stretch the first time and when it doubles, not at every check', () => {
+  it('logs a stretch the first time it doubles the interval and when it doubles again, not at every check', () => {
     const cases: Array<[string, { configuredMs: number; loggedMs: number | undefined; delayMs: number }, boolean]> = [
       ['not stretched', { configuredMs: 2_000, loggedMs: undefined, delayMs: 2_000 }, false],
-      ['first stretch', { configuredMs: 2_000, loggedMs: undefined, delayMs: 2_500 }, true],
+      ['a slight stretch (a small store checked while the daemon starts)', { configuredMs: 2_000, loggedMs: undefined, delayMs: 2_332 }, false],
+      ['just short of twice', { configuredMs: 2_000, loggedMs: undefined, delayMs: 3_999 }, false],
+      ['first stretch to twice the interval', { configuredMs: 2_000, loggedMs: undefined, delayMs: 4_000 }, true],
+      ['first stretch, a large store', { configuredMs: 2_000, loggedMs: undefined, delayMs: 235_800 }, true],
       ['the same again', { configuredMs: 2_000, loggedMs: 30_000, delayMs: 31_000 }, false],
       ['back to the configured interval', { configuredMs: 2_000, loggedMs: 30_000, delayMs: 2_000 }, false],
       ['doubled: the store grew', { configuredMs: 2_000, loggedMs: 30_000, delayMs: 60_000 }, true],
