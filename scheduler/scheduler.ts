@@ -8,6 +8,7 @@ import { HubError } from '../hub-client/errors.ts';
 import type { AgentWithWork } from '../hub-client/types.ts';
 import type { AgentDefinition } from '../store/definition.ts';
 import type { ActivationQueue } from './activation-queue.ts';
+import { PRIORITY } from './activation-job.ts';
 import type { AgentHold, AgentStateStore } from './agent-state.ts';
 import { eligibleAt } from './backoff.ts';
 import type { BudgetCache } from './budget-cache.ts';
@@ -16,6 +17,7 @@ import { describeHold, heldOf, isNewHold, type HeldMentions, type HeldMentionSto
 import { hasUnclaimedWork, type InboxClaims } from './inbox-claims.ts';
 import type { LeaderLease } from './lease.ts';
 import { selectInboxWork } from './intake.ts';
+import { nextIntakeDelayMs, startedPerSecond, type Backlog, type WaitingReading } from './intake-pacing.ts';
 import type { TaskInbox } from './task-inbox.ts';
 import { contributionsLeft, explorationGapMs, idleCapacity, pickStalest, type ExplorationCandidate } from './staleness.ts';
 
@@ -78,6 +80,9 @@ export class Scheduler {
   #held = new Map<string, HeldMentions>();
   /** Whether this scheduler has written the held reading once (a former leader's may still be there). */
   #heldWritten = false;
+  /** The notification jobs waiting at the last round's start, and how many that round added (intake-pacing.ts). */
+  #lastWaiting: (WaitingReading & { added: number }) | undefined;
+  #backlog: Backlog | undefined;
   /** Set once the hub answers 404 on the long-poll: plain polling from then on. */
   #longPollUnsupported = false;
   readonly #abort = new AbortController();
@@ -136,10 +141,13 @@ export class Scheduler {
   /** One intake round; returns the agents enqueued (new jobs only, not absorbed repeats). */
   async tick(): Promise<string[]> {
     this.#sawWork = true;
-    if (!this.#leader) return [];
+    if (!this.#leader) {
+      this.#backlog = this.#lastWaiting = undefined; // a former leader's backlog paces nothing now
+      return [];
+    }
     const { queue, logger, agentState } = this.#opts;
     // Before the intake: a hold that shrinks after this point may have shrunk by what the intake still counts.
-    const claimVersion = await this.#opts.claims.version();
+    const [claimVersion, waiting] = await Promise.all([this.#opts.claims.version(), this.#readWaiting()]);
     const t0 = Date.now();
     const withWork = await this.#intake();
     const t1 = Date.now();
@@ -179,8 +187,30 @@ export class Scheduler {
         logger.debug({ agent: a.name, jobId, unread: a.notification_count }, 'activation enqueued');
       }
     });
-    logger.debug({ agents: withWork.length, due: due.length, enqueued: enqueued.length, pollMs: t1 - t0, decideMs: t2 - t1, enqueueMs: Date.now() - t2 }, 'intake round');
+    this.#paceBy(waiting, enqueued.length);
+    logger.debug({ agents: withWork.length, due: due.length, enqueued: enqueued.length, pollMs: t1 - t0, decideMs: t2 - t1, enqueueMs: Date.now() - t2, backlog: this.#backlog }, 'intake round');
     return enqueued;
+  }
+
+  /** Notification jobs waiting in this scheduler's queue (they start before any job this round adds), or undefined. */
+  async #readWaiting(): Promise<WaitingReading | undefined> {
+    const queue = this.#opts.queue.queues[this.#opts.shard?.index ?? 0];
+    if (!queue) return undefined;
+    try {
+      const counts = await queue.getCountsPerPriority([0, PRIORITY.notification]);
+      return { waiting: Object.values(counts).reduce((a, n) => a + n, 0), at: Date.now() };
+    } catch (err) {
+      // Only the pace depends on it: the round goes on at the configured one.
+      this.#opts.logger.debug({ err }, 'could not count the waiting activations');
+      return undefined;
+    }
+  }
+
+  /** The backlog the next round's wait is paced by: what waited at this round's start, with this round's adds. */
+  #paceBy(now: WaitingReading | undefined, added: number): void {
+    const before = this.#lastWaiting;
+    this.#lastWaiting = now && { ...now, added };
+    this.#backlog = now && before ? { waiting: now.waiting + added, startedPerSecond: startedPerSecond(before, before.added, now) } : undefined;
   }
 
   #notificationVerdict(name: string, state: AgentHold | undefined, now: Date): Verdict {
@@ -398,17 +428,18 @@ export class Scheduler {
     }, delayMs);
   }
 
-  /**
-   * Back off while the hub or Redis fails, so an outage is not hammered: two poll intervals after the first
-   * failure, doubling, at most 64 intervals and at most 30 s (a fast-polling deployment comes back fast).
-   * No jitter: one leader polls, there is no crowd to spread.
-   */
+  /** The wait before the next intake round (scheduler/intake-pacing.ts). */
   #nextDelay(): number {
-    const base = this.#opts.pollIntervalMs;
-    if (this.#consecutiveFailures > 0) return backoffDelayMs({ baseMs: 2 * base, factor: 2, capMs: Math.min(30_000, 64 * base), jitter: 'none' }, this.#consecutiveFailures);
-    // A long-poll that came back empty already waited on the hub: ask again at once. One that found work
-    // answered immediately and will keep doing so until the work is handled, so pace it.
-    const longPolling = this.#opts.longPollSeconds > 0 && !this.#longPollUnsupported;
-    return longPolling && !this.#sawWork ? 0 : base;
+    if (this.#consecutiveFailures > 0) this.#backlog = this.#lastWaiting = undefined; // a failed round read nothing to pace by
+    return nextIntakeDelayMs(
+      {
+        pollIntervalMs: this.#opts.pollIntervalMs,
+        consecutiveFailures: this.#consecutiveFailures,
+        longPolling: this.#opts.longPollSeconds > 0 && !this.#longPollUnsupported,
+        sawWork: this.#sawWork,
+        backlog: this.#backlog,
+      },
+      (baseMs, capMs, failures) => backoffDelayMs({ baseMs, factor: 2, capMs, jitter: 'none' }, failures),
+    );
   }
 }
