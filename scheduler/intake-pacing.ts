@@ -1,11 +1,11 @@
 // When the next intake round runs (scheduler/scheduler.ts). The hub lists an agent for as long as its notifications
 // are unread, that is until its reply: while activations wait in the queue, each round reads the same agents again,
-// checks every one's holds in Redis and enqueues nothing new (a batch of 600 mentions: about 20 rounds per
-// activation, each agent's holds read each time). A job queued now would start behind the notification jobs already
-// waiting, so reading sooner than they take to start only repeats the last round. While they wait, the next round
-// waits up to half the time they take to start at the rate they are starting: new work is still queued before the
-// workers reach the end of what waits, a wrong estimate costs at most a few poll intervals, and with no backlog (or
-// none moving) the rounds keep the configured pace.
+// checks every one's holds in Redis and enqueues nothing new (a batch of 600 mentions: each agent's holds read about
+// 20 times before its run). A job queued now would start behind the notification jobs already waiting, so reading
+// sooner than they take to start only repeats the last round. While they wait, the next round waits up to half the
+// time they take to start at the rate they are starting: new work is still queued before the workers reach the end
+// of what waits, a wrong estimate costs at most MAX_BACKLOG_INTERVALS poll intervals, and with no backlog (or none
+// moving) the rounds keep the configured pace.
 
 /** What the next round's wait is decided on. */
 export interface IntakePace {
