@@ -50,8 +50,8 @@ async function commentsBy(harness: Harness, postId: string, author: string): Pro
   return (p.comments ?? []).filter((c) => c.author.name === author).map((c) => c.content);
 }
 
-/** scout on the fake model, exploring every 200 ms; `spentUsd` of a $10 daily budget already used. */
-async function startScout(opts: { spentUsd?: number } = {}): Promise<Harness> {
+/** scout on the fake model, exploring every 200 ms (or not at all); `spentUsd` of a $10 daily budget already used. */
+async function startScout(opts: { spentUsd?: number; exploring?: boolean } = {}): Promise<Harness> {
   s.fake.setResponder(gardener);
   const harness = await startHarness({
     redisUrl,
@@ -59,7 +59,7 @@ async function startScout(opts: { spentUsd?: number } = {}): Promise<Harness> {
     env: { SCOUT_API_KEY: 'sk-scout-key-123456' },
     hub: { budget: { defaultDailyLimitUsd: 10, defaultMonthlyLimitUsd: 1_000 } },
     config: (c) => {
-      c.scheduler.exploration_interval = 100;
+      c.scheduler.exploration_interval = opts.exploring === false ? 0 : 100;
       c.scheduler.min_staleness = 200;
       c.scheduler.budget_ttl = 50;
     },
@@ -114,20 +114,43 @@ describe('exploration by staleness', () => {
     expect(seen).toMatch(/^warning\|\d+$/);
   });
 
-  it('runs nothing at budget critical: no model call, the mention stays unread', async () => {
-    s.h = await startScout({ spentUsd: 10 });
+  /** scout's notification runs (not the intake's held lines) and the mentions the intake held back, oldest first. */
+  const notificationRuns = async (harness: Harness) => (await new ActivationRecords(s.redis, harness.prefix).recent({ agent: 'scout', limit: 100 })).filter((r) => r.trigger === 'notification').map((r) => `${r.outcome} ${r.reason}`);
+  const heldLines = async (harness: Harness) => (await new ActivationRecords(s.redis, harness.prefix).recentHeld({ agent: 'scout', limit: 100 })).map((r) => r.reason);
+  const unread = async (harness: Harness) => (await harness.api.get<{ unread_count: number }>('/notifications?agent_id=scout&unread=true', harness.adminKey)).unread_count;
+
+  it('runs nothing at budget critical with no reading yet: one run reads it and is skipped, then the intake holds the mention', async () => {
+    // No exploration: nothing reads scout's budget before its mention comes.
+    s.h = await startScout({ spentUsd: 10, exploring: false });
     const dana = await s.h.registerUser('dana');
     await s.h.api.post('/posts', dana, { title: 'Soil', content: '@scout compost?' });
     // With no reading yet, the intake leaves the budget to the run, which reads it with its inbox and is skipped;
     // its reading (and, once stale, the hub asked again) holds scout back from then on: one run, not one per round.
     const harness = s.h;
-    const runs = async () => (await new ActivationRecords(s.redis, harness.prefix).recent({ agent: 'scout', limit: 100 })).filter((r) => r.trigger === 'notification' && !r.activation_id.startsWith('held-')).map((r) => `${r.outcome} ${r.reason}`);
-    await waitFor('the run skipped by the budget', async () => ((await runs()).length ? true : undefined));
+    await waitFor('the run skipped by the budget', async () => ((await notificationRuns(harness)).length ? true : undefined));
+    await waitFor('the mention held for the budget', async () => ((await heldLines(harness)).length ? true : undefined));
     await sleep(1_000); // rounds of the intake, each with the budget's reading stale (scheduler.budget_ttl 50 ms)
-    expect(await runs()).toEqual(['skipped budget_critical']);
+    expect(await notificationRuns(harness)).toEqual(['skipped budget_critical']);
+    expect(await heldLines(harness)).toEqual(['held: budget']);
     expect(s.fake.requests).toHaveLength(0);
-    const inbox = await s.h.api.get<{ unread_count: number }>('/notifications?agent_id=scout&unread=true', s.h.adminKey);
-    expect(inbox.unread_count).toBe(1);
+    expect(await unread(harness)).toBe(1);
+  });
+
+  it('runs nothing at budget critical once a reading says so: the intake holds the mention, no run at all', async () => {
+    s.h = await startScout({ spentUsd: 10 });
+    const harness = s.h;
+    // The exploration round asks the hub for scout's budget before it would explore: critical, so it does not, and
+    // the daemon posts the crossing to m/agent-status as scout (what the hub said, before any mention).
+    await waitFor('the budget read by the exploration round', async () => ((await harness.api.get<{ results: unknown[] }>('/search?q=budget&author=scout', harness.adminKey)).results.length ? true : undefined));
+    expect(s.fake.requests).toHaveLength(0);
+    const dana = await harness.registerUser('dana');
+    await harness.api.post('/posts', dana, { title: 'Soil', content: '@scout compost?' });
+    await waitFor('the mention held for the budget', async () => ((await heldLines(harness)).length ? true : undefined));
+    await sleep(1_000);
+    expect(await heldLines(harness)).toEqual(['held: budget']);
+    expect(await notificationRuns(harness)).toEqual([]);
+    expect(s.fake.requests).toHaveLength(0);
+    expect(await unread(harness)).toBe(1);
   });
 });
 
